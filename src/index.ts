@@ -1,0 +1,6 @@
+/**
+ * The `gatehouse` package entry: the session model, the store and the runtime as a library.
+ * Everything exported here is public API and documented in docs/api.md.
+ */
+export * from './domain/vocabulary.js';
+export type * from './runtime/types.js';

@@ -1,0 +1,127 @@
+/**
+ * The agent runtime's contracts: tools, the prompts a turn may raise (approval, clarify), and the
+ * typed event stream of a turn. The runtime knows nothing of sockets or RPC; the gateway drives it.
+ */
+import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
+
+/** JSON Schema of a tool's arguments, exactly as the model is shown it. */
+export type JsonSchema = {
+  type: 'object';
+  properties: Record<string, unknown>;
+  required?: string[];
+} & Record<string, unknown>;
+
+/** Choices a human may give to an approval request (SPEC RUN-3). Edit prompts allow once | deny only. */
+export const APPROVAL_CHOICES = ['once', 'session', 'always', 'deny'] as const;
+export type ApprovalChoice = (typeof APPROVAL_CHOICES)[number];
+
+/** How an approval request ended. A timeout is never reported as a human denial. */
+export type ApprovalOutcome =
+  | { kind: 'approved'; choice: 'once' | 'session' | 'always' | 'remembered' | 'yolo' }
+  | { kind: 'denied' }
+  | { kind: 'timeout' }
+  | { kind: 'cancelled' };
+
+export interface ApprovalRequest {
+  /** What kind of prompt: a shell command, or an edit (edits allow once | deny). */
+  kind: 'command' | 'edit';
+  /** The command as the tool will run it (never shown unredacted to viewers). */
+  command: string;
+  /** Why the detector flagged it, in words a human reads. */
+  reason: string;
+}
+
+export interface ClarifyRequest {
+  question: string;
+  choices?: string[];
+  multi_select?: boolean;
+}
+
+/** A clarify answer. An empty answer means the user skipped the question. */
+export type ClarifyOutcome =
+  | { kind: 'answered'; answer: string | string[] }
+  | { kind: 'skipped' }
+  | { kind: 'timeout' }
+  | { kind: 'cancelled' };
+
+/** What a tool gets for one call. */
+export interface ToolContext {
+  /** The session's frozen working directory. */
+  cwd: string;
+  /** Aborted on interrupt or turn cancellation: the tool must stop and clean up. */
+  signal: AbortSignal;
+  /** Logical session id. */
+  sessionId: string;
+  /** The admission this call belongs to (tools and the demo model may record it). */
+  admissionId: string | undefined;
+  executionGeneration: number;
+  /** The session runs without approvals. */
+  yolo: boolean;
+  /** Asks a human to approve; resolves when answered, timed out or cancelled. */
+  requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
+  /** Asks the user a question; resolves when answered, skipped, timed out or cancelled. */
+  askClarify(request: ClarifyRequest): Promise<ClarifyOutcome>;
+}
+
+export interface ToolResult {
+  /** What the model is shown as the tool message content. */
+  content: string;
+  /** The tool failed; the content says why. Fed back to the model, never a crash. */
+  isError?: boolean;
+}
+
+export interface ToolDefinition {
+  name: string;
+  /** The toolset this tool belongs to (`terminal`, `clarify`, `project`, …). */
+  toolset: string;
+  description: string;
+  parameters: JsonSchema;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
+}
+
+export type TurnOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/** The typed event stream of one turn (SPEC LOC-11). Fields are the wire's snake_case. */
+export type TurnEvent =
+  | { type: 'turn.start'; admission_id: string | undefined; execution_generation: number }
+  | { type: 'text.delta'; text: string }
+  | { type: 'reasoning.delta'; text: string }
+  | { type: 'tool.start'; tool_call_id: string; name: string; arguments: string }
+  | {
+      type: 'tool.complete';
+      tool_call_id: string;
+      name: string;
+      summary: string;
+      is_error: boolean;
+      duration_ms: number;
+    }
+  | {
+      type: 'approval.request';
+      prompt_id: string;
+      execution_generation: number;
+      kind: 'command' | 'edit';
+      /** Redacted of secrets. */
+      command: string;
+      reason: string;
+      choices: readonly ApprovalChoice[];
+    }
+  | { type: 'approval.settled'; prompt_id: string; outcome: ApprovalOutcome }
+  | {
+      type: 'clarify.request';
+      prompt_id: string;
+      execution_generation: number;
+      question: string;
+      choices: string[] | null;
+      multi_select: boolean;
+    }
+  | { type: 'clarify.settled'; prompt_id: string; outcome: ClarifyOutcome }
+  | { type: 'message.stored'; message: TranscriptMessage }
+  | {
+      type: 'turn.complete';
+      outcome: TurnOutcome;
+      usage: TokenUsage;
+      /** The final assistant text, when the turn completed. */
+      final_text: string | null;
+      /** For failed turns: a stable reason and a human message (never a stack trace). */
+      error: { reason: string; message: string } | null;
+    };
