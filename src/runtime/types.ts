@@ -125,3 +125,29 @@ export type TurnEvent =
       /** For failed turns: a stable reason and a human message (never a stack trace). */
       error: { reason: string; message: string } | null;
     };
+
+/** The turn a tool call or prompt belongs to. */
+export interface TurnScope {
+  /** Logical session id. */
+  sessionId: string;
+  admissionId: string | undefined;
+  executionGeneration: number;
+  /** Aborted when the turn is interrupted or cancelled. */
+  signal: AbortSignal;
+  /** Publishes a turn event to the session's viewers. */
+  emit(event: TurnEvent): void;
+}
+
+/**
+ * Where a turn's questions to humans go. The gateway's prompt broker implements it: it numbers each
+ * prompt, binds the answer to the exact prompt_id and generation, and applies timeouts and memory.
+ */
+export interface PromptHost {
+  requestApproval(scope: TurnScope, request: ApprovalRequest): Promise<ApprovalOutcome>;
+  askClarify(scope: TurnScope, request: ClarifyRequest): Promise<ClarifyOutcome>;
+}
+
+/** Where a turn persists its transcript as it goes (the session store implements it). */
+export interface TranscriptSink {
+  append(sessionId: string, messages: TranscriptMessage[]): void | Promise<void>;
+}

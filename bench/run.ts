@@ -1,0 +1,36 @@
+/**
+ * `npm run bench [-- --quick] [-- name …]`: runs the benchmarks in bench/*.bench.ts, prints a
+ * readable table on stderr and the figures as JSON on stdout.
+ */
+import { readdirSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { table, type Bench, type BenchFigure } from './lib.js';
+
+const dir = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args.filter((a) => !a.startsWith('--'));
+
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .sort();
+
+const figures: BenchFigure[] = [];
+for (const file of files) {
+  const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as { default: Bench };
+  process.stderr.write(`running ${mod.default.name}…\n`);
+  figures.push(...(await mod.default.run({ quick })));
+}
+
+const machine = {
+  node: process.version,
+  cpus: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'unknown'}`,
+  memory_gib: Math.round(os.totalmem() / 2 ** 30),
+  platform: `${os.platform()} ${os.release()}`,
+  date: new Date().toISOString(),
+};
+process.stderr.write(`\n${table(figures)}\n`);
+process.stdout.write(`${JSON.stringify({ machine, figures }, null, 2)}\n`);
