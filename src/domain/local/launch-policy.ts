@@ -1,0 +1,250 @@
+/**
+ * The launch policy of a gateway-owned local session (SPEC LOC-4..6): what `session.create` may ask
+ * for, validated as a closed schema and frozen at creation. Attaching never changes it.
+ *
+ * Pure apart from two injected look-ups (does a directory exist, is it a code workspace), so every
+ * rule is testable without a disk.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/** Client surfaces and the agent platform each one runs as (LOC-4). */
+export const LOCAL_SOURCES = {
+  cli: 'cli',
+  tui: 'tui',
+  gui: 'desktop',
+  acp: 'acp',
+  tool: 'cli',
+  oneshot: 'cli',
+} as const;
+export type LocalSource = keyof typeof LOCAL_SOURCES;
+
+/** Sources whose sessions human pickers hide (they keep their own stored label). */
+export const MACHINE_SOURCES: readonly LocalSource[] = ['tool', 'oneshot'];
+
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+
+const nonEmpty = z.string().trim().min(1);
+
+/** The `session.create` parameters: a closed object, every unknown key is rejected by name. */
+export const createSessionParams = z
+  .object({
+    request_id: z.string().min(1).max(200).optional(),
+    source: z.enum(Object.keys(LOCAL_SOURCES) as [LocalSource, ...LocalSource[]]).optional(),
+    cwd: nonEmpty.optional(),
+    model: nonEmpty.max(200).optional(),
+    toolsets: z.array(nonEmpty).max(64).optional(),
+    provider: nonEmpty.max(100).optional(),
+    base_url: nonEmpty.optional(),
+    api_key: z.string().min(1).max(4096).optional(),
+    reasoning: z.enum(REASONING_EFFORTS).optional(),
+    max_turns: z.number().int().min(1).max(1000).optional(),
+    skills: z.array(nonEmpty.max(100)).max(32).optional(),
+    yolo: z.boolean().optional(),
+    checkpoints: z.boolean().optional(),
+    accept_hooks: z.boolean().optional(),
+    pass_session_id: z.boolean().optional(),
+    ignore_rules: z.boolean().optional(),
+    safe_mode: z.boolean().optional(),
+    ignore_user_config: z.boolean().optional(),
+    editor: nonEmpty.max(200).optional(),
+    title: nonEmpty.max(200).optional(),
+    hidden: z.boolean().optional(),
+  })
+  .strict();
+export type CreateSessionParams = z.infer<typeof createSessionParams>;
+
+/** The frozen policy, as stored in the creation receipt. Never holds the api_key. */
+export interface LaunchPolicy {
+  source: LocalSource;
+  platform: (typeof LOCAL_SOURCES)[LocalSource];
+  cwd: string;
+  model: string;
+  toolsets: string[];
+  /** `focus` when the cwd is a code workspace and toolsets were not explicit (decided once). */
+  coding_context: 'focus' | null;
+  provider: string | null;
+  base_url: string | null;
+  /** Whether the creator supplied an api_key (held in the owner's memory only, LOC-5). */
+  requires_api_key: boolean;
+  reasoning: (typeof REASONING_EFFORTS)[number] | null;
+  max_turns: number;
+  skills: string[];
+  /** The skills' text, rendered once into the frozen prompt at creation. */
+  skills_prompt: string | null;
+  yolo: boolean;
+  checkpoints: boolean;
+  accept_hooks: boolean;
+  pass_session_id: boolean;
+  ignore_rules: boolean;
+  safe_mode: boolean;
+  ignore_user_config: boolean;
+  editor: string | null;
+  title: string | null;
+  hidden: boolean;
+}
+
+/** What the daemon's configuration contributes to a policy. */
+export interface LaunchDefaults {
+  cwd: string;
+  model: string;
+  /** The profile's toolsets for a plain session. */
+  toolsets: readonly string[];
+  /** Toolsets that exist in this daemon. */
+  knownToolsets: readonly string[];
+  maxTurns: number;
+}
+
+export interface LaunchLookups {
+  isDirectory(path: string): boolean;
+  isCodeWorkspace(path: string): boolean;
+  /** The text of a named skill of the profile, or null when there is no such skill. */
+  readSkill(name: string): string | null;
+}
+
+/** A launch request that breaks a rule: always `invalid_params`, naming the field. */
+export class LaunchPolicyError extends Error {
+  readonly reason = 'invalid_params';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LaunchPolicyError';
+  }
+}
+
+const SURFACE_TOOLSETS: Record<LocalSource, readonly string[]> = {
+  cli: [],
+  tui: ['project'],
+  gui: ['project', 'desktop_ui', 'catalog'],
+  acp: [],
+  tool: [],
+  oneshot: [],
+};
+
+function validateBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new LaunchPolicyError('base_url', 'base_url must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new LaunchPolicyError('base_url', 'base_url must use http or https');
+  }
+  if (url.username || url.password) {
+    throw new LaunchPolicyError('base_url', 'base_url must not carry credentials: pass api_key instead');
+  }
+  if (url.search || raw.includes('?'))
+    throw new LaunchPolicyError('base_url', 'base_url must not have a query');
+  if (url.hash || raw.includes('#'))
+    throw new LaunchPolicyError('base_url', 'base_url must not have a fragment');
+  return url.toString().replace(/\/$/, '');
+}
+
+/** Freezes the launch policy of a new session, or throws LaunchPolicyError. */
+export function freezeLaunchPolicy(
+  params: CreateSessionParams,
+  defaults: LaunchDefaults,
+  lookups: LaunchLookups,
+): LaunchPolicy {
+  const source = params.source ?? 'cli';
+  const cwd = params.cwd ?? defaults.cwd;
+  if (!cwd.startsWith('/')) throw new LaunchPolicyError('cwd', 'cwd must be an absolute path');
+  if (cwd.split('/').includes('..')) throw new LaunchPolicyError('cwd', 'cwd must not contain ".." segments');
+  if (!lookups.isDirectory(cwd))
+    throw new LaunchPolicyError('cwd', `cwd ${cwd} is not an existing directory`);
+
+  if (params.editor !== undefined && source !== 'acp') {
+    throw new LaunchPolicyError('editor', 'editor is only accepted with source "acp"');
+  }
+
+  const explicit = params.toolsets !== undefined;
+  let toolsets: string[];
+  if (explicit) {
+    toolsets = [...new Set(params.toolsets)];
+    if ((source === 'cli' || source === 'tui') && toolsets.includes('desktop_ui')) {
+      throw new LaunchPolicyError('toolsets', `source "${source}" may not request the desktop_ui toolset`);
+    }
+  } else {
+    toolsets = [...new Set([...defaults.toolsets, ...SURFACE_TOOLSETS[source]])];
+  }
+  const unknown = toolsets.filter((t) => !defaults.knownToolsets.includes(t));
+  if (unknown.length > 0) {
+    throw new LaunchPolicyError(
+      'toolsets',
+      `unknown toolset${unknown.length > 1 ? 's' : ''} ${unknown.map((t) => `"${t}"`).join(', ')}; known: ${defaults.knownToolsets.join(', ')}`,
+    );
+  }
+
+  const safeMode = params.safe_mode ?? false;
+  const ignoreUserConfig = safeMode || (params.ignore_user_config ?? false);
+  const skills = [...new Set(params.skills ?? [])];
+  let skillsPrompt: string | null = null;
+  if (skills.length > 0) {
+    if (ignoreUserConfig) {
+      throw new LaunchPolicyError('skills', 'skills cannot be combined with safe_mode or ignore_user_config');
+    }
+    const rendered = skills.map((name) => {
+      const text = lookups.readSkill(name);
+      if (text === null) throw new LaunchPolicyError('skills', `unknown skill "${name}"`);
+      return `## Skill: ${name}\n\n${text.trim()}`;
+    });
+    skillsPrompt = rendered.join('\n\n');
+  }
+
+  return {
+    source,
+    platform: LOCAL_SOURCES[source],
+    cwd,
+    model: params.model ?? defaults.model,
+    toolsets,
+    coding_context: !explicit && source !== 'tool' && lookups.isCodeWorkspace(cwd) ? 'focus' : null,
+    provider: params.provider ?? null,
+    base_url: params.base_url === undefined ? null : validateBaseUrl(params.base_url),
+    requires_api_key: params.api_key !== undefined,
+    reasoning: params.reasoning ?? null,
+    max_turns: params.max_turns ?? defaults.maxTurns,
+    skills,
+    skills_prompt: skillsPrompt,
+    yolo: params.yolo ?? false,
+    checkpoints: params.checkpoints ?? false,
+    accept_hooks: params.accept_hooks ?? false,
+    pass_session_id: params.pass_session_id ?? false,
+    ignore_rules: params.ignore_rules ?? false,
+    safe_mode: safeMode,
+    ignore_user_config: ignoreUserConfig,
+    editor: params.editor ?? null,
+    title: params.title ?? null,
+    hidden: params.hidden ?? MACHINE_SOURCES.includes(source),
+  };
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The digest a repeated request_id is compared by (LOC-3): every requested field except the
+ * request_id itself and the api_key, which is never stored (a retry may supply it again, which is
+ * how a client restores it after a daemon restart).
+ */
+export function creationDigest(params: CreateSessionParams): string {
+  const { request_id: _requestId, api_key: _apiKey, ...rest } = params;
+  return createHash('sha256')
+    .update(canonicalJson({ ...rest, source: rest.source ?? 'cli' }))
+    .digest('hex');
+}
+
+/** The creation contract `runtime.describe` publishes, so clients check before sending an option. */
+export function creationContract(): { sources: string[]; parameters: string[] } {
+  return { sources: Object.keys(LOCAL_SOURCES), parameters: Object.keys(createSessionParams.shape) };
+}
