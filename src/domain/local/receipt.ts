@@ -1,0 +1,144 @@
+/**
+ * The private creation receipt of a local session (SPEC LOC-1, REC-1, LIN-1..3):
+ * `gateway.local_policy.v1:<logical id>`, written in the same transaction as the session row and its
+ * route. It binds the session to its creating principal and profile, records the request_id and the
+ * frozen launch policy, and tracks the current physical transcript through an explicit lineage.
+ *
+ * Cold restart re-validates every receipt before anything runs; whatever does not agree fails closed.
+ */
+import { z } from 'zod';
+import type { LaunchPolicy } from './launch-policy.js';
+
+export const RECEIPT_KIND = 'gateway.local_policy.v1';
+
+export function receiptKey(logicalId: string): string {
+  return `${RECEIPT_KIND}:${logicalId}`;
+}
+
+/** The routing key of a local session: the server-owned LOCAL platform, never the client's source. */
+export function localSessionKey(logicalId: string): string {
+  return `agent:main:local:dm:${logicalId}`;
+}
+
+export interface OwnerRef {
+  subject: string;
+  provider: string;
+}
+
+export interface LineageStep {
+  kind: 'compression' | 'reset';
+  from: string;
+  to: string;
+  at: string;
+}
+
+export interface CreationReceipt {
+  kind: typeof RECEIPT_KIND;
+  logical_id: string;
+  /** The physical transcript currently backing the session. */
+  current_session_id: string;
+  owner: OwnerRef;
+  profile: string;
+  request_id: string | null;
+  creation_digest: string;
+  policy: LaunchPolicy;
+  lineage: LineageStep[];
+  created_at: string;
+}
+
+const receiptSchema = z.object({
+  kind: z.literal(RECEIPT_KIND),
+  logical_id: z.string().min(1),
+  current_session_id: z.string().min(1),
+  owner: z.object({ subject: z.string().min(1), provider: z.string().min(1) }),
+  profile: z.string().min(1),
+  request_id: z.string().nullable(),
+  creation_digest: z.string().min(1),
+  policy: z.looseObject({
+    source: z.string(),
+    cwd: z.string(),
+    model: z.string(),
+    toolsets: z.array(z.string()),
+  }),
+  lineage: z.array(
+    z.object({
+      kind: z.enum(['compression', 'reset']),
+      from: z.string().min(1),
+      to: z.string().min(1),
+      at: z.string(),
+    }),
+  ),
+  created_at: z.string(),
+});
+
+export type ReceiptFailure =
+  'missing' | 'malformed' | 'foreign_profile' | 'copied' | 'mismatched_route' | 'broken_lineage';
+
+export type ReceiptCheck =
+  { ok: true; receipt: CreationReceipt } | { ok: false; failure: ReceiptFailure; detail: string };
+
+/** What the store holds about a local session, to check its receipt against. */
+export interface ReceiptEvidence {
+  logicalId: string;
+  /** The receipt's raw stored text, or null when there is none. */
+  raw: string | null;
+  /** The physical session id the route of this session points at, or null without a route. */
+  routedSessionId: string | null;
+}
+
+/** Validates a receipt against the store's evidence and the daemon's profile (REC-1, LIN-3). */
+export function checkReceipt(evidence: ReceiptEvidence, profile: string): ReceiptCheck {
+  if (evidence.raw === null) return { ok: false, failure: 'missing', detail: 'no creation receipt' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(evidence.raw);
+  } catch {
+    return { ok: false, failure: 'malformed', detail: 'receipt is not valid JSON' };
+  }
+  const result = receiptSchema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return {
+      ok: false,
+      failure: 'malformed',
+      detail: `receipt ${issue?.path.join('.') || 'body'}: ${issue?.message}`,
+    };
+  }
+  const receipt = result.data as unknown as CreationReceipt;
+  if (receipt.logical_id !== evidence.logicalId) {
+    return { ok: false, failure: 'copied', detail: `receipt belongs to session ${receipt.logical_id}` };
+  }
+  if (receipt.profile !== profile) {
+    return {
+      ok: false,
+      failure: 'foreign_profile',
+      detail: `receipt belongs to profile "${receipt.profile}"`,
+    };
+  }
+  let expected = receipt.logical_id;
+  for (const step of receipt.lineage) {
+    if (step.from !== expected) {
+      return {
+        ok: false,
+        failure: 'broken_lineage',
+        detail: `${step.kind} step starts at ${step.from}, not ${expected}`,
+      };
+    }
+    expected = step.to;
+  }
+  if (receipt.current_session_id !== expected) {
+    return {
+      ok: false,
+      failure: 'broken_lineage',
+      detail: `current transcript ${receipt.current_session_id} is not the lineage end ${expected}`,
+    };
+  }
+  if (evidence.routedSessionId !== receipt.current_session_id) {
+    return {
+      ok: false,
+      failure: 'mismatched_route',
+      detail: `route points at ${evidence.routedSessionId ?? 'nothing'}, receipt at ${receipt.current_session_id}`,
+    };
+  }
+  return { ok: true, receipt };
+}
