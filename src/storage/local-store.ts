@@ -1,0 +1,128 @@
+/**
+ * The storage contract of gateway-owned local sessions: authority epochs, creation receipts and
+ * durable admissions. Backend-neutral: SQLite implements it now, PostgreSQL later, and both pass the
+ * same shared suite. Every method is one transaction; nothing is acknowledged before it commits.
+ */
+import type { AdmissionState } from '../domain/local/admission.js';
+import type { CreationReceipt, OwnerRef } from '../domain/local/receipt.js';
+import type { SessionSourceFields } from '../domain/vocabulary.js';
+
+/** A local session's public row (the receipt is private and read separately). */
+export interface LocalSessionRow {
+  logical_id: string;
+  profile: string;
+  owner: OwnerRef;
+  request_id: string | null;
+  source: string;
+  title: string | null;
+  hidden: boolean;
+  /** The current execution generation: bumped by every claim. */
+  generation: number;
+  created_at: string;
+  /** Set when recovery refused the session's receipt: nothing runs until an operator looks. */
+  paused_reason: string | null;
+}
+
+export interface AdmissionRow {
+  admission_id: string;
+  logical_id: string;
+  /** Global FIFO order; per session it orders the session's admissions. */
+  seq: number;
+  submission_id: string;
+  submitter: OwnerRef;
+  profile: string;
+  digest: string;
+  text: string;
+  state: AdmissionState;
+  epoch: number | null;
+  generation: number | null;
+  admitted_at: string;
+  started_at: string | null;
+  settled_at: string | null;
+  /** A human-readable note on how it settled (error message, who resolved it). */
+  detail: string | null;
+}
+
+export interface NewCreation {
+  receipt: CreationReceipt;
+  /** The origin recorded on the physical session row and its route. */
+  origin: SessionSourceFields;
+  title: string | null;
+  hidden: boolean;
+}
+
+export type CreationResult =
+  | { kind: 'created'; session: LocalSessionRow; receipt: CreationReceipt }
+  | { kind: 'existing'; session: LocalSessionRow; receipt: CreationReceipt };
+
+export interface NewAdmission {
+  admission_id: string;
+  logical_id: string;
+  submission_id: string;
+  submitter: OwnerRef;
+  profile: string;
+  digest: string;
+  text: string;
+  /** AUTH-5: the private profile/session/principal binding of a cross-principal submission. */
+  binding: string | null;
+}
+
+export type AdmitResult =
+  | { kind: 'admitted'; admission: AdmissionRow }
+  | { kind: 'existing'; admission: AdmissionRow }
+  | { kind: 'conflict'; admission: AdmissionRow }
+  | { kind: 'unknown_session' };
+
+export type ClaimResult =
+  | { kind: 'claimed'; admission: AdmissionRow; generation: number }
+  | { kind: 'idle' }
+  | { kind: 'busy'; admission_id: string }
+  | { kind: 'blocked'; admission_id: string }
+  | { kind: 'paused'; reason: string };
+
+export type SettleOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+export interface LocalSessionStore {
+  /** Opens a new authority epoch, durably. Returns its number (strictly increasing). */
+  openEpoch(instanceId: string): number;
+  /** Records that `epoch` ended with a graceful stop. */
+  markCleanShutdown(epoch: number): void;
+
+  /**
+   * LOC-1/LOC-3: in ONE transaction, the physical session row, its route and the private creation
+   * receipt; or the existing identity when the same owner+profile already used this request_id
+   * (the caller compares creation digests).
+   */
+  commitCreation(creation: NewCreation): CreationResult;
+  findByRequest(owner: OwnerRef, profile: string, requestId: string): LocalSessionRow | null;
+  findByTitle(owner: OwnerRef, profile: string, title: string): LocalSessionRow | null;
+  getLocalSession(logicalId: string): LocalSessionRow | null;
+  listLocalSessions(options: { limit: number; includeHidden?: boolean }): LocalSessionRow[];
+  /** The raw private receipt text (null when missing), and the physical id its route points at. */
+  readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
+  setPaused(logicalId: string, reason: string | null): void;
+
+  /** LOC-8 group commit: every admission in one transaction; each gets its own result. */
+  admit(batch: readonly NewAdmission[]): AdmitResult[];
+  getAdmission(admissionId: string): AdmissionRow | null;
+  /** Unsettled admissions (queued, running, unknown) of a session in FIFO order. */
+  unsettled(logicalId: string): AdmissionRow[];
+  /** Logical ids that have queued admissions, for the scheduler after a restart. */
+  sessionsWithQueued(): string[];
+  /** Claims the next admission of a session for `epoch`, bumping its generation. */
+  claimNext(logicalId: string, epoch: number): ClaimResult;
+  /** Settles a running admission; false when the epoch or generation is stale (REC-3). */
+  settle(
+    admissionId: string,
+    epoch: number,
+    generation: number,
+    outcome: SettleOutcome,
+    detail: string | null,
+  ): boolean;
+  /** Cancels a queued admission; false when it is no longer queued. */
+  cancelQueued(admissionId: string): boolean;
+  /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */
+  markOrphansUnknown(currentEpoch: number): AdmissionRow[];
+  /** Settles an `unknown` admission as interrupted; false when it is not unknown or the generation differs. */
+  resolveUnknown(admissionId: string, generation: number, detail: string): boolean;
+}

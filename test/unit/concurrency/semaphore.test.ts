@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { Semaphore } from '../../../src/domain/concurrency/semaphore.js';
+import { TypedEmitter } from '../../../src/domain/events/typed-emitter.js';
+
+describe('Semaphore', () => {
+  it('never lets more than its capacity in, and serves waiters in order', async () => {
+    const sem = new Semaphore(2);
+    const order: number[] = [];
+    let inside = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const release = await sem.acquire();
+        order.push(i);
+        inside++;
+        peak = Math.max(peak, inside);
+        await Promise.resolve();
+        inside--;
+        release();
+        release();
+      }),
+    );
+    expect(peak).toBe(2);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(sem.inUse).toBe(0);
+  });
+  it('rejects a non-positive capacity', () => {
+    expect(() => new Semaphore(0)).toThrow(RangeError);
+  });
+});
+
+describe('TypedEmitter', () => {
+  it('resolves next() with the first matching event', async () => {
+    const events = new TypedEmitter<{ tick: number }>();
+    const waiting = events.next('tick', (n) => n > 1);
+    events.emit('tick', 1);
+    events.emit('tick', 2);
+    await expect(waiting).resolves.toBe(2);
+  });
+  it('rejects next() after its timeout', async () => {
+    const events = new TypedEmitter<{ tick: number }>();
+    await expect(events.next('tick', () => true, 5)).rejects.toThrow(/waiting for tick/);
+  });
+});
