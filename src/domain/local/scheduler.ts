@@ -1,0 +1,223 @@
+/**
+ * The turn scheduler: runs each session's admissions in FIFO order, one turn at a time per session,
+ * many sessions in parallel under a global limit (SPEC LOC-8), fencing every claim and settlement by
+ * authority epoch and execution generation (REC-3).
+ *
+ * Each session's pump is an explicit state machine:
+ *
+ *   idle ──kick──▶ pumping ──permit + claim──▶ running ──settled──▶ pumping … ──nothing to claim──▶ idle
+ *
+ * A permit is taken BEFORE the claim: a claim marks the admission started, and an admission that
+ * never started must stay replayable after a crash. The claim itself and the decision to go idle
+ * happen with no await in between, so a kick can never be lost.
+ */
+import type {
+  AdmissionRow,
+  LocalSessionRow,
+  LocalSessionStore,
+  SettleOutcome,
+} from '../../storage/local-store.js';
+import type { Semaphore } from '../concurrency/semaphore.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+
+export interface TurnJob {
+  session: LocalSessionRow;
+  admission: AdmissionRow;
+  epoch: number;
+  generation: number;
+  /** Aborted by an interrupt: the turn must stop and settle as interrupted. */
+  signal: AbortSignal;
+}
+
+export interface TurnJobResult {
+  outcome: SettleOutcome;
+  detail: string | null;
+}
+
+export type TurnJobRunner = (job: TurnJob) => Promise<TurnJobResult>;
+
+export interface SchedulerEvents extends Record<string, unknown> {
+  'turn:claimed': { logical_id: string; admission_id: string; generation: number };
+  'turn:settled': {
+    logical_id: string;
+    admission_id: string;
+    generation: number;
+    outcome: SettleOutcome;
+    detail: string | null;
+    /** False when the settlement was refused as stale (another epoch or generation owns it). */
+    accepted: boolean;
+  };
+  'queue:blocked': { logical_id: string; admission_id: string };
+  'queue:paused': { logical_id: string; reason: string };
+  'queue:idle': { logical_id: string };
+}
+
+type PumpState =
+  | { kind: 'idle' }
+  | { kind: 'pumping' }
+  | {
+      kind: 'running';
+      admission_id: string;
+      generation: number;
+      abort: AbortController;
+      done: Promise<void>;
+    };
+
+export type InterruptResult = 'interrupted' | 'stale_generation' | 'not_running';
+
+export class TurnScheduler {
+  private readonly pumps = new Map<string, PumpState>();
+  private draining = false;
+
+  constructor(
+    private readonly store: LocalSessionStore,
+    private readonly epoch: number,
+    private readonly permits: Semaphore,
+    private readonly runTurn: TurnJobRunner,
+    readonly events: TypedEmitter<SchedulerEvents>,
+    private readonly onError: (error: unknown, context: string) => void,
+  ) {}
+
+  /** Makes sure the session's queue is being worked on. Cheap and idempotent. */
+  kick(logicalId: string): void {
+    if (this.draining) return;
+    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    if (state.kind !== 'idle') return;
+    this.pumps.set(logicalId, { kind: 'pumping' });
+    this.pump(logicalId).catch((error: unknown) => {
+      this.pumps.set(logicalId, { kind: 'idle' });
+      this.onError(error, `scheduler pump of ${logicalId}`);
+    });
+  }
+
+  /** The running turn of a session, if any. */
+  running(logicalId: string): { admission_id: string; generation: number } | null {
+    const state = this.pumps.get(logicalId);
+    return state?.kind === 'running'
+      ? { admission_id: state.admission_id, generation: state.generation }
+      : null;
+  }
+
+  /** LOC-12: interrupts the running turn, fenced by its execution generation. */
+  interrupt(logicalId: string, generation: number): InterruptResult {
+    const state = this.pumps.get(logicalId);
+    if (state?.kind !== 'running') return 'not_running';
+    if (state.generation !== generation) return 'stale_generation';
+    state.abort.abort();
+    return 'interrupted';
+  }
+
+  /**
+   * REC-6: stops claiming, waits for running turns until `deadline` (epoch ms). Returns the
+   * admissions still running then; they stay `running` in the store and become `unknown` at the next
+   * start, never replayed.
+   */
+  async drain(deadline: number): Promise<string[]> {
+    this.draining = true;
+    const running = [...this.pumps.values()].filter((s) => s.kind === 'running');
+    const remaining = deadline - Date.now();
+    if (running.length > 0 && remaining > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(running.map((s) => s.done)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, remaining))),
+      ]);
+      clearTimeout(timer);
+    }
+    return [...this.pumps.values()].flatMap((s) => (s.kind === 'running' ? [s.admission_id] : []));
+  }
+
+  private async pump(logicalId: string): Promise<void> {
+    for (;;) {
+      if (this.draining) {
+        this.pumps.set(logicalId, { kind: 'idle' });
+        return;
+      }
+      const release = await this.permits.acquire();
+      let claimed = false;
+      try {
+        if (this.draining) {
+          this.pumps.set(logicalId, { kind: 'idle' });
+          return;
+        }
+        const claim = this.store.claimNext(logicalId, this.epoch);
+        switch (claim.kind) {
+          case 'claimed':
+            claimed = true;
+            await this.execute(logicalId, claim.admission, claim.generation);
+            continue;
+          case 'blocked':
+            this.pumps.set(logicalId, { kind: 'idle' });
+            this.events.emit('queue:blocked', { logical_id: logicalId, admission_id: claim.admission_id });
+            return;
+          case 'paused':
+            this.pumps.set(logicalId, { kind: 'idle' });
+            this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
+            return;
+          case 'busy':
+          case 'idle':
+            this.pumps.set(logicalId, { kind: 'idle' });
+            this.events.emit('queue:idle', { logical_id: logicalId });
+            return;
+        }
+      } finally {
+        release();
+        if (!claimed && this.pumps.get(logicalId)?.kind === 'pumping')
+          this.pumps.set(logicalId, { kind: 'idle' });
+      }
+    }
+  }
+
+  private async execute(logicalId: string, admission: AdmissionRow, generation: number): Promise<void> {
+    const session = this.store.getLocalSession(logicalId);
+    const abort = new AbortController();
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    this.pumps.set(logicalId, {
+      kind: 'running',
+      admission_id: admission.admission_id,
+      generation,
+      abort,
+      done,
+    });
+    this.events.emit('turn:claimed', {
+      logical_id: logicalId,
+      admission_id: admission.admission_id,
+      generation,
+    });
+    let result: TurnJobResult;
+    try {
+      if (!session) throw new Error(`local session ${logicalId} vanished`);
+      result = await this.runTurn({
+        session,
+        admission,
+        epoch: this.epoch,
+        generation,
+        signal: abort.signal,
+      });
+    } catch (error) {
+      this.onError(error, `turn ${admission.admission_id}`);
+      result = { outcome: 'failed', detail: 'internal error while running the turn' };
+    }
+    try {
+      const accepted = this.store.settle(
+        admission.admission_id,
+        this.epoch,
+        generation,
+        result.outcome,
+        result.detail,
+      );
+      this.events.emit('turn:settled', {
+        logical_id: logicalId,
+        admission_id: admission.admission_id,
+        generation,
+        outcome: result.outcome,
+        detail: result.detail,
+        accepted,
+      });
+    } finally {
+      this.pumps.set(logicalId, { kind: 'pumping' });
+      finish();
+    }
+  }
+}
