@@ -78,7 +78,9 @@ export function isSharedMultiUserSession(
 function canonicalIds(source: KeyedFields, options: SessionKeyOptions): KeyedFields {
   if (source.platform !== 'whatsapp') return source;
   const canon = (id: string | null): string | null =>
-    id === null || id === '' ? id : canonicalWhatsAppIdentifier(id, { lidAliases: options.whatsAppLidAliases });
+    id === null || id === ''
+      ? id
+      : canonicalWhatsAppIdentifier(id, { lidAliases: options.whatsAppLidAliases });
   return {
     ...source,
     chat_id: canon(source.chat_id) as string,

@@ -38,20 +38,39 @@ const sourceSchema = z.strictObject({
 /** The field order of the JSON form; also the order toJSON writes. */
 const FIELD_NAMES = Object.keys(sourceSchema.shape) as (keyof SessionSourceFields)[];
 
-function describeIssue(issue: z.core.$ZodIssue): { field: string | null; message: string } {
+const NULLABLE_FIELDS = new Set(
+  FIELD_NAMES.filter((name) => sourceSchema.shape[name].safeParse(null).success),
+);
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const shown = JSON.stringify(value) ?? String(value);
+  return `${typeof value} ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}`;
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  input: Record<string, unknown>,
+): { field: string | null; message: string } {
   if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.join(', ');
-    return { field: issue.keys[0] ?? null, message: `unknown field(s): ${keys}` };
+    return { field: issue.keys[0] ?? null, message: `unknown field(s): ${issue.keys.join(', ')}` };
   }
   const field = issue.path.length > 0 ? issue.path.map(String).join('.') : null;
-  if (field === 'chat_type' && issue.code === 'invalid_value') {
-    return { field, message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` };
+  if (field === null) return { field, message: issue.message };
+  const given = Object.hasOwn(input, field) ? input[field] : undefined;
+  if (given === undefined) return { field, message: `${field} is required` };
+  if (field === 'chat_type') {
+    return { field, message: `chat_type must be one of ${CHAT_TYPES.join(', ')}, got ${kindOf(given)}` };
   }
   if (issue.code === 'invalid_type') {
-    const expected = issue.expected === 'string' && FIELD_NAMES.includes(field as never) ? 'a string' : issue.expected;
-    return { field, message: `${field ?? 'value'} must be ${expected}${issue.input === undefined ? ' (missing)' : ''}` };
+    const expected = NULLABLE_FIELDS.has(field as keyof SessionSourceFields)
+      ? `a ${issue.expected} or null`
+      : `a ${issue.expected}`;
+    return { field, message: `${field} must be ${expected}, got ${kindOf(given)}` };
   }
-  return { field, message: `${field ?? 'value'}: ${issue.message}` };
+  return { field, message: `${field} ${issue.message}` };
 }
 
 function validate(value: unknown): SessionSourceFields {
@@ -61,7 +80,9 @@ function validate(value: unknown): SessionSourceFields {
   const result = sourceSchema.safeParse(value);
   if (!result.success) {
     const first = result.error.issues[0];
-    const { field, message } = first ? describeIssue(first) : { field: null, message: 'invalid' };
+    const { field, message } = first
+      ? describeIssue(first, value as Record<string, unknown>)
+      : { field: null, message: 'invalid' };
     throw new InvalidSessionSourceError(`invalid session source: ${message}`, field);
   }
   return result.data;

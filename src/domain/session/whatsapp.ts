@@ -49,7 +49,11 @@ function stripDevice(user: string): string {
 /** Bare digits for anything that is plainly a phone number, else null. */
 function phoneDigits(text: string): string | null {
   const compact = text.replace(PHONE_FORMATTING, '');
-  const digits = compact.startsWith('+') ? compact.slice(1) : compact.startsWith('00') ? compact.slice(2) : compact;
+  const digits = compact.startsWith('+')
+    ? compact.slice(1)
+    : compact.startsWith('00')
+      ? compact.slice(2)
+      : compact;
   return /^\d{5,15}$/.test(digits) ? digits : null;
 }
 
