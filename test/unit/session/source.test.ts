@@ -1,35 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CHAT_TYPES, InvalidSessionSourceError, SessionSource } from '../../../src/index.js';
-import type { SessionSourceFields } from '../../../src/index.js';
-
-/** Strings that stress escaping and encoding: separators, percent signs, unicode, emptiness. */
-export const trickyString = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 12 }),
-  fc.constantFrom('', ':', '%', '%3A', '%25', '%-', '!abc:example.org', 'a:b', '日本語', '🙂', ' '),
-);
-const optional = fc.option(trickyString, { nil: null });
-
-export const sourceFields: fc.Arbitrary<SessionSourceFields> = fc.record({
-  platform: fc.oneof(
-    fc.constantFrom('telegram', 'discord', 'slack', 'signal', 'whatsapp', 'matrix', 'local'),
-    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 }),
-  ),
-  chat_id: trickyString,
-  chat_name: optional,
-  chat_type: fc.constantFrom(...CHAT_TYPES),
-  user_id: optional,
-  user_name: optional,
-  thread_id: optional,
-  chat_topic: optional,
-  user_id_alt: optional,
-  chat_id_alt: optional,
-  is_bot: fc.boolean(),
-  guild_id: optional,
-  parent_chat_id: optional,
-  message_id: optional,
-  role_authorized: fc.boolean(),
-});
+import { InvalidSessionSourceError, SessionSource } from '../../../src/index.js';
+import { sourceFields } from './arbitraries.js';
 
 function expectInvalid(run: () => unknown, field: string | null, fragment: string): void {
   try {
