@@ -46,7 +46,8 @@ function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  const shown = JSON.stringify(value) ?? String(value);
+  // JSON.stringify gives undefined for functions and symbols, which only a JS caller can pass.
+  const shown = JSON.stringify(value) ?? typeof value;
   return `${typeof value} ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}`;
 }
 
