@@ -4,3 +4,8 @@
  */
 export * from './domain/vocabulary.js';
 export type * from './runtime/types.js';
+export * from './domain/errors.js';
+export * from './domain/session/source.js';
+export * from './domain/session/key.js';
+export * from './domain/session/whatsapp.js';
+export * from './domain/session/context.js';
