@@ -47,11 +47,7 @@ export type BrokerEvent =
   | { type: 'approval:persist_failed'; pattern: string; message: string };
 
 export type RespondStatus =
-  | 'resolved'
-  | 'already_resolved'
-  | 'not_found'
-  | 'stale_generation'
-  | 'invalid_choice';
+  'resolved' | 'already_resolved' | 'not_found' | 'stale_generation' | 'invalid_choice';
 
 export interface RespondResult {
   status: RespondStatus;
@@ -129,7 +125,12 @@ export class PromptBroker implements PromptHost {
           ? 'always'
           : null;
       if (remembered !== null) {
-        this.events.emit({ type: 'approval:remembered', session_id: scope.sessionId, pattern, scope: remembered });
+        this.events.emit({
+          type: 'approval:remembered',
+          session_id: scope.sessionId,
+          pattern,
+          scope: remembered,
+        });
         return { kind: 'approved', choice: 'remembered' };
       }
     }
@@ -233,7 +234,11 @@ export class PromptBroker implements PromptHost {
     decide: (value: unknown) => O | null,
   ): Promise<O> {
     return new Promise<O>((resolve) => {
-      const snapshot: PendingPrompt = { ...event, session_id: scope.sessionId, created_at: new Date().toISOString() };
+      const snapshot: PendingPrompt = {
+        ...event,
+        session_id: scope.sessionId,
+        created_at: new Date().toISOString(),
+      };
       const settle = (outcome: O): void => {
         if (!this.open.delete(event.prompt_id)) return;
         clearTimeout(timer);
@@ -241,7 +246,12 @@ export class PromptBroker implements PromptHost {
         this.rememberSettled(event.prompt_id, snapshot);
         const settledType = event.type === 'approval.request' ? 'approval.settled' : 'clarify.settled';
         scope.emit({ type: settledType, prompt_id: event.prompt_id, outcome } as TurnEvent);
-        this.events.emit({ type: 'prompt:settled', session_id: scope.sessionId, prompt_id: event.prompt_id, outcome });
+        this.events.emit({
+          type: 'prompt:settled',
+          session_id: scope.sessionId,
+          prompt_id: event.prompt_id,
+          outcome,
+        });
         resolve(outcome);
       };
       const onAbort = (): void => settle({ kind: 'cancelled' } as O);

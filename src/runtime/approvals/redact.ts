@@ -62,7 +62,8 @@ const RULES: readonly RedactionRule[] = [
   },
   {
     name: 'header value',
-    pattern: /\b(x-api-key|api-key|x-auth-token|authorization|cookie)(\s*:\s*)(?!Bearer\b|Basic\b|Token\b)([^\s'"]+)/gi,
+    pattern:
+      /\b(x-api-key|api-key|x-auth-token|authorization|cookie)(\s*:\s*)(?!Bearer\b|Basic\b|Token\b)([^\s'"]+)/gi,
     replace: (_m, name, sep) => `${name}${sep}${MASK}`,
   },
   {

@@ -63,7 +63,17 @@ const PACKAGE_VERBS = new Set([
   'del',
   'localinstall',
 ]);
-const PACKAGE_MANAGERS = new Set(['apt', 'apt-get', 'aptitude', 'yum', 'dnf', 'zypper', 'apk', 'snap', 'port']);
+const PACKAGE_MANAGERS = new Set([
+  'apt',
+  'apt-get',
+  'aptitude',
+  'yum',
+  'dnf',
+  'zypper',
+  'apk',
+  'snap',
+  'port',
+]);
 
 /** Destination operands of commands that write files: cp/mv/ln/install/rsync write the last one. */
 function writeTargets(view: CommandView): string[] {
@@ -116,9 +126,7 @@ function gitSubcommand(args: readonly string[]): { sub: string; rest: string[] }
 
 /** Does this text (a substitution body) run a downloader anywhere? */
 function downloads(body: string): boolean {
-  return parseShell(body).pipelines.some((p) =>
-    p.some((c) => DOWNLOADERS.has(viewCommand(c)?.head ?? '')),
-  );
+  return parseShell(body).pipelines.some((p) => p.some((c) => DOWNLOADERS.has(viewCommand(c)?.head ?? '')));
 }
 
 const BROAD_PATHS = new Set(['/', '~', '$HOME', '${HOME}', '/*', '~/*', '*', '.', './', '..']);
@@ -191,7 +199,9 @@ export const DANGER_RULES: readonly DangerRule[] = [
     matches: (v) => {
       if (v.head !== 'git') return false;
       const { sub, rest } = gitSubcommand(v.args);
-      return (sub === 'reset' && rest.includes('--hard')) || (sub === 'clean' && hasFlag(rest, 'f', '--force'));
+      return (
+        (sub === 'reset' && rest.includes('--hard')) || (sub === 'clean' && hasFlag(rest, 'f', '--force'))
+      );
     },
   },
   {

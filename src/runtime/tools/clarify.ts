@@ -15,9 +15,10 @@ function toRequest(args: Record<string, unknown>): ClarifyRequest | string {
   if (choices !== undefined && (!Array.isArray(choices) || !choices.every((c) => typeof c === 'string'))) {
     return '`choices` must be an array of strings.';
   }
-  if (multiSelect !== undefined && typeof multiSelect !== 'boolean') return '`multi_select` must be a boolean.';
+  if (multiSelect !== undefined && typeof multiSelect !== 'boolean')
+    return '`multi_select` must be a boolean.';
   const request: ClarifyRequest = { question };
-  if (choices !== undefined && choices.length > 0) request.choices = choices as string[];
+  if (choices !== undefined && choices.length > 0) request.choices = choices;
   if (multiSelect === true) request.multi_select = true;
   return request;
 }
@@ -49,9 +50,13 @@ export const clarifyTool: ToolDefinition = {
         return { content: `The user answered: ${answer}` };
       }
       case 'skipped':
-        return { content: 'The user skipped this question without answering. Proceed with your best judgement.' };
+        return {
+          content: 'The user skipped this question without answering. Proceed with your best judgement.',
+        };
       case 'timeout':
-        return fail('Nobody answered the question in time. Proceed with your best judgement or ask again later.');
+        return fail(
+          'Nobody answered the question in time. Proceed with your best judgement or ask again later.',
+        );
       case 'cancelled':
         return fail('Interrupted while waiting for an answer.');
     }

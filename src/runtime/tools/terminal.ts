@@ -110,7 +110,8 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
         killGraceMs: settings.killGraceMs,
       });
       const { status, isError } = describe(result, timeoutS);
-      if (result.strayStopped) notes.push('background processes still running when the command ended were stopped');
+      if (result.strayStopped)
+        notes.push('background processes still running when the command ended were stopped');
       const lines = [status, ...notes.map((n) => `note: ${n}`)];
       lines.push(result.output === '' ? '(no output)' : `output:\n${result.output}`);
       return { content: lines.join('\n'), isError };
