@@ -93,7 +93,8 @@ export const readFileTool: ToolDefinition = {
 export const listDirectoryTool: ToolDefinition = {
   name: 'list_directory',
   toolset: 'project',
-  description: 'List the entries of a directory inside the working directory; directories end with `/`.',
+  description:
+    'List the entries of a directory inside the working directory; directories end with `/`, symlinks with `@`.',
   parameters: {
     type: 'object',
     properties: {
@@ -106,7 +107,9 @@ export const listDirectoryTool: ToolDefinition = {
     if (typeof target !== 'string') return target;
     try {
       const entries = await fs.readdir(target, { withFileTypes: true });
-      const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+      const names = entries
+        .map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name))
+        .sort();
       const shown = names.slice(0, LIST_CAP_ENTRIES);
       if (names.length > LIST_CAP_ENTRIES)
         shown.push(`[… ${names.length - LIST_CAP_ENTRIES} more entries …]`);
