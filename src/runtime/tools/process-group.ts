@@ -8,6 +8,7 @@
  * kept, and the middle is replaced by a marker that says how many bytes were dropped.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 
 export interface RunOptions {
   command: string;
@@ -82,13 +83,35 @@ class CappedOutput {
   }
 }
 
+/**
+ * Does the group still have a running member? kill(-pgid, 0) also counts zombies, and where PID 1
+ * does not reap orphans (some containers) a dead background child stays a zombie for good; on Linux
+ * /proc tells the two apart, so we do not wait out the kill grace period for the dead.
+ */
 function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch {
     return false;
   }
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the parenthesised command name: state ppid pgrp …
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return false;
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -109,6 +132,7 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     let settled = false;
     let killedHard = false;
     let killTimer: NodeJS.Timeout | undefined;
+    let watch: NodeJS.Timeout | undefined;
 
     const child = spawn('bash', ['-c', options.command], {
       cwd: options.cwd,
@@ -123,6 +147,7 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       settled = true;
       clearTimeout(timeout);
       clearTimeout(killTimer);
+      clearInterval(watch);
       options.signal.removeEventListener('abort', onAbort);
       // After SIGKILL a process that left the group may still hold the pipes; stop reading them.
       child.stdout?.destroy();
@@ -134,6 +159,8 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     const stopGroup = (): void => {
       if (pgid === undefined || killTimer !== undefined) return;
       signalGroup(pgid, 'SIGTERM');
+      // Members that die of SIGTERM after the shell's exit and close events trigger nothing; look.
+      watch = setInterval(maybeFinish, 25);
       killTimer = setTimeout(() => {
         signalGroup(pgid, 'SIGKILL');
         killedHard = true;
