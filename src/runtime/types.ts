@@ -29,6 +29,11 @@ export interface ApprovalRequest {
   command: string;
   /** Why the detector flagged it, in words a human reads. */
   reason: string;
+  /**
+   * What a `session` or `always` answer remembers: the detector's rule and the command head
+   * (`recursive-delete:rm`). Holds no secret. Absent: the redacted command itself is the key.
+   */
+  pattern?: string;
 }
 
 export interface ClarifyRequest {

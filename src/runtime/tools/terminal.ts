@@ -1,0 +1,136 @@
+/**
+ * The `terminal` tool (SPEC RUN-2): runs a command with `bash -c` in the session's cwd, in its own
+ * process group, with a timeout, an output cap and a scrubbed environment. A command the detector
+ * calls dangerous waits for a human's approval unless the session is yolo (SPEC RUN-3).
+ */
+import { classifyCommand } from '../approvals/detector.js';
+import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
+import { scrubEnvironment } from './env.js';
+import { runInProcessGroup, type RunResult } from './process-group.js';
+
+export interface TerminalOptions {
+  /** Used when the model gives no timeout_s. */
+  defaultTimeoutS?: number;
+  /** A larger timeout_s is lowered to this (and the result says so). */
+  maxTimeoutS?: number;
+  /** Output kept per call, head + tail. */
+  outputCapBytes?: number;
+  /** Between SIGTERM and SIGKILL when the group is stopped. */
+  killGraceMs?: number;
+  /** The environment to scrub and pass on; the gateway's own by default. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export const TERMINAL_DEFAULTS = {
+  defaultTimeoutS: 120,
+  maxTimeoutS: 600,
+  outputCapBytes: 64 * 1024,
+  killGraceMs: 2000,
+} as const;
+
+function fail(content: string): ToolResult {
+  return { content, isError: true };
+}
+
+/** Why an approval ended without permission, in words that never confuse a timeout with a "no". */
+function notApproved(outcome: Exclude<ApprovalOutcome, { kind: 'approved' }>): ToolResult {
+  switch (outcome.kind) {
+    case 'denied':
+      return fail('The user denied this command. It was not run.');
+    case 'timeout':
+      return fail('Nobody answered the approval request in time. The command was not run.');
+    case 'cancelled':
+      return fail('Interrupted while waiting for approval. The command was not run.');
+  }
+}
+
+function describe(result: RunResult, timeoutS: number): { status: string; isError: boolean } {
+  const t = result.termination;
+  switch (t.kind) {
+    case 'exited':
+      return { status: `exit code ${t.exitCode}`, isError: t.exitCode !== 0 };
+    case 'signalled':
+      return { status: `killed by signal ${t.signal}`, isError: true };
+    case 'timed_out':
+      return { status: `timed out after ${timeoutS} s; the whole process group was killed`, isError: true };
+    case 'interrupted':
+      return { status: 'interrupted; the whole process group was killed', isError: true };
+    case 'spawn_failed':
+      return { status: `could not start bash: ${t.message}`, isError: true };
+  }
+}
+
+export function createTerminalTool(options: TerminalOptions = {}): ToolDefinition {
+  const settings = { ...TERMINAL_DEFAULTS, ...options };
+  return {
+    name: 'terminal',
+    toolset: 'terminal',
+    description:
+      'Run a shell command with bash in the session working directory and return its exit code and ' +
+      `combined output (capped at ${settings.outputCapBytes} bytes). Commands that could cause damage ` +
+      'wait for the user to approve them. Background processes are stopped when the command ends.',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'string', description: 'The command line, run as `bash -c <command>`.' },
+        timeout_s: {
+          type: 'number',
+          description: `Seconds before the command is killed (default ${settings.defaultTimeoutS}, at most ${settings.maxTimeoutS}).`,
+        },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    async run(args, context) {
+      const command = args.command;
+      if (typeof command !== 'string' || command.trim() === '') {
+        return fail('`command` must be a non-empty string.');
+      }
+      const requested = args.timeout_s;
+      if (requested !== undefined && (typeof requested !== 'number' || !(requested > 0))) {
+        return fail('`timeout_s` must be a positive number of seconds.');
+      }
+      const timeoutS = Math.min(requested ?? settings.defaultTimeoutS, settings.maxTimeoutS);
+      const notes: string[] = [];
+      if (requested !== undefined && requested > settings.maxTimeoutS) {
+        notes.push(`timeout_s lowered to the maximum of ${settings.maxTimeoutS} s`);
+      }
+
+      const refusal = await approve(command, context);
+      if (refusal !== null) return refusal;
+      if (context.signal.aborted) return notApproved({ kind: 'cancelled' });
+
+      const result = await runInProcessGroup({
+        command,
+        cwd: context.cwd,
+        env: scrubEnvironment(settings.env ?? process.env),
+        timeoutMs: timeoutS * 1000,
+        signal: context.signal,
+        outputCapBytes: settings.outputCapBytes,
+        killGraceMs: settings.killGraceMs,
+      });
+      const { status, isError } = describe(result, timeoutS);
+      if (result.strayStopped)
+        notes.push('background processes still running when the command ended were stopped');
+      const lines = [status, ...notes.map((n) => `note: ${n}`)];
+      lines.push(result.output === '' ? '(no output)' : `output:\n${result.output}`);
+      return { content: lines.join('\n'), isError };
+    },
+  };
+}
+
+/** null when the command may run; otherwise the result that explains why it did not. */
+async function approve(command: string, context: ToolContext): Promise<ToolResult | null> {
+  if (context.yolo) return null;
+  const verdict = classifyCommand(command, { cwd: context.cwd });
+  if (!verdict.dangerous) return null;
+  const outcome = await context.requestApproval({
+    kind: 'command',
+    command,
+    reason: verdict.reason,
+    pattern: `${verdict.rule}:${verdict.head}`,
+  });
+  return outcome.kind === 'approved' ? null : notApproved(outcome);
+}
+
+export const terminalTool: ToolDefinition = createTerminalTool();
