@@ -17,7 +17,12 @@ export type { RpcServer, RpcServerOptions } from './surfaces/rpc/server.js';
 export { ViewerConnection, DROPPED_NOTIFICATION } from './surfaces/rpc/connection.js';
 export type { RpcContext, ConnectionLimits, ConnectionState } from './surfaces/rpc/connection.js';
 export type { RpcSurfaceEvents, CloseCause } from './surfaces/rpc/events.js';
-export { SUBPROTOCOL, TICKET_SUBPROTOCOL_PREFIX, SESSION_COOKIE } from './surfaces/rpc/gate.js';
+export {
+  SUBPROTOCOL,
+  TICKET_SUBPROTOCOL_PREFIX,
+  INTERNAL_SUBPROTOCOL_PREFIX,
+  SESSION_COOKIE,
+} from './surfaces/rpc/gate.js';
 export { registerBuiltinMethods } from './surfaces/rpc/builtins.js';
 export type { CreationContract, AuthorityDescription, BuiltinSources } from './surfaces/rpc/builtins.js';
 export { startControlServer, ControlSocketError } from './surfaces/control/server.js';

@@ -11,10 +11,13 @@ import { HttpRejection } from '../../protocol/errors.js';
 
 export const SUBPROTOCOL = 'gatehouse.v1';
 export const TICKET_SUBPROTOCOL_PREFIX = 'gatehouse-ticket.';
+/** Carries the process-lifetime internal credential of clients the daemon spawns itself. */
+export const INTERNAL_SUBPROTOCOL_PREFIX = 'gatehouse-internal.';
 export const SESSION_COOKIE = 'gatehouse_session';
 
 export const DASHBOARD_SUBJECT = 'dashboard:owner';
 export const LEGACY_SUBJECT = 'legacy:token';
+export const INTERNAL_SUBJECT = 'internal:daemon';
 
 export interface GateConfig {
   readonly allowRemote: boolean;
@@ -22,6 +25,8 @@ export interface GateConfig {
   readonly allowedOrigins: readonly string[];
   readonly profile: string;
   readonly legacyToken: { readonly enabled: boolean; readonly token: string } | null;
+  /** The daemon's own per-process credential for clients it spawns, or null when there are none. */
+  readonly internalCredential: string | null;
 }
 
 export interface GateCredentials {
@@ -110,6 +115,10 @@ function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
+function sameSecret(offered: string, expected: string): boolean {
+  return timingSafeEqual(sha256(offered), sha256(expected));
+}
+
 function redeem(
   tickets: TicketBook,
   ticket: string,
@@ -122,7 +131,8 @@ function redeem(
 
 /**
  * Who a WebSocket upgrade speaks for. Exactly one credential path is taken, in this order:
- * native ticket (subprotocol) → dashboard ws-ticket (`?ticket=`) → legacy `?token=` → cookie.
+ * internal credential (subprotocol) → native ticket (subprotocol) → dashboard ws-ticket
+ * (`?ticket=`) → legacy `?token=` → cookie.
  * Each path accepts only its own ticket purposes, so a ticket on the wrong path is wrong_purpose.
  */
 export function authenticateUpgrade(
@@ -133,6 +143,15 @@ export function authenticateUpgrade(
   const rejected = checkTransport(facts, config) ?? checkOrigin(facts, config, false);
   if (rejected) return rejected;
 
+  const internalProtocol = facts.subprotocols.find((p) => p.startsWith(INTERNAL_SUBPROTOCOL_PREFIX));
+  if (internalProtocol !== undefined) {
+    if (!facts.subprotocols.includes(SUBPROTOCOL)) return new HttpRejection('protocol_required');
+    const offered = internalProtocol.slice(INTERNAL_SUBPROTOCOL_PREFIX.length);
+    if (config.internalCredential === null || !sameSecret(offered, config.internalCredential)) {
+      return new HttpRejection('forged');
+    }
+    return makePrincipal(INTERNAL_SUBJECT, 'internal', config.profile, OPERATOR_CAPABILITIES);
+  }
   const ticketProtocol = facts.subprotocols.find((p) => p.startsWith(TICKET_SUBPROTOCOL_PREFIX));
   if (ticketProtocol !== undefined) {
     if (!facts.subprotocols.includes(SUBPROTOCOL)) return new HttpRejection('protocol_required');
@@ -145,7 +164,7 @@ export function authenticateUpgrade(
   const token = facts.query.get('token');
   if (token !== null) {
     if (!config.legacyToken?.enabled) return new HttpRejection('legacy_token_disabled');
-    if (!timingSafeEqual(sha256(token), sha256(config.legacyToken.token))) return new HttpRejection('forged');
+    if (!sameSecret(token, config.legacyToken.token)) return new HttpRejection('forged');
     // The verified legacy token also allows creation (AUTH-3) and is an operator (AUTH-4).
     return makePrincipal(LEGACY_SUBJECT, 'legacy_token', config.profile, OPERATOR_CAPABILITIES);
   }

@@ -43,6 +43,11 @@ export interface RpcServerOptions {
   profile?: string;
   dashboard?: { passwordHash: string | null };
   legacyToken?: { enabled: boolean; token: string } | null;
+  /**
+   * A random secret generated per daemon process and handed only to clients the daemon spawns
+   * (never written to disk). They present it as the subprotocol `gatehouse-internal.<secret>`.
+   */
+  internalCredential?: string | null;
   allowedOrigins?: readonly string[];
   /** Accept non-loopback peers and binds. Only behind TLS or an authenticating proxy (AUTH-6). */
   allowRemote?: boolean;
@@ -72,6 +77,20 @@ export class RemoteBindRefusedError extends Error {
     );
     this.name = 'RemoteBindRefusedError';
   }
+}
+
+/** Config errors surface at start, not as a crash on the first browser request. */
+function normalizeOrigin(origin: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    throw new Error(`allowed origin ${JSON.stringify(origin)} is not a URL like http://host:port`);
+  }
+  if (parsed.origin === 'null' || parsed.origin !== origin.replace(/\/$/, '')) {
+    throw new Error(`allowed origin ${JSON.stringify(origin)} must be scheme://host[:port] only`);
+  }
+  return parsed.origin;
 }
 
 function factsOf(req: IncomingMessage): RequestFacts {
@@ -107,9 +126,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const config: GateConfig = {
     allowRemote,
-    allowedOrigins: options.allowedOrigins ?? [],
+    allowedOrigins: (options.allowedOrigins ?? []).map(normalizeOrigin),
     profile: options.profile ?? 'default',
     legacyToken: options.legacyToken ?? null,
+    internalCredential: options.internalCredential ?? null,
   };
   const logins = new DashboardLogins(now);
   const routeDeps = {
@@ -137,6 +157,15 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    try {
+      upgrade(req, socket, head);
+    } catch (error) {
+      logger.error({ err: error }, 'upgrade failed');
+      rejectUpgrade(socket, new HttpRejection('internal_error'));
+    }
+  });
+
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== WS_PATH) return rejectUpgrade(socket, new HttpRejection('not_found'));
     const outcome = authenticateUpgrade(factsOf(req), config, { tickets: options.tickets, logins });
@@ -150,7 +179,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       logger.info({ connection: connection.id, subject: outcome.subject }, 'viewer connected');
       events.emit('connection:open', connection);
     });
-  });
+  };
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -25,7 +25,7 @@ export function recordingLogger(): RecordingLogger {
 
 export const OWNER = { subject: 'native:owner', profile: 'default' };
 
-export function testDispatcher(logger: Logger): Dispatcher<RpcContext> {
+export function testDispatcher(logger: Logger, recorded: number[] = []): Dispatcher<RpcContext> {
   const dispatcher = new Dispatcher<RpcContext>(logger);
   registerBuiltinMethods(dispatcher, {
     authority: () => ({ instance_id: 'inst-test', epoch: 7 }),
@@ -37,6 +37,16 @@ export function testDispatcher(logger: Logger): Dispatcher<RpcContext> {
     capability: 'session:create',
     handler: () => ({ created: true }),
   });
+  // Records the order handlers start in; the later the call, the sooner it finishes.
+  dispatcher.register('test.record', {
+    params: z.strictObject({ n: z.number().int() }),
+    capability: null,
+    handler: async ({ n }) => {
+      recorded.push(n);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 20 - n)));
+      return n;
+    },
+  });
   return dispatcher;
 }
 
@@ -45,6 +55,8 @@ export interface Harness {
   tickets: TicketBook;
   logger: RecordingLogger;
   wsUrl: string;
+  /** Arguments of test.record calls, in the order their handlers started. */
+  recorded: number[];
 }
 
 export async function startHarness(
@@ -52,13 +64,14 @@ export async function startHarness(
 ): Promise<Harness> {
   const logger = recordingLogger();
   const tickets = options.tickets ?? new TicketBook(options.ticketOptions);
+  const recorded: number[] = [];
   const server = await startRpcServer({
-    dispatcher: testDispatcher(logger),
+    dispatcher: testDispatcher(logger, recorded),
     logger,
     ...options,
     tickets,
   });
-  return { server, tickets, logger, wsUrl: `${server.url.replace('http', 'ws')}/api/ws` };
+  return { server, tickets, logger, recorded, wsUrl: `${server.url.replace('http', 'ws')}/api/ws` };
 }
 
 export function ticketProtocols(ticket: string): string[] {

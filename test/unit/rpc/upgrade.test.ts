@@ -113,6 +113,56 @@ describe('AUTH-2 native ticket at the WebSocket upgrade', () => {
   });
 });
 
+describe('LOC transport over a real socket', () => {
+  it('starts handlers in frame order and never answers a notification', async () => {
+    harness = await startHarness();
+    const client = await connect(
+      harness.wsUrl,
+      ticketProtocols(harness.tickets.mint('interactive', OWNER).ticket),
+    );
+    client.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'test.record', params: { n: 0 } }));
+    const replies = await Promise.all([1, 2, 3, 4, 5].map((n) => client.call('test.record', { n })));
+    expect(harness.recorded).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(replies.map((reply) => reply.result)).toEqual([1, 2, 3, 4, 5]);
+    expect(client.notifications).toEqual([]);
+    client.ws.send('{oops');
+    await client.untilNotifications(1);
+    expect(client.notifications[0]).toMatchObject({
+      id: null,
+      error: { code: -32700, data: { reason: 'parse_error' } },
+    });
+    client.close();
+  });
+
+  it('accepts a browser Origin the owner listed', async () => {
+    harness = await startHarness({ allowedOrigins: ['http://localhost:5173'] });
+    const { ticket } = harness.tickets.mint('interactive', OWNER);
+    const client = await connect(harness.wsUrl, ticketProtocols(ticket), { origin: 'http://localhost:5173' });
+    expect((await client.call('ping', {})).result).toEqual({ pong: true });
+    client.close();
+  });
+
+  it('refuses to start with a malformed allowed origin', async () => {
+    await expect(startHarness({ allowedOrigins: ['localhost:5173/path'] })).rejects.toThrow(/allowed origin/);
+  });
+});
+
+describe('AUTH-3 internal credential for server-spawned clients', () => {
+  it('accepts the process credential as an operator and refuses any other', async () => {
+    harness = await startHarness({ internalCredential: 'per-process-secret' });
+    const refused = await rejectedUpgrade(harness.wsUrl, ['gatehouse.v1', 'gatehouse-internal.guess']);
+    expect(refused).toMatchObject({ status: 401, body: { error: { reason: 'forged' } } });
+    const client = await connect(harness.wsUrl, ['gatehouse.v1', 'gatehouse-internal.per-process-secret']);
+    const described = (await client.call('runtime.describe', {})).result as {
+      principal: { provider: string };
+      capabilities: string[];
+    };
+    expect(described.principal.provider).toBe('internal');
+    expect(described.capabilities).toContain('session:operator');
+    client.close();
+  });
+});
+
 describe('AUTH-3 legacy ?token=', () => {
   it('is refused when disabled', async () => {
     harness = await startHarness({ legacyToken: { enabled: false, token: 'legacy-secret' } });
