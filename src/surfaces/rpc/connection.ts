@@ -76,7 +76,8 @@ export class ViewerConnection {
     socket.on('close', () => this.closed());
     socket.on('error', (error) => {
       this.logger.warn({ connection: this.id, err: error.message }, 'viewer socket error');
-      this.closeCause = 'error';
+      // An error while we are already closing does not change why we closed.
+      if (this.current === 'open') this.closeCause = 'error';
     });
   }
 
