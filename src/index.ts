@@ -24,3 +24,28 @@ export { DANGER_RULES, LINE_RULES, type DangerRule } from './runtime/approvals/r
 export { redactSecrets } from './runtime/approvals/redact.js';
 export * from './runtime/approvals/broker.js';
 export * from './runtime/approvals/always-store.js';
+// Protocol, authentication and the RPC/control surfaces (issue 4, AUTH-1..6).
+export * from './protocol/errors.js';
+export * from './protocol/jsonrpc.js';
+export * from './protocol/dispatcher.js';
+export type { Logger } from './protocol/logger.js';
+export * from './domain/auth/principal.js';
+export * from './domain/auth/tickets.js';
+export { hashPassword, verifyPassword } from './domain/auth/password.js';
+export { startRpcServer, RemoteBindRefusedError, WS_PATH } from './surfaces/rpc/server.js';
+export type { RpcServer, RpcServerOptions } from './surfaces/rpc/server.js';
+export { ViewerConnection, DROPPED_NOTIFICATION } from './surfaces/rpc/connection.js';
+export type { RpcContext, ConnectionLimits, ConnectionState } from './surfaces/rpc/connection.js';
+export type { RpcSurfaceEvents, CloseCause } from './surfaces/rpc/events.js';
+export {
+  SUBPROTOCOL,
+  TICKET_SUBPROTOCOL_PREFIX,
+  INTERNAL_SUBPROTOCOL_PREFIX,
+  SESSION_COOKIE,
+} from './surfaces/rpc/gate.js';
+export { registerBuiltinMethods } from './surfaces/rpc/builtins.js';
+export type { CreationContract, AuthorityDescription, BuiltinSources } from './surfaces/rpc/builtins.js';
+export { startControlServer, ControlSocketError } from './surfaces/control/server.js';
+export type { ControlServer, ControlServerOptions } from './surfaces/control/server.js';
+export { requestTicket, identify, controlRequest, ControlRequestError } from './surfaces/control/client.js';
+export type { ControlIdentity, TicketReply } from './surfaces/control/wire.js';

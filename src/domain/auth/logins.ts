@@ -1,0 +1,80 @@
+/**
+ * Dashboard login sessions (AUTH-3): the cookie value is a random token the browser holds; the
+ * server keeps only its SHA-256. Also a simple failure throttle for the password check.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export const DEFAULT_LOGIN_TTL_MS = 12 * 60 * 60 * 1000;
+const MAX_LOGINS = 64;
+
+const digest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+export type LoginLookup = 'ok' | 'forged' | 'expired';
+
+export class DashboardLogins {
+  /** sha256(token) → expiry. Insertion order is age order, so the oldest is first. */
+  private readonly logins = new Map<string, number>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    readonly ttlMs: number = DEFAULT_LOGIN_TTL_MS,
+  ) {}
+
+  /** Opens a login and returns the token for the cookie. Past the bound, the oldest login ends. */
+  open(): string {
+    const token = randomBytes(32).toString('base64url');
+    if (this.logins.size >= MAX_LOGINS) {
+      const oldest = this.logins.keys().next().value;
+      if (oldest !== undefined) this.logins.delete(oldest);
+    }
+    this.logins.set(digest(token), this.now() + this.ttlMs);
+    return token;
+  }
+
+  lookup(token: string): LoginLookup {
+    const expiresAt = this.logins.get(digest(token));
+    if (expiresAt === undefined) return 'forged';
+    if (this.now() >= expiresAt) {
+      this.logins.delete(digest(token));
+      return 'expired';
+    }
+    return 'ok';
+  }
+
+  end(token: string): void {
+    this.logins.delete(digest(token));
+  }
+
+  /** Hashes only: for tests and debug views. */
+  hashes(): string[] {
+    return [...this.logins.keys()];
+  }
+}
+
+/**
+ * Refuses password attempts after `maxFailures` failures within `windowMs`. Deliberately global,
+ * not per peer: the listener is loopback-only by default, so every peer is the same machine.
+ */
+export class LoginThrottle {
+  private failures: number[] = [];
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxFailures = 5,
+    private readonly windowMs = 60_000,
+  ) {}
+
+  allowed(): boolean {
+    const since = this.now() - this.windowMs;
+    this.failures = this.failures.filter((at) => at > since);
+    return this.failures.length < this.maxFailures;
+  }
+
+  recordFailure(): void {
+    this.failures.push(this.now());
+  }
+
+  reset(): void {
+    this.failures = [];
+  }
+}

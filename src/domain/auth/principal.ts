@@ -1,0 +1,78 @@
+/**
+ * Principals: who a connection is, stamped by the server at a trusted boundary (AUTH-1) and never
+ * read from RPC params. A principal is immutable for the life of its connection.
+ */
+
+export const CAPABILITIES = [
+  'session:create',
+  'session:read',
+  'session:submit',
+  'session:control',
+  'session:approve',
+  'session:respond',
+  'session:operator',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** How the identity was verified. */
+export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker';
+
+export interface Principal {
+  /** Stable subject within its provider, e.g. `native:owner`. */
+  readonly subject: string;
+  readonly provider: PrincipalProvider;
+  readonly profile: string;
+  readonly capabilities: readonly Capability[];
+}
+
+/** Read, drive and answer a session: what every interactive path gets before creation/operator. */
+const SESSION_USE: readonly Capability[] = [
+  'session:read',
+  'session:submit',
+  'session:control',
+  'session:approve',
+  'session:respond',
+];
+
+/** Every capability: interactive native tickets, dashboard logins, the internal credential, legacy token. */
+export const OPERATOR_CAPABILITIES: readonly Capability[] = [...CAPABILITIES];
+
+/** Worker adoption drives a session it was handed; it never creates and is never an operator (AUTH-2). */
+export const WORKER_CAPABILITIES: readonly Capability[] = SESSION_USE;
+
+export function makePrincipal(
+  subject: string,
+  provider: PrincipalProvider,
+  profile: string,
+  capabilities: readonly Capability[],
+): Principal {
+  return Object.freeze({
+    subject,
+    provider,
+    profile,
+    capabilities: Object.freeze(CAPABILITIES.filter((c) => capabilities.includes(c))),
+  });
+}
+
+export function hasCapability(principal: Principal, capability: Capability): boolean {
+  return principal.capabilities.includes(capability);
+}
+
+export function isOperator(principal: Principal): boolean {
+  return hasCapability(principal, 'session:operator');
+}
+
+/** A principal's public form (what runtime.describe shows); it names no credential. */
+export function describePrincipal(principal: Principal): {
+  subject: string;
+  provider: PrincipalProvider;
+  profile: string;
+  capabilities: Capability[];
+} {
+  return {
+    subject: principal.subject,
+    provider: principal.provider,
+    profile: principal.profile,
+    capabilities: [...principal.capabilities],
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The method table and the one place where anything a handler throws becomes a wire response.
+ *
+ * Order of checks for every call: method exists → caller holds the capability → params carry no
+ * identity → params match the method's closed schema → handler. A caller who lacks a capability
+ * learns nothing about the method's params.
+ */
+import { z } from 'zod';
+import { internalError, invalidParams, methodNotFound, permissionDenied, RpcError } from './errors.js';
+import {
+  failure,
+  parseFrame,
+  success,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './jsonrpc.js';
+import type { Logger } from './logger.js';
+
+/** What the dispatcher needs to know about a caller; surfaces extend it with their own fields. */
+export interface CallerContext {
+  readonly principal: { readonly capabilities: readonly string[] };
+}
+
+export interface MethodDefinition<Ctx extends CallerContext, Schema extends z.ZodType = z.ZodType> {
+  /** A closed schema (`z.strictObject`): an unknown key is invalid_params, named. */
+  readonly params: Schema;
+  /** The capability the caller must hold, or null for methods any authenticated caller may use. */
+  readonly capability: string | null;
+  readonly handler: (params: z.output<Schema>, context: Ctx) => unknown;
+}
+
+/**
+ * Keys that would let a caller claim who they are. Identities and capabilities are stamped by the
+ * server at the upgrade gate (AUTH-1), so their mere presence in params is refused, whatever the
+ * method's schema says.
+ */
+export const IDENTITY_PARAM_KEYS: readonly string[] = [
+  'principal',
+  'identity',
+  'capabilities',
+  'capability',
+  'operator',
+  'subject',
+  'profile',
+  'owner',
+  'credentials',
+];
+
+export function identityKeysIn(params: unknown): string[] {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return [];
+  return Object.keys(params).filter((key) => IDENTITY_PARAM_KEYS.includes(key));
+}
+
+/** Turns schema issues into one readable message and a structured list naming each path. */
+export function zodToInvalidParams(error: z.ZodError): RpcError {
+  const issues = error.issues.flatMap((issue) => {
+    const at = ['params', ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: `${at}.${key}`, problem: 'unknown key' }));
+    }
+    return [{ path: at, problem: issue.message }];
+  });
+  const message = issues.map((issue) => `${issue.path}: ${issue.problem}`).join('; ');
+  return invalidParams(message || 'invalid params', { issues });
+}
+
+export class Dispatcher<Ctx extends CallerContext> {
+  private readonly methods = new Map<string, MethodDefinition<Ctx>>();
+
+  constructor(private readonly logger: Logger) {}
+
+  register<Schema extends z.ZodType>(name: string, definition: MethodDefinition<Ctx, Schema>): this {
+    if (this.methods.has(name)) throw new Error(`method ${name} is already registered`);
+    this.methods.set(name, definition);
+    return this;
+  }
+
+  has(name: string): boolean {
+    return this.methods.has(name);
+  }
+
+  methodNames(): string[] {
+    return [...this.methods.keys()];
+  }
+
+  /** Handles one text frame; resolves to the response to send, or null when none is owed. */
+  async handleFrame(text: string, context: Ctx): Promise<JsonRpcResponse | null> {
+    const frame = parseFrame(text);
+    switch (frame.kind) {
+      case 'invalid':
+        return failure(frame.id, frame.error);
+      case 'notification':
+        await this.handleNotification(frame.notification, context);
+        return null;
+      case 'request':
+        return this.dispatch(frame.request, context);
+    }
+  }
+
+  /** Runs one request; never rejects. */
+  async dispatch(request: JsonRpcRequest, context: Ctx): Promise<JsonRpcResponse> {
+    try {
+      return success(request.id, await this.invoke(request.method, request.params, context));
+    } catch (error) {
+      return failure(request.id, this.toRpcError(error, request.method));
+    }
+  }
+
+  /** Notifications run like requests but their outcome, good or bad, is only logged. */
+  private async handleNotification(message: JsonRpcNotification, context: Ctx): Promise<void> {
+    try {
+      await this.invoke(message.method, message.params, context);
+    } catch (error) {
+      const rpc = this.toRpcError(error, message.method);
+      this.logger.warn({ method: message.method, reason: rpc.reason }, 'notification failed');
+    }
+  }
+
+  private async invoke(method: string, rawParams: unknown, context: Ctx): Promise<unknown> {
+    const definition = this.methods.get(method);
+    if (!definition) throw methodNotFound(method);
+    if (definition.capability !== null && !context.principal.capabilities.includes(definition.capability)) {
+      throw permissionDenied(`${method} needs the ${definition.capability} capability`, {
+        capability: definition.capability,
+      });
+    }
+    const params = rawParams === undefined ? {} : rawParams;
+    if (Array.isArray(params)) throw invalidParams('params must be an object, not an array');
+    const identityKeys = identityKeysIn(params);
+    if (identityKeys.length > 0) {
+      throw invalidParams(
+        `identities are stamped by the server, never taken from params: ${identityKeys.join(', ')}`,
+        { keys: identityKeys },
+      );
+    }
+    const parsed = definition.params.safeParse(params);
+    if (!parsed.success) throw zodToInvalidParams(parsed.error);
+    return await definition.handler(parsed.data, context);
+  }
+
+  private toRpcError(error: unknown, method: string): RpcError {
+    if (error instanceof RpcError) return error;
+    if (error instanceof z.ZodError) return zodToInvalidParams(error);
+    // The cause is logged for the operator; the client only learns that the server failed.
+    this.logger.error({ method, err: error }, 'method failed unexpectedly');
+    return internalError();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The local control socket `<home>/gateway.sock` (AUTH-2). Only the owner can connect: the socket
+ * is created under a 0177 umask and then verified to be mode 0600, so the file system is the
+ * authentication. It hands out single-use tickets that a native client then presents at the
+ * WebSocket upgrade.
+ */
+import { chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import type { TicketBook, TicketGrant } from '../../domain/auth/tickets.js';
+import { TicketCapacityError } from '../../domain/auth/tickets.js';
+import { silentLogger, type Logger } from '../../protocol/logger.js';
+import {
+  ControlRequest,
+  MAX_CONTROL_LINE_BYTES,
+  type ControlErrorReason,
+  type ControlErrorReply,
+  type ControlIdentity,
+  type TicketReply,
+} from './wire.js';
+
+export interface ControlServerOptions {
+  socketPath: string;
+  tickets: TicketBook;
+  /** Whom native tickets speak for: the owner of this daemon, in its profile. */
+  grant: TicketGrant;
+  identify: () => ControlIdentity;
+  logger?: Logger;
+}
+
+export interface ControlServer {
+  readonly socketPath: string;
+  close(): Promise<void>;
+}
+
+/** A local failure to open the control socket, with a message an operator can act on. */
+export class ControlSocketError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ControlSocketError';
+  }
+}
+
+const OWNER_ONLY = 0o600;
+const IDLE_TIMEOUT_MS = 5_000;
+
+function errorReply(reason: ControlErrorReason, message: string): ControlErrorReply {
+  return { error: { reason, message } };
+}
+
+/** Pure: one request line → one reply object. */
+export function answerControlLine(
+  line: string,
+  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify'>,
+): ControlIdentity | TicketReply | ControlErrorReply {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return errorReply('parse_error', 'the request line is not valid JSON');
+  }
+  const parsed = ControlRequest.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
+    return errorReply('invalid_request', problems.join('; '));
+  }
+  const request = parsed.data;
+  switch (request.op) {
+    case 'identify':
+      return options.identify();
+    case 'session-ticket':
+      try {
+        const { ticket, expiresAt } = options.tickets.mint(request.purpose, options.grant);
+        return { ticket, expires_at: new Date(expiresAt).toISOString() };
+      } catch (error) {
+        if (error instanceof TicketCapacityError) return errorReply('ticket_capacity', error.message);
+        throw error;
+      }
+  }
+}
+
+function someoneAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+/** Removes a socket file left by a dead daemon; refuses if it is alive or not a socket at all. */
+async function clearStaleSocket(socketPath: string): Promise<void> {
+  let isSocket: boolean;
+  try {
+    isSocket = lstatSync(socketPath).isSocket();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (!isSocket)
+    throw new ControlSocketError(`${socketPath} exists and is not a socket; refusing to replace it`);
+  if (await someoneAnswers(socketPath)) {
+    throw new ControlSocketError(`another gateway is already answering on ${socketPath}`);
+  }
+  unlinkSync(socketPath);
+}
+
+function serveConnection(socket: Socket, options: ControlServerOptions, logger: Logger): void {
+  let buffered = '';
+  socket.setEncoding('utf8');
+  socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+    const end = buffered.indexOf('\n');
+    if (end < 0 && buffered.length <= MAX_CONTROL_LINE_BYTES) return;
+    socket.removeAllListeners('data');
+    let reply: unknown;
+    if (end < 0) {
+      reply = errorReply('invalid_request', 'request line too long');
+    } else {
+      try {
+        reply = answerControlLine(buffered.slice(0, end), options);
+      } catch (error) {
+        logger.error({ err: error }, 'control request failed');
+        reply = errorReply('internal_error', 'internal error');
+      }
+    }
+    socket.end(`${JSON.stringify(reply)}\n`);
+  });
+}
+
+export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
+  const logger = options.logger ?? silentLogger;
+  const { socketPath } = options;
+  await clearStaleSocket(socketPath);
+  const server = createServer((socket) => serveConnection(socket, options, logger));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // The socket is bound synchronously inside listen(); the umask makes it owner-only from birth.
+    const previous = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    } finally {
+      process.umask(previous);
+    }
+  });
+  const close = (): Promise<void> => new Promise<void>((resolve) => server.close(() => resolve()));
+  chmodSync(socketPath, OWNER_ONLY);
+  const mode = statSync(socketPath).mode & 0o777;
+  if (mode !== OWNER_ONLY) {
+    await close();
+    throw new ControlSocketError(
+      `${socketPath} has mode ${mode.toString(8)}, expected 600; refusing to serve`,
+    );
+  }
+  logger.info({ socket: socketPath }, 'control socket listening');
+  return { socketPath, close };
+}

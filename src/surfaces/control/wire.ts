@@ -1,0 +1,39 @@
+/**
+ * The control socket's line protocol (AUTH-2): one JSON object per line in, one per line out.
+ * Shared by the server and the client so both read the same shapes.
+ */
+import { z } from 'zod';
+
+export const ControlRequest = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('identify') }),
+  z.strictObject({
+    op: z.literal('session-ticket'),
+    // The dashboard purpose is minted only from a dashboard login, never here.
+    purpose: z.enum(['interactive', 'worker-adoption']),
+  }),
+]);
+export type ControlRequest = z.infer<typeof ControlRequest>;
+
+/** What `identify` answers: enough for a client to find and trust the running daemon. */
+export interface ControlIdentity {
+  state: string;
+  url: string | null;
+  instance_id: string;
+  epoch: number;
+  profiles: string[];
+}
+
+export interface TicketReply {
+  ticket: string;
+  /** ISO-8601 UTC. */
+  expires_at: string;
+}
+
+export type ControlErrorReason = 'parse_error' | 'invalid_request' | 'ticket_capacity' | 'internal_error';
+
+export interface ControlErrorReply {
+  error: { reason: ControlErrorReason; message: string };
+}
+
+/** A request line longer than this is refused: no legitimate request comes close. */
+export const MAX_CONTROL_LINE_BYTES = 64 * 1024;

@@ -1,0 +1,53 @@
+/**
+ * Built-in methods every authenticated caller may use (LOC-10): `ping` and `runtime.describe`.
+ * `runtime.describe` reveals who the server is and what the caller may do, never a credential,
+ * path or secret, and starts nothing.
+ */
+import { z } from 'zod';
+import { describePrincipal } from '../../domain/auth/principal.js';
+import type { Dispatcher } from '../../protocol/dispatcher.js';
+import type { RpcContext } from './connection.js';
+
+/** The creation contract clients check before sending a launch option; filled by the gateway. */
+export interface CreationContract {
+  sources: string[];
+  parameters: Record<string, unknown>;
+}
+
+export interface AuthorityDescription {
+  /** The daemon instance (changes each start). */
+  instance_id: string;
+  /** The authority epoch opened durably by this start (REC-3). */
+  epoch: number;
+}
+
+export interface BuiltinSources {
+  authority: () => AuthorityDescription;
+  creationContract: () => CreationContract;
+}
+
+export const PROTOCOL_VERSION = 'gatehouse.v1';
+
+export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sources: BuiltinSources): void {
+  dispatcher.register('ping', {
+    params: z.strictObject({}),
+    capability: null,
+    handler: () => ({ pong: true }),
+  });
+  dispatcher.register('runtime.describe', {
+    params: z.strictObject({}),
+    capability: null,
+    handler: (_params, context) => {
+      const authority = sources.authority();
+      const caller = describePrincipal(context.principal);
+      return {
+        protocol: PROTOCOL_VERSION,
+        authority: { instance_id: authority.instance_id, profile: caller.profile },
+        epoch: authority.epoch,
+        principal: { subject: caller.subject, provider: caller.provider },
+        capabilities: caller.capabilities,
+        session_create: sources.creationContract(),
+      };
+    },
+  });
+}

@@ -1,0 +1,171 @@
+/**
+ * One viewer connection: a WebSocket whose principal was stamped at the upgrade gate (AUTH-1).
+ *
+ * States: open → closing → closed. Frames are dispatched in arrival order (each handler starts
+ * before the next frame is looked at; replies may finish out of order and are matched by id).
+ * Outgoing frames go through a bounded buffer: a viewer that stops reading is told once with a
+ * final `connection.dropped` notification and closed, so it can never stall the session or other
+ * viewers (LOC-11). The decision is the pure `decideSend`; this class only performs it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RawData, WebSocket } from 'ws';
+import type { Principal } from '../../domain/auth/principal.js';
+import type { Dispatcher } from '../../protocol/dispatcher.js';
+import { invalidRequest } from '../../protocol/errors.js';
+import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Logger } from '../../protocol/logger.js';
+import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
+
+export type ConnectionState = 'open' | 'closing' | 'closed';
+
+/** What every method handler receives about its caller. */
+export interface RpcContext {
+  readonly principal: Principal;
+  readonly connection: ViewerConnection;
+}
+
+export interface ConnectionLimits {
+  /** Bytes queued but not yet taken by the peer before it counts as too slow. */
+  maxBufferedBytes: number;
+  /** Requests running at once before the connection stops reading (backpressure, not errors). */
+  maxInFlight: number;
+  /** How long a dropped viewer gets to complete the close handshake before the socket is cut. */
+  closeGraceMs: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxBufferedBytes: 4 * 1024 * 1024,
+  maxInFlight: 64,
+  closeGraceMs: 1_000,
+};
+
+/** The notification a dropped viewer receives last; it should resume and ask for events since. */
+export const DROPPED_NOTIFICATION = 'connection.dropped';
+/** WebSocket close code for a viewer dropped for falling behind (private range 4000–4999). */
+export const CLOSE_SLOW_CONSUMER = 4008;
+
+export type SendDecision = 'send' | 'drop_slow_consumer' | 'discard';
+
+/** Pure: what to do with one outgoing frame given the connection state and its backlog. */
+export function decideSend(
+  state: ConnectionState,
+  bufferedBytes: number,
+  frameBytes: number,
+  limit: number,
+): SendDecision {
+  if (state !== 'open') return 'discard';
+  return bufferedBytes + frameBytes > limit ? 'drop_slow_consumer' : 'send';
+}
+
+export class ViewerConnection {
+  readonly id = randomUUID();
+  private current: ConnectionState = 'open';
+  private closeCause: CloseCause = 'client';
+  private inFlight = 0;
+  private graceTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly principal: Principal,
+    private readonly dispatcher: Dispatcher<RpcContext>,
+    private readonly events: TypedEmitter<RpcSurfaceEvents>,
+    private readonly logger: Logger,
+    private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  ) {
+    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('close', () => this.closed());
+    socket.on('error', (error) => {
+      this.logger.warn({ connection: this.id, err: error.message }, 'viewer socket error');
+      // An error while we are already closing does not change why we closed.
+      if (this.current === 'open') this.closeCause = 'error';
+    });
+  }
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  /** Sends a notification; false when the connection is not open or was just dropped for it. */
+  notify(method: string, params: unknown): boolean {
+    return this.send(JSON.stringify(notification(method, params)));
+  }
+
+  /** Starts an orderly close. Idempotent. */
+  close(cause: CloseCause = 'server_shutdown', code = 1001, reason = 'server closing'): void {
+    if (this.current !== 'open') return;
+    this.toClosing(cause);
+    this.socket.close(code, reason);
+  }
+
+  private receive(data: RawData, isBinary: boolean): void {
+    if (this.current !== 'open') return;
+    if (isBinary) {
+      this.reply(failure(null, invalidRequest('frames must be text, one JSON object each')));
+      return;
+    }
+    const text = Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : data instanceof ArrayBuffer
+        ? Buffer.from(data).toString('utf8')
+        : data.toString('utf8');
+    this.inFlight += 1;
+    if (this.inFlight >= this.limits.maxInFlight) this.socket.pause();
+    // handleFrame runs synchronously up to the handler's first await, so handlers start in order.
+    void this.dispatcher
+      .handleFrame(text, { principal: this.principal, connection: this })
+      .then((response) => {
+        if (response) this.reply(response);
+      })
+      .finally(() => {
+        this.inFlight -= 1;
+        if (this.current === 'open' && this.inFlight < this.limits.maxInFlight) this.socket.resume();
+      });
+  }
+
+  private reply(response: JsonRpcResponse): void {
+    this.send(JSON.stringify(response));
+  }
+
+  private send(frame: string): boolean {
+    const decision = decideSend(
+      this.current,
+      this.socket.bufferedAmount,
+      Buffer.byteLength(frame),
+      this.limits.maxBufferedBytes,
+    );
+    switch (decision) {
+      case 'discard':
+        return false;
+      case 'drop_slow_consumer':
+        this.dropSlowConsumer();
+        return false;
+      case 'send':
+        this.socket.send(frame);
+        return true;
+    }
+  }
+
+  private dropSlowConsumer(): void {
+    this.logger.warn({ connection: this.id, subject: this.principal.subject }, 'dropping slow viewer');
+    this.toClosing('slow_consumer');
+    // Best effort: the peer is behind, so it may only read this after everything already queued.
+    this.socket.send(JSON.stringify(notification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' })));
+    this.socket.close(CLOSE_SLOW_CONSUMER, 'slow_consumer');
+  }
+
+  private toClosing(cause: CloseCause): void {
+    if (this.current !== 'open') throw new Error(`connection ${this.id} is already ${this.current}`);
+    this.current = 'closing';
+    this.closeCause = cause;
+    // A peer that does not read will never finish the close handshake; do not wait on it forever.
+    this.graceTimer = setTimeout(() => this.socket.terminate(), this.limits.closeGraceMs);
+    this.graceTimer.unref();
+  }
+
+  private closed(): void {
+    if (this.current === 'closed') return;
+    clearTimeout(this.graceTimer);
+    this.current = 'closed';
+    this.events.emit('connection:close', this, this.closeCause);
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The dashboard's HTTP routes (AUTH-3): password login setting an HttpOnly SameSite=Strict cookie,
+ * logout, and minting a single-use WebSocket ticket from the cookie. Everything else falls to the
+ * static-files hook (the dashboard's own assets, served later) or 404.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { DashboardLogins, LoginThrottle } from '../../domain/auth/logins.js';
+import { verifyPassword } from '../../domain/auth/password.js';
+import { TicketCapacityError, type TicketBook } from '../../domain/auth/tickets.js';
+import { HttpRejection } from '../../protocol/errors.js';
+import type { Logger } from '../../protocol/logger.js';
+import {
+  authenticateMutation,
+  checkOrigin,
+  checkTransport,
+  DASHBOARD_SUBJECT,
+  SESSION_COOKIE,
+  type GateConfig,
+  type RequestFacts,
+} from './gate.js';
+
+/** Serves a request the RPC surface does not own; returns false when it did not handle it. */
+export type StaticHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export interface RouteDeps {
+  readonly config: GateConfig;
+  readonly tickets: TicketBook;
+  readonly logins: DashboardLogins;
+  readonly throttle: LoginThrottle;
+  /** The owner's scrypt hash, or null when the dashboard login is disabled. */
+  readonly passwordHash: string | null;
+  readonly staticFiles: StaticHandler | undefined;
+  readonly logger: Logger;
+}
+
+const MAX_BODY_BYTES = 4096;
+const LoginBody = z.strictObject({ password: z.string().min(1).max(1024) });
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function reject(res: ServerResponse, rejection: HttpRejection): void {
+  sendJson(res, rejection.status, rejection.body());
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpRejection('bad_request', 'request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function cookie(value: string, maxAgeSeconds: number): string {
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`;
+}
+
+async function login(
+  req: IncomingMessage,
+  res: ServerResponse,
+  facts: RequestFacts,
+  deps: RouteDeps,
+): Promise<void> {
+  const rejected = checkTransport(facts, deps.config) ?? checkOrigin(facts, deps.config, false);
+  if (rejected) return reject(res, rejected);
+  if (deps.passwordHash === null) return reject(res, new HttpRejection('dashboard_disabled'));
+  if (!deps.throttle.allowed()) return reject(res, new HttpRejection('rate_limited'));
+  let body: z.infer<typeof LoginBody>;
+  try {
+    body = LoginBody.parse(JSON.parse(await readBody(req)));
+  } catch (error) {
+    if (error instanceof HttpRejection) return reject(res, error);
+    return reject(res, new HttpRejection('bad_request', 'expected a JSON body {"password": "..."}'));
+  }
+  if (!(await verifyPassword(body.password, deps.passwordHash))) {
+    deps.throttle.recordFailure();
+    deps.logger.warn({ route: '/auth/login' }, 'dashboard login refused');
+    return reject(res, new HttpRejection('bad_password'));
+  }
+  deps.throttle.reset();
+  const token = deps.logins.open();
+  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie(token, Math.floor(deps.logins.ttlMs / 1000)) });
+}
+
+function logout(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): void {
+  const principal = authenticateMutation(facts, deps.config, deps.logins);
+  if (principal instanceof HttpRejection) return reject(res, principal);
+  const token = facts.cookies.get(SESSION_COOKIE);
+  if (token !== undefined) deps.logins.end(token);
+  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie('', 0) });
+}
+
+function wsTicket(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): void {
+  const principal = authenticateMutation(facts, deps.config, deps.logins);
+  if (principal instanceof HttpRejection) return reject(res, principal);
+  try {
+    const { ticket, expiresAt } = deps.tickets.mint('dashboard', {
+      subject: DASHBOARD_SUBJECT,
+      profile: deps.config.profile,
+    });
+    sendJson(res, 200, { ticket, expires_at: new Date(expiresAt).toISOString() });
+  } catch (error) {
+    if (error instanceof TicketCapacityError) return reject(res, new HttpRejection('ticket_capacity'));
+    throw error;
+  }
+}
+
+/** Routes one HTTP request. Never rejects: failures become a JSON error body without internals. */
+export async function routeHttp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  facts: RequestFacts,
+  deps: RouteDeps,
+): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  try {
+    if (req.method === 'POST' && path === '/auth/login') return await login(req, res, facts, deps);
+    if (req.method === 'POST' && path === '/auth/logout') return logout(res, facts, deps);
+    if (req.method === 'POST' && path === '/api/auth/ws-ticket') return wsTicket(res, facts, deps);
+    const rejected = checkTransport(facts, deps.config);
+    if (rejected) return reject(res, rejected);
+    if (deps.staticFiles?.(req, res)) return;
+    reject(res, new HttpRejection('not_found'));
+  } catch (error) {
+    deps.logger.error({ path, err: error }, 'http route failed');
+    if (!res.headersSent) reject(res, new HttpRejection('internal_error'));
+    else res.destroy();
+  }
+}
