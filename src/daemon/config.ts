@@ -153,7 +153,7 @@ export function parseConfig(text: string, file: string): LoadedConfig {
     const line = yamlError.linePos?.[0]?.line;
     throw new DaemonError(
       'config_invalid',
-      `${file}${line ? ` line ${line}` : ''}: not valid YAML (${oneLine(yamlError.message)}): fix the file or delete it to start from defaults`,
+      `${file}${line ? ` line ${line}` : ''}: not valid YAML (${oneLine(yamlError.message).replace(/ at line \d+, column \d+:?$/, '')}): fix the file or delete it to start from defaults`,
     );
   }
   const raw: unknown = document.toJS() ?? {};

@@ -25,10 +25,24 @@ export function readPid(file: string): number | undefined {
   }
 }
 
+/**
+ * Whether `pid` is alive and still a gateway: after a crash the pid may have been reused by an
+ * unrelated process, which must never be mistaken for the daemon (or signalled by `stop`).
+ * Where /proc is unavailable, liveness is all we can know.
+ */
+export function isGatewayProcess(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('serve');
+  } catch {
+    return true;
+  }
+}
+
 /** The pid of the live daemon owning this home, if any. */
 export function runningPid(layout: HomeLayout): number | undefined {
   const pid = readPid(layout.pidFile);
-  return pid !== undefined && isAlive(pid) ? pid : undefined;
+  return pid !== undefined && isGatewayProcess(pid) ? pid : undefined;
 }
 
 export function acquirePidFile(layout: HomeLayout, pid = process.pid): void {
@@ -40,7 +54,7 @@ export function acquirePidFile(layout: HomeLayout, pid = process.pid): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const holder = readPid(layout.pidFile);
-    if (holder !== undefined && holder !== pid && isAlive(holder)) {
+    if (holder !== undefined && holder !== pid && isGatewayProcess(holder)) {
       throw new DaemonError(
         'already_running',
         `a gateway is already running on ${layout.root} (pid ${holder}): stop it with "gatehouse stop", or set GATEHOUSE_HOME to another directory`,
