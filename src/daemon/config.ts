@@ -140,7 +140,10 @@ export function loadConfig(file: string): LoadedConfig {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return parseConfig('', file);
-    throw new DaemonError('config_unreadable', `cannot read ${file} (${oneLine(error)}): check its permissions`);
+    throw new DaemonError(
+      'config_unreadable',
+      `cannot read ${file} (${oneLine(error)}): check its permissions`,
+    );
   }
   return parseConfig(text, file);
 }

@@ -75,5 +75,8 @@ function listenError(error: NodeJS.ErrnoException, port: number, ctx: DaemonCont
       `cannot listen on ${ctx.config.listener.host}: it is not an address of this machine; fix listener.host in ${ctx.configFile}`,
     );
   }
-  return new DaemonError('listen_failed', `cannot listen on ${ctx.config.listener.host}:${port} (${oneLine(error)})`);
+  return new DaemonError(
+    'listen_failed',
+    `cannot listen on ${ctx.config.listener.host}:${port} (${oneLine(error)})`,
+  );
 }

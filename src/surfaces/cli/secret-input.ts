@@ -21,7 +21,8 @@ export function readSecret(prompt: string): Promise<string> {
     const onData = (chunk: string) => {
       for (const char of chunk) {
         if (char === '\r' || char === '\n' || char === '\u0004') return finish();
-        if (char === '\u0003') return finish(new DaemonError('invalid_input', 'cancelled; nothing was changed'));
+        if (char === '\u0003')
+          return finish(new DaemonError('invalid_input', 'cancelled; nothing was changed'));
         if (char === '\u007f' || char === '\b') typed = typed.slice(0, -1);
         else typed += char;
       }

@@ -19,9 +19,9 @@ function setup(configText = '') {
 function recorder(name: string, log: string[], behaviour: Partial<DaemonService> = {}): DaemonService {
   return {
     name,
-    start: behaviour.start ?? (async () => void log.push(`start ${name}`)),
-    drain: behaviour.drain ?? (async () => void log.push(`drain ${name}`)),
-    stop: behaviour.stop ?? (async () => void log.push(`stop ${name}`)),
+    start: behaviour.start ?? (() => Promise.resolve(void log.push(`start ${name}`))),
+    drain: behaviour.drain ?? (() => Promise.resolve(void log.push(`drain ${name}`))),
+    stop: behaviour.stop ?? (() => Promise.resolve(void log.push(`stop ${name}`))),
   };
 }
 
@@ -41,9 +41,10 @@ describe('daemon services and lifecycle (issue 4)', () => {
     const env = setup();
     const log: string[] = [];
     const advertiser = recorder('listener', log, {
-      start: async (ctx: DaemonContext) => {
+      start: (ctx: DaemonContext) => {
         log.push('start listener');
         ctx.advertise({ url: 'http://127.0.0.1:1234', epoch: 7 });
+        return Promise.resolve();
       },
     });
     const handle = await runDaemon({ ...env, services: [recorder('store', log), advertiser] });
@@ -56,7 +57,14 @@ describe('daemon services and lifecycle (issue 4)', () => {
 
     expect(await handle.shutdown('test')).toBe(0);
     expect(handle.lifecycle.state).toBe('stopped');
-    expect(log).toEqual(['start store', 'start listener', 'drain listener', 'drain store', 'stop listener', 'stop store']);
+    expect(log).toEqual([
+      'start store',
+      'start listener',
+      'drain listener',
+      'drain store',
+      'stop listener',
+      'stop store',
+    ]);
     expect(existsSync(env.layout.gatewayJson)).toBe(false);
     expect(existsSync(env.layout.pidFile)).toBe(false);
   });
@@ -98,7 +106,8 @@ describe('daemon services and lifecycle (issue 4)', () => {
     const env = setup();
     const log: string[] = [];
     const failing = recorder('listener', log, {
-      start: () => Promise.reject(new DaemonError('port_in_use', 'port 8123 is already in use: choose another')),
+      start: () =>
+        Promise.reject(new DaemonError('port_in_use', 'port 8123 is already in use: choose another')),
     });
     const broken = recorder('plugin', log, { start: () => Promise.reject(new Error('bad\nstack')) });
 

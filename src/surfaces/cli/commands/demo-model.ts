@@ -10,7 +10,10 @@ export function registerDemoModel(program: Command, deps: CliDeps): void {
     .action(async (options: { port: string }) => {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        throw new DaemonError('invalid_input', `--port must be a number from 0 to 65535, not "${options.port}"`);
+        throw new DaemonError(
+          'invalid_input',
+          `--port must be a number from 0 to 65535, not "${options.port}"`,
+        );
       }
       if (!deps.runDemoModel) {
         throw new DaemonError('not_available', 'the standalone demo model is not part of this build yet');

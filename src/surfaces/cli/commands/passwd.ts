@@ -21,7 +21,10 @@ export function registerPasswd(program: Command): void {
 
       const password = process.stdin.isTTY ? await askTwice() : await readStdinLine();
       if (password.length === 0) {
-        throw new DaemonError('invalid_input', 'the password is empty: type a password (or pipe one on stdin)');
+        throw new DaemonError(
+          'invalid_input',
+          'the password is empty: type a password (or pipe one on stdin)',
+        );
       }
       const hash = await hashPassword(password);
 
@@ -34,7 +37,9 @@ export function registerPasswd(program: Command): void {
 
       say(`Dashboard password set (stored as a hash in ${layout.configFile}).`);
       if (gatewayState(layout).status !== 'stopped') {
-        say('The running gateway still uses the old one: restart it with "gatehouse stop && gatehouse start".');
+        say(
+          'The running gateway still uses the old one: restart it with "gatehouse stop && gatehouse start".',
+        );
       }
     });
 }
@@ -42,6 +47,7 @@ export function registerPasswd(program: Command): void {
 async function askTwice(): Promise<string> {
   const first = await readSecret('New dashboard password: ');
   const second = await readSecret('Repeat it: ');
-  if (first !== second) throw new DaemonError('invalid_input', 'the two passwords differ: run "gatehouse passwd" again');
+  if (first !== second)
+    throw new DaemonError('invalid_input', 'the two passwords differ: run "gatehouse passwd" again');
   return first;
 }

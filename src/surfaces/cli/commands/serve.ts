@@ -32,7 +32,9 @@ export function registerServe(program: Command, deps: CliDeps): void {
         services: deps.services(loaded),
         handleSignals: true,
       });
-      say(`Gatehouse is ready at ${handle.info.url ?? '(no listener)'} (pid ${process.pid}, home ${layout.root}).`);
+      say(
+        `Gatehouse is ready at ${handle.info.url ?? '(no listener)'} (pid ${process.pid}, home ${layout.root}).`,
+      );
       say(`Model: ${handle.info.model}. Press Ctrl-C to stop.`);
       const code = await handle.done;
       process.exit(code);

@@ -57,7 +57,8 @@ export async function spawnDaemon(layout: HomeLayout): Promise<GatewayInfo> {
       const reason = lastError(layout.logFile, logOffset);
       throw new DaemonError(
         'start_failed',
-        reason ?? `the gateway exited (code ${exited.code ?? exited.signal}) before it was ready; see ${layout.logFile}`,
+        reason ??
+          `the gateway exited (code ${exited.code ?? exited.signal}) before it was ready; see ${layout.logFile}`,
       );
     }
     if (Date.now() > end) {
@@ -88,7 +89,9 @@ function lastError(logFile: string, offset: number): string | undefined {
     return undefined;
   }
   const lines = text.split('\n').filter((line) => line.trim().length > 0);
-  const plain = lines.filter((line) => line.startsWith('gatehouse: ') && !line.startsWith('gatehouse: note:'));
+  const plain = lines.filter(
+    (line) => line.startsWith('gatehouse: ') && !line.startsWith('gatehouse: note:'),
+  );
   if (plain.length > 0) return plain[plain.length - 1]!.slice('gatehouse: '.length);
   for (const line of lines.reverse()) {
     try {

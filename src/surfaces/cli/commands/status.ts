@@ -77,8 +77,12 @@ export function printStatus(report: StatusReport): void {
   ];
   if (report.state === 'running') say('Gatehouse is running.');
   else if (report.state === 'starting') say('Gatehouse is starting (not ready yet).');
-  else say('Gatehouse is not running. Start it with "gatehouse start" (or "gatehouse serve" in the foreground).');
-  if (report.stale_pid !== null) say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
+  else
+    say(
+      'Gatehouse is not running. Start it with "gatehouse start" (or "gatehouse serve" in the foreground).',
+    );
+  if (report.stale_pid !== null)
+    say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
   for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(8)} ${value}`);
 }
 

@@ -22,7 +22,10 @@ export function registerTicket(program: Command, deps: CliDeps): void {
         );
       }
       if (!deps.requestTicket) {
-        throw new DaemonError('not_available', 'this build cannot request tickets yet (no control-socket client)');
+        throw new DaemonError(
+          'not_available',
+          'this build cannot request tickets yet (no control-socket client)',
+        );
       }
       say(await deps.requestTicket(layout, options.purpose));
     });
