@@ -192,3 +192,22 @@ describe('UX-3 secrets stay out of logs and output', () => {
     expect(run.stderr).toContain('gatehouse start');
   });
 });
+
+describe('UX-1 after a crash', () => {
+  it('a SIGKILLed daemon is reported as not running, and the next serve takes over its home', async () => {
+    const home = tempHome();
+    const first = spawnCli(home, ['serve']);
+    await waitForOutput(first, 'Gatehouse is ready at');
+    first.kill('SIGKILL');
+    await exited(first);
+
+    const status = JSON.parse((await runCli(home, ['status', '--json'])).stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({ running: false, stale_pid: first.pid });
+
+    const second = spawnCli(home, ['serve']);
+    await waitForOutput(second, 'Gatehouse is ready at');
+    expect(readJson(homeLayout(home).gatewayJson)['pid']).toBe(second.pid);
+    second.kill('SIGTERM');
+    expect(await exited(second)).toBe(0);
+  });
+});

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { runDaemon, type DaemonContext, type DaemonService } from '../../../src/
 import { DaemonError } from '../../../src/daemon/errors.js';
 import { homeLayout, initHome } from '../../../src/daemon/home.js';
 import { createLogger } from '../../../src/daemon/logger.js';
+import { acquirePidFile, processStartTime, removeQuietly, runningPid } from '../../../src/daemon/pidfile.js';
 
 function setup(configText = '') {
   const layout = homeLayout(join(mkdtempSync(join(tmpdir(), 'gh-daemon-')), 'home'));
@@ -53,7 +54,7 @@ describe('daemon services and lifecycle (issue 4)', () => {
     const info = JSON.parse(readFileSync(env.layout.gatewayJson, 'utf8')) as Record<string, unknown>;
     expect(info).toMatchObject({ pid: process.pid, url: 'http://127.0.0.1:1234', epoch: 7 });
     expect(info['instance_id']).toBe(handle.info.instance_id);
-    expect(readFileSync(env.layout.pidFile, 'utf8').trim()).toBe(String(process.pid));
+    expect(readFileSync(env.layout.pidFile, 'utf8').split(' ')[0]).toBe(String(process.pid));
 
     expect(await handle.shutdown('test')).toBe(0);
     expect(handle.lifecycle.state).toBe('stopped');
@@ -123,5 +124,24 @@ describe('daemon services and lifecycle (issue 4)', () => {
       code: 'service_failed',
       message: 'plugin failed to start: bad',
     });
+  });
+});
+
+describe('daemon pid file (issue 4): one daemon per home, crashes leave no lock', () => {
+  it('a live holder refuses a second daemon; a dead or reused pid is stale and replaced', () => {
+    const { layout } = setup();
+    initHome(layout);
+    const holder = process.ppid; // alive for the whole test
+    writeFileSync(layout.pidFile, `${holder} ${processStartTime(holder) ?? ''}\n`);
+    expect(runningPid(layout)).toBe(holder);
+    expect(() => acquirePidFile(layout)).toThrow(
+      /already running .* \(pid \d+\): stop it with "gatehouse stop"/,
+    );
+
+    writeFileSync(layout.pidFile, `${holder} 1\n`); // same pid, another process's start time
+    expect(runningPid(layout)).toBeUndefined();
+    acquirePidFile(layout);
+    expect(runningPid(layout)).toBe(process.pid);
+    removeQuietly(layout.pidFile);
   });
 });
