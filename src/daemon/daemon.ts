@@ -182,6 +182,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     removeSignalHandlers();
     lifecycle.apply({ type: 'fail', error: oneLine(error) });
     logger.error({ err: error }, 'gateway failed to start');
+    resolveDone(1); // a shutdown requested while starting is waiting on this
     throw error;
   }
 

@@ -90,14 +90,27 @@ export class Lifecycle {
     return () => this.#events.off(name, listener as never);
   }
 
-  /** Resolves when the lifecycle reaches `state`, at once if it already has. */
+  /**
+   * Resolves when the lifecycle reaches `state` (at once if it is there). Rejects if the daemon
+   * ends (stopped or failed) without passing through it, so a waiter never hangs.
+   */
   reached(state: 'ready' | 'draining' | 'stopped' | 'failed'): Promise<void> {
     if (this.#state === state) return Promise.resolve();
-    return new Promise((resolve) => {
-      const off = this.on(`lifecycle:${state}`, () => {
-        off();
-        resolve();
-      });
+    if (this.#state === 'stopped' || this.#state === 'failed' || ORDER[this.#state] > ORDER[state]) {
+      return Promise.reject(new Error(`the daemon is ${this.#state} and will never be ${state}`));
+    }
+    return new Promise((resolve, reject) => {
+      const offs = (['ready', 'draining', 'stopped', 'failed'] as const).map((name) =>
+        this.on(`lifecycle:${name}`, () => {
+          if (name !== state && name !== 'stopped' && name !== 'failed') return;
+          for (const off of offs) off();
+          if (name === state) resolve();
+          else reject(new Error(`the daemon ${name} before it was ${state}`));
+        }),
+      );
     });
   }
 }
+
+/** Progress along the normal path; `failed` sorts last so every other target is behind it. */
+const ORDER: Record<LifecycleState, number> = { starting: 0, ready: 1, draining: 2, stopped: 3, failed: 4 };

@@ -71,3 +71,20 @@ describe('daemon lifecycle (issue 4): events and admission', () => {
     expect(lifecycle.state).toBe('starting');
   });
 });
+
+describe('daemon lifecycle (issue 4): waiters never hang', () => {
+  it('a waiter for ready is told when start-up fails instead', async () => {
+    const lifecycle = new Lifecycle();
+    const waiting = lifecycle.reached('ready');
+    lifecycle.apply(fail);
+    await expect(waiting).rejects.toThrow(/failed before it was ready/);
+    await expect(lifecycle.reached('draining')).rejects.toThrow(/will never be draining/);
+  });
+
+  it('a state already passed is refused at once', async () => {
+    const lifecycle = new Lifecycle();
+    lifecycle.apply(ready);
+    lifecycle.apply(drain);
+    await expect(lifecycle.reached('ready')).rejects.toThrow(/will never be ready/);
+  });
+});
