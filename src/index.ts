@@ -49,3 +49,13 @@ export { startControlServer, ControlSocketError } from './surfaces/control/serve
 export type { ControlServer, ControlServerOptions } from './surfaces/control/server.js';
 export { requestTicket, identify, controlRequest, ControlRequestError } from './surfaces/control/client.js';
 export type { ControlIdentity, TicketReply } from './surfaces/control/wire.js';
+export { runDaemon } from './daemon/daemon.js';
+export type { DaemonService, DaemonContext, DaemonHandle, GatewayInfo, Advertised } from './daemon/daemon.js';
+export { Lifecycle, transition, IllegalTransition } from './daemon/lifecycle.js';
+export type { LifecycleState, LifecycleEvent, LifecycleEvents } from './daemon/lifecycle.js';
+export { loadConfig, parseConfig, maskConfig, describeModel } from './daemon/config.js';
+export type { GatehouseConfig, LoadedConfig } from './daemon/config.js';
+export { homeLayout, resolveHomeDir, initHome } from './daemon/home.js';
+export type { HomeLayout } from './daemon/home.js';
+export { DaemonError } from './daemon/errors.js';
+export type { DaemonErrorCode } from './daemon/errors.js';

@@ -1,0 +1,240 @@
+/**
+ * The YAML configuration: one closed zod schema gives every key its default and its check, so an
+ * unknown or malformed key is reported with the file and the key path instead of being ignored.
+ * Keys are snake_case, as in the file. The parsed value is immutable by convention.
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { DaemonError, oneLine } from './errors.js';
+
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Timer-based resets from older gateways. SPEC ENT-2: a conversation changes only by /new, /reset,
+ * suspension, compression or crash recovery, so these are accepted (old files keep working) and
+ * ignored with a notice.
+ */
+export const IGNORED_TIMER_KEYS = [
+  'idle_minutes',
+  'daily_reset_hour',
+  'reset_policy',
+  'reset_mode',
+  'session_reset',
+  'at_hour',
+] as const;
+
+const seconds = (what: string) =>
+  z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
+
+const modelSchema = z.strictObject({
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(
+    (value) => {
+      const url = new URL(value);
+      return !url.username && !url.password && !url.search && !url.hash;
+    },
+    { error: 'must not contain credentials, a query or a fragment' },
+  ),
+  model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
+    .optional(),
+  api_key: z.string().min(1).optional(),
+});
+
+const listenerSchema = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z
+      .number({ error: 'must be a port number (0 = any free port)' })
+      .int()
+      .min(0, { error: 'must be between 0 and 65535' })
+      .max(65535, { error: 'must be between 0 and 65535' })
+      .default(0),
+    allow_remote: z.boolean().default(false),
+    tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+  })
+  .superRefine((listener, ctx) => {
+    if (!listener.allow_remote && !isLoopback(listener.host)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['host'],
+        message: `${listener.host} is not a loopback address; set listener.allow_remote: true to accept remote peers`,
+      });
+    }
+  });
+
+export const configSchema = z
+  .strictObject({
+    profiles: z
+      .array(z.string().regex(PROFILE_NAME, { error: 'profile names use letters, digits, _ and -' }))
+      .min(1, { error: 'must list at least one profile' })
+      .default(['default']),
+    default_profile: z.string().optional(),
+    model: modelSchema.optional(),
+    listener: listenerSchema.prefault({}),
+    approvals: z
+      .strictObject({
+        mode: z.enum(['manual', 'deny', 'off']).default('manual'),
+        timeout_s: seconds('approvals.timeout_s').positive().default(300),
+      })
+      .prefault({}),
+    dashboard: z
+      .strictObject({
+        password_hash: z
+          .string()
+          .startsWith('scrypt$', { error: 'must be a hash written by `gatehouse passwd`' })
+          .optional(),
+      })
+      .prefault({}),
+    legacy_token: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+      })
+      .prefault({}),
+    limits: z
+      .strictObject({ max_concurrent_turns: z.number().int().min(1).max(1024).default(8) })
+      .prefault({}),
+    drain_timeout_s: seconds('drain_timeout_s').min(0).default(30),
+    sessions: z
+      .strictObject({
+        group_sessions_per_user: z.boolean().default(true),
+        thread_sessions_per_user: z.boolean().default(false),
+      })
+      .prefault({}),
+  })
+  .transform((config, ctx) => {
+    const defaultProfile = config.default_profile ?? config.profiles[0]!;
+    if (!config.profiles.includes(defaultProfile)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_profile'],
+        message: `"${defaultProfile}" is not listed in profiles`,
+      });
+    }
+    return { ...config, default_profile: defaultProfile };
+  });
+
+export type GatehouseConfig = z.output<typeof configSchema>;
+
+export interface LoadedConfig {
+  readonly config: GatehouseConfig;
+  readonly file: string;
+  /** Things the user should know but that do not stop the daemon (ignored keys, inline secrets). */
+  readonly notices: readonly string[];
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+/** Reads and validates `file`; a missing file means every default. */
+export function loadConfig(file: string): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return parseConfig('', file);
+    throw new DaemonError(
+      'config_unreadable',
+      `cannot read ${file} (${oneLine(error)}): check its permissions`,
+    );
+  }
+  return parseConfig(text, file);
+}
+
+/** Parses YAML text as the config of `file` (the name is used in messages only). */
+export function parseConfig(text: string, file: string): LoadedConfig {
+  const document = parseDocument(text);
+  const yamlError = document.errors[0];
+  if (yamlError) {
+    const line = yamlError.linePos?.[0]?.line;
+    throw new DaemonError(
+      'config_invalid',
+      `${file}${line ? ` line ${line}` : ''}: not valid YAML (${oneLine(yamlError.message).replace(/ at line \d+, column \d+:?$/, '')}): fix the file or delete it to start from defaults`,
+    );
+  }
+  const raw: unknown = document.toJS() ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new DaemonError('config_invalid', `${file}: the top level must be a mapping of keys to values`);
+  }
+  const { cleaned, notices } = dropIgnoredTimerKeys(raw as Record<string, unknown>);
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new DaemonError('config_invalid', `${file}: ${describeIssue(issue)} (see docs/configuration.md)`);
+  }
+  const config = result.data;
+  if (config.model?.api_key !== undefined) {
+    notices.push(
+      `model.api_key is written inline in ${file}; prefer model.api_key_env (the name of an environment variable)`,
+    );
+  }
+  return { config, file, notices };
+}
+
+function dropIgnoredTimerKeys(raw: Record<string, unknown>): {
+  cleaned: Record<string, unknown>;
+  notices: string[];
+} {
+  const notices: string[] = [];
+  const strip = (section: Record<string, unknown>, prefix: string): Record<string, unknown> => {
+    const kept: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(section)) {
+      if ((IGNORED_TIMER_KEYS as readonly string[]).includes(key)) {
+        notices.push(
+          `${prefix}${key} is ignored: sessions never reset on a timer (only /new, /reset, suspension, compression or crash recovery change them)`,
+        );
+      } else {
+        kept[key] = value;
+      }
+    }
+    return kept;
+  };
+  const cleaned = strip(raw, '');
+  const sessions = cleaned['sessions'];
+  if (sessions && typeof sessions === 'object' && !Array.isArray(sessions)) {
+    cleaned['sessions'] = strip(sessions as Record<string, unknown>, 'sessions.');
+  }
+  return { cleaned, notices };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((key) => (path ? `${path}.${key}` : key));
+    return `${keys.join(', ')}: unknown key${keys.length > 1 ? 's' : ''}`;
+  }
+  return `${path || '(top level)'}: ${issue.message}`;
+}
+
+const MASK = '***';
+
+/** A copy safe to print or log: every secret value replaced, its presence still visible. */
+export function maskConfig(config: GatehouseConfig): GatehouseConfig {
+  const copy = structuredClone(config);
+  if (copy.model?.api_key !== undefined) copy.model.api_key = MASK;
+  if (copy.dashboard.password_hash !== undefined) copy.dashboard.password_hash = MASK;
+  if (copy.legacy_token.token !== undefined) copy.legacy_token.token = MASK;
+  return copy;
+}
+
+/** Secret values in the config or the environment it names; loggers scrub these from every line. */
+export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = process.env): string[] {
+  const secrets = [config.model?.api_key, config.legacy_token.token];
+  if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
+  return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
+}
+
+export const DEMO_MODEL_DESCRIPTION = 'built-in demo model (scripted stand-in, no account needed)';
+
+/** How `status` and the chat banner name the model in use. */
+export function describeModel(config: GatehouseConfig): string {
+  if (!config.model) return DEMO_MODEL_DESCRIPTION;
+  return `${config.model.model} at ${config.model.base_url}`;
+}

@@ -1,0 +1,220 @@
+/**
+ * The daemon: a composition of services run under one lifecycle. It owns the home's pid file,
+ * starts services in order (rolling back those already started when one fails), advertises itself
+ * in run/gateway.json once every service is up, and on SIGTERM/SIGINT drains then stops them in
+ * reverse order before removing its files. Services are the only extension point: the RPC server,
+ * the control socket, the store and the runtime each plug in as one.
+ */
+import { randomUUID } from 'node:crypto';
+import { DaemonError, oneLine } from './errors.js';
+import type { GatehouseConfig } from './config.js';
+import { describeModel } from './config.js';
+import { ensureHomeDirs, writeFileAtomic, type HomeLayout } from './home.js';
+import { Lifecycle } from './lifecycle.js';
+import type { Logger } from './logger.js';
+import { acquirePidFile, removeQuietly } from './pidfile.js';
+
+/** What gateway.json tells clients: how to reach this daemon and which authority it holds. */
+export interface GatewayInfo {
+  pid: number;
+  url: string | null;
+  instance_id: string;
+  /** The authority epoch; filled by the store service (a placeholder until it exists). */
+  epoch: number | null;
+  started_at: string;
+  home: string;
+  profiles: string[];
+  model: string;
+}
+
+/** The fields services fill in while starting. */
+export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch'>>;
+
+export interface DaemonContext {
+  readonly layout: HomeLayout;
+  readonly config: GatehouseConfig;
+  readonly configFile: string;
+  readonly logger: Logger;
+  readonly lifecycle: Lifecycle;
+  readonly instanceId: string;
+  advertise(fields: Advertised): void;
+}
+
+export interface DaemonService {
+  readonly name: string;
+  /** Acquire resources. Throw a DaemonError with a one-line, actionable message on failure. */
+  start(ctx: DaemonContext): Promise<void>;
+  /** Stop taking new work and let running work finish; `deadline` is an epoch-ms bound. */
+  drain(deadline: number): Promise<void>;
+  /** Release everything. Called after drain, and on start-up rollback (without drain). */
+  stop(): Promise<void>;
+}
+
+export interface RunDaemonOptions {
+  readonly layout: HomeLayout;
+  readonly config: GatehouseConfig;
+  readonly configFile: string;
+  readonly logger: Logger;
+  readonly services: readonly DaemonService[];
+  /** Install SIGTERM/SIGINT handlers (the CLI does; in-process tests call shutdown()). */
+  readonly handleSignals?: boolean;
+}
+
+export interface DaemonHandle {
+  readonly lifecycle: Lifecycle;
+  readonly info: GatewayInfo;
+  /** Drain and stop; resolves with the exit code. Calling it twice skips the rest of the drain. */
+  shutdown(reason: string): Promise<number>;
+  /** Resolves with the exit code once stopped. */
+  readonly done: Promise<number>;
+}
+
+/** Starts every service; resolves once ready, or rejects (after rolling back) with a DaemonError. */
+export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
+  const { layout, config, logger, services } = options;
+  ensureHomeDirs(layout);
+  acquirePidFile(layout);
+  removeQuietly(layout.gatewayJson); // left by a crashed run; this one writes its own once ready
+
+  const lifecycle = new Lifecycle();
+  const info: GatewayInfo = {
+    pid: process.pid,
+    url: null,
+    instance_id: randomUUID(),
+    epoch: null,
+    started_at: new Date().toISOString(),
+    home: layout.root,
+    profiles: [...config.profiles],
+    model: describeModel(config),
+  };
+  const ctx: DaemonContext = {
+    layout,
+    config,
+    configFile: options.configFile,
+    logger,
+    lifecycle,
+    instanceId: info.instance_id,
+    advertise: (fields) => Object.assign(info, fields),
+  };
+
+  let stopRequested: string | undefined;
+  let shuttingDown: Promise<number> | undefined;
+  let skipDrain: (() => void) | undefined;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (resolveDone = resolve));
+  const started: DaemonService[] = [];
+
+  const onSignal = (signal: NodeJS.Signals) => void shutdown(signal);
+  const removeSignalHandlers = () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+  if (options.handleSignals) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
+
+  async function finish(): Promise<number> {
+    let code = 0;
+    for (const service of [...started].reverse()) {
+      try {
+        await service.stop();
+      } catch (error) {
+        code = 1;
+        logger.error({ service: service.name, err: error }, 'service failed to stop');
+      }
+    }
+    removeQuietly(layout.gatewayJson);
+    removeQuietly(layout.pidFile);
+    removeSignalHandlers();
+    lifecycle.apply({ type: 'stopped' });
+    logger.info({ code }, 'gateway stopped');
+    resolveDone(code);
+    return code;
+  }
+
+  async function drainAll(reason: string): Promise<void> {
+    const deadline = Date.now() + config.drain_timeout_s * 1000;
+    logger.info({ reason, drain_timeout_s: config.drain_timeout_s }, 'gateway draining');
+    let timer: NodeJS.Timeout | undefined;
+    const cut = new Promise<'cut'>((resolve) => {
+      timer = setTimeout(() => resolve('cut'), Math.max(0, deadline - Date.now()));
+      skipDrain = () => resolve('cut');
+    });
+    const drains = Promise.allSettled(
+      [...started].reverse().map(async (service) => {
+        try {
+          await service.drain(deadline);
+        } catch (error) {
+          logger.error({ service: service.name, err: error }, 'service failed to drain');
+        }
+      }),
+    );
+    if ((await Promise.race([drains, cut])) === 'cut') {
+      logger.warn('drain deadline reached or a second signal arrived; stopping with work still running');
+    }
+    clearTimeout(timer);
+  }
+
+  function shutdown(reason: string): Promise<number> {
+    if (shuttingDown) {
+      skipDrain?.();
+      return shuttingDown;
+    }
+    if (lifecycle.state === 'starting') {
+      stopRequested ??= reason;
+      return done;
+    }
+    lifecycle.apply({ type: 'drain', reason });
+    shuttingDown = drainAll(reason).then(finish);
+    return shuttingDown;
+  }
+
+  try {
+    for (const service of services) {
+      if (stopRequested !== undefined) break;
+      await startService(service, ctx);
+      started.push(service);
+    }
+  } catch (error) {
+    await rollback(started, logger);
+    removeQuietly(layout.pidFile);
+    removeSignalHandlers();
+    lifecycle.apply({ type: 'fail', error: oneLine(error) });
+    logger.error({ err: error }, 'gateway failed to start');
+    resolveDone(1); // a shutdown requested while starting is waiting on this
+    throw error;
+  }
+
+  if (stopRequested !== undefined) {
+    lifecycle.apply({ type: 'drain', reason: stopRequested });
+    shuttingDown = drainAll(stopRequested).then(finish);
+  } else {
+    writeFileAtomic(layout.gatewayJson, `${JSON.stringify(info, null, 2)}\n`, 0o600);
+    lifecycle.apply({ type: 'ready' });
+    logger.info({ url: info.url, epoch: info.epoch, instance_id: info.instance_id }, 'gateway ready');
+  }
+  return { lifecycle, info, shutdown, done };
+}
+
+async function startService(service: DaemonService, ctx: DaemonContext): Promise<void> {
+  try {
+    await service.start(ctx);
+    ctx.logger.info({ service: service.name }, 'service started');
+  } catch (error) {
+    if (error instanceof DaemonError) throw error;
+    throw new DaemonError('service_failed', `${service.name} failed to start: ${oneLine(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+async function rollback(started: DaemonService[], logger: Logger): Promise<void> {
+  for (const service of [...started].reverse()) {
+    try {
+      await service.stop();
+    } catch (error) {
+      logger.error({ service: service.name, err: error }, 'service failed to stop during rollback');
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type { Command } from 'commander';
+import { describeModel } from '../../../daemon/config.js';
+import { oneLine } from '../../../daemon/errors.js';
+import { gatewayState } from '../../../daemon/gateway-state.js';
+import type { HomeLayout } from '../../../daemon/home.js';
+import { cliHome, loadCliConfig, say } from '../shared.js';
+
+export interface StatusReport {
+  running: boolean;
+  state: 'running' | 'starting' | 'stopped';
+  pid: number | null;
+  url: string | null;
+  epoch: number | null;
+  instance_id: string | null;
+  started_at: string | null;
+  uptime_s: number | null;
+  model: string;
+  home: string;
+  config_file: string;
+  log_file: string;
+  stale_pid: number | null;
+}
+
+export function statusReport(layout: HomeLayout): StatusReport {
+  const state = gatewayState(layout);
+  const files = {
+    home: layout.root,
+    config_file: layout.configFile,
+    log_file: layout.logFile,
+  };
+  const stale_pid = state.status === 'stopped' ? (state.stalePid ?? null) : null;
+  if (state.status === 'running') {
+    const { info } = state;
+    return {
+      running: true,
+      state: 'running',
+      pid: state.pid,
+      url: info.url,
+      epoch: info.epoch,
+      instance_id: info.instance_id,
+      started_at: info.started_at,
+      uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(info.started_at)) / 1000)),
+      model: info.model, // what the running daemon uses, even if the file changed since
+      ...files,
+      stale_pid,
+    };
+  }
+  let model: string;
+  try {
+    model = describeModel(loadCliConfig(layout, { quiet: true }).config);
+  } catch (error) {
+    model = `unknown: ${oneLine(error)}`;
+  }
+  return {
+    running: false,
+    state: state.status,
+    pid: state.status === 'starting' ? state.pid : null,
+    url: null,
+    epoch: null,
+    instance_id: null,
+    started_at: null,
+    uptime_s: null,
+    model,
+    ...files,
+    stale_pid,
+  };
+}
+
+export function printStatus(report: StatusReport): void {
+  const rows: [string, string | number | null][] = [
+    ['pid', report.pid],
+    ['url', report.url],
+    ['epoch', report.epoch],
+    ['uptime', report.uptime_s === null ? null : `${report.uptime_s}s`],
+    ['model', report.model],
+    ['home', report.home],
+  ];
+  if (report.state === 'running') say('Gatehouse is running.');
+  else if (report.state === 'starting') say('Gatehouse is starting (not ready yet).');
+  else
+    say(
+      'Gatehouse is not running. Start it with "gatehouse start" (or "gatehouse serve" in the foreground).',
+    );
+  if (report.stale_pid !== null)
+    say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
+  for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(8)} ${value}`);
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description('say whether the gateway is running, where, and with which model')
+    .option('--json', 'print a JSON object for scripts')
+    .action((options: { json?: boolean }) => {
+      const report = statusReport(cliHome());
+      if (options.json) say(JSON.stringify(report, null, 2));
+      else printStatus(report);
+    });
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  configSecrets,
+  describeModel,
+  DEMO_MODEL_DESCRIPTION,
+  maskConfig,
+  parseConfig,
+} from '../../../src/daemon/config.js';
+import { DEFAULT_CONFIG_YAML } from '../../../src/daemon/home.js';
+import { DaemonError } from '../../../src/daemon/errors.js';
+
+const FILE = '/home/me/.gatehouse/config.yaml';
+
+function failure(text: string): DaemonError {
+  try {
+    parseConfig(text, FILE);
+  } catch (error) {
+    expect(error).toBeInstanceOf(DaemonError);
+    return error as DaemonError;
+  }
+  throw new Error('expected the config to be refused');
+}
+
+describe('UX-3 configuration: defaults', () => {
+  it('an empty file means every default, with the demo model', () => {
+    const { config, notices } = parseConfig('', FILE);
+    expect(config.profiles).toEqual(['default']);
+    expect(config.default_profile).toBe('default');
+    expect(config.model).toBeUndefined();
+    expect(config.listener).toEqual({ host: '127.0.0.1', port: 0, allow_remote: false });
+    expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
+    expect(config.legacy_token.enabled).toBe(false);
+    expect(config.limits.max_concurrent_turns).toBe(8);
+    expect(config.drain_timeout_s).toBe(30);
+    expect(config.sessions).toEqual({ group_sessions_per_user: true, thread_sessions_per_user: false });
+    expect(notices).toEqual([]);
+    expect(describeModel(config)).toBe(DEMO_MODEL_DESCRIPTION);
+  });
+
+  it('the commented default file written by initHome is valid and equals the defaults', () => {
+    expect(parseConfig(DEFAULT_CONFIG_YAML, FILE).config).toEqual(parseConfig('', FILE).config);
+  });
+
+  it('a configured provider is described by model and URL', () => {
+    const { config } = parseConfig(
+      'model: {base_url: "https://api.example.com/v1", model: m-1, api_key_env: EXAMPLE_KEY}',
+      FILE,
+    );
+    expect(describeModel(config)).toBe('m-1 at https://api.example.com/v1');
+  });
+});
+
+describe('UX-3 configuration: a bad value is named with its file and key path', () => {
+  it.each([
+    ['listener: {port: "abc"}', 'listener.port'],
+    ['listener: {port: 70000}', 'listener.port'],
+    ['listener: {host: 0.0.0.0}', 'listener.host'],
+    ['listner: {port: 1}', 'listner'],
+    ['approvals: {mode: sometimes}', 'approvals.mode'],
+    ['model: {base_url: "https://user:pw@x.test/v1", model: m}', 'model.base_url'],
+    ['model: {base_url: "https://x.test/v1", model: m, api_key_env: "sk-not-a-name"}', 'model.api_key_env'],
+    ['profiles: [a, b]\ndefault_profile: c', 'default_profile'],
+    ['profiles: ["../escape"]', 'profiles.0'],
+    ['drain_timeout_s: -1', 'drain_timeout_s'],
+  ])('%s → %s', (text, path) => {
+    const error = failure(text);
+    expect(error.code).toBe('config_invalid');
+    expect(error.message).toContain(FILE);
+    expect(error.message).toContain(`${path}:`);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('broken YAML names the file and the line', () => {
+    const error = failure('listener:\n  port: [1\n');
+    expect(error.message).toMatch(/config\.yaml line \d+: not valid YAML/);
+  });
+
+  it('a remote host is accepted only with allow_remote', () => {
+    expect(parseConfig('listener: {host: 0.0.0.0, allow_remote: true}', FILE).config.listener.host).toBe(
+      '0.0.0.0',
+    );
+  });
+});
+
+describe('ENT-2 old timer settings are accepted and ignored with a notice', () => {
+  it('at the top level and under sessions', () => {
+    const { config, notices } = parseConfig(
+      'idle_minutes: 60\ndaily_reset_hour: 4\nsessions:\n  reset_policy: daily\n  group_sessions_per_user: false\n',
+      FILE,
+    );
+    expect(config.sessions.group_sessions_per_user).toBe(false);
+    expect(config).not.toHaveProperty('idle_minutes');
+    expect(notices).toHaveLength(3);
+    expect(notices.join('\n')).toMatch(/idle_minutes is ignored/);
+    expect(notices.join('\n')).toMatch(/sessions\.reset_policy is ignored/);
+  });
+});
+
+describe('UX-3 configuration: secrets', () => {
+  const text = [
+    'model: {base_url: "https://x.test/v1", model: m, api_key: sk-inline-secret-1234, api_key_env: MY_KEY}',
+    'dashboard: {password_hash: "scrypt$1$2$3$salt$hash"}',
+    'legacy_token: {enabled: true, token: legacy-token-0123456789}',
+  ].join('\n');
+
+  it('an inline api_key is accepted but warned about', () => {
+    const { notices } = parseConfig(text, FILE);
+    expect(notices.join('\n')).toMatch(/model\.api_key is written inline/);
+  });
+
+  it('maskConfig hides every secret value and keeps everything else', () => {
+    const { config } = parseConfig(text, FILE);
+    const masked = maskConfig(config);
+    const shown = JSON.stringify(masked);
+    expect(shown).not.toContain('sk-inline-secret-1234');
+    expect(shown).not.toContain('scrypt$');
+    expect(shown).not.toContain('legacy-token-0123456789');
+    expect(masked.model?.api_key_env).toBe('MY_KEY');
+    expect(masked.model?.base_url).toBe('https://x.test/v1');
+    expect(config.model?.api_key).toBe('sk-inline-secret-1234'); // the original is untouched
+  });
+
+  it('configSecrets lists inline secrets and the value of the named environment variable', () => {
+    const { config } = parseConfig(text, FILE);
+    expect(configSecrets(config, { MY_KEY: 'sk-from-env-5678' }).sort()).toEqual(
+      ['legacy-token-0123456789', 'sk-from-env-5678', 'sk-inline-secret-1234'].sort(),
+    );
+  });
+});
