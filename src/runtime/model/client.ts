@@ -168,7 +168,7 @@ export class ModelClient implements ChatModel {
         accumulator.acceptCompletion(parseJson(await response.text()));
         return accumulator.finish(true);
       }
-      const reader = response.body.getReader();
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         arm(this.idleTimeoutMs, 'waiting for the next piece of the streamed answer');
         const { done, value } = await reader.read();

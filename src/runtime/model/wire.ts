@@ -5,13 +5,15 @@
 import type { TokenUsage, ToolCall, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ToolDefinition } from '../types.js';
 
-/** A message as the model receives it: no reasoning, no Gatehouse bookkeeping fields. */
+/**
+ * A message as the model receives it: no reasoning, no Gatehouse bookkeeping fields, and no `name` on
+ * tool results (strict servers reject it; the tool_call_id links a result to its call).
+ */
 export interface WireMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string | null;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
-  name?: string;
 }
 
 export interface WireTool {
@@ -89,7 +91,6 @@ export function toWireMessage(message: TranscriptMessage): WireMessage {
     }));
   }
   if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
-  if (message.name !== undefined && message.role === 'tool') wire.name = message.name;
   return wire;
 }
 
