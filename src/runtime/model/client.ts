@@ -173,7 +173,10 @@ export class ModelClient implements ChatModel {
         arm(this.idleTimeoutMs, 'waiting for the next piece of the streamed answer');
         const { done, value } = await reader.read();
         if (done) break;
-        if (accumulator.pushBytes(value)) {
+        const finished = accumulator.pushBytes(value);
+        // An abort wins even when the rest of the answer was already in the buffer.
+        if (request.signal?.aborted) throw new ModelError('cancelled', 'The model request was cancelled.');
+        if (finished) {
           await reader.cancel().catch(() => undefined);
           break;
         }
