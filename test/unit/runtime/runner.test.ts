@@ -38,7 +38,7 @@ async function fake(handlers: FakeHandler[]) {
 
 /** A turn against `baseUrl` with in-memory persistence; the overrides change one thing each. */
 function turn(baseUrl: string, text: string, overrides: Partial<RunTurnOptions> = {}) {
-  const sink = new MemorySink();
+  const sink = overrides.transcript instanceof MemorySink ? overrides.transcript : new MemorySink();
   const events: TurnEvent[] = [];
   const controller = new AbortController();
   const options: RunTurnOptions = {
@@ -64,7 +64,7 @@ function turn(baseUrl: string, text: string, overrides: Partial<RunTurnOptions> 
 }
 
 /** A `terminal` tool that records what the transcript held when it ran. */
-function recordingTerminal(sink: () => MemorySink) {
+function recordingTerminal(sink: MemorySink) {
   const seen: { args: Record<string, unknown>; storedBefore: TranscriptMessage[] }[] = [];
   const tool: ToolDefinition = {
     name: 'terminal',
@@ -72,7 +72,7 @@ function recordingTerminal(sink: () => MemorySink) {
     description: 'Runs a command (test double).',
     parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
     run(args) {
-      seen.push({ args, storedBefore: [...sink().messages] });
+      seen.push({ args, storedBefore: [...sink.messages] });
       return Promise.resolve({ content: `ran ${String(args.command)}` });
     },
   };
@@ -139,10 +139,9 @@ describe('RUN-1 turn runner: text turns', () => {
 describe('RUN-1 turn runner: tool turns', () => {
   it('stores the assistant tool call before the tool runs, then its result, then answers', async () => {
     const demo = await demoModel();
-    let sink!: MemorySink;
-    const terminal = recordingTerminal(() => sink);
-    const t = turn(demo.baseUrl, 'run: echo one two', { tools: [terminal.tool] });
-    sink = t.sink;
+    const sink = new MemorySink();
+    const terminal = recordingTerminal(sink);
+    const t = turn(demo.baseUrl, 'run: echo one two', { tools: [terminal.tool], transcript: sink });
     const result = await t.done;
     expect(result.outcome).toBe('completed');
     // Reassembled from arguments the demo streamed in pieces.
@@ -211,10 +210,8 @@ describe('RUN-1 turn runner: tool turns', () => {
       toolCallAnswer([{ id: 'c1', name: 'terminal', arguments: '{"command": "ls' }]),
       textAnswer('sorry, retrying later'),
     ]);
-    let sink!: MemorySink;
-    const terminal = recordingTerminal(() => sink);
+    const terminal = recordingTerminal(new MemorySink());
     const t = turn(p.baseUrl, 'go', { tools: [terminal.tool] });
-    sink = t.sink;
     const result = await t.done;
     expect(result.outcome).toBe('completed');
     expect(terminal.seen).toHaveLength(0);
@@ -229,7 +226,7 @@ describe('RUN-1 turn runner: tool turns', () => {
       toolCallAnswer([{ id: 'c9', name: 'launch_rockets', arguments: '{}' }]),
       textAnswer('ok'),
     ]);
-    const terminal = recordingTerminal(() => new MemorySink());
+    const terminal = recordingTerminal(new MemorySink());
     const { done } = turn(p.baseUrl, 'go', { tools: [terminal.tool] });
     expect((await done).outcome).toBe('completed');
     const fedBack = p.requests[1]!.body.messages.at(-1)!;
@@ -242,7 +239,7 @@ describe('RUN-1 turn runner: tool turns', () => {
 
   it('fails with max_turns when the model keeps calling tools, transcript well-formed', async () => {
     const demo = await demoModel();
-    const terminal = recordingTerminal(() => new MemorySink());
+    const terminal = recordingTerminal(new MemorySink());
     const { sink, done } = turn(demo.baseUrl, 'run: true', { tools: [terminal.tool], maxTurns: 1 });
     const result = await done;
     expect(result.outcome).toBe('failed');
