@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelClient, type ModelDelta } from '../../../src/runtime/model/client.js';
 import { inProcessDemoModel } from '../../../src/runtime/demo/model.js';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import {
+  runDemoModelCommand,
+  startDemoModel,
+  type DemoModelServer,
+} from '../../../src/runtime/demo/server.js';
 import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
 import type { WireTool } from '../../../src/runtime/model/wire.js';
 
@@ -114,5 +118,20 @@ describe('RUN-4 the demo model (a scripted stand-in)', () => {
     });
     expect(result.text).toBe(`${DEMO_LABEL}: you said: same words`);
     expect(deltas.join('')).toBe(result.text);
+  });
+
+  it('the demo-model command serves and prints its base_url, saying it is a stand-in', async () => {
+    const written: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = (chunk: string) => written.push(chunk) > 0;
+    try {
+      demo = await runDemoModelCommand({ port: 0 });
+    } finally {
+      process.stdout.write = write;
+    }
+    const said = written.join('');
+    expect(said).toContain(demo.baseUrl);
+    expect(said).toMatch(/scripted stand-in/);
+    expect((await fetch(`${demo.baseUrl}/models`)).status).toBe(200);
   });
 });

@@ -237,6 +237,22 @@ describe('RUN-1 turn runner: tool turns', () => {
     ).toEqual(['terminal']);
   });
 
+  it('turns a tool that throws into an error result the model reads', async () => {
+    const demo = await demoModel();
+    const broken: ToolDefinition = {
+      name: 'terminal',
+      toolset: 'terminal',
+      description: 'Always fails.',
+      parameters: { type: 'object', properties: {} },
+      run: () => Promise.reject(new Error('disk on fire')),
+    };
+    const { sink, done } = turn(demo.baseUrl, 'run: ls', { tools: [broken] });
+    const result = await done;
+    expect(result.outcome).toBe('completed');
+    expect(sink.messages[2]!.content).toBe('The tool "terminal" failed: disk on fire');
+    expect(result.final_text).toMatch(/disk on fire/);
+  });
+
   it('fails with max_turns when the model keeps calling tools, transcript well-formed', async () => {
     const demo = await demoModel();
     const terminal = recordingTerminal(new MemorySink());
