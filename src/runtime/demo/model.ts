@@ -1,0 +1,118 @@
+/**
+ * The demo model's answers in the OpenAI wire format, without any I/O: the streamed chunks and the
+ * non-streamed completion for a request body, and an in-process ChatModel for benchmarks and for
+ * tests that do not need HTTP. The HTTP server (server.ts) sends exactly these.
+ */
+import type { ToolCall } from '../../domain/vocabulary.js';
+import type { ChatModel, ChatRequest, ChatResult } from '../model/client.js';
+import { ModelError } from '../model/errors.js';
+import { toTokenUsage, type WireUsage } from '../model/wire.js';
+import {
+  DEMO_MODEL_ID,
+  estimateTokens,
+  scriptReply,
+  tokenize,
+  type DemoReply,
+  type DemoRequestBody,
+} from './script.js';
+
+/** How many pieces a tool call's arguments are streamed in, at least (to exercise reassembly). */
+const ARGUMENT_PIECES = 4;
+
+function usageOf(body: DemoRequestBody, reply: DemoReply): WireUsage {
+  const prompt = estimateTokens(JSON.stringify(body.messages ?? []));
+  const completion =
+    estimateTokens(reply.text ?? '') +
+    estimateTokens(reply.reasoning ?? '') +
+    estimateTokens(reply.toolCall?.arguments ?? '');
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function toolCallsOf(reply: DemoReply): ToolCall[] | undefined {
+  if (!reply.toolCall) return undefined;
+  const { id, name, arguments: args } = reply.toolCall;
+  return [{ id, type: 'function', function: { name, arguments: args } }];
+}
+
+/** The non-streamed `chat.completion` answer. */
+export function demoCompletion(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<string, unknown> {
+  const reply = scriptReply(body);
+  const message: Record<string, unknown> = { role: 'assistant', content: reply.text };
+  if (reply.reasoning) message.reasoning_content = reply.reasoning;
+  const toolCalls = toolCallsOf(reply);
+  if (toolCalls) message.tool_calls = toolCalls;
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: DEMO_MODEL_ID,
+    choices: [{ index: 0, message, finish_reason: reply.toolCall ? 'tool_calls' : 'stop' }],
+    usage: usageOf(body, reply),
+  };
+}
+
+/** The streamed `chat.completion.chunk` objects, in order (the caller appends `[DONE]`). */
+export function demoChunks(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<string, unknown>[] {
+  const reply = scriptReply(body);
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: DEMO_MODEL_ID,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const chunks: Record<string, unknown>[] = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of tokenize(reply.reasoning ?? '')) chunks.push(chunk({ reasoning_content: piece }));
+  for (const piece of tokenize(reply.text ?? '')) chunks.push(chunk({ content: piece }));
+  if (reply.toolCall) {
+    const { id: callId, name, arguments: args } = reply.toolCall;
+    chunks.push(
+      chunk({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: '' } }] }),
+    );
+    const size = Math.max(1, Math.ceil(args.length / ARGUMENT_PIECES));
+    for (let i = 0; i < args.length; i += size) {
+      chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + size) } }] }));
+    }
+  }
+  chunks.push(chunk({}, reply.toolCall ? 'tool_calls' : 'stop'));
+  if (body.stream_options?.include_usage === true) {
+    chunks.push({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: DEMO_MODEL_ID,
+      choices: [],
+      usage: usageOf(body, reply),
+    });
+  }
+  return chunks;
+}
+
+/**
+ * The demo model as an in-process ChatModel: the same script and deltas, no HTTP. For benchmarks and
+ * for callers that want the stand-in without a port.
+ */
+export function inProcessDemoModel(): ChatModel {
+  return {
+    complete(request: ChatRequest): Promise<ChatResult> {
+      if (request.signal?.aborted) {
+        return Promise.reject(new ModelError('cancelled', 'The model request was cancelled.'));
+      }
+      const body: DemoRequestBody = { messages: request.messages, tools: request.tools ?? [] };
+      const reply = scriptReply(body);
+      for (const piece of tokenize(reply.reasoning ?? ''))
+        request.onDelta?.({ type: 'reasoning', text: piece });
+      for (const piece of tokenize(reply.text ?? '')) request.onDelta?.({ type: 'text', text: piece });
+      return Promise.resolve({
+        text: reply.text,
+        reasoning: reply.reasoning,
+        toolCalls: toolCallsOf(reply) ?? [],
+        finishReason: reply.toolCall ? 'tool_calls' : 'stop',
+        usage: toTokenUsage(usageOf(body, reply)),
+        model: DEMO_MODEL_ID,
+        attempts: 1,
+      });
+    },
+  };
+}

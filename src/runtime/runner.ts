@@ -1,0 +1,209 @@
+/**
+ * The turn runner: one turn of one session under its frozen policy. Model call → tool calls →
+ * results → model … until a final answer, `max_turns`, a model failure or an interrupt.
+ *
+ * Persistence invariants (a crash at any instant leaves a transcript the model can continue from):
+ * - the input message is stored before the first model call;
+ * - an assistant message with tool calls is stored before any of its tools runs;
+ * - every stored tool call gets exactly one tool result, real or synthetic (interrupts write
+ *   "[interrupted before completion]" for calls that did not finish);
+ * - each message is stored once, and `message.stored` is emitted after the store accepted it.
+ * A crash between storing a call and its result leaves a dangling call; the store's recovery closes
+ * it with a synthetic result before the next turn (crash safety, issue 5).
+ */
+import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
+import { isModelError } from './model/errors.js';
+import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
+import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
+import { runToolStep, summarize } from './tool-step.js';
+import type {
+  PromptHost,
+  ToolContext,
+  ToolDefinition,
+  TranscriptSink,
+  TurnEvent,
+  TurnOutcome,
+  TurnScope,
+} from './types.js';
+
+/** The header that names the admission on every model request (the demo model and tests count by it). */
+export const ADMISSION_HEADER = 'x-gatehouse-admission';
+
+export interface RunTurnOptions {
+  /** Logical session id. */
+  sessionId: string;
+  admissionId: string | undefined;
+  executionGeneration: number;
+  /** The model client (or anything with the same `complete`). */
+  model: ChatModel;
+  /** The session's model name; the client's default when absent. */
+  modelName?: string;
+  /** The frozen system prompt (with the session context of CTX-1). Empty means none. */
+  systemPrompt: string;
+  /** Exactly the tools of the session's toolsets: the model is shown these schemas and no others. */
+  tools: ToolDefinition[];
+  cwd: string;
+  yolo: boolean;
+  /** The most model calls this turn may make. */
+  maxTurns: number;
+  /** Reasoning effort passed to the model (`reasoning_effort`), when set. */
+  reasoning?: string | undefined;
+  /** The stored transcript before this turn. */
+  history: TranscriptMessage[];
+  /** The user message this turn answers; stored first. */
+  input: TranscriptMessage;
+  transcript: TranscriptSink;
+  prompts: PromptHost;
+  /** Interrupt. An abort reason of `'cancelled'` reports the outcome `cancelled`, else `interrupted`. */
+  signal: AbortSignal;
+  emit: (event: TurnEvent) => void;
+  /** How long an interrupted tool may take to stop before its synthetic result is written. Default 2 s. */
+  toolStopGraceMs?: number;
+}
+
+export type TurnComplete = Extract<TurnEvent, { type: 'turn.complete' }>;
+/** What runTurn resolves with: the data of its `turn.complete` event. */
+export type TurnResult = Omit<TurnComplete, 'type'>;
+
+class TranscriptWriteError extends Error {}
+
+export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
+  const { sessionId, admissionId, executionGeneration, signal, emit } = options;
+  const usage: TokenUsage = { ...ZERO_USAGE };
+  const maxTurns = Math.max(1, Math.floor(options.maxTurns));
+  const stopOutcome = (): TurnOutcome => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
+
+  const finish = (
+    outcome: TurnOutcome,
+    finalText: string | null = null,
+    error: { reason: string; message: string } | null = null,
+  ): TurnResult => {
+    const result: TurnResult = { outcome, usage, final_text: finalText, error };
+    emit({ type: 'turn.complete', ...result });
+    return result;
+  };
+
+  const store = async (message: TranscriptMessage): Promise<TranscriptMessage> => {
+    const stamped: TranscriptMessage =
+      admissionId === undefined ? message : { ...message, admission_id: admissionId };
+    try {
+      await options.transcript.append(sessionId, [stamped]);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new TranscriptWriteError(`The transcript could not be written: ${why}`);
+    }
+    emit({ type: 'message.stored', message: stamped });
+    return stamped;
+  };
+
+  const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
+  const context: ToolContext = {
+    cwd: options.cwd,
+    signal,
+    sessionId,
+    admissionId,
+    executionGeneration,
+    yolo: options.yolo,
+    requestApproval: (request) => options.prompts.requestApproval(scope, request),
+    askClarify: (request) => options.prompts.askClarify(scope, request),
+  };
+  const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
+  const wireTools = options.tools.map(toWireTool);
+  const headers: Record<string, string> =
+    admissionId === undefined ? {} : { [ADMISSION_HEADER]: admissionId };
+
+  emit({ type: 'turn.start', admission_id: admissionId, execution_generation: executionGeneration });
+  try {
+    const wire: WireMessage[] = [];
+    if (options.systemPrompt) wire.push({ role: 'system', content: options.systemPrompt });
+    for (const message of options.history) wire.push(toWireMessage(message));
+    wire.push(toWireMessage(await store(options.input)));
+
+    for (let call = 0; call < maxTurns; call++) {
+      if (signal.aborted) return finish(stopOutcome());
+      let streamed = '';
+      let result: ChatResult;
+      try {
+        result = await options.model.complete({
+          messages: wire,
+          tools: wireTools,
+          ...(options.modelName ? { model: options.modelName } : {}),
+          reasoningEffort: options.reasoning,
+          stream: true,
+          headers,
+          signal,
+          onDelta: (delta: ModelDelta) => {
+            if (delta.type === 'text') streamed += delta.text;
+            emit({ type: delta.type === 'text' ? 'text.delta' : 'reasoning.delta', text: delta.text });
+          },
+        });
+      } catch (error) {
+        if (signal.aborted) {
+          // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
+          if (streamed) await store({ role: 'assistant', content: streamed });
+          return finish(stopOutcome());
+        }
+        if (isModelError(error))
+          return finish('failed', null, { reason: error.kind, message: error.message });
+        const why = error instanceof Error ? error.message : String(error);
+        return finish('failed', null, { reason: 'model_error', message: `The model call failed: ${why}` });
+      }
+      addUsage(usage, result.usage);
+
+      if (result.toolCalls.length === 0) {
+        const text = result.text ?? '';
+        await store(withReasoning({ role: 'assistant', content: text }, result.reasoning));
+        return finish('completed', text);
+      }
+
+      const assistant = await store(
+        withReasoning(
+          { role: 'assistant', content: result.text, tool_calls: result.toolCalls },
+          result.reasoning,
+        ),
+      );
+      wire.push(toWireMessage(assistant));
+      let interrupted = false;
+      for (const toolCall of result.toolCalls) {
+        emit({
+          type: 'tool.start',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          arguments: toolCall.function.arguments,
+        });
+        const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
+        interrupted ||= step.interrupted;
+        const stored = await store({
+          role: 'tool',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          content: step.result.content,
+        });
+        wire.push(toWireMessage(stored));
+        emit({
+          type: 'tool.complete',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          summary: summarize(step.result.content),
+          is_error: step.result.isError === true,
+          duration_ms: step.durationMs,
+        });
+      }
+      if (interrupted || signal.aborted) return finish(stopOutcome());
+    }
+    return finish('failed', null, {
+      reason: 'max_turns',
+      message: `The turn reached its limit of ${maxTurns} model calls without a final answer.`,
+    });
+  } catch (error) {
+    if (error instanceof TranscriptWriteError) {
+      return finish('failed', null, { reason: 'transcript_write', message: error.message });
+    }
+    const why = error instanceof Error ? error.message : String(error);
+    return finish('failed', null, { reason: 'internal', message: `The turn failed unexpectedly: ${why}` });
+  }
+}
+
+function withReasoning(message: TranscriptMessage, reasoning: string | null): TranscriptMessage {
+  return reasoning ? { ...message, reasoning } : message;
+}
