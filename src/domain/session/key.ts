@@ -1,28 +1,33 @@
 /**
  * Session keys (SPEC KEY-1, KEY-3): the deterministic routing key of a conversation lane.
  *
- *   agent:main:{platform}:{chat_type}[:{chat_id}][:{thread_id}][:{participant}]
+ *   agent:main:{platform}:{chat_type}[:{chat}][:thread_{thread_id}][:user_{participant}]
  *
  * Lanes (who shares one conversation), following seed 002 §4 and §5:
- * - DM: the conversation is named by chat_id; when the platform gives none (chat_id is ''), the
- *   participant (user_id_alt, else user_id) stands in for it, since a DM's chat *is* its peer. With
- *   neither, all DMs of the platform share one lane. A thread_id splits the DM further.
+ * - DM: the conversation is named by chat_id. When the platform gives none (chat_id is ''), the
+ *   participant (user_id_alt, else user_id) names it instead, written as a participant component
+ *   (`user_…`), so "the DM whose chat id is X" and "the chat-less DM from user X" stay different
+ *   lanes: we cannot know that a platform's chat ids and user ids live in one space. With neither,
+ *   all DMs of the platform share one lane. A thread_id splits the DM further.
  * - group / channel / thread: the lane is the chat, then the thread when there is one, then the
  *   participant when isolation applies: threads isolate only with threadSessionsPerUser (default
  *   false, threads are shared), other chats with groupSessionsPerUser (default true).
  * An id field is absent when null; '' is a real (empty) value, except chat_id, which is a required
  * string and whose emptiness is the seed's "no chat_id".
  *
- * Component encoding (why: real ids contain the separator, e.g. Matrix `!abc:example.org`):
+ * Markers: we read the seed's example tokens `thread_678` and `user_abc` as a marker plus the id
+ * (thread 678, user abc). Without them a shared thread T and the per-user lane of participant T
+ * would both print `{chat}:T`; with them thread and participant components can never meet.
+ *
+ * Id encoding (why: real ids contain the separator, e.g. Matrix `!abc:example.org`):
  * - '%' becomes '%25' and ':' becomes '%3A'; nothing else changes, so ids without those two
  *   characters appear verbatim and the seed's example keys are reproduced exactly.
- * - the empty string becomes '%' and an absent DM conversation followed by a thread becomes '%-'.
- *   Escaping never produces a lone '%' or '%-', so these tokens cannot be confused with any id.
- * Splitting a key on ':' therefore yields the components back, and decoding each is unambiguous.
- *
- * One coincidence is built into the seed's format and cannot be removed without changing its
- * example rows: in a group/channel, a *shared thread* T and the *per-user lane* of participant T
- * (no thread) both print as `{chat}:T`. See docs/session-model.md ("Known coincidence").
+ * - the empty string becomes '%', which escaping never produces for a non-empty id, so an empty
+ *   id is told apart from an absent component (left out) and from every other id.
+ * - in the chat position only, a chat id beginning with `thread_` or `user_` has that first '_'
+ *   written '%5F', so no chat id can pass for a marker component. Ordinary ids are unaffected.
+ * Splitting a key on ':' therefore yields the components back: the chat (if any) comes first and
+ * never starts with a marker, the marked components follow, and decoding each is unambiguous.
  */
 import type { SessionSourceFields } from '../vocabulary.js';
 import { canonicalWhatsAppIdentifier } from './whatsapp.js';
@@ -38,20 +43,35 @@ export interface SessionKeyOptions {
 }
 
 export const SESSION_KEY_PREFIX = 'agent:main';
+/** Marks a thread component: `thread_678` is thread 678. */
+export const THREAD_MARKER = 'thread_';
+/** Marks a participant component: `user_abc` is participant abc. */
+export const PARTICIPANT_MARKER = 'user_';
 const EMPTY_COMPONENT = '%';
-const ABSENT_COMPONENT = '%-';
 
-/** Escapes one key component; see the module comment for the rule and why it is injective. */
+/** Escapes one id for a key component; see the module comment for the rule and why it is injective. */
 export function encodeKeyComponent(value: string): string {
   if (value === '') return EMPTY_COMPONENT;
   return value.replace(/%/g, '%25').replace(/:/g, '%3A');
 }
 
-/** Inverse of encodeKeyComponent for one component (the ABSENT token decodes to null). */
-export function decodeKeyComponent(component: string): string | null {
-  if (component === ABSENT_COMPONENT) return null;
+/**
+ * Escapes a chat id for the chat position: like encodeKeyComponent, and a leading `thread_` or
+ * `user_` gets its '_' written '%5F' so the chat cannot be read as a marked component.
+ */
+export function encodeChatComponent(chatId: string): string {
+  const encoded = encodeKeyComponent(chatId);
+  for (const marker of [THREAD_MARKER, PARTICIPANT_MARKER]) {
+    if (encoded.startsWith(marker)) return `${marker.slice(0, -1)}%5F${encoded.slice(marker.length)}`;
+  }
+  return encoded;
+}
+
+/** Inverse of encodeKeyComponent and encodeChatComponent for one id (markers already removed). */
+export function decodeKeyComponent(component: string): string {
   if (component === EMPTY_COMPONENT) return '';
-  return component.replace(/%3A/g, ':').replace(/%25/g, '%');
+  const escapes: Record<string, string> = { '%25': '%', '%3A': ':', '%5F': '_' };
+  return component.replace(/%(25|3A|5F)/g, (escape) => escapes[escape] ?? escape);
 }
 
 type KeyedFields = Pick<
@@ -93,19 +113,19 @@ function canonicalIds(source: KeyedFields, options: SessionKeyOptions): KeyedFie
 export function buildSessionKey(source: KeyedFields, options: SessionKeyOptions = {}): string {
   const ids = canonicalIds(source, options);
   const participant = participantOf(ids);
-  const components: string[] = [encodeKeyComponent(ids.platform), ids.chat_type];
-
-  if (ids.chat_type === 'dm') {
-    const conversation = ids.chat_id !== '' ? ids.chat_id : participant;
-    if (conversation !== null) components.push(encodeKeyComponent(conversation));
-    else if (ids.thread_id !== null) components.push(ABSENT_COMPONENT);
-    if (ids.thread_id !== null) components.push(encodeKeyComponent(ids.thread_id));
-  } else {
-    components.push(encodeKeyComponent(ids.chat_id));
-    if (ids.thread_id !== null) components.push(encodeKeyComponent(ids.thread_id));
-    if (!isSharedMultiUserSession(ids, options) && participant !== null) {
-      components.push(encodeKeyComponent(participant));
-    }
-  }
+  const thread = ids.thread_id === null ? [] : [THREAD_MARKER + encodeKeyComponent(ids.thread_id)];
+  const member = participant === null ? [] : [PARTICIPANT_MARKER + encodeKeyComponent(participant)];
+  const isDm = ids.chat_type === 'dm';
+  // A DM is named by its chat id and never adds its participant after one; without a chat id the
+  // participant names it. Elsewhere the chat is always written and the participant only when isolated.
+  const chat = isDm && ids.chat_id === '' ? [] : [encodeChatComponent(ids.chat_id)];
+  const named = isDm ? ids.chat_id === '' : !isSharedMultiUserSession(ids, options);
+  const components = [
+    encodeKeyComponent(ids.platform),
+    ids.chat_type,
+    ...chat,
+    ...thread,
+    ...(named ? member : []),
+  ];
   return [SESSION_KEY_PREFIX, ...components].join(':');
 }

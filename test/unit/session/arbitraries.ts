@@ -6,7 +6,23 @@ import type { SessionSourceFields } from '../../../src/index.js';
 /** Strings that stress escaping and encoding: separators, percent signs, unicode, emptiness. */
 export const trickyString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
-  fc.constantFrom('', ':', '%', '%3A', '%25', '%-', '!abc:example.org', 'a:b', '日本語', '🙂', ' '),
+  fc.constantFrom(
+    '',
+    ':',
+    '%',
+    '%3A',
+    '%25',
+    '%-',
+    '%5F',
+    '!abc:example.org',
+    'a:b',
+    '日本語',
+    '🙂',
+    ' ',
+    'thread_',
+    'user_1',
+    'thread_%',
+  ),
 );
 const optional = fc.option(trickyString, { nil: null });
 
@@ -35,7 +51,23 @@ export const sourceFields: fc.Arbitrary<SessionSourceFields> = fc.record({
  * Ids drawn from a small pool, so that two generated sources often differ in exactly one field or
  * one role: that is where a key scheme that is not injective would show itself.
  */
-export const collidingId = fc.constantFrom('', 'a', 'b', ':', 'a:b', 'a%3Ab', '%', '%-', '%25', '%3A', 'ü');
+export const collidingId = fc.constantFrom(
+  '',
+  'a',
+  'b',
+  ':',
+  'a:b',
+  'a%3Ab',
+  '%',
+  '%-',
+  '%25',
+  '%3A',
+  '%5F',
+  'ü',
+  'thread_a',
+  'user_a',
+  'user_',
+);
 
 export const keyedSource = fc.record({
   platform: fc.constantFrom('telegram', 'matrix', 'x:y', 'x%3Ay'),
@@ -52,11 +84,12 @@ export const keyOptions = fc.record({
 });
 
 /**
- * Two sources built from the same four values ('x', 'y', 'x:y' and ''), so they often hold the same
- * strings in different fields or roles, which is exactly where a weak key scheme would collide.
+ * Two sources built from the same few values (x, y, 'x:y', '', 'x%' and x, y behind a marker-like
+ * prefix), so they often hold the same strings in different fields or roles, which is exactly where
+ * a weak key scheme would collide.
  */
 export const neighbourPair = fc.tuple(collidingId, collidingId).chain(([x, y]) => {
-  const pool = fc.constantFrom(x, y, `${x}:${y}`, '', `${x}%`);
+  const pool = fc.constantFrom(x, y, `${x}:${y}`, '', `${x}%`, `thread_${x}`, `user_${y}`);
   const one = fc.record({
     platform: fc.constantFrom('telegram', 'matrix'),
     chat_id: pool,

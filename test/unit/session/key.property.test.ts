@@ -11,50 +11,76 @@ type Keyed = Pick<
 
 /**
  * Which conversation a source belongs to, written straight from seed 002 §4/§5 and without the key
- * function: a DM is its conversation (chat_id, else the participant) and thread; any other chat is
- * chat, thread, and the participant only when isolation applies there.
+ * function. A DM is named by its chat id; a DM without one by its participant, which is a different
+ * kind of name (a DM with chat id X and the chat-less DM of user X are different lanes); with
+ * neither, by nothing. Any other chat is the chat, the thread, and the participant only when
+ * isolation applies there.
  */
 interface Lane {
   platform: string;
   chat_type: string;
-  conversation: string | null;
+  chat: string | null;
   thread: string | null;
   member: string | null;
 }
 
-function laneOf(
-  source: Keyed,
-  options: Required<Pick<SessionKeyOptions, 'groupSessionsPerUser' | 'threadSessionsPerUser'>>,
-): Lane {
+type Isolation = Required<Pick<SessionKeyOptions, 'groupSessionsPerUser' | 'threadSessionsPerUser'>>;
+
+function laneOf(source: Keyed, options: Isolation): Lane {
   const id = (value: string | null): string | null =>
-    source.platform === 'whatsapp' && value !== null ? canonicalWhatsAppIdentifier(value) : value;
+    source.platform === 'whatsapp' && value !== null && value !== ''
+      ? canonicalWhatsAppIdentifier(value)
+      : value;
   const chat = id(source.chat_id) ?? '';
   const participant = source.user_id_alt !== null ? id(source.user_id_alt) : id(source.user_id);
   const base = { platform: source.platform, chat_type: source.chat_type, thread: source.thread_id };
   if (source.chat_type === 'dm') {
-    return { ...base, conversation: chat !== '' ? chat : participant, member: null };
+    return chat !== '' ? { ...base, chat, member: null } : { ...base, chat: null, member: participant };
   }
   const isolate = source.thread_id !== null ? options.threadSessionsPerUser : options.groupSessionsPerUser;
-  return { ...base, conversation: chat, member: isolate ? participant : null };
+  return { ...base, chat, member: isolate ? participant : null };
 }
 
-const sameLane = (a: Lane, b: Lane): boolean => JSON.stringify(a) === JSON.stringify(b);
+const sameLane = (a: Lane, b: Lane): boolean =>
+  a.platform === b.platform &&
+  a.chat_type === b.chat_type &&
+  a.chat === b.chat &&
+  a.thread === b.thread &&
+  a.member === b.member;
 
 /**
- * The one pair of different lanes the seed's own format prints alike (see docs/session-model.md):
- * a shared thread T and, in the same chat, the isolated lane of participant T without a thread.
+ * Reads a key back into a lane by the documented format alone (its own decoder, not the library's):
+ * the chat comes first unless it is absent, `thread_` and `user_` mark the other components, and
+ * `%`, `%25`, `%3A`, `%5F` are the only escapes. Throws on anything the format does not allow.
  */
-function isSeedCoincidence(a: Lane, b: Lane): boolean {
-  const thread = (x: Lane, y: Lane) =>
-    x.chat_type !== 'dm' &&
-    x.platform === y.platform &&
-    x.chat_type === y.chat_type &&
-    x.conversation === y.conversation &&
-    x.thread !== null &&
-    x.member === null &&
-    y.thread === null &&
-    y.member === x.thread;
-  return thread(a, b) || thread(b, a);
+function readKey(key: string): Lane {
+  const unescape = (text: string): string =>
+    text === '%'
+      ? ''
+      : text.replace(/%(25|3A|5F)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const [agent, main, platform, chat_type, ...rest] = key.split(':');
+  if (agent !== 'agent' || main !== 'main' || platform === undefined || chat_type === undefined) {
+    throw new Error(`not a session key: ${key}`);
+  }
+  const lane: Lane = { platform: unescape(platform), chat_type, chat: null, thread: null, member: null };
+  let stage = 0; // 0: chat may come, 1: thread may come, 2: participant may come, 3: nothing more
+  for (const part of rest) {
+    if (part.startsWith('thread_') && stage <= 1) {
+      lane.thread = unescape(part.slice('thread_'.length));
+      stage = 2;
+    } else if (part.startsWith('user_') && stage <= 2) {
+      lane.member = unescape(part.slice('user_'.length));
+      stage = 3;
+    } else if (stage === 0 && part !== '') {
+      lane.chat = unescape(part);
+      stage = 1;
+    } else {
+      throw new Error(`unexpected component ${part} in ${key}`);
+    }
+  }
+  // A chat component is always written for non-DM chats, so a missing one there is a defect.
+  if (chat_type !== 'dm' && lane.chat === null) throw new Error(`chat missing in ${key}`);
+  return lane;
 }
 
 describe('KEY-1 session key properties', () => {
@@ -68,22 +94,15 @@ describe('KEY-1 session key properties', () => {
     );
   });
 
-  it('splits back into its decoded components', () => {
+  it('reads back as exactly its lane, so no two lanes can share a key', () => {
     fc.assert(
       fc.property(keyedSource, keyOptions, (source, options) => {
-        const parts = buildSessionKey(source, options).split(':');
-        expect(parts.slice(0, 2)).toEqual(['agent', 'main']);
-        expect(decodeKeyComponent(parts[2] ?? '')).toBe(source.platform);
-        expect(parts[3]).toBe(source.chat_type);
-        const lane = laneOf(source, options);
-        const rest = parts.slice(4).map(decodeKeyComponent);
-        const expected =
-          lane.chat_type === 'dm'
-            ? [lane.conversation, lane.thread].filter(
-                (x, i) => x !== null || (i === 0 && lane.thread !== null),
-              )
-            : [lane.conversation, lane.thread, lane.member].filter((x) => x !== null);
-        expect(rest).toEqual(expected);
+        const key = buildSessionKey(source, options);
+        expect(readKey(key)).toEqual(laneOf(source, options));
+        for (const part of key.split(':').slice(2)) {
+          const id = part.replace(/^(thread_|user_)/, '');
+          expect(decodeKeyComponent(id)).toBe(readKey(`agent:main:${id}:dm`).platform);
+        }
       }),
       { numRuns: 500 },
     );
@@ -99,7 +118,7 @@ describe('KEY-1 session key properties', () => {
         const keyB = buildSessionKey(b, options);
         if (sameLane(laneA, laneB)) {
           expect(keyA).toBe(keyB);
-        } else if (!isSeedCoincidence(laneA, laneB)) {
+        } else {
           differentLanes += 1;
           expect(keyA).not.toBe(keyB);
         }
@@ -124,8 +143,7 @@ describe('KEY-1 session key properties', () => {
         const laneA = laneOf(a, options);
         const laneB = laneOf(b, options);
         if (sameLane(laneA, laneB)) expect(buildSessionKey(b, options)).toBe(buildSessionKey(a, options));
-        else if (!isSeedCoincidence(laneA, laneB))
-          expect(buildSessionKey(b, options)).not.toBe(buildSessionKey(a, options));
+        else expect(buildSessionKey(b, options)).not.toBe(buildSessionKey(a, options));
       }),
       { numRuns: 3000 },
     );
@@ -139,7 +157,7 @@ describe('KEY-1 session key properties', () => {
         const laneB = laneOf(b, options);
         if (sameLane(laneA, laneB)) {
           expect(buildSessionKey(a, options)).toBe(buildSessionKey(b, options));
-        } else if (!isSeedCoincidence(laneA, laneB)) {
+        } else {
           differentLanes += 1;
           expect(buildSessionKey(a, options)).not.toBe(buildSessionKey(b, options));
         }
@@ -149,9 +167,8 @@ describe('KEY-1 session key properties', () => {
     expect(differentLanes).toBeGreaterThan(2500);
   });
 
-  it('documents the seed coincidence: shared thread T and participant T print alike', () => {
-    // Both rows are seed examples (`group:12345:thread_678`, `group:-10012345:user_abc`), so the
-    // format itself cannot tell a shared thread from a participant in the same position.
+  it('regression: a shared thread T and the per-user lane of participant T no longer meet', () => {
+    // Before the markers both printed `agent:main:telegram:group:c:x`.
     const thread: Keyed = {
       platform: 'telegram',
       chat_id: 'c',
@@ -160,16 +177,53 @@ describe('KEY-1 session key properties', () => {
       user_id: 'u',
       user_id_alt: null,
     };
-    const member: Keyed = {
-      platform: 'telegram',
-      chat_id: 'c',
-      chat_type: 'group',
-      thread_id: null,
-      user_id: 'x',
-      user_id_alt: null,
-    };
-    expect(buildSessionKey(thread)).toBe(buildSessionKey(member));
+    const member: Keyed = { ...thread, thread_id: null, user_id: 'x' };
+    expect(buildSessionKey(thread)).toBe('agent:main:telegram:group:c:thread_x');
+    expect(buildSessionKey(member)).toBe('agent:main:telegram:group:c:user_x');
     const options = { groupSessionsPerUser: true, threadSessionsPerUser: false };
-    expect(isSeedCoincidence(laneOf(thread, options), laneOf(member, options))).toBe(true);
+    expect(sameLane(laneOf(thread, options), laneOf(member, options))).toBe(false);
+  });
+
+  it('regression: a chat id spelled like a marked component cannot stand in for one', () => {
+    const options = { groupSessionsPerUser: true, threadSessionsPerUser: false };
+    const pairs: [Keyed, Keyed][] = [
+      [
+        {
+          platform: 'slack',
+          chat_id: 'thread_9',
+          chat_type: 'dm',
+          thread_id: null,
+          user_id: null,
+          user_id_alt: null,
+        },
+        { platform: 'slack', chat_id: '', chat_type: 'dm', thread_id: '9', user_id: null, user_id_alt: null },
+      ],
+      [
+        {
+          platform: 'slack',
+          chat_id: 'user_9',
+          chat_type: 'dm',
+          thread_id: null,
+          user_id: null,
+          user_id_alt: null,
+        },
+        { platform: 'slack', chat_id: '', chat_type: 'dm', thread_id: null, user_id: '9', user_id_alt: null },
+      ],
+      [
+        {
+          platform: 'slack',
+          chat_id: '9',
+          chat_type: 'dm',
+          thread_id: null,
+          user_id: null,
+          user_id_alt: null,
+        },
+        { platform: 'slack', chat_id: '', chat_type: 'dm', thread_id: null, user_id: '9', user_id_alt: null },
+      ],
+    ];
+    for (const [a, b] of pairs) {
+      expect(sameLane(laneOf(a, options), laneOf(b, options))).toBe(false);
+      expect(buildSessionKey(a, options)).not.toBe(buildSessionKey(b, options));
+    }
   });
 });

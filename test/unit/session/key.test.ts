@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   buildSessionKey,
   canonicalWhatsAppIdentifier,
+  decodeKeyComponent,
   isSharedMultiUserSession,
   SessionSource,
 } from '../../../src/index.js';
 
 const src = (init: ConstructorParameters<typeof SessionSource>[0]) => new SessionSource(init);
 
+// The seed's example tokens `thread_678` and `user_abc` are read as a marker plus an id: thread 678
+// and participant abc (docs/session-model.md, "Markers").
 describe('KEY-1 session keys: seed 002 §4 DM rows', () => {
   it('DM with a chat_id', () => {
     expect(buildSessionKey(src({ platform: 'telegram', chat_id: '12345', user_id: '12345' }))).toBe(
@@ -15,12 +18,12 @@ describe('KEY-1 session keys: seed 002 §4 DM rows', () => {
     );
   });
   it('DM with a chat_id and a thread', () => {
-    expect(buildSessionKey(src({ platform: 'telegram', chat_id: '12345', thread_id: 'thread_678' }))).toBe(
+    expect(buildSessionKey(src({ platform: 'telegram', chat_id: '12345', thread_id: '678' }))).toBe(
       'agent:main:telegram:dm:12345:thread_678',
     );
   });
   it('DM without chat_id, with a participant', () => {
-    expect(buildSessionKey(src({ platform: 'signal', chat_id: '', user_id: 'user_abc' }))).toBe(
+    expect(buildSessionKey(src({ platform: 'signal', chat_id: '', user_id: 'abc' }))).toBe(
       'agent:main:signal:dm:user_abc',
     );
   });
@@ -43,7 +46,7 @@ describe('KEY-1 session keys: seed 002 §4 group/channel rows', () => {
       platform: 'telegram',
       chat_id: '-10012345',
       chat_type: 'group',
-      user_id: 'user_abc',
+      user_id: 'abc',
     });
     expect(buildSessionKey(source, { groupSessionsPerUser: false })).toBe(
       'agent:main:telegram:group:-10012345',
@@ -58,7 +61,7 @@ describe('KEY-1 session keys: seed 002 §4 group/channel rows', () => {
       platform: 'telegram',
       chat_id: '-10012345',
       chat_type: 'group',
-      user_id: 'user_abc',
+      user_id: 'abc',
     });
     expect(buildSessionKey(source)).toBe('agent:main:telegram:group:-10012345:user_abc');
   });
@@ -67,8 +70,8 @@ describe('KEY-1 session keys: seed 002 §4 group/channel rows', () => {
       platform: 'discord',
       chat_id: '12345',
       chat_type: 'group',
-      thread_id: 'thread_678',
-      user_id: 'user_abc',
+      thread_id: '678',
+      user_id: 'abc',
     });
     expect(buildSessionKey(source)).toBe('agent:main:discord:group:12345:thread_678');
   });
@@ -77,8 +80,8 @@ describe('KEY-1 session keys: seed 002 §4 group/channel rows', () => {
       platform: 'discord',
       chat_id: '12345',
       chat_type: 'group',
-      thread_id: 'thread_678',
-      user_id: 'user_abc',
+      thread_id: '678',
+      user_id: 'abc',
     });
     expect(buildSessionKey(source, { threadSessionsPerUser: true })).toBe(
       'agent:main:discord:group:12345:thread_678:user_abc',
@@ -95,7 +98,7 @@ describe('KEY-1 session keys: seed 002 §4 group/channel rows', () => {
       chat_type: 'group',
       user_id: '+1 (555) 123-4567',
     });
-    expect(buildSessionKey(source)).toBe('agent:main:whatsapp:group:120363012345678901:15551234567');
+    expect(buildSessionKey(source)).toBe('agent:main:whatsapp:group:120363012345678901:user_15551234567');
   });
 });
 
@@ -106,9 +109,9 @@ describe('KEY-1 participant choice and per-user isolation', () => {
 
   it('prefers user_id_alt over user_id (Signal UUID over an ephemeral number)', () => {
     const source = src({ ...group, user_id: '+15550001', user_id_alt: 'uuid-1' });
-    expect(buildSessionKey(source)).toBe('agent:main:telegram:group:-100:uuid-1');
+    expect(buildSessionKey(source)).toBe('agent:main:telegram:group:-100:user_uuid-1');
     const dm = src({ platform: 'signal', chat_id: '', user_id: '+15550001', user_id_alt: 'uuid-1' });
-    expect(buildSessionKey(dm)).toBe('agent:main:signal:dm:uuid-1');
+    expect(buildSessionKey(dm)).toBe('agent:main:signal:dm:user_uuid-1');
   });
 
   for (const [name, base] of [
@@ -174,7 +177,7 @@ describe('KEY-1 escaping of reserved characters', () => {
       chat_type: 'group',
       user_id: '@bob:example.org',
     });
-    expect(buildSessionKey(room)).toBe('agent:main:matrix:group:!abc%3Aexample.org:@bob%3Aexample.org');
+    expect(buildSessionKey(room)).toBe('agent:main:matrix:group:!abc%3Aexample.org:user_@bob%3Aexample.org');
     const percent = src({ platform: 'telegram', chat_id: '50%', chat_type: 'channel' });
     expect(buildSessionKey(percent)).toBe('agent:main:telegram:channel:50%25');
   });
@@ -190,16 +193,50 @@ describe('KEY-1 escaping of reserved characters', () => {
     const keys = [null, '', '%', '%-'].map((thread_id) => buildSessionKey(src({ ...base, thread_id })));
     expect(keys).toEqual([
       'agent:main:telegram:group:1',
-      'agent:main:telegram:group:1:%',
-      'agent:main:telegram:group:1:%25',
-      'agent:main:telegram:group:1:%25-',
+      'agent:main:telegram:group:1:thread_%',
+      'agent:main:telegram:group:1:thread_%25',
+      'agent:main:telegram:group:1:thread_%25-',
     ]);
   });
 
-  it('marks an absent DM conversation when a thread follows it', () => {
+  it('marks thread and participant components, so a DM with only a thread reads as one', () => {
     const threadOnly = src({ platform: 'telegram', chat_id: '', thread_id: '9' });
-    expect(buildSessionKey(threadOnly)).toBe('agent:main:telegram:dm:%-:9');
+    expect(buildSessionKey(threadOnly)).toBe('agent:main:telegram:dm:thread_9');
     expect(buildSessionKey(src({ platform: 'telegram', chat_id: '9' }))).toBe('agent:main:telegram:dm:9');
+    const chatless = src({ platform: 'signal', chat_id: '', thread_id: '9', user_id: 'abc' });
+    expect(buildSessionKey(chatless)).toBe('agent:main:signal:dm:thread_9:user_abc');
+    const emptyIds = src({
+      platform: 'telegram',
+      chat_id: '',
+      chat_type: 'group',
+      thread_id: '',
+      user_id: '',
+    });
+    expect(buildSessionKey(emptyIds, { threadSessionsPerUser: true })).toBe(
+      'agent:main:telegram:group:%:thread_%:user_%',
+    );
+  });
+
+  it('escapes a chat id that looks like a marked component, and only such a chat id', () => {
+    const chat = (chat_id: string, extra: Partial<ConstructorParameters<typeof SessionSource>[0]> = {}) =>
+      buildSessionKey(src({ platform: 'telegram', chat_id, ...extra }));
+    expect(chat('thread_9')).toBe('agent:main:telegram:dm:thread%5F9');
+    expect(chat('user_abc')).toBe('agent:main:telegram:dm:user%5Fabc');
+    expect(chat('my_thread_9')).toBe('agent:main:telegram:dm:my_thread_9');
+    expect(chat('thread%5F9')).toBe('agent:main:telegram:dm:thread%255F9');
+    // The lanes these chat ids could otherwise be mistaken for.
+    expect(chat('', { thread_id: '9' })).toBe('agent:main:telegram:dm:thread_9');
+    expect(chat('', { user_id: 'abc' })).toBe('agent:main:telegram:dm:user_abc');
+    expect(decodeKeyComponent('thread%5F9')).toBe('thread_9');
+    expect(decodeKeyComponent('thread%255F9')).toBe('thread%5F9');
+    expect(decodeKeyComponent('%')).toBe('');
+  });
+
+  it('keeps a DM named by chat id X apart from the chat-less DM of user X', () => {
+    const byChat = src({ platform: 'signal', chat_id: 'abc' });
+    const byUser = src({ platform: 'signal', chat_id: '', user_id: 'abc' });
+    expect(buildSessionKey(byChat)).toBe('agent:main:signal:dm:abc');
+    expect(buildSessionKey(byUser)).toBe('agent:main:signal:dm:user_abc');
   });
 
   it('escapes a plugin platform name that contains the separator', () => {
