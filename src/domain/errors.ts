@@ -27,3 +27,30 @@ export class InvalidSessionSourceError extends GatehouseError {
     super(message, options);
   }
 }
+
+/**
+ * Reasons a gateway operation refuses a client request. Each maps one-to-one onto a wire reason of
+ * protocol/errors.ts (the dispatcher does the mapping), so the domain never builds wire errors.
+ */
+export type GatewayReason =
+  | 'invalid_params'
+  | 'permission_denied'
+  | 'not_found'
+  | 'admission_conflict'
+  | 'runtime_draining'
+  | 'stale_generation'
+  | 'unknown_execution'
+  | 'storage_unavailable'
+  | 'launch_credentials_unavailable'
+  | 'snapshot_required';
+
+export class GatewayError extends GatehouseError {
+  constructor(
+    readonly reason: GatewayReason,
+    message: string,
+    /** Structured help for the client (which field, which admission…); never a secret. */
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}

@@ -6,6 +6,7 @@
  * learns nothing about the method's params.
  */
 import { z } from 'zod';
+import { GatewayError } from '../domain/errors.js';
 import { internalError, invalidParams, methodNotFound, permissionDenied, RpcError } from './errors.js';
 import {
   failure,
@@ -142,6 +143,7 @@ export class Dispatcher<Ctx extends CallerContext> {
   private toRpcError(error: unknown, method: string): RpcError {
     if (error instanceof RpcError) return error;
     if (error instanceof z.ZodError) return zodToInvalidParams(error);
+    if (error instanceof GatewayError) return new RpcError(error.reason, error.message, error.details);
     // The cause is logged for the operator; the client only learns that the server failed.
     this.logger.error({ method, err: error }, 'method failed unexpectedly');
     return internalError();

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { GatewayError } from '../errors.js';
 
 /** Client surfaces and the agent platform each one runs as (LOC-4). */
 export const LOCAL_SOURCES = {
@@ -103,14 +104,12 @@ export interface LaunchLookups {
 }
 
 /** A launch request that breaks a rule: always `invalid_params`, naming the field. */
-export class LaunchPolicyError extends Error {
-  readonly reason = 'invalid_params';
+export class LaunchPolicyError extends GatewayError {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(message);
-    this.name = 'LaunchPolicyError';
+    super('invalid_params', message, { field });
   }
 }
 

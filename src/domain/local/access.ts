@@ -1,0 +1,33 @@
+/**
+ * Who may do what to a local session (SPEC AUTH-4): the owner, or an operator of the same profile
+ * (shared access, not shared identity). Capabilities are checked per operation by the dispatcher;
+ * this adds the per-session fence. Pure.
+ */
+import { GatewayError } from '../errors.js';
+import { isOperator, type Principal } from '../auth/principal.js';
+import type { LocalSessionRow } from '../../storage/local-store.js';
+import type { OwnerRef } from './receipt.js';
+
+export function ownerOf(principal: Principal): OwnerRef {
+  return { subject: principal.subject, provider: principal.provider };
+}
+
+export function isOwner(principal: Principal, session: LocalSessionRow): boolean {
+  return session.owner.subject === principal.subject && session.owner.provider === principal.provider;
+}
+
+export function mayAccess(principal: Principal, session: LocalSessionRow): boolean {
+  if (principal.profile !== session.profile) return false;
+  return isOwner(principal, session) || isOperator(principal);
+}
+
+/**
+ * The session, or a `not_found` error — also when it exists but the caller may not see it, so a
+ * foreign caller learns nothing about which ids exist.
+ */
+export function requireAccess(principal: Principal, session: LocalSessionRow | null, logicalId: string): LocalSessionRow {
+  if (!session || !mayAccess(principal, session)) {
+    throw new GatewayError('not_found', `no session ${logicalId} that you may access`, { session_id: logicalId });
+  }
+  return session;
+}
