@@ -4,3 +4,9 @@
  */
 export * from './domain/vocabulary.js';
 export type * from './runtime/types.js';
+export * from './domain/errors.js';
+export * from './domain/session/lifecycle.js';
+export type * from './storage/session-store.js';
+export { SqliteSessionStore } from './storage/sqlite/session-store.js';
+export { openDatabase, SYNCHRONOUS_FULL, type OpenOptions, type SqliteDatabase } from './storage/sqlite/database.js';
+export type { Migration } from './storage/sqlite/migration.js';
