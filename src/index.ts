@@ -8,5 +8,10 @@ export * from './domain/errors.js';
 export * from './domain/session/lifecycle.js';
 export type * from './storage/session-store.js';
 export { SqliteSessionStore } from './storage/sqlite/session-store.js';
-export { openDatabase, SYNCHRONOUS_FULL, type OpenOptions, type SqliteDatabase } from './storage/sqlite/database.js';
+export {
+  openDatabase,
+  SYNCHRONOUS_FULL,
+  type OpenOptions,
+  type SqliteDatabase,
+} from './storage/sqlite/database.js';
 export type { Migration } from './storage/sqlite/migration.js';

@@ -110,7 +110,10 @@ export interface SessionStore {
    * Explicit /new or /reset: a new session_id with is_fresh_reset set, the old physical session
    * closed (reason "reset"). Its transcript is kept. Null if the key has no entry.
    */
-  resetSession(sessionKey: string, options?: { displayName?: string; now?: Date }): Promise<SessionEntry | null>;
+  resetSession(
+    sessionKey: string,
+    options?: { displayName?: string; now?: Date },
+  ): Promise<SessionEntry | null>;
 
   /**
    * /resume: point the key at an existing physical session (reopening it) and close the current one.

@@ -41,7 +41,10 @@ const assistant = (content: string): TranscriptMessage => ({ role: 'assistant', 
 const at = (iso: string) => new Date(iso);
 const KEY = 'agent:main:telegram:dm:1001';
 
-export function runSessionStoreSuite(name: string, makeStore: () => Promise<StoreHarness>): void {
+export function runSessionStoreSuite(
+  name: string,
+  makeStore: () => StoreHarness | Promise<StoreHarness>,
+): void {
   describe(`${name}: SessionStore behaviour`, () => {
     let h: StoreHarness;
     let store: SessionStore;
@@ -191,7 +194,9 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
 
       it('switch_session to an unknown session is not_found; an unknown key is null', async () => {
         await store.getOrCreateSession(KEY, source());
-        await expect(store.switchSession(KEY, '20260101_000000_deadbeef')).rejects.toBeInstanceOf(NotFoundError);
+        await expect(store.switchSession(KEY, '20260101_000000_deadbeef')).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
         expect(await store.switchSession('agent:main:none:dm', '20260101_000000_deadbeef')).toBeNull();
       });
 
@@ -200,7 +205,11 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
         await store.suspendSession(KEY);
         expect(await store.markResumePending(KEY, 'restart_timeout')).toBe(false);
         const page = await store.listSessions();
-        expect(page.entries[0]).toMatchObject({ suspended: true, resume_pending: false, resume_reason: null });
+        expect(page.entries[0]).toMatchObject({
+          suspended: true,
+          resume_pending: false,
+          resume_reason: null,
+        });
         expect(await store.markResumePending('agent:main:none:dm', 'restart_timeout')).toBe(false);
         expect(await store.suspendSession('agent:main:none:dm')).toBe(false);
       });
@@ -248,9 +257,20 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
           await store.getOrCreateSession(`k:${i}`, source(), { now: at(`2026-01-0${i + 1}T00:00:00Z`) });
         }
         const all = await store.listSessions();
-        expect(all.entries.map((e) => e.session_key)).toEqual(['k:6', 'k:5', 'k:4', 'k:3', 'k:2', 'k:1', 'k:0']);
+        expect(all.entries.map((e) => e.session_key)).toEqual([
+          'k:6',
+          'k:5',
+          'k:4',
+          'k:3',
+          'k:2',
+          'k:1',
+          'k:0',
+        ]);
         expect(all.nextCursor).toBeNull();
-        const recent = await store.listSessions({ activeMinutes: 2 * 24 * 60, now: at('2026-01-07T12:00:00Z') });
+        const recent = await store.listSessions({
+          activeMinutes: 2 * 24 * 60,
+          now: at('2026-01-07T12:00:00Z'),
+        });
         expect(recent.entries.map((e) => e.session_key)).toEqual(['k:6', 'k:5']);
         const seen: string[] = [];
         let cursor: string | null = null;
@@ -314,7 +334,9 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
             role: 'assistant',
             content: null,
             reasoning: 'use the terminal',
-            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"cmd":"ls"}' } }],
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"cmd":"ls"}' } },
+            ],
           },
           { role: 'tool', content: 'a.txt', tool_call_id: 'c1', name: 'terminal' },
           { role: 'assistant', content: 'one file', timestamp: '2026-01-01T00:00:00.000Z' },
@@ -336,7 +358,9 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
 
       it('bad messages and unknown sessions are refused, nothing written', async () => {
         const bad = { role: 'wizard', content: 'x' } as unknown as TranscriptMessage;
-        await expect(store.appendToTranscript(sid, [user('ok'), bad])).rejects.toBeInstanceOf(InvalidParamsError);
+        await expect(store.appendToTranscript(sid, [user('ok'), bad])).rejects.toBeInstanceOf(
+          InvalidParamsError,
+        );
         await expect(store.appendToTranscript('20200101_000000_00000000', user('x'))).rejects.toBeInstanceOf(
           NotFoundError,
         );
@@ -354,16 +378,32 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
           user('u1'),
           assistant('a1'),
           user('u2'),
-          { role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'x', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 't', type: 'function', function: { name: 'x', arguments: '{}' } }],
+          },
           { role: 'tool', content: 'r', tool_call_id: 't' },
           assistant('a2'),
           user('u3'),
           assistant('a3'),
         ]);
-        expect(await store.rewindSession(sid, 2)).toEqual({ rewound_count: 6, turns_undone: 2, target_text: 'u2' });
+        expect(await store.rewindSession(sid, 2)).toEqual({
+          rewound_count: 6,
+          turns_undone: 2,
+          target_text: 'u2',
+        });
         expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['u1', 'a1']);
-        expect(await store.rewindSession(sid, 5)).toEqual({ rewound_count: 2, turns_undone: 1, target_text: 'u1' });
-        expect(await store.rewindSession(sid)).toEqual({ rewound_count: 0, turns_undone: 0, target_text: null });
+        expect(await store.rewindSession(sid, 5)).toEqual({
+          rewound_count: 2,
+          turns_undone: 1,
+          target_text: 'u1',
+        });
+        expect(await store.rewindSession(sid)).toEqual({
+          rewound_count: 0,
+          turns_undone: 0,
+          target_text: null,
+        });
         await expect(store.rewindSession(sid, 0)).rejects.toBeInstanceOf(InvalidParamsError);
       });
 
@@ -372,8 +412,15 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
         await store.appendToTranscript(sid, [user('the zebra crossing'), assistant('zebra stripes')]);
         await store.appendToTranscript(other, user('a zebra elsewhere'));
         const hits = await store.searchMessages('zebra');
-        expect(hits.map((h) => h.snippet)).toEqual(['a [zebra] elsewhere', '[zebra] stripes', 'the [zebra] crossing']);
-        expect((await store.searchMessages('zebra', { sessionId: sid })).map((h) => h.session_id)).toEqual([sid, sid]);
+        expect(hits.map((h) => h.snippet)).toEqual([
+          'a [zebra] elsewhere',
+          '[zebra] stripes',
+          'the [zebra] crossing',
+        ]);
+        expect((await store.searchMessages('zebra', { sessionId: sid })).map((h) => h.session_id)).toEqual([
+          sid,
+          sid,
+        ]);
         await store.rewindSession(sid, 1);
         expect(await store.searchMessages('zebra', { sessionId: sid })).toEqual([]);
         await expect(store.searchMessages('"unterminated')).rejects.toBeInstanceOf(InvalidParamsError);
@@ -392,7 +439,10 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Stor
       const again = await store.getOrCreateSession(KEY, source());
       expect(again.kind).toBe('resumed');
       expect(again.entry).toMatchObject({ session_id: a.entry.session_id, total_tokens: 5 });
-      expect((await store.loadTranscript(a.entry.session_id)).map((m) => m.content)).toEqual(['persist me', 'ok']);
+      expect((await store.loadTranscript(a.entry.session_id)).map((m) => m.content)).toEqual([
+        'persist me',
+        'ok',
+      ]);
       expect((await store.searchMessages('persist')).length).toBe(1);
       expect(await store.recoverInterruptedTurns({ maxAgeSeconds: 3600 })).toEqual([KEY]);
     });

@@ -41,7 +41,9 @@ const SESSION_ID = /^\d{8}_\d{6}_[0-9a-f]{8}$/;
 /** A physical session id, `YYYYMMDD_HHMMSS_<8hex>` in UTC. `randomHex` must be 8 lowercase hex digits. */
 export function newSessionId(now: Date, randomHex: string): string {
   if (!/^[0-9a-f]{8}$/.test(randomHex)) {
-    throw new RangeError(`session id suffix must be 8 lowercase hex digits, got ${JSON.stringify(randomHex)}`);
+    throw new RangeError(
+      `session id suffix must be 8 lowercase hex digits, got ${JSON.stringify(randomHex)}`,
+    );
   }
   const iso = now.toISOString(); // 2026-11-29T17:35:23.000Z
   const date = iso.slice(0, 10).replaceAll('-', '');

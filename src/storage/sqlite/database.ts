@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
-import { assertNotTooNew, migrate, type Migration } from './migration.js';
+import { assertNotTooNew, migrate, schemaVersion, type Migration } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 export type SqliteDatabase = Database.Database;
@@ -32,7 +32,13 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   try {
     db = new Database(file, { fileMustExist: exists });
     // Reads the header: "file is not a database" surfaces here, before any write.
-    db.pragma('schema_version', { simple: true });
+    const hasSchema = (db.pragma('schema_version', { simple: true }) as number) > 0;
+    if (hasSchema && schemaVersion(db) === 0) {
+      throw new StorageUnavailableError(
+        file,
+        'it is a SQLite database of some other program (no schema_migrations)',
+      );
+    }
     assertNotTooNew(db, file, migrations);
     configure(db, file, options.busyTimeoutMs ?? 5000);
     migrate(db, file, migrations);
@@ -51,11 +57,9 @@ function checkPath(file: string, mustExist: boolean): boolean {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !mustExist) return false;
-    throw new StorageUnavailableError(
-      file,
-      code === 'ENOENT' ? 'the file does not exist' : describe(error),
-      { cause: error },
-    );
+    throw new StorageUnavailableError(file, code === 'ENOENT' ? 'the file does not exist' : describe(error), {
+      cause: error,
+    });
   }
   if (!stat.isFile()) throw new StorageUnavailableError(file, 'it is not a regular file');
   try {
@@ -71,7 +75,8 @@ function checkPath(file: string, mustExist: boolean): boolean {
 function configure(db: SqliteDatabase, file: string, busyTimeoutMs: number): void {
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
-  if (mode !== 'wal') throw new StorageUnavailableError(file, `cannot switch to WAL mode (got ${String(mode)})`);
+  if (mode !== 'wal')
+    throw new StorageUnavailableError(file, `cannot switch to WAL mode (got ${String(mode)})`);
   // better-sqlite3 leaves WAL databases at NORMAL, which can lose the last commits on power loss.
   // Everything a client is told about must survive that, so FULL is set and then verified.
   db.pragma('synchronous = FULL');

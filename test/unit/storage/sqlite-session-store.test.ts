@@ -4,7 +4,7 @@ import path from 'node:path';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { runSessionStoreSuite } from '../../shared/session-store.suite.js';
 
-runSessionStoreSuite('SQLite', async () => {
+runSessionStoreSuite('SQLite', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-store-'));
   const file = path.join(dir, 'state.db');
   let store = SqliteSessionStore.open(file);

@@ -85,7 +85,11 @@ export function removeVisibleMessages(db: Db, sessionId: string, removedBy: stri
 }
 
 /** The visible user messages of a session, newest first, at most `n`. */
-export function lastUserMessages(db: Db, sessionId: string, n: number): { id: number; content: string | null }[] {
+export function lastUserMessages(
+  db: Db,
+  sessionId: string,
+  n: number,
+): { id: number; content: string | null }[] {
   return statement(
     db,
     `SELECT id, content FROM messages

@@ -8,8 +8,7 @@ type Db = Database.Database;
 
 export function readRoute(db: Db, sessionKey: string): SessionEntry | null {
   const row = statement(db, 'SELECT * FROM routes WHERE session_key = ?').get(sessionKey) as
-    | RouteRow
-    | undefined;
+    RouteRow | undefined;
   return row === undefined ? null : entryFromRow(row);
 }
 

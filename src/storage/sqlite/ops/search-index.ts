@@ -12,8 +12,7 @@ type Db = Database.Database;
 
 export function isIndexStale(db: Db): boolean {
   const row = statement(db, 'SELECT stale FROM search_index_state WHERE id = 1').get() as
-    | { stale: number }
-    | undefined;
+    { stale: number } | undefined;
   return row === undefined || row.stale === 1;
 }
 
@@ -69,7 +68,9 @@ export function searchIndex(
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/fts5: syntax error|unterminated string|no such column/i.test(message)) {
-      throw new InvalidParamsError(`search query ${JSON.stringify(query)} is not valid FTS5 syntax: ${message}`);
+      throw new InvalidParamsError(
+        `search query ${JSON.stringify(query)} is not valid FTS5 syntax: ${message}`,
+      );
     }
     throw error;
   }

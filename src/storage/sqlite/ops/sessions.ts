@@ -12,7 +12,12 @@ export function insertSession(
   statement(
     db,
     'INSERT INTO sessions (session_id, session_key, origin_json, created_at) VALUES (?, ?, ?, ?)',
-  ).run(row.sessionId, row.sessionKey, row.origin === null ? null : JSON.stringify(row.origin), row.createdAt);
+  ).run(
+    row.sessionId,
+    row.sessionKey,
+    row.origin === null ? null : JSON.stringify(row.origin),
+    row.createdAt,
+  );
 }
 
 /** Closes an open session; a session already closed keeps its first closure. */
