@@ -2,17 +2,25 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/storage/sqlite/database.js';
+import { buildPlainJs } from '../../shared/plain-js.js';
 
-const writer = fileURLToPath(new URL('../../fixtures/routing-map-writer.ts', import.meta.url));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-crash-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+let js: ReturnType<typeof buildPlainJs>;
+let writer: string;
+beforeAll(() => {
+  js = buildPlainJs();
+  writer = js.fixture('routing-map-writer.ts');
+});
+afterAll(() => {
+  js.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const KEYS = 40;
 const KILLS = 30;
-/** Independent databases killed in parallel, so 30 kills fit in a few seconds of child start-ups. */
+/** Independent databases killed in parallel: child start-up, not the check, is the slow part. */
 const LANES = 2;
 
 /**
@@ -21,22 +29,26 @@ const LANES = 2;
  */
 function runAndKill(file: string, commits: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, file, String(KEYS)], {
+    const child = spawn(process.execPath, [writer, file, String(KEYS)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let seen = 0;
     let last = 0;
     let stderr = '';
+    let partial = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!; // a line may straddle two chunks
+      for (const line of lines) {
         const match = /^committed (\d+)$/.exec(line);
         if (match === null) continue;
         last = Number(match[1]);
         if (++seen === commits) child.kill('SIGKILL');
       }
     });
-    child.on('exit', (_code, signal) => {
+    // 'close' waits for stdout to drain, so `last` is the child's final report, not the parent's lag.
+    child.on('close', (_code, signal) => {
       if (signal === 'SIGKILL') resolve(last);
       else reject(new Error(`writer exited on its own: ${stderr}`));
     });
