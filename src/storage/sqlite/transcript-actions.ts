@@ -2,7 +2,7 @@
  * The transcript actions of the SQLite store (STO-2, STO-4). Messages are canonical; the full-text
  * index is updated beside them on a best-effort basis and rebuilt when stale.
  */
-import { InvalidParamsError, NotFoundError } from '../../domain/errors.js';
+import { GatehouseError, InvalidParamsError } from '../../domain/errors.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type {
   RewindResult,
@@ -27,21 +27,33 @@ export function appendToTranscript(
   const list = validateMessages(Array.isArray(input) ? input : [input as TranscriptMessage]);
   if (options.skipDb === true || list.length === 0) return [];
   const at = (options.now ?? new Date()).toISOString();
-  const write = (index: boolean) =>
-    tx(db, () => {
-      requireSession(db, sessionId);
-      const stored = messages.insertMessages(db, sessionId, list, at);
-      if (index) search.indexMessages(db, stored);
-      else search.markIndexStale(db);
-      return stored;
-    });
+  return withIndexFallback(db, (index) => {
+    requireSession(db, sessionId);
+    const stored = messages.insertMessages(db, sessionId, list, at);
+    index(stored);
+    return stored;
+  });
+}
+
+type Indexer = (rows: readonly StoredMessage[]) => void;
+
+/**
+ * Runs a message write with the index updated beside it. An index failure normally stays inside its
+ * savepoint (ops/search-index.ts), but some SQLite errors abort the whole transaction; then the
+ * write is repeated with the index only marked stale, so messages always land (STO-4).
+ */
+function withIndexFallback<T>(db: SqliteDatabase, write: (index: Indexer) => T): T {
   try {
-    return write(true);
+    return tx(db, () => write((rows) => search.indexMessages(db, rows)));
   } catch (error) {
-    if (error instanceof NotFoundError) throw error;
-    // Some index failures abort the whole transaction; the messages must still land (STO-4).
-    return write(false);
+    if (error instanceof GatehouseError || isBusy(error)) throw error;
+    return tx(db, () => write(() => search.markIndexStale(db)));
   }
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
 export function rewriteTranscript(
@@ -52,11 +64,11 @@ export function rewriteTranscript(
 ): StoredMessage[] {
   const list = validateMessages(input);
   const at = (options.now ?? new Date()).toISOString();
-  return tx(db, () => {
+  return withIndexFallback(db, (index) => {
     requireSession(db, sessionId);
     messages.removeVisibleMessages(db, sessionId, 'rewrite', at);
     const stored = messages.insertMessages(db, sessionId, list, at);
-    search.indexMessages(db, stored);
+    index(stored);
     return stored;
   });
 }
