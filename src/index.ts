@@ -75,3 +75,13 @@ export { startDemoModel, runDemoModelCommand } from './runtime/demo/server.js';
 export type { DemoModelOptions, DemoModelServer, RecordedRequest } from './runtime/demo/server.js';
 export { inProcessDemoModel, demoChunks, demoCompletion } from './runtime/demo/model.js';
 export { DEMO_MODEL_ID, DEMO_LABEL } from './runtime/demo/script.js';
+export * from './domain/session/lifecycle.js';
+export type * from './storage/session-store.js';
+export { SqliteSessionStore } from './storage/sqlite/session-store.js';
+export {
+  openDatabase,
+  SYNCHRONOUS_FULL,
+  type OpenOptions,
+  type SqliteDatabase,
+} from './storage/sqlite/database.js';
+export type { Migration } from './storage/sqlite/migration.js';

@@ -1,30 +1,83 @@
 /**
- * Typed local failures of the domain. Each error carries a stable snake_case `reason` that code and
- * tests branch on, and a message written for a human (it names the field and what is wrong, and never
- * carries a stack trace or a secret). Wire errors are mapped from these by the protocol layer.
+ * Gatehouse's typed errors. Every error a caller may branch on carries a stable snake_case `reason`
+ * (the same string the wire puts in `data.reason`) and a message a human can act on. Messages never
+ * carry stack traces or secrets.
  */
 
-export abstract class GatehouseError extends Error {
-  /** Stable machine-readable cause, snake_case. Never reworded once released. */
-  abstract readonly reason: string;
+export class GatehouseError extends Error {
+  /** Stable, snake_case; callers branch on this, never on the message. */
+  readonly reason: string;
 
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(reason: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The state database cannot be opened or used (STO-5): missing permissions, not a database, a
+ * schema newer than this code. The message names the file and the cause. Nothing was written.
+ */
+export class StorageUnavailableError extends GatehouseError {
+  readonly file: string;
+
+  constructor(file: string, cause: string, options?: { cause?: unknown }) {
+    super('storage_unavailable', `cannot use the state database ${file}: ${cause}`, options);
+    this.file = file;
+  }
+}
+
+/** The database was written by a newer Gatehouse (STO-6); this code refuses to touch it. */
+export class SchemaTooNewError extends StorageUnavailableError {
+  readonly databaseVersion: number;
+  readonly codeVersion: number;
+
+  constructor(file: string, databaseVersion: number, codeVersion: number) {
+    super(
+      file,
+      `its schema is version ${databaseVersion}, but this Gatehouse only knows up to version ${codeVersion}; ` +
+        'upgrade Gatehouse (the database was not changed)',
+    );
+    this.databaseVersion = databaseVersion;
+    this.codeVersion = codeVersion;
+  }
+}
+
+/** A schema migration failed; its transaction was rolled back and the database is as it was. */
+export class MigrationFailedError extends StorageUnavailableError {
+  readonly version: number;
+
+  constructor(file: string, version: number, name: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(file, `migration ${version} (${name}) failed and was rolled back: ${why}`, { cause });
+    this.version = version;
+  }
+}
+
+/** A named thing (session, route) does not exist. */
+export class NotFoundError extends GatehouseError {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
+
+/** A caller passed a value the operation cannot accept; nothing was changed. */
+export class InvalidParamsError extends GatehouseError {
+  constructor(message: string) {
+    super('invalid_params', message);
   }
 }
 
 /** A SessionSource could not be built: malformed JSON text, an unknown key, or a field of the wrong kind. */
 export class InvalidSessionSourceError extends GatehouseError {
-  readonly reason = 'invalid_session_source';
-
   constructor(
     message: string,
     /** The offending field (dotted path), or null when the input as a whole is wrong. */
     readonly field: string | null,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super('invalid_session_source', message, options);
   }
 }
 
@@ -45,12 +98,14 @@ export type GatewayReason =
   | 'snapshot_required';
 
 export class GatewayError extends GatehouseError {
+  declare readonly reason: GatewayReason;
+
   constructor(
-    readonly reason: GatewayReason,
+    reason: GatewayReason,
     message: string,
     /** Structured help for the client (which field, which admission…); never a secret. */
     readonly details?: Record<string, unknown>,
   ) {
-    super(message);
+    super(reason, message);
   }
 }

@@ -6,8 +6,16 @@
  * learns nothing about the method's params.
  */
 import { z } from 'zod';
-import { GatewayError } from '../domain/errors.js';
-import { internalError, invalidParams, methodNotFound, permissionDenied, RpcError } from './errors.js';
+import { GatehouseError, GatewayError } from '../domain/errors.js';
+import {
+  internalError,
+  invalidParams,
+  methodNotFound,
+  permissionDenied,
+  RPC_REASONS,
+  RpcError,
+  type RpcReason,
+} from './errors.js';
 import {
   failure,
   parseFrame,
@@ -144,6 +152,15 @@ export class Dispatcher<Ctx extends CallerContext> {
     if (error instanceof RpcError) return error;
     if (error instanceof z.ZodError) return zodToInvalidParams(error);
     if (error instanceof GatewayError) return new RpcError(error.reason, error.message, error.details);
+    if (error instanceof GatehouseError && error.reason in RPC_REASONS) {
+      const reason = error.reason as RpcReason;
+      // Storage failures name files and causes: those go to the log, the client gets the meaning.
+      if (reason === 'storage_unavailable') {
+        this.logger.error({ method, err: error }, 'storage unavailable');
+        return new RpcError(reason, RPC_REASONS[reason].meaning);
+      }
+      return new RpcError(reason, error.message);
+    }
     // The cause is logged for the operator; the client only learns that the server failed.
     this.logger.error({ method, err: error }, 'method failed unexpectedly');
     return internalError();

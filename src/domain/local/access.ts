@@ -25,9 +25,15 @@ export function mayAccess(principal: Principal, session: LocalSessionRow): boole
  * The session, or a `not_found` error — also when it exists but the caller may not see it, so a
  * foreign caller learns nothing about which ids exist.
  */
-export function requireAccess(principal: Principal, session: LocalSessionRow | null, logicalId: string): LocalSessionRow {
+export function requireAccess(
+  principal: Principal,
+  session: LocalSessionRow | null,
+  logicalId: string,
+): LocalSessionRow {
   if (!session || !mayAccess(principal, session)) {
-    throw new GatewayError('not_found', `no session ${logicalId} that you may access`, { session_id: logicalId });
+    throw new GatewayError('not_found', `no session ${logicalId} that you may access`, {
+      session_id: logicalId,
+    });
   }
   return session;
 }

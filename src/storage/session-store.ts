@@ -1,0 +1,216 @@
+/**
+ * The session store contract (SPEC STO-2), independent of the database behind it. SQLite implements
+ * it now (storage/sqlite); PostgreSQL will later, and both must pass test/shared/session-store.suite.ts.
+ *
+ * Terms (see domain/vocabulary.ts): a *route* is one row of the routing map, session_key → entry.
+ * A *physical session* is one transcript, named by its session_id; a route points at exactly one
+ * open physical session. Closing a physical session never deletes its messages.
+ *
+ * Every method is one atomic change: either all of it is durable when the promise resolves, or none
+ * of it happened. Times are taken from `now` when given (tests, recovery), else the wall clock.
+ */
+import type {
+  ResumeReason,
+  SessionEntry,
+  SessionSourceFields,
+  TokenUsage,
+  TranscriptMessage,
+} from '../domain/vocabulary.js';
+
+/** What getOrCreateSession did, so callers can tell the user (e.g. "your session was reset"). */
+export type SessionAccessKind = 'created' | 'replaced' | 'resumed' | 'touched';
+
+export interface SessionAccess {
+  entry: SessionEntry;
+  kind: SessionAccessKind;
+  /** The session this access closed (force_new or suspension), if any. */
+  closedSessionId: string | null;
+}
+
+export interface ListSessionsOptions {
+  /** Only entries whose updated_at is within this many minutes of `now`. */
+  activeMinutes?: number;
+  /** Page size, 1..1000 (default 100). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string | null;
+  now?: Date;
+}
+
+export interface SessionPage {
+  entries: SessionEntry[];
+  /** Pass back to get the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface StoredMessage extends TranscriptMessage {
+  /** Store-assigned, increasing within a database. */
+  id: number;
+  session_id: string;
+  timestamp: string;
+}
+
+export interface RewindResult {
+  /** How many messages were soft-deleted. */
+  rewound_count: number;
+  /** How many user turns were undone (fewer than asked if the transcript is shorter). */
+  turns_undone: number;
+  /** The text of the earliest user message undone: what /retry sends again. Null if none. */
+  target_text: string | null;
+}
+
+export interface SearchHit {
+  message_id: number;
+  session_id: string;
+  role: TranscriptMessage['role'];
+  /** The message text with matches wrapped in `[` `]`, shortened around them. */
+  snippet: string;
+  timestamp: string;
+}
+
+export interface SearchOptions {
+  /** Only this physical session. */
+  sessionId?: string;
+  /** Default 20, at most 500. Newest messages first. */
+  limit?: number;
+}
+
+export interface SearchIndexStatus {
+  /** The index may be missing messages (an index write failed); the next search rebuilds it. */
+  stale: boolean;
+}
+
+export interface UsageUpdate extends Partial<TokenUsage> {
+  /** Prompt tokens of the latest model call (replaces, not adds). */
+  last_prompt_tokens?: number;
+  /** Added to estimated_cost_usd. */
+  cost_usd?: number;
+  cost_status?: string;
+}
+
+export interface SessionStore {
+  /**
+   * The entry on `sessionKey`, decided by ENT-2 (domain/session/lifecycle.ts decideAccess). The key
+   * is built by the caller (buildSessionKey); `source` is stored as the entry's origin when a new
+   * entry is made, and refreshes display_name/platform/chat_type.
+   */
+  getOrCreateSession(
+    sessionKey: string,
+    source: SessionSourceFields,
+    options?: { forceNew?: boolean; now?: Date },
+  ): Promise<SessionAccess>;
+
+  /** After an exchange: bump updated_at, optionally record last_prompt_tokens. Null if no entry. */
+  updateSession(
+    sessionKey: string,
+    options?: { lastPromptTokens?: number; now?: Date },
+  ): Promise<SessionEntry | null>;
+
+  /**
+   * Explicit /new or /reset: a new session_id with is_fresh_reset set, the old physical session
+   * closed (reason "reset"). Its transcript is kept. Null if the key has no entry.
+   */
+  resetSession(
+    sessionKey: string,
+    options?: { displayName?: string; now?: Date },
+  ): Promise<SessionEntry | null>;
+
+  /**
+   * /resume: point the key at an existing physical session (reopening it) and close the current one.
+   * With `expectedSessionId` this is a compare-and-swap: when the key no longer points at that
+   * session (a concurrent /new or /resume won), nothing changes and the result is null. Also null
+   * when the key has no entry. Throws NotFoundError when the target session does not exist.
+   */
+  switchSession(
+    sessionKey: string,
+    targetSessionId: string,
+    options?: { expectedSessionId?: string; now?: Date },
+  ): Promise<SessionEntry | null>;
+
+  /** /stop: the next access replaces the session. False if the key has no entry. */
+  suspendSession(sessionKey: string): Promise<boolean>;
+
+  /** Drain timeout / crash recovery. Never overrides a suspension: returns false then (and if no entry). */
+  markResumePending(sessionKey: string, reason: ResumeReason, options?: { now?: Date }): Promise<boolean>;
+
+  /** After the resumed turn completed. False if the flag was not set. */
+  clearResumePending(sessionKey: string): Promise<boolean>;
+
+  /** A turn started on this key: the in-flight marker recoverInterruptedTurns looks for. */
+  markTurnStarted(sessionKey: string, options?: { now?: Date }): Promise<void>;
+
+  /** The turn's reply is durably recorded (or there is nothing to deliver): drop the marker. */
+  clearTurnMarker(sessionKey: string): Promise<void>;
+
+  /**
+   * Crash recovery: every in-flight marker younger than `maxAgeSeconds` becomes resume_pending
+   * (reason restart_interrupted) unless the entry is suspended; all markers are then dropped.
+   * Returns the keys marked. Keys without a marker finished their turn and are left alone.
+   */
+  recoverInterruptedTurns(options: { maxAgeSeconds: number; now?: Date }): Promise<string[]>;
+
+  /**
+   * Removes routing entries not updated for `maxAgeDays` (0 disables), closing their physical
+   * sessions (transcripts kept). Skips suspended entries and keys for which `hasLiveProcesses`
+   * answers true. Returns the removed keys.
+   */
+  pruneOldEntries(options: {
+    maxAgeDays: number;
+    hasLiveProcesses?: (sessionKey: string) => boolean;
+    now?: Date;
+  }): Promise<string[]>;
+
+  /** Entries by updated_at descending (ties by key), one page at a time. */
+  listSessions(options?: ListSessionsOptions): Promise<SessionPage>;
+
+  /** The entry whose current session_id is this one, or null. */
+  lookupBySessionId(sessionId: string): Promise<SessionEntry | null>;
+
+  /** Whether any session was ever created: routes or closed history. */
+  hasAnySessions(): Promise<boolean>;
+
+  /**
+   * Appends messages to a physical session's transcript and returns them as stored. With `skipDb`
+   * the caller has already persisted them through another path (the runtime's TranscriptSink writes
+   * a turn's messages itself): nothing is written and the result is empty. This keeps a caller that
+   * both runs a turn and mirrors its messages from storing them twice.
+   * Throws NotFoundError when the session does not exist.
+   */
+  appendToTranscript(
+    sessionId: string,
+    messages: TranscriptMessage | readonly TranscriptMessage[],
+    options?: { skipDb?: boolean; now?: Date },
+  ): Promise<StoredMessage[]>;
+
+  /**
+   * Replaces the visible transcript (/compress, /retry, /undo): current messages are soft-deleted
+   * (kept for audit, never loaded again) and `messages` appended, in one transaction.
+   */
+  rewriteTranscript(
+    sessionId: string,
+    messages: readonly TranscriptMessage[],
+    options?: { now?: Date },
+  ): Promise<StoredMessage[]>;
+
+  /** The visible transcript in order; soft-deleted (rewound, rewritten) messages are excluded. */
+  loadTranscript(sessionId: string): Promise<StoredMessage[]>;
+
+  /**
+   * Undoes the last `n` user turns (default 1): the n-th last user message and everything after it
+   * are soft-deleted, and one audit row records what was undone.
+   */
+  rewindSession(sessionId: string, n?: number, options?: { now?: Date }): Promise<RewindResult>;
+
+  /** Full-text search over visible messages (FTS5 syntax), newest first. */
+  searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+
+  /** Rebuilds the derived full-text index from the canonical messages. */
+  rebuildSearchIndex(): Promise<void>;
+
+  searchIndexStatus(): Promise<SearchIndexStatus>;
+
+  /** Adds one call's or turn's token usage and cost to the entry's counters. Null if no entry. */
+  addUsage(sessionKey: string, usage: UsageUpdate): Promise<SessionEntry | null>;
+
+  close(): Promise<void>;
+}

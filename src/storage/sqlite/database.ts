@@ -1,0 +1,96 @@
+/**
+ * Opening the state database (STO-1, STO-5). The file is checked before anything is written: a path
+ * that cannot be opened, a file that is not a SQLite database, or a schema newer than this code is
+ * refused with a StorageUnavailableError naming the file and the cause. Gatehouse never falls back
+ * to an empty store.
+ */
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
+import { assertNotTooNew, migrate, schemaVersion, type Migration } from './migration.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenOptions {
+  /** Refuse to create the file when it does not exist (a profile that should already have one). */
+  mustExist?: boolean;
+  /** Tests pass a prefix of the list to build databases at earlier versions. */
+  migrations?: readonly Migration[];
+  /** How long a writer waits for another connection's lock before failing (ms). */
+  busyTimeoutMs?: number;
+}
+
+/** SQLite's numeric value for synchronous=FULL, as `PRAGMA synchronous` reports it. */
+export const SYNCHRONOUS_FULL = 2;
+
+/** Opens (creating if allowed), validates, configures and migrates the database at `file`. */
+export function openDatabase(file: string, options: OpenOptions = {}): SqliteDatabase {
+  const migrations = options.migrations ?? MIGRATIONS;
+  const exists = checkPath(file, options.mustExist ?? false);
+  let db: SqliteDatabase | undefined;
+  try {
+    db = new Database(file, { fileMustExist: exists });
+    // Reads the header: "file is not a database" surfaces here, before any write.
+    const hasSchema = (db.pragma('schema_version', { simple: true }) as number) > 0;
+    if (hasSchema && schemaVersion(db) === 0) {
+      throw new StorageUnavailableError(
+        file,
+        'it is a SQLite database of some other program (no schema_migrations)',
+      );
+    }
+    assertNotTooNew(db, file, migrations);
+    configure(db, file, options.busyTimeoutMs ?? 5000);
+    migrate(db, file, migrations);
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof GatehouseError) throw error;
+    throw new StorageUnavailableError(file, describe(error), { cause: error });
+  }
+}
+
+function checkPath(file: string, mustExist: boolean): boolean {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !mustExist) return false;
+    throw new StorageUnavailableError(file, code === 'ENOENT' ? 'the file does not exist' : describe(error), {
+      cause: error,
+    });
+  }
+  if (!stat.isFile()) throw new StorageUnavailableError(file, 'it is not a regular file');
+  try {
+    fs.accessSync(file, fs.constants.R_OK | fs.constants.W_OK);
+  } catch (error) {
+    throw new StorageUnavailableError(file, `no permission to read and write it (${describe(error)})`, {
+      cause: error,
+    });
+  }
+  return true;
+}
+
+function configure(db: SqliteDatabase, file: string, busyTimeoutMs: number): void {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal')
+    throw new StorageUnavailableError(file, `cannot switch to WAL mode (got ${String(mode)})`);
+  // better-sqlite3 leaves WAL databases at NORMAL, which can lose the last commits on power loss.
+  // Everything a client is told about must survive that, so FULL is set and then verified.
+  db.pragma('synchronous = FULL');
+  const sync = db.pragma('synchronous', { simple: true });
+  if (sync !== SYNCHRONOUS_FULL) {
+    throw new StorageUnavailableError(file, `synchronous=FULL did not take effect (got ${String(sync)})`);
+  }
+  db.pragma('foreign_keys = ON');
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+  }
+  return String(error);
+}

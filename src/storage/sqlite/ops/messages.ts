@@ -1,0 +1,129 @@
+/** Storage operations on canonical transcript messages. Messages are soft-deleted, never erased. */
+import type Database from 'better-sqlite3';
+import type { MessageRole, TranscriptMessage } from '../../../domain/vocabulary.js';
+import type { StoredMessage } from '../../session-store.js';
+import { statement } from '../statements.js';
+
+type Db = Database.Database;
+
+/** Fields kept beside role and content; stored as one JSON object, absent when all are unset. */
+const EXTRA_FIELDS = [
+  'tool_calls',
+  'tool_call_id',
+  'name',
+  'reasoning',
+  'admission_id',
+  'sender_name',
+] as const satisfies readonly (keyof TranscriptMessage)[];
+
+interface MessageRow {
+  id: number;
+  session_id: string;
+  role: string;
+  content: string | null;
+  extra_json: string | null;
+  created_at: string;
+}
+
+function extraJson(message: TranscriptMessage): string | null {
+  const extra: Record<string, unknown> = {};
+  let any = false;
+  for (const field of EXTRA_FIELDS) {
+    if (message[field] !== undefined) {
+      extra[field] = message[field];
+      any = true;
+    }
+  }
+  return any ? JSON.stringify(extra) : null;
+}
+
+function messageFromRow(row: MessageRow): StoredMessage {
+  const extra = row.extra_json === null ? {} : (JSON.parse(row.extra_json) as Partial<TranscriptMessage>);
+  return {
+    role: row.role as MessageRole,
+    content: row.content,
+    ...extra,
+    timestamp: row.created_at,
+    id: row.id,
+    session_id: row.session_id,
+  };
+}
+
+/** Inserts messages in order; returns them as stored. */
+export function insertMessages(
+  db: Db,
+  sessionId: string,
+  messages: readonly TranscriptMessage[],
+  now: string,
+): StoredMessage[] {
+  const insert = statement(
+    db,
+    'INSERT INTO messages (session_id, role, content, extra_json, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  return messages.map((message) => {
+    const createdAt = message.timestamp ?? now;
+    const info = insert.run(sessionId, message.role, message.content, extraJson(message), createdAt);
+    return { ...message, timestamp: createdAt, id: Number(info.lastInsertRowid), session_id: sessionId };
+  });
+}
+
+export function loadVisibleMessages(db: Db, sessionId: string): StoredMessage[] {
+  const rows = statement(
+    db,
+    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND removed_at IS NULL ORDER BY id`,
+  ).all(sessionId) as MessageRow[];
+  return rows.map(messageFromRow);
+}
+
+/** Soft-deletes every visible message of the session (rewrite); returns how many. */
+export function removeVisibleMessages(db: Db, sessionId: string, removedBy: string, at: string): number {
+  return statement(
+    db,
+    `UPDATE messages SET removed_at = ?, removed_by = ? WHERE session_id = ? AND removed_at IS NULL`,
+  ).run(at, removedBy, sessionId).changes;
+}
+
+/** The visible user messages of a session, newest first, at most `n`. */
+export function lastUserMessages(
+  db: Db,
+  sessionId: string,
+  n: number,
+): { id: number; content: string | null }[] {
+  return statement(
+    db,
+    `SELECT id, content FROM messages
+      WHERE session_id = ? AND role = 'user' AND removed_at IS NULL ORDER BY id DESC LIMIT ?`,
+  ).all(sessionId, n) as { id: number; content: string | null }[];
+}
+
+export function insertRewindAudit(
+  db: Db,
+  row: {
+    sessionId: string;
+    at: string;
+    turnsRequested: number;
+    turnsUndone: number;
+    firstMessageId: number;
+    targetText: string | null;
+  },
+): number {
+  const info = statement(
+    db,
+    `INSERT INTO rewinds (session_id, rewound_at, turns_requested, turns_undone, rewound_count,
+                          first_message_id, target_text)
+     VALUES (?, ?, ?, ?, 0, ?, ?)`,
+  ).run(row.sessionId, row.at, row.turnsRequested, row.turnsUndone, row.firstMessageId, row.targetText);
+  return Number(info.lastInsertRowid);
+}
+
+/** Soft-deletes the visible messages from `fromId` on, tagged with the rewind; records the count. */
+export function rewindFrom(db: Db, sessionId: string, fromId: number, rewindId: number, at: string): number {
+  const changes = statement(
+    db,
+    `UPDATE messages SET removed_at = ?, removed_by = 'rewind', rewind_id = ?
+      WHERE session_id = ? AND id >= ? AND removed_at IS NULL`,
+  ).run(at, rewindId, sessionId, fromId).changes;
+  statement(db, 'UPDATE rewinds SET rewound_count = ? WHERE id = ?').run(changes, rewindId);
+  return changes;
+}

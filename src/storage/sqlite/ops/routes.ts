@@ -1,0 +1,73 @@
+/** Storage operations on the routing map (STO-3). Each takes the database handle and holds its SQL. */
+import type Database from 'better-sqlite3';
+import type { SessionEntry } from '../../../domain/vocabulary.js';
+import { statement } from '../statements.js';
+import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from './route-row.js';
+
+type Db = Database.Database;
+
+export function readRoute(db: Db, sessionKey: string): SessionEntry | null {
+  const row = statement(db, 'SELECT * FROM routes WHERE session_key = ?').get(sessionKey) as
+    RouteRow | undefined;
+  return row === undefined ? null : entryFromRow(row);
+}
+
+export function findRouteBySessionId(db: Db, sessionId: string): SessionEntry | null {
+  const row = statement(db, 'SELECT * FROM routes WHERE session_id = ? ORDER BY updated_at DESC LIMIT 1').get(
+    sessionId,
+  ) as RouteRow | undefined;
+  return row === undefined ? null : entryFromRow(row);
+}
+
+const WRITE_ROUTE = `INSERT OR REPLACE INTO routes (${ROUTE_COLUMNS.join(', ')})
+  VALUES (${ROUTE_COLUMNS.map((c) => `@${c}`).join(', ')})`;
+
+/** Writes the whole entry for its key (insert or replace). */
+export function writeRoute(db: Db, entry: SessionEntry): void {
+  statement(db, WRITE_ROUTE).run(rowFromEntry(entry));
+}
+
+export function deleteRoute(db: Db, sessionKey: string): void {
+  statement(db, 'DELETE FROM routes WHERE session_key = ?').run(sessionKey);
+}
+
+export function countRoutes(db: Db): number {
+  return (statement(db, 'SELECT count(*) AS n FROM routes').get() as { n: number }).n;
+}
+
+export interface RoutePageQuery {
+  /** Exclusive upper bound (updated_at, session_key) from the previous page. */
+  after: { updatedAt: string; sessionKey: string } | null;
+  /** Only entries updated at or after this time. */
+  since: string | null;
+  limit: number;
+}
+
+/**
+ * One page of routes by recency. Each filter is a plain range on routes_by_recency (no `? IS NULL OR`
+ * tricks that would defeat the index), so the cost follows the page size, not the table size.
+ */
+export function listRoutePage(db: Db, query: RoutePageQuery): SessionEntry[] {
+  const where: string[] = [];
+  if (query.after !== null) where.push('(updated_at, session_key) < (@after_at, @after_key)');
+  if (query.since !== null) where.push('updated_at >= @since');
+  const sql = `SELECT * FROM routes ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY updated_at DESC, session_key DESC LIMIT @limit`;
+  const params: Record<string, string | number> = { limit: query.limit };
+  if (query.after !== null) {
+    params.after_at = query.after.updatedAt;
+    params.after_key = query.after.sessionKey;
+  }
+  if (query.since !== null) params.since = query.since;
+  const rows = statement(db, sql).all(params) as RouteRow[];
+  return rows.map(entryFromRow);
+}
+
+/** Keys of routes last updated before `before`, excluding suspended ones, oldest first. */
+export function listPrunableRoutes(db: Db, before: string): string[] {
+  const rows = statement(
+    db,
+    `SELECT session_key FROM routes WHERE updated_at < ? AND suspended = 0 ORDER BY updated_at`,
+  ).all(before) as { session_key: string }[];
+  return rows.map((r) => r.session_key);
+}

@@ -1,0 +1,34 @@
+/** In-flight turn markers: set when a turn starts, cleared when its reply is durable. */
+import type Database from 'better-sqlite3';
+import { statement } from '../statements.js';
+
+type Db = Database.Database;
+
+export function putTurnMarker(db: Db, sessionKey: string, sessionId: string, at: Date): void {
+  statement(
+    db,
+    `INSERT OR REPLACE INTO turn_markers (session_key, session_id, started_at, started_at_epoch)
+     VALUES (?, ?, ?, ?)`,
+  ).run(sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000));
+}
+
+export function deleteTurnMarker(db: Db, sessionKey: string): void {
+  statement(db, 'DELETE FROM turn_markers WHERE session_key = ?').run(sessionKey);
+}
+
+export interface TurnMarker {
+  session_key: string;
+  session_id: string;
+  started_at_epoch: number;
+}
+
+export function listTurnMarkers(db: Db): TurnMarker[] {
+  return statement(
+    db,
+    'SELECT session_key, session_id, started_at_epoch FROM turn_markers ORDER BY session_key',
+  ).all() as TurnMarker[];
+}
+
+export function deleteAllTurnMarkers(db: Db): void {
+  statement(db, 'DELETE FROM turn_markers').run();
+}

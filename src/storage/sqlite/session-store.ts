@@ -1,0 +1,138 @@
+/**
+ * SessionStore on SQLite. better-sqlite3 is synchronous; this class is the asynchronous face the
+ * contract asks for (so PostgreSQL can implement the same one). Each method runs one action from
+ * entry-actions.ts or transcript-actions.ts, and a thrown error becomes a rejected promise.
+ */
+import type { ResumeReason, SessionSourceFields, TranscriptMessage } from '../../domain/vocabulary.js';
+import type { ListSessionsOptions, SearchOptions, SessionStore, UsageUpdate } from '../session-store.js';
+import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
+import * as entries from './entry-actions.js';
+import * as transcripts from './transcript-actions.js';
+
+function settle<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+export class SqliteSessionStore implements SessionStore {
+  /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */
+  static open(file: string, options?: OpenOptions): SqliteSessionStore {
+    return new SqliteSessionStore(openDatabase(file, options));
+  }
+
+  /** The connection, for code that composes storage operations in its own transaction. */
+  constructor(readonly db: SqliteDatabase) {}
+
+  getOrCreateSession(
+    sessionKey: string,
+    source: SessionSourceFields,
+    options?: { forceNew?: boolean; now?: Date },
+  ) {
+    return settle(() => entries.getOrCreateSession(this.db, sessionKey, source, options));
+  }
+
+  updateSession(sessionKey: string, options?: { lastPromptTokens?: number; now?: Date }) {
+    return settle(() => entries.updateSession(this.db, sessionKey, options));
+  }
+
+  resetSession(sessionKey: string, options?: { displayName?: string; now?: Date }) {
+    return settle(() => entries.resetSession(this.db, sessionKey, options));
+  }
+
+  switchSession(
+    sessionKey: string,
+    targetSessionId: string,
+    options?: { expectedSessionId?: string; now?: Date },
+  ) {
+    return settle(() => entries.switchSession(this.db, sessionKey, targetSessionId, options));
+  }
+
+  suspendSession(sessionKey: string) {
+    return settle(() => entries.suspendSession(this.db, sessionKey));
+  }
+
+  markResumePending(sessionKey: string, reason: ResumeReason, options?: { now?: Date }) {
+    return settle(() => entries.markResumePending(this.db, sessionKey, reason, options));
+  }
+
+  clearResumePending(sessionKey: string) {
+    return settle(() => entries.clearResumePending(this.db, sessionKey));
+  }
+
+  markTurnStarted(sessionKey: string, options?: { now?: Date }) {
+    return settle(() => entries.markTurnStarted(this.db, sessionKey, options));
+  }
+
+  clearTurnMarker(sessionKey: string) {
+    return settle(() => entries.clearTurnMarker(this.db, sessionKey));
+  }
+
+  recoverInterruptedTurns(options: { maxAgeSeconds: number; now?: Date }) {
+    return settle(() => entries.recoverInterruptedTurns(this.db, options));
+  }
+
+  pruneOldEntries(options: {
+    maxAgeDays: number;
+    hasLiveProcesses?: (sessionKey: string) => boolean;
+    now?: Date;
+  }) {
+    return settle(() => entries.pruneOldEntries(this.db, options));
+  }
+
+  listSessions(options?: ListSessionsOptions) {
+    return settle(() => entries.listSessions(this.db, options));
+  }
+
+  lookupBySessionId(sessionId: string) {
+    return settle(() => entries.lookupBySessionId(this.db, sessionId));
+  }
+
+  hasAnySessions() {
+    return settle(() => entries.hasAnySessions(this.db));
+  }
+
+  addUsage(sessionKey: string, usage: UsageUpdate) {
+    return settle(() => entries.addUsage(this.db, sessionKey, usage));
+  }
+
+  appendToTranscript(
+    sessionId: string,
+    messages: TranscriptMessage | readonly TranscriptMessage[],
+    options?: { skipDb?: boolean; now?: Date },
+  ) {
+    return settle(() => transcripts.appendToTranscript(this.db, sessionId, messages, options));
+  }
+
+  rewriteTranscript(sessionId: string, messages: readonly TranscriptMessage[], options?: { now?: Date }) {
+    return settle(() => transcripts.rewriteTranscript(this.db, sessionId, messages, options));
+  }
+
+  loadTranscript(sessionId: string) {
+    return settle(() => transcripts.loadTranscript(this.db, sessionId));
+  }
+
+  rewindSession(sessionId: string, n?: number, options?: { now?: Date }) {
+    return settle(() => transcripts.rewindSession(this.db, sessionId, n, options));
+  }
+
+  searchMessages(query: string, options?: SearchOptions) {
+    return settle(() => transcripts.searchMessages(this.db, query, options));
+  }
+
+  rebuildSearchIndex() {
+    return settle(() => transcripts.rebuildSearchIndex(this.db));
+  }
+
+  searchIndexStatus() {
+    return settle(() => transcripts.searchIndexStatus(this.db));
+  }
+
+  close() {
+    return settle(() => {
+      if (this.db.open) this.db.close();
+    });
+  }
+}
