@@ -98,6 +98,7 @@ export interface LocalSessionStore {
   findByTitle(owner: OwnerRef, profile: string, title: string): LocalSessionRow | null;
   getLocalSession(logicalId: string): LocalSessionRow | null;
   listLocalSessions(options: { limit: number; includeHidden?: boolean }): LocalSessionRow[];
+  allLogicalIds(): string[];
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;

@@ -1,8 +1,7 @@
 import type { DaemonService } from '../daemon.js';
-import { placeholderEpochService } from './epoch.js';
-import { healthService } from './health.js';
+import { gatewayService } from './gateway.js';
 
-/** The services `gatehouse serve` runs today. The store, runtime, RPC and control socket join here. */
+/** The services `gatehouse serve` runs: the store, runtime, RPC listener and control socket. */
 export function defaultServices(): DaemonService[] {
-  return [placeholderEpochService(), healthService()];
+  return [gatewayService()];
 }

@@ -244,6 +244,7 @@ export function creationDigest(params: CreateSessionParams): string {
 }
 
 /** The creation contract `runtime.describe` publishes, so clients check before sending an option. */
-export function creationContract(): { sources: string[]; parameters: string[] } {
-  return { sources: Object.keys(LOCAL_SOURCES), parameters: Object.keys(createSessionParams.shape) };
+export function creationContract(): { sources: string[]; parameters: Record<string, unknown> } {
+  const schema = z.toJSONSchema(createSessionParams) as { properties?: Record<string, unknown> };
+  return { sources: Object.keys(LOCAL_SOURCES), parameters: schema.properties ?? {} };
 }

@@ -18,7 +18,6 @@ import type {
   SettleOutcome,
 } from '../../storage/local-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
-import type { TypedEmitter } from '../events/typed-emitter.js';
 
 export interface TurnJob {
   session: LocalSessionRow;
@@ -52,6 +51,11 @@ export interface SchedulerEvents extends Record<string, unknown> {
   'queue:idle': { logical_id: string };
 }
 
+/** Where the scheduler publishes its lifecycle events (a TypedEmitter of a superset of them). */
+export interface SchedulerEmit {
+  emit<K extends keyof SchedulerEvents & string>(name: K, payload: SchedulerEvents[K]): void;
+}
+
 type PumpState =
   | { kind: 'idle' }
   | { kind: 'pumping' }
@@ -74,7 +78,7 @@ export class TurnScheduler {
     private readonly epoch: number,
     private readonly permits: Semaphore,
     private readonly runTurn: TurnJobRunner,
-    readonly events: TypedEmitter<SchedulerEvents>,
+    private readonly events: SchedulerEmit,
     private readonly onError: (error: unknown, context: string) => void,
   ) {}
 

@@ -17,6 +17,8 @@ export interface DemoModelOptions {
   port?: number;
   /** Pause between two streamed pieces, in milliseconds. */
   latencyMs?: number;
+  /** Keep every request in `requests` (tests). A long-running daemon turns this off. Default true. */
+  record?: boolean;
 }
 
 /** A request as the demo model received it. */
@@ -75,7 +77,8 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
       }
     }
     const path = (req.url ?? '/').split('?')[0]!;
-    requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (options.record !== false)
+      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     arrivals.emit('request', requests.length);
     if (barrier) await barrier.promise;
 

@@ -31,6 +31,8 @@ export interface RouteDeps {
   /** The owner's scrypt hash, or null when the dashboard login is disabled. */
   readonly passwordHash: string | null;
   readonly staticFiles: StaticHandler | undefined;
+  /** Extra fields of GET /healthz (the daemon's lifecycle state). */
+  readonly health?: (() => Record<string, unknown>) | undefined;
   readonly logger: Logger;
 }
 
@@ -136,6 +138,11 @@ export async function routeHttp(
     if (req.method === 'POST' && path === '/api/auth/ws-ticket') return wsTicket(res, facts, deps);
     const rejected = checkTransport(facts, deps.config);
     if (rejected) return reject(res, rejected);
+    if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, ...deps.health?.() }));
+      return;
+    }
     if (deps.staticFiles?.(req, res)) return;
     reject(res, new HttpRejection('not_found'));
   } catch (error) {

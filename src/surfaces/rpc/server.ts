@@ -55,6 +55,8 @@ export interface RpcServerOptions {
   limits?: Partial<ConnectionLimits>;
   /** Hook for the dashboard's static files, tried for requests no route owns. */
   staticFiles?: StaticHandler;
+  /** Extra fields of GET /healthz. */
+  health?: () => Record<string, unknown>;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -139,6 +141,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     throttle: new LoginThrottle(now),
     passwordHash: options.dashboard?.passwordHash ?? null,
     staticFiles: options.staticFiles,
+    health: options.health,
     logger,
   };
   const events = new TypedEmitter<RpcSurfaceEvents>();

@@ -189,7 +189,8 @@ describe('LOC-3 creation digest', () => {
   it('publishes the contract runtime.describe shows', () => {
     const contract = creationContract();
     expect(contract.sources).toEqual(['cli', 'tui', 'gui', 'acp', 'tool', 'oneshot']);
-    expect(contract.parameters).toContain('api_key');
-    expect(contract.parameters).not.toContain('worktree');
+    expect(Object.keys(contract.parameters)).toContain('api_key');
+    expect(contract.parameters['max_turns']).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(Object.keys(contract.parameters)).not.toContain('worktree');
   });
 });

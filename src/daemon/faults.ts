@@ -1,0 +1,90 @@
+/**
+ * Named fault points, for crash tests only. Inert unless the environment variable
+ * GATEHOUSE_TEST_FAULTS names points, e.g. `admission.committed` or `tool.running@3` (the third hit).
+ * When an armed point is reached the daemon SIGKILLs itself there: no cleanup, no flush, exactly
+ * like a power cut or `kill -9`. Never set it outside tests.
+ *
+ * Points: admission.committed (after the commit, before the acknowledgement), turn.claimed (after
+ * the claim, before the model call), model.streaming (during a streamed answer), tool.recorded
+ * (the tool call is stored, the tool has not run), tool.running (while the tool runs), tool.result
+ * (the tool finished, its result not yet stored), approval.pending (a human is being asked),
+ * creation.transaction (inside the creation transaction), settle.transaction (inside settlement).
+ */
+import type { Logger } from './logger.js';
+
+export const FAULT_ENV = 'GATEHOUSE_TEST_FAULTS';
+
+export const FAULT_POINTS = [
+  'admission.committed',
+  'turn.claimed',
+  'model.streaming',
+  'tool.recorded',
+  'tool.running',
+  'tool.result',
+  'approval.pending',
+  'creation.transaction',
+  'settle.transaction',
+] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+
+/** Which turn events mark which fault point (see turn-job publish). */
+const EVENT_POINTS: Record<string, FaultPoint> = {
+  'text.delta': 'model.streaming',
+  'tool.start': 'tool.recorded',
+  'approval.request': 'approval.pending',
+};
+
+export interface Faults {
+  hit(point: string): void;
+  /** A turn event was published; some events stand for fault points. */
+  observe(eventType: string): void;
+}
+
+export function parseFaultSpec(spec: string): Map<string, number> {
+  const armed = new Map<string, number>();
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [name, nth] = part.split('@');
+    if (!FAULT_POINTS.includes(name as FaultPoint)) {
+      throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${FAULT_POINTS.join(', ')}`);
+    }
+    const n = nth === undefined ? 1 : Number(nth);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${FAULT_ENV}: "${part}" needs a positive hit count`);
+    armed.set(name!, n);
+  }
+  return armed;
+}
+
+export function faultsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): Faults | null {
+  const spec = env[FAULT_ENV];
+  if (!spec) return null;
+  const armed = parseFaultSpec(spec);
+  const hits = new Map<string, number>();
+  logger.warn(
+    { faults: [...armed.keys()] },
+    'TEST FAULT POINTS ARMED: this daemon will kill itself on purpose',
+  );
+  const hit = (point: string): void => {
+    const at = armed.get(point);
+    if (at === undefined) return;
+    const count = (hits.get(point) ?? 0) + 1;
+    hits.set(point, count);
+    if (count === at) process.kill(process.pid, 'SIGKILL');
+  };
+  return {
+    hit,
+    observe(eventType) {
+      const point = EVENT_POINTS[eventType];
+      if (point === undefined) return;
+      if (point === 'tool.recorded') {
+        hit(point);
+        // While the tool runs: shortly after it started (the terminal tool is running by then).
+        if (armed.has('tool.running')) setTimeout(() => hit('tool.running'), 100).unref();
+        return;
+      }
+      hit(point);
+    },
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The gateway service: opens the profile's store and a new authority epoch, starts the model (the
+ * configured provider, or the built-in demo model on loopback), the local-session service, the RPC
+ * listener and the control socket, then runs cold-start recovery before it reports ready.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TicketBook } from '../../domain/auth/tickets.js';
+import { creationContract, type LaunchLookups } from '../../domain/local/launch-policy.js';
+import { LocalSessions } from '../../domain/local/service.js';
+import { makeTurnJobRunner } from '../../domain/local/turn-job.js';
+import { Dispatcher } from '../../protocol/dispatcher.js';
+import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
+import { PromptBroker } from '../../runtime/approvals/broker.js';
+import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
+import { ModelClient } from '../../runtime/model/client.js';
+import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
+import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
+import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
+import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
+import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
+import type { RpcContext } from '../../surfaces/rpc/connection.js';
+import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
+import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
+import type { DaemonContext, DaemonService } from '../daemon.js';
+import { listenError } from '../listen-errors.js';
+import { faultsFromEnv, type Faults } from '../faults.js';
+
+const DEMO_MODEL_NAME = 'gatehouse-demo';
+const CODE_MARKERS = [
+  '.git',
+  'package.json',
+  'pyproject.toml',
+  'Cargo.toml',
+  'go.mod',
+  'pom.xml',
+  'Makefile',
+];
+const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+function launchLookups(skillsDir: string): LaunchLookups {
+  return {
+    isDirectory: (p) => {
+      try {
+        return fs.statSync(p).isDirectory();
+      } catch {
+        return false;
+      }
+    },
+    isCodeWorkspace: (p) => CODE_MARKERS.some((m) => fs.existsSync(path.join(p, m))),
+    readSkill: (name) => {
+      if (!SKILL_NAME.test(name) || name.includes('..')) return null;
+      try {
+        return fs.readFileSync(path.join(skillsDir, `${name}.md`), 'utf8');
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** What tests and the CLI can reach inside a running gateway service. */
+export interface GatewayInternals {
+  sessions: LocalSessions;
+  rpc: RpcServer;
+  epoch: number;
+}
+
+export function gatewayService(
+  options: { env?: NodeJS.ProcessEnv; onReady?: (g: GatewayInternals) => void } = {},
+): DaemonService {
+  const env = options.env ?? process.env;
+  let store: SqliteSessionStore | null = null;
+  let localStore: SqliteLocalStore | null = null;
+  let demo: DemoModelServer | null = null;
+  let rpc: RpcServer | null = null;
+  let control: ControlServer | null = null;
+  let sessions: LocalSessions | null = null;
+  let epoch = 0;
+  let faults: Faults | null = null;
+  let ctxLogger: DaemonContext['logger'] | null = null;
+
+  return {
+    name: 'gateway',
+    async start(ctx: DaemonContext) {
+      const { config, layout, logger } = ctx;
+      ctxLogger = logger;
+      faults = faultsFromEnv(env, logger);
+      const profile = config.default_profile;
+      const profileDir = layout.profileDir(profile);
+      fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
+      store = SqliteSessionStore.open(layout.stateDb(profile));
+      localStore = new SqliteLocalStore(store.db, () => new Date(), faults);
+      epoch = localStore.openEpoch(ctx.instanceId);
+      ctx.advertise({ epoch });
+
+      let baseUrl: string;
+      let defaultModel: string;
+      let defaultKey: string | undefined;
+      if (config.model) {
+        baseUrl = config.model.base_url;
+        defaultModel = config.model.model;
+        defaultKey =
+          config.model.api_key ?? (config.model.api_key_env ? env[config.model.api_key_env] : undefined);
+      } else {
+        demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: false });
+        baseUrl = demo.baseUrl;
+        defaultModel = DEMO_MODEL_NAME;
+      }
+      const clients = new Map<string, ModelClient>();
+      const modelFor = (url: string, key: string | undefined, model: string): ModelClient => {
+        const cacheKey = JSON.stringify([url, key ?? '', model]);
+        let client = clients.get(cacheKey);
+        if (!client) {
+          client = new ModelClient({ baseUrl: url, apiKey: key, model });
+          clients.set(cacheKey, client);
+        }
+        return client;
+      };
+
+      const prompts = new PromptBroker({
+        alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
+        approvalTimeoutMs: config.approvals.timeout_s * 1000,
+      });
+      const onError = (error: unknown, context: string): void =>
+        logger.error({ err: error, context }, context);
+      sessions = new LocalSessions({
+        profile,
+        epoch,
+        store: localStore,
+        sessions: store,
+        prompts,
+        launchDefaults: {
+          cwd: os.homedir(),
+          model: defaultModel,
+          toolsets: DEFAULT_TOOLSETS,
+          knownToolsets: toolRegistry.list().map((t) => t.name),
+          maxTurns: 50,
+        },
+        launchLookups: launchLookups(path.join(profileDir, 'skills')),
+        accepting: () => ctx.lifecycle.accepting(),
+        maxConcurrentTurns: config.limits.max_concurrent_turns,
+        onError,
+        fault: (point) => faults?.hit(point),
+        turnRunner: (service) =>
+          makeTurnJobRunner({
+            sessions: store!,
+            prompts,
+            tools: (names) => toolRegistry.resolve(names),
+            model: (policy, apiKey) =>
+              policy.base_url
+                ? modelFor(policy.base_url, apiKey, policy.model)
+                : modelFor(baseUrl, apiKey ?? defaultKey, policy.model),
+            receipt: (id) => service.validatedReceipt(id),
+            apiKey: (id) => service.apiKeyOf(id),
+            publish: (id, event) => {
+              faults?.observe(event.type);
+              service.publish(id, event);
+            },
+            agentStarted: (id) => service.agentStarted(id),
+            fault: (point) => faults?.hit(point),
+          }),
+      });
+
+      const dispatcher = new Dispatcher<RpcContext>(logger);
+      registerBuiltinMethods(dispatcher, {
+        authority: () => ({ instance_id: ctx.instanceId, epoch }),
+        creationContract: () => creationContract(),
+      });
+      registerSessionMethods(dispatcher, sessions);
+      const tickets = new TicketBook();
+      try {
+        rpc = await startRpcServer({
+          host: config.listener.host,
+          port: config.listener.port,
+          dispatcher,
+          tickets,
+          profile,
+          dashboard: { passwordHash: config.dashboard.password_hash ?? null },
+          legacyToken:
+            config.legacy_token.enabled && config.legacy_token.token
+              ? { enabled: true, token: config.legacy_token.token }
+              : null,
+          internalCredential: randomBytes(32).toString('base64url'),
+          allowRemote: config.listener.allow_remote,
+          health: () => ({ state: ctx.lifecycle.state, epoch }),
+          logger,
+        });
+      } catch (error) {
+        if (typeof (error as NodeJS.ErrnoException).code === 'string') {
+          throw listenError(error as NodeJS.ErrnoException, config.listener.port, ctx);
+        }
+        throw error;
+      }
+      const live = sessions;
+      rpc.events.on('connection:close', (connection) => live.viewerGone(connection.id));
+      ctx.advertise({ url: rpc.url });
+      control = await startControlServer({
+        socketPath: layout.controlSocket,
+        tickets,
+        grant: { subject: 'native:owner', profile },
+        identify: () => ({
+          state: ctx.lifecycle.state,
+          url: rpc?.url ?? null,
+          instance_id: ctx.instanceId,
+          epoch,
+          profiles: config.profiles,
+        }),
+        logger,
+      });
+      const recovery = sessions.recover();
+      logger.info({ ...recovery }, 'recovery done');
+      for (const id of recovery.paused)
+        logger.error({ session_id: id }, 'session paused: its receipt did not validate');
+      options.onReady?.({ sessions, rpc, epoch });
+    },
+    async drain(deadline: number) {
+      const left = (await sessions?.drain(deadline)) ?? [];
+      // Turns still running stay `running` in the store: the next start marks them unknown (REC-2).
+      if (left.length > 0) ctxLogger?.warn({ admissions: left }, 'drain deadline passed with turns running');
+    },
+    async stop() {
+      await control?.close().catch(() => undefined);
+      await rpc?.close().catch(() => undefined);
+      await demo?.close().catch(() => undefined);
+      if (localStore && epoch > 0) localStore.markCleanShutdown(epoch);
+      await store?.close().catch(() => undefined);
+      control = rpc = demo = null;
+      store = null;
+      localStore = null;
+    },
+  };
+}

@@ -1,0 +1,607 @@
+/**
+ * Gateway-owned local sessions (SPEC LOC-1..12, AUTH-4/5, REC-1..3): creation with a private receipt,
+ * viewers that attach and detach, durable admissions run in FIFO order by the scheduler, prompts
+ * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
+ * nothing of sockets or SQL.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
+import type { Principal } from '../auth/principal.js';
+import { Semaphore } from '../concurrency/semaphore.js';
+import { GatewayError } from '../errors.js';
+import { TypedEmitter } from '../events/typed-emitter.js';
+import { newSessionId } from '../session/lifecycle.js';
+import type { SessionSourceFields } from '../vocabulary.js';
+import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
+import { submissionDigest } from './admission.js';
+import { GroupCommitter } from './group-commit.js';
+import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
+import {
+  creationDigest,
+  freezeLaunchPolicy,
+  type CreateSessionParams,
+  type LaunchDefaults,
+  type LaunchLookups,
+} from './launch-policy.js';
+import { checkReceipt, RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
+
+export interface LocalEvents extends SchedulerEvents {
+  'session:created': { logical_id: string; request_id: string | null };
+  'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
+  'session:paused': { logical_id: string; failure: string; detail: string };
+  'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
+}
+
+export interface LocalSessionsOptions {
+  profile: string;
+  epoch: number;
+  store: LocalSessionStore;
+  sessions: SessionStore;
+  prompts: PromptBroker;
+  launchDefaults: LaunchDefaults;
+  launchLookups: LaunchLookups;
+  /** Builds the turn runner once the service's callbacks exist (see turn-job.ts). */
+  turnRunner: (service: LocalSessions) => (job: TurnJob) => Promise<TurnJobResult>;
+  /** False while the daemon drains: new input is refused with runtime_draining. */
+  accepting: () => boolean;
+  maxConcurrentTurns: number;
+  onError: (error: unknown, context: string) => void;
+  /** Named test-only fault points; inert in production. */
+  fault?: (point: string) => void;
+  replayCapacity?: number;
+  coalesceMs?: number;
+}
+
+/** A message as clients see it: no private fields. */
+function publicMessage(m: StoredMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: m.id, role: m.role, content: m.content, timestamp: m.timestamp };
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
+  if (m.reasoning) out.reasoning = m.reasoning;
+  if (m.admission_id) out.admission_id = m.admission_id;
+  return out;
+}
+
+export class LocalSessions {
+  readonly events = new TypedEmitter<LocalEvents>();
+  readonly scheduler: TurnScheduler;
+  private readonly hubs = new Map<string, SessionHub>();
+  /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
+  private readonly receipts = new Map<string, CreationReceipt>();
+  /** LOC-5: api keys live only here, in the owner's daemon memory. */
+  private readonly apiKeys = new Map<string, string>();
+  private readonly liveAgents = new Set<string>();
+  private readonly committer: GroupCommitter;
+
+  constructor(private readonly options: LocalSessionsOptions) {
+    this.committer = new GroupCommitter((batch) => options.store.admit(batch));
+    this.scheduler = new TurnScheduler(
+      options.store,
+      options.epoch,
+      new Semaphore(options.maxConcurrentTurns),
+      options.turnRunner(this),
+      { emit: (name, payload) => this.events.emit(name, payload) },
+      options.onError,
+    );
+    this.events.on('turn:settled', (e) => {
+      this.hub(e.logical_id).publish({
+        type: 'admission.settled',
+        admission_id: e.admission_id,
+        execution_generation: e.generation,
+        outcome: e.outcome,
+      });
+    });
+  }
+
+  get epoch(): number {
+    return this.options.epoch;
+  }
+
+  get groupCommitStats(): GroupCommitter['stats'] {
+    return this.committer.stats;
+  }
+
+  // ---- callbacks for the turn runner -------------------------------------------------------------
+
+  validatedReceipt(logicalId: string): CreationReceipt | null {
+    return this.receipts.get(logicalId) ?? null;
+  }
+
+  apiKeyOf(logicalId: string): string | undefined {
+    return this.apiKeys.get(logicalId);
+  }
+
+  publish(logicalId: string, event: PublicEvent): void {
+    this.hub(logicalId).publish(event);
+  }
+
+  agentStarted(logicalId: string): void {
+    this.liveAgents.add(logicalId);
+  }
+
+  // ---- recovery ------------------------------------------------------------------------------------
+
+  /**
+   * Cold start (REC-1, REC-2): admissions that were running in an older epoch become `unknown`;
+   * sessions with queued work get their receipts validated and their queues started. Cost follows
+   * what is queued, not the stored history: other sessions are validated on first use.
+   */
+  recover(): LocalEvents['recovery:done'] {
+    const unknown = this.options.store.markOrphansUnknown(this.options.epoch).map((a) => a.admission_id);
+    const queued = this.options.store.sessionsWithQueued();
+    const paused: string[] = [];
+    for (const logicalId of queued) {
+      if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
+      else paused.push(logicalId);
+    }
+    const done = { epoch: this.options.epoch, unknown, queued_sessions: queued.length, paused };
+    this.events.emit('recovery:done', done);
+    return done;
+  }
+
+  /** Validates a session's receipt once per epoch; a failure pauses the session loudly. */
+  private ensureValid(logicalId: string): boolean {
+    if (this.receipts.has(logicalId)) return true;
+    const check = checkReceipt(
+      { logicalId, ...this.options.store.readReceiptEvidence(logicalId) },
+      this.options.profile,
+    );
+    if (check.ok) {
+      this.receipts.set(logicalId, check.receipt);
+      const row = this.options.store.getLocalSession(logicalId);
+      if (row?.paused_reason?.startsWith('receipt ')) this.options.store.setPaused(logicalId, null);
+      return true;
+    }
+    this.options.store.setPaused(logicalId, `receipt ${check.failure}: ${check.detail}`);
+    this.options.onError(
+      new Error(`session ${logicalId} paused: receipt ${check.failure} (${check.detail})`),
+      'receipt validation',
+    );
+    this.events.emit('session:paused', {
+      logical_id: logicalId,
+      failure: check.failure,
+      detail: check.detail,
+    });
+    return false;
+  }
+
+  // ---- creation ------------------------------------------------------------------------------------
+
+  create(principal: Principal, params: CreateSessionParams): Record<string, unknown> {
+    this.assertAccepting();
+    const owner = ownerOf(principal);
+    const digest = creationDigest(params);
+    if (params.request_id !== undefined) {
+      const existing = this.options.store.findByRequest(owner, principal.profile, params.request_id);
+      if (existing) return this.repeatCreation(existing, digest, params);
+    } else if (params.title !== undefined) {
+      const titled = this.options.store.findByTitle(owner, principal.profile, params.title);
+      if (titled && this.ensureValid(titled.logical_id)) return this.creationResult(titled);
+    }
+    const policy = freezeLaunchPolicy(params, this.options.launchDefaults, this.options.launchLookups);
+    const now = new Date();
+    const logicalId = newSessionId(now, randomBytes(4).toString('hex'));
+    const receipt: CreationReceipt = {
+      kind: RECEIPT_KIND,
+      logical_id: logicalId,
+      current_session_id: logicalId,
+      owner,
+      profile: principal.profile,
+      request_id: params.request_id ?? null,
+      creation_digest: digest,
+      policy,
+      lineage: [],
+      created_at: now.toISOString(),
+    };
+    const origin: SessionSourceFields = {
+      platform: 'local',
+      chat_id: logicalId,
+      chat_name: policy.title,
+      chat_type: 'dm',
+      user_id: null,
+      user_name: null,
+      thread_id: null,
+      chat_topic: null,
+      user_id_alt: null,
+      chat_id_alt: null,
+      is_bot: false,
+      guild_id: null,
+      parent_chat_id: null,
+      message_id: null,
+      role_authorized: false,
+    };
+    const result = this.options.store.commitCreation({
+      receipt,
+      origin,
+      title: policy.title,
+      hidden: policy.hidden,
+    });
+    if (result.kind === 'existing') return this.repeatCreation(result.session, digest, params);
+    this.receipts.set(logicalId, receipt);
+    if (params.api_key !== undefined) this.apiKeys.set(logicalId, params.api_key);
+    this.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
+    return this.creationResult(result.session);
+  }
+
+  /** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
+  private repeatCreation(existing: LocalSessionRow, digest: string, params: CreateSessionParams) {
+    if (!this.ensureValid(existing.logical_id)) {
+      throw new GatewayError(
+        'permission_denied',
+        `session ${existing.logical_id} is paused: its receipt is invalid`,
+        {
+          session_id: existing.logical_id,
+        },
+      );
+    }
+    const receipt = this.receipts.get(existing.logical_id)!;
+    if (receipt.creation_digest !== digest) {
+      throw new GatewayError(
+        'invalid_params',
+        `request_id ${JSON.stringify(params.request_id)} was already used with different fields`,
+        { request_id: params.request_id, session_id: existing.logical_id },
+      );
+    }
+    // A retry may bring the api_key back after a restart (it is never stored).
+    if (params.api_key !== undefined) this.apiKeys.set(existing.logical_id, params.api_key);
+    return this.creationResult(existing);
+  }
+
+  private creationResult(session: LocalSessionRow): Record<string, unknown> {
+    return this.snapshotOf(session, []);
+  }
+
+  // ---- viewers -------------------------------------------------------------------------------------
+
+  resume(principal: Principal, viewer: Viewer, logicalId: string): Promise<Record<string, unknown>> {
+    const session = this.access(principal, logicalId);
+    this.hub(logicalId).attach(viewer);
+    return this.snapshot(session);
+  }
+
+  detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
+    this.access(principal, logicalId);
+    return { detached: this.hubs.get(logicalId)?.detach(viewerId) ?? false };
+  }
+
+  /** A connection closed: it leaves every session; executions and prompts stay (LOC-7). */
+  viewerGone(viewerId: string): void {
+    for (const hub of this.hubs.values()) hub.detach(viewerId);
+  }
+
+  async snapshot(session: LocalSessionRow): Promise<Record<string, unknown>> {
+    const receipt = this.receipts.get(session.logical_id);
+    const messages = receipt ? await this.options.sessions.loadTranscript(receipt.current_session_id) : [];
+    return this.snapshotOf(session, messages);
+  }
+
+  private snapshotOf(session: LocalSessionRow, messages: StoredMessage[]): Record<string, unknown> {
+    const id = session.logical_id;
+    const hub = this.hub(id);
+    const fresh = this.options.store.getLocalSession(id) ?? session;
+    const unsettled = this.options.store.unsettled(id);
+    const running = this.scheduler.running(id);
+    const unknown = unsettled.filter((a) => a.state === 'unknown');
+    const state = fresh.paused_reason
+      ? 'paused'
+      : running
+        ? 'running'
+        : unknown.length > 0
+          ? 'unknown'
+          : 'idle';
+    return {
+      session_id: id,
+      stored_session_id: id,
+      messages: messages.map(publicMessage),
+      message_count: messages.length,
+      state,
+      paused_reason: fresh.paused_reason,
+      running,
+      pending_admissions: unsettled.map((a) => ({
+        admission_id: a.admission_id,
+        submission_id: a.submission_id,
+        state: a.state,
+        seq: a.seq,
+        text: a.text,
+        execution_generation: a.generation,
+      })),
+      prompts: this.options.prompts.pendingPrompts(id),
+      execution_generation: fresh.generation,
+      epoch: this.options.epoch,
+      last_seq: hub.lastSeq,
+      info: this.infoOf(fresh),
+    };
+  }
+
+  info(principal: Principal, logicalId: string): Record<string, unknown> {
+    return this.infoOf(this.access(principal, logicalId));
+  }
+
+  private infoOf(session: LocalSessionRow): Record<string, unknown> {
+    const policy = this.receipts.get(session.logical_id)?.policy;
+    return {
+      session_id: session.logical_id,
+      source: session.source,
+      platform: policy?.platform ?? null,
+      model: policy?.model ?? null,
+      cwd: policy?.cwd ?? null,
+      toolsets: policy?.toolsets ?? null,
+      title: session.title,
+      hidden: session.hidden,
+      profile: session.profile,
+      agent: this.liveAgents.has(session.logical_id) ? 'live' : 'lazy',
+      created_at: session.created_at,
+    };
+  }
+
+  list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
+    const visible = (row: LocalSessionRow) =>
+      mayAccess(principal, row) &&
+      (options.scope === 'live' || isOwner(principal, row) || row.owner.provider !== 'worker');
+    const rows =
+      options.scope === 'live'
+        ? [...this.hubs.keys()]
+            .map((id) => this.options.store.getLocalSession(id))
+            .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
+        : this.options.store.listLocalSessions({ limit: options.limit * 4 });
+    const sessions = rows
+      .filter(visible)
+      .slice(0, options.limit)
+      .map((row) => ({ ...this.infoOf(row), state: this.stateOf(row) }));
+    return { scope: options.scope, sessions };
+  }
+
+  private stateOf(row: LocalSessionRow): string {
+    if (row.paused_reason) return 'paused';
+    if (this.scheduler.running(row.logical_id)) return 'running';
+    return 'idle';
+  }
+
+  events_since(
+    principal: Principal,
+    logicalId: string,
+    epoch: number,
+    afterSeq: number,
+  ): Record<string, unknown> {
+    this.access(principal, logicalId);
+    const replay = this.hub(logicalId).since(epoch, afterSeq);
+    if (replay.kind === 'snapshot_required') {
+      throw new GatewayError(
+        'snapshot_required',
+        'those events are no longer buffered: resume for a snapshot',
+        {
+          session_id: logicalId,
+          epoch: this.options.epoch,
+          last_seq: replay.last_seq,
+          oldest_seq: replay.oldest_seq,
+          why: replay.reason,
+        },
+      );
+    }
+    return {
+      session_id: logicalId,
+      epoch: this.options.epoch,
+      last_seq: replay.last_seq,
+      events: replay.events.map((e) => ({ seq: e.seq, event: e.event })),
+    };
+  }
+
+  // ---- input ---------------------------------------------------------------------------------------
+
+  async submit(
+    principal: Principal,
+    params: { session_id: string; submission_id: string; text: string },
+  ): Promise<Record<string, unknown>> {
+    this.assertAccepting();
+    const session = this.access(principal, params.session_id);
+    if (session.paused_reason) {
+      throw new GatewayError(
+        'permission_denied',
+        `session ${session.logical_id} is paused: ${session.paused_reason}`,
+        {
+          session_id: session.logical_id,
+        },
+      );
+    }
+    // AUTH-5: a submission by someone other than the owner carries a private binding for execution
+    // and recovery; it is stored with the admission and never shown to clients or models.
+    const binding = isOwner(principal, session)
+      ? null
+      : JSON.stringify({
+          profile: principal.profile,
+          session_id: session.logical_id,
+          principal: ownerOf(principal),
+        });
+    const result = await this.committer.submit({
+      admission_id: randomUUID(),
+      logical_id: session.logical_id,
+      submission_id: params.submission_id,
+      submitter: ownerOf(principal),
+      profile: principal.profile,
+      digest: submissionDigest(params.text),
+      text: params.text,
+      binding,
+    });
+    this.options.fault?.('admission.committed');
+    switch (result.kind) {
+      case 'unknown_session':
+        throw new GatewayError('not_found', `no session ${params.session_id}`);
+      case 'conflict':
+        throw new GatewayError(
+          'admission_conflict',
+          `submission_id ${JSON.stringify(params.submission_id)} was already used with a different text`,
+          { submission_id: params.submission_id, admission_id: result.admission.admission_id },
+        );
+      case 'admitted':
+        this.events.emit('admission:committed', {
+          logical_id: session.logical_id,
+          admission_id: result.admission.admission_id,
+          submission_id: params.submission_id,
+        });
+        this.hub(session.logical_id).publish({
+          type: 'admission.queued',
+          admission_id: result.admission.admission_id,
+          submission_id: params.submission_id,
+        });
+        this.scheduler.kick(session.logical_id);
+        break;
+      case 'existing':
+        break;
+    }
+    const a = result.admission;
+    return {
+      session_id: session.logical_id,
+      admission_id: a.admission_id,
+      submission_id: a.submission_id,
+      state: a.state,
+      seq: a.seq,
+      admitted_at: a.admitted_at,
+      duplicate: result.kind === 'existing',
+    };
+  }
+
+  cancel(principal: Principal, logicalId: string, admissionId: string): Record<string, unknown> {
+    this.access(principal, logicalId);
+    const admission = this.options.store.getAdmission(admissionId);
+    if (admission?.logical_id !== logicalId) {
+      throw new GatewayError('not_found', `no admission ${admissionId} in session ${logicalId}`);
+    }
+    const cancelled = this.options.store.cancelQueued(admissionId);
+    if (cancelled) {
+      this.hub(logicalId).publish({
+        type: 'admission.settled',
+        admission_id: admissionId,
+        outcome: 'cancelled',
+      });
+      this.scheduler.kick(logicalId);
+    }
+    return { cancelled, state: this.options.store.getAdmission(admissionId)?.state };
+  }
+
+  interrupt(principal: Principal, logicalId: string, generation: number): Record<string, unknown> {
+    this.access(principal, logicalId);
+    const result = this.scheduler.interrupt(logicalId, generation);
+    if (result === 'stale_generation') {
+      throw new GatewayError(
+        'stale_generation',
+        `execution_generation ${generation} is not the running turn`,
+        {
+          running: this.scheduler.running(logicalId),
+        },
+      );
+    }
+    return { interrupted: result === 'interrupted' };
+  }
+
+  resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
+    this.access(principal, logicalId);
+    const admission = this.options.store.getAdmission(admissionId);
+    if (admission?.logical_id !== logicalId || admission.state !== 'unknown') {
+      throw new GatewayError('not_found', `no unknown admission ${admissionId} in session ${logicalId}`);
+    }
+    if (admission.generation !== generation) {
+      throw new GatewayError(
+        'stale_generation',
+        `admission ${admissionId} ran as generation ${admission.generation}`,
+      );
+    }
+    const resolved = this.options.store.resolveUnknown(
+      admissionId,
+      generation,
+      `resolved by ${principal.subject}`,
+    );
+    if (resolved) {
+      this.hub(logicalId).publish({
+        type: 'admission.settled',
+        admission_id: admissionId,
+        outcome: 'interrupted',
+      });
+      if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
+    }
+    return { resolved, outcome: 'interrupted' };
+  }
+
+  respondApproval(
+    principal: Principal,
+    params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
+  ): Record<string, unknown> {
+    this.access(principal, params.session_id);
+    return this.promptAnswer(this.options.prompts.respondApproval(params), params);
+  }
+
+  respondClarify(
+    principal: Principal,
+    params: {
+      session_id: string;
+      execution_generation: number;
+      prompt_id: string;
+      answer: string | string[];
+    },
+  ): Record<string, unknown> {
+    this.access(principal, params.session_id);
+    return this.promptAnswer(this.options.prompts.respondClarify(params), params);
+  }
+
+  private promptAnswer(
+    result: { status: string },
+    params: { session_id: string; prompt_id: string; execution_generation: number },
+  ): Record<string, unknown> {
+    switch (result.status) {
+      case 'resolved':
+      case 'already_resolved':
+        return { status: result.status, prompt_id: params.prompt_id };
+      case 'stale_generation':
+        throw new GatewayError(
+          'stale_generation',
+          `prompt ${params.prompt_id} is not of generation ${params.execution_generation}`,
+        );
+      case 'invalid_choice':
+        throw new GatewayError('invalid_params', `that answer is not one of the prompt's choices`, {
+          prompt_id: params.prompt_id,
+        });
+      default:
+        throw new GatewayError(
+          'not_found',
+          `no open prompt ${params.prompt_id} in session ${params.session_id}`,
+        );
+    }
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------------
+
+  private assertAccepting(): void {
+    if (!this.options.accepting()) {
+      throw new GatewayError(
+        'runtime_draining',
+        'the gateway is shutting down and takes no new input; retry after it restarts',
+      );
+    }
+  }
+
+  /** The session if the principal may use it, with its receipt validated (or a clear refusal). */
+  private access(principal: Principal, logicalId: string): LocalSessionRow {
+    const session = requireAccess(principal, this.options.store.getLocalSession(logicalId), logicalId);
+    this.ensureValid(logicalId);
+    return this.options.store.getLocalSession(logicalId) ?? session;
+  }
+
+  private hub(logicalId: string): SessionHub {
+    let hub = this.hubs.get(logicalId);
+    if (!hub) {
+      hub = new SessionHub(logicalId, this.options.epoch, {
+        replayCapacity: this.options.replayCapacity ?? 2048,
+        coalesceMs: this.options.coalesceMs ?? 16,
+      });
+      this.hubs.set(logicalId, hub);
+    }
+    return hub;
+  }
+
+  async drain(deadline: number): Promise<string[]> {
+    for (const hub of this.hubs.values()) hub.flush();
+    return this.scheduler.drain(deadline);
+  }
+}

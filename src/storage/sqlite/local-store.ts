@@ -1,0 +1,199 @@
+/**
+ * LocalSessionStore on SQLite: the same database (and connection) as the session store, so a creation
+ * commits its physical session row, route and receipt in one transaction (LOC-1). Synchronous, like
+ * better-sqlite3: every method is one IMMEDIATE transaction, durable (synchronous=FULL) on return.
+ */
+import { nextStep } from '../../domain/local/admission.js';
+import {
+  localSessionKey,
+  receiptKey,
+  type CreationReceipt,
+  type OwnerRef,
+} from '../../domain/local/receipt.js';
+import { newEntry } from '../../domain/session/lifecycle.js';
+import type {
+  AdmitResult,
+  ClaimResult,
+  CreationResult,
+  LocalSessionRow,
+  LocalSessionStore,
+  NewAdmission,
+  NewCreation,
+  SettleOutcome,
+} from '../local-store.js';
+import { tx } from './actions-common.js';
+import type { SqliteDatabase } from './database.js';
+import * as admissions from './local/admissions.js';
+import * as creations from './local/creations.js';
+import * as epochs from './local/epochs.js';
+import { readRoute, writeRoute } from './ops/routes.js';
+import { insertSession } from './ops/sessions.js';
+
+/** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
+export interface StoreFaults {
+  hit(point: 'creation.transaction' | 'settle.transaction'): void;
+}
+
+export class SqliteLocalStore implements LocalSessionStore {
+  constructor(
+    readonly db: SqliteDatabase,
+    private readonly now: () => Date = () => new Date(),
+    private readonly faults: StoreFaults | null = null,
+  ) {}
+
+  private at(): string {
+    return this.now().toISOString();
+  }
+
+  openEpoch(instanceId: string): number {
+    return tx(this.db, () => epochs.openEpoch(this.db, instanceId, this.at()));
+  }
+
+  markCleanShutdown(epoch: number): void {
+    tx(this.db, () => epochs.markCleanShutdown(this.db, epoch, this.at()));
+  }
+
+  commitCreation(creation: NewCreation): CreationResult {
+    const { receipt } = creation;
+    return tx(this.db, () => {
+      if (receipt.request_id !== null) {
+        const existing = creations.findByRequest(this.db, receipt.owner, receipt.profile, receipt.request_id);
+        if (existing)
+          return { kind: 'existing', session: existing, receipt: this.receiptOf(existing.logical_id) };
+      }
+      const at = receipt.created_at;
+      const key = localSessionKey(receipt.logical_id);
+      insertSession(this.db, {
+        sessionId: receipt.current_session_id,
+        sessionKey: key,
+        origin: creation.origin,
+        createdAt: at,
+      });
+      writeRoute(this.db, newEntry(key, receipt.current_session_id, creation.origin, at));
+      creations.insertLocalSession(this.db, {
+        logical_id: receipt.logical_id,
+        profile: receipt.profile,
+        owner: receipt.owner,
+        request_id: receipt.request_id,
+        source: receipt.policy.source,
+        title: creation.title,
+        hidden: creation.hidden,
+        created_at: at,
+      });
+      this.faults?.hit('creation.transaction');
+      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+      const session = creations.readLocalSession(this.db, receipt.logical_id)!;
+      return { kind: 'created', session, receipt };
+    });
+  }
+
+  /** The stored receipt, parsed; only for rows this store just wrote or validated. */
+  private receiptOf(logicalId: string): CreationReceipt {
+    return JSON.parse(creations.readReceipt(this.db, receiptKey(logicalId)) ?? 'null') as CreationReceipt;
+  }
+
+  findByRequest(owner: OwnerRef, profile: string, requestId: string): LocalSessionRow | null {
+    return creations.findByRequest(this.db, owner, profile, requestId);
+  }
+
+  findByTitle(owner: OwnerRef, profile: string, title: string): LocalSessionRow | null {
+    return creations.findByTitle(this.db, owner, profile, title);
+  }
+
+  getLocalSession(logicalId: string): LocalSessionRow | null {
+    return creations.readLocalSession(this.db, logicalId);
+  }
+
+  listLocalSessions(options: { limit: number; includeHidden?: boolean }): LocalSessionRow[] {
+    return creations.listLocalSessions(this.db, options.limit, options.includeHidden ?? false);
+  }
+
+  allLogicalIds(): string[] {
+    return creations.allLogicalIds(this.db);
+  }
+
+  readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null } {
+    const raw = creations.readReceipt(this.db, receiptKey(logicalId));
+    const route = readRoute(this.db, localSessionKey(logicalId));
+    return { raw, routedSessionId: route?.session_id ?? null };
+  }
+
+  setPaused(logicalId: string, reason: string | null): void {
+    tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
+  }
+
+  admit(batch: readonly NewAdmission[]): AdmitResult[] {
+    const at = this.at();
+    return tx(this.db, () =>
+      batch.map((admission): AdmitResult => {
+        if (!creations.readLocalSession(this.db, admission.logical_id)) return { kind: 'unknown_session' };
+        const existing = admissions.findBySubmission(this.db, admission);
+        if (existing) {
+          return existing.digest === admission.digest
+            ? { kind: 'existing', admission: existing }
+            : { kind: 'conflict', admission: existing };
+        }
+        return { kind: 'admitted', admission: admissions.insertAdmission(this.db, admission, at) };
+      }),
+    );
+  }
+
+  getAdmission(admissionId: string) {
+    return admissions.readAdmission(this.db, admissionId);
+  }
+
+  unsettled(logicalId: string) {
+    return admissions.unsettled(this.db, logicalId);
+  }
+
+  sessionsWithQueued(): string[] {
+    return admissions.sessionsWithQueued(this.db);
+  }
+
+  claimNext(logicalId: string, epoch: number): ClaimResult {
+    return tx(this.db, (): ClaimResult => {
+      const session = creations.readLocalSession(this.db, logicalId);
+      if (!session) return { kind: 'idle' };
+      if (session.paused_reason !== null) return { kind: 'paused', reason: session.paused_reason };
+      const step = nextStep(admissions.unsettled(this.db, logicalId));
+      switch (step.kind) {
+        case 'idle':
+          return { kind: 'idle' };
+        case 'busy':
+          return { kind: 'busy', admission_id: step.admission_id };
+        case 'blocked':
+          return { kind: 'blocked', admission_id: step.admission_id };
+        case 'claim': {
+          const generation = creations.nextGeneration(this.db, logicalId);
+          const admission = admissions.markRunning(this.db, step.admission_id, epoch, generation, this.at());
+          return { kind: 'claimed', admission, generation };
+        }
+      }
+    });
+  }
+
+  settle(
+    admissionId: string,
+    epoch: number,
+    generation: number,
+    outcome: SettleOutcome,
+    detail: string | null,
+  ): boolean {
+    return tx(this.db, () => {
+      this.faults?.hit('settle.transaction');
+      return admissions.settleRunning(this.db, admissionId, epoch, generation, outcome, detail, this.at());
+    });
+  }
+
+  cancelQueued(admissionId: string): boolean {
+    return tx(this.db, () => admissions.cancelQueued(this.db, admissionId, this.at()));
+  }
+
+  markOrphansUnknown(currentEpoch: number) {
+    return tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch));
+  }
+
+  resolveUnknown(admissionId: string, generation: number, detail: string): boolean {
+    return tx(this.db, () => admissions.resolveUnknown(this.db, admissionId, generation, detail, this.at()));
+  }
+}

@@ -1,0 +1,170 @@
+/** Durable admissions (LOC-8, REC-2, REC-3): insert, claim, settle, and the crash sweep. */
+import type { AdmissionState } from '../../../domain/local/admission.js';
+import type { AdmissionRow, NewAdmission, SettleOutcome } from '../../local-store.js';
+import type { SqliteDatabase } from '../database.js';
+import { statement } from '../statements.js';
+
+interface Row {
+  seq: number;
+  admission_id: string;
+  logical_id: string;
+  submission_id: string;
+  submitter_subject: string;
+  submitter_provider: string;
+  profile: string;
+  digest: string;
+  text: string;
+  state: AdmissionState;
+  epoch: number | null;
+  generation: number | null;
+  admitted_at: string;
+  started_at: string | null;
+  settled_at: string | null;
+  detail: string | null;
+}
+
+function fromRow(row: Row): AdmissionRow {
+  return {
+    admission_id: row.admission_id,
+    logical_id: row.logical_id,
+    seq: row.seq,
+    submission_id: row.submission_id,
+    submitter: { subject: row.submitter_subject, provider: row.submitter_provider },
+    profile: row.profile,
+    digest: row.digest,
+    text: row.text,
+    state: row.state,
+    epoch: row.epoch,
+    generation: row.generation,
+    admitted_at: row.admitted_at,
+    started_at: row.started_at,
+    settled_at: row.settled_at,
+    detail: row.detail,
+  };
+}
+
+export function insertAdmission(db: SqliteDatabase, admission: NewAdmission, at: string): AdmissionRow {
+  const row = statement(
+    db,
+    `INSERT INTO admissions (admission_id, logical_id, submission_id, submitter_subject, submitter_provider,
+       profile, digest, text, state, admitted_at, binding)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING *`,
+  ).get(
+    admission.admission_id,
+    admission.logical_id,
+    admission.submission_id,
+    admission.submitter.subject,
+    admission.submitter.provider,
+    admission.profile,
+    admission.digest,
+    admission.text,
+    at,
+    admission.binding,
+  ) as Row;
+  return fromRow(row);
+}
+
+export function findBySubmission(db: SqliteDatabase, admission: NewAdmission): AdmissionRow | null {
+  const row = statement(
+    db,
+    `SELECT * FROM admissions
+     WHERE logical_id = ? AND submitter_provider = ? AND submitter_subject = ? AND submission_id = ?`,
+  ).get(
+    admission.logical_id,
+    admission.submitter.provider,
+    admission.submitter.subject,
+    admission.submission_id,
+  ) as Row | undefined;
+  return row ? fromRow(row) : null;
+}
+
+export function readAdmission(db: SqliteDatabase, admissionId: string): AdmissionRow | null {
+  const row = statement(db, 'SELECT * FROM admissions WHERE admission_id = ?').get(admissionId) as
+    Row | undefined;
+  return row ? fromRow(row) : null;
+}
+
+export function unsettled(db: SqliteDatabase, logicalId: string): AdmissionRow[] {
+  return (
+    statement(
+      db,
+      `SELECT * FROM admissions WHERE logical_id = ? AND state IN ('queued', 'running', 'unknown') ORDER BY seq`,
+    ).all(logicalId) as Row[]
+  ).map(fromRow);
+}
+
+export function sessionsWithQueued(db: SqliteDatabase): string[] {
+  return (
+    statement(
+      db,
+      `SELECT logical_id FROM admissions WHERE state = 'queued' GROUP BY logical_id ORDER BY min(seq)`,
+    ).all() as { logical_id: string }[]
+  ).map((r) => r.logical_id);
+}
+
+export function markRunning(
+  db: SqliteDatabase,
+  admissionId: string,
+  epoch: number,
+  generation: number,
+  at: string,
+): AdmissionRow {
+  const row = statement(
+    db,
+    `UPDATE admissions SET state = 'running', epoch = ?, generation = ?, started_at = ?
+     WHERE admission_id = ? AND state = 'queued' RETURNING *`,
+  ).get(epoch, generation, at, admissionId) as Row;
+  return fromRow(row);
+}
+
+/** Settles a running admission only when epoch and generation still own it (REC-3). */
+export function settleRunning(
+  db: SqliteDatabase,
+  admissionId: string,
+  epoch: number,
+  generation: number,
+  outcome: SettleOutcome,
+  detail: string | null,
+  at: string,
+): boolean {
+  const info = statement(
+    db,
+    `UPDATE admissions SET state = ?, detail = ?, settled_at = ?
+     WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ?`,
+  ).run(outcome, detail, at, admissionId, epoch, generation);
+  return info.changes === 1;
+}
+
+export function cancelQueued(db: SqliteDatabase, admissionId: string, at: string): boolean {
+  const info = statement(
+    db,
+    `UPDATE admissions SET state = 'cancelled', detail = 'cancelled before it started', settled_at = ?
+     WHERE admission_id = ? AND state = 'queued'`,
+  ).run(at, admissionId);
+  return info.changes === 1;
+}
+
+export function markOrphansUnknown(db: SqliteDatabase, currentEpoch: number): AdmissionRow[] {
+  return (
+    statement(
+      db,
+      `UPDATE admissions SET state = 'unknown'
+       WHERE state = 'running' AND epoch < ? RETURNING *`,
+    ).all(currentEpoch) as Row[]
+  ).map(fromRow);
+}
+
+export function resolveUnknown(
+  db: SqliteDatabase,
+  admissionId: string,
+  generation: number,
+  detail: string,
+  at: string,
+): boolean {
+  const info = statement(
+    db,
+    `UPDATE admissions SET state = 'interrupted', detail = ?, settled_at = ?
+     WHERE admission_id = ? AND state = 'unknown' AND generation = ?`,
+  ).run(detail, at, admissionId, generation);
+  return info.changes === 1;
+}

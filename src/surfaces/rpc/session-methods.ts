@@ -1,0 +1,119 @@
+/**
+ * The session methods of the RPC API (SPEC LOC-1..12): closed param schemas, the capability each
+ * needs, and a one-line hand-off to the local-session service. Errors are thrown as GatewayError and
+ * mapped to wire errors by the dispatcher.
+ */
+import { z } from 'zod';
+import { createSessionParams } from '../../domain/local/launch-policy.js';
+import type { LocalSessions } from '../../domain/local/service.js';
+import type { Dispatcher } from '../../protocol/dispatcher.js';
+import type { RpcContext } from './connection.js';
+
+const id = z.string().min(1).max(200);
+const generation = z.number().int().min(0);
+
+export const SESSION_METHOD_SCHEMAS = {
+  'session.create': createSessionParams,
+  'session.resume': z.strictObject({ session_id: id }),
+  'session.detach': z.strictObject({ session_id: id }),
+  'session.list': z.strictObject({
+    limit: z.number().int().min(1).max(500).default(50),
+    scope: z.enum(['live', 'stored']).default('live'),
+  }),
+  'session.info': z.strictObject({ session_id: id }),
+  'session.events.since': z.strictObject({
+    session_id: id,
+    epoch: z.number().int().min(0),
+    after_seq: z.number().int().min(0),
+  }),
+  'prompt.submit': z.strictObject({
+    session_id: id,
+    submission_id: id,
+    text: z.string().min(1).max(1_000_000),
+  }),
+  'prompt.cancel': z.strictObject({ session_id: id, admission_id: id }),
+  'prompt.resolve_unknown': z.strictObject({
+    session_id: id,
+    admission_id: id,
+    execution_generation: generation,
+  }),
+  'session.interrupt': z.strictObject({ session_id: id, execution_generation: generation }),
+  'approval.respond': z.strictObject({
+    session_id: id,
+    execution_generation: generation,
+    prompt_id: id,
+    choice: z.enum(['once', 'session', 'always', 'deny']),
+  }),
+  'clarify.respond': z.strictObject({
+    session_id: id,
+    execution_generation: generation,
+    prompt_id: id,
+    answer: z.union([z.string().max(100_000), z.array(z.string().max(10_000)).max(100)]),
+  }),
+} as const;
+
+export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessions: LocalSessions): void {
+  const s = SESSION_METHOD_SCHEMAS;
+  dispatcher
+    .register('session.create', {
+      params: s['session.create'],
+      capability: 'session:create',
+      handler: (p, c) => sessions.create(c.principal, p),
+    })
+    .register('session.resume', {
+      params: s['session.resume'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id),
+    })
+    .register('session.detach', {
+      params: s['session.detach'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.detach(c.principal, c.connection.id, p.session_id),
+    })
+    .register('session.list', {
+      params: s['session.list'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.list(c.principal, p),
+    })
+    .register('session.info', {
+      params: s['session.info'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.events.since', {
+      params: s['session.events.since'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.events_since(c.principal, p.session_id, p.epoch, p.after_seq),
+    })
+    .register('prompt.submit', {
+      params: s['prompt.submit'],
+      capability: 'session:submit',
+      handler: (p, c) => sessions.submit(c.principal, p),
+    })
+    .register('prompt.cancel', {
+      params: s['prompt.cancel'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.cancel(c.principal, p.session_id, p.admission_id),
+    })
+    .register('prompt.resolve_unknown', {
+      params: s['prompt.resolve_unknown'],
+      capability: 'session:control',
+      handler: (p, c) =>
+        sessions.resolveUnknown(c.principal, p.session_id, p.admission_id, p.execution_generation),
+    })
+    .register('session.interrupt', {
+      params: s['session.interrupt'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.interrupt(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('approval.respond', {
+      params: s['approval.respond'],
+      capability: 'session:approve',
+      handler: (p, c) => sessions.respondApproval(c.principal, p),
+    })
+    .register('clarify.respond', {
+      params: s['clarify.respond'],
+      capability: 'session:respond',
+      handler: (p, c) => sessions.respondClarify(c.principal, p),
+    });
+}

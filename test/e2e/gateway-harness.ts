@@ -1,0 +1,100 @@
+/**
+ * Starts the real daemon (`gatehouse serve`, the built CLI) as a child process in a temp home, and
+ * connects real WebSocket clients with real tickets from its control socket.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
+import { requestTicket } from '../../src/surfaces/control/client.js';
+import { GatewayClient, type Notification } from '../../src/surfaces/client/rpc-client.js';
+import { exited, spawnCli, tempHome, waitForOutput } from './cli.js';
+
+export interface RunningDaemon {
+  home: string;
+  layout: HomeLayout;
+  child: ChildProcess;
+  url: string;
+  epoch: number;
+  /** A new viewer connected with a fresh interactive ticket. */
+  connect(purpose?: 'interactive' | 'worker-adoption'): Promise<GatewayClient>;
+  stop(): Promise<number | null>;
+  kill(): Promise<void>;
+}
+
+export function writeConfig(home: string, yaml: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(homeLayout(home).configFile, yaml, { mode: 0o600 });
+}
+
+export async function startDaemon(
+  options: { home?: string; env?: NodeJS.ProcessEnv; config?: string } = {},
+): Promise<RunningDaemon> {
+  const home = options.home ?? tempHome();
+  if (options.config !== undefined) writeConfig(home, options.config);
+  const layout = homeLayout(home);
+  const child = spawnCli(home, ['serve'], options.env);
+  child.stdin!.end();
+  await waitForOutput(child, 'Gatehouse is ready at');
+  const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string; epoch: number };
+  const clients: GatewayClient[] = [];
+  return {
+    home,
+    layout,
+    child,
+    url: info.url,
+    epoch: info.epoch,
+    async connect(purpose = 'interactive') {
+      const { ticket } = await requestTicket(layout.controlSocket, purpose);
+      const client = await GatewayClient.connect(info.url, ticket);
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited(child);
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+  };
+}
+
+/** Polls GET /healthz (there is no event across processes) until the daemon reports `state`. */
+export async function waitForState(url: string, state: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const health = (await fetch(`${url}/healthz`).then((r) => r.json())) as { state?: string };
+    if (health.state === state) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`daemon did not reach ${state} within ${timeoutMs} ms`);
+}
+
+export type SessionEvent = {
+  session_id: string;
+  epoch: number;
+  seq: number;
+  event: { type: string; [k: string]: unknown };
+};
+
+export function sessionEvent(n: Notification): SessionEvent | null {
+  return n.method === 'session.event' ? (n.params as SessionEvent) : null;
+}
+
+/** Resolves with the next session event of `type` (and matching `where`) the client receives. */
+export function nextEvent(
+  client: GatewayClient,
+  type: string,
+  where: (e: SessionEvent) => boolean = () => true,
+  timeoutMs = 20_000,
+): Promise<SessionEvent> {
+  return client
+    .next((n) => {
+      const e = sessionEvent(n);
+      return e !== null && e.event.type === type && where(e);
+    }, timeoutMs)
+    .then((n) => sessionEvent(n)!);
+}
