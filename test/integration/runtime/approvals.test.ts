@@ -62,7 +62,11 @@ describe('RUN-3 approvals through the real broker: the command runs only on a hu
     expect((await turn.done).outcome).toBe('completed');
     expect(fs.existsSync(dir)).toBe(false);
     expect(settled(turn.events)).toEqual([
-      { type: 'approval.settled', prompt_id: prompt.prompt_id, outcome: { kind: 'approved', choice: 'once' } },
+      {
+        type: 'approval.settled',
+        prompt_id: prompt.prompt_id,
+        outcome: { kind: 'approved', choice: 'once' },
+      },
     ]);
     expect(transcriptProblems(await r.store.loadTranscript(r.sessionId))).toEqual([]);
   });

@@ -119,7 +119,10 @@ export function nextPrompt(broker: PromptBroker): Promise<Extract<BrokerEvent, {
 }
 
 /** What the model was sent last in request number `n` (0-based) of the demo model. */
-export function lastMessageSent(demo: DemoModelServer, n: number) {
+export function lastMessageSent(
+  demo: DemoModelServer,
+  n: number,
+): { role?: unknown; content?: unknown; tool_call_id?: unknown } | undefined {
   const messages = demo.requests[n]?.body?.messages ?? [];
   return messages[messages.length - 1];
 }
@@ -156,7 +159,7 @@ export function waitForLine(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const watcher = fs.watch(path.dirname(file));
     const check = () => {
-      let text = '';
+      let text: string;
       try {
         text = fs.readFileSync(file, 'utf8');
       } catch {
