@@ -85,3 +85,9 @@ export {
   type SqliteDatabase,
 } from './storage/sqlite/database.js';
 export type { Migration } from './storage/sqlite/migration.js';
+export {
+  closeDanglingToolCalls,
+  GATEWAY_STOP_MARKER,
+  GATEWAY_STOP_RESULT,
+  type TranscriptRepair,
+} from './runtime/transcript-repair.js';

@@ -8,8 +8,8 @@
  * - every stored tool call gets exactly one tool result, real or synthetic (interrupts write
  *   "[interrupted before completion]" for calls that did not finish);
  * - each message is stored once, and `message.stored` is emitted after the store accepted it.
- * A crash between storing a call and its result leaves a dangling call; the store's recovery closes
- * it with a synthetic result before the next turn (crash safety, issue 5).
+ * A crash between storing a call and its result leaves a dangling call; before the next turn the
+ * gateway closes it with closeDanglingToolCalls (transcript-repair.ts), which says its effect is unknown.
  */
 import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
 import { isModelError } from './model/errors.js';

@@ -89,8 +89,11 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
 
     const physicalId = receipt.current_session_id;
     const stored = await deps.sessions.loadTranscript(physicalId);
-    const { repaired, added } = closeDanglingToolCalls(stored);
-    if (added.length > 0) await deps.sessions.appendToTranscript(physicalId, added);
+    const { repaired, added, appendable } = closeDanglingToolCalls(stored);
+    if (added.length > 0) {
+      if (appendable) await deps.sessions.appendToTranscript(physicalId, added);
+      else await deps.sessions.rewriteTranscript(physicalId, repaired);
+    }
     deps.agentStarted(logicalId);
     deps.fault('turn.claimed');
 

@@ -5,6 +5,7 @@
  */
 import { DaemonError, oneLine } from '../../daemon/errors.js';
 import { defaultServices } from '../../daemon/services/index.js';
+import { serveDemoModel } from './commands/demo-model.js';
 import { buildProgram } from './program.js';
 
 function report(error: unknown): never {
@@ -15,7 +16,9 @@ function report(error: unknown): never {
 }
 
 try {
-  await buildProgram({ services: () => defaultServices() }).parseAsync(process.argv);
+  await buildProgram({ services: () => defaultServices(), runDemoModel: serveDemoModel }).parseAsync(
+    process.argv,
+  );
 } catch (error) {
   report(error);
 }

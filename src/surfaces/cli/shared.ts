@@ -7,7 +7,7 @@ import type { DaemonService } from '../../daemon/daemon.js';
 export interface CliDeps {
   services(loaded: LoadedConfig): DaemonService[];
   requestTicket?: (layout: HomeLayout, purpose: string) => Promise<string>;
-  runDemoModel?: (options: { port: number }) => Promise<void>;
+  runDemoModel?: (options: { port: number; latencyMs: number }) => Promise<void>;
 }
 
 export function cliHome(): HomeLayout {

@@ -1,13 +1,17 @@
 import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
-import type { CliDeps } from '../shared.js';
+import { runDemoModelCommand } from '../../../runtime/demo/server.js';
+import { say, type CliDeps } from '../shared.js';
 
 export function registerDemoModel(program: Command, deps: CliDeps): void {
   program
     .command('demo-model')
-    .description('serve the built-in demo model alone, as an OpenAI-compatible endpoint')
+    .description(
+      'serve the built-in demo model (a scripted stand-in) alone, as an OpenAI-compatible endpoint',
+    )
     .option('--port <port>', 'port on 127.0.0.1 (0 = any free port)', '0')
-    .action(async (options: { port: string }) => {
+    .option('--latency-ms <ms>', 'pause between two streamed pieces, in milliseconds', '0')
+    .action(async (options: { port: string; latencyMs: string }) => {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new DaemonError(
@@ -15,9 +19,45 @@ export function registerDemoModel(program: Command, deps: CliDeps): void {
           `--port must be a number from 0 to 65535, not "${options.port}"`,
         );
       }
+      const latencyMs = Number(options.latencyMs);
+      if (!Number.isInteger(latencyMs) || latencyMs < 0 || latencyMs > 60_000) {
+        throw new DaemonError(
+          'invalid_input',
+          `--latency-ms must be a whole number of milliseconds from 0 to 60000, not "${options.latencyMs}"`,
+        );
+      }
       if (!deps.runDemoModel) {
         throw new DaemonError('not_available', 'the standalone demo model is not part of this build yet');
       }
-      await deps.runDemoModel({ port });
+      await deps.runDemoModel({ port, latencyMs });
     });
+}
+
+/**
+ * The real `demo-model` command: serves on 127.0.0.1 until SIGINT or SIGTERM, then closes the port
+ * and returns (exit code 0). The server prints its base_url and says it is a scripted stand-in.
+ */
+export async function serveDemoModel(options: { port: number; latencyMs: number }): Promise<void> {
+  const server = await runDemoModelCommand({ port: options.port, latencyMs: options.latencyMs }).catch(
+    (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new DaemonError(
+          'invalid_input',
+          `port ${options.port} is already in use: choose another --port`,
+        );
+      }
+      throw error;
+    },
+  );
+  say('Press Ctrl-C to stop.');
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await server.close();
 }
