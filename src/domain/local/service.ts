@@ -338,9 +338,7 @@ export class LocalSessions {
   }
 
   list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
-    const visible = (row: LocalSessionRow) =>
-      mayAccess(principal, row) &&
-      (options.scope === 'live' || isOwner(principal, row) || row.owner.provider !== 'worker');
+    // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
     const rows =
       options.scope === 'live'
         ? [...this.hubs.keys()]
@@ -348,7 +346,7 @@ export class LocalSessions {
             .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
         : this.options.store.listLocalSessions({ limit: options.limit * 4 });
     const sessions = rows
-      .filter(visible)
+      .filter((row) => mayAccess(principal, row))
       .slice(0, options.limit)
       .map((row) => ({ ...this.infoOf(row), state: this.stateOf(row) }));
     return { scope: options.scope, sessions };
@@ -360,7 +358,7 @@ export class LocalSessions {
     return 'idle';
   }
 
-  events_since(
+  eventsSince(
     principal: Principal,
     logicalId: string,
     epoch: number,

@@ -83,7 +83,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.events.since', {
       params: s['session.events.since'],
       capability: 'session:read',
-      handler: (p, c) => sessions.events_since(c.principal, p.session_id, p.epoch, p.after_seq),
+      handler: (p, c) => sessions.eventsSince(c.principal, p.session_id, p.epoch, p.after_seq),
     })
     .register('prompt.submit', {
       params: s['prompt.submit'],
