@@ -44,7 +44,7 @@ export interface BenchDaemon {
   /** Milliseconds from spawn to the ready line on stdout. */
   readyMs: number;
   connect(): Promise<GatewayClient>;
-  /** Ends the daemon (SIGKILL: the bench keeps nothing) and removes its home. */
+  /** Ends the daemon (SIGTERM, SIGKILL if it lingers: the bench keeps nothing) and removes its home. */
   close(): Promise<void>;
 }
 
@@ -62,7 +62,9 @@ export async function startBenchDaemon(config?: string): Promise<BenchDaemon> {
     writeFileSync(homeLayout(home).configFile, config, { mode: 0o600 });
   }
   const start = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  // GATEHOUSE_BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the daemon.
+  const nodeArgs = (process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -104,8 +106,10 @@ export async function startBenchDaemon(config?: string): Promise<BenchDaemon> {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       if (child.exitCode === null && child.signalCode === null) {
         const gone = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGKILL');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
         await gone;
+        clearTimeout(timer);
       }
       rmSync(base, { recursive: true, force: true });
     },
@@ -171,4 +175,13 @@ export class CompletionRouter {
     if (this.early.delete(admissionId)) return Promise.resolve();
     return new Promise((resolve) => this.waiting.set(admissionId, resolve));
   }
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux, /proc/<pid>/stat). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
 }
