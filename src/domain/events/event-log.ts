@@ -18,7 +18,12 @@ export type ReplayResult<E> =
   | { kind: 'snapshot_required'; last_seq: number; oldest_seq: number | null; reason: 'gap' | 'epoch' };
 
 export class SessionEventLog<E> {
-  private readonly buffer: (SequencedEvent<E> | undefined)[];
+  /**
+   * The ring, grown as events arrive rather than preallocated: every session a viewer looks at has a
+   * log, and a full-size ring (2048 slots, ~16 KiB) for each idle one dominated the daemon's memory
+   * per live session. Slot of seq s is (s - 1) % capacity, so the array fills densely from 0.
+   */
+  private readonly buffer: SequencedEvent<E>[] = [];
   private lastSeq = 0;
 
   constructor(
@@ -27,7 +32,11 @@ export class SessionEventLog<E> {
   ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError('capacity must be a positive integer');
-    this.buffer = new Array<SequencedEvent<E> | undefined>(capacity);
+  }
+
+  /** Slots the ring holds now: what was published, at most `capacity`. */
+  get slots(): number {
+    return this.buffer.length;
   }
 
   get last(): number {
@@ -42,7 +51,7 @@ export class SessionEventLog<E> {
 
   append(event: E): SequencedEvent<E> {
     const sequenced = { seq: ++this.lastSeq, epoch: this.epoch, event };
-    this.buffer[sequenced.seq % this.capacity] = sequenced;
+    this.buffer[(sequenced.seq - 1) % this.capacity] = sequenced;
     return sequenced;
   }
 
@@ -61,7 +70,7 @@ export class SessionEventLog<E> {
     }
     const events: SequencedEvent<E>[] = [];
     for (let s = seq + 1; s <= this.lastSeq; s++) {
-      const item = this.buffer[s % this.capacity];
+      const item = this.buffer[(s - 1) % this.capacity];
       if (item?.seq !== s) throw new Error(`event log invariant broken at seq ${s}`);
       events.push(item);
     }

@@ -34,6 +34,18 @@ describe('LOC-11 session event log', () => {
     expect(log.since(2, 5)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
   });
 
+  it('holds slots only for what was published, never more than its capacity', () => {
+    // Every viewed session has a log: an idle one must not carry a preallocated ring.
+    const log = new SessionEventLog<number>(1, 2048);
+    expect(log.slots).toBe(0);
+    for (let i = 1; i <= 3; i++) log.append(i);
+    expect(log.slots).toBe(3);
+    for (let i = 4; i <= 2100; i++) log.append(i);
+    expect(log.slots).toBe(2048);
+    expect(log.since(1, 2090)).toMatchObject({ kind: 'events', last_seq: 2100 });
+    expect(log.oldest).toBe(53);
+  });
+
   it('never returns a silent hole: any cursor gets every later event or a snapshot answer', () => {
     fc.assert(
       fc.property(

@@ -1,0 +1,187 @@
+/**
+ * Shared pieces of the gateway benchmarks (not itself a bench: the name does not end in .bench.ts).
+ *
+ * Topology: the daemon is the real built CLI (`gatehouse serve`, dist/surfaces/cli/main.js) in its
+ * own child process with a temp GATEHOUSE_HOME; the WebSocket clients, the demo model and the
+ * baselines run in the bench process. The echo ceiling runs in a child process too, so the daemon
+ * and its baseline sit on the same side of a process boundary.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { homeLayout } from '../src/daemon/home.js';
+import { GatewayClient, type Notification } from '../src/surfaces/client/rpc-client.js';
+import { requestTicket } from '../src/surfaces/control/client.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(root, 'dist/surfaces/cli/main.js');
+export const READY = 'Gatehouse is ready at';
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+/** Config YAML that points the daemon at a model the bench owns. */
+export function configFor(options: { modelBaseUrl?: string; maxConcurrentTurns?: number }): string {
+  const lines: string[] = [];
+  if (options.modelBaseUrl) {
+    lines.push('model:', `  base_url: ${options.modelBaseUrl}`, '  model: gatehouse-demo');
+  }
+  if (options.maxConcurrentTurns) {
+    lines.push('limits:', `  max_concurrent_turns: ${options.maxConcurrentTurns}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export interface BenchDaemon {
+  home: string;
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** Milliseconds from spawn to the ready line on stdout. */
+  readyMs: number;
+  connect(): Promise<GatewayClient>;
+  /** Ends the daemon (SIGTERM, SIGKILL if it lingers: the bench keeps nothing) and removes its home. */
+  close(): Promise<void>;
+}
+
+export function requireBuild(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
+}
+
+/** Spawns `gatehouse serve` in a fresh temp home and waits for its ready line. */
+export async function startBenchDaemon(config?: string): Promise<BenchDaemon> {
+  requireBuild();
+  const base = tempDir('gh-bench-');
+  const home = path.join(base, 'home');
+  if (config !== undefined) {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(homeLayout(home).configFile, config, { mode: 0o600 });
+  }
+  const start = performance.now();
+  // GATEHOUSE_BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the daemon.
+  const nodeArgs = (process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+    env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin.end();
+  let errors = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (errors.length < 10_000) errors += chunk.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(READY)) {
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`gatehouse serve exited with ${code}: ${errors}`)));
+  });
+  const readyMs = performance.now() - start;
+  const layout = homeLayout(home);
+  const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string };
+  const clients: GatewayClient[] = [];
+  return {
+    home,
+    child,
+    pid: child.pid!,
+    url: info.url,
+    readyMs,
+    async connect() {
+      const { ticket } = await requestTicket(layout.controlSocket, 'interactive');
+      const client = await GatewayClient.connect(info.url, ticket);
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      if (child.exitCode === null && child.signalCode === null) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await gone;
+        clearTimeout(timer);
+      }
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** VmRSS of a process, in KiB (Linux). */
+export function rssKiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]);
+}
+
+/** Creates `count` sessions over the given connections (round robin); returns their ids. */
+export async function createSessions(
+  clients: GatewayClient[],
+  count: number,
+  cwd: string,
+  concurrency = 16,
+): Promise<string[]> {
+  const ids: string[] = new Array<string>(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const created = await clients[i % clients.length]!.call<{ session_id: string }>('session.create', {
+        cwd,
+      });
+      ids[i] = created.session_id;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return ids;
+}
+
+/**
+ * Routes `turn.complete` notifications to whoever waits for that admission, so many sessions can
+ * share one connection. Completions that arrive before their waiter (a fast turn beats the submit
+ * reply) are kept until claimed.
+ */
+export class CompletionRouter {
+  private readonly waiting = new Map<string, () => void>();
+  private readonly early = new Set<string>();
+
+  constructor(client: GatewayClient) {
+    client.onNotification((n: Notification) => {
+      if (n.method !== 'session.event') return;
+      const params = n.params as { event: { type: string; admission_id?: string } };
+      if (params.event.type !== 'turn.complete' || !params.event.admission_id) return;
+      const id = params.event.admission_id;
+      const resolve = this.waiting.get(id);
+      if (resolve) {
+        this.waiting.delete(id);
+        resolve();
+      } else {
+        this.early.add(id);
+      }
+    });
+  }
+
+  completion(admissionId: string): Promise<void> {
+    if (this.early.delete(admissionId)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(admissionId, resolve));
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux, /proc/<pid>/stat). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}

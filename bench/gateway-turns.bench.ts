@@ -1,0 +1,171 @@
+/**
+ * Turns through the daemon (issue 4), with the zero-latency demo model in the bench process:
+ *
+ * - overhead: one `prompt.submit` → `turn.complete` notification on a resumed session, against a
+ *   direct streamed HTTP call of the same model from the same process (ModelClient), alternated so
+ *   machine drift hits both alike;
+ * - throughput: 8 and 100 sessions driven at once (each submits its next prompt when its previous
+ *   turn completes), against the same number of concurrent direct model calls in loops.
+ *
+ * Topology: daemon = `gatehouse serve` child process (max_concurrent_turns = 100); clients and the
+ * demo model = the bench process. A daemon turn costs several durable commits (admission, claim,
+ * transcript, settlement) that the direct call does not make.
+ */
+import { performance } from 'node:perf_hooks';
+import { rmSync } from 'node:fs';
+import { startDemoModel } from '../src/runtime/demo/server.js';
+import { ModelClient } from '../src/runtime/model/client.js';
+import type { GatewayClient } from '../src/surfaces/client/rpc-client.js';
+import { CompletionRouter, configFor, createSessions, startBenchDaemon, tempDir } from './gateway-daemon.js';
+import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
+
+const INPUT = 'measure the overhead of one turn through the gateway please';
+
+interface Attached {
+  client: GatewayClient;
+  router: CompletionRouter;
+  sessionId: string;
+}
+
+/** One turn through the daemon: submit, then wait for its turn.complete. */
+async function daemonTurn(a: Attached, n: number): Promise<void> {
+  const receipt = await a.client.call<{ admission_id: string }>('prompt.submit', {
+    session_id: a.sessionId,
+    submission_id: `t-${n}`,
+    text: INPUT,
+  });
+  await a.router.completion(receipt.admission_id);
+}
+
+/** Runs `concurrency` loops of `fn` for `ms` after a warm-up; returns completions per second. */
+async function loops(
+  concurrency: number,
+  warmMs: number,
+  ms: number,
+  fn: (slot: number, n: number) => Promise<unknown>,
+): Promise<number> {
+  const from = performance.now() + warmMs;
+  const until = from + ms;
+  let counted = 0;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, slot) => {
+      while (performance.now() < until) {
+        await fn(slot, n++);
+        // Completions inside the window count whenever they started: a turn may take longer than it.
+        const end = performance.now();
+        if (end >= from && end <= until) counted++;
+      }
+    }),
+  );
+  return counted / (ms / 1000);
+}
+
+const bench: Bench = {
+  name: 'gateway-turns',
+  async run({ quick }) {
+    const demo = await startDemoModel({ latencyMs: 0, record: false });
+    const model = new ModelClient({ baseUrl: demo.baseUrl, model: 'gatehouse-demo' });
+    const daemon = await startBenchDaemon(configFor({ modelBaseUrl: demo.baseUrl, maxConcurrentTurns: 100 }));
+    const cwd = tempDir('gh-bench-cwd-');
+    const direct = async () => {
+      await model.complete({
+        messages: [
+          { role: 'system', content: 'You are a benchmark.' },
+          { role: 'user', content: INPUT },
+        ],
+        onDelta: () => undefined,
+      });
+    };
+    const figures: BenchFigure[] = [];
+    try {
+      // Overhead: one viewer; every sample is the first turn of a fresh session, so the model sees
+      // the same two messages as the direct call (a session's history would otherwise grow).
+      const viewer = await daemon.connect();
+      const router = new CompletionRouter(viewer);
+      const n = quick ? 30 : 400;
+      const warmup = quick ? 5 : 30;
+      const fresh = await createSessions([viewer], n + warmup, cwd, 4);
+      for (const id of fresh) await viewer.call('session.resume', { session_id: id });
+      let sample = 0;
+      const nextFresh = (): Attached => ({ client: viewer, router, sessionId: fresh[sample++]! });
+      let turnNo = 0;
+      const turnMs: number[] = [];
+      const directMs: number[] = [];
+      for (let i = 0; i < warmup; i++) {
+        await daemonTurn(nextFresh(), turnNo++);
+        await direct();
+      }
+      for (let i = 0; i < n; i++) {
+        const order = i % 2 === 0 ? ['turn', 'direct'] : ['direct', 'turn'];
+        for (const which of order) {
+          const t = performance.now();
+          if (which === 'turn') await daemonTurn(nextFresh(), turnNo++);
+          else await direct();
+          (which === 'turn' ? turnMs : directMs).push(performance.now() - t);
+        }
+      }
+      turnMs.sort((a, b) => a - b);
+      directMs.sort((a, b) => a - b);
+      figures.push(
+        figure({
+          bench: 'gateway',
+          name: 'turn submit→complete p50',
+          value: percentile(turnMs, 50),
+          unit: 'ms',
+          baseline: { name: 'direct model call p50', value: percentile(directMs, 50) },
+          higherIsBetter: false,
+          aim: { op: '<=', ratio: 2 },
+          extra: { samples: n },
+        }),
+        figure({
+          bench: 'gateway',
+          name: 'turn submit→complete p99',
+          value: percentile(turnMs, 99),
+          unit: 'ms',
+          baseline: { name: 'direct model call p99', value: percentile(directMs, 99) },
+          higherIsBetter: false,
+          extra: { samples: n },
+        }),
+      );
+
+      // Throughput: `count` sessions at once, over a handful of viewer connections.
+      const warmMs = quick ? 200 : 1000;
+      const measureMs = quick ? 700 : 4000;
+      for (const count of quick ? [8] : [8, 100]) {
+        const connections = await Promise.all(
+          Array.from({ length: Math.min(count, 8) }, () => daemon.connect()),
+        );
+        const routers = connections.map((c) => new CompletionRouter(c));
+        const ids = await createSessions(connections, count, cwd);
+        const attached: Attached[] = [];
+        for (const [i, id] of ids.entries()) {
+          const client = connections[i % connections.length]!;
+          await client.call('session.resume', { session_id: id });
+          attached.push({ client, router: routers[i % connections.length]!, sessionId: id });
+        }
+        const turns = await loops(count, warmMs, measureMs, (slot) => daemonTurn(attached[slot]!, turnNo++));
+        const calls = await loops(count, warmMs, measureMs, () => direct());
+        await Promise.all(connections.map((c) => c.close()));
+        figures.push(
+          figure({
+            bench: 'gateway',
+            name: `turns/s, ${count} sessions at once`,
+            value: turns,
+            unit: '/s',
+            baseline: { name: `direct model calls/s, ${count} at once`, value: calls },
+            aim: { op: '>=', ratio: 0.3 },
+            extra: { sessions: count, measured_ms: measureMs },
+          }),
+        );
+      }
+      return figures;
+    } finally {
+      await daemon.close();
+      await demo.close();
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  },
+};
+
+export default bench;
