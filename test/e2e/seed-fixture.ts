@@ -6,9 +6,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import WebSocket from 'ws';
+import { hashPassword } from '../../src/domain/auth/password.js';
 import { startDemoModel, type DemoModelServer, type RecordedRequest } from '../../src/runtime/demo/server.js';
-import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { httpPost } from '../unit/rpc/harness.js';
 import { requireBuild } from './cli.js';
 import { nextEvent, startDaemon, type RunningDaemon, type SessionEvent } from './gateway-harness.js';
 
@@ -124,4 +127,31 @@ export async function runTurn(
   const done = nextEvent(client, 'turn.complete', (e) => e.session_id === session_id);
   await client.call('prompt.submit', { session_id, submission_id, text });
   return done;
+}
+
+export const PASSWORD = 'correct horse battery staple';
+
+/** Daemon config lines enabling the dashboard login with PASSWORD (cheap scrypt cost for tests). */
+export async function dashboardConfig(): Promise<string> {
+  const hash = await hashPassword(PASSWORD, { N: 1 << 10, r: 8, p: 1 });
+  return `dashboard:\n  password_hash: ${JSON.stringify(hash)}\n`;
+}
+
+/** Logs in as the dashboard owner and returns a fresh dashboard ws-ticket. */
+export async function dashboardTicket(url: string): Promise<string> {
+  const login = await httpPost(url, '/auth/login', { password: PASSWORD }, { origin: url });
+  expect(login.status).toBe(200);
+  const setCookie = (login.headers['set-cookie'] as string[])[0]!;
+  expect(setCookie).toMatch(/HttpOnly/);
+  expect(setCookie).toMatch(/SameSite=Strict/);
+  const cookie = setCookie.split(';')[0]!;
+  const minted = await httpPost(url, '/api/auth/ws-ticket', undefined, { origin: url, cookie });
+  expect(minted.status).toBe(200);
+  return minted.body['ticket'] as string;
+}
+
+export async function dashboardClient(url: string): Promise<GatewayClient> {
+  const ticket = await dashboardTicket(url);
+  const wsUrl = `${url.replace(/^http/, 'ws')}/api/ws?ticket=${encodeURIComponent(ticket)}`;
+  return GatewayClient.open(new WebSocket(wsUrl, [], { origin: url }));
 }

@@ -40,7 +40,9 @@ describe('LOC-4/LOC-6 three simultaneous surfaces keep their own policy', () => 
     const ids = await Promise.all(
       surfaces.map((s, i) => createAttached(clients[i]!, { source: s.source, cwd: s.cwd, model: s.model })),
     );
-    const infoBefore = await Promise.all(ids.map((id, i) => clients[i]!.call('session.info', { session_id: id })));
+    const infoBefore = await Promise.all(
+      ids.map((id, i) => clients[i]!.call('session.info', { session_id: id })),
+    );
 
     fx.demo.hold();
     const turns = surfaces.map((s, i) =>
