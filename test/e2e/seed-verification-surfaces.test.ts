@@ -157,3 +157,43 @@ describe('AUTH-4/AUTH-5 cross-surface sessions keep creator and submitter', () =
     }
   });
 });
+
+describe('LOC-10/AUTH-4 an approval is shared across authentication methods', () => {
+  it('a native turn waiting for approval is answered from the dashboard; a worker cannot see it', async () => {
+    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+    const cwd = tempDir();
+    const native = await d.connect();
+    const session_id = await createAttached(native, { cwd });
+    const asked = nextEvent(native, 'approval.request');
+    await native.call('prompt.submit', {
+      session_id,
+      submission_id: 'rm',
+      text: `run: rm -rf ${cwd}/gone && echo approved-from-dashboard`,
+    });
+    const request = (await asked).event;
+    await native.close();
+
+    const worker = await d.connect('worker-adoption');
+    await expect(
+      worker.call('approval.respond', {
+        session_id,
+        prompt_id: request['prompt_id'],
+        execution_generation: request['execution_generation'],
+        choice: 'once',
+      }),
+    ).rejects.toMatchObject({ reason: 'not_found' });
+
+    const dashboard = await dashboardClient(d.url);
+    const snapshot = await dashboard.call<Snapshot>('session.resume', { session_id });
+    expect(snapshot.prompts.map((p) => p.prompt_id)).toEqual([request['prompt_id']]);
+    const done = nextEvent(dashboard, 'turn.complete');
+    await dashboard.call('approval.respond', {
+      session_id,
+      prompt_id: request['prompt_id'],
+      execution_generation: request['execution_generation'],
+      choice: 'once',
+    });
+    expect((await done).event).toMatchObject({ outcome: 'completed' });
+    expect(JSON.stringify(chatRequests(fx.demo).at(-1))).toContain('approved-from-dashboard');
+  });
+});
