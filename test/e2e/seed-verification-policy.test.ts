@@ -4,7 +4,10 @@
  * reaches the model and nowhere else.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolRegistry } from '../../src/runtime/tools/registry.js';
@@ -130,5 +133,47 @@ describe('LOC-5 the creation api_key never reaches disk or logs', () => {
     expect(filesHolding(d.home, apiKey)).toEqual([]);
     expect(filesHolding(d.home, 'key-turn').length).toBeGreaterThan(0);
     expect(output).not.toContain(apiKey);
+  });
+});
+
+describe('LOC-5 the api_key stays private even when the provider echoes it', () => {
+  it('a 401 quoting the key fails the turn without the key reaching disk, logs or clients', async () => {
+    const apiKey = `sk-echo-${randomBytes(16).toString('hex')}`;
+    const provider = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const offered = String(req.headers['authorization'] ?? '');
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${offered}` } }));
+      });
+    });
+    provider.listen(0, '127.0.0.1');
+    await once(provider, 'listening');
+    try {
+      const { port } = provider.address() as AddressInfo;
+      const d = await fx.daemon();
+      let output = '';
+      d.child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      d.child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const client = await d.connect();
+      const heard: unknown[] = [];
+      client.onNotification((n) => heard.push(n));
+      const session_id = await createAttached(client, {
+        cwd: tempDir(),
+        base_url: `http://127.0.0.1:${port}/v1`,
+        api_key: apiKey,
+      });
+      const done = await runTurn(client, session_id, 'x', 'hello');
+      expect(done.event).toMatchObject({ outcome: 'failed' });
+      expect(JSON.stringify(done.event)).toContain('redacted');
+      const snapshot = await client.call('session.resume', { session_id });
+      expect(JSON.stringify([heard, snapshot])).not.toContain(apiKey);
+      expect(await d.stop()).toBe(0);
+      fx.forget(d);
+      expect(filesHolding(d.home, apiKey)).toEqual([]);
+      expect(output).not.toContain(apiKey);
+    } finally {
+      provider.close();
+    }
   });
 });
