@@ -227,3 +227,38 @@ describe('LOC-12 interrupt and cancel', () => {
     expect(texts).not.toContain('never-ran');
   });
 });
+
+describe('LOC-12 interrupting a turn that waits for approval', () => {
+  it('closes the prompt, never runs the command, and a late answer is already_resolved', async () => {
+    const d = await fx.daemon();
+    const client = await d.connect();
+    const cwd = tempDir();
+    const victim = join(cwd, 'victim');
+    mkdirSync(victim);
+    const session_id = await createAttached(client, { cwd });
+    const asked = nextEvent(client, 'approval.request');
+    await client.call('prompt.submit', { session_id, submission_id: 'rm', text: `run: rm -rf ${victim}` });
+    const request = (await asked).event;
+    const generation = request['execution_generation'] as number;
+    const settled = nextEvent(client, 'approval.settled');
+    const done = nextEvent(client, 'turn.complete');
+    await expect(
+      client.call('session.interrupt', { session_id, execution_generation: generation }),
+    ).resolves.toEqual({ interrupted: true });
+    expect((await settled).event).toMatchObject({ prompt_id: request['prompt_id'] });
+    expect((await done).event).toMatchObject({ outcome: 'interrupted' });
+
+    const snapshot = await client.call<Snapshot>('session.resume', { session_id });
+    expect(snapshot.prompts).toEqual([]);
+    expect(snapshot.state).toBe('idle');
+    await expect(
+      client.call('approval.respond', {
+        session_id,
+        prompt_id: request['prompt_id'],
+        execution_generation: generation,
+        choice: 'once',
+      }),
+    ).resolves.toMatchObject({ status: 'already_resolved' });
+    expect(existsSync(victim)).toBe(true);
+  });
+});
