@@ -9,9 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { CLI, exited, requireBuild, runCli, spawnCli, tempHome } from './cli.js';
 
 beforeAll(requireBuild);
+
+/** Each case starts real daemons (twice, some) on a small shared machine. */
+const E2E_TIMEOUT_MS = 120_000;
 
 const homes: string[] = [];
 afterEach(async () => {
@@ -90,123 +94,152 @@ function sessionIdIn(output: string): string {
   return match[1]!;
 }
 
+function gatewayUrl(home: string): string {
+  return (JSON.parse(readFileSync(homeLayout(home).gatewayJson, 'utf8')) as { url: string }).url;
+}
+
 function daemonPid(home: string): number {
   return (JSON.parse(readFileSync(homeLayout(home).gatewayJson, 'utf8')) as { pid: number }).pid;
 }
 
 describe('UX-1 gatehouse chat with piped input', () => {
-  it('starts the daemon, answers, approves inline, stores the transcript; sessions lists and searches it', async () => {
-    const home = newHome();
-    const cwd = workDir();
-    const run = await runCli(home, ['chat', '--cwd', cwd], {
-      input: `hello gatehouse\nrun: rm -rf ${join(cwd, 'victim')}\no\n`,
-    });
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('model: built-in demo model (scripted stand-in, no account needed)');
-    expect(run.stdout).toContain('you said: hello gatehouse');
-    expect(run.stdout).toContain(`Allow \`rm -rf ${join(cwd, 'victim')}\`?`);
-    expect(run.stdout).toContain('approved (once)');
-    expect(existsSync(join(cwd, 'victim'))).toBe(false);
-    const id = sessionIdIn(run.stdout);
-    expect(run.stdout).toContain(`gatehouse chat --resume ${id}`);
+  it(
+    'starts the daemon, answers, approves inline, stores the transcript; sessions lists and searches it',
+    async () => {
+      const home = newHome();
+      const cwd = workDir();
+      const run = await runCli(home, ['chat', '--cwd', cwd], {
+        input: `hello gatehouse\nrun: rm -rf ${join(cwd, 'victim')}\no\n`,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('model: built-in demo model (scripted stand-in, no account needed)');
+      expect(run.stdout).toContain('you said: hello gatehouse');
+      expect(run.stdout).toContain(`Allow \`rm -rf ${join(cwd, 'victim')}\`?`);
+      expect(run.stdout).toContain('approved (once)');
+      expect(existsSync(join(cwd, 'victim'))).toBe(false);
+      const id = sessionIdIn(run.stdout);
+      expect(run.stdout).toContain(`gatehouse chat --resume ${id}`);
 
-    const listed = await runCli(home, ['sessions', '--json']);
-    expect(listed.code).toBe(0);
-    const { sessions } = JSON.parse(listed.stdout) as { sessions: Record<string, unknown>[] };
-    expect(sessions).toEqual([expect.objectContaining({ session_id: id, source: 'cli', state: 'idle' })]);
+      const listed = await runCli(home, ['sessions', '--json']);
+      expect(listed.code).toBe(0);
+      const { sessions } = JSON.parse(listed.stdout) as { sessions: Record<string, unknown>[] };
+      expect(sessions).toEqual([expect.objectContaining({ session_id: id, source: 'cli', state: 'idle' })]);
 
-    const found = await runCli(home, ['sessions', '--search', 'gatehouse', '--json']);
-    const { hits } = JSON.parse(found.stdout) as { hits: { session_id: string; role: string }[] };
-    expect(hits.map((h) => h.role)).toContain('user');
-    expect(hits.every((h) => h.session_id === id)).toBe(true);
-    const missing = await runCli(home, ['sessions', '--search', 'zebra']);
-    expect(missing.stdout).toContain('No message matches "zebra"');
+      const found = await runCli(home, ['sessions', '--search', 'gatehouse', '--json']);
+      const { hits } = JSON.parse(found.stdout) as { hits: { session_id: string; role: string }[] };
+      expect(hits.map((h) => h.role)).toContain('user');
+      expect(hits.every((h) => h.session_id === id)).toBe(true);
+      // A worker-adoption caller is not an operator: the search shows it nothing of this session.
+      const worker = await GatewayClient.connectLocal(
+        gatewayUrl(home),
+        homeLayout(home).controlSocket,
+        'worker-adoption',
+      );
+      const foreign = await worker.call<{ hits: unknown[] }>('session.search', { query: 'gatehouse' });
+      await worker.close();
+      expect(foreign.hits).toEqual([]);
+      const missing = await runCli(home, ['sessions', '--search', 'zebra']);
+      expect(missing.stdout).toContain('No message matches "zebra"');
 
-    // The transcript is stored: a resume shows it all, once.
-    const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
-    expect(resumed.code).toBe(0);
-    expect(resumed.stdout.split('you> hello gatehouse').length).toBe(2);
-    expect(resumed.stdout).toContain('⚙ terminal rm -rf');
-    expect(resumed.stdout).toContain('the tool `terminal` returned');
-  });
+      // The transcript is stored: a resume shows it all, once.
+      const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout.split('you> hello gatehouse').length).toBe(2);
+      expect(resumed.stdout).toContain('⚙ terminal rm -rf');
+      expect(resumed.stdout).toContain('the tool `terminal` returned');
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('refuses bad options with one line and exits cleanly on empty input', async () => {
-    const home = newHome();
-    const bad = await runCli(home, ['chat', '--cwd', '/no/such/dir']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr.trim()).toBe('gatehouse: --cwd /no/such/dir is not an existing directory');
-    const limit = await runCli(home, ['sessions', '--limit', '0']);
-    expect(limit.stderr.trim()).toMatch(/^gatehouse: --limit must be/);
-    const empty = await runCli(home, ['chat', '--cwd', workDir()], { input: '' });
-    expect(empty.code).toBe(0);
-    expect(empty.stdout).toContain('Detached; the session stays alive');
-  });
+  it(
+    'refuses bad options with one line and exits cleanly on empty input',
+    async () => {
+      const home = newHome();
+      const bad = await runCli(home, ['chat', '--cwd', '/no/such/dir']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr.trim()).toBe('gatehouse: --cwd /no/such/dir is not an existing directory');
+      const limit = await runCli(home, ['sessions', '--limit', '0']);
+      expect(limit.stderr.trim()).toMatch(/^gatehouse: --limit must be/);
+      const empty = await runCli(home, ['chat', '--cwd', workDir()], { input: '' });
+      expect(empty.code).toBe(0);
+      expect(empty.stdout).toContain('Detached; the session stays alive');
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('survives a daemon restart while connected: reconnects by itself and answers in the same session', async () => {
-    const home = newHome();
-    const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
-    await chat.waitFor('Ctrl-D detaches');
-    chat.type('before the restart\n');
-    await chat.waitFor('you said: before the restart');
-    const firstPid = daemonPid(home);
-    process.kill(firstPid, 'SIGTERM');
-    await chat.waitFor('(reconnected to the gateway');
-    expect(daemonPid(home)).not.toBe(firstPid);
-    const mark = chat.output.length;
-    chat.type('after the restart\n');
-    await chat.waitFor('you said: after the restart', mark);
-    chat.child.stdin!.end();
-    expect(await chat.exit).toBe(0);
-    const id = sessionIdIn(chat.output);
-    // Nothing completed was shown twice.
-    expect(chat.output.split('you said: before the restart').length).toBe(2);
-    const { sessions } = JSON.parse((await runCli(home, ['sessions', '--json'])).stdout) as {
-      sessions: { session_id: string }[];
-    };
-    expect(sessions.map((s) => s.session_id)).toEqual([id]);
-    const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
-    expect(resumed.stdout).toContain('you> before the restart');
-    expect(resumed.stdout).toContain('you> after the restart');
-  });
+  it(
+    'survives a daemon restart while connected: reconnects by itself and answers in the same session',
+    async () => {
+      const home = newHome();
+      const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
+      await chat.waitFor('Ctrl-D detaches');
+      chat.type('before the restart\n');
+      await chat.waitFor('you said: before the restart');
+      const firstPid = daemonPid(home);
+      process.kill(firstPid, 'SIGTERM');
+      await chat.waitFor('(reconnected to the gateway');
+      expect(daemonPid(home)).not.toBe(firstPid);
+      const mark = chat.output.length;
+      chat.type('after the restart\n');
+      await chat.waitFor('you said: after the restart', mark);
+      chat.child.stdin!.end();
+      expect(await chat.exit).toBe(0);
+      const id = sessionIdIn(chat.output);
+      // Nothing completed was shown twice.
+      expect(chat.output.split('you said: before the restart').length).toBe(2);
+      const { sessions } = JSON.parse((await runCli(home, ['sessions', '--json'])).stdout) as {
+        sessions: { session_id: string }[];
+      };
+      expect(sessions.map((s) => s.session_id)).toEqual([id]);
+      const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
+      expect(resumed.stdout).toContain('you> before the restart');
+      expect(resumed.stdout).toContain('you> after the restart');
+    },
+    E2E_TIMEOUT_MS,
+  );
 });
 
 describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-terminal', () => {
-  it('chat, approve, interrupt with Ctrl-C, detach with Ctrl-D, restart the daemon, resume: the history is there', async () => {
-    const home = newHome();
-    const cwd = workDir();
-    const tty = onTerminal(home, ['chat', '--cwd', cwd]);
-    await tty.waitFor('Ctrl-D detaches');
-    tty.type('hello from a terminal\r');
-    await tty.waitFor('you said: hello from a terminal');
-    tty.type(`run: rm -rf ${join(cwd, 'victim')}\r`);
-    await tty.waitFor('[o]nce [s]ession [a]lways [d]eny');
-    tty.type('o\r');
-    await tty.waitFor('the tool `terminal` returned');
-    expect(existsSync(join(cwd, 'victim'))).toBe(false);
+  it(
+    'chat, approve, interrupt with Ctrl-C, detach with Ctrl-D, restart the daemon, resume: the history is there',
+    async () => {
+      const home = newHome();
+      const cwd = workDir();
+      const tty = onTerminal(home, ['chat', '--cwd', cwd]);
+      await tty.waitFor('Ctrl-D detaches');
+      tty.type('hello from a terminal\r');
+      await tty.waitFor('you said: hello from a terminal');
+      tty.type(`run: rm -rf ${join(cwd, 'victim')}\r`);
+      await tty.waitFor('[o]nce [s]ession [a]lways [d]eny');
+      tty.type('o\r');
+      await tty.waitFor('the tool `terminal` returned');
+      expect(existsSync(join(cwd, 'victim'))).toBe(false);
 
-    let mark = tty.output.length;
-    tty.type('run: sleep 60\r');
-    await tty.waitFor('⚙ terminal sleep 60', mark);
-    tty.type('\u0003'); // Ctrl-C
-    await tty.waitFor('(turn interrupted)', mark);
+      let mark = tty.output.length;
+      tty.type('run: sleep 60\r');
+      await tty.waitFor('⚙ terminal sleep 60', mark);
+      tty.type('\u0003'); // Ctrl-C
+      await tty.waitFor('(turn interrupted)', mark);
 
-    mark = tty.output.length;
-    tty.type('\u0004'); // Ctrl-D
-    await tty.waitFor('Detached; the session stays alive', mark);
-    expect(await tty.exit).toBe(0);
-    const id = sessionIdIn(tty.output);
+      mark = tty.output.length;
+      tty.type('\u0004'); // Ctrl-D
+      await tty.waitFor('Detached; the session stays alive', mark);
+      expect(await tty.exit).toBe(0);
+      const id = sessionIdIn(tty.output);
 
-    const stopped = await runCli(home, ['stop']);
-    expect(stopped.stdout).toContain('Gatehouse stopped');
+      const stopped = await runCli(home, ['stop']);
+      expect(stopped.stdout).toContain('Gatehouse stopped');
 
-    const again = onTerminal(home, ['chat', '--resume', id]);
-    await again.waitFor('Ctrl-D detaches');
-    await again.waitFor('you> hello from a terminal');
-    await again.waitFor('Demo model (scripted stand-in): you said: hello from a terminal');
-    await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}`);
-    await again.waitFor('you> run: sleep 60');
-    again.type('\u0004');
-    expect(await again.exit).toBe(0);
-  });
+      const again = onTerminal(home, ['chat', '--resume', id]);
+      await again.waitFor('Ctrl-D detaches');
+      await again.waitFor('you> hello from a terminal');
+      await again.waitFor('Demo model (scripted stand-in): you said: hello from a terminal');
+      await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}`);
+      await again.waitFor('you> run: sleep 60');
+      again.type('\u0004');
+      expect(await again.exit).toBe(0);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

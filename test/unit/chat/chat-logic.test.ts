@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { parseApprovalAnswer, parseClarifyAnswer } from '../../../src/surfaces/cli/chat/answers.js';
+import {
+  parseApprovalAnswer,
+  parseClarifyAnswer,
+  promptReply,
+} from '../../../src/surfaces/cli/chat/answers.js';
 import {
   classifyArrival,
   planResync,
+  submissionAfterSnapshot,
   unseenEvents,
   unseenMessages,
 } from '../../../src/surfaces/cli/chat/cursor.js';
@@ -52,6 +57,62 @@ describe('UX-1 approval and clarify answers typed inline', () => {
     expect(parseClarifyAnswer('green please', ['red', 'blue'])).toBe('green please');
     expect(parseClarifyAnswer('  ', ['red'])).toBe('');
     expect(parseClarifyAnswer('1', null)).toBe('1');
+  });
+});
+
+describe('UX-1/LOC-9 a typed answer names the exact prompt', () => {
+  const approval = {
+    type: 'approval.request',
+    prompt_id: 'p-7',
+    execution_generation: 4,
+    choices: ['once', 'session', 'always', 'deny'],
+  };
+  it('answers an approval with its prompt_id and execution_generation', () => {
+    expect(promptReply('s1', approval, 'a')).toEqual({
+      kind: 'respond',
+      method: 'approval.respond',
+      params: { session_id: 's1', prompt_id: 'p-7', execution_generation: 4, choice: 'always' },
+    });
+  });
+  it('asks again on an unclear line instead of calling anything', () => {
+    expect(promptReply('s1', approval, 'maybe')).toEqual({
+      kind: 'ask_again',
+      hint: 'Please answer o, s, a, d: ',
+    });
+  });
+  it('answers a clarify prompt, an empty line skipping it', () => {
+    const clarify = { type: 'clarify.request', prompt_id: 'q', execution_generation: 1, choices: ['x', 'y'] };
+    expect(promptReply('s1', clarify, '1')).toMatchObject({
+      method: 'clarify.respond',
+      params: { answer: 'x' },
+    });
+    expect(promptReply('s1', clarify, '')).toMatchObject({ params: { answer: '' } });
+  });
+});
+
+describe('UX-1/LOC-8 our own submission across a reconnect', () => {
+  const pending = [
+    { admission_id: 'a1', submission_id: 'sub-1', state: 'running' },
+    { admission_id: 'a2', submission_id: 'sub-2', state: 'unknown' },
+  ];
+  it('keeps waiting for a pending admission and learns its id', () => {
+    expect(submissionAfterSnapshot({ submissionId: 'sub-1', acknowledged: false }, pending)).toEqual({
+      kind: 'pending',
+      admissionId: 'a1',
+    });
+  });
+  it('stops waiting for one a crash left unknown (it is never replayed)', () => {
+    expect(submissionAfterSnapshot({ submissionId: 'sub-2', acknowledged: true }, pending)).toEqual({
+      kind: 'unknown',
+    });
+  });
+  it('treats an acknowledged one that is no longer pending as settled, and resubmits an unacknowledged one', () => {
+    expect(submissionAfterSnapshot({ submissionId: 'sub-9', acknowledged: true }, pending)).toEqual({
+      kind: 'settled',
+    });
+    expect(submissionAfterSnapshot({ submissionId: 'sub-9', acknowledged: false }, pending)).toEqual({
+      kind: 'resubmit',
+    });
   });
 });
 

@@ -41,3 +41,35 @@ export function parseClarifyAnswer(line: string, choices: readonly string[] | nu
   }
   return text;
 }
+
+/** An open prompt as the chat holds it (an approval.request or clarify.request event). */
+export interface OpenPrompt {
+  type: string;
+  [field: string]: unknown;
+}
+
+export type PromptReply =
+  | { kind: 'respond'; method: 'approval.respond' | 'clarify.respond'; params: Record<string, unknown> }
+  | { kind: 'ask_again'; hint: string };
+
+/** The RPC call a line makes at an open prompt, naming its exact prompt_id and generation. */
+export function promptReply(sessionId: string, prompt: OpenPrompt, line: string): PromptReply {
+  const base = {
+    session_id: sessionId,
+    execution_generation: prompt['execution_generation'],
+    prompt_id: prompt['prompt_id'],
+  };
+  if (prompt.type === 'approval.request') {
+    const offered = (prompt['choices'] as string[] | undefined) ?? ['once', 'deny'];
+    const choice = parseApprovalAnswer(line, offered);
+    if (choice === null)
+      return { kind: 'ask_again', hint: `Please answer ${offered.map((c) => c[0]).join(', ')}: ` };
+    return { kind: 'respond', method: 'approval.respond', params: { ...base, choice } };
+  }
+  const choices = (prompt['choices'] as string[] | null | undefined) ?? null;
+  return {
+    kind: 'respond',
+    method: 'clarify.respond',
+    params: { ...base, answer: parseClarifyAnswer(line, choices) },
+  };
+}

@@ -12,9 +12,17 @@ import { randomUUID } from 'node:crypto';
 import { DEMO_MODEL_DESCRIPTION } from '../../../daemon/config.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { ConnectionClosedError, RpcCallError, type Notification } from '../../client/rpc-client.js';
-import { parseApprovalAnswer, parseClarifyAnswer } from './answers.js';
-import { classifyArrival, planResync, unseenEvents, unseenMessages, type CursorPosition } from './cursor.js';
+import { promptReply } from './answers.js';
+import {
+  classifyArrival,
+  planResync,
+  submissionAfterSnapshot,
+  unseenEvents,
+  unseenMessages,
+  type CursorPosition,
+} from './cursor.js';
 import { openLink, reopenLink, type Link } from './link.js';
+import type { Sequenced, Snapshot, Submission } from './wire.js';
 import {
   INITIAL_RENDER,
   banner,
@@ -39,31 +47,6 @@ export interface ChatOptions {
   /** Called whenever the chat waits for a new line (a TTY shows its prompt then). */
   idle(): void;
   reconnectGiveUpMs?: number;
-}
-
-interface Snapshot {
-  session_id: string;
-  messages: StoredMessageView[];
-  pending_admissions: { admission_id: string; submission_id: string; state: string }[];
-  prompts: ChatEvent[];
-  running: { admission_id: string; generation: number } | null;
-  epoch: number;
-  last_seq: number;
-  info: { cwd: string | null; model: string | null };
-}
-
-interface Sequenced {
-  session_id: string;
-  epoch: number;
-  seq: number;
-  event: ChatEvent;
-}
-
-interface Submission {
-  submissionId: string;
-  text: string;
-  admissionId: string | null;
-  acknowledged: boolean;
 }
 
 type Phase = 'connecting' | 'ready' | 'closing';
@@ -307,18 +290,16 @@ export class ChatController {
 
   /** Where our own submission stands according to a snapshot's unsettled admissions. */
   private reconcile(snapshot: Snapshot): void {
-    const mine = this.inflight;
-    if (!mine) return;
-    const pending = snapshot.pending_admissions.find((a) => a.submission_id === mine.submissionId);
-    if (pending) {
-      mine.admissionId = pending.admission_id;
-      mine.acknowledged = true;
-      if (pending.state === 'unknown') {
-        this.writeLine('gatehouse: that turn was running when the gateway died; its effect is unknown.');
-        this.inflight = null;
-      }
-    } else if (mine.acknowledged) {
-      this.inflight = null; // admitted and no longer pending: it settled while we were away
+    if (!this.inflight) return;
+    const after = submissionAfterSnapshot(this.inflight, snapshot.pending_admissions);
+    if (after.kind === 'pending') {
+      this.inflight.admissionId = after.admissionId;
+      this.inflight.acknowledged = true;
+    } else if (after.kind === 'unknown') {
+      this.writeLine('gatehouse: that turn was running when the gateway died; its effect is unknown.');
+      this.inflight = null;
+    } else if (after.kind === 'settled') {
+      this.inflight = null;
     }
   }
 
@@ -415,24 +396,9 @@ export class ChatController {
   }
 
   private async answer(prompt: ChatEvent, line: string): Promise<void> {
-    const base = {
-      session_id: this.sessionId,
-      execution_generation: prompt['execution_generation'],
-      prompt_id: prompt['prompt_id'],
-    };
-    let call: Promise<unknown>;
-    if (prompt.type === 'approval.request') {
-      const offered = (prompt['choices'] as string[] | undefined) ?? ['once', 'deny'];
-      const choice = parseApprovalAnswer(line, offered);
-      if (choice === null) {
-        this.options.write(`Please answer with one of: ${offered.map((c) => c[0]).join(' ')} `);
-        return;
-      }
-      call = this.call('approval.respond', { ...base, choice });
-    } else {
-      const choices = (prompt['choices'] as string[] | null | undefined) ?? null;
-      call = this.call('clarify.respond', { ...base, answer: parseClarifyAnswer(line, choices) });
-    }
+    const reply = promptReply(this.sessionId!, prompt, line);
+    if (reply.kind === 'ask_again') return this.options.write(reply.hint);
+    const call = this.call(reply.method, reply.params);
     if (this.view.midLine && !this.options.tty) this.options.write(`${line}\n`);
     this.view = { ...this.view, midLine: false };
     try {

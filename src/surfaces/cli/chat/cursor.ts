@@ -44,3 +44,30 @@ export function unseenMessages<T>(messages: readonly T[], shown: number): T[] {
 export function unseenEvents<T extends { seq: number }>(events: readonly T[], afterSeq: number): T[] {
   return events.filter((e) => e.seq > afterSeq).sort((a, b) => a.seq - b.seq);
 }
+
+export interface PendingAdmissionView {
+  admission_id: string;
+  submission_id: string;
+  state: string;
+}
+
+/**
+ * Where our own submission stands after a snapshot: still pending (we learn its admission id), lost
+ * in a crash (`unknown`: never replayed, so the chat stops waiting), settled while we were away
+ * (admitted before and no longer pending), or not admitted yet (resubmit with the same id).
+ */
+export function submissionAfterSnapshot(
+  mine: { submissionId: string; acknowledged: boolean },
+  pending: readonly PendingAdmissionView[],
+):
+  | { kind: 'pending'; admissionId: string }
+  | { kind: 'unknown' }
+  | { kind: 'settled' }
+  | { kind: 'resubmit' } {
+  const found = pending.find((a) => a.submission_id === mine.submissionId);
+  if (found)
+    return found.state === 'unknown'
+      ? { kind: 'unknown' }
+      : { kind: 'pending', admissionId: found.admission_id };
+  return mine.acknowledged ? { kind: 'settled' } : { kind: 'resubmit' };
+}
