@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { CLI, exited, requireBuild, runCli, spawnCli, tempHome } from './cli.js';
+import { CLI, exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome } from './cli.js';
 
 beforeAll(requireBuild);
 
@@ -164,6 +164,10 @@ describe('UX-1 gatehouse chat with piped input', () => {
       const empty = await runCli(home, ['chat', '--cwd', workDir()], { input: '' });
       expect(empty.code).toBe(0);
       expect(empty.stdout).toContain('Detached; the session stays alive');
+      const unknown = await runCli(home, ['chat', '--resume', '20200101_000000_deadbeef'], { input: '' });
+      expect(unknown.code).toBe(1);
+      expect(isOneLineError(unknown.stderr)).toBe(true);
+      expect(unknown.stderr).toContain('no session 20200101_000000_deadbeef');
     },
     E2E_TIMEOUT_MS,
   );

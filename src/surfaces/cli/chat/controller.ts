@@ -44,6 +44,8 @@ export interface ChatOptions {
   tty: boolean;
   style: Style;
   write(text: string): void;
+  /** One-line failures (stderr). */
+  warn(line: string): void;
   /** Called whenever the chat waits for a new line (a TTY shows its prompt then). */
   idle(): void;
   reconnectGiveUpMs?: number;
@@ -183,9 +185,7 @@ export class ChatController {
           },
         });
       } catch (error) {
-        this.writeLine(`gatehouse: could not reach the gateway again: ${(error as Error).message}`);
-        this.options.write(resumeHint(this.sessionId ?? '?'));
-        return this.resolveDone(1);
+        return this.fail(new Error(`could not reach the gateway again: ${(error as Error).message}`));
       }
       if (link === null) return;
       this.attach(link);
@@ -197,7 +197,7 @@ export class ChatController {
         this.ready();
         return;
       } catch (error) {
-        if (!(error instanceof ConnectionClosedError)) throw error;
+        if (!(error instanceof ConnectionClosedError)) return this.fail(error);
         // Dropped again while catching up: try again.
       }
     }
@@ -228,7 +228,10 @@ export class ChatController {
         this.phase = 'connecting';
         this.resync()
           .then(() => this.ready())
-          .catch(() => undefined); // a drop here is handled by the close listener
+          .catch((error: unknown) => {
+            // A drop is handled by the close listener; anything else ends the chat with one line.
+            if (!(error instanceof ConnectionClosedError)) this.fail(error);
+          });
     }
   }
 
@@ -389,7 +392,7 @@ export class ChatController {
     } catch (error) {
       if (error instanceof ConnectionClosedError) return false;
       if (error instanceof RpcCallError && error.reason === 'runtime_draining') return false;
-      this.writeLine(`gatehouse: the gateway refused that message: ${(error as Error).message}`);
+      this.options.warn(`gatehouse: the gateway refused that message: ${(error as Error).message}`);
       this.inflight = null;
       return true;
     }
@@ -425,6 +428,15 @@ export class ChatController {
     if (this.view.midLine) this.options.write('\n');
     this.options.write(resumeHint(this.sessionId ?? '?'));
     this.resolveDone(0);
+  }
+
+  /** Ends the chat on an error it cannot recover from: one line, the way back in, exit 1. */
+  private fail(error: unknown): void {
+    this.phase = 'closing';
+    this.options.warn(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);
+    this.options.write(resumeHint(this.sessionId ?? '?'));
+    void this.link?.client.close();
+    this.resolveDone(1);
   }
 
   private writeLine(text: string): void {

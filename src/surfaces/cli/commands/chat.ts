@@ -7,6 +7,8 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
+import { RpcCallError } from '../../client/rpc-client.js';
+import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN } from '../chat/render.js';
 import { cliHome, loadCliConfig } from '../shared.js';
@@ -58,6 +60,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
     tty,
     style: color ? ANSI : PLAIN,
     write: (text) => process.stdout.write(text),
+    warn: (line) => process.stderr.write(`${line}\n`),
     idle: () => {
       if (tty) rl.prompt(true);
     },
@@ -68,7 +71,13 @@ async function runChat(flags: ChatFlags): Promise<number> {
   if (tty) rl.on('SIGINT', onSigint);
   else process.on('SIGINT', onSigint);
   try {
-    await chat.start();
+    await chat.start().catch((error: unknown) => {
+      // A refusal from the gateway (say, no such session to resume) is the user's answer, not a crash.
+      if (error instanceof RpcCallError || error instanceof ControlRequestError) {
+        throw new DaemonError('not_available', error.message);
+      }
+      throw error;
+    });
     return await chat.done;
   } finally {
     process.off('SIGINT', onSigint);

@@ -1,6 +1,7 @@
 /** `gatehouse sessions`: the stored sessions, or a full-text search over their messages (SPEC UX-1). */
 import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
+import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
 import { oneLineOf } from '../chat/render.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
@@ -81,6 +82,9 @@ export function registerSessions(program: Command): void {
             ].join(' '),
           );
         }
+      } catch (error) {
+        if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
+        throw error;
       } finally {
         await client.close();
       }
