@@ -3,7 +3,7 @@
  * daemon it starts by itself in a temp home, piped lines and a real pseudo-terminal (util-linux
  * `script`, present on every machine of this kind), real SIGTERM to the daemon.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -205,6 +205,16 @@ describe('UX-1 gatehouse chat with piped input', () => {
 });
 
 describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-terminal', () => {
+  beforeAll(() => {
+    try {
+      execFileSync('script', ['--version'], { stdio: 'ignore' });
+    } catch {
+      throw new Error(
+        'this test needs util-linux `script` (package bsdutils/util-linux) for a pseudo-terminal',
+      );
+    }
+  });
+
   it(
     'chat, approve, interrupt with Ctrl-C, detach with Ctrl-D, restart the daemon, resume: the history is there',
     async () => {

@@ -18,6 +18,7 @@ import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
 import { submissionDigest } from './admission.js';
 import { GroupCommitter } from './group-commit.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
+import { searchVisible } from './search.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
@@ -354,34 +355,9 @@ export class LocalSessions {
     return { scope: options.scope, sessions };
   }
 
-  /**
-   * Full-text search over the messages of the sessions the caller may open (the same rule as
-   * session.list's stored scope). Hits of other sessions are filtered out before the limit.
-   */
-  async search(principal: Principal, options: { query: string; limit: number }) {
-    const hits = await this.options.sessions.searchMessages(options.query, {
-      limit: Math.min(500, options.limit * 4),
-    });
-    const allowed = new Map<string, boolean>();
-    const visible = (sessionId: string): boolean => {
-      let ok = allowed.get(sessionId);
-      if (ok === undefined) {
-        const row = this.options.store.getLocalSession(sessionId);
-        ok =
-          row !== null &&
-          mayAccess(principal, row) &&
-          (isOwner(principal, row) || row.owner.provider !== 'worker');
-        allowed.set(sessionId, ok);
-      }
-      return ok;
-    };
-    return {
-      query: options.query,
-      hits: hits
-        .filter((h) => visible(h.session_id))
-        .slice(0, options.limit)
-        .map((h) => ({ session_id: h.session_id, role: h.role, snippet: h.snippet, timestamp: h.timestamp })),
-    };
+  /** session.search: full-text search over the sessions the caller may open (search.ts). */
+  search(principal: Principal, options: { query: string; limit: number }) {
+    return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
   private stateOf(row: LocalSessionRow): string {
