@@ -91,3 +91,10 @@ export {
   GATEWAY_STOP_RESULT,
   type TranscriptRepair,
 } from './runtime/transcript-repair.js';
+
+// The terminal chat's pure parts (UX-1): rendering, typed answers, catch-up decisions.
+export { ChatController } from './surfaces/cli/chat/controller.js';
+export type { ChatOptions } from './surfaces/cli/chat/controller.js';
+export { renderEvent, renderHistory, banner, INITIAL_RENDER } from './surfaces/cli/chat/render.js';
+export { parseApprovalAnswer, parseClarifyAnswer, promptReply } from './surfaces/cli/chat/answers.js';
+export { classifyArrival, planResync, submissionAfterSnapshot } from './surfaces/cli/chat/cursor.js';

@@ -18,6 +18,7 @@ import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
 import { submissionDigest } from './admission.js';
 import { GroupCommitter } from './group-commit.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
+import { searchVisible } from './search.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
@@ -350,6 +351,11 @@ export class LocalSessions {
       .slice(0, options.limit)
       .map((row) => ({ ...this.infoOf(row), state: this.stateOf(row) }));
     return { scope: options.scope, sessions };
+  }
+
+  /** session.search: full-text search over the sessions the caller may open (search.ts). */
+  search(principal: Principal, options: { query: string; limit: number }) {
+    return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
   private stateOf(row: LocalSessionRow): string {

@@ -1,9 +1,11 @@
 /** The `gatehouse` command tree. Each command lives in its own file under commands/. */
 import { Command } from 'commander';
+import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
 import { registerDemoModel } from './commands/demo-model.js';
 import { registerPasswd } from './commands/passwd.js';
 import { registerServe } from './commands/serve.js';
+import { registerSessions } from './commands/sessions.js';
 import { registerStart } from './commands/start.js';
 import { registerStartDemo } from './commands/start-demo.js';
 import { registerStatus } from './commands/status.js';
@@ -25,6 +27,8 @@ export function buildProgram(deps: CliDeps): Command {
   registerConfig(program);
   registerPasswd(program);
   registerTicket(program, deps);
+  registerChat(program);
+  registerSessions(program);
   registerDemoModel(program, deps);
   registerStartDemo(program);
   return program;

@@ -21,6 +21,10 @@ export const SESSION_METHOD_SCHEMAS = {
     scope: z.enum(['live', 'stored']).default('live'),
   }),
   'session.info': z.strictObject({ session_id: id }),
+  'session.search': z.strictObject({
+    query: z.string().trim().min(1).max(1000),
+    limit: z.number().int().min(1).max(500).default(20),
+  }),
   'session.events.since': z.strictObject({
     session_id: id,
     epoch: z.number().int().min(0),
@@ -79,6 +83,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.info'],
       capability: 'session:read',
       handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.search', {
+      params: s['session.search'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.search(c.principal, p),
     })
     .register('session.events.since', {
       params: s['session.events.since'],

@@ -1,0 +1,240 @@
+/**
+ * How the chat shows a session: live events, stored history, prompts and the banner. Pure: each
+ * function returns the text to write, so every rendering rule is unit-tested without a terminal.
+ */
+
+export interface Style {
+  dim(text: string): string;
+  bold(text: string): string;
+}
+
+export const PLAIN: Style = { dim: (t) => t, bold: (t) => t };
+export const ANSI: Style = {
+  dim: (t) => (t === '' ? t : `\u001b[2m${t}\u001b[22m`),
+  bold: (t) => (t === '' ? t : `\u001b[1m${t}\u001b[22m`),
+};
+
+/** Where the output stands between events: inside a streamed line, and what this turn showed. */
+export interface RenderState {
+  /** The last write did not end with a newline. */
+  midLine: boolean;
+  /** What is streaming now, so a switch between reasoning and text starts a new line. */
+  streaming: 'text' | 'reasoning' | null;
+  /** The current turn streamed answer text (turn.complete then need not print final_text). */
+  streamedText: boolean;
+}
+
+export const INITIAL_RENDER: RenderState = { midLine: false, streaming: null, streamedText: false };
+
+export interface ChatEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+export interface StoredMessageView {
+  role: string;
+  content: string | null;
+  reasoning?: string | null;
+  tool_calls?: { function?: { name?: string; arguments?: string }; name?: string; arguments?: string }[];
+}
+
+const MAX_ARGS = 200;
+const MAX_SUMMARY = 160;
+
+export function oneLineOf(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string'
+    ? value
+    : value === undefined || value === null
+      ? ''
+      : JSON.stringify(value);
+}
+
+/** A tool call as one line: `⚙ terminal pwd && ls` for a lone string argument, else compact JSON. */
+export function toolCallLine(name: string, args: string): string {
+  let shown = args;
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const values = Object.values(parsed);
+      shown = values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(parsed);
+    }
+  } catch {
+    // Arguments that are not JSON are shown as the model sent them.
+  }
+  return `⚙ ${name} ${oneLineOf(shown, MAX_ARGS)}`.trimEnd();
+}
+
+const CHOICE_KEYS: Record<string, string> = {
+  once: '[o]nce',
+  session: '[s]ession',
+  always: '[a]lways',
+  deny: '[d]eny',
+};
+
+export function approvalQuestion(event: ChatEvent): string {
+  const choices = (Array.isArray(event['choices']) ? event['choices'] : ['once', 'deny']) as string[];
+  const keys = choices.map((c) => CHOICE_KEYS[c] ?? c).join(' ');
+  const reason = str(event['reason']);
+  return `Allow \`${str(event['command'])}\`?${reason ? ` (${reason})` : ''} ${keys} `;
+}
+
+export function clarifyQuestion(event: ChatEvent): string {
+  const lines = [`? ${str(event['question'])}`];
+  const choices = Array.isArray(event['choices']) ? (event['choices'] as string[]) : [];
+  choices.forEach((choice, i) => lines.push(`  ${i + 1}. ${choice}`));
+  lines.push(choices.length > 0 ? '(a number, your own words, or empty to skip) ' : '(empty to skip) ');
+  return lines.join('\n');
+}
+
+function outcomeText(outcome: unknown): string {
+  const o = (outcome ?? {}) as { kind?: string; choice?: string; answer?: unknown };
+  switch (o.kind) {
+    case 'approved':
+      return `approved (${o.choice ?? 'once'})`;
+    case 'answered':
+      return `answered: ${Array.isArray(o.answer) ? o.answer.join(', ') : str(o.answer)}`;
+    case undefined:
+      return 'settled';
+    default:
+      return o.kind;
+  }
+}
+
+/** Renders one live event; returns what to write and the state after it. */
+export function renderEvent(
+  state: RenderState,
+  event: ChatEvent,
+  style: Style = PLAIN,
+): { text: string; state: RenderState } {
+  const breakLine = state.midLine ? '\n' : '';
+  const line = (text: string, extra: Partial<RenderState> = {}) => ({
+    text: `${breakLine}${text}\n`,
+    state: { ...state, midLine: false, streaming: null, ...extra },
+  });
+  switch (event.type) {
+    case 'turn.start':
+      return { text: '', state: { ...INITIAL_RENDER } };
+    case 'text.delta': {
+      const delta = str(event['text']);
+      const lead = state.streaming === 'reasoning' && state.midLine ? '\n' : '';
+      return {
+        text: `${lead}${delta}`,
+        state: {
+          midLine: delta === '' ? state.midLine && lead === '' : !delta.endsWith('\n'),
+          streaming: 'text',
+          streamedText: true,
+        },
+      };
+    }
+    case 'reasoning.delta': {
+      const delta = str(event['text']);
+      const lead = state.streaming === 'text' && state.midLine ? '\n' : '';
+      return {
+        text: `${lead}${style.dim(delta)}`,
+        state: {
+          ...state,
+          midLine: delta === '' ? state.midLine && lead === '' : !delta.endsWith('\n'),
+          streaming: 'reasoning',
+        },
+      };
+    }
+    case 'tool.start':
+      return line(style.dim(toolCallLine(str(event['name']), str(event['arguments']))));
+    case 'tool.complete': {
+      const mark = event['is_error'] === true ? '✗' : '↳';
+      return line(style.dim(`  ${mark} ${oneLineOf(str(event['summary']), MAX_SUMMARY)}`));
+    }
+    case 'approval.request':
+      return {
+        text: `${breakLine}${style.bold(approvalQuestion(event))}`,
+        state: { ...state, midLine: true, streaming: null },
+      };
+    case 'clarify.request':
+      return {
+        text: `${breakLine}${style.bold(clarifyQuestion(event))}`,
+        state: { ...state, midLine: true, streaming: null },
+      };
+    case 'approval.settled':
+    case 'clarify.settled':
+      return line(style.dim(`  ${outcomeText(event['outcome'])}`));
+    case 'turn.complete': {
+      const outcome = str(event['outcome']);
+      if (outcome === 'completed') {
+        const final = str(event['final_text']);
+        if (!state.streamedText && final !== '') return line(final, { streamedText: false });
+        return state.midLine
+          ? { text: '\n', state: { ...INITIAL_RENDER } }
+          : { text: '', state: { ...INITIAL_RENDER } };
+      }
+      const error = event['error'] as { reason?: string; message?: string } | null | undefined;
+      if (outcome === 'failed') {
+        return line(
+          `✗ the turn failed: ${error?.message ?? 'no reason given'}${error?.reason ? ` (${error.reason})` : ''}`,
+          {
+            streamedText: false,
+          },
+        );
+      }
+      return line(style.dim(`(turn ${outcome})`), { streamedText: false });
+    }
+    default:
+      // message.stored, admission.* and unknown types show nothing by themselves.
+      return { text: '', state };
+  }
+}
+
+/** A user message as the transcript shows it. */
+export function userLine(content: string | null, style: Style = PLAIN): string {
+  return `${style.bold('you>')} ${content ?? ''}\n`;
+}
+
+/** Stored history (a resume, or a catch-up from a snapshot): one block per message. */
+export function renderHistory(messages: readonly StoredMessageView[], style: Style = PLAIN): string {
+  let out = '';
+  for (const m of messages) {
+    if (m.role === 'user') out += userLine(m.content, style);
+    else if (m.role === 'assistant') {
+      if (m.reasoning) out += `${style.dim(m.reasoning)}\n`;
+      if (m.content) out += `${m.content}\n`;
+      for (const call of m.tool_calls ?? []) {
+        const name = call.function?.name ?? call.name ?? 'tool';
+        const args = call.function?.arguments ?? call.arguments ?? '';
+        out += `${style.dim(toolCallLine(name, args))}\n`;
+      }
+    } else if (m.role === 'tool') {
+      out += `${style.dim(`  ↳ ${oneLineOf(m.content ?? '', MAX_SUMMARY)}`)}\n`;
+    }
+  }
+  return out;
+}
+
+export interface BannerFacts {
+  sessionId: string;
+  cwd: string | null;
+  /** The session's model name. */
+  model: string | null;
+  /** The gateway's own description of its model (gateway.json `model`). */
+  gatewayModel: string;
+  demo: boolean;
+  resumed: boolean;
+}
+
+export function banner(facts: BannerFacts, style: Style = PLAIN): string {
+  const model = facts.demo ? facts.gatewayModel : (facts.model ?? facts.gatewayModel);
+  return [
+    style.bold(`Gatehouse chat — ${facts.resumed ? 'resumed' : 'new'} session ${facts.sessionId}`),
+    `cwd: ${facts.cwd ?? '(default)'}`,
+    `model: ${model}`,
+    style.dim('Ctrl-C interrupts a running turn (twice when idle exits), Ctrl-D detaches.'),
+    '',
+  ].join('\n');
+}
+
+export function resumeHint(sessionId: string): string {
+  return `Detached; the session stays alive. Resume it with: gatehouse chat --resume ${sessionId}\n`;
+}

@@ -1,0 +1,87 @@
+/**
+ * `gatehouse chat`: a terminal chat on one gateway session (SPEC UX-1). This file is the terminal
+ * side only — options, readline, keys and signals; the session logic lives in ../chat/.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Option, type Command } from 'commander';
+import { DaemonError } from '../../../daemon/errors.js';
+import { RpcCallError } from '../../client/rpc-client.js';
+import { ControlRequestError } from '../../control/client.js';
+import { ChatController } from '../chat/controller.js';
+import { ANSI, PLAIN } from '../chat/render.js';
+import { cliHome, loadCliConfig } from '../shared.js';
+
+interface ChatFlags {
+  resume?: string;
+  cwd?: string;
+  model?: string;
+  source: 'cli' | 'tui';
+}
+
+export function registerChat(program: Command): void {
+  program
+    .command('chat')
+    .description('chat with an agent in a gateway session (starts the gateway when it is not running)')
+    .option('--resume <id>', 'attach to an existing session instead of creating one')
+    .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
+    .option('--model <name>', 'model of a new session (default: the gateway’s)')
+    .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
+    .action(async (flags: ChatFlags) => {
+      process.exitCode = await runChat(flags);
+    });
+}
+
+async function runChat(flags: ChatFlags): Promise<number> {
+  const layout = cliHome();
+  loadCliConfig(layout); // a bad config is reported here, before any daemon is started
+  if (flags.resume !== undefined && (flags.cwd !== undefined || flags.model !== undefined)) {
+    throw new DaemonError(
+      'invalid_input',
+      '--cwd and --model choose how a new session starts; a resumed session keeps its own',
+    );
+  }
+  const cwd = resolve(flags.cwd ?? process.cwd());
+  if (flags.resume === undefined && (!existsSync(cwd) || !statSync(cwd).isDirectory())) {
+    throw new DaemonError('invalid_input', `--cwd ${cwd} is not an existing directory`);
+  }
+  const tty = process.stdin.isTTY === true;
+  const color = process.stdout.isTTY === true && !process.env['NO_COLOR'];
+  const rl = createInterface({
+    input: process.stdin,
+    ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
+  });
+  rl.setPrompt('> ');
+  const chat = new ChatController({
+    layout,
+    ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
+    create: { cwd, source: flags.source, ...(flags.model !== undefined ? { model: flags.model } : {}) },
+    tty,
+    style: color ? ANSI : PLAIN,
+    write: (text) => process.stdout.write(text),
+    warn: (line) => process.stderr.write(`${line}\n`),
+    idle: () => {
+      if (tty) rl.prompt(true);
+    },
+  });
+  rl.on('line', (line) => chat.input(line));
+  rl.on('close', () => chat.endOfInput());
+  const onSigint = () => chat.interrupt();
+  if (tty) rl.on('SIGINT', onSigint);
+  else process.on('SIGINT', onSigint);
+  try {
+    await chat.start().catch((error: unknown) => {
+      // A refusal from the gateway (say, no such session to resume) is the user's answer, not a crash.
+      if (error instanceof RpcCallError || error instanceof ControlRequestError) {
+        throw new DaemonError('not_available', error.message);
+      }
+      throw error;
+    });
+    return await chat.done;
+  } finally {
+    process.off('SIGINT', onSigint);
+    rl.close();
+    process.stdin.destroy();
+  }
+}
