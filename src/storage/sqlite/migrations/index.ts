@@ -1,5 +1,6 @@
 /** Every schema migration, in order. Append only: a new migration is a new file and one line here. */
 import type { Migration } from '../migration.js';
 import { migration as m001 } from './001_sessions.js';
+import { migration as m003 } from './003_messaging.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001];
+export const MIGRATIONS: readonly Migration[] = [m001, m003];

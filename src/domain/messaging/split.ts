@@ -1,0 +1,55 @@
+/**
+ * Splitting a long reply into platform-sized messages (Telegram: 4096). Cuts prefer a paragraph
+ * break, then a line break, then a space; a cut never separates a UTF-16 surrogate pair. A cut
+ * inside a ``` code fence closes the fence at the end of the piece and reopens it (with its
+ * language tag) at the start of the next, so each message renders as code on its own.
+ */
+
+const FENCE = /^```(\S*)\s*$/;
+
+export function splitMessage(text: string, limit: number): string[] {
+  if (limit < 16) throw new Error('splitMessage: limit must be at least 16');
+  const pieces: string[] = [];
+  let rest = text;
+  let reopen = '';
+  while (reopen.length + rest.length > limit) {
+    const body = reopen + rest;
+    // Room for a closing fence in case the cut lands inside one.
+    const room = limit - 4;
+    let cut = bestCut(body, room, reopen.length);
+    const head = body.slice(0, cut);
+    const open = openFence(head);
+    const piece = open === null ? head : `${head.replace(/\n?$/, '\n')}\`\`\``;
+    pieces.push(piece.trimEnd());
+    if (cut < body.length && /\s/.test(body[cut]!)) cut += 1;
+    rest = body.slice(cut);
+    reopen = open === null ? '' : `\`\`\`${open}\n`;
+  }
+  const last = (reopen + rest).trimEnd();
+  if (last !== '' || pieces.length === 0) pieces.push(last);
+  return pieces;
+}
+
+function bestCut(body: string, room: number, minimum: number): number {
+  const window = body.slice(0, room);
+  const floor = Math.max(minimum + 1, Math.floor(room / 2));
+  for (const separator of ['\n\n', '\n', ' ']) {
+    const at = window.lastIndexOf(separator);
+    if (at >= floor) return at;
+  }
+  let cut = room;
+  const code = body.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return cut;
+}
+
+/** The language tag of a fence left open at the end of `text`, or null when all are closed. */
+function openFence(text: string): string | null {
+  let open: string | null = null;
+  for (const line of text.split('\n')) {
+    const match = FENCE.exec(line.trim());
+    if (match === null) continue;
+    open = open === null ? (match[1] ?? '') : null;
+  }
+  return open;
+}
