@@ -103,10 +103,12 @@ export async function executeTurn(
     piiSafePlatforms: deps.piiSafePlatforms(),
   });
   const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
-  const sender = source.user_name ?? source.user_id ?? 'unknown';
+  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
+  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
+  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
   const input: TranscriptMessage =
     shared && !event.internal
-      ? { role: 'user', content: renderSenderPrefix(sender, event.text), sender_name: sender }
+      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
       : { role: 'user', content: event.text };
 
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);

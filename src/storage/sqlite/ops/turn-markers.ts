@@ -36,7 +36,6 @@ export function deleteAllTurnMarkers(db: Db): void {
 /** The marker's start in epoch milliseconds (its ISO text is UTC with a zone, so TZ cannot shift it). */
 export function readTurnMarkerStartMs(db: Db, sessionKey: string): number | null {
   const row = statement(db, 'SELECT started_at FROM turn_markers WHERE session_key = ?').get(sessionKey) as
-    | { started_at: string }
-    | undefined;
+    { started_at: string } | undefined;
   return row === undefined ? null : Date.parse(row.started_at);
 }
