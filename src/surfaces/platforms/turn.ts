@@ -26,7 +26,7 @@ import type { MessagingEvents } from './events.js';
 
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
-  '[The gateway restarted while you were answering the previous message. Continue where you left off.]';
+  'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
 
 export interface TurnDeps {
   readonly store: SessionStore;
