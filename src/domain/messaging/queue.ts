@@ -71,7 +71,9 @@ export function finish<T>(state: SessionQueueState<T>): QueueStep<T> {
 export function putBack<T>(state: SessionQueueState<T>, item: QueueItem<T>): SessionQueueState<T> {
   if (state.mode !== 'running') throw new Error('putBack: the event was not started');
   const overflow = state.slot === null ? state.overflow : [state.slot, ...state.overflow];
-  return { mode: 'idle', slot: item, overflow };
+  // A follow-up that was already promoted is owed its turn: a later send must not collapse it away.
+  const owed: QueueItem<T> = item.kind === 'message' ? { ...item, kind: 'queued' } : item;
+  return { mode: 'idle', slot: owed, overflow };
 }
 
 /** Starts the next waiting event if the session is idle (after putBack, or after a command). */

@@ -15,7 +15,7 @@ export class PlatformRegistry {
   register<C>(name: string, factory: AdapterFactory<C>): void {
     if (name.trim() === '') throw new InvalidParamsError('a platform name must not be empty');
     if (this.factories.has(name)) throw new InvalidParamsError(`platform "${name}" is already registered`);
-    this.factories.set(name, factory as AdapterFactory<never>);
+    this.factories.set(name, factory);
   }
 
   has(name: string): boolean {

@@ -145,7 +145,8 @@ describe('QUE-1..3 per-session queue', () => {
         expect(new Set(startedIds).size).toBe(startedIds.length);
         // Every /queue item runs exactly once, in order, unless /new cleared it first.
         const expectedQueued = queuedSent.map((q) => q.payload.id).filter((id) => !cleared.has(id));
-        const ranQueued = started.filter((s) => s.kind === 'queued').map((s) => s.payload.id);
+        const queuedIds = new Set(queuedSent.map((q) => q.payload.id));
+        const ranQueued = started.map((s) => s.payload.id).filter((id) => queuedIds.has(id));
         expect(ranQueued).toEqual(expectedQueued);
         // Wake-ups are never lost and run in arrival order.
         expect(started.filter((s) => s.kind === 'internal').map((s) => s.payload.id)).toEqual(wakes);
