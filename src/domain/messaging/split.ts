@@ -15,32 +15,30 @@ export function splitMessage(text: string, limit: number): string[] {
   while (reopen.length + rest.length > limit) {
     const body = reopen + rest;
     // Room for a closing fence in case the cut lands inside one.
-    const room = limit - 4;
-    let cut = bestCut(body, room, reopen.length);
+    const { cut, skip } = bestCut(body, limit - 4, reopen.length);
     const head = body.slice(0, cut);
     const open = openFence(head);
-    const piece = open === null ? head : `${head.replace(/\n?$/, '\n')}\`\`\``;
-    pieces.push(piece.trimEnd());
-    if (cut < body.length && /\s/.test(body[cut]!)) cut += 1;
-    rest = body.slice(cut);
+    pieces.push(open === null ? head : `${head.replace(/\n?$/, '\n')}\`\`\``);
+    rest = body.slice(cut + skip);
     reopen = open === null ? '' : `\`\`\`${open}\n`;
   }
-  const last = (reopen + rest).trimEnd();
-  if (last !== '' || pieces.length === 0) pieces.push(last);
+  const last = reopen + rest;
+  if (last.trim() !== '' || pieces.length === 0) pieces.push(last);
   return pieces;
 }
 
-function bestCut(body: string, room: number, minimum: number): number {
+/** Where to cut, and how many separator characters the cut swallows. */
+function bestCut(body: string, room: number, minimum: number): { cut: number; skip: number } {
   const window = body.slice(0, room);
   const floor = Math.max(minimum + 1, Math.floor(room / 2));
   for (const separator of ['\n\n', '\n', ' ']) {
     const at = window.lastIndexOf(separator);
-    if (at >= floor) return at;
+    if (at >= floor) return { cut: at, skip: separator.length };
   }
   let cut = room;
   const code = body.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
-  return cut;
+  return { cut, skip: 0 };
 }
 
 /** The language tag of a fence left open at the end of `text`, or null when all are closed. */

@@ -130,6 +130,17 @@ describe('Telegram through the MessagingGateway (KEY-1, KEY-3, QUE-1, ENT-2)', (
     await h.waitForText(ALICE.id, /No approval is waiting/);
   });
 
+  it('splits a reply longer than 4096 characters and waits out a 429', async () => {
+    const long = Array.from({ length: 700 }, (_, i) => `word${i}`).join(' ');
+    h.standIn.rateLimit('sendMessage', 1, 1);
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: long });
+    await h.waitForText(ALICE.id, /word699$/);
+    const pieces = h.textsTo(ALICE.id);
+    expect(pieces.length).toBe(2);
+    for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(4096);
+    expect(pieces.join(' ')).toContain(long);
+  });
+
   it('answers /help and /status, and /undo forgets the last exchange', async () => {
     h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'one' });
     await h.waitForText(ALICE.id, /you said: one/);
