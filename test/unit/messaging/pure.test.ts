@@ -100,7 +100,7 @@ describe('Telegram sources (SRC-1, KEY-1)', () => {
       from: { id: 9, is_bot: false, first_name: 'Ann', username: 'ann' },
       text: 'x',
       ...extra,
-    }) as Message;
+    });
 
   it('maps DMs, groups and forum topics', () => {
     expect(sourceOfMessage(message({ chat: { id: 9, type: 'private', first_name: 'Ann' } })).chat_type).toBe(
