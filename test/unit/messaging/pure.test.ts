@@ -92,15 +92,14 @@ describe('REC-4, REC-5 recovery decisions', () => {
 });
 
 describe('Telegram sources (SRC-1, KEY-1)', () => {
-  const message = (extra: Partial<Message>): Message =>
-    ({
-      message_id: 5,
-      date: 0,
-      chat: { id: -100, type: 'supergroup', title: 'Team' },
-      from: { id: 9, is_bot: false, first_name: 'Ann', username: 'ann' },
-      text: 'x',
-      ...extra,
-    });
+  const message = (extra: Partial<Message>): Message => ({
+    message_id: 5,
+    date: 0,
+    chat: { id: -100, type: 'supergroup', title: 'Team' },
+    from: { id: 9, is_bot: false, first_name: 'Ann', username: 'ann' },
+    text: 'x',
+    ...extra,
+  });
 
   it('maps DMs, groups and forum topics', () => {
     expect(sourceOfMessage(message({ chat: { id: 9, type: 'private', first_name: 'Ann' } })).chat_type).toBe(
