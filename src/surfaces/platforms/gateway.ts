@@ -82,6 +82,7 @@ export class MessagingGateway {
       homeChannels: options.homeChannels ?? [],
       typingIntervalMs: options.typingIntervalMs ?? 4000,
       events: this.events,
+      streaking: new Set(),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
     };
@@ -117,6 +118,7 @@ export class MessagingGateway {
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
     });
     for (const key of report.settled) await this.options.store.clearResumePending(key);
+    for (const key of report.resumed) this.deps.streaking.add(key);
     const delivered = await this.deliverer.sweep();
     const autoContinued = await this.autoContinue();
     this.state = 'running';

@@ -45,6 +45,8 @@ export interface TurnDeps {
   readonly homeChannels: readonly HomeChannel[];
   readonly typingIntervalMs: number;
   readonly events: TypedEmitter<MessagingEvents>;
+  /** Keys on a restart streak (resumed at start-up); a completed turn ends it. */
+  readonly streaking: Set<string>;
   connectedPlatforms(): Platform[];
   piiSafePlatforms(): string[];
 }
@@ -170,7 +172,7 @@ export async function executeTurn(
   });
   if (result.outcome === 'completed') {
     if (entry.resume_pending) await deps.store.clearResumePending(sessionKey);
-    await deps.ledger.endStreak(sessionKey);
+    if (deps.streaking.delete(sessionKey)) await deps.ledger.endStreak(sessionKey);
     await deps.store.addUsage(sessionKey, result.usage);
   }
   await deps.deliverer.deliver(delivery);
