@@ -43,7 +43,7 @@ async function startChild(): Promise<{ child: ChildProcess; recovery: Record<str
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const lines = readline.createInterface({ input: child.stdout! });
+  const lines = readline.createInterface({ input: child.stdout });
   let recovery: Record<string, unknown> = {};
   for await (const line of lines) {
     if (line.startsWith('recovery '))
