@@ -5,6 +5,7 @@
  * turn rate measured in the same run: runTurn directly on the same demo model and the same store,
  * with the same crash-safety bookkeeping (session, in-flight marker, transcript, usage) and the
  * same concurrency. Also the p99 of inbound-to-reply latency (injection to the reply's sendMessage).
+ * MSG_BENCH_N overrides the number of chats.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,7 +26,7 @@ import { figure, percentile, type Bench } from './lib.js';
 const bench: Bench = {
   name: 'messaging',
   async run({ quick }) {
-    const n = quick ? 50 : 1000;
+    const n = Number(process.env.MSG_BENCH_N ?? (quick ? 50 : 1000));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-msg-'));
     const demo = await startDemoModel({ latencyMs: 0 });
     const standIn = await startTelegramStandIn();
@@ -81,6 +82,10 @@ const bench: Bench = {
           if (++delivered === n) resolve();
         }),
       );
+      gateway.events.on('delivery:failed', (e) => process.stderr.write(`delivery failed: ${e.message}\n`));
+      gateway.events.on('turn:complete', (e) => {
+        if (e.outcome !== 'completed') process.stderr.write(`turn ${e.outcome}: ${e.final_text}\n`);
+      });
       const injectedAt = new Map<number, number>();
       const start = performance.now();
       for (let i = 0; i < n; i++) {
