@@ -46,11 +46,14 @@ export class Deliverer {
     return true;
   }
 
-  /** Delivers every owed reply (start-up, or when an adapter comes back). Returns how many went out. */
-  async sweep(): Promise<number> {
+  /**
+   * Delivers every owed reply. At start-up they are `recovered` (a previous process owed them);
+   * a retry in the same run sends them as they were. Returns how many went out.
+   */
+  async sweep(options: { recovered: boolean } = { recovered: true }): Promise<number> {
     let sent = 0;
     for (const delivery of await this.ledger.listUndelivered()) {
-      if (await this.deliver(delivery, { recovered: true })) sent++;
+      if (await this.deliver(delivery, options)) sent++;
     }
     return sent;
   }

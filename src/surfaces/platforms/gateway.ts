@@ -43,6 +43,8 @@ export interface MessagingGatewayOptions {
   /** In-flight markers older than this are dropped at start without resuming. Default one day. */
   recoveryMaxAgeSeconds?: number;
   typingIntervalMs?: number;
+  /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
+  deliveryRetryMs?: number;
 }
 
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
@@ -62,9 +64,12 @@ export class MessagingGateway {
   private readonly deps: TurnDeps;
   private readonly deliverer: Deliverer;
   private state: GatewayState = 'stopped';
+  private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: MessagingGatewayOptions) {
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
+    // An owed reply that failed to send is not left for the next restart: it is retried in this run.
+    this.events.on('delivery:failed', () => this.scheduleDeliveryRetry());
     this.deps = {
       store: options.store,
       ledger: options.ledger,
@@ -133,6 +138,8 @@ export class MessagingGateway {
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.state === 'stopped') return;
     this.state = 'draining';
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     for (const adapter of this.adapters.values()) await adapter.stop();
     const settled = Promise.allSettled([...this.inFlight]);
     let timer: NodeJS.Timeout | undefined;
@@ -154,6 +161,16 @@ export class MessagingGateway {
     await this.options.ledger.writeCleanShutdown();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: true });
+  }
+
+  private scheduleDeliveryRetry(): void {
+    if (this.retryTimer !== null || this.state !== 'running') return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.state !== 'running') return;
+      this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
+    }, this.options.deliveryRetryMs ?? 5000);
+    this.retryTimer.unref();
   }
 
   /** Status of one lane, for /status and operators. */

@@ -141,6 +141,19 @@ describe('Telegram through the MessagingGateway (KEY-1, KEY-3, QUE-1, ENT-2)', (
     expect(pieces.join(' ')).toContain(long);
   });
 
+  it('retries a reply whose send failed, in the same run, without a recovered notice', async () => {
+    // retry_after beyond what the adapter waits: the send fails and the reply stays owed.
+    h.standIn.rateLimit('sendMessage', 1, 3600);
+    const failed = h.gateway.events.next('delivery:failed');
+    const delivered = h.gateway.events.next('delivery:sent');
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'try again' });
+    await failed;
+    expect((await delivered).recovered).toBe(false);
+    const sent = await h.waitForText(ALICE.id, /you said: try again/);
+    expect(String(sent.payload.text)).not.toMatch(/Recovered/);
+    expect(await h.ledger.listUndelivered()).toEqual([]);
+  });
+
   it('answers /help and /status, and /undo forgets the last exchange', async () => {
     h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'one' });
     await h.waitForText(ALICE.id, /you said: one/);

@@ -5,7 +5,8 @@
 import type { Migration } from '../migration.js';
 
 export const migration: Migration = {
-  // Numbered after the lead's 002_local_sessions; see the messaging report if the list differs.
+  // Follows 002_local_sessions (main). On the wip/messaging branch alone the list has no 002, so the
+  // branch's tests ran with this as version 2; merged, the list is [m001, m002, m003].
   version: 2,
   name: 'messaging',
   up(db) {
