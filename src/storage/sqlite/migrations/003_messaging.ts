@@ -7,7 +7,7 @@ import type { Migration } from '../migration.js';
 export const migration: Migration = {
   // Follows 002_local_sessions (main). On the wip/messaging branch alone the list has no 002, so the
   // branch's tests ran with this as version 2; merged, the list is [m001, m002, m003].
-  version: 2,
+  version: 3,
   name: 'messaging',
   up(db) {
     db.exec(`
