@@ -98,3 +98,26 @@ export type { ChatOptions } from './surfaces/cli/chat/controller.js';
 export { renderEvent, renderHistory, banner, INITIAL_RENDER } from './surfaces/cli/chat/render.js';
 export { parseApprovalAnswer, parseClarifyAnswer, promptReply } from './surfaces/cli/chat/answers.js';
 export { classifyArrival, planResync, submissionAfterSnapshot } from './surfaces/cli/chat/cursor.js';
+export type * from './domain/messaging/adapter.js';
+export { allowlistAuthorizer } from './domain/messaging/adapter.js';
+export * as messageQueue from './domain/messaging/queue.js';
+export { parseCommand, HELP_TEXT, type ChatCommand } from './domain/messaging/commands.js';
+export { splitMessage } from './domain/messaging/split.js';
+export {
+  planRecovery,
+  isSilentReply,
+  recoveredReplyText,
+  STUCK_LOOP_RESTARTS,
+} from './domain/messaging/recovery.js';
+export type * from './storage/delivery-ledger.js';
+export { targetOfOrigin } from './storage/delivery-ledger.js';
+export { SqliteDeliveryLedger } from './storage/sqlite/delivery-ledger.js';
+export {
+  MessagingGateway,
+  type MessagingGatewayOptions,
+  type GatewayState as MessagingGatewayState,
+} from './surfaces/platforms/gateway.js';
+export type { MessagingEvents } from './surfaces/platforms/events.js';
+export { PlatformRegistry, type AdapterFactory } from './surfaces/platforms/registry.js';
+export { TelegramAdapter, type TelegramAdapterOptions } from './surfaces/platforms/telegram/adapter.js';
+export { messagingService, type MessagingService } from './surfaces/platforms/service.js';

@@ -66,6 +66,31 @@ const listenerSchema = z
     }
   });
 
+/**
+ * A chat platform adapter (issue 6). The bot token is never written in the file: `token_env` names
+ * the environment variable that holds it. Isolation options left out follow `sessions`.
+ */
+const telegramSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  token_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
+    .default('TELEGRAM_BOT_TOKEN'),
+  api_root: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .default('https://api.telegram.org'),
+  allowed_user_ids: z
+    .array(
+      z.union([z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }), z.number().int()]),
+    )
+    .transform((ids) => ids.map(String))
+    .optional(),
+  group_sessions_per_user: z.boolean().optional(),
+  thread_sessions_per_user: z.boolean().optional(),
+  /** CTX-2: hash user and chat ids in the prompt text. */
+  redact_pii: z.boolean().default(false),
+});
+
 export const configSchema = z
   .strictObject({
     profiles: z
@@ -105,6 +130,7 @@ export const configSchema = z
         thread_sessions_per_user: z.boolean().default(false),
       })
       .prefault({}),
+    platforms: z.strictObject({ telegram: telegramSchema.optional() }).prefault({}),
   })
   .transform((config, ctx) => {
     const defaultProfile = config.default_profile ?? config.profiles[0]!;
@@ -228,6 +254,7 @@ export function maskConfig(config: GatehouseConfig): GatehouseConfig {
 export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   const secrets = [config.model?.api_key, config.legacy_token.token];
   if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
+  if (config.platforms.telegram) secrets.push(env[config.platforms.telegram.token_env]);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }
 

@@ -32,3 +32,10 @@ export function listTurnMarkers(db: Db): TurnMarker[] {
 export function deleteAllTurnMarkers(db: Db): void {
   statement(db, 'DELETE FROM turn_markers').run();
 }
+
+/** The marker's start in epoch milliseconds (its ISO text is UTC with a zone, so TZ cannot shift it). */
+export function readTurnMarkerStartMs(db: Db, sessionKey: string): number | null {
+  const row = statement(db, 'SELECT started_at FROM turn_markers WHERE session_key = ?').get(sessionKey) as
+    { started_at: string } | undefined;
+  return row === undefined ? null : Date.parse(row.started_at);
+}

@@ -1,0 +1,85 @@
+/**
+ * The platform adapter contract: what a chat platform (Telegram, a plugin's own) implements so the
+ * messaging gateway can talk through it. Types only; adapters live in surfaces/platforms.
+ *
+ * Terms:
+ *   inbound    A MessageEvent the adapter hands to the gateway (a human message or a wake-up).
+ *   outbound   send / edit / typing calls the gateway makes. Sending stays possible after stop():
+ *              stop ends *receiving*, so replies of turns finishing during a drain still go out.
+ *   authorize  The adapter's own rule of who may talk to the agent (an allowlist of user ids, or a
+ *              platform role the adapter checked and stamped as `role_authorized` on the source).
+ */
+import type { SessionSource } from '../session/source.js';
+import type { Platform } from '../vocabulary.js';
+
+/** One inbound message, normalised. */
+export interface MessageEvent {
+  readonly source: SessionSource;
+  readonly text: string;
+  /**
+   * An internal wake-up (a delegation finished, a scheduled notify+wake, a restart auto-continue)
+   * rather than a human message. It survives /stop, /new and /reset (QUE-2).
+   */
+  readonly internal: boolean;
+  /** ISO-8601 UTC, when the gateway received it. */
+  readonly received_at: string;
+}
+
+export interface OutboundOptions {
+  /** Forum topic / thread to post in. */
+  readonly thread_id: string | null;
+  /** The platform message id this answers, when the platform threads replies. */
+  readonly reply_to: string | null;
+}
+
+export interface SentMessage {
+  readonly message_id: string;
+}
+
+export type AdapterState = 'stopped' | 'starting' | 'running' | 'failed';
+
+export interface AdapterStatus {
+  readonly platform: Platform;
+  readonly state: AdapterState;
+  /** A one-line reason when failed. */
+  readonly detail: string | null;
+}
+
+/** Where an adapter hands inbound events; the gateway's handler. Never throws. */
+export type InboundSink = (event: MessageEvent) => void;
+
+export interface PlatformAdapter {
+  /** The platform name used in sources and keys; a plugin may pick any non-empty name. */
+  readonly platform: Platform;
+  /**
+   * The ids this platform puts in prompts may be replaced by hashes (CTX-2). Core platforms other
+   * than Discord are treated as safe regardless; a plugin opts in with true.
+   */
+  readonly piiSafe: boolean;
+  /** Begin receiving; resolves once connected. Rejects with a one-line reason. */
+  start(sink: InboundSink): Promise<void>;
+  /** Stop receiving. Idempotent. */
+  stop(): Promise<void>;
+  /** Sends `text`, split as the platform needs; returns every message sent, in order. */
+  send(chatId: string, text: string, options: OutboundOptions): Promise<SentMessage[]>;
+  edit(chatId: string, messageId: string, text: string): Promise<void>;
+  /** Shows "typing…" in the chat (the platform decides how long it lasts). */
+  sendTyping(chatId: string, threadId: string | null): Promise<void>;
+  /** The canonical form of a chat id as this platform writes it (so one chat is one key). */
+  normalizeChatId(chatId: string): string;
+  /** Whether the sender of `source` may talk to the agent. */
+  authorize(source: SessionSource): boolean;
+  status(): AdapterStatus;
+}
+
+/** Authorization by a user-id allowlist, or a role the adapter verified. Absent list: everyone. */
+export function allowlistAuthorizer(
+  allowedUserIds: readonly string[] | undefined,
+): (source: SessionSource) => boolean {
+  if (allowedUserIds === undefined) return () => true;
+  const allowed = new Set(allowedUserIds);
+  return (source) =>
+    source.role_authorized ||
+    (source.user_id !== null && allowed.has(source.user_id)) ||
+    (source.user_id_alt !== null && allowed.has(source.user_id_alt));
+}

@@ -1,0 +1,50 @@
+/** Chat commands (issue 6): parsing only. The gateway carries them out. */
+
+export type ChatCommand =
+  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' }
+  | { name: 'queue'; text: string }
+  | { name: 'approve'; choice: 'once' | 'session' | 'always' }
+  | { name: 'deny' };
+
+const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry']);
+
+/**
+ * The command in `text`, or null for an ordinary message (including an unknown `/word`, which the
+ * agent may well understand). Telegram appends `@botname` to commands in groups; it is dropped.
+ */
+export function parseCommand(text: string): ChatCommand | { name: 'invalid'; message: string } | null {
+  const match = /^\/([a-z]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  if (match === null) return null;
+  const name = match[1]!.toLowerCase();
+  const rest = (match[2] ?? '').trim();
+  if (SIMPLE.has(name)) return { name } as ChatCommand;
+  if (name === 'queue') {
+    return rest === ''
+      ? {
+          name: 'invalid',
+          message: 'Usage: /queue <message>. It runs as its own turn after the current ones.',
+        }
+      : { name: 'queue', text: rest };
+  }
+  if (name === 'approve') {
+    const choice = rest === '' ? 'once' : rest.toLowerCase();
+    if (choice !== 'once' && choice !== 'session' && choice !== 'always') {
+      return { name: 'invalid', message: 'Usage: /approve [once|session|always]' };
+    }
+    return { name: 'approve', choice };
+  }
+  if (name === 'deny') return { name: 'deny' };
+  return null;
+}
+
+export const HELP_TEXT = [
+  'Commands:',
+  '/new or /reset: start a new conversation (queued messages are dropped)',
+  '/stop: interrupt the running turn and drop the message waiting behind it',
+  '/queue <message>: run <message> as its own turn after the current ones',
+  '/status: what this conversation is doing',
+  '/undo: forget the last exchange',
+  '/retry: forget the last exchange and send its message again',
+  '/approve [once|session|always] or /deny: answer the pending approval',
+  '/help: this list',
+].join('\n');

@@ -1,0 +1,79 @@
+/**
+ * Messaging restart recovery (SPEC REC-4, REC-5) as a pure decision. Storage gathers the facts
+ * (the clean-shutdown marker, the in-flight turn markers, whether each marked turn's reply was
+ * persisted, the restart streaks), this decides, and storage applies the plan in one transaction.
+ *
+ * The only evidence of an interrupted turn is its in-flight marker. A chat that was merely active
+ * shortly before the crash finished its turn (its marker is gone), so it is never answered twice.
+ */
+
+/** A turn marker as recovery reads it. Times are epoch seconds: a TZ change cannot move them. */
+export interface MarkerFact {
+  readonly session_key: string;
+  readonly started_at_epoch: number;
+  /** The turn's reply reached the ledger or the transcript before the process died. */
+  readonly replyPersisted: boolean;
+}
+
+export interface RecoveryFacts {
+  readonly cleanShutdown: boolean;
+  readonly nowEpoch: number;
+  /** Markers older than this are orphans from long ago, dropped without resuming. */
+  readonly maxAgeSeconds: number;
+  readonly markers: readonly MarkerFact[];
+  /** Consecutive unclean restarts that found each key mid-turn, before this one. */
+  readonly streaks: ReadonlyMap<string, number>;
+  /** REC-5: suspend at this many consecutive restarts. */
+  readonly stuckAfter: number;
+}
+
+export interface RecoveryPlan {
+  /** Keys to mark resume_pending (restart_interrupted) and auto-continue once. */
+  readonly resume: readonly string[];
+  /** Keys active across too many restarts: suspended, the user starts fresh. */
+  readonly suspend: readonly string[];
+  /** Keys whose persisted reply the ledger sweep delivers: no resume, no regeneration. */
+  readonly settled: readonly string[];
+  /** The streak table after this start. */
+  readonly streaks: ReadonlyMap<string, number>;
+}
+
+export const STUCK_LOOP_RESTARTS = 3;
+
+export function planRecovery(facts: RecoveryFacts): RecoveryPlan {
+  // A clean stop drained every turn: leftover markers are orphans and nothing is stuck.
+  if (facts.cleanShutdown) return { resume: [], suspend: [], settled: [], streaks: new Map() };
+  const resume: string[] = [];
+  const suspend: string[] = [];
+  const settled: string[] = [];
+  const streaks = new Map<string, number>();
+  const oldest = facts.nowEpoch - facts.maxAgeSeconds;
+  for (const marker of facts.markers) {
+    if (marker.replyPersisted) {
+      settled.push(marker.session_key);
+      continue;
+    }
+    const streak = (facts.streaks.get(marker.session_key) ?? 0) + 1;
+    if (streak >= facts.stuckAfter) {
+      suspend.push(marker.session_key);
+    } else if (marker.started_at_epoch >= oldest) {
+      resume.push(marker.session_key);
+      streaks.set(marker.session_key, streak);
+    }
+  }
+  return { resume, suspend, settled, streaks };
+}
+
+/** Replies made only of a silence token deliver nothing (REC-4, and the normal path alike). */
+const SILENCE_TOKENS = new Set(['[SILENT]', 'NO_REPLY']);
+
+export function isSilentReply(text: string | null): boolean {
+  if (text === null) return true;
+  const trimmed = text.trim();
+  return trimmed === '' || SILENCE_TOKENS.has(trimmed);
+}
+
+/** The notice a reply delivered by startup recovery carries, so the user knows why it is late. */
+export function recoveredReplyText(text: string): string {
+  return `Recovered reply (the gateway restarted before it could be sent):\n\n${text}`;
+}

@@ -1,0 +1,76 @@
+/**
+ * The delivery ledger contract (SPEC REC-4): a reply a chat is owed is recorded as an obligation
+ * before it is sent and marked delivered after. Recording a reply is also what ends a turn's
+ * in-flight marker, in the same transaction, so after a crash exactly one of these holds for a
+ * turn: its marker is still set (no reply was recorded: resume it), or its reply is on the ledger
+ * (deliver it if not yet delivered). Nothing is regenerated and nothing is sent twice.
+ */
+import type { Platform, SessionSourceFields } from '../domain/vocabulary.js';
+
+/** Where a reply goes. Always the real ids: redaction never touches routing (CTX-2). */
+export interface DeliveryTarget {
+  readonly platform: Platform;
+  readonly chat_id: string;
+  readonly thread_id: string | null;
+  /** The platform message id the reply answers, when the adapter can thread replies. */
+  readonly reply_to: string | null;
+}
+
+export interface Delivery {
+  readonly delivery_id: number;
+  readonly turn_id: string;
+  readonly session_key: string;
+  readonly session_id: string;
+  readonly target: DeliveryTarget;
+  readonly text: string;
+  /** Nothing to send (a silence token, an empty answer); born delivered. */
+  readonly silent: boolean;
+  /** Delivered by startup recovery rather than by the turn that wrote it. */
+  readonly recovered: boolean;
+  readonly recorded_at: string;
+  readonly delivered_at: string | null;
+}
+
+export interface ReplyRecord {
+  readonly turnId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly target: DeliveryTarget;
+  readonly text: string;
+  readonly silent: boolean;
+}
+
+export interface MessagingRecoveryReport {
+  /** The previous stop was graceful: crash recovery was skipped and orphan markers discarded. */
+  readonly cleanShutdown: boolean;
+  /** Keys marked resume_pending (restart_interrupted), to be auto-continued once. */
+  readonly resumed: readonly string[];
+  /** Keys suspended by stuck-loop detection (REC-5). */
+  readonly suspended: readonly string[];
+  /** Keys whose reply was persisted: the ledger sweep delivers it, the turn is not rerun. */
+  readonly settled: readonly string[];
+}
+
+export interface DeliveryLedger {
+  /** Records a turn's reply and drops the key's in-flight marker, atomically. Idempotent per turn. */
+  recordReply(record: ReplyRecord, options?: { now?: Date }): Promise<Delivery>;
+  /** False when it was already marked (the caller must not count it as a new delivery). */
+  markDelivered(deliveryId: number, options?: { now?: Date }): Promise<boolean>;
+  /** Obligations not yet delivered, oldest first. */
+  listUndelivered(): Promise<Delivery[]>;
+  /** The end of a graceful stop: the next start skips crash recovery. */
+  writeCleanShutdown(options?: { now?: Date }): Promise<void>;
+  /**
+   * Start-up recovery in one transaction: reads and removes the clean-shutdown marker, settles
+   * every in-flight marker (persisted reply → onto the ledger flagged recovered; none → resume
+   * pending; stuck → suspended) and drops all markers.
+   */
+  recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport>;
+  /** The key finished a turn: it is no longer on a restart streak. */
+  endStreak(sessionKey: string): Promise<void>;
+}
+
+/** The delivery target of a session's origin, for replies that no inbound message asked for. */
+export function targetOfOrigin(origin: SessionSourceFields): DeliveryTarget {
+  return { platform: origin.platform, chat_id: origin.chat_id, thread_id: origin.thread_id, reply_to: null };
+}

@@ -1,0 +1,167 @@
+/** The delivery ledger on SQLite, sharing the session store's connection (one file, one transaction). */
+import {
+  isSilentReply,
+  planRecovery,
+  STUCK_LOOP_RESTARTS,
+  type MarkerFact,
+} from '../../domain/messaging/recovery.js';
+import type { Delivery, DeliveryLedger, MessagingRecoveryReport, ReplyRecord } from '../delivery-ledger.js';
+import { tx } from './actions-common.js';
+import type { SqliteDatabase } from './database.js';
+import { markResumePending, suspendSession } from './entry-actions.js';
+import * as ledger from './ops/deliveries.js';
+import { loadVisibleMessages } from './ops/messages.js';
+import { readRoute } from './ops/routes.js';
+import * as markers from './ops/turn-markers.js';
+
+const CLEAN_SHUTDOWN = 'clean_shutdown';
+
+function toDelivery(row: ledger.DeliveryRow): Delivery {
+  return {
+    delivery_id: row.delivery_id,
+    turn_id: row.turn_id,
+    session_key: row.session_key,
+    session_id: row.session_id,
+    target: {
+      platform: row.platform,
+      chat_id: row.chat_id,
+      thread_id: row.thread_id,
+      reply_to: row.reply_to,
+    },
+    text: row.text,
+    silent: row.silent,
+    recovered: row.recovered,
+    recorded_at: row.recorded_at,
+    delivered_at: row.delivered_at,
+  };
+}
+
+function settle<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+export class SqliteDeliveryLedger implements DeliveryLedger {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  recordReply(record: ReplyRecord, options: { now?: Date } = {}): Promise<Delivery> {
+    return settle(() =>
+      tx(this.db, () => {
+        const id = ledger.insertDelivery(
+          this.db,
+          {
+            turn_id: record.turnId,
+            session_key: record.sessionKey,
+            session_id: record.sessionId,
+            platform: record.target.platform,
+            chat_id: record.target.chat_id,
+            thread_id: record.target.thread_id,
+            reply_to: record.target.reply_to,
+            text: record.text,
+            silent: record.silent,
+          },
+          options.now ?? new Date(),
+        );
+        markers.deleteTurnMarker(this.db, record.sessionKey);
+        return toDelivery(ledger.readDelivery(this.db, id)!);
+      }),
+    );
+  }
+
+  markDelivered(deliveryId: number, options: { now?: Date } = {}): Promise<boolean> {
+    return settle(() => ledger.markDelivered(this.db, deliveryId, options.now ?? new Date()));
+  }
+
+  listUndelivered(): Promise<Delivery[]> {
+    return settle(() => ledger.listUndelivered(this.db).map(toDelivery));
+  }
+
+  writeCleanShutdown(options: { now?: Date } = {}): Promise<void> {
+    return settle(() =>
+      ledger.writeState(this.db, CLEAN_SHUTDOWN, (options.now ?? new Date()).toISOString()),
+    );
+  }
+
+  endStreak(sessionKey: string): Promise<void> {
+    return settle(() => ledger.deleteStreak(this.db, sessionKey));
+  }
+
+  recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport> {
+    const now = options.now ?? new Date();
+    return settle(() =>
+      tx(this.db, () => {
+        const cleanShutdown = ledger.readState(this.db, CLEAN_SHUTDOWN) !== null;
+        ledger.deleteState(this.db, CLEAN_SHUTDOWN);
+        const facts: MarkerFact[] = cleanShutdown
+          ? []
+          : markers.listTurnMarkers(this.db).map((marker) => ({
+              session_key: marker.session_key,
+              started_at_epoch: marker.started_at_epoch,
+              replyPersisted: this.adoptPersistedReply(marker, now),
+            }));
+        const plan = planRecovery({
+          cleanShutdown,
+          nowEpoch: Math.floor(now.getTime() / 1000),
+          maxAgeSeconds: options.maxAgeSeconds,
+          markers: facts,
+          streaks: ledger.readStreaks(this.db),
+          stuckAfter: STUCK_LOOP_RESTARTS,
+        });
+        for (const key of plan.suspend) suspendSession(this.db, key);
+        for (const key of plan.resume) markResumePending(this.db, key, 'restart_interrupted', { now });
+        ledger.replaceStreaks(this.db, plan.streaks);
+        markers.deleteAllTurnMarkers(this.db);
+        return {
+          cleanShutdown,
+          resumed: plan.resume,
+          suspended: plan.suspend,
+          settled: plan.settled,
+        };
+      }),
+    );
+  }
+
+  /**
+   * Whether a marked turn's reply survived: on the ledger already, or as the final assistant
+   * message of the transcript (stored by the runner, the process died before the ledger write).
+   * The latter is put on the ledger here, flagged recovered, so the sweep delivers it once.
+   */
+  private adoptPersistedReply(marker: markers.TurnMarker, now: Date): boolean {
+    // Epoch seconds narrow the search; milliseconds decide, so a reply of the previous turn recorded
+    // in the same second as this marker is not mistaken for this turn's.
+    const startMs =
+      markers.readTurnMarkerStartMs(this.db, marker.session_key) ?? marker.started_at_epoch * 1000;
+    const rows = ledger
+      .listDeliveriesSince(this.db, marker.session_key, marker.started_at_epoch)
+      .filter((row) => Date.parse(row.recorded_at) >= startMs);
+    if (rows.length > 0) {
+      for (const row of rows) if (row.delivered_at === null) ledger.markRecovered(this.db, row.delivery_id);
+      return true;
+    }
+    const entry = readRoute(this.db, marker.session_key);
+    if (entry === null || entry.origin === null || entry.session_id !== marker.session_id) return false;
+    const last = loadVisibleMessages(this.db, marker.session_id).at(-1);
+    if (last === undefined || last.role !== 'assistant' || (last.tool_calls?.length ?? 0) > 0) return false;
+    if (Date.parse(last.timestamp) < startMs) return false;
+    const id = ledger.insertDelivery(
+      this.db,
+      {
+        turn_id: `recovered:${marker.session_id}:${last.id}`,
+        session_key: marker.session_key,
+        session_id: marker.session_id,
+        platform: entry.origin.platform,
+        chat_id: entry.origin.chat_id,
+        thread_id: entry.origin.thread_id,
+        reply_to: null,
+        text: last.content ?? '',
+        silent: isSilentReply(last.content),
+      },
+      now,
+    );
+    ledger.markRecovered(this.db, id);
+    return true;
+  }
+}

@@ -1,0 +1,28 @@
+/** The messaging gateway's typed lifecycle events: logs, metrics and tests wait on these. */
+import type { MessagingRecoveryReport, Delivery } from '../../storage/delivery-ledger.js';
+import type { TurnOutcome } from '../../runtime/types.js';
+
+export interface MessagingEvents extends Record<string, unknown> {
+  /** An inbound event was accepted (after authorization) for a session key. */
+  'inbound:accepted': { session_key: string; text: string; internal: boolean };
+  /** An inbound event was refused by the adapter's authorization. */
+  'inbound:refused': { platform: string; user_id: string | null };
+  /** An inbound event arrived during start-up recovery and waits for it. */
+  'inbound:deferred': { platform: string };
+  'turn:start': { session_key: string; session_id: string; turn_id: string; text: string };
+  'turn:complete': {
+    session_key: string;
+    session_id: string;
+    turn_id: string;
+    outcome: TurnOutcome;
+    final_text: string | null;
+  };
+  /** A promoted event found no running adapter and went back on its queue (QUE-3). */
+  'queue:requeued': { session_key: string; platform: string };
+  'command:handled': { session_key: string; command: string };
+  'approval:asked': { session_key: string; prompt_id: string };
+  'delivery:sent': { delivery: Delivery; recovered: boolean };
+  'delivery:failed': { delivery: Delivery; message: string };
+  'recovery:done': MessagingRecoveryReport & { delivered: number; auto_continued: string[] };
+  'gateway:stopped': { clean: boolean };
+}

@@ -1,0 +1,401 @@
+/**
+ * The messaging gateway: every chat platform's conversations on one store and one runtime.
+ *
+ * inbound → authorize → session key (KEY-1) → per-session queue (QUE-1..3) → turn (turn.ts) →
+ * delivery ledger → adapter. Commands are handled as they arrive, even while a turn runs. One turn
+ * at a time per session key; different keys run concurrently.
+ *
+ * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs) →
+ * running → draining (no new inbound; running turns finish or are marked shutdown_timeout) →
+ * stopped, with the clean-shutdown marker written last.
+ */
+import type { InboundSink, MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { HELP_TEXT, parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
+import * as queue from '../../domain/messaging/queue.js';
+import { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import type { HomeChannel } from '../../domain/session/context.js';
+import { buildSessionKey, type SessionKeyOptions } from '../../domain/session/key.js';
+import { SessionSource } from '../../domain/session/source.js';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import type { ToolDefinition } from '../../runtime/types.js';
+import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import { Deliverer } from './delivery.js';
+import type { MessagingEvents } from './events.js';
+import { executeTurn, RESUME_NOTE, type RunningTurn, type TurnDeps } from './turn.js';
+
+export interface MessagingGatewayOptions {
+  store: SessionStore;
+  ledger: DeliveryLedger;
+  model: ChatModel;
+  modelName?: string;
+  tools: ToolDefinition[];
+  prompts: PromptBroker;
+  cwd: string;
+  yolo?: boolean;
+  maxTurns?: number;
+  baseSystemPrompt?: string;
+  keyOptions?: SessionKeyOptions;
+  /** CTX-2: hash user and chat ids in the prompt text. Default false. */
+  redactPii?: boolean;
+  homeChannels?: HomeChannel[];
+  /** In-flight markers older than this are dropped at start without resuming. Default one day. */
+  recoveryMaxAgeSeconds?: number;
+  typingIntervalMs?: number;
+  /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
+  deliveryRetryMs?: number;
+}
+
+export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
+
+interface Lane {
+  readonly key: string;
+  state: queue.SessionQueueState<MessageEvent>;
+  running: RunningTurn | null;
+}
+
+export class MessagingGateway {
+  readonly events = new TypedEmitter<MessagingEvents>();
+  private readonly adapters = new Map<string, PlatformAdapter>();
+  private readonly lanes = new Map<string, Lane>();
+  private readonly deferred: { adapter: PlatformAdapter; event: MessageEvent }[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly deps: TurnDeps;
+  private readonly deliverer: Deliverer;
+  private state: GatewayState = 'stopped';
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: MessagingGatewayOptions) {
+    this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
+    // An owed reply that failed to send is not left for the next restart: it is retried in this run.
+    this.events.on('delivery:failed', () => this.scheduleDeliveryRetry());
+    this.deps = {
+      store: options.store,
+      ledger: options.ledger,
+      deliverer: this.deliverer,
+      model: options.model,
+      modelName: options.modelName,
+      tools: options.tools,
+      prompts: options.prompts,
+      cwd: options.cwd,
+      yolo: options.yolo ?? false,
+      maxTurns: options.maxTurns ?? 20,
+      baseSystemPrompt: options.baseSystemPrompt ?? '',
+      keyOptions: options.keyOptions ?? {},
+      redactPii: options.redactPii ?? false,
+      homeChannels: options.homeChannels ?? [],
+      typingIntervalMs: options.typingIntervalMs ?? 4000,
+      events: this.events,
+      streaking: new Set(),
+      connectedPlatforms: () => [...this.adapters.keys()],
+      piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
+    };
+  }
+
+  get lifecycleState(): GatewayState {
+    return this.state;
+  }
+
+  /** Adds an adapter before start(). One adapter per platform name. */
+  addAdapter(adapter: PlatformAdapter): void {
+    if (this.state !== 'stopped') throw new Error('addAdapter: the gateway has already started');
+    if (this.adapters.has(adapter.platform)) throw new Error(`adapter for ${adapter.platform} already added`);
+    this.adapters.set(adapter.platform, adapter);
+  }
+
+  adapterStatuses() {
+    return [...this.adapters.values()].map((a) => a.status());
+  }
+
+  /**
+   * Connects the adapters, then runs start-up recovery (REC-4, REC-5) while inbound messages wait,
+   * then auto-continues interrupted sessions and finally lets the waiting messages in, in order.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'stopped') throw new Error('start: the gateway is not stopped');
+    this.state = 'restoring';
+    for (const adapter of this.adapters.values()) {
+      const sink: InboundSink = (event) => this.receive(adapter, event);
+      await adapter.start(sink);
+    }
+    const report = await this.options.ledger.recover({
+      maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
+    });
+    for (const key of report.settled) await this.options.store.clearResumePending(key);
+    for (const key of report.resumed) this.deps.streaking.add(key);
+    const delivered = await this.deliverer.sweep();
+    const autoContinued = await this.autoContinue();
+    this.state = 'running';
+    this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued });
+    for (const { adapter, event } of this.deferred.splice(0)) this.accept(adapter, event);
+  }
+
+  /**
+   * Graceful stop (REC-6): stop receiving, let running turns finish until `timeoutMs`, mark the
+   * rest resume_pending (shutdown_timeout) and interrupt them, then write the clean-shutdown marker.
+   */
+  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'draining';
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    for (const adapter of this.adapters.values()) await adapter.stop();
+    const settled = Promise.allSettled([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      settled.then(() => false),
+      new Promise<boolean>(
+        (resolve) => (timer = setTimeout(() => resolve(true), options.timeoutMs ?? 30_000)),
+      ),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      for (const lane of this.lanes.values()) {
+        if (lane.running === null) continue;
+        await this.options.store.markResumePending(lane.key, 'shutdown_timeout');
+        lane.running.abort.abort('interrupted');
+      }
+      await Promise.allSettled([...this.inFlight]);
+    }
+    await this.options.ledger.writeCleanShutdown();
+    this.state = 'stopped';
+    this.events.emit('gateway:stopped', { clean: true });
+  }
+
+  private scheduleDeliveryRetry(): void {
+    if (this.retryTimer !== null || this.state !== 'running') return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.state !== 'running') return;
+      this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
+    }, this.options.deliveryRetryMs ?? 5000);
+    this.retryTimer.unref();
+  }
+
+  /** Status of one lane, for /status and operators. */
+  describeLane(sessionKey: string): { running: boolean; depth: number } {
+    const lane = this.lanes.get(sessionKey);
+    return { running: lane?.running != null, depth: lane === undefined ? 0 : queue.queueDepth(lane.state) };
+  }
+
+  /** Inbound from an adapter. Never throws: an adapter must not be broken by one bad message. */
+  private receive(adapter: PlatformAdapter, event: MessageEvent): void {
+    if (this.state === 'stopped' || this.state === 'draining') return;
+    if (!adapter.authorize(event.source)) {
+      this.events.emit('inbound:refused', { platform: adapter.platform, user_id: event.source.user_id });
+      return;
+    }
+    if (this.state === 'restoring') {
+      this.deferred.push({ adapter, event });
+      this.events.emit('inbound:deferred', { platform: adapter.platform });
+      return;
+    }
+    this.accept(adapter, event);
+  }
+
+  private accept(adapter: PlatformAdapter, event: MessageEvent): void {
+    const key = buildSessionKey(event.source, this.deps.keyOptions);
+    this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
+    const lane = this.lane(key);
+    if (!event.internal) {
+      const command = parseCommand(event.text);
+      if (command !== null) {
+        this.track(this.command(lane, adapter, event, command));
+        return;
+      }
+      // A pending clarify question takes the next plain message as its answer.
+      const clarify = lane.running?.clarify;
+      if (clarify != null && lane.running !== null) {
+        this.options.prompts.respondClarify({
+          session_id: lane.running.sessionId,
+          ...clarify,
+          answer: event.text,
+        });
+        return;
+      }
+    }
+    this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
+  }
+
+  private arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
+    const step = queue.arrive(lane.state, item);
+    lane.state = step.state;
+    if (step.start !== null) this.launch(lane, step.start);
+  }
+
+  private launch(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
+    const adapter = this.adapters.get(item.payload.source.platform);
+    if (adapter === undefined || adapter.status().state !== 'running') {
+      // QUE-3: back on the queue, never dropped; it runs when the next event for this lane arrives.
+      lane.state = queue.putBack(lane.state, item);
+      this.events.emit('queue:requeued', { session_key: lane.key, platform: item.payload.source.platform });
+      return;
+    }
+    this.track(
+      executeTurn(this.deps, lane.key, item.payload, adapter, (running) => (lane.running = running))
+        .catch((error: unknown) => this.reportFailure(lane, item.payload, adapter, error))
+        .finally(() => {
+          lane.running = null;
+          const step = queue.finish(lane.state);
+          lane.state = step.state;
+          if (step.start !== null) this.launch(lane, step.start);
+        }),
+    );
+  }
+
+  private async command(
+    lane: Lane,
+    adapter: PlatformAdapter,
+    event: MessageEvent,
+    command: ChatCommand | { name: 'invalid'; message: string },
+  ): Promise<void> {
+    const reply = (text: string) =>
+      adapter.send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null });
+    const store = this.options.store;
+    switch (command.name) {
+      case 'invalid':
+        await reply(command.message);
+        break;
+      case 'help':
+        await reply(HELP_TEXT);
+        break;
+      case 'queue':
+        this.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
+        await reply(`Queued (${queue.queueDepth(lane.state)} waiting).`);
+        break;
+      case 'stop': {
+        lane.state = queue.stop(lane.state);
+        const running = lane.running;
+        if (running !== null) {
+          // Seed §2: /stop is the hard signal; the next message starts a fresh session.
+          await store.suspendSession(lane.key);
+          running.abort.abort('interrupted');
+        }
+        await reply(running !== null ? 'Stopped.' : 'Nothing is running.');
+        break;
+      }
+      case 'new':
+      case 'reset': {
+        lane.state = queue.clearForReset(lane.state);
+        lane.running?.abort.abort('interrupted');
+        const before = await store.getOrCreateSession(lane.key, event.source.toJSON());
+        await store.resetSession(lane.key);
+        this.options.prompts.forgetSession(before.entry.session_id);
+        await reply('Started a new conversation.');
+        break;
+      }
+      case 'status': {
+        const { running, depth } = this.describeLane(lane.key);
+        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+        await reply(
+          `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
+            `${lane.running?.approval ? ', an approval is pending' : ''}.`,
+        );
+        break;
+      }
+      case 'undo':
+      case 'retry': {
+        if (lane.running !== null) {
+          await reply('A turn is running; /stop it first.');
+          break;
+        }
+        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+        const undone = await store.rewindSession(entry.session_id, 1);
+        if (undone.turns_undone === 0 || undone.target_text === null) {
+          await reply('There is nothing to undo.');
+          break;
+        }
+        if (command.name === 'undo') {
+          await reply('Undid the last exchange.');
+        } else {
+          await reply('Retrying the last message.');
+          this.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
+        }
+        break;
+      }
+      case 'approve':
+      case 'deny': {
+        const running = lane.running;
+        const pending = running?.approval;
+        if (running == null || pending == null) {
+          await reply('No approval is waiting.');
+          break;
+        }
+        const result = this.options.prompts.respondApproval({
+          session_id: running.sessionId,
+          ...pending,
+          choice: command.name === 'deny' ? 'deny' : command.choice,
+        });
+        await reply(
+          result.status === 'resolved'
+            ? command.name === 'deny'
+              ? 'Denied.'
+              : 'Approved.'
+            : 'That approval is no longer open.',
+        );
+        break;
+      }
+    }
+    this.events.emit('command:handled', { session_key: lane.key, command: command.name });
+    // Wake-ups that survived the command (and anything put back) start right after it (QUE-2).
+    const step = queue.resume(lane.state);
+    lane.state = step.state;
+    if (step.start !== null) this.launch(lane, step.start);
+  }
+
+  /** REC-4: every resume_pending session whose platform is connected continues once. */
+  private async autoContinue(): Promise<string[]> {
+    const continued: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await this.options.store.listSessions({ limit: 500, cursor });
+      for (const entry of page.entries) {
+        if (!entry.resume_pending || entry.suspended || entry.origin === null) continue;
+        if (!this.adapters.has(entry.origin.platform)) continue;
+        const event: MessageEvent = {
+          source: SessionSource.fromJSON(entry.origin),
+          text: RESUME_NOTE,
+          internal: true,
+          received_at: new Date().toISOString(),
+        };
+        this.arrive(this.lane(entry.session_key), { kind: 'internal', payload: event });
+        continued.push(entry.session_key);
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    return continued;
+  }
+
+  private reportFailure(lane: Lane, event: MessageEvent, adapter: PlatformAdapter, error: unknown): void {
+    // The marker stays: a failure here (the store refused a write) is recovered like a crash.
+    const why = error instanceof Error ? error.message : String(error);
+    void adapter
+      .send(event.source.chat_id, `Sorry, something went wrong: ${why.split('\n')[0]}`, {
+        thread_id: event.source.thread_id,
+        reply_to: null,
+      })
+      .catch(() => undefined);
+    this.events.emit('turn:complete', {
+      session_key: lane.key,
+      session_id: lane.running?.sessionId ?? '',
+      turn_id: lane.running?.turnId ?? '',
+      outcome: 'failed',
+      final_text: null,
+    });
+  }
+
+  private lane(key: string): Lane {
+    let lane = this.lanes.get(key);
+    if (lane === undefined) {
+      lane = { key, state: queue.emptyQueue(), running: null };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+}

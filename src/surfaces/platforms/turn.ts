@@ -1,0 +1,229 @@
+/**
+ * One messaging turn: session (ENT-2) → in-flight marker → prompt (CTX-1/2, KEY-3) → runTurn →
+ * reply on the ledger (which drops the marker) → delivery. The marker is set before the model is
+ * called and is dropped only with the reply's ledger row, or when there is nothing to deliver.
+ */
+import { randomBytes } from 'node:crypto';
+import type { MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { isSilentReply } from '../../domain/messaging/recovery.js';
+import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import {
+  buildSessionContext,
+  buildSessionContextPrompt,
+  renderSenderPrefix,
+  type HomeChannel,
+} from '../../domain/session/context.js';
+import { isSharedMultiUserSession, type SessionKeyOptions } from '../../domain/session/key.js';
+import type { Platform, TranscriptMessage } from '../../domain/vocabulary.js';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import { runTurn, type TurnResult } from '../../runtime/runner.js';
+import type { ToolDefinition, TurnEvent } from '../../runtime/types.js';
+import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { Deliverer } from './delivery.js';
+import type { MessagingEvents } from './events.js';
+
+/** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
+export const RESUME_NOTE =
+  'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
+
+export interface TurnDeps {
+  readonly store: SessionStore;
+  readonly ledger: DeliveryLedger;
+  readonly deliverer: Deliverer;
+  readonly model: ChatModel;
+  readonly modelName: string | undefined;
+  readonly tools: ToolDefinition[];
+  readonly prompts: PromptBroker;
+  readonly cwd: string;
+  readonly yolo: boolean;
+  readonly maxTurns: number;
+  readonly baseSystemPrompt: string;
+  readonly keyOptions: SessionKeyOptions;
+  readonly redactPii: boolean;
+  readonly homeChannels: readonly HomeChannel[];
+  readonly typingIntervalMs: number;
+  readonly events: TypedEmitter<MessagingEvents>;
+  /** Keys on a restart streak (resumed at start-up); a completed turn ends it. */
+  readonly streaking: Set<string>;
+  connectedPlatforms(): Platform[];
+  piiSafePlatforms(): string[];
+}
+
+/** What the gateway keeps of a running turn, for /stop, /status and /approve. */
+export interface RunningTurn {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly abort: AbortController;
+  /** The approval prompt waiting for this chat, bound to its exact id and generation. */
+  approval: { prompt_id: string; execution_generation: number } | null;
+  clarify: { prompt_id: string; execution_generation: number } | null;
+}
+
+export function newTurnId(): string {
+  return `msg_${randomBytes(12).toString('base64url')}`;
+}
+
+export async function executeTurn(
+  deps: TurnDeps,
+  sessionKey: string,
+  event: MessageEvent,
+  adapter: PlatformAdapter,
+  register: (running: RunningTurn) => void,
+): Promise<void> {
+  const source = event.source;
+  const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
+  const entry = access.entry;
+  const running: RunningTurn = {
+    turnId: newTurnId(),
+    sessionId: entry.session_id,
+    abort: new AbortController(),
+    approval: null,
+    clarify: null,
+  };
+  register(running);
+  await deps.store.markTurnStarted(sessionKey);
+  deps.events.emit('turn:start', {
+    session_key: sessionKey,
+    session_id: entry.session_id,
+    turn_id: running.turnId,
+    text: event.text,
+  });
+
+  const shared = isSharedMultiUserSession(source, deps.keyOptions);
+  // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
+  // from turn to turn; the speaker is named in the user message instead.
+  const context = buildSessionContext(source, {
+    ...deps.keyOptions,
+    connectedPlatforms: deps.connectedPlatforms(),
+    homeChannels: deps.homeChannels,
+    entry,
+  });
+  const contextPrompt = buildSessionContextPrompt(context, {
+    redactPii: deps.redactPii,
+    piiSafePlatforms: deps.piiSafePlatforms(),
+  });
+  const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
+  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
+  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
+  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
+  const input: TranscriptMessage =
+    shared && !event.internal
+      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
+      : { role: 'user', content: event.text };
+
+  const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
+  let result: TurnResult;
+  try {
+    const history = await deps.store.loadTranscript(entry.session_id);
+    result = await runTurn({
+      sessionId: entry.session_id,
+      admissionId: running.turnId,
+      executionGeneration: 1,
+      model: deps.model,
+      ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
+      systemPrompt,
+      tools: deps.tools,
+      cwd: deps.cwd,
+      yolo: deps.yolo,
+      maxTurns: deps.maxTurns,
+      history,
+      input,
+      transcript: {
+        append: (id, messages) => deps.store.appendToTranscript(id, messages).then(() => undefined),
+      },
+      prompts: deps.prompts,
+      signal: running.abort.signal,
+      emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
+    });
+  } finally {
+    stopTyping();
+  }
+  deps.events.emit('turn:complete', {
+    session_key: sessionKey,
+    session_id: entry.session_id,
+    turn_id: running.turnId,
+    outcome: result.outcome,
+    final_text: result.final_text,
+  });
+
+  if (result.outcome === 'interrupted' || result.outcome === 'cancelled') {
+    // /stop, /new or a drain answered the chat already; there is nothing to deliver.
+    await deps.store.clearTurnMarker(sessionKey);
+    return;
+  }
+  const text =
+    result.outcome === 'completed'
+      ? (result.final_text ?? '')
+      : `Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`;
+  const delivery = await deps.ledger.recordReply({
+    turnId: running.turnId,
+    sessionKey,
+    sessionId: entry.session_id,
+    target: {
+      platform: source.platform,
+      chat_id: source.chat_id,
+      thread_id: source.thread_id,
+      reply_to: event.internal ? null : source.message_id,
+    },
+    text,
+    silent: result.outcome === 'completed' && isSilentReply(text),
+  });
+  if (result.outcome === 'completed') {
+    if (entry.resume_pending) await deps.store.clearResumePending(sessionKey);
+    if (deps.streaking.delete(sessionKey)) await deps.ledger.endStreak(sessionKey);
+    await deps.store.addUsage(sessionKey, result.usage);
+  }
+  await deps.deliverer.deliver(delivery);
+}
+
+function onTurnEvent(
+  deps: TurnDeps,
+  sessionKey: string,
+  adapter: PlatformAdapter,
+  event: MessageEvent,
+  running: RunningTurn,
+  turnEvent: TurnEvent,
+): void {
+  const post = (text: string) =>
+    void adapter
+      .send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null })
+      .catch(() => undefined);
+  if (turnEvent.type === 'approval.request') {
+    running.approval = {
+      prompt_id: turnEvent.prompt_id,
+      execution_generation: turnEvent.execution_generation,
+    };
+    deps.events.emit('approval:asked', { session_key: sessionKey, prompt_id: turnEvent.prompt_id });
+    post(
+      `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}\n\n` +
+        'Reply /approve (or /approve session, /approve always) to allow it, /deny to refuse.',
+    );
+  } else if (turnEvent.type === 'approval.settled') {
+    if (running.approval?.prompt_id === turnEvent.prompt_id) running.approval = null;
+  } else if (turnEvent.type === 'clarify.request') {
+    running.clarify = {
+      prompt_id: turnEvent.prompt_id,
+      execution_generation: turnEvent.execution_generation,
+    };
+    const choices = turnEvent.choices === null ? '' : `\n\nChoices: ${turnEvent.choices.join(', ')}`;
+    post(`${turnEvent.question}${choices}\n\n(Your next message answers this.)`);
+  } else if (turnEvent.type === 'clarify.settled') {
+    if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
+  }
+}
+
+/** Shows "typing…" now and every `intervalMs` until the returned function is called. */
+function keepTyping(
+  adapter: PlatformAdapter,
+  chatId: string,
+  threadId: string | null,
+  intervalMs: number,
+): () => void {
+  const tick = () => void adapter.sendTyping(chatId, threadId).catch(() => undefined);
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommand } from '../../../src/domain/messaging/commands.js';
+import { isSilentReply, planRecovery } from '../../../src/domain/messaging/recovery.js';
+import { splitMessage } from '../../../src/domain/messaging/split.js';
+import { normalizeTelegramChatId, sourceOfMessage } from '../../../src/surfaces/platforms/telegram/source.js';
+import { PlatformRegistry } from '../../../src/surfaces/platforms/registry.js';
+import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import type { Message } from 'grammy/types';
+
+describe('long replies split at the platform limit', () => {
+  it('keeps every character, stays under the limit, prefers line breaks', () => {
+    const text = Array.from({ length: 300 }, (_, i) => `line ${i} ${'x'.repeat(i % 40)}`).join('\n');
+    const pieces = splitMessage(text, 500);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(500);
+    expect(pieces.join('\n')).toBe(text);
+  });
+
+  it('closes and reopens a code fence cut in the middle, with its language', () => {
+    const code = Array.from({ length: 80 }, (_, i) => `print(${i})`).join('\n');
+    const pieces = splitMessage(`Here:\n\`\`\`python\n${code}\n\`\`\`\nDone.`, 300);
+    for (const piece of pieces) {
+      expect((piece.match(/```/g) ?? []).length % 2).toBe(0);
+      expect(piece.length).toBeLessThanOrEqual(300);
+    }
+    expect(pieces[1]!.startsWith('```python\n')).toBe(true);
+  });
+
+  it('never separates a surrogate pair', () => {
+    const pieces = splitMessage('😀'.repeat(100), 31);
+    for (const piece of pieces) expect(piece).toMatch(/^(😀)+$/u);
+    expect(pieces.join('')).toBe('😀'.repeat(100));
+  });
+});
+
+describe('chat commands', () => {
+  it('parses commands, strips @botname, and leaves unknown slashes to the agent', () => {
+    expect(parseCommand('/new')).toEqual({ name: 'new' });
+    expect(parseCommand('/stop@gatehouse_bot')).toEqual({ name: 'stop' });
+    expect(parseCommand('/queue  do it later ')).toEqual({ name: 'queue', text: 'do it later' });
+    expect(parseCommand('/approve always')).toEqual({ name: 'approve', choice: 'always' });
+    expect(parseCommand('/approve maybe')).toMatchObject({ name: 'invalid' });
+    expect(parseCommand('/queue')).toMatchObject({ name: 'invalid' });
+    expect(parseCommand('/weather today')).toBeNull();
+    expect(parseCommand('hello /new')).toBeNull();
+  });
+});
+
+describe('REC-4, REC-5 recovery decisions', () => {
+  const base = {
+    nowEpoch: 1_000_000,
+    maxAgeSeconds: 3600,
+    streaks: new Map<string, number>(),
+    stuckAfter: 3,
+  };
+
+  it('a clean shutdown skips everything and clears streaks', () => {
+    const plan = planRecovery({
+      ...base,
+      cleanShutdown: true,
+      markers: [{ session_key: 'k', started_at_epoch: 999_999, replyPersisted: false }],
+      streaks: new Map([['k', 2]]),
+    });
+    expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
+  });
+
+  it('persisted → settled, missing → resume, stale → dropped, third restart → suspended', () => {
+    const plan = planRecovery({
+      ...base,
+      cleanShutdown: false,
+      markers: [
+        { session_key: 'done', started_at_epoch: 999_990, replyPersisted: true },
+        { session_key: 'mid', started_at_epoch: 999_990, replyPersisted: false },
+        { session_key: 'old', started_at_epoch: 990_000, replyPersisted: false },
+        { session_key: 'stuck', started_at_epoch: 999_990, replyPersisted: false },
+      ],
+      streaks: new Map([
+        ['stuck', 2],
+        ['gone', 1],
+      ]),
+    });
+    expect(plan.settled).toEqual(['done']);
+    expect(plan.resume).toEqual(['mid']);
+    expect(plan.suspend).toEqual(['stuck']);
+    expect(plan.streaks).toEqual(new Map([['mid', 1]]));
+  });
+
+  it('treats silence tokens and empty answers as nothing to deliver', () => {
+    for (const text of ['[SILENT]', ' NO_REPLY\n', '', null]) expect(isSilentReply(text)).toBe(true);
+    expect(isSilentReply('NO_REPLY needed, here is the answer')).toBe(false);
+  });
+});
+
+describe('Telegram sources (SRC-1, KEY-1)', () => {
+  const message = (extra: Partial<Message>): Message => ({
+    message_id: 5,
+    date: 0,
+    chat: { id: -100, type: 'supergroup', title: 'Team' },
+    from: { id: 9, is_bot: false, first_name: 'Ann', username: 'ann' },
+    text: 'x',
+    ...extra,
+  });
+
+  it('maps DMs, groups and forum topics', () => {
+    expect(sourceOfMessage(message({ chat: { id: 9, type: 'private', first_name: 'Ann' } })).chat_type).toBe(
+      'dm',
+    );
+    const group = sourceOfMessage(message({}));
+    expect(group).toMatchObject({
+      chat_type: 'group',
+      chat_id: '-100',
+      chat_name: 'Team',
+      user_id: '9',
+      thread_id: null,
+    });
+    const topic = sourceOfMessage(message({ message_thread_id: 7, is_topic_message: true }));
+    expect(topic).toMatchObject({ chat_type: 'thread', thread_id: '7', message_id: '5' });
+    // A reply in a non-forum group carries message_thread_id too; it is not a topic.
+    expect(sourceOfMessage(message({ message_thread_id: 3 })).chat_type).toBe('group');
+  });
+
+  it('normalises chat ids', () => {
+    expect(normalizeTelegramChatId(' +42 ')).toBe('42');
+    expect(normalizeTelegramChatId('-1001234567890')).toBe('-1001234567890');
+    expect(normalizeTelegramChatId('@channel')).toBe('@channel');
+  });
+});
+
+describe('platform registry', () => {
+  it('creates plugin adapters by their own names and refuses unknown or duplicate names', () => {
+    const registry = new PlatformRegistry();
+    registry.register('mastodon', () => new MemoryAdapter('mastodon'));
+    expect(registry.create('mastodon', {}).platform).toBe('mastodon');
+    expect(() => registry.register('mastodon', () => new MemoryAdapter('mastodon'))).toThrow(
+      /already registered/,
+    );
+    expect(() => registry.create('irc', {})).toThrow(/no platform named "irc"/);
+    registry.register('liar', () => new MemoryAdapter('other'));
+    expect(() => registry.create('liar', {})).toThrow(/made an adapter for "other"/);
+  });
+});
