@@ -6,6 +6,7 @@
  * the control socket, the store and the runtime each plug in as one.
  */
 import { randomUUID } from 'node:crypto';
+import type { AdapterStatus } from '../domain/messaging/adapter.js';
 import { DaemonError, oneLine } from './errors.js';
 import type { GatehouseConfig } from './config.js';
 import { describeModel } from './config.js';
@@ -25,10 +26,15 @@ export interface GatewayInfo {
   home: string;
   profiles: string[];
   model: string;
+  /** Each chat platform adapter's state; empty when no platform is enabled. Kept current while running. */
+  adapters: AdapterStatus[];
 }
 
-/** The fields services fill in while starting. */
-export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch'>>;
+/**
+ * The fields services fill in. Once the daemon is ready, advertising again rewrites gateway.json
+ * (atomically), so `gatehouse status` sees an adapter's state change without asking the daemon.
+ */
+export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters'>>;
 
 export interface DaemonContext {
   readonly layout: HomeLayout;
@@ -86,7 +92,11 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     home: layout.root,
     profiles: [...config.profiles],
     model: describeModel(config),
+    adapters: [],
   };
+  // True between the first write of gateway.json (ready) and its removal (stopped).
+  let published = false;
+  const publish = () => writeFileAtomic(layout.gatewayJson, `${JSON.stringify(info, null, 2)}\n`, 0o600);
   const ctx: DaemonContext = {
     layout,
     config,
@@ -94,7 +104,15 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     logger,
     lifecycle,
     instanceId: info.instance_id,
-    advertise: (fields) => Object.assign(info, fields),
+    advertise: (fields) => {
+      Object.assign(info, fields);
+      if (!published) return;
+      try {
+        publish();
+      } catch (error) {
+        logger.warn({ err: error }, 'could not rewrite gateway.json');
+      }
+    },
   };
 
   let stopRequested: string | undefined;
@@ -124,6 +142,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
         logger.error({ service: service.name, err: error }, 'service failed to stop');
       }
     }
+    published = false;
     removeQuietly(layout.gatewayJson);
     removeQuietly(layout.pidFile);
     removeSignalHandlers();
@@ -190,7 +209,8 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     lifecycle.apply({ type: 'drain', reason: stopRequested });
     shuttingDown = drainAll(stopRequested).then(finish);
   } else {
-    writeFileAtomic(layout.gatewayJson, `${JSON.stringify(info, null, 2)}\n`, 0o600);
+    publish();
+    published = true;
     lifecycle.apply({ type: 'ready' });
     logger.info({ url: info.url, epoch: info.epoch, instance_id: info.instance_id }, 'gateway ready');
   }

@@ -68,8 +68,17 @@ export interface GatewayInternals {
   epoch: number;
 }
 
+/** Where the gateway service puts its open store for the services after it (the messaging gateway). */
+export interface StoreHolder {
+  current: SqliteSessionStore | null;
+}
+
 export function gatewayService(
-  options: { env?: NodeJS.ProcessEnv; onReady?: (g: GatewayInternals) => void } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    onReady?: (g: GatewayInternals) => void;
+    storeHolder?: StoreHolder;
+  } = {},
 ): DaemonService {
   const env = options.env ?? process.env;
   let store: SqliteSessionStore | null = null;
@@ -92,6 +101,7 @@ export function gatewayService(
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
       store = SqliteSessionStore.open(layout.stateDb(profile));
+      if (options.storeHolder) options.storeHolder.current = store;
       localStore = new SqliteLocalStore(store.db, () => new Date(), faults);
       epoch = localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
@@ -226,6 +236,7 @@ export function gatewayService(
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);
       if (localStore && epoch > 0) localStore.markCleanShutdown(epoch);
+      if (options.storeHolder) options.storeHolder.current = null;
       await store?.close().catch(() => undefined);
       control = rpc = demo = null;
       store = null;

@@ -43,6 +43,8 @@ export interface AdapterStatus {
   readonly state: AdapterState;
   /** A one-line reason when failed. */
   readonly detail: string | null;
+  /** Who the adapter is connected as once running (e.g. a bot's `@username`), when the platform says. */
+  readonly account?: string | null;
 }
 
 /** Where an adapter hands inbound events; the gateway's handler. Never throws. */

@@ -16,9 +16,10 @@ function report(error: unknown): never {
 }
 
 try {
-  await buildProgram({ services: () => defaultServices(), runDemoModel: serveDemoModel }).parseAsync(
-    process.argv,
-  );
+  await buildProgram({
+    services: (loaded) => defaultServices(loaded),
+    runDemoModel: serveDemoModel,
+  }).parseAsync(process.argv);
 } catch (error) {
   report(error);
 }

@@ -1,7 +1,7 @@
 /**
  * The messaging gateway as a daemon service. It runs only when the config enables a platform
- * (`platforms.telegram`); the daemon's default service list does not include it yet: the daemon
- * wiring adds it. It drains like REC-6 asks: stop receiving, let turns finish until the deadline,
+ * (`platforms.telegram`); defaultServices() adds it after the gateway service, whose open store it
+ * shares (so it starts after the store is open and stops before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the deadline,
  * mark the rest resume_pending, then write the clean-shutdown marker.
  */
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
@@ -20,6 +20,11 @@ export interface MessagingServiceOptions {
   /** The model; default: the configured one, else the in-process demo model. */
   model?: ChatModel;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The store another service already opened (the daemon's gateway service). Absent: this service
+   * opens the profile's state.db itself and closes it on stop.
+   */
+  store?: () => SqliteSessionStore | null;
 }
 
 export interface MessagingService extends DaemonService {
@@ -32,6 +37,7 @@ export interface MessagingService extends DaemonService {
 export function messagingService(options: MessagingServiceOptions = {}): MessagingService {
   let gateway: MessagingGateway | null = null;
   let store: SqliteSessionStore | null = null;
+  let ownsStore = false;
   const env = options.env ?? process.env;
 
   return {
@@ -47,7 +53,15 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         );
       }
       const profile = ctx.config.default_profile;
-      store = SqliteSessionStore.open(ctx.layout.stateDb(profile));
+      store = options.store?.() ?? null;
+      if (store === null) {
+        if (options.store !== undefined) {
+          throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
+        }
+        store = SqliteSessionStore.open(ctx.layout.stateDb(profile));
+        ownsStore = true;
+      }
+      const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
       gateway = new MessagingGateway({
         store,
         ledger: new SqliteDeliveryLedger(store.db),
@@ -68,6 +82,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         new TelegramAdapter({
           token,
           apiRoot: telegram.api_root,
+          onStatus: publish,
           ...(telegram.allowed_user_ids === undefined ? {} : { allowedUserIds: telegram.allowed_user_ids }),
         }),
       );
@@ -76,6 +91,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       } catch (error) {
         throw new DaemonError('service_failed', `messaging gateway: ${oneLine(error)}`, { cause: error });
       }
+      publish();
     },
     async drain(deadline: number) {
       await gateway?.stop({ timeoutMs: Math.max(0, deadline - Date.now()) });
@@ -83,9 +99,10 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     async stop() {
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
-      await store?.close();
+      if (ownsStore) await store?.close();
       gateway = null;
       store = null;
+      ownsStore = false;
     },
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,

@@ -26,9 +26,14 @@ function context(yaml: string): DaemonContext {
     layout,
     config,
     configFile: layout.configFile,
-    advertise: () => undefined,
+    advertise: (fields: { adapters?: unknown[] }) => {
+      if (fields.adapters !== undefined) advertised.push(fields.adapters);
+    },
   } as unknown as DaemonContext;
 }
+
+/** Every `adapters` list the service advertised to the daemon (for gateway.json), in order. */
+const advertised: unknown[][] = [];
 
 describe('platforms.telegram config and the messaging daemon service (REC-6)', () => {
   it('runs the Telegram gateway from config and drains to a clean-shutdown marker', async () => {
@@ -39,12 +44,16 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
     expect(ctx.config.platforms.telegram).toMatchObject({ allowed_user_ids: ['111'], redact_pii: false });
     const service = messagingService({ env: { TG_TOKEN: standIn.token } });
     await service.start(ctx);
-    expect(service.adapterStatuses()).toEqual([{ platform: 'telegram', state: 'running', detail: null }]);
+    const running = { platform: 'telegram', state: 'running', detail: null, account: '@gatehouse_bot' };
+    expect(service.adapterStatuses()).toEqual([running]);
+    // The daemon was told each state change, so `gatehouse status` can show it.
+    expect(advertised.at(-1)).toEqual([running]);
     standIn.inject({ chat: { id: 111, type: 'private' }, from: { id: 111, first_name: 'A' }, text: 'ping' });
     await standIn.waitForCall(
       (c) => c.method === 'sendMessage' && /you said: ping/.test(String(c.payload.text)),
     );
     await service.drain(Date.now() + 5000);
+    expect(advertised.at(-1)).toEqual([{ ...running, state: 'stopped' }]);
     await service.stop();
     const store = SqliteSessionStore.open(ctx.layout.stateDb('default'));
     const marker = store.db.prepare(`SELECT value FROM messaging_state WHERE name = 'clean_shutdown'`).get();

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { describeModel } from '../../../daemon/config.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
+import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
 
@@ -19,6 +20,8 @@ export interface StatusReport {
   config_file: string;
   log_file: string;
   stale_pid: number | null;
+  /** The running daemon's chat platform adapters (from gateway.json); empty when stopped or none. */
+  adapters: AdapterStatus[];
 }
 
 export function statusReport(layout: HomeLayout): StatusReport {
@@ -43,6 +46,7 @@ export function statusReport(layout: HomeLayout): StatusReport {
       model: info.model, // what the running daemon uses, even if the file changed since
       ...files,
       stale_pid,
+      adapters: Array.isArray(info.adapters) ? info.adapters : [],
     };
   }
   let model: string;
@@ -63,7 +67,21 @@ export function statusReport(layout: HomeLayout): StatusReport {
     model,
     ...files,
     stale_pid,
+    adapters: [],
   };
+}
+
+/** One adapter as a status line: `telegram: polling as @bot`, `telegram: error: …`. */
+export function describeAdapter(adapter: AdapterStatus): string {
+  switch (adapter.state) {
+    case 'running':
+      // Telegram runs by long polling; other platforms just say they are running.
+      return `${adapter.platform}: ${adapter.platform === 'telegram' ? 'polling' : 'running'}${adapter.account ? ` as ${adapter.account}` : ''}`;
+    case 'failed':
+      return `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
+    default:
+      return `${adapter.platform}: ${adapter.state}`;
+  }
 }
 
 export function printStatus(report: StatusReport): void {
@@ -84,6 +102,10 @@ export function printStatus(report: StatusReport): void {
   if (report.stale_pid !== null)
     say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
   for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(8)} ${value}`);
+  if (report.adapters.length > 0) {
+    say('  chat platforms:');
+    for (const adapter of report.adapters) say(`    ${describeAdapter(adapter)}`);
+  }
 }
 
 export function registerStatus(program: Command): void {

@@ -33,6 +33,8 @@ export interface TelegramAdapterOptions {
   maxRateLimitRetries?: number;
   /** The longest retry_after honoured, in seconds; longer fails the call. Default 60. */
   maxRetryAfterSeconds?: number;
+  /** Told every state change (the daemon republishes it for `gatehouse status`). Must not throw. */
+  onStatus?: (status: AdapterStatus) => void;
 }
 
 export class TelegramAdapter implements PlatformAdapter {
@@ -42,6 +44,7 @@ export class TelegramAdapter implements PlatformAdapter {
   private readonly allowed: (source: SessionSource) => boolean;
   private state: AdapterState = 'stopped';
   private detail: string | null = null;
+  private account: string | null = null;
   private polling: Promise<void> | null = null;
 
   constructor(private readonly options: TelegramAdapterOptions) {
@@ -56,7 +59,8 @@ export class TelegramAdapter implements PlatformAdapter {
 
   async start(sink: InboundSink): Promise<void> {
     if (this.state === 'running' || this.state === 'starting') return;
-    this.state = 'starting';
+    this.detail = null;
+    this.become('starting');
     this.bot.on('message:text', (ctx) => {
       sink({
         source: sourceOfMessage(ctx.message),
@@ -72,14 +76,17 @@ export class TelegramAdapter implements PlatformAdapter {
         .start({
           allowed_updates: ['message'],
           timeout: this.options.pollTimeoutSeconds ?? 30,
-          onStart: () => {
-            this.state = 'running';
+          onStart: (me) => {
+            this.account = `@${me.username}`;
+            this.become('running');
             resolve();
           },
         })
         .catch((error: unknown) => {
-          this.state = 'failed';
+          // Also reached when polling dies after start (a revoked token, a second poller): the
+          // status then says why, though start() resolved long ago.
           this.detail = oneLine(error);
+          this.become('failed');
           reject(new Error(`telegram: cannot start polling: ${this.detail}`));
         });
     });
@@ -90,7 +97,13 @@ export class TelegramAdapter implements PlatformAdapter {
     if (this.bot.isRunning()) await this.bot.stop();
     await this.polling;
     this.polling = null;
-    this.state = 'stopped';
+    this.become('stopped');
+  }
+
+  private become(state: AdapterState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.options.onStatus?.(this.status());
   }
 
   async send(chatId: string, text: string, options: OutboundOptions): Promise<SentMessage[]> {
@@ -132,7 +145,7 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   status(): AdapterStatus {
-    return { platform: this.platform, state: this.state, detail: this.detail };
+    return { platform: this.platform, state: this.state, detail: this.detail, account: this.account };
   }
 }
 
