@@ -38,6 +38,25 @@ describe('daemon home (issue 4)', () => {
 });
 
 describe('daemon services and lifecycle (issue 4)', () => {
+  it('rewrites gateway.json when a running service advertises a new adapter state', async () => {
+    const env = setup();
+    let context: DaemonContext | undefined;
+    const platform = recorder('platform', [], {
+      start: (ctx: DaemonContext) => {
+        context = ctx;
+        ctx.advertise({ adapters: [{ platform: 'telegram', state: 'running', detail: null }] });
+        return Promise.resolve();
+      },
+    });
+    const handle = await runDaemon({ ...env, services: [platform] });
+    const read = () => JSON.parse(readFileSync(env.layout.gatewayJson, 'utf8')) as { adapters: unknown[] };
+    expect(read().adapters).toEqual([{ platform: 'telegram', state: 'running', detail: null }]);
+    context!.advertise({ adapters: [{ platform: 'telegram', state: 'failed', detail: 'Unauthorized' }] });
+    expect(read().adapters).toEqual([{ platform: 'telegram', state: 'failed', detail: 'Unauthorized' }]);
+    expect(await handle.shutdown('test')).toBe(0);
+    expect(existsSync(env.layout.gatewayJson)).toBe(false);
+  });
+
   it('starts services in order, advertises them in gateway.json, drains and stops in reverse', async () => {
     const env = setup();
     const log: string[] = [];
