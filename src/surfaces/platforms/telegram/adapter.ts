@@ -85,7 +85,8 @@ export class TelegramAdapter implements PlatformAdapter {
         .catch((error: unknown) => {
           // Also reached when polling dies after start (a revoked token, a second poller): the
           // status then says why, though start() resolved long ago.
-          this.detail = oneLine(error);
+          // The reason is shown by `gatehouse status` and kept in gateway.json: never the token.
+          this.detail = oneLine(error).split(this.options.token).join('***');
           this.become('failed');
           reject(new Error(`telegram: cannot start polling: ${this.detail}`));
         });
