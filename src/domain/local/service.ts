@@ -499,6 +499,15 @@ export class LocalSessions {
   resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
     this.access(principal, logicalId);
     const admission = this.options.store.getAdmission(admissionId);
+    // A retry after a lost acknowledgement finds its own resolution: the same answer, nothing changes.
+    if (
+      admission?.logical_id === logicalId &&
+      admission.state === 'interrupted' &&
+      admission.generation === generation &&
+      admission.detail?.startsWith('resolved by ')
+    ) {
+      return { resolved: true, outcome: 'interrupted', duplicate: true };
+    }
     if (admission?.logical_id !== logicalId || admission.state !== 'unknown') {
       throw new GatewayError('not_found', `no unknown admission ${admissionId} in session ${logicalId}`);
     }
@@ -521,7 +530,7 @@ export class LocalSessions {
       });
       if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
     }
-    return { resolved, outcome: 'interrupted' };
+    return { resolved, outcome: 'interrupted', duplicate: false };
   }
 
   respondApproval(
