@@ -9,7 +9,9 @@ import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 
-export const CLI = resolve(import.meta.dirname, '../../dist/surfaces/cli/main.js');
+/** The built CLI; GATEHOUSE_TORTURE_CLI points a long run at a frozen copy while dist/ is rebuilt. */
+export const CLI =
+  process.env['GATEHOUSE_TORTURE_CLI'] ?? resolve(import.meta.dirname, '../../dist/surfaces/cli/main.js');
 
 export interface Exit {
   code: number | null;

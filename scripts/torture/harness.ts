@@ -100,7 +100,9 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
 
   try {
     for (let i = 0; i < options.iterations; i++) {
-      const fault = i % 2 === 0 ? FAULT_POINTS[(i / 2) % FAULT_POINTS.length]! : null;
+      // Even iterations arm the next fault point (starting where the seed says, so short runs with
+      // different seeds cover different points); odd ones kill at a random moment.
+      const fault = i % 2 === 0 ? FAULT_POINTS[(options.seed + i / 2) % FAULT_POINTS.length]! : null;
       const env = fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {};
       const daemon = await DaemonProcess.start(home, env, daemonLog);
       if (daemon.epoch <= epoch)
@@ -132,8 +134,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       for (const u of runningAdmissions(daemon.layout.stateDb('default'), ledger)) {
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
       }
-      if (i % 8 === 7) {
-        const kind = TAMPER_KINDS[Math.floor(i / 8) % TAMPER_KINDS.length]!;
+      if (i % 8 === 5) {
+        const kind = TAMPER_KINDS[(options.seed + Math.floor(i / 8)) % TAMPER_KINDS.length]!;
         const victim = tamper(daemon.layout.stateDb('default'), ledger, kind, rng);
         if (victim) {
           ledger.tampered.set(victim.request_id, kind);
