@@ -155,7 +155,10 @@ export class LocalSessions {
       if (row?.paused_reason?.startsWith('receipt ')) this.options.store.setPaused(logicalId, null);
       return true;
     }
-    this.options.store.setPaused(logicalId, `receipt ${check.failure}: ${check.detail}`);
+    const reason = `receipt ${check.failure}: ${check.detail}`;
+    // Loud once: the pause is logged and announced when it starts, not on every later refusal.
+    if (this.options.store.getLocalSession(logicalId)?.paused_reason === reason) return false;
+    this.options.store.setPaused(logicalId, reason);
     this.options.onError(
       new Error(`session ${logicalId} paused: receipt ${check.failure} (${check.detail})`),
       'receipt validation',
