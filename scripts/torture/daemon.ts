@@ -18,6 +18,16 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+/** The daemon died before it was ready (an armed fault point can fire during recovery). */
+export class EarlyExit extends Error {
+  constructor(
+    readonly exit: Exit,
+    stderr: string,
+  ) {
+    super(`daemon exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`);
+  }
+}
+
 export class DaemonProcess {
   readonly layout: HomeLayout;
   readonly exited: Promise<Exit>;
@@ -51,9 +61,7 @@ export class DaemonProcess {
         seen += chunk.toString();
         if (seen.includes('Gatehouse is ready at')) ready();
       });
-      void daemon.exited.then((e) =>
-        fail(new Error(`daemon exited (${e.code ?? e.signal}) before it was ready: ${errors.slice(-2000)}`)),
-      );
+      void daemon.exited.then((e) => fail(new EarlyExit(e, errors.slice(-2000))));
     });
     const info = JSON.parse(readFileSync(daemon.layout.gatewayJson, 'utf8')) as {
       url: string;

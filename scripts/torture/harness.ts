@@ -22,7 +22,8 @@ import { startDemoModel } from '../../src/runtime/demo/server.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { checkInvariants, type AdmissionFact, type SnapshotMessage, type Tally } from './checks.js';
 import { Ledger, TortureClient } from './client.js';
-import { DaemonProcess, openLog } from './daemon.js';
+import { DaemonProcess, EarlyExit, openLog } from './daemon.js';
+import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
 import { tamper, TAMPER_KINDS } from './tamper.js';
 
@@ -79,6 +80,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     { mode: 0o600 },
   );
   const daemonLog = openLog(join(root, 'daemon.log'));
+  const stateDb = homeLayout(home).stateDb('default');
   const ledger = new Ledger();
   const cwds: string[] = [];
   const cwdFor = (requestId: string): string => {
@@ -104,7 +106,18 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       // different seeds cover different points); odd ones kill at a random moment.
       const fault = i % 2 === 0 ? FAULT_POINTS[(options.seed + i / 2) % FAULT_POINTS.length]! : null;
       const env = fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {};
-      const daemon = await DaemonProcess.start(home, env, daemonLog);
+      let daemon: DaemonProcess;
+      try {
+        daemon = await DaemonProcess.start(home, env, daemonLog);
+      } catch (error) {
+        // Recovery restarted queued turns before "ready", and one of them reached the fault.
+        if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
+        kills[`${fault} (before ready)`] = (kills[`${fault} (before ready)`] ?? 0) + 1;
+        for (const u of runningAdmissions(stateDb, ledger))
+          if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
+        log(`iteration ${i + 1}/${options.iterations}: ${fault} kill during recovery`);
+        continue;
+      }
       if (daemon.epoch <= epoch)
         ledger.violations.push(`epoch ${daemon.epoch} after ${epoch}: not increasing`);
       epoch = daemon.epoch;
@@ -131,12 +144,12 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       kills[by] = (kills[by] ?? 0) + 1;
       await daemon.kill();
       await work;
-      for (const u of runningAdmissions(daemon.layout.stateDb('default'), ledger)) {
+      for (const u of runningAdmissions(stateDb, ledger)) {
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
       }
       if (i % 8 === 5) {
         const kind = TAMPER_KINDS[(options.seed + Math.floor(i / 8)) % TAMPER_KINDS.length]!;
-        const victim = tamper(daemon.layout.stateDb('default'), ledger, kind, rng);
+        const victim = tamper(stateDb, ledger, kind, rng);
         if (victim) {
           ledger.tampered.set(victim.request_id, kind);
           for (const id of victim.queued) queuedWhenTampered.add(id);
