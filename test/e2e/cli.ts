@@ -64,7 +64,8 @@ export function waitForOutput(child: ChildProcess, text: string): Promise<string
 }
 
 export function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  // A child killed by a signal has exitCode null but signalCode set: it has exited all the same.
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)));
 }
 

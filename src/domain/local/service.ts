@@ -156,7 +156,10 @@ export class LocalSessions {
       if (row?.paused_reason?.startsWith('receipt ')) this.options.store.setPaused(logicalId, null);
       return true;
     }
-    this.options.store.setPaused(logicalId, `receipt ${check.failure}: ${check.detail}`);
+    const reason = `receipt ${check.failure}: ${check.detail}`;
+    // Loud once: the pause is logged and announced when it starts, not on every later refusal.
+    if (this.options.store.getLocalSession(logicalId)?.paused_reason === reason) return false;
+    this.options.store.setPaused(logicalId, reason);
     this.options.onError(
       new Error(`session ${logicalId} paused: receipt ${check.failure} (${check.detail})`),
       'receipt validation',
@@ -503,6 +506,15 @@ export class LocalSessions {
   resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
     this.access(principal, logicalId);
     const admission = this.options.store.getAdmission(admissionId);
+    // A retry after a lost acknowledgement finds its own resolution: the same answer, nothing changes.
+    if (
+      admission?.logical_id === logicalId &&
+      admission.state === 'interrupted' &&
+      admission.generation === generation &&
+      admission.detail?.startsWith('resolved by ')
+    ) {
+      return { resolved: true, outcome: 'interrupted', duplicate: true };
+    }
     if (admission?.logical_id !== logicalId || admission.state !== 'unknown') {
       throw new GatewayError('not_found', `no unknown admission ${admissionId} in session ${logicalId}`);
     }
@@ -525,7 +537,7 @@ export class LocalSessions {
       });
       if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
     }
-    return { resolved, outcome: 'interrupted' };
+    return { resolved, outcome: 'interrupted', duplicate: false };
   }
 
   respondApproval(

@@ -85,7 +85,14 @@ function configure(db: SqliteDatabase, file: string, busyTimeoutMs: number): voi
     throw new StorageUnavailableError(file, `synchronous=FULL did not take effect (got ${String(sync)})`);
   }
   db.pragma('foreign_keys = ON');
+  // TEST-ONLY: caps the database size so tests can simulate a full disk (SQLITE_FULL). max_page_count
+  // is per connection, so it has to be set where the connection is opened. Inert when unset.
+  const cap = Number(process.env[MAX_PAGE_COUNT_ENV] ?? '');
+  if (Number.isInteger(cap) && cap > 0) db.pragma(`max_page_count = ${cap}`);
 }
+
+/** Test-only: caps every connection's page count (see configure). Never set in production. */
+export const MAX_PAGE_COUNT_ENV = 'GATEHOUSE_TEST_MAX_PAGE_COUNT';
 
 function describe(error: unknown): string {
   if (error instanceof Error) {

@@ -1,0 +1,147 @@
+/**
+ * A torture client behaves like a real one: every call it makes carries an idempotency key
+ * (request_id for creations, submission_id for inputs), and every call that was not acknowledged is
+ * retried, unchanged, after the next reconnect. What the gateway acknowledged goes into the ledger
+ * the checks read at the end.
+ */
+import {
+  ConnectionClosedError,
+  RpcCallError,
+  type GatewayClient,
+} from '../../src/surfaces/client/rpc-client.js';
+import type { Rng } from './rng.js';
+
+export type Op =
+  | { kind: 'create'; request_id: string; cwd: string }
+  | { kind: 'submit'; request_id: string; submission_id: string; text: string; tool: boolean };
+
+export interface AckedAdmission {
+  admission_id: string;
+  session_id: string;
+  submission_id: string;
+  tool: boolean;
+}
+
+/** Everything acknowledged to any client, and every inconsistency seen on the wire. */
+export class Ledger {
+  /** request_id → session_id, from the first acknowledgement. */
+  readonly sessions = new Map<string, { session_id: string; cwd: string }>();
+  /** submission_id → what its first acknowledgement said. */
+  readonly admissions = new Map<string, AckedAdmission>();
+  /** Sessions whose receipts the harness tampered with: request_id → tamper kind. */
+  readonly tampered = new Map<string, string>();
+  /** Submissions refused because their session is paused (never acknowledged). */
+  refused = 0;
+  retries = 0;
+  readonly violations: string[] = [];
+
+  ackCreation(requestId: string, sessionId: string, cwd: string): void {
+    const known = this.sessions.get(requestId);
+    if (known && known.session_id !== sessionId) {
+      this.violations.push(
+        `request_id ${requestId} produced two sessions: ${known.session_id}, ${sessionId}`,
+      );
+    }
+    if (!known) this.sessions.set(requestId, { session_id: sessionId, cwd });
+  }
+
+  ackAdmission(ack: AckedAdmission): void {
+    const known = this.admissions.get(ack.submission_id);
+    if (known && known.admission_id !== ack.admission_id) {
+      this.violations.push(
+        `submission_id ${ack.submission_id} produced two admissions: ${known.admission_id}, ${ack.admission_id}`,
+      );
+    }
+    if (!known) this.admissions.set(ack.submission_id, ack);
+  }
+}
+
+/** Reasons that mean "the daemon is going away": keep the call and retry it after reconnecting. */
+const TRANSIENT = new Set(['runtime_draining', 'storage_unavailable', 'internal_error']);
+
+export class TortureClient {
+  /** Calls made but not yet acknowledged, in the order they were first made. */
+  readonly pending: Op[] = [];
+  private sessionCounter = 0;
+  private submitCounter = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly ledger: Ledger,
+    private readonly cwdFor: (requestId: string) => string,
+  ) {}
+
+  /** Plans this iteration's new calls (after the retries) and queues them as pending. */
+  plan(
+    rng: Rng,
+    wantCreate: boolean,
+    submits: number,
+    texts: (id: string, rng: Rng) => { text: string; tool: boolean },
+  ) {
+    const mine = [...this.ledger.sessions.keys()].filter(
+      (r) => r.startsWith(`${this.name}-`) && !this.ledger.tampered.has(r),
+    );
+    if (wantCreate || mine.length === 0) {
+      const request_id = `${this.name}-s${++this.sessionCounter}`;
+      this.pending.push({ kind: 'create', request_id, cwd: this.cwdFor(request_id) });
+      mine.push(request_id);
+    }
+    for (let i = 0; i < submits; i++) {
+      const submission_id = `${this.name}-m${++this.submitCounter}`;
+      const request_id = rng.pick(mine);
+      this.pending.push({ kind: 'submit', request_id, submission_id, ...texts(submission_id, rng) });
+    }
+  }
+
+  /**
+   * Performs pending calls in order until all are acknowledged or the connection dies. A submit
+   * whose session is not created yet waits for a later round.
+   */
+  async run(client: GatewayClient): Promise<void> {
+    for (const op of [...this.pending]) {
+      if (op.kind === 'submit' && !this.ledger.sessions.has(op.request_id)) continue;
+      try {
+        await this.perform(client, op);
+        this.pending.splice(this.pending.indexOf(op), 1);
+      } catch (error) {
+        if (error instanceof ConnectionClosedError) return;
+        if (error instanceof RpcCallError && TRANSIENT.has(error.reason)) return;
+        if (error instanceof RpcCallError && error.reason === 'permission_denied' && op.kind === 'submit') {
+          // The session is paused (a tampered receipt): a real client gives up on it.
+          this.ledger.refused++;
+          this.pending.splice(this.pending.indexOf(op), 1);
+          continue;
+        }
+        if (!client.closed) {
+          this.ledger.violations.push(`${this.name} ${op.kind}: unexpected ${String(error)}`);
+          this.pending.splice(this.pending.indexOf(op), 1);
+        }
+        return;
+      }
+    }
+  }
+
+  private async perform(client: GatewayClient, op: Op): Promise<void> {
+    if (op.kind === 'create') {
+      const created = await client.call<{ session_id: string }>('session.create', {
+        request_id: op.request_id,
+        cwd: op.cwd,
+      });
+      this.ledger.ackCreation(op.request_id, created.session_id, op.cwd);
+      return;
+    }
+    const session = this.ledger.sessions.get(op.request_id)!;
+    const ack = await client.call<{ admission_id: string; duplicate: boolean }>('prompt.submit', {
+      session_id: session.session_id,
+      submission_id: op.submission_id,
+      text: op.text,
+    });
+    if (ack.duplicate) this.ledger.retries++;
+    this.ledger.ackAdmission({
+      admission_id: ack.admission_id,
+      session_id: session.session_id,
+      submission_id: op.submission_id,
+      tool: op.tool,
+    });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The real daemon as a child process (`node dist/surfaces/cli/main.js serve`) in a home the harness
+ * owns: started, connected to with real tickets, and killed for real.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
+import { requestTicket } from '../../src/surfaces/control/client.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+
+/** The built CLI; GATEHOUSE_TORTURE_CLI points a long run at a frozen copy while dist/ is rebuilt. */
+export const CLI =
+  process.env['GATEHOUSE_TORTURE_CLI'] ?? resolve(import.meta.dirname, '../../dist/surfaces/cli/main.js');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** The daemon died before it was ready (an armed fault point can fire during recovery). */
+export class EarlyExit extends Error {
+  constructor(
+    readonly exit: Exit,
+    stderr: string,
+  ) {
+    super(`daemon exited (${exit.code ?? exit.signal}) before it was ready: ${stderr}`);
+  }
+}
+
+export class DaemonProcess {
+  readonly layout: HomeLayout;
+  readonly exited: Promise<Exit>;
+  url = '';
+  epoch = 0;
+
+  private constructor(
+    readonly home: string,
+    readonly child: ChildProcess,
+  ) {
+    this.layout = homeLayout(home);
+    this.exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  }
+
+  /** Spawns `gatehouse serve` and resolves once it prints that it is ready. */
+  static async start(home: string, env: NodeJS.ProcessEnv, log: WriteStream | null): Promise<DaemonProcess> {
+    const child = spawn(process.execPath, [CLI, 'serve'], {
+      env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const daemon = new DaemonProcess(home, child);
+    if (log) {
+      child.stdout.pipe(log, { end: false });
+      child.stderr.pipe(log, { end: false });
+    }
+    await new Promise<void>((ready, fail) => {
+      let seen = '';
+      let errors = '';
+      child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('Gatehouse is ready at')) ready();
+      });
+      void daemon.exited.then((e) => fail(new EarlyExit(e, errors.slice(-2000))));
+    });
+    const info = JSON.parse(readFileSync(daemon.layout.gatewayJson, 'utf8')) as {
+      url: string;
+      epoch: number;
+    };
+    daemon.url = info.url;
+    daemon.epoch = info.epoch;
+    return daemon;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async connect(): Promise<GatewayClient> {
+    const { ticket } = await requestTicket(this.layout.controlSocket, 'interactive');
+    return GatewayClient.connect(this.url, ticket);
+  }
+
+  async kill(): Promise<Exit> {
+    if (this.alive) this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  async stop(): Promise<Exit> {
+    if (this.alive) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+export function openLog(file: string): WriteStream {
+  return createWriteStream(file, { flags: 'a' });
+}

@@ -1,0 +1,112 @@
+/**
+ * Helpers for the crash-recovery e2e tests: a demo model the test owns (it records every request
+ * with its admission header), the daemon pointed at it, and waits on the events a settled queue emits.
+ */
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { exited } from './cli.js';
+import { nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
+
+export interface Snapshot {
+  session_id: string;
+  state: string;
+  paused_reason: string | null;
+  epoch: number;
+  messages: {
+    role: string;
+    content: string | null;
+    admission_id?: string;
+    tool_calls?: { id: string }[];
+    tool_call_id?: string;
+  }[];
+  pending_admissions: {
+    admission_id: string;
+    submission_id: string;
+    state: string;
+    execution_generation: number | null;
+  }[];
+}
+
+export interface Ack {
+  admission_id: string;
+  state: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+export class RecoveryRig {
+  readonly models: DemoModelServer[] = [];
+  readonly daemons: RunningDaemon[] = [];
+
+  async model(): Promise<DemoModelServer> {
+    const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
+    this.models.push(demo);
+    return demo;
+  }
+
+  async daemon(options: { home?: string; config: string; env?: NodeJS.ProcessEnv }): Promise<RunningDaemon> {
+    const d = await startDaemon(options);
+    this.daemons.push(d);
+    return d;
+  }
+
+  async cleanup(): Promise<void> {
+    for (const m of this.models) m.release();
+    await Promise.all(this.daemons.splice(0).map((d) => d.kill().catch(() => undefined)));
+    await Promise.all(this.models.splice(0).map((m) => m.close().catch(() => undefined)));
+  }
+}
+
+export function modelConfig(demo: DemoModelServer, ...lines: string[]): string {
+  return [`model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo}`, ...lines].join('\n');
+}
+
+/** Model requests that open a turn of `admissionId` (its input is the last message). */
+export function turnStarts(demo: DemoModelServer, admissionId: string): number {
+  return demo.requests.filter((r) => {
+    const messages = r.body?.messages ?? [];
+    return r.headers[ADMISSION_HEADER] === admissionId && messages[messages.length - 1]?.role === 'user';
+  }).length;
+}
+
+/** Every request the model received for `admissionId`, in arrival order. */
+export function admissionOrder(demo: DemoModelServer): string[] {
+  const seen: string[] = [];
+  for (const r of demo.requests) {
+    const id = r.headers[ADMISSION_HEADER];
+    if (typeof id === 'string' && !seen.includes(id)) seen.push(id);
+  }
+  return seen;
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'gh-rec-'));
+}
+
+export function ranLog(cwd: string): string[] {
+  const file = join(cwd, 'ran.log');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** Resolves once the daemon process has exited (it SIGKILLed itself at a fault point). */
+export async function died(d: RunningDaemon): Promise<void> {
+  await exited(d.child);
+}
+
+/**
+ * Waits until the session has nothing queued or running (unknown admissions may remain), by
+ * waiting on admission.settled events between snapshots.
+ */
+export async function quiet(client: GatewayClient, sessionId: string): Promise<Snapshot> {
+  for (;;) {
+    const next = nextEvent(client, 'admission.settled', (e) => e.session_id === sessionId).catch(() => null);
+    const snap = await client.call<Snapshot>('session.resume', { session_id: sessionId });
+    if (snap.pending_admissions.every((a) => a.state === 'unknown')) return snap;
+    if ((await next) === null)
+      throw new Error(`session ${sessionId} did not settle: ${JSON.stringify(snap.pending_admissions)}`);
+  }
+}

@@ -1,0 +1,112 @@
+import Database from 'better-sqlite3';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PAGE_COUNT_ENV } from '../../src/storage/sqlite/database.js';
+import { requireBuild } from './cli.js';
+import { nextEvent } from './gateway-harness.js';
+import { modelConfig, quiet, RecoveryRig, tempDir, type Ack, type Snapshot } from './recovery-harness.js';
+
+beforeAll(requireBuild);
+const rig = new RecoveryRig();
+afterEach(() => rig.cleanup());
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const file = join(dir, name);
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) return [];
+    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
+  });
+}
+
+describe('LOC-5 an api_key lives only in memory', () => {
+  it('is gone after a restart (launch_credentials_unavailable), comes back with a repeated session.create, and never touches disk', async () => {
+    const demo = await rig.model();
+    const config = modelConfig(demo);
+    const apiKey = 'sk-gatehouse-test-SECRET-7f3a9c';
+    const params = { request_id: 'keyed', cwd: tempDir(), api_key: apiKey };
+    let d = await rig.daemon({ config });
+    let client = await d.connect();
+    const { session_id } = await client.call<Snapshot>('session.create', params);
+    await client.call('prompt.submit', { session_id, submission_id: 'k1', text: 'with key' });
+    await quiet(client, session_id);
+    expect(demo.requests.at(-1)!.headers['authorization']).toBe(`Bearer ${apiKey}`);
+    await d.kill();
+
+    d = await rig.daemon({ home: d.home, config });
+    client = await d.connect();
+    await client.call('session.resume', { session_id });
+    const failed = nextEvent(client, 'turn.complete');
+    const seen = demo.requests.length;
+    await client.call('prompt.submit', { session_id, submission_id: 'k2', text: 'no key now' });
+    expect((await failed).event).toMatchObject({
+      outcome: 'failed',
+      error: { reason: 'launch_credentials_unavailable' },
+    });
+    expect(demo.requests.length).toBe(seen);
+
+    // The documented path: repeat the creation with the same request_id and the key.
+    const again = await client.call<Snapshot>('session.create', params);
+    expect(again.session_id).toBe(session_id);
+    const worked = nextEvent(client, 'turn.complete');
+    await client.call('prompt.submit', { session_id, submission_id: 'k3', text: 'key is back' });
+    expect((await worked).event).toMatchObject({ outcome: 'completed' });
+    expect(demo.requests.at(-1)!.headers['authorization']).toBe(`Bearer ${apiKey}`);
+    expect(await d.stop()).toBe(0);
+
+    const leaks = filesUnder(d.home).filter((f) => readFileSync(f).includes(apiKey));
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe('STO-5 disk full', () => {
+  it('answers storage_unavailable and loses nothing acknowledged before', async () => {
+    const demo = await rig.model();
+    const config = modelConfig(demo);
+    let d = await rig.daemon({ config });
+    let client = await d.connect();
+    const { session_id } = await client.call<Snapshot>('session.create', {
+      request_id: 'full',
+      cwd: tempDir(),
+    });
+    const before: Ack[] = [];
+    for (const n of [1, 2, 3])
+      before.push(
+        await client.call<Ack>('prompt.submit', { session_id, submission_id: `b${n}`, text: `before ${n}` }),
+      );
+    await quiet(client, session_id);
+    expect(await d.stop()).toBe(0);
+
+    const db = new Database(d.layout.stateDb('default'), { readonly: true });
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.close();
+    // A few pages of room: the start fits, a large input does not.
+    d = await rig.daemon({ home: d.home, config, env: { [MAX_PAGE_COUNT_ENV]: String(pages + 4) } });
+    client = await d.connect();
+    const big = 'x'.repeat(400_000);
+    const refused = await client
+      .call('prompt.submit', { session_id, submission_id: 'big', text: big })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ reason: 'storage_unavailable' });
+    const snap = await client.call<Snapshot>('session.resume', { session_id });
+    expect(snap.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+      'before 1',
+      'before 2',
+      'before 3',
+    ]);
+    expect(snap.pending_admissions).toEqual([]);
+    const log = readFileSync(join(d.layout.root, 'logs', 'gateway.log'), 'utf8');
+    expect(log).toContain('SQLITE_FULL');
+    await d.kill();
+
+    // With room again, everything acknowledged is there and the refused input was never admitted.
+    d = await rig.daemon({ home: d.home, config });
+    client = await d.connect();
+    const retry = await client.call<Ack>('prompt.submit', { session_id, submission_id: 'big', text: big });
+    expect(retry.duplicate).toBe(false);
+    const done = await quiet(client, session_id);
+    expect(done.messages.filter((m) => m.role === 'user')).toHaveLength(4);
+    for (const b of before) expect(done.messages.some((m) => m.admission_id === b.admission_id)).toBe(true);
+  });
+});
