@@ -13,7 +13,7 @@ import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
-import type { SessionSourceFields } from '../vocabulary.js';
+import { SessionSource } from '../session/source.js';
 import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
 import { submissionDigest } from './admission.js';
 import { GroupCommitter } from './group-commit.js';
@@ -200,23 +200,11 @@ export class LocalSessions {
       lineage: [],
       created_at: now.toISOString(),
     };
-    const origin: SessionSourceFields = {
+    const origin = new SessionSource({
       platform: 'local',
       chat_id: logicalId,
       chat_name: policy.title,
-      chat_type: 'dm',
-      user_id: null,
-      user_name: null,
-      thread_id: null,
-      chat_topic: null,
-      user_id_alt: null,
-      chat_id_alt: null,
-      is_bot: false,
-      guild_id: null,
-      parent_chat_id: null,
-      message_id: null,
-      role_authorized: false,
-    };
+    }).toJSON();
     const result = this.options.store.commitCreation({
       receipt,
       origin,

@@ -56,6 +56,17 @@ export function isSessionId(value: string): boolean {
 }
 
 /** A fresh entry for a key: zero counters, no flags. The caller sets flags that explain why it exists. */
+/** The token and cost counters of a fresh entry (create, reset). */
+export const ZERO_COUNTERS = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  total_tokens: 0,
+  last_prompt_tokens: 0,
+  estimated_cost_usd: 0,
+} as const;
+
 export function newEntry(
   sessionKey: string,
   sessionId: string,
@@ -71,13 +82,7 @@ export function newEntry(
     display_name: source.chat_name,
     platform: source.platform,
     chat_type: source.chat_type,
-    input_tokens: 0,
-    output_tokens: 0,
-    cache_read_tokens: 0,
-    cache_write_tokens: 0,
-    total_tokens: 0,
-    last_prompt_tokens: 0,
-    estimated_cost_usd: 0,
+    ...ZERO_COUNTERS,
     cost_status: 'unknown',
     was_auto_reset: false,
     auto_reset_reason: null,

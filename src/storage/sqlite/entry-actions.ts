@@ -4,7 +4,12 @@
  * domain/session/lifecycle.ts; SQL lives in ops/.
  */
 import { InvalidParamsError, NotFoundError } from '../../domain/errors.js';
-import { decideAccess, mayMarkResumePending, newEntry } from '../../domain/session/lifecycle.js';
+import {
+  decideAccess,
+  mayMarkResumePending,
+  newEntry,
+  ZERO_COUNTERS,
+} from '../../domain/session/lifecycle.js';
 import {
   CHAT_TYPES,
   type ResumeReason,
@@ -292,15 +297,6 @@ function modify(
     return next;
   });
 }
-const ZERO_COUNTERS = {
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_tokens: 0,
-  cache_write_tokens: 0,
-  total_tokens: 0,
-  last_prompt_tokens: 0,
-  estimated_cost_usd: 0,
-} as const;
 
 const CLEAR_FLAGS = {
   was_auto_reset: false,
