@@ -26,7 +26,9 @@ import {
   type LaunchDefaults,
   type LaunchLookups,
 } from './launch-policy.js';
-import { checkReceipt, RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import { ReceiptGate } from './receipt-gate.js';
+import { promptAnswerResult, sessionInfo, sessionSnapshot, sessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 
 export interface LocalEvents extends SchedulerEvents {
@@ -56,28 +58,27 @@ export interface LocalSessionsOptions {
   coalesceMs?: number;
 }
 
-/** A message as clients see it: no private fields. */
-function publicMessage(m: StoredMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: m.id, role: m.role, content: m.content, timestamp: m.timestamp };
-  if (m.tool_calls) out.tool_calls = m.tool_calls;
-  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
-  if (m.reasoning) out.reasoning = m.reasoning;
-  if (m.admission_id) out.admission_id = m.admission_id;
-  return out;
-}
-
 export class LocalSessions {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
   private readonly hubs = new Map<string, SessionHub>();
   /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
-  private readonly receipts = new Map<string, CreationReceipt>();
+  private readonly receipts: ReceiptGate;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
   private readonly apiKeys = new Map<string, string>();
   private readonly liveAgents = new Set<string>();
   private readonly committer: GroupCommitter;
 
   constructor(private readonly options: LocalSessionsOptions) {
+    this.receipts = new ReceiptGate(options.store, options.profile, {
+      paused: (logicalId, failure, detail) => {
+        options.onError(
+          new Error(`session ${logicalId} paused: receipt ${failure} (${detail})`),
+          'receipt validation',
+        );
+        this.events.emit('session:paused', { logical_id: logicalId, failure, detail });
+      },
+    });
     this.committer = new GroupCommitter((batch) => options.store.admit(batch));
     this.scheduler = new TurnScheduler(
       options.store,
@@ -135,41 +136,12 @@ export class LocalSessions {
     const queued = this.options.store.sessionsWithQueued();
     const paused: string[] = [];
     for (const logicalId of queued) {
-      if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
+      if (this.receipts.ensure(logicalId)) this.scheduler.kick(logicalId);
       else paused.push(logicalId);
     }
     const done = { epoch: this.options.epoch, unknown, queued_sessions: queued.length, paused };
     this.events.emit('recovery:done', done);
     return done;
-  }
-
-  /** Validates a session's receipt once per epoch; a failure pauses the session loudly. */
-  private ensureValid(logicalId: string): boolean {
-    if (this.receipts.has(logicalId)) return true;
-    const check = checkReceipt(
-      { logicalId, ...this.options.store.readReceiptEvidence(logicalId) },
-      this.options.profile,
-    );
-    if (check.ok) {
-      this.receipts.set(logicalId, check.receipt);
-      const row = this.options.store.getLocalSession(logicalId);
-      if (row?.paused_reason?.startsWith('receipt ')) this.options.store.setPaused(logicalId, null);
-      return true;
-    }
-    const reason = `receipt ${check.failure}: ${check.detail}`;
-    // Loud once: the pause is logged and announced when it starts, not on every later refusal.
-    if (this.options.store.getLocalSession(logicalId)?.paused_reason === reason) return false;
-    this.options.store.setPaused(logicalId, reason);
-    this.options.onError(
-      new Error(`session ${logicalId} paused: receipt ${check.failure} (${check.detail})`),
-      'receipt validation',
-    );
-    this.events.emit('session:paused', {
-      logical_id: logicalId,
-      failure: check.failure,
-      detail: check.detail,
-    });
-    return false;
   }
 
   // ---- creation ------------------------------------------------------------------------------------
@@ -183,7 +155,7 @@ export class LocalSessions {
       if (existing) return this.repeatCreation(existing, digest, params);
     } else if (params.title !== undefined) {
       const titled = this.options.store.findByTitle(owner, principal.profile, params.title);
-      if (titled && this.ensureValid(titled.logical_id)) return this.creationResult(titled);
+      if (titled && this.receipts.ensure(titled.logical_id)) return this.creationResult(titled);
     }
     const policy = freezeLaunchPolicy(params, this.options.launchDefaults, this.options.launchLookups);
     const now = new Date();
@@ -212,7 +184,7 @@ export class LocalSessions {
       hidden: policy.hidden,
     });
     if (result.kind === 'existing') return this.repeatCreation(result.session, digest, params);
-    this.receipts.set(logicalId, receipt);
+    this.receipts.admit(receipt);
     if (params.api_key !== undefined) this.apiKeys.set(logicalId, params.api_key);
     this.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
     return this.creationResult(result.session);
@@ -220,7 +192,7 @@ export class LocalSessions {
 
   /** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
   private repeatCreation(existing: LocalSessionRow, digest: string, params: CreateSessionParams) {
-    if (!this.ensureValid(existing.logical_id)) {
+    if (!this.receipts.ensure(existing.logical_id)) {
       throw new GatewayError(
         'permission_denied',
         `session ${existing.logical_id} is paused: its receipt is invalid`,
@@ -272,40 +244,17 @@ export class LocalSessions {
 
   private snapshotOf(session: LocalSessionRow, messages: StoredMessage[]): Record<string, unknown> {
     const id = session.logical_id;
-    const hub = this.hub(id);
     const fresh = this.options.store.getLocalSession(id) ?? session;
-    const unsettled = this.options.store.unsettled(id);
-    const running = this.scheduler.running(id);
-    const unknown = unsettled.filter((a) => a.state === 'unknown');
-    const state = fresh.paused_reason
-      ? 'paused'
-      : running
-        ? 'running'
-        : unknown.length > 0
-          ? 'unknown'
-          : 'idle';
-    return {
-      session_id: id,
-      stored_session_id: id,
-      messages: messages.map(publicMessage),
-      message_count: messages.length,
-      state,
-      paused_reason: fresh.paused_reason,
-      running,
-      pending_admissions: unsettled.map((a) => ({
-        admission_id: a.admission_id,
-        submission_id: a.submission_id,
-        state: a.state,
-        seq: a.seq,
-        text: a.text,
-        execution_generation: a.generation,
-      })),
+    return sessionSnapshot({
+      session: fresh,
+      messages,
+      unsettled: this.options.store.unsettled(id),
+      running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
-      execution_generation: fresh.generation,
       epoch: this.options.epoch,
-      last_seq: hub.lastSeq,
+      lastSeq: this.hub(id).lastSeq,
       info: this.infoOf(fresh),
-    };
+    });
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {
@@ -314,19 +263,7 @@ export class LocalSessions {
 
   private infoOf(session: LocalSessionRow): Record<string, unknown> {
     const policy = this.receipts.get(session.logical_id)?.policy;
-    return {
-      session_id: session.logical_id,
-      source: session.source,
-      platform: policy?.platform ?? null,
-      model: policy?.model ?? null,
-      cwd: policy?.cwd ?? null,
-      toolsets: policy?.toolsets ?? null,
-      title: session.title,
-      hidden: session.hidden,
-      profile: session.profile,
-      agent: this.liveAgents.has(session.logical_id) ? 'live' : 'lazy',
-      created_at: session.created_at,
-    };
+    return sessionInfo(session, policy, this.liveAgents.has(session.logical_id));
   }
 
   list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
@@ -350,9 +287,8 @@ export class LocalSessions {
   }
 
   private stateOf(row: LocalSessionRow): string {
-    if (row.paused_reason) return 'paused';
-    if (this.scheduler.running(row.logical_id)) return 'running';
-    return 'idle';
+    const id = row.logical_id;
+    return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
   }
 
   eventsSince(
@@ -523,7 +459,7 @@ export class LocalSessions {
         admission_id: admissionId,
         outcome: 'interrupted',
       });
-      if (this.ensureValid(logicalId)) this.scheduler.kick(logicalId);
+      if (this.receipts.ensure(logicalId)) this.scheduler.kick(logicalId);
     }
     return { resolved, outcome: 'interrupted', duplicate: false };
   }
@@ -533,7 +469,7 @@ export class LocalSessions {
     params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
   ): Record<string, unknown> {
     this.access(principal, params.session_id);
-    return this.promptAnswer(this.options.prompts.respondApproval(params), params);
+    return promptAnswerResult(this.options.prompts.respondApproval(params).status, params);
   }
 
   respondClarify(
@@ -546,32 +482,7 @@ export class LocalSessions {
     },
   ): Record<string, unknown> {
     this.access(principal, params.session_id);
-    return this.promptAnswer(this.options.prompts.respondClarify(params), params);
-  }
-
-  private promptAnswer(
-    result: { status: string },
-    params: { session_id: string; prompt_id: string; execution_generation: number },
-  ): Record<string, unknown> {
-    switch (result.status) {
-      case 'resolved':
-      case 'already_resolved':
-        return { status: result.status, prompt_id: params.prompt_id };
-      case 'stale_generation':
-        throw new GatewayError(
-          'stale_generation',
-          `prompt ${params.prompt_id} is not of generation ${params.execution_generation}`,
-        );
-      case 'invalid_choice':
-        throw new GatewayError('invalid_params', `that answer is not one of the prompt's choices`, {
-          prompt_id: params.prompt_id,
-        });
-      default:
-        throw new GatewayError(
-          'not_found',
-          `no open prompt ${params.prompt_id} in session ${params.session_id}`,
-        );
-    }
+    return promptAnswerResult(this.options.prompts.respondClarify(params).status, params);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------
@@ -588,7 +499,7 @@ export class LocalSessions {
   /** The session if the principal may use it, with its receipt validated (or a clear refusal). */
   private access(principal: Principal, logicalId: string): LocalSessionRow {
     const session = requireAccess(principal, this.options.store.getLocalSession(logicalId), logicalId);
-    this.ensureValid(logicalId);
+    this.receipts.ensure(logicalId);
     return this.options.store.getLocalSession(logicalId) ?? session;
   }
 
