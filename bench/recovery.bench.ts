@@ -1,3 +1,4 @@
+import { SessionSource } from '../src/domain/session/source.js';
 /**
  * Cold recovery (issue 5): a home holding many stored sessions and a large queue of admissions that
  * never started, built straight into state.db through the store's own operations (valid receipts,
@@ -30,23 +31,7 @@ const CLI = resolve(import.meta.dirname, '../dist/surfaces/cli/main.js');
 const OWNER = { subject: 'owner', provider: 'native' };
 
 function origin(id: string): SessionSourceFields {
-  return {
-    platform: 'local',
-    chat_id: id,
-    chat_name: null,
-    chat_type: 'dm',
-    user_id: null,
-    user_name: null,
-    thread_id: null,
-    chat_topic: null,
-    user_id_alt: null,
-    chat_id_alt: null,
-    is_bot: false,
-    guild_id: null,
-    parent_chat_id: null,
-    message_id: null,
-    role_authorized: false,
-  };
+  return new SessionSource({ platform: 'local', chat_id: id }).toJSON();
 }
 
 /** Writes `sessions` local sessions and `queued` admissions over the first `queuedSessions` of them. */

@@ -1,3 +1,4 @@
+import { SessionSource } from '../../../src/domain/session/source.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,23 +10,7 @@ import { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 
 const owner = { subject: 'alice', provider: 'native' };
-const origin: SessionSourceFields = {
-  platform: 'local',
-  chat_id: 'L1',
-  chat_name: null,
-  chat_type: 'dm',
-  user_id: null,
-  user_name: null,
-  thread_id: null,
-  chat_topic: null,
-  user_id_alt: null,
-  chat_id_alt: null,
-  is_bot: false,
-  guild_id: null,
-  parent_chat_id: null,
-  message_id: null,
-  role_authorized: false,
-};
+const origin: SessionSourceFields = new SessionSource({ platform: 'local', chat_id: 'L1' }).toJSON();
 
 function receipt(logicalId: string): CreationReceipt {
   return {
