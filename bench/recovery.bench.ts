@@ -1,4 +1,3 @@
-import { SessionSource } from '../src/domain/session/source.js';
 /**
  * Cold recovery (issue 5): a home holding many stored sessions and a large queue of admissions that
  * never started, built straight into state.db through the store's own operations (valid receipts,
@@ -19,6 +18,7 @@ import { homeLayout } from '../src/daemon/home.js';
 import { submissionDigest } from '../src/domain/local/admission.js';
 import { creationDigest, freezeLaunchPolicy } from '../src/domain/local/launch-policy.js';
 import { RECEIPT_KIND, type CreationReceipt } from '../src/domain/local/receipt.js';
+import { SessionSource } from '../src/domain/session/source.js';
 import type { SessionSourceFields } from '../src/domain/vocabulary.js';
 import { startDemoModel } from '../src/runtime/demo/server.js';
 import { requestTicket } from '../src/surfaces/control/client.js';

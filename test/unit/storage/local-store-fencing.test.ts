@@ -1,8 +1,8 @@
-import { SessionSource } from '../../../src/domain/session/source.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SessionSource } from '../../../src/domain/session/source.js';
 import { submissionDigest } from '../../../src/domain/local/admission.js';
 import { RECEIPT_KIND, type CreationReceipt } from '../../../src/domain/local/receipt.js';
 import type { SessionSourceFields } from '../../../src/domain/vocabulary.js';
