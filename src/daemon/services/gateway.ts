@@ -25,6 +25,7 @@ import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
+import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 
@@ -59,6 +60,17 @@ function launchLookups(skillsDir: string): LaunchLookups {
       }
     },
   };
+}
+
+function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
+  try {
+    return { cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) };
+  } catch (error) {
+    throw new DaemonError(
+      'listen_failed',
+      `cannot read the TLS files of listener.tls (${oneLine(error)}): fix the paths in ${configFile}`,
+    );
+  }
 }
 
 /** What tests and the CLI can reach inside a running gateway service. */
@@ -196,6 +208,7 @@ export function gatewayService(
           internalCredential: randomBytes(32).toString('base64url'),
           allowRemote: config.listener.allow_remote,
           health: () => ({ state: ctx.lifecycle.state, epoch }),
+          tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });
       } catch (error) {

@@ -3,7 +3,8 @@
  * upgrade passes the gate (gate.ts) before a WebSocket exists; the principal it stamps is fixed
  * for the life of the connection (AUTH-1).
  */
-import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
@@ -57,6 +58,8 @@ export interface RpcServerOptions {
   staticFiles?: StaticHandler;
   /** Extra fields of GET /healthz. */
   health?: () => Record<string, unknown>;
+  /** Serve HTTPS and WSS with this certificate and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer } | null;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -155,9 +158,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     void routeHttp(req, res, factsOf(req), routeDeps);
-  });
+  };
+  const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     try {
@@ -195,7 +199,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const urlHost = host.includes(':') ? `[${host}]` : host;
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     connections,
     events,
