@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionSourceFields } from '../../src/domain/vocabulary.js';
+import { SessionSource } from '../../src/domain/session/source.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
 import { tamperReceipt, type TamperKind } from '../../scripts/torture/tamper.js';
 import { requireBuild } from './cli.js';
@@ -107,23 +107,7 @@ describe('REC-1 cold start re-validates every receipt and route before anything 
     let d = await rig.daemon({ config });
     await d.stop();
     const store = SqliteSessionStore.open(d.layout.stateDb('default'));
-    const origin: SessionSourceFields = {
-      platform: 'cli',
-      chat_id: 'old',
-      chat_name: null,
-      chat_type: 'dm',
-      user_id: null,
-      user_name: null,
-      thread_id: null,
-      chat_topic: null,
-      user_id_alt: null,
-      chat_id_alt: null,
-      is_bot: false,
-      guild_id: null,
-      parent_chat_id: null,
-      message_id: null,
-      role_authorized: false,
-    };
+    const origin = new SessionSource({ platform: 'cli', chat_id: 'old' }).toJSON();
     const access = await store.getOrCreateSession('agent:main:cli:dm:old', origin);
     await store.close();
 

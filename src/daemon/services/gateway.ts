@@ -73,13 +73,6 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
   }
 }
 
-/** What tests and the CLI can reach inside a running gateway service. */
-export interface GatewayInternals {
-  sessions: LocalSessions;
-  rpc: RpcServer;
-  epoch: number;
-}
-
 /** Where the gateway service puts its open store for the services after it (the messaging gateway). */
 export interface StoreHolder {
   current: SqliteSessionStore | null;
@@ -88,7 +81,6 @@ export interface StoreHolder {
 export function gatewayService(
   options: {
     env?: NodeJS.ProcessEnv;
-    onReady?: (g: GatewayInternals) => void;
     storeHolder?: StoreHolder;
   } = {},
 ): DaemonService {
@@ -237,7 +229,6 @@ export function gatewayService(
       logger.info({ ...recovery }, 'recovery done');
       for (const id of recovery.paused)
         logger.error({ session_id: id }, 'session paused: its receipt did not validate');
-      options.onReady?.({ sessions, rpc, epoch });
     },
     async drain(deadline: number) {
       const left = (await sessions?.drain(deadline)) ?? [];

@@ -102,10 +102,6 @@ export class LocalSessions {
     return this.options.epoch;
   }
 
-  get groupCommitStats(): GroupCommitter['stats'] {
-    return this.committer.stats;
-  }
-
   // ---- callbacks for the turn runner -------------------------------------------------------------
 
   validatedReceipt(logicalId: string): CreationReceipt | null {
