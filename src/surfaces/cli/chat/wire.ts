@@ -26,3 +26,9 @@ export interface Submission {
   admissionId: string | null;
   acknowledged: boolean;
 }
+
+/**
+ * One RPC on the chat's current link. It rejects with ConnectionClosedError when there is no link,
+ * so every caller handles "not connected" and "dropped mid-call" the same way.
+ */
+export type Call = <T = Record<string, unknown>>(method: string, params: unknown) => Promise<T>;

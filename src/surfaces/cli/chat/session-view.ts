@@ -1,0 +1,152 @@
+/**
+ * The chat's view of its session: what it has shown (the event cursor and the count of transcript
+ * messages, see cursor.ts), the running turn, the open prompt and its own submission in flight.
+ * Every live event, replayed event and snapshot passes through here; this updates the view and
+ * writes what render.ts makes of it. It makes no calls: the rest of the chat reads it to decide.
+ */
+import { submissionAfterSnapshot, unseenMessages, type CursorPosition } from './cursor.js';
+import {
+  INITIAL_RENDER,
+  renderEvent,
+  renderHistory,
+  userLine,
+  type ChatEvent,
+  type RenderState,
+  type StoredMessageView,
+  type Style,
+} from './render.js';
+import type { Snapshot, Submission } from './wire.js';
+
+/** Where the chat writes, and how the terminal in front of it behaves. */
+export interface ChatTerminal {
+  /** The terminal echoes what the user types; piped input is echoed from the transcript instead. */
+  tty: boolean;
+  style: Style;
+  write(text: string): void;
+  /** One-line failures (stderr). */
+  warn(line: string): void;
+  /** Called whenever the chat waits for a new line (a TTY shows its prompt then). */
+  idle(): void;
+}
+
+/** Admission states in a submit receipt that mean there is nothing left to wait for. */
+const SETTLED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+
+export class SessionView {
+  sessionId: string | null = null;
+  /** The last event applied; null until the first snapshot. */
+  position: CursorPosition | null = null;
+  /** Our own submission, from the moment it is typed until its admission settles. */
+  inflight: Submission | null = null;
+  /** The approval or clarify request waiting for an answer. */
+  openPrompt: ChatEvent | null = null;
+  /** The execution generation of the running turn (what Ctrl-C interrupts). */
+  running: number | null = null;
+  /** Transcript messages already shown. */
+  private shown = 0;
+  private render: RenderState = INITIAL_RENDER;
+  /** Admissions seen settling, so a receipt arriving after its admission settled ends the wait. */
+  private readonly settled = new Set<string>();
+
+  constructor(private readonly terminal: ChatTerminal) {}
+
+  /** One event in seq order: updates what the chat knows, then shows it. */
+  apply(event: ChatEvent): void {
+    const mine = this.inflight;
+    switch (event.type) {
+      case 'turn.start':
+        this.running = Number(event['execution_generation']);
+        break;
+      case 'admission.queued':
+        if (mine && event['submission_id'] === mine.submissionId) {
+          mine.admissionId = String(event['admission_id']);
+        }
+        break;
+      case 'approval.request':
+      case 'clarify.request':
+        this.openPrompt = event;
+        break;
+      case 'approval.settled':
+      case 'clarify.settled':
+        if (this.openPrompt?.['prompt_id'] === event['prompt_id']) this.openPrompt = null;
+        break;
+      case 'turn.complete':
+      case 'admission.settled':
+        if (event.type === 'turn.complete') this.running = null;
+        if (typeof event['admission_id'] === 'string') this.settled.add(event['admission_id']);
+        if (mine?.admissionId && event['admission_id'] === mine.admissionId) this.inflight = null;
+        break;
+      case 'message.stored': {
+        this.shown += 1;
+        const message = event['message'] as StoredMessageView & { admission_id?: string };
+        const own = mine !== null && message.admission_id === mine.admissionId;
+        if (message.role === 'user' && !(own && this.terminal.tty)) {
+          this.writeOut(userLine(message.content, this.terminal.style));
+        }
+        break;
+      }
+    }
+    const rendered = renderEvent(this.render, event, this.terminal.style);
+    this.render = rendered.state;
+    if (rendered.text) this.terminal.write(rendered.text);
+  }
+
+  /** Rebuilds from a snapshot: the messages not shown yet, the cursor, the turn and the open prompt. */
+  fromSnapshot(snapshot: Snapshot): void {
+    if (this.render.midLine) this.terminal.write('\n');
+    this.render = INITIAL_RENDER;
+    this.terminal.write(renderHistory(unseenMessages(snapshot.messages, this.shown), this.terminal.style));
+    this.shown = Math.max(this.shown, snapshot.messages.length);
+    this.position = { epoch: snapshot.epoch, lastSeq: snapshot.last_seq };
+    this.running = snapshot.running?.generation ?? null;
+    this.reconcile(snapshot);
+    const open = snapshot.prompts[0] ?? null;
+    const same = open !== null && this.openPrompt?.['prompt_id'] === open['prompt_id'];
+    this.openPrompt = null;
+    if (open && !same) this.apply(open);
+    else this.openPrompt = open;
+  }
+
+  /** Where our own submission stands according to a snapshot's unsettled admissions. */
+  reconcile(snapshot: Snapshot): void {
+    if (!this.inflight) return;
+    const after = submissionAfterSnapshot(this.inflight, snapshot.pending_admissions);
+    if (after.kind === 'pending') {
+      this.inflight.admissionId = after.admissionId;
+      this.inflight.acknowledged = true;
+    } else if (after.kind === 'unknown') {
+      this.writeLine('gatehouse: that turn was running when the gateway died; its effect is unknown.');
+      this.inflight = null;
+    } else if (after.kind === 'settled') {
+      this.inflight = null;
+    }
+  }
+
+  /** The gateway admitted our submission; it may already have settled (then we stop waiting). */
+  acknowledge(mine: Submission, receipt: { admission_id: string; state: string }): void {
+    mine.acknowledged = true;
+    mine.admissionId = receipt.admission_id;
+    if (SETTLED.has(receipt.state) || this.settled.has(receipt.admission_id)) this.inflight = null;
+  }
+
+  /** An answer to the open question: a terminal echoed it already, piped input is shown after it. */
+  echoAnswer(line: string): void {
+    if (this.render.midLine && !this.terminal.tty) this.terminal.write(`${line}\n`);
+    this.render = { ...this.render, midLine: false };
+  }
+
+  /** Finishes a half-written line before the chat's last words. */
+  endLine(): void {
+    if (this.render.midLine) this.terminal.write('\n');
+  }
+
+  writeLine(text: string): void {
+    this.writeOut(`${text}\n`);
+  }
+
+  private writeOut(text: string): void {
+    if (this.render.midLine) this.terminal.write('\n');
+    this.render = { ...this.render, midLine: false };
+    this.terminal.write(text);
+  }
+}
