@@ -118,15 +118,6 @@ describe('UX-1 gatehouse start / status / stop', () => {
     expect(stopAgain.code).toBe(0);
     expect(stopAgain.stdout).toContain('not running');
   });
-
-  it('npm start (start-demo) prepares the home and shows the status', async () => {
-    const home = tempHome();
-    const demo = await runCli(home, ['start-demo']);
-    expect(demo.code).toBe(0);
-    expect(demo.stdout).toContain('Created');
-    expect(demo.stdout).toContain('built-in demo model');
-    expect(readFileSync(join(home, 'config.yaml'), 'utf8')).toContain('listener:');
-  });
 });
 
 describe('UX-3 secrets stay out of logs and output', () => {

@@ -7,7 +7,6 @@ import { registerPasswd } from './commands/passwd.js';
 import { registerServe } from './commands/serve.js';
 import { registerSessions } from './commands/sessions.js';
 import { registerStart } from './commands/start.js';
-import { registerStartDemo } from './commands/start-demo.js';
 import { registerStatus } from './commands/status.js';
 import { registerStop } from './commands/stop.js';
 import { registerTicket } from './commands/ticket.js';
@@ -30,6 +29,5 @@ export function buildProgram(deps: CliDeps): Command {
   registerChat(program);
   registerSessions(program);
   registerDemoModel(program, deps);
-  registerStartDemo(program);
   return program;
 }

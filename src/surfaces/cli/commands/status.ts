@@ -24,7 +24,7 @@ export interface StatusReport {
   adapters: AdapterStatus[];
 }
 
-export function statusReport(layout: HomeLayout): StatusReport {
+function statusReport(layout: HomeLayout): StatusReport {
   const state = gatewayState(layout);
   const files = {
     home: layout.root,
@@ -84,7 +84,7 @@ export function describeAdapter(adapter: AdapterStatus): string {
   }
 }
 
-export function printStatus(report: StatusReport): void {
+function printStatus(report: StatusReport): void {
   const rows: [string, string | number | null][] = [
     ['pid', report.pid],
     ['url', report.url],
