@@ -24,6 +24,7 @@ import { startDemoModel } from '../src/runtime/demo/server.js';
 import { requestTicket } from '../src/surfaces/control/client.js';
 import { GatewayClient } from '../src/surfaces/client/rpc-client.js';
 import { SqliteLocalStore } from '../src/storage/sqlite/local-store.js';
+import type { NewAdmission } from '../src/storage/local-store.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, percentile, type Bench } from './lib.js';
 
@@ -47,6 +48,7 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
   );
   const digest = creationDigest(params);
   const ids: string[] = [];
+  const admissions: NewAdmission[] = [];
   // One outer transaction: the store's own transactions nest as savepoints.
   store.db.transaction(() => {
     for (let i = 0; i < sessions; i++) {
@@ -67,10 +69,9 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
       local.commitCreation({ receipt, origin: origin(id), title: null, hidden: false });
     }
     const perSession = Math.ceil(queued / queuedSessions);
-    const batch = [];
     for (let n = 0; n < queued; n++) {
       const sessionIndex = Math.floor(n / perSession);
-      batch.push({
+      admissions.push({
         admission_id: `adm-${n}`,
         logical_id: ids[sessionIndex]!,
         submission_id: `sub-${n}`,
@@ -81,8 +82,9 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
         binding: null,
       });
     }
-    local.admit(batch);
   })();
+  // Group commit batches these (512 to a transaction).
+  await Promise.all(admissions.map((a) => local.admit(a)));
   await store.close();
 }
 

@@ -52,7 +52,16 @@ export interface RunTurnOptions {
   history: TranscriptMessage[];
   /** The user message this turn answers; stored first. */
   input: TranscriptMessage;
+  /** The caller already stored `input` (with the claim of its admission): only announce it. */
+  inputStored?: boolean;
   transcript: TranscriptSink;
+  /**
+   * Makes the end of the turn durable in ONE write: its last messages (the final answer, or the words
+   * an interrupt cut short) together with whatever the caller settles beside them. When given, the
+   * runner does not store those messages itself, and emits their `message.stored` and `turn.complete`
+   * only after this resolves. If it fails, the turn ends `failed` with reason `transcript_write`.
+   */
+  commitFinal?: (messages: TranscriptMessage[], result: TurnResult) => Promise<void>;
   prompts: PromptHost;
   /** Interrupt. An abort reason of `'cancelled'` reports the outcome `cancelled`, else `interrupted`. */
   signal: AbortSignal;
@@ -73,7 +82,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const maxTurns = Math.max(1, Math.floor(options.maxTurns));
   const stopOutcome = (): TurnOutcome => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
 
-  const finish = (
+  const stamp = (message: TranscriptMessage): TranscriptMessage =>
+    admissionId === undefined ? message : { ...message, admission_id: admissionId };
+
+  const finishNow = (
     outcome: TurnOutcome,
     finalText: string | null = null,
     error: { reason: string; message: string } | null = null,
@@ -84,16 +96,39 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   };
 
   const store = async (message: TranscriptMessage): Promise<TranscriptMessage> => {
-    const stamped: TranscriptMessage =
-      admissionId === undefined ? message : { ...message, admission_id: admissionId };
+    const stamped = stamp(message);
     try {
       await options.transcript.append(sessionId, [stamped]);
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      throw new TranscriptWriteError(`The transcript could not be written: ${why}`);
+      throw new TranscriptWriteError(`The transcript could not be written: ${describe(error)}`);
     }
     emit({ type: 'message.stored', message: stamped });
     return stamped;
+  };
+
+  /** Ends the turn with its last messages: stored and announced before `turn.complete`. */
+  const finish = async (
+    outcome: TurnOutcome,
+    last: TranscriptMessage[] = [],
+    finalText: string | null = null,
+    error: { reason: string; message: string } | null = null,
+  ): Promise<TurnResult> => {
+    const commitFinal = options.commitFinal;
+    if (!commitFinal) {
+      for (const message of last) await store(message);
+      return finishNow(outcome, finalText, error);
+    }
+    const stamped = last.map(stamp);
+    try {
+      await commitFinal(stamped, { outcome, usage, final_text: finalText, error });
+    } catch (failure) {
+      return finishNow('failed', null, {
+        reason: 'transcript_write',
+        message: `The transcript could not be written: ${describe(failure)}`,
+      });
+    }
+    for (const message of stamped) emit({ type: 'message.stored', message });
+    return finishNow(outcome, finalText, error);
   };
 
   const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
@@ -117,10 +152,11 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     const wire: WireMessage[] = [];
     if (options.systemPrompt) wire.push({ role: 'system', content: options.systemPrompt });
     for (const message of options.history) wire.push(toWireMessage(message));
-    wire.push(toWireMessage(await store(options.input)));
+    if (options.inputStored) emit({ type: 'message.stored', message: options.input });
+    wire.push(toWireMessage(options.inputStored ? options.input : await store(options.input)));
 
     for (let call = 0; call < maxTurns; call++) {
-      if (signal.aborted) return finish(stopOutcome());
+      if (signal.aborted) return await finish(stopOutcome());
       let streamed = '';
       let result: ChatResult;
       try {
@@ -140,20 +176,24 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       } catch (error) {
         if (signal.aborted) {
           // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
-          if (streamed) await store({ role: 'assistant', content: streamed });
-          return finish(stopOutcome());
+          return await finish(stopOutcome(), streamed ? [{ role: 'assistant', content: streamed }] : []);
         }
         if (isModelError(error))
-          return finish('failed', null, { reason: error.kind, message: error.message });
-        const why = error instanceof Error ? error.message : String(error);
-        return finish('failed', null, { reason: 'model_error', message: `The model call failed: ${why}` });
+          return await finish('failed', [], null, { reason: error.kind, message: error.message });
+        return await finish('failed', [], null, {
+          reason: 'model_error',
+          message: `The model call failed: ${describe(error)}`,
+        });
       }
       addUsage(usage, result.usage);
 
       if (result.toolCalls.length === 0) {
         const text = result.text ?? '';
-        await store(withReasoning({ role: 'assistant', content: text }, result.reasoning));
-        return finish('completed', text);
+        return await finish(
+          'completed',
+          [withReasoning({ role: 'assistant', content: text }, result.reasoning)],
+          text,
+        );
       }
 
       const assistant = await store(
@@ -189,19 +229,25 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           duration_ms: step.durationMs,
         });
       }
-      if (interrupted || signal.aborted) return finish(stopOutcome());
+      if (interrupted || signal.aborted) return await finish(stopOutcome());
     }
-    return finish('failed', null, {
+    return await finish('failed', [], null, {
       reason: 'max_turns',
       message: `The turn reached its limit of ${maxTurns} model calls without a final answer.`,
     });
   } catch (error) {
     if (error instanceof TranscriptWriteError) {
-      return finish('failed', null, { reason: 'transcript_write', message: error.message });
+      return finishNow('failed', null, { reason: 'transcript_write', message: error.message });
     }
-    const why = error instanceof Error ? error.message : String(error);
-    return finish('failed', null, { reason: 'internal', message: `The turn failed unexpectedly: ${why}` });
+    return finishNow('failed', null, {
+      reason: 'internal',
+      message: `The turn failed unexpectedly: ${describe(error)}`,
+    });
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function withReasoning(message: TranscriptMessage, reasoning: string | null): TranscriptMessage {

@@ -2,10 +2,15 @@
  * The storage contract of gateway-owned local sessions: authority epochs, creation receipts and
  * durable admissions. Backend-neutral: SQLite implements it now, PostgreSQL later, and both pass the
  * same shared suite. Every method is one transaction; nothing is acknowledged before it commits.
+ *
+ * The three methods of the turn path — admit, claimNext and settle — are group-committed: calls made
+ * in the same tick (from any number of sessions) share one transaction and one durable commit, and
+ * each promise resolves only after that commit.
  */
 import type { AdmissionState } from '../domain/local/admission.js';
 import type { CreationReceipt, OwnerRef } from '../domain/local/receipt.js';
-import type { SessionSourceFields } from '../domain/vocabulary.js';
+import type { SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
+import type { UsageUpdate } from './session-store.js';
 
 /** A local session's public row (the receipt is private and read separately). */
 export interface LocalSessionRow {
@@ -74,13 +79,32 @@ export type AdmitResult =
   | { kind: 'unknown_session' };
 
 export type ClaimResult =
-  | { kind: 'claimed'; admission: AdmissionRow; generation: number }
+  | {
+      kind: 'claimed';
+      session: LocalSessionRow;
+      admission: AdmissionRow;
+      generation: number;
+      /** The admission's text as stored in the transcript by the claim (with its admission_id). */
+      input: TranscriptMessage;
+    }
   | { kind: 'idle' }
   | { kind: 'busy'; admission_id: string }
   | { kind: 'blocked'; admission_id: string }
   | { kind: 'paused'; reason: string };
 
 export type SettleOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+export interface Settlement {
+  admission_id: string;
+  epoch: number;
+  generation: number;
+  outcome: SettleOutcome;
+  detail: string | null;
+  /** The turn's last messages (its final answer), stored in the settlement's transaction. */
+  messages?: readonly TranscriptMessage[];
+  /** The turn's token usage, added to the session's counters in the same transaction. */
+  usage?: UsageUpdate;
+}
 
 export interface LocalSessionStore {
   /** Opens a new authority epoch, durably. Returns its number (strictly increasing). */
@@ -103,23 +127,24 @@ export interface LocalSessionStore {
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;
 
-  /** LOC-8 group commit: every admission in one transaction; each gets its own result. */
-  admit(batch: readonly NewAdmission[]): AdmitResult[];
+  /** LOC-8: one durable admission (group-committed with whatever else is admitted in the same tick). */
+  admit(admission: NewAdmission): Promise<AdmitResult>;
   getAdmission(admissionId: string): AdmissionRow | null;
   /** Unsettled admissions (queued, running, unknown) of a session in FIFO order. */
   unsettled(logicalId: string): AdmissionRow[];
   /** Logical ids that have queued admissions, for the scheduler after a restart. */
   sessionsWithQueued(): string[];
-  /** Claims the next admission of a session for `epoch`, bumping its generation. */
-  claimNext(logicalId: string, epoch: number): ClaimResult;
-  /** Settles a running admission; false when the epoch or generation is stale (REC-3). */
-  settle(
-    admissionId: string,
-    epoch: number,
-    generation: number,
-    outcome: SettleOutcome,
-    detail: string | null,
-  ): boolean;
+  /**
+   * Claims the next admission of a session for `epoch`, bumping its generation, and in the same
+   * transaction appends its text as the user message of the session's transcript: a started turn's
+   * input is always stored (group-committed).
+   */
+  claimNext(logicalId: string, epoch: number): Promise<ClaimResult>;
+  /**
+   * Settles a running admission, with the turn's final messages and usage in the same transaction;
+   * false (and nothing written) when the epoch or generation is stale (REC-3). Group-committed.
+   */
+  settle(settlement: Settlement): Promise<boolean>;
   /** Cancels a queued admission; false when it is no longer queued. */
   cancelQueued(admissionId: string): boolean;
   /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */

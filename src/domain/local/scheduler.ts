@@ -8,29 +8,46 @@
  *   idle ──kick──▶ pumping ──permit + claim──▶ running ──settled──▶ pumping … ──nothing to claim──▶ idle
  *
  * A permit is taken BEFORE the claim: a claim marks the admission started, and an admission that
- * never started must stay replayable after a crash. The claim itself and the decision to go idle
- * happen with no await in between, so a kick can never be lost.
+ * never started must stay replayable after a crash. Claims are group-committed (they resolve after a
+ * durable commit), so a kick that arrives while a pump is claiming is remembered and the pump looks
+ * again before it goes idle: a kick can never be lost.
+ *
+ * A turn settles once, durably, with its final messages and usage in the same commit (`job.settle`);
+ * a turn that ends without settling itself (a crash of the runner) is settled here.
  */
+import type { TranscriptMessage } from '../vocabulary.js';
 import type {
   AdmissionRow,
   LocalSessionRow,
   LocalSessionStore,
   SettleOutcome,
 } from '../../storage/local-store.js';
+import type { UsageUpdate } from '../../storage/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
+
+/** How a turn ended, and what its settlement stores with it. */
+export interface TurnJobResult {
+  outcome: SettleOutcome;
+  detail: string | null;
+  /** The turn's final messages, stored in the settlement's transaction. */
+  messages?: readonly TranscriptMessage[];
+  usage?: UsageUpdate;
+}
 
 export interface TurnJob {
   session: LocalSessionRow;
   admission: AdmissionRow;
   epoch: number;
   generation: number;
+  /** The user message the claim stored for this turn. */
+  input: TranscriptMessage;
   /** Aborted by an interrupt: the turn must stop and settle as interrupted. */
   signal: AbortSignal;
-}
-
-export interface TurnJobResult {
-  outcome: SettleOutcome;
-  detail: string | null;
+  /**
+   * Settles the turn durably (fenced by epoch and generation); false when it no longer owns the
+   * admission, and then nothing of it was written. Call at most once.
+   */
+  settle(result: TurnJobResult): Promise<boolean>;
 }
 
 export type TurnJobRunner = (job: TurnJob) => Promise<TurnJobResult>;
@@ -58,7 +75,8 @@ export interface SchedulerEmit {
 
 type PumpState =
   | { kind: 'idle' }
-  | { kind: 'pumping' }
+  /** `kicked`: new work may have arrived while the pump was waiting for a permit or a claim. */
+  | { kind: 'pumping'; kicked: boolean }
   | {
       kind: 'running';
       admission_id: string;
@@ -86,8 +104,9 @@ export class TurnScheduler {
   kick(logicalId: string): void {
     if (this.draining) return;
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    if (state.kind === 'pumping') state.kicked = true;
     if (state.kind !== 'idle') return;
-    this.pumps.set(logicalId, { kind: 'pumping' });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.set(logicalId, { kind: 'idle' });
       this.onError(error, `scheduler pump of ${logicalId}`);
@@ -138,42 +157,51 @@ export class TurnScheduler {
         return;
       }
       const release = await this.permits.acquire();
-      let claimed = false;
       try {
-        if (this.draining) {
-          this.pumps.set(logicalId, { kind: 'idle' });
-          return;
-        }
-        const claim = this.store.claimNext(logicalId, this.epoch);
-        switch (claim.kind) {
-          case 'claimed':
-            claimed = true;
-            await this.execute(logicalId, claim.admission, claim.generation);
-            continue;
-          case 'blocked':
-            this.pumps.set(logicalId, { kind: 'idle' });
-            this.events.emit('queue:blocked', { logical_id: logicalId, admission_id: claim.admission_id });
-            return;
-          case 'paused':
-            this.pumps.set(logicalId, { kind: 'idle' });
-            this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
-            return;
-          case 'busy':
-          case 'idle':
-            this.pumps.set(logicalId, { kind: 'idle' });
-            this.events.emit('queue:idle', { logical_id: logicalId });
-            return;
-        }
+        if ((await this.step(logicalId)) === 'stop') return;
       } finally {
         release();
-        if (!claimed && this.pumps.get(logicalId)?.kind === 'pumping')
-          this.pumps.set(logicalId, { kind: 'idle' });
       }
     }
   }
 
-  private async execute(logicalId: string, admission: AdmissionRow, generation: number): Promise<void> {
-    const session = this.store.getLocalSession(logicalId);
+  /** One claim under a permit, and the turn it starts. 'again' while there may be more to claim. */
+  private async step(logicalId: string): Promise<'again' | 'stop'> {
+    const state = this.pumps.get(logicalId);
+    if (this.draining || state?.kind !== 'pumping') {
+      this.pumps.set(logicalId, { kind: 'idle' });
+      return 'stop';
+    }
+    state.kicked = false;
+    const claim = await this.store.claimNext(logicalId, this.epoch);
+    switch (claim.kind) {
+      case 'claimed':
+        await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
+        return 'again';
+      case 'blocked':
+        this.pumps.set(logicalId, { kind: 'idle' });
+        this.events.emit('queue:blocked', { logical_id: logicalId, admission_id: claim.admission_id });
+        return 'stop';
+      case 'paused':
+        this.pumps.set(logicalId, { kind: 'idle' });
+        this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
+        return 'stop';
+      case 'busy':
+      case 'idle':
+        if (state.kicked && !this.draining) return 'again';
+        this.pumps.set(logicalId, { kind: 'idle' });
+        this.events.emit('queue:idle', { logical_id: logicalId });
+        return 'stop';
+    }
+  }
+
+  private async execute(
+    logicalId: string,
+    session: LocalSessionRow,
+    admission: AdmissionRow,
+    generation: number,
+    input: TranscriptMessage,
+  ): Promise<void> {
     const abort = new AbortController();
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
@@ -189,38 +217,42 @@ export class TurnScheduler {
       admission_id: admission.admission_id,
       generation,
     });
-    let result: TurnJobResult;
+    const fence = { admission_id: admission.admission_id, epoch: this.epoch, generation };
+    let settled: { result: TurnJobResult; accepted: boolean } | null = null;
+    const settle = async (result: TurnJobResult): Promise<boolean> => {
+      if (settled) throw new Error(`turn ${admission.admission_id} settled twice`);
+      const accepted = await this.store.settle({ ...fence, ...result });
+      settled = { result, accepted };
+      return accepted;
+    };
     try {
-      if (!session) throw new Error(`local session ${logicalId} vanished`);
-      result = await this.runTurn({
-        session,
-        admission,
-        epoch: this.epoch,
-        generation,
-        signal: abort.signal,
-      });
-    } catch (error) {
-      this.onError(error, `turn ${admission.admission_id}`);
-      result = { outcome: 'failed', detail: 'internal error while running the turn' };
-    }
-    try {
-      const accepted = this.store.settle(
-        admission.admission_id,
-        this.epoch,
-        generation,
-        result.outcome,
-        result.detail,
-      );
+      let result: TurnJobResult;
+      try {
+        result = await this.runTurn({
+          session,
+          admission,
+          epoch: this.epoch,
+          generation,
+          input,
+          signal: abort.signal,
+          settle,
+        });
+      } catch (error) {
+        this.onError(error, `turn ${admission.admission_id}`);
+        result = { outcome: 'failed', detail: 'internal error while running the turn' };
+      }
+      // A runner that returned without settling (or whose settlement failed) is settled here.
+      settled ??= { result, accepted: await this.store.settle({ ...fence, ...result }) };
       this.events.emit('turn:settled', {
         logical_id: logicalId,
         admission_id: admission.admission_id,
         generation,
-        outcome: result.outcome,
-        detail: result.detail,
-        accepted,
+        outcome: settled.result.outcome,
+        detail: settled.result.detail,
+        accepted: settled.accepted,
       });
     } finally {
-      this.pumps.set(logicalId, { kind: 'pumping' });
+      this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
       finish();
     }
   }

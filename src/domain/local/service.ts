@@ -16,7 +16,6 @@ import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
 import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
 import { submissionDigest } from './admission.js';
-import { GroupCommitter } from './group-commit.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
 import {
@@ -67,7 +66,6 @@ export class LocalSessions {
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
   private readonly apiKeys = new Map<string, string>();
   private readonly liveAgents = new Set<string>();
-  private readonly committer: GroupCommitter;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.receipts = new ReceiptGate(options.store, options.profile, {
@@ -79,7 +77,6 @@ export class LocalSessions {
         this.events.emit('session:paused', { logical_id: logicalId, failure, detail });
       },
     });
-    this.committer = new GroupCommitter((batch) => options.store.admit(batch));
     this.scheduler = new TurnScheduler(
       options.store,
       options.epoch,
@@ -342,7 +339,7 @@ export class LocalSessions {
           session_id: session.logical_id,
           principal: ownerOf(principal),
         });
-    const result = await this.committer.submit({
+    const result = await this.options.store.admit({
       admission_id: randomUUID(),
       logical_id: session.logical_id,
       submission_id: params.submission_id,
@@ -495,6 +492,8 @@ export class LocalSessions {
   /** The session if the principal may use it, with its receipt validated (or a clear refusal). */
   private access(principal: Principal, logicalId: string): LocalSessionRow {
     const session = requireAccess(principal, this.options.store.getLocalSession(logicalId), logicalId);
+    if (this.receipts.get(logicalId)) return session;
+    // The first use in this epoch validates the receipt, which may pause or unpause the row.
     this.receipts.ensure(logicalId);
     return this.options.store.getLocalSession(logicalId) ?? session;
   }

@@ -5,7 +5,7 @@
  *
  * The agent is created lazily here, at the first turn (LOC-1): nothing before this touches a model.
  */
-import { runTurn } from '../../runtime/runner.js';
+import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
@@ -13,7 +13,6 @@ import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
-import { localSessionKey } from './receipt.js';
 import type { TurnJob, TurnJobResult } from './scheduler.js';
 
 export interface TurnJobDeps {
@@ -97,11 +96,9 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     deps.agentStarted(logicalId);
     deps.fault('turn.claimed');
 
-    const input: TranscriptMessage = {
-      role: 'user',
-      content: job.admission.text,
-      admission_id: job.admission.admission_id,
-    };
+    // The claim stored the input, and the settlement stores the final answer with the usage in one
+    // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
+    let settled = false;
     const result = await runTurn({
       sessionId: logicalId,
       admissionId: job.admission.admission_id,
@@ -114,8 +111,14 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       yolo: policy.yolo,
       maxTurns: policy.max_turns,
       reasoning: policy.reasoning ?? undefined,
-      history: repaired,
-      input,
+      history: withoutInput(repaired, job.input),
+      input: job.input,
+      inputStored: true,
+      commitFinal: async (messages, end) => {
+        const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
+        settled = true;
+        if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
+      },
       transcript: {
         append: async (_sessionId, messages) => {
           if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
@@ -132,8 +135,19 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
           event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
         ),
     });
-    await deps.sessions.addUsage(localSessionKey(logicalId), result.usage);
-    const detail = result.error ? `${result.error.reason}: ${result.error.message}` : null;
-    return { outcome: result.outcome, detail };
+    if (settled) return settlement(result);
+    return { ...settlement(result), usage: result.usage };
   };
+}
+
+/** The history before this turn: the stored transcript ends with the input its claim stored. */
+function withoutInput(messages: TranscriptMessage[], input: TranscriptMessage): TranscriptMessage[] {
+  const last = messages.at(-1);
+  const isInput = last?.role === 'user' && last.admission_id === input.admission_id;
+  return isInput ? messages.slice(0, -1) : messages;
+}
+
+function settlement(result: TurnResult): { outcome: TurnResult['outcome']; detail: string | null } {
+  const detail = result.error ? `${result.error.reason}: ${result.error.message}` : null;
+  return { outcome: result.outcome, detail };
 }

@@ -270,17 +270,9 @@ export function hasAnySessions(db: SqliteDatabase): boolean {
 }
 
 export function addUsage(db: SqliteDatabase, sessionKey: string, usage: UsageUpdate): SessionEntry | null {
-  return modify(db, sessionKey, (e) => ({
-    ...e,
-    input_tokens: e.input_tokens + (usage.input_tokens ?? 0),
-    output_tokens: e.output_tokens + (usage.output_tokens ?? 0),
-    cache_read_tokens: e.cache_read_tokens + (usage.cache_read_tokens ?? 0),
-    cache_write_tokens: e.cache_write_tokens + (usage.cache_write_tokens ?? 0),
-    total_tokens: e.total_tokens + (usage.total_tokens ?? 0),
-    last_prompt_tokens: usage.last_prompt_tokens ?? e.last_prompt_tokens,
-    estimated_cost_usd: e.estimated_cost_usd + (usage.cost_usd ?? 0),
-    cost_status: usage.cost_status ?? e.cost_status,
-  }));
+  return tx(db, () =>
+    routes.addRouteUsage(db, sessionKey, usage) ? routes.readRoute(db, sessionKey) : null,
+  );
 }
 
 /** Read, change and write one entry in a transaction; null when the key has no entry. */

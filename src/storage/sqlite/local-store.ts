@@ -1,7 +1,9 @@
 /**
  * LocalSessionStore on SQLite: the same database (and connection) as the session store, so a creation
- * commits its physical session row, route and receipt in one transaction (LOC-1). Synchronous, like
- * better-sqlite3: every method is one IMMEDIATE transaction, durable (synchronous=FULL) on return.
+ * commits its physical session row, route and receipt in one transaction (LOC-1), and a claim or a
+ * settlement commits the transcript messages of its turn with it. Synchronous methods are one
+ * IMMEDIATE transaction, durable (synchronous=FULL) on return; admit, claimNext and settle go through
+ * the connection's CommitGroup and resolve once their shared commit is durable.
  */
 import { nextStep } from '../../domain/local/admission.js';
 import {
@@ -11,6 +13,7 @@ import {
   type OwnerRef,
 } from '../../domain/local/receipt.js';
 import { newEntry } from '../../domain/session/lifecycle.js';
+import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type {
   AdmitResult,
   ClaimResult,
@@ -19,14 +22,16 @@ import type {
   LocalSessionStore,
   NewAdmission,
   NewCreation,
-  SettleOutcome,
+  Settlement,
 } from '../local-store.js';
 import { tx } from './actions-common.js';
+import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
+import { appendToTranscript } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
-import { readRoute, writeRoute } from './ops/routes.js';
+import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
 import { insertSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
@@ -35,11 +40,16 @@ export interface StoreFaults {
 }
 
 export class SqliteLocalStore implements LocalSessionStore {
+  /** Group commit of the turn path (admit, claimNext, settle); stats feed the benchmarks. */
+  readonly group: CommitGroup;
+
   constructor(
     readonly db: SqliteDatabase,
     private readonly now: () => Date = () => new Date(),
     private readonly faults: StoreFaults | null = null,
-  ) {}
+  ) {
+    this.group = new CommitGroup(db);
+  }
 
   private at(): string {
     return this.now().toISOString();
@@ -122,20 +132,17 @@ export class SqliteLocalStore implements LocalSessionStore {
     tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
   }
 
-  admit(batch: readonly NewAdmission[]): AdmitResult[] {
-    const at = this.at();
-    return tx(this.db, () =>
-      batch.map((admission): AdmitResult => {
-        if (!creations.readLocalSession(this.db, admission.logical_id)) return { kind: 'unknown_session' };
-        const existing = admissions.findBySubmission(this.db, admission);
-        if (existing) {
-          return existing.digest === admission.digest
-            ? { kind: 'existing', admission: existing }
-            : { kind: 'conflict', admission: existing };
-        }
-        return { kind: 'admitted', admission: admissions.insertAdmission(this.db, admission, at) };
-      }),
-    );
+  admit(admission: NewAdmission): Promise<AdmitResult> {
+    return this.group.run((): AdmitResult => {
+      if (!creations.readLocalSession(this.db, admission.logical_id)) return { kind: 'unknown_session' };
+      const existing = admissions.findBySubmission(this.db, admission);
+      if (existing) {
+        return existing.digest === admission.digest
+          ? { kind: 'existing', admission: existing }
+          : { kind: 'conflict', admission: existing };
+      }
+      return { kind: 'admitted', admission: admissions.insertAdmission(this.db, admission, this.at()) };
+    });
   }
 
   getAdmission(admissionId: string) {
@@ -150,8 +157,8 @@ export class SqliteLocalStore implements LocalSessionStore {
     return admissions.sessionsWithQueued(this.db);
   }
 
-  claimNext(logicalId: string, epoch: number): ClaimResult {
-    return tx(this.db, (): ClaimResult => {
+  claimNext(logicalId: string, epoch: number): Promise<ClaimResult> {
+    return this.group.run((): ClaimResult => {
       const session = creations.readLocalSession(this.db, logicalId);
       if (!session) return { kind: 'idle' };
       if (session.paused_reason !== null) return { kind: 'paused', reason: session.paused_reason };
@@ -165,24 +172,53 @@ export class SqliteLocalStore implements LocalSessionStore {
           return { kind: 'blocked', admission_id: step.admission_id };
         case 'claim': {
           const generation = creations.nextGeneration(this.db, logicalId);
-          const admission = admissions.markRunning(this.db, step.admission_id, epoch, generation, this.at());
-          return { kind: 'claimed', admission, generation };
+          const at = this.now();
+          const admission = admissions.markRunning(
+            this.db,
+            step.admission_id,
+            epoch,
+            generation,
+            at.toISOString(),
+          );
+          const input: TranscriptMessage = {
+            role: 'user',
+            content: admission.text,
+            admission_id: admission.admission_id,
+          };
+          appendToTranscript(this.db, this.physicalId(logicalId), input, { now: at });
+          return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
         }
       }
     });
   }
 
-  settle(
-    admissionId: string,
-    epoch: number,
-    generation: number,
-    outcome: SettleOutcome,
-    detail: string | null,
-  ): boolean {
-    return tx(this.db, () => {
+  settle(settlement: Settlement): Promise<boolean> {
+    const { admission_id, epoch, generation, outcome, detail, messages, usage } = settlement;
+    return this.group.run(() => {
       this.faults?.hit('settle.transaction');
-      return admissions.settleRunning(this.db, admissionId, epoch, generation, outcome, detail, this.at());
+      const at = this.now();
+      const logicalId = admissions.settleRunning(
+        this.db,
+        admission_id,
+        epoch,
+        generation,
+        outcome,
+        detail,
+        at.toISOString(),
+      );
+      if (logicalId === null) return false;
+      if (messages && messages.length > 0)
+        appendToTranscript(this.db, this.physicalId(logicalId), messages, { now: at });
+      if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
+      return true;
     });
+  }
+
+  /** The physical session a local session's route points at (its current transcript). */
+  private physicalId(logicalId: string): string {
+    const sessionId = readRoutedSessionId(this.db, localSessionKey(logicalId));
+    if (sessionId === null) throw new Error(`local session ${logicalId} has no route`);
+    return sessionId;
   }
 
   cancelQueued(admissionId: string): boolean {

@@ -373,3 +373,64 @@ describe('RUN-1 turn runner: interrupts', () => {
     expect(transcriptProblems(t.sink.messages)).toEqual([]);
   });
 });
+
+describe('RUN-1 turn runner: a caller that commits the end of the turn itself', () => {
+  it('hands over the final answer with the result, and announces it only after the commit', async () => {
+    const demo = await demoModel();
+    const events: TurnEvent[] = [];
+    const commits: { messages: TranscriptMessage[]; outcome: string; eventsBefore: string[] }[] = [];
+    const input = { role: 'user' as const, content: 'hello committer', admission_id: 'adm-1' };
+    const t = turn(demo.baseUrl, 'hello committer', {
+      input,
+      inputStored: true,
+      emit: (e) => events.push(e),
+      commitFinal: async (messages, result) => {
+        commits.push({ messages, outcome: result.outcome, eventsBefore: eventTypes(events) });
+        await new Promise((r) => setTimeout(r, 5));
+      },
+    });
+    const result = await t.done;
+    const expected = `${DEMO_LABEL}: you said: hello committer`;
+    expect(result).toMatchObject({ outcome: 'completed', final_text: expected });
+    expect(t.sink.messages).toEqual([]); // the caller stored the input and commits the answer
+    expect(commits).toHaveLength(1);
+    expect(commits[0]!.messages).toEqual([{ role: 'assistant', content: expected, admission_id: 'adm-1' }]);
+    expect(commits[0]!.eventsBefore).not.toContain('turn.complete');
+    expect(eventTypes(events).slice(0, 2)).toEqual(['turn.start', 'message.stored']);
+    expect(events[1]).toMatchObject({ type: 'message.stored', message: input });
+    expect(eventTypes(events).slice(-2)).toEqual(['message.stored', 'turn.complete']);
+  });
+
+  it('ends the turn failed with transcript_write when that commit fails, announcing no answer', async () => {
+    const demo = await demoModel();
+    const t = turn(demo.baseUrl, 'doomed', {
+      commitFinal: () => Promise.reject(new Error('disk on fire')),
+    });
+    const result = await t.done;
+    expect(result.outcome).toBe('failed');
+    expect(result.error).toMatchObject({ reason: 'transcript_write' });
+    expect(result.error?.message).toContain('disk on fire');
+    expect(t.events.filter((e) => e.type === 'message.stored')).toHaveLength(1); // the input only
+  });
+
+  it('commits the words an interrupt cut short as the last message', async () => {
+    const demo = await demoModel(20);
+    const controller = new AbortController();
+    const committed: TranscriptMessage[][] = [];
+    const t = turn(demo.baseUrl, 'a b c d e f g h i j k l m n o p', {
+      signal: controller.signal,
+      emit: (e) => {
+        if (e.type === 'text.delta') controller.abort();
+      },
+      commitFinal: (messages) => {
+        committed.push(messages);
+        return Promise.resolve();
+      },
+    });
+    expect((await t.done).outcome).toBe('interrupted');
+    expect(committed).toHaveLength(1);
+    expect(committed[0]).toEqual([
+      { role: 'assistant', content: expect.any(String) as string, admission_id: 'adm-1' },
+    ]);
+  });
+});

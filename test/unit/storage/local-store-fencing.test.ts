@@ -3,41 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionSource } from '../../../src/domain/session/source.js';
-import { submissionDigest } from '../../../src/domain/local/admission.js';
-import { RECEIPT_KIND, type CreationReceipt } from '../../../src/domain/local/receipt.js';
 import type { SessionSourceFields } from '../../../src/domain/vocabulary.js';
 import { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { testAdmission, testReceipt } from '../../shared/local-fixtures.js';
 
-const owner = { subject: 'alice', provider: 'native' };
 const origin: SessionSourceFields = new SessionSource({ platform: 'local', chat_id: 'L1' }).toJSON();
+const receipt = testReceipt;
+const admission = (id: string) => testAdmission('L1', id);
 
-function receipt(logicalId: string): CreationReceipt {
-  return {
-    kind: RECEIPT_KIND,
-    logical_id: logicalId,
-    current_session_id: logicalId,
-    owner,
-    profile: 'default',
-    request_id: null,
-    creation_digest: 'd',
-    policy: { source: 'cli', cwd: '/tmp', model: 'm', toolsets: [] } as unknown as CreationReceipt['policy'],
-    lineage: [],
-    created_at: new Date().toISOString(),
-  };
-}
-
-function admission(id: string) {
-  return {
-    admission_id: id,
-    logical_id: 'L1',
-    submission_id: id,
-    submitter: owner,
-    profile: 'default',
-    digest: submissionDigest(id),
-    text: id,
-    binding: null,
-  };
+function fence(admission_id: string, epoch: number, generation: number) {
+  return { admission_id, epoch, generation, outcome: 'completed' as const, detail: null };
 }
 
 describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
@@ -47,8 +23,8 @@ describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
     const store = new SqliteLocalStore(sessions.db);
     const oldEpoch = store.openEpoch('first');
     store.commitCreation({ receipt: receipt('L1'), origin, title: null, hidden: false });
-    store.admit([admission('a1'), admission('a2')]);
-    const first = store.claimNext('L1', oldEpoch);
+    await Promise.all([store.admit(admission('a1')), store.admit(admission('a2'))]);
+    const first = await store.claimNext('L1', oldEpoch);
     expect(first).toMatchObject({ kind: 'claimed', generation: 1 });
 
     // The process of oldEpoch is presumed dead: a new start opens a higher epoch and sweeps.
@@ -56,18 +32,18 @@ describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
     expect(newEpoch).toBeGreaterThan(oldEpoch);
     expect(store.markOrphansUnknown(newEpoch).map((a) => a.admission_id)).toEqual(['a1']);
     expect(store.resolveUnknown('a1', 1, 'resolved by test')).toBe(true);
-    const second = store.claimNext('L1', newEpoch);
+    const second = await store.claimNext('L1', newEpoch);
     expect(second).toMatchObject({ kind: 'claimed', generation: 2 });
 
     // The old process wakes up and tries to settle what it ran: refused, nothing changes.
-    expect(store.settle('a1', oldEpoch, 1, 'completed', null)).toBe(false);
-    expect(store.settle('a2', oldEpoch, 2, 'completed', null)).toBe(false);
-    expect(store.settle('a2', newEpoch, 1, 'completed', null)).toBe(false);
+    expect(await store.settle(fence('a1', oldEpoch, 1))).toBe(false);
+    expect(await store.settle(fence('a2', oldEpoch, 2))).toBe(false);
+    expect(await store.settle(fence('a2', newEpoch, 1))).toBe(false);
     expect(store.getAdmission('a1')).toMatchObject({ state: 'interrupted', detail: 'resolved by test' });
     expect(store.getAdmission('a2')).toMatchObject({ state: 'running', epoch: newEpoch, generation: 2 });
 
     // The owner of the claim settles it.
-    expect(store.settle('a2', newEpoch, 2, 'completed', null)).toBe(true);
+    expect(await store.settle(fence('a2', newEpoch, 2))).toBe(true);
     expect(store.getAdmission('a2')).toMatchObject({ state: 'completed' });
     await sessions.close();
   });

@@ -117,7 +117,10 @@ export function markRunning(
   return fromRow(row);
 }
 
-/** Settles a running admission only when epoch and generation still own it (REC-3). */
+/**
+ * Settles a running admission only when epoch and generation still own it (REC-3). Returns the
+ * admission's logical session id, or null when it was not settled.
+ */
 export function settleRunning(
   db: SqliteDatabase,
   admissionId: string,
@@ -126,13 +129,13 @@ export function settleRunning(
   outcome: SettleOutcome,
   detail: string | null,
   at: string,
-): boolean {
-  const info = statement(
+): string | null {
+  const row = statement(
     db,
     `UPDATE admissions SET state = ?, detail = ?, settled_at = ?
-     WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ?`,
-  ).run(outcome, detail, at, admissionId, epoch, generation);
-  return info.changes === 1;
+     WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ? RETURNING logical_id`,
+  ).get(outcome, detail, at, admissionId, epoch, generation) as { logical_id: string } | undefined;
+  return row?.logical_id ?? null;
 }
 
 export function cancelQueued(db: SqliteDatabase, admissionId: string, at: string): boolean {

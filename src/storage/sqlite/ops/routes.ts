@@ -1,6 +1,7 @@
 /** Storage operations on the routing map (STO-3). Each takes the database handle and holds its SQL. */
 import type Database from 'better-sqlite3';
 import type { SessionEntry } from '../../../domain/vocabulary.js';
+import type { UsageUpdate } from '../../session-store.js';
 import { statement } from '../statements.js';
 import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from './route-row.js';
 
@@ -10,6 +11,40 @@ export function readRoute(db: Db, sessionKey: string): SessionEntry | null {
   const row = statement(db, 'SELECT * FROM routes WHERE session_key = ?').get(sessionKey) as
     RouteRow | undefined;
   return row === undefined ? null : entryFromRow(row);
+}
+
+/** Just the session id a key routes to (no row mapping): the hot path of every local turn. */
+export function readRoutedSessionId(db: Db, sessionKey: string): string | null {
+  const row = statement(db, 'SELECT session_id FROM routes WHERE session_key = ?').get(sessionKey) as
+    { session_id: string } | undefined;
+  return row?.session_id ?? null;
+}
+
+/** Adds a turn's usage to a route's counters in place; false when the key has no route. */
+export function addRouteUsage(db: Db, sessionKey: string, usage: UsageUpdate): boolean {
+  const info = statement(
+    db,
+    `UPDATE routes SET input_tokens = input_tokens + @input_tokens,
+       output_tokens = output_tokens + @output_tokens,
+       cache_read_tokens = cache_read_tokens + @cache_read_tokens,
+       cache_write_tokens = cache_write_tokens + @cache_write_tokens,
+       total_tokens = total_tokens + @total_tokens,
+       last_prompt_tokens = coalesce(@last_prompt_tokens, last_prompt_tokens),
+       estimated_cost_usd = estimated_cost_usd + @cost_usd,
+       cost_status = coalesce(@cost_status, cost_status)
+     WHERE session_key = @session_key`,
+  ).run({
+    session_key: sessionKey,
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_read_tokens: usage.cache_read_tokens ?? 0,
+    cache_write_tokens: usage.cache_write_tokens ?? 0,
+    total_tokens: usage.total_tokens ?? 0,
+    last_prompt_tokens: usage.last_prompt_tokens ?? null,
+    cost_usd: usage.cost_usd ?? 0,
+    cost_status: usage.cost_status ?? null,
+  });
+  return info.changes === 1;
 }
 
 export function findRouteBySessionId(db: Db, sessionId: string): SessionEntry | null {

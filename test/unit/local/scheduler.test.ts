@@ -1,0 +1,135 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Semaphore } from '../../../src/domain/concurrency/semaphore.js';
+import {
+  TurnScheduler,
+  type SchedulerEvents,
+  type TurnJob,
+  type TurnJobResult,
+} from '../../../src/domain/local/scheduler.js';
+import type { LocalSessionStore } from '../../../src/storage/local-store.js';
+import type { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { openLocalStore, testAdmission as admission } from '../../shared/local-fixtures.js';
+
+let sessions: SqliteSessionStore | undefined;
+afterEach(async () => sessions?.close());
+
+function openStore(ids: string[]): { store: SqliteLocalStore; epoch: number } {
+  const rig = openLocalStore(ids);
+  sessions = rig.sessions;
+  return rig;
+}
+
+type Event = { name: string; payload: Record<string, unknown> };
+
+function scheduler(
+  store: LocalSessionStore,
+  epoch: number,
+  run: (job: TurnJob) => Promise<TurnJobResult>,
+  permits = 8,
+): {
+  scheduler: TurnScheduler;
+  events: Event[];
+  errors: unknown[];
+  until: (name: keyof SchedulerEvents, n: number) => Promise<void>;
+} {
+  const events: Event[] = [];
+  const errors: unknown[] = [];
+  const waiters: (() => void)[] = [];
+  const s = new TurnScheduler(
+    store,
+    epoch,
+    new Semaphore(permits),
+    run,
+    {
+      emit<K extends keyof SchedulerEvents & string>(name: K, payload: SchedulerEvents[K]) {
+        events.push({ name, payload: payload as Record<string, unknown> });
+        for (const w of waiters.splice(0)) w();
+      },
+    },
+    (error) => errors.push(error),
+  );
+  const until = async (name: keyof SchedulerEvents, n: number) => {
+    while (events.filter((e) => e.name === name).length < n)
+      await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+  return { scheduler: s, events, errors, until };
+}
+
+const complete = (): Promise<TurnJobResult> => Promise.resolve({ outcome: 'completed', detail: null });
+
+describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
+  it('runs each session FIFO, one turn at a time, and sessions side by side', async () => {
+    const { store, epoch } = openStore(['A', 'B']);
+    let running = 0;
+    let most = 0;
+    const order: string[] = [];
+    const { scheduler: s, until } = scheduler(store, epoch, async (job) => {
+      running++;
+      most = Math.max(most, running);
+      order.push(job.admission.admission_id);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return complete();
+    });
+    await Promise.all(['a1', 'a2', 'a3'].map((id) => store.admit(admission('A', id))));
+    await Promise.all(['b1', 'b2'].map((id) => store.admit(admission('B', id))));
+    s.kick('A');
+    s.kick('B');
+    await until('queue:idle', 2);
+    expect(order.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    expect(order.filter((id) => id.startsWith('b'))).toEqual(['b1', 'b2']);
+    expect(most).toBe(2); // one per session, both sessions at once
+    for (const id of ['a1', 'a2', 'a3', 'b1', 'b2']) expect(store.getAdmission(id)?.state).toBe('completed');
+  });
+
+  it('does not lose a kick that arrives while the pump is claiming', async () => {
+    const { store, epoch } = openStore(['A']);
+    let first = true;
+    // The admission lands in the same group commit as the claim, just after it: the claim finds the
+    // queue empty, and the kick for the admission arrives while the pump is still waiting on it.
+    const racing: LocalSessionStore = Object.assign(Object.create(store) as SqliteLocalStore, {
+      claimNext(logicalId: string, e: number) {
+        const claim = store.claimNext(logicalId, e);
+        if (first) {
+          first = false;
+          void store.admit(admission('A', 'late'));
+          s.kick('A');
+        }
+        return claim;
+      },
+    });
+    const { scheduler: s, until, events } = scheduler(racing, epoch, complete);
+    s.kick('A');
+    await until('queue:idle', 1);
+    expect(store.getAdmission('late')?.state).toBe('completed');
+    expect(events.map((e) => e.name)).toEqual(['turn:claimed', 'turn:settled', 'queue:idle']);
+  });
+
+  it('settles a turn once, with what the job settled; a job that throws is settled as failed', async () => {
+    const { store, epoch } = openStore(['A']);
+    const {
+      scheduler: s,
+      until,
+      events,
+      errors,
+    } = scheduler(store, epoch, async (job) => {
+      if (job.admission.admission_id === 'boom') throw new Error('runner bug');
+      const accepted = await job.settle({ outcome: 'interrupted', detail: 'by test' });
+      expect(accepted).toBe(true);
+      await expect(job.settle({ outcome: 'completed', detail: null })).rejects.toThrow(/settled twice/);
+      return complete(); // ignored: the job already settled
+    });
+    await store.admit(admission('A', 'self'));
+    await store.admit(admission('A', 'boom'));
+    s.kick('A');
+    await until('queue:idle', 1);
+    expect(errors).toEqual([new Error('runner bug')]);
+    expect(store.getAdmission('self')).toMatchObject({ state: 'interrupted', detail: 'by test' });
+    expect(store.getAdmission('boom')).toMatchObject({ state: 'failed' });
+    expect(events.filter((e) => e.name === 'turn:settled').map((e) => e.payload)).toMatchObject([
+      { admission_id: 'self', outcome: 'interrupted', accepted: true },
+      { admission_id: 'boom', outcome: 'failed', accepted: true },
+    ]);
+  });
+});
