@@ -53,9 +53,13 @@ export function requireBuild(): void {
 }
 
 /** Spawns `gatehouse serve` in a fresh temp home and waits for its ready line. */
-export async function startBenchDaemon(config?: string): Promise<BenchDaemon> {
+/**
+ * Starts `gatehouse serve` on a temp home. `parent` puts that home elsewhere than the system temp
+ * directory (e.g. on tmpfs, to take the disk's flush cost out of a measurement).
+ */
+export async function startBenchDaemon(config?: string, parent?: string): Promise<BenchDaemon> {
   requireBuild();
-  const base = tempDir('gh-bench-');
+  const base = parent ? mkdtempSync(path.join(parent, 'gh-bench-')) : tempDir('gh-bench-');
   const home = path.join(base, 'home');
   if (config !== undefined) {
     mkdirSync(home, { recursive: true, mode: 0o700 });

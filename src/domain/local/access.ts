@@ -8,15 +8,28 @@ import { isOperator, type Principal } from '../auth/principal.js';
 import type { LocalSessionRow } from '../../storage/local-store.js';
 import type { OwnerRef } from './receipt.js';
 
+/**
+ * What access decisions read of a local session: every field but the execution generation, which
+ * changes with each claim (read the store for it). These fields change only when a receipt check
+ * pauses or unpauses the session, so after that check a copy may be kept for the epoch.
+ */
+export type AccessRow = Omit<LocalSessionRow, 'generation'>;
+
+/** An AccessRow copy of a row (without its generation). */
+export function accessFacts(row: LocalSessionRow): AccessRow {
+  const { generation: _generation, ...facts } = row;
+  return facts;
+}
+
 export function ownerOf(principal: Principal): OwnerRef {
   return { subject: principal.subject, provider: principal.provider };
 }
 
-export function isOwner(principal: Principal, session: LocalSessionRow): boolean {
+export function isOwner(principal: Principal, session: AccessRow): boolean {
   return session.owner.subject === principal.subject && session.owner.provider === principal.provider;
 }
 
-export function mayAccess(principal: Principal, session: LocalSessionRow): boolean {
+export function mayAccess(principal: Principal, session: AccessRow): boolean {
   if (principal.profile !== session.profile) return false;
   return isOwner(principal, session) || isOperator(principal);
 }
@@ -25,11 +38,11 @@ export function mayAccess(principal: Principal, session: LocalSessionRow): boole
  * The session, or a `not_found` error — also when it exists but the caller may not see it, so a
  * foreign caller learns nothing about which ids exist.
  */
-export function requireAccess(
+export function requireAccess<Row extends AccessRow>(
   principal: Principal,
-  session: LocalSessionRow | null,
+  session: Row | null,
   logicalId: string,
-): LocalSessionRow {
+): Row {
   if (!session || !mayAccess(principal, session)) {
     throw new GatewayError('not_found', `no session ${logicalId} that you may access`, {
       session_id: logicalId,

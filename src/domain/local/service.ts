@@ -14,7 +14,7 @@ import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
-import { mayAccess, ownerOf, requireAccess, isOwner } from './access.js';
+import { accessFacts, mayAccess, ownerOf, requireAccess, isOwner, type AccessRow } from './access.js';
 import { submissionDigest } from './admission.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
@@ -66,6 +66,8 @@ export class LocalSessions {
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
   private readonly apiKeys = new Map<string, string>();
   private readonly liveAgents = new Set<string>();
+  /** Access facts of sessions whose receipt was validated in this epoch (see access()). */
+  private readonly checked = new Map<string, AccessRow>();
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.receipts = new ReceiptGate(options.store, options.profile, {
@@ -229,15 +231,17 @@ export class LocalSessions {
     for (const hub of this.hubs.values()) hub.detach(viewerId);
   }
 
-  async snapshot(session: LocalSessionRow): Promise<Record<string, unknown>> {
+  async snapshot(session: AccessRow): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
     const messages = receipt ? await this.options.sessions.loadTranscript(receipt.current_session_id) : [];
     return this.snapshotOf(session, messages);
   }
 
-  private snapshotOf(session: LocalSessionRow, messages: StoredMessage[]): Record<string, unknown> {
+  private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
     const id = session.logical_id;
-    const fresh = this.options.store.getLocalSession(id) ?? session;
+    // The snapshot shows the current execution generation: read the row now.
+    const fresh = this.options.store.getLocalSession(id);
+    if (!fresh) throw new GatewayError('not_found', `no session ${id}`, { session_id: id });
     return sessionSnapshot({
       session: fresh,
       messages,
@@ -254,7 +258,7 @@ export class LocalSessions {
     return this.infoOf(this.access(principal, logicalId));
   }
 
-  private infoOf(session: LocalSessionRow): Record<string, unknown> {
+  private infoOf(session: AccessRow): Record<string, unknown> {
     const policy = this.receipts.get(session.logical_id)?.policy;
     return sessionInfo(session, policy, this.liveAgents.has(session.logical_id));
   }
@@ -489,13 +493,20 @@ export class LocalSessions {
     }
   }
 
-  /** The session if the principal may use it, with its receipt validated (or a clear refusal). */
-  private access(principal: Principal, logicalId: string): LocalSessionRow {
+  /**
+   * The session if the principal may use it, with its receipt validated (or a clear refusal). After
+   * the first check of the epoch its access facts cannot change, so they are kept and the store is
+   * not read again on the hot path (every prompt.submit passes here).
+   */
+  private access(principal: Principal, logicalId: string): AccessRow {
+    const known = this.checked.get(logicalId);
+    if (known) return requireAccess(principal, known, logicalId);
     const session = requireAccess(principal, this.options.store.getLocalSession(logicalId), logicalId);
-    if (this.receipts.get(logicalId)) return session;
     // The first use in this epoch validates the receipt, which may pause or unpause the row.
-    this.receipts.ensure(logicalId);
-    return this.options.store.getLocalSession(logicalId) ?? session;
+    const valid = this.receipts.ensure(logicalId);
+    const fresh = this.options.store.getLocalSession(logicalId) ?? session;
+    if (valid) this.checked.set(logicalId, accessFacts(fresh));
+    return fresh;
   }
 
   private hub(logicalId: string): SessionHub {

@@ -6,6 +6,7 @@
 import type { AdmissionRow, LocalSessionRow } from '../../storage/local-store.js';
 import type { StoredMessage } from '../../storage/session-store.js';
 import { GatewayError } from '../errors.js';
+import type { AccessRow } from './access.js';
 import type { LaunchPolicy } from './launch-policy.js';
 
 export function publicMessage(m: StoredMessage): Record<string, unknown> {
@@ -18,7 +19,7 @@ export function publicMessage(m: StoredMessage): Record<string, unknown> {
 }
 
 export function sessionInfo(
-  session: LocalSessionRow,
+  session: AccessRow,
   policy: LaunchPolicy | undefined,
   agentLive: boolean,
 ): Record<string, unknown> {

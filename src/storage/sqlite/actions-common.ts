@@ -4,11 +4,12 @@ import { NotFoundError, StorageUnavailableError } from '../../domain/errors.js';
 import { newSessionId } from '../../domain/session/lifecycle.js';
 import type { SqliteDatabase } from './database.js';
 import * as sessions from './ops/sessions.js';
+import { transactionRunner } from './statements.js';
 
 /** One IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue, never deadlock. */
 export function tx<T>(db: SqliteDatabase, fn: () => T): T {
   try {
-    return db.transaction(fn).immediate();
+    return transactionRunner(db).immediate(fn) as T;
   } catch (error) {
     throw asStorageUnavailable(db, error);
   }

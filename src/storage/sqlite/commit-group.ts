@@ -3,14 +3,17 @@
  * IMMEDIATE transaction, so one FULL-sync commit makes all of them durable; each caller's promise
  * settles only after that commit.
  *
- * Each operation runs inside its own savepoint: one that throws rolls back alone and rejects alone,
- * while the others commit. If SQLite aborts the whole transaction (disk full, I/O error), every
- * operation of the batch is rejected — none of them was made durable. Operations queued while a batch
+ * Operations almost never fail, so a batch first runs them plainly. If one throws, that attempt is
+ * rolled back whole and the batch runs again with each operation in its own savepoint: the one that
+ * throws rolls back alone and rejects alone, while the others commit. (Operations are pure database
+ * work, so running them again is safe.) If SQLite aborts the whole transaction (disk full, I/O
+ * error), every operation of the batch is rejected — none of them was made durable. Operations queued while a batch
  * is committing gather for the next one, so under load one fsync acknowledges many callers across
  * many sessions.
  */
-import { asStorageUnavailable } from './actions-common.js';
+import { asStorageUnavailable, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
+import { savepoint } from './statements.js';
 
 interface Queued {
   op: () => unknown;
@@ -50,9 +53,8 @@ export class CommitGroup {
   private commit(batch: Queued[]): void {
     let outcomes: Outcome[];
     try {
-      outcomes = this.db.transaction(() => batch.map((queued) => this.attempt(queued.op))).immediate();
-    } catch (error) {
-      const failure = asStorageUnavailable(this.db, error);
+      outcomes = this.runPlainly(batch) ?? tx(this.db, () => batch.map((queued) => this.attempt(queued.op)));
+    } catch (failure) {
       for (const queued of batch) queued.reject(failure);
       return;
     }
@@ -66,10 +68,29 @@ export class CommitGroup {
     });
   }
 
+  /** The whole batch without savepoints; null (and nothing written) when any operation threw. */
+  private runPlainly(batch: Queued[]): Outcome[] | null {
+    const failed = new Error('an operation of the batch failed');
+    try {
+      return tx(this.db, () =>
+        batch.map((queued): Outcome => {
+          try {
+            return { ok: true, value: queued.op() };
+          } catch {
+            throw failed;
+          }
+        }),
+      );
+    } catch (error) {
+      if (error === failed) return null;
+      throw error;
+    }
+  }
+
   /** One operation in its own savepoint; a failure that ended the whole transaction fails the batch. */
   private attempt(op: () => unknown): Outcome {
     try {
-      return { ok: true, value: this.db.transaction(op)() };
+      return { ok: true, value: savepoint(this.db, op) };
     } catch (error) {
       if (!this.db.inTransaction) throw error;
       return { ok: false, error: asStorageUnavailable(this.db, error) };

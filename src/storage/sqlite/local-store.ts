@@ -134,14 +134,19 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   admit(admission: NewAdmission): Promise<AdmitResult> {
     return this.group.run((): AdmitResult => {
-      if (!creations.readLocalSession(this.db, admission.logical_id)) return { kind: 'unknown_session' };
-      const existing = admissions.findBySubmission(this.db, admission);
-      if (existing) {
-        return existing.digest === admission.digest
-          ? { kind: 'existing', admission: existing }
-          : { kind: 'conflict', admission: existing };
+      // The common case first: a new submission is one INSERT; a repeat finds the first one.
+      let inserted;
+      try {
+        inserted = admissions.insertAdmission(this.db, admission, this.at());
+      } catch (error) {
+        if (admissions.isMissingParent(error)) return { kind: 'unknown_session' };
+        throw error;
       }
-      return { kind: 'admitted', admission: admissions.insertAdmission(this.db, admission, this.at()) };
+      if (inserted) return { kind: 'admitted', admission: inserted };
+      const existing = admissions.findBySubmission(this.db, admission)!;
+      return existing.digest === admission.digest
+        ? { kind: 'existing', admission: existing }
+        : { kind: 'conflict', admission: existing };
     });
   }
 

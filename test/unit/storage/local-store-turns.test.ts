@@ -29,6 +29,18 @@ const transcript = async () =>
 const usage = async () => (await sessions!.lookupBySessionId('L1'))?.total_tokens;
 
 describe('the turn path of the SQLite local store', () => {
+  it('admits once per submission: a repeat is existing, other text a conflict, no session unknown', async () => {
+    const { store } = storeWithSession();
+    const first = await store.admit(admission('a1'));
+    expect(first).toMatchObject({ kind: 'admitted', admission: { admission_id: 'a1', state: 'queued' } });
+    const repeat = await store.admit({ ...admission('a1'), admission_id: 'other-id' });
+    expect(repeat).toMatchObject({ kind: 'existing', admission: { admission_id: 'a1' } });
+    const changed = await store.admit({ ...admission('a1'), admission_id: 'x', digest: 'different' });
+    expect(changed).toMatchObject({ kind: 'conflict', admission: { admission_id: 'a1' } });
+    expect(await store.admit(testAdmission('no-such-session', 'a9'))).toEqual({ kind: 'unknown_session' });
+    expect(store.unsettled('L1').map((a) => a.admission_id)).toEqual(['a1']);
+  });
+
   it('a claim stores the admission text as the user message in the same commit', async () => {
     const { store, epoch } = storeWithSession();
     await store.admit(admission('a1'));

@@ -43,12 +43,22 @@ function fromRow(row: Row): AdmissionRow {
   };
 }
 
-export function insertAdmission(db: SqliteDatabase, admission: NewAdmission, at: string): AdmissionRow {
+/**
+ * Inserts a queued admission; null when the same submitter already used this submission_id in the
+ * session (read that one with findBySubmission). A session that does not exist fails the foreign key.
+ */
+export function insertAdmission(
+  db: SqliteDatabase,
+  admission: NewAdmission,
+  at: string,
+): AdmissionRow | null {
   const row = statement(
     db,
     `INSERT INTO admissions (admission_id, logical_id, submission_id, submitter_subject, submitter_provider,
        profile, digest, text, state, admitted_at, binding)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING *`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
+     ON CONFLICT (logical_id, submitter_provider, submitter_subject, submission_id) DO NOTHING
+     RETURNING seq`,
   ).get(
     admission.admission_id,
     admission.logical_id,
@@ -60,8 +70,31 @@ export function insertAdmission(db: SqliteDatabase, admission: NewAdmission, at:
     admission.text,
     at,
     admission.binding,
-  ) as Row;
-  return fromRow(row);
+  ) as { seq: number } | undefined;
+  if (!row) return null;
+  // The new row is exactly what was inserted: built here rather than read back.
+  return {
+    admission_id: admission.admission_id,
+    logical_id: admission.logical_id,
+    seq: row.seq,
+    submission_id: admission.submission_id,
+    submitter: { ...admission.submitter },
+    profile: admission.profile,
+    digest: admission.digest,
+    text: admission.text,
+    state: 'queued',
+    epoch: null,
+    generation: null,
+    admitted_at: at,
+    started_at: null,
+    settled_at: null,
+    detail: null,
+  };
+}
+
+/** True for the error SQLite raises when a row names a parent row that does not exist. */
+export function isMissingParent(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
 export function findBySubmission(db: SqliteDatabase, admission: NewAdmission): AdmissionRow | null {

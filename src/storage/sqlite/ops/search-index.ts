@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { InvalidParamsError } from '../../../domain/errors.js';
 import type { SearchHit } from '../../session-store.js';
-import { statement } from '../statements.js';
+import { savepoint, statement } from '../statements.js';
 
 type Db = Database.Database;
 
@@ -28,10 +28,10 @@ export function markIndexStale(db: Db): void {
 export function indexMessages(db: Db, rows: readonly { id: number; content: string | null }[]): boolean {
   if (isIndexStale(db)) return false;
   try {
-    db.transaction(() => {
+    savepoint(db, () => {
       const insert = statement(db, 'INSERT INTO messages_fts (rowid, content) VALUES (?, ?)');
       for (const row of rows) if (row.content !== null) insert.run(row.id, row.content);
-    })();
+    });
     return true;
   } catch {
     markIndexStale(db);
