@@ -97,4 +97,44 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
     expect(await tg.ask(chat, user, 'after restarts')).toMatch(/after restarts/);
     expect(tg.repliesTo(chat.id)).toHaveLength(2);
   });
+
+  it('REC-4 a message Telegram hands out again after a SIGKILL never starts a second turn', async () => {
+    const { model, standIn } = tg;
+    const user = (id: number) => ({ id, first_name: `User${id}` });
+    const dm = (id: number) => ({ id, type: 'private' as const });
+    const answers = (id: number) =>
+      tg
+        .repliesTo(id)
+        .filter((t) => t.includes('you said: '))
+        .map((t) => t.replace(/^.*you said: /s, ''));
+    // Chat 601: its turn was running. 602: answered before the crash. 603: a turn running and a
+    // follow-up waiting behind it, never started.
+    const answered = standIn.inject({ chat: dm(602), from: user(602), text: 'answered before' });
+    await tg.waitForText(602, /you said: answered before$/);
+    const seen = model.requests.length;
+    model.hold();
+    const running = standIn.inject({ chat: dm(601), from: user(601), text: 'running at the crash' });
+    const running3 = standIn.inject({ chat: dm(603), from: user(603), text: 'also running' });
+    await model.waitForRequests(seen + 2);
+    const waiting = standIn.inject({ chat: dm(603), from: user(603), text: 'waiting behind' });
+    await standIn.waitForConfirmed(waiting);
+    await tg.kill();
+
+    // As if Telegram never heard these were confirmed: all four come again, in order.
+    for (const id of [answered, running, running3, waiting]) standIn.redeliver(id);
+    await tg.start();
+    model.release();
+
+    // A /queue item runs after everything before it on the chat, so once it is answered, any
+    // turn the redelivery had started would have answered too.
+    for (const id of [601, 602, 603]) {
+      standIn.inject({ chat: dm(id), from: user(id), text: `/queue barrier ${id}` });
+      await tg.waitForText(id, new RegExp(`you said: barrier ${id}$`));
+    }
+    const resumed = expect.stringMatching(/Continue where you left off/) as string;
+    expect(answers(601)).toEqual([resumed, 'barrier 601']);
+    expect(answers(602)).toEqual(['answered before', 'barrier 602']);
+    // The follow-up was never taken, so its redelivery is answered: nothing is lost either.
+    expect(answers(603)).toEqual([resumed, 'waiting behind', 'barrier 603']);
+  });
 });

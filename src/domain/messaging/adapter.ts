@@ -74,6 +74,27 @@ export interface PlatformAdapter {
   status(): AdapterStatus;
 }
 
+/** How the gateway recognises one platform message across redeliveries. */
+export interface InboundRef {
+  readonly platform: Platform;
+  /** As the adapter's normalizeChatId writes it. */
+  readonly chat_id: string;
+  readonly message_id: string;
+}
+
+/**
+ * The InboundRef of a human message; null for a wake-up (no platform delivered it) and for a
+ * message the platform gave no id (it cannot be recognised, so it is never de-duplicated).
+ */
+export function inboundRefOf(
+  event: MessageEvent,
+  normalizeChatId: (chatId: string) => string,
+): InboundRef | null {
+  const { platform, chat_id, message_id } = event.source;
+  if (event.internal || message_id === null || message_id === '') return null;
+  return { platform, chat_id: normalizeChatId(chat_id), message_id };
+}
+
 /** Authorization by a user-id allowlist, or a role the adapter verified. Absent list: everyone. */
 export function allowlistAuthorizer(
   allowedUserIds: readonly string[] | undefined,

@@ -7,6 +7,8 @@ export interface MessagingEvents extends Record<string, unknown> {
   'inbound:accepted': { session_key: string; text: string; internal: boolean };
   /** An inbound event was refused by the adapter's authorization. */
   'inbound:refused': { platform: string; user_id: string | null };
+  /** A platform redelivered a message that was already taken (inbound ledger): dropped. */
+  'inbound:duplicate': { platform: string; chat_id: string; message_id: string };
   /** An inbound event arrived during start-up recovery and waits for it. */
   'inbound:deferred': { platform: string };
   'turn:start': { session_key: string; session_id: string; turn_id: string; text: string };

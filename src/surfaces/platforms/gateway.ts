@@ -1,15 +1,23 @@
 /**
  * The messaging gateway: every chat platform's conversations on one store and one runtime.
  *
- * inbound → authorize → session key (KEY-1) → per-session queue (QUE-1..3) → turn (turn.ts) →
- * delivery ledger → adapter. Commands are handled as they arrive, even while a turn runs. One turn
- * at a time per session key; different keys run concurrently.
+ * inbound → authorize → redelivery check (inbound ledger) → session key (KEY-1) → per-session
+ * queue (QUE-1..3) → turn (turn.ts) → delivery ledger → adapter. Commands are handled as they
+ * arrive, even while a turn runs. One turn at a time per session key; different keys run
+ * concurrently. Inbound events are admitted one at a time, in arrival order (the redelivery check
+ * is a store read, and it must not let a later message of a chat overtake an earlier one).
  *
  * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs) →
  * running → draining (no new inbound; running turns finish or are marked shutdown_timeout) →
  * stopped, with the clean-shutdown marker written last.
  */
-import type { InboundSink, MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import {
+  inboundRefOf,
+  type InboundRef,
+  type InboundSink,
+  type MessageEvent,
+  type PlatformAdapter,
+} from '../../domain/messaging/adapter.js';
 import { HELP_TEXT, parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
@@ -61,6 +69,8 @@ export class MessagingGateway {
   private readonly lanes = new Map<string, Lane>();
   private readonly deferred: { adapter: PlatformAdapter; event: MessageEvent }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  /** The tail of the serial admission chain (see admit). */
+  private intake: Promise<void> = Promise.resolve();
   private readonly deps: TurnDeps;
   private readonly deliverer: Deliverer;
   private state: GatewayState = 'stopped';
@@ -128,7 +138,7 @@ export class MessagingGateway {
     const autoContinued = await this.autoContinue();
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued });
-    for (const { adapter, event } of this.deferred.splice(0)) this.accept(adapter, event);
+    for (const { adapter, event } of this.deferred.splice(0)) this.admit(adapter, event);
   }
 
   /**
@@ -191,16 +201,32 @@ export class MessagingGateway {
       this.events.emit('inbound:deferred', { platform: adapter.platform });
       return;
     }
-    this.accept(adapter, event);
+    this.admit(adapter, event);
   }
 
-  private accept(adapter: PlatformAdapter, event: MessageEvent): void {
+  /** Queues the event on the admission chain: each is accepted after the one before it. */
+  private admit(adapter: PlatformAdapter, event: MessageEvent): void {
+    const step = this.intake.then(() => this.accept(adapter, event));
+    this.intake = step.catch(() => undefined);
+    this.track(step);
+  }
+
+  private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
+    const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
+    if (ref !== null && (await this.wasTaken(ref))) {
+      this.events.emit('inbound:duplicate', { ...ref });
+      return;
+    }
     const key = buildSessionKey(event.source, this.deps.keyOptions);
     this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
     const lane = this.lane(key);
     if (!event.internal) {
       const command = parseCommand(event.text);
       if (command !== null) {
+        // A command acts now, so it is taken now, before it acts: a crash in between loses the
+        // command rather than repeating it (a second /undo would undo one exchange too many).
+        // A /queue item is taken by the turn it becomes, so a crash before that turn loses nothing.
+        if (ref !== null && command.name !== 'queue') await this.take(ref, key);
         this.track(this.command(lane, adapter, event, command));
         return;
       }
@@ -212,10 +238,24 @@ export class MessagingGateway {
           ...clarify,
           answer: event.text,
         });
+        if (ref !== null) await this.take(ref, key);
         return;
       }
     }
+    // A turn takes its message when it starts (executeTurn), with its in-flight marker.
     this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
+  }
+
+  /**
+   * The redelivery check fails open: when the store cannot answer, a possible duplicate turn is
+   * better than a lost message (and the turn itself will report the store's failure).
+   */
+  private wasTaken(ref: InboundRef): Promise<boolean> {
+    return this.options.ledger.isInboundTaken(ref).catch(() => false);
+  }
+
+  private take(ref: InboundRef, key: string): Promise<void> {
+    return this.options.ledger.takeInbound(ref, key).catch(() => undefined);
   }
 
   private arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void {

@@ -1,10 +1,10 @@
 /**
- * One messaging turn: session (ENT-2) → in-flight marker → prompt (CTX-1/2, KEY-3) → runTurn →
+ * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken) → prompt (CTX-1/2, KEY-3) → runTurn →
  * reply on the ledger (which drops the marker) → delivery. The marker is set before the model is
  * called and is dropped only with the reply's ledger row, or when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
-import type { MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { inboundRefOf, type MessageEvent, type PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { isSilentReply } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import {
@@ -83,7 +83,12 @@ export async function executeTurn(
     clarify: null,
   };
   register(running);
-  await deps.store.markTurnStarted(sessionKey);
+  // The marker and "this message was taken" in one transaction: after a crash, the platform's
+  // redelivery of the message is dropped exactly when recovery resumes (or delivers) this turn.
+  await deps.ledger.startTurn(
+    sessionKey,
+    inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
+  );
   deps.events.emit('turn:start', {
     session_key: sessionKey,
     session_id: entry.session_id,
