@@ -29,7 +29,7 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as { adapters: unknown[] };
     expect(report.adapters).toEqual([
-      { platform: 'telegram', state: 'running', detail: null, account: '@gatehouse_bot' },
+      { platform: 'telegram', state: 'running', detail: null, account: '@gatehouse_bot', mode: 'polling' },
     ]);
     const text = await runCli(tg.home, ['status']);
     expect(text.stdout).toContain('telegram: polling as @gatehouse_bot');

@@ -45,7 +45,15 @@ export interface AdapterStatus {
   readonly detail: string | null;
   /** Who the adapter is connected as once running (e.g. a bot's `@username`), when the platform says. */
   readonly account?: string | null;
+  /**
+   * How a running adapter receives, in a word, for operators: `polling`, `webhook`, `socket`.
+   * Absent: status lines just say `running`.
+   */
+  readonly mode?: string | null;
 }
+
+/** Told every change of an adapter's status (the gateway republishes it). Must not throw. */
+export type StatusListener = (status: AdapterStatus) => void;
 
 /** Where an adapter hands inbound events; the gateway's handler. Never throws. */
 export type InboundSink = (event: MessageEvent) => void;
@@ -58,8 +66,12 @@ export interface PlatformAdapter {
    * than Discord are treated as safe regardless; a plugin opts in with true.
    */
   readonly piiSafe: boolean;
-  /** Begin receiving; resolves once connected. Rejects with a one-line reason. */
-  start(sink: InboundSink): Promise<void>;
+  /**
+   * Begin receiving; resolves once connected. Rejects with a one-line reason. `onStatus` is told
+   * every later change of status() too (receiving that dies after start, a reconnect), so
+   * `gatehouse status` stays true; an adapter whose status never changes may ignore it.
+   */
+  start(sink: InboundSink, onStatus?: StatusListener): Promise<void>;
   /** Stop receiving. Idempotent. */
   stop(): Promise<void>;
   /** Sends `text`, split as the platform needs; returns every message sent, in order. */

@@ -13,6 +13,7 @@
  */
 import {
   inboundRefOf,
+  type AdapterStatus,
   type InboundRef,
   type InboundSink,
   type MessageEvent,
@@ -114,7 +115,8 @@ export class MessagingGateway {
     this.adapters.set(adapter.platform, adapter);
   }
 
-  adapterStatuses() {
+  /** Every adapter's status(), for `gatehouse status`; changes are the `adapter:status` event. */
+  adapterStatuses(): AdapterStatus[] {
     return [...this.adapters.values()].map((a) => a.status());
   }
 
@@ -127,7 +129,7 @@ export class MessagingGateway {
     this.state = 'restoring';
     for (const adapter of this.adapters.values()) {
       const sink: InboundSink = (event) => this.receive(adapter, event);
-      await adapter.start(sink);
+      await adapter.start(sink, (status) => this.adapterStatusChanged(status));
     }
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
@@ -181,6 +183,19 @@ export class MessagingGateway {
       this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
     }, this.options.deliveryRetryMs ?? 5000);
     this.retryTimer.unref();
+  }
+
+  private adapterStatusChanged(status: AdapterStatus): void {
+    this.events.emit('adapter:status', status);
+    if (status.state !== 'running' || this.state !== 'running') return;
+    // QUE-3: what was put back while this platform could not take it runs now that it can.
+    for (const lane of this.lanes.values()) {
+      if (lane.state.mode !== 'idle' || lane.state.slot?.payload.source.platform !== status.platform)
+        continue;
+      const step = queue.resume(lane.state);
+      lane.state = step.state;
+      if (step.start !== null) this.launch(lane, step.start);
+    }
   }
 
   /** Status of one lane, for /status and operators. */
@@ -267,7 +282,8 @@ export class MessagingGateway {
   private launch(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
     const adapter = this.adapters.get(item.payload.source.platform);
     if (adapter === undefined || adapter.status().state !== 'running') {
-      // QUE-3: back on the queue, never dropped; it runs when the next event for this lane arrives.
+      // QUE-3: back on the queue, never dropped; it runs when the adapter reports running again
+      // (adapterStatusChanged), or when the next event for this lane arrives.
       lane.state = queue.putBack(lane.state, item);
       this.events.emit('queue:requeued', { session_key: lane.key, platform: item.payload.source.platform });
       return;
