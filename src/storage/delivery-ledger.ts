@@ -74,6 +74,8 @@ export interface DeliveryLedger {
   recordReply(record: ReplyRecord, options?: { now?: Date }): Promise<Delivery>;
   /** False when it was already marked (the caller must not count it as a new delivery). */
   markDelivered(deliveryId: number, options?: { now?: Date }): Promise<boolean>;
+  /** One obligation as stored now; null when there is no such id. */
+  readDelivery(deliveryId: number): Promise<Delivery | null>;
   /** Obligations not yet delivered, oldest first. */
   listUndelivered(): Promise<Delivery[]>;
   /** The end of a graceful stop: the next start skips crash recovery. */

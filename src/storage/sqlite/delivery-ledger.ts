@@ -106,6 +106,13 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     return settle(() => ledger.markDelivered(this.db, deliveryId, options.now ?? new Date()));
   }
 
+  readDelivery(deliveryId: number): Promise<Delivery | null> {
+    return settle(() => {
+      const row = ledger.readDelivery(this.db, deliveryId);
+      return row === null ? null : toDelivery(row);
+    });
+  }
+
   listUndelivered(): Promise<Delivery[]> {
     return settle(() => ledger.listUndelivered(this.db).map(toDelivery));
   }

@@ -32,7 +32,7 @@ import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
-import { executeTurn, RESUME_NOTE, type RunningTurn, type TurnDeps } from './turn.js';
+import { executeTurn, RESUME_NOTE, startingTurn, type RunningTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -76,6 +76,8 @@ export class MessagingGateway {
   private readonly deliverer: Deliverer;
   private state: GatewayState = 'stopped';
   private retryTimer: NodeJS.Timeout | null = null;
+  /** A send failed before the gateway was running (the start-up sweep): retry once it is. */
+  private retryWanted = false;
 
   constructor(private readonly options: MessagingGatewayOptions) {
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
@@ -140,6 +142,7 @@ export class MessagingGateway {
     const autoContinued = await this.autoContinue();
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued });
+    if (this.retryWanted) this.scheduleDeliveryRetry();
     for (const { adapter, event } of this.deferred.splice(0)) this.admit(adapter, event);
   }
 
@@ -153,10 +156,9 @@ export class MessagingGateway {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     for (const adapter of this.adapters.values()) await adapter.stop();
-    const settled = Promise.allSettled([...this.inFlight]);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
-      settled.then(() => false),
+      this.settleInFlight().then(() => false),
       new Promise<boolean>(
         (resolve) => (timer = setTimeout(() => resolve(true), options.timeoutMs ?? 30_000)),
       ),
@@ -168,15 +170,25 @@ export class MessagingGateway {
         await this.options.store.markResumePending(lane.key, 'shutdown_timeout');
         lane.running.abort.abort('interrupted');
       }
-      await Promise.allSettled([...this.inFlight]);
+      await this.settleInFlight();
     }
     await this.options.ledger.writeCleanShutdown();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: true });
   }
 
+  /**
+   * Waits until nothing is in flight, including work that in-flight work started meanwhile (a
+   * finished turn promoting the next queued event, an admission launching a turn).
+   */
+  private async settleInFlight(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
   private scheduleDeliveryRetry(): void {
+    if (this.state === 'restoring') this.retryWanted = true;
     if (this.retryTimer !== null || this.state !== 'running') return;
+    this.retryWanted = false;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.state !== 'running') return;
@@ -247,9 +259,10 @@ export class MessagingGateway {
       }
       // A pending clarify question takes the next plain message as its answer.
       const clarify = lane.running?.clarify;
-      if (clarify != null && lane.running !== null) {
+      const clarifyingSession = lane.running?.sessionId;
+      if (clarify != null && clarifyingSession != null) {
         this.options.prompts.respondClarify({
-          session_id: lane.running.sessionId,
+          session_id: clarifyingSession,
           ...clarify,
           answer: event.text,
         });
@@ -288,8 +301,12 @@ export class MessagingGateway {
       this.events.emit('queue:requeued', { session_key: lane.key, platform: item.payload.source.platform });
       return;
     }
+    // Registered before the first await, so a /stop or /new arriving while the turn looks up its
+    // session still finds it.
+    const running = startingTurn();
+    lane.running = running;
     this.track(
-      executeTurn(this.deps, lane.key, item.payload, adapter, (running) => (lane.running = running))
+      executeTurn(this.deps, lane.key, item.payload, adapter, running)
         .catch((error: unknown) => this.reportFailure(lane, item.payload, adapter, error))
         .finally(() => {
           lane.running = null;
@@ -374,7 +391,7 @@ export class MessagingGateway {
       case 'deny': {
         const running = lane.running;
         const pending = running?.approval;
-        if (running == null || pending == null) {
+        if (running == null || pending == null || running.sessionId === null) {
           await reply('No approval is waiting.');
           break;
         }
