@@ -19,7 +19,7 @@ import {
   type MessageEvent,
   type PlatformAdapter,
 } from '../../domain/messaging/adapter.js';
-import { HELP_TEXT, parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
+import { parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
@@ -30,9 +30,10 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
+import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
-import { executeTurn, RESUME_NOTE, startingTurn, type RunningTurn, type TurnDeps } from './turn.js';
+import { executeTurn, RESUME_NOTE, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -58,12 +59,6 @@ export interface MessagingGatewayOptions {
 
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
 
-interface Lane {
-  readonly key: string;
-  state: queue.SessionQueueState<MessageEvent>;
-  running: RunningTurn | null;
-}
-
 export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
   private readonly adapters = new Map<string, PlatformAdapter>();
@@ -74,12 +69,18 @@ export class MessagingGateway {
   private intake: Promise<void> = Promise.resolve();
   private readonly deps: TurnDeps;
   private readonly deliverer: Deliverer;
+  private readonly commandContext: CommandContext;
   private state: GatewayState = 'stopped';
   private retryTimer: NodeJS.Timeout | null = null;
   /** A send failed before the gateway was running (the start-up sweep): retry once it is. */
   private retryWanted = false;
 
   constructor(private readonly options: MessagingGatewayOptions) {
+    this.commandContext = {
+      store: options.store,
+      prompts: options.prompts,
+      arrive: (lane, item) => this.arrive(lane, item),
+    };
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
     // An owed reply that failed to send is not left for the next restart: it is retried in this run.
     this.events.on('delivery:failed', () => this.scheduleDeliveryRetry());
@@ -321,95 +322,11 @@ export class MessagingGateway {
     lane: Lane,
     adapter: PlatformAdapter,
     event: MessageEvent,
-    command: ChatCommand | { name: 'invalid'; message: string },
+    command: ChatCommand | InvalidCommand,
   ): Promise<void> {
     const reply = (text: string) =>
       adapter.send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null });
-    const store = this.options.store;
-    switch (command.name) {
-      case 'invalid':
-        await reply(command.message);
-        break;
-      case 'help':
-        await reply(HELP_TEXT);
-        break;
-      case 'queue':
-        this.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
-        await reply(`Queued (${queue.queueDepth(lane.state)} waiting).`);
-        break;
-      case 'stop': {
-        lane.state = queue.stop(lane.state);
-        const running = lane.running;
-        if (running !== null) {
-          // Seed §2: /stop is the hard signal; the next message starts a fresh session.
-          await store.suspendSession(lane.key);
-          running.abort.abort('interrupted');
-        }
-        await reply(running !== null ? 'Stopped.' : 'Nothing is running.');
-        break;
-      }
-      case 'new':
-      case 'reset': {
-        lane.state = queue.clearForReset(lane.state);
-        lane.running?.abort.abort('interrupted');
-        const before = await store.getOrCreateSession(lane.key, event.source.toJSON());
-        await store.resetSession(lane.key);
-        this.options.prompts.forgetSession(before.entry.session_id);
-        await reply('Started a new conversation.');
-        break;
-      }
-      case 'status': {
-        const { running, depth } = this.describeLane(lane.key);
-        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
-        await reply(
-          `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
-            `${lane.running?.approval ? ', an approval is pending' : ''}.`,
-        );
-        break;
-      }
-      case 'undo':
-      case 'retry': {
-        if (lane.running !== null) {
-          await reply('A turn is running; /stop it first.');
-          break;
-        }
-        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
-        const undone = await store.rewindSession(entry.session_id, 1);
-        if (undone.turns_undone === 0 || undone.target_text === null) {
-          await reply('There is nothing to undo.');
-          break;
-        }
-        if (command.name === 'undo') {
-          await reply('Undid the last exchange.');
-        } else {
-          await reply('Retrying the last message.');
-          this.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
-        }
-        break;
-      }
-      case 'approve':
-      case 'deny': {
-        const running = lane.running;
-        const pending = running?.approval;
-        if (running == null || pending == null || running.sessionId === null) {
-          await reply('No approval is waiting.');
-          break;
-        }
-        const result = this.options.prompts.respondApproval({
-          session_id: running.sessionId,
-          ...pending,
-          choice: command.name === 'deny' ? 'deny' : command.choice,
-        });
-        await reply(
-          result.status === 'resolved'
-            ? command.name === 'deny'
-              ? 'Denied.'
-              : 'Approved.'
-            : 'That approval is no longer open.',
-        );
-        break;
-      }
-    }
+    await carryOutCommand(this.commandContext, lane, event, command, reply);
     this.events.emit('command:handled', { session_key: lane.key, command: command.name });
     // Wake-ups that survived the command (and anything put back) start right after it (QUE-2).
     const step = queue.resume(lane.state);
