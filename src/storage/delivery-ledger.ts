@@ -4,7 +4,12 @@
  * in-flight marker, in the same transaction, so after a crash exactly one of these holds for a
  * turn: its marker is still set (no reply was recorded: resume it), or its reply is on the ledger
  * (deliver it if not yet delivered). Nothing is regenerated and nothing is sent twice.
+ *
+ * The inbound side: a platform message is recorded as taken when its turn starts (in the same
+ * transaction as the in-flight marker) or when a chat command acts on it, so a platform's
+ * redelivery after a crash is recognised and never starts a second turn.
  */
+import type { InboundRef } from '../domain/messaging/adapter.js';
 import type { Platform, SessionSourceFields } from '../domain/vocabulary.js';
 
 /** Where a reply goes. Always the real ids: redaction never touches routing (CTX-2). */
@@ -51,11 +56,26 @@ export interface MessagingRecoveryReport {
   readonly settled: readonly string[];
 }
 
+/** Taken inbound rows older than this are pruned at start-up: no platform redelivers that late. */
+export const INBOUND_RETENTION_SECONDS = 7 * 86_400;
+
 export interface DeliveryLedger {
+  /**
+   * A turn starts on the key: sets its in-flight marker and, for a human message, records that
+   * message as taken, atomically (a crash leaves both or neither).
+   * @throws NotFoundError when no session is on the key.
+   */
+  startTurn(sessionKey: string, inbound: InboundRef | null, options?: { now?: Date }): Promise<void>;
+  /** Records a message a chat command acted on (or answered a question with) as taken. Idempotent. */
+  takeInbound(inbound: InboundRef, sessionKey: string, options?: { now?: Date }): Promise<void>;
+  /** Whether the message was taken before: a redelivery, to be dropped. */
+  isInboundTaken(inbound: InboundRef): Promise<boolean>;
   /** Records a turn's reply and drops the key's in-flight marker, atomically. Idempotent per turn. */
   recordReply(record: ReplyRecord, options?: { now?: Date }): Promise<Delivery>;
   /** False when it was already marked (the caller must not count it as a new delivery). */
   markDelivered(deliveryId: number, options?: { now?: Date }): Promise<boolean>;
+  /** One obligation as stored now; null when there is no such id. */
+  readDelivery(deliveryId: number): Promise<Delivery | null>;
   /** Obligations not yet delivered, oldest first. */
   listUndelivered(): Promise<Delivery[]>;
   /** The end of a graceful stop: the next start skips crash recovery. */
@@ -63,7 +83,8 @@ export interface DeliveryLedger {
   /**
    * Start-up recovery in one transaction: reads and removes the clean-shutdown marker, settles
    * every in-flight marker (persisted reply → onto the ledger flagged recovered; none → resume
-   * pending; stuck → suspended) and drops all markers.
+   * pending; stuck → suspended), drops all markers and prunes taken inbound rows older than
+   * INBOUND_RETENTION_SECONDS.
    */
   recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport>;
   /** The key finished a turn: it is no longer on a restart streak. */

@@ -45,7 +45,15 @@ export interface AdapterStatus {
   readonly detail: string | null;
   /** Who the adapter is connected as once running (e.g. a bot's `@username`), when the platform says. */
   readonly account?: string | null;
+  /**
+   * How a running adapter receives, in a word, for operators: `polling`, `webhook`, `socket`.
+   * Absent: status lines just say `running`.
+   */
+  readonly mode?: string | null;
 }
+
+/** Told every change of an adapter's status (the gateway republishes it). Must not throw. */
+export type StatusListener = (status: AdapterStatus) => void;
 
 /** Where an adapter hands inbound events; the gateway's handler. Never throws. */
 export type InboundSink = (event: MessageEvent) => void;
@@ -58,8 +66,12 @@ export interface PlatformAdapter {
    * than Discord are treated as safe regardless; a plugin opts in with true.
    */
   readonly piiSafe: boolean;
-  /** Begin receiving; resolves once connected. Rejects with a one-line reason. */
-  start(sink: InboundSink): Promise<void>;
+  /**
+   * Begin receiving; resolves once connected. Rejects with a one-line reason. `onStatus` is told
+   * every later change of status() too (receiving that dies after start, a reconnect), so
+   * `gatehouse status` stays true; an adapter whose status never changes may ignore it.
+   */
+  start(sink: InboundSink, onStatus?: StatusListener): Promise<void>;
   /** Stop receiving. Idempotent. */
   stop(): Promise<void>;
   /** Sends `text`, split as the platform needs; returns every message sent, in order. */
@@ -72,6 +84,27 @@ export interface PlatformAdapter {
   /** Whether the sender of `source` may talk to the agent. */
   authorize(source: SessionSource): boolean;
   status(): AdapterStatus;
+}
+
+/** How the gateway recognises one platform message across redeliveries. */
+export interface InboundRef {
+  readonly platform: Platform;
+  /** As the adapter's normalizeChatId writes it. */
+  readonly chat_id: string;
+  readonly message_id: string;
+}
+
+/**
+ * The InboundRef of a human message; null for a wake-up (no platform delivered it) and for a
+ * message the platform gave no id (it cannot be recognised, so it is never de-duplicated).
+ */
+export function inboundRefOf(
+  event: MessageEvent,
+  normalizeChatId: (chatId: string) => string,
+): InboundRef | null {
+  const { platform, chat_id, message_id } = event.source;
+  if (event.internal || message_id === null || message_id === '') return null;
+  return { platform, chat_id: normalizeChatId(chat_id), message_id };
 }
 
 /** Authorization by a user-id allowlist, or a role the adapter verified. Absent list: everyone. */

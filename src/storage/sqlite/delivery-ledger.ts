@@ -5,11 +5,20 @@ import {
   STUCK_LOOP_RESTARTS,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
-import type { Delivery, DeliveryLedger, MessagingRecoveryReport, ReplyRecord } from '../delivery-ledger.js';
+import type { InboundRef } from '../../domain/messaging/adapter.js';
+import { NotFoundError } from '../../domain/errors.js';
+import {
+  INBOUND_RETENTION_SECONDS,
+  type Delivery,
+  type DeliveryLedger,
+  type MessagingRecoveryReport,
+  type ReplyRecord,
+} from '../delivery-ledger.js';
 import { tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { markResumePending, suspendSession } from './entry-actions.js';
 import * as ledger from './ops/deliveries.js';
+import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
@@ -47,6 +56,28 @@ function settle<T>(fn: () => T): Promise<T> {
 export class SqliteDeliveryLedger implements DeliveryLedger {
   constructor(private readonly db: SqliteDatabase) {}
 
+  startTurn(sessionKey: string, taken: InboundRef | null, options: { now?: Date } = {}): Promise<void> {
+    const now = options.now ?? new Date();
+    return settle(() =>
+      tx(this.db, () => {
+        const entry = readRoute(this.db, sessionKey);
+        if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
+        markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
+        if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now);
+      }),
+    );
+  }
+
+  takeInbound(taken: InboundRef, sessionKey: string, options: { now?: Date } = {}): Promise<void> {
+    return settle(() =>
+      tx(this.db, () => inbound.insertTaken(this.db, taken, sessionKey, options.now ?? new Date())),
+    );
+  }
+
+  isInboundTaken(taken: InboundRef): Promise<boolean> {
+    return settle(() => inbound.isTaken(this.db, taken));
+  }
+
   recordReply(record: ReplyRecord, options: { now?: Date } = {}): Promise<Delivery> {
     return settle(() =>
       tx(this.db, () => {
@@ -73,6 +104,13 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
 
   markDelivered(deliveryId: number, options: { now?: Date } = {}): Promise<boolean> {
     return settle(() => ledger.markDelivered(this.db, deliveryId, options.now ?? new Date()));
+  }
+
+  readDelivery(deliveryId: number): Promise<Delivery | null> {
+    return settle(() => {
+      const row = ledger.readDelivery(this.db, deliveryId);
+      return row === null ? null : toDelivery(row);
+    });
   }
 
   listUndelivered(): Promise<Delivery[]> {
@@ -114,6 +152,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
         for (const key of plan.resume) markResumePending(this.db, key, 'restart_interrupted', { now });
         ledger.replaceStreaks(this.db, plan.streaks);
         markers.deleteAllTurnMarkers(this.db);
+        inbound.pruneTaken(this.db, Math.floor(now.getTime() / 1000) - INBOUND_RETENTION_SECONDS);
         return {
           cleanShutdown,
           resumed: plan.resume,

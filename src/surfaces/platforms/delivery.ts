@@ -1,6 +1,14 @@
 /**
  * Delivering ledger obligations through adapters. A delivery is marked delivered only after the
  * adapter accepted every piece; a failed send leaves it owed, for the next sweep.
+ *
+ * Two paths send: the turn that recorded the reply, and a sweep (start-up, and retries after a
+ * failed send). They must never both send one reply. Invariants:
+ * - a turn reserves its reply (by turn id) before recording it and releases it only after its own
+ *   delivery attempt, so a sweep never sees a reply its turn is still about to send;
+ * - one delivery is sent by at most one attempt at a time (a second caller shares the first's);
+ * - a sweep re-reads each row just before sending it, so a reply delivered after the sweep listed
+ *   it is not sent again.
  */
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { recoveredReplyText } from '../../domain/messaging/recovery.js';
@@ -9,15 +17,61 @@ import type { Delivery, DeliveryLedger } from '../../storage/delivery-ledger.js'
 import type { MessagingEvents } from './events.js';
 
 export class Deliverer {
+  /** Turns that record and deliver their own reply right now: sweeps leave those replies alone. */
+  private readonly reserved = new Set<string>();
+  /** Send attempts in progress, by delivery id. */
+  private readonly sending = new Map<number, Promise<boolean>>();
+  /** Owed by a previous process (found by the start-up sweep) and not yet sent: they carry the notice. */
+  private readonly inherited = new Set<number>();
+
   constructor(
     private readonly ledger: DeliveryLedger,
     private readonly adapterFor: (platform: string) => PlatformAdapter | undefined,
     private readonly events: TypedEmitter<MessagingEvents>,
   ) {}
 
+  /**
+   * The turn `turnId` is about to record its reply and will deliver it itself: until the returned
+   * release is called, sweeps skip that reply. Release after the turn's own attempt, whatever its
+   * outcome; a reply still owed then is the sweeps' again.
+   */
+  reserve(turnId: string): () => void {
+    this.reserved.add(turnId);
+    return () => this.reserved.delete(turnId);
+  }
+
   /** Sends one obligation. True when it is now delivered (or had nothing to send). */
-  async deliver(delivery: Delivery, options: { recovered?: boolean } = {}): Promise<boolean> {
-    if (delivery.silent || delivery.delivered_at !== null) return true;
+  deliver(delivery: Delivery, options: { recovered?: boolean } = {}): Promise<boolean> {
+    if (delivery.silent || delivery.delivered_at !== null) return Promise.resolve(true);
+    const current = this.sending.get(delivery.delivery_id);
+    if (current !== undefined) return current;
+    if (options.recovered === true) this.inherited.add(delivery.delivery_id);
+    const recovered = delivery.recovered || this.inherited.has(delivery.delivery_id);
+    const attempt = this.send(delivery, recovered).finally(() => this.sending.delete(delivery.delivery_id));
+    this.sending.set(delivery.delivery_id, attempt);
+    return attempt;
+  }
+
+  /**
+   * Delivers every owed reply that no turn is delivering itself. At start-up they are `recovered`
+   * (a previous process owed them) and carry the "Recovered reply" notice, also when a later retry
+   * in this run is what finally sends them; a reply this process owes is sent as it was. Returns
+   * how many went out.
+   */
+  async sweep(options: { recovered: boolean } = { recovered: true }): Promise<number> {
+    let sent = 0;
+    for (const listed of await this.ledger.listUndelivered()) {
+      if (this.reserved.has(listed.turn_id)) continue;
+      // The list is a snapshot: its turn, or another sweep, may have delivered it since.
+      const delivery = await this.ledger.readDelivery(listed.delivery_id);
+      if (delivery === null || delivery.delivered_at !== null || this.reserved.has(delivery.turn_id))
+        continue;
+      if (await this.deliver(delivery, options)) sent++;
+    }
+    return sent;
+  }
+
+  private async send(delivery: Delivery, recovered: boolean): Promise<boolean> {
     const adapter = this.adapterFor(delivery.target.platform);
     if (adapter === undefined) {
       this.events.emit('delivery:failed', {
@@ -26,7 +80,6 @@ export class Deliverer {
       });
       return false;
     }
-    const recovered = options.recovered === true;
     const text = recovered ? recoveredReplyText(delivery.text) : delivery.text;
     try {
       await adapter.send(delivery.target.chat_id, text, {
@@ -40,21 +93,10 @@ export class Deliverer {
       });
       return false;
     }
+    this.inherited.delete(delivery.delivery_id);
     if (await this.ledger.markDelivered(delivery.delivery_id)) {
       this.events.emit('delivery:sent', { delivery, recovered });
     }
     return true;
-  }
-
-  /**
-   * Delivers every owed reply. At start-up they are `recovered` (a previous process owed them);
-   * a retry in the same run sends them as they were. Returns how many went out.
-   */
-  async sweep(options: { recovered: boolean } = { recovered: true }): Promise<number> {
-    let sent = 0;
-    for (const delivery of await this.ledger.listUndelivered()) {
-      if (await this.deliver(delivery, options)) sent++;
-    }
-    return sent;
   }
 }

@@ -1,12 +1,17 @@
 /** The messaging gateway's typed lifecycle events: logs, metrics and tests wait on these. */
+import type { AdapterStatus } from '../../domain/messaging/adapter.js';
 import type { MessagingRecoveryReport, Delivery } from '../../storage/delivery-ledger.js';
 import type { TurnOutcome } from '../../runtime/types.js';
 
 export interface MessagingEvents extends Record<string, unknown> {
+  /** An adapter's status changed (connected, failed, stopped): what `gatehouse status` shows. */
+  'adapter:status': AdapterStatus;
   /** An inbound event was accepted (after authorization) for a session key. */
   'inbound:accepted': { session_key: string; text: string; internal: boolean };
   /** An inbound event was refused by the adapter's authorization. */
   'inbound:refused': { platform: string; user_id: string | null };
+  /** A platform redelivered a message that was already taken (inbound ledger): dropped. */
+  'inbound:duplicate': { platform: string; chat_id: string; message_id: string };
   /** An inbound event arrived during start-up recovery and waits for it. */
   'inbound:deferred': { platform: string };
   'turn:start': { session_key: string; session_id: string; turn_id: string; text: string };

@@ -1,16 +1,25 @@
 /**
  * The messaging gateway: every chat platform's conversations on one store and one runtime.
  *
- * inbound → authorize → session key (KEY-1) → per-session queue (QUE-1..3) → turn (turn.ts) →
- * delivery ledger → adapter. Commands are handled as they arrive, even while a turn runs. One turn
- * at a time per session key; different keys run concurrently.
+ * inbound → authorize → redelivery check (inbound ledger) → session key (KEY-1) → per-session
+ * queue (QUE-1..3) → turn (turn.ts) → delivery ledger → adapter. Commands are handled as they
+ * arrive, even while a turn runs. One turn at a time per session key; different keys run
+ * concurrently. Inbound events are admitted one at a time, in arrival order (the redelivery check
+ * is a store read, and it must not let a later message of a chat overtake an earlier one).
  *
  * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs) →
  * running → draining (no new inbound; running turns finish or are marked shutdown_timeout) →
  * stopped, with the clean-shutdown marker written last.
  */
-import type { InboundSink, MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
-import { HELP_TEXT, parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
+import {
+  inboundRefOf,
+  type AdapterStatus,
+  type InboundRef,
+  type InboundSink,
+  type MessageEvent,
+  type PlatformAdapter,
+} from '../../domain/messaging/adapter.js';
+import { parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
@@ -21,9 +30,10 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
+import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
-import { executeTurn, RESUME_NOTE, type RunningTurn, type TurnDeps } from './turn.js';
+import { executeTurn, RESUME_NOTE, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -49,24 +59,28 @@ export interface MessagingGatewayOptions {
 
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
 
-interface Lane {
-  readonly key: string;
-  state: queue.SessionQueueState<MessageEvent>;
-  running: RunningTurn | null;
-}
-
 export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
   private readonly adapters = new Map<string, PlatformAdapter>();
   private readonly lanes = new Map<string, Lane>();
   private readonly deferred: { adapter: PlatformAdapter; event: MessageEvent }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  /** The tail of the serial admission chain (see admit). */
+  private intake: Promise<void> = Promise.resolve();
   private readonly deps: TurnDeps;
   private readonly deliverer: Deliverer;
+  private readonly commandContext: CommandContext;
   private state: GatewayState = 'stopped';
   private retryTimer: NodeJS.Timeout | null = null;
+  /** A send failed before the gateway was running (the start-up sweep): retry once it is. */
+  private retryWanted = false;
 
   constructor(private readonly options: MessagingGatewayOptions) {
+    this.commandContext = {
+      store: options.store,
+      prompts: options.prompts,
+      arrive: (lane, item) => this.arrive(lane, item),
+    };
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
     // An owed reply that failed to send is not left for the next restart: it is retried in this run.
     this.events.on('delivery:failed', () => this.scheduleDeliveryRetry());
@@ -104,7 +118,8 @@ export class MessagingGateway {
     this.adapters.set(adapter.platform, adapter);
   }
 
-  adapterStatuses() {
+  /** Every adapter's status(), for `gatehouse status`; changes are the `adapter:status` event. */
+  adapterStatuses(): AdapterStatus[] {
     return [...this.adapters.values()].map((a) => a.status());
   }
 
@@ -117,7 +132,7 @@ export class MessagingGateway {
     this.state = 'restoring';
     for (const adapter of this.adapters.values()) {
       const sink: InboundSink = (event) => this.receive(adapter, event);
-      await adapter.start(sink);
+      await adapter.start(sink, (status) => this.adapterStatusChanged(status));
     }
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
@@ -128,7 +143,8 @@ export class MessagingGateway {
     const autoContinued = await this.autoContinue();
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued });
-    for (const { adapter, event } of this.deferred.splice(0)) this.accept(adapter, event);
+    if (this.retryWanted) this.scheduleDeliveryRetry();
+    for (const { adapter, event } of this.deferred.splice(0)) this.admit(adapter, event);
   }
 
   /**
@@ -141,10 +157,9 @@ export class MessagingGateway {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     for (const adapter of this.adapters.values()) await adapter.stop();
-    const settled = Promise.allSettled([...this.inFlight]);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
-      settled.then(() => false),
+      this.settleInFlight().then(() => false),
       new Promise<boolean>(
         (resolve) => (timer = setTimeout(() => resolve(true), options.timeoutMs ?? 30_000)),
       ),
@@ -156,21 +171,44 @@ export class MessagingGateway {
         await this.options.store.markResumePending(lane.key, 'shutdown_timeout');
         lane.running.abort.abort('interrupted');
       }
-      await Promise.allSettled([...this.inFlight]);
+      await this.settleInFlight();
     }
     await this.options.ledger.writeCleanShutdown();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: true });
   }
 
+  /**
+   * Waits until nothing is in flight, including work that in-flight work started meanwhile (a
+   * finished turn promoting the next queued event, an admission launching a turn).
+   */
+  private async settleInFlight(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
   private scheduleDeliveryRetry(): void {
+    if (this.state === 'restoring') this.retryWanted = true;
     if (this.retryTimer !== null || this.state !== 'running') return;
+    this.retryWanted = false;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.state !== 'running') return;
       this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
     }, this.options.deliveryRetryMs ?? 5000);
     this.retryTimer.unref();
+  }
+
+  private adapterStatusChanged(status: AdapterStatus): void {
+    this.events.emit('adapter:status', status);
+    if (status.state !== 'running' || this.state !== 'running') return;
+    // QUE-3: what was put back while this platform could not take it runs now that it can.
+    for (const lane of this.lanes.values()) {
+      if (lane.state.mode !== 'idle' || lane.state.slot?.payload.source.platform !== status.platform)
+        continue;
+      const step = queue.resume(lane.state);
+      lane.state = step.state;
+      if (step.start !== null) this.launch(lane, step.start);
+    }
   }
 
   /** Status of one lane, for /status and operators. */
@@ -191,31 +229,62 @@ export class MessagingGateway {
       this.events.emit('inbound:deferred', { platform: adapter.platform });
       return;
     }
-    this.accept(adapter, event);
+    this.admit(adapter, event);
   }
 
-  private accept(adapter: PlatformAdapter, event: MessageEvent): void {
+  /** Queues the event on the admission chain: each is accepted after the one before it. */
+  private admit(adapter: PlatformAdapter, event: MessageEvent): void {
+    const step = this.intake.then(() => this.accept(adapter, event));
+    this.intake = step.catch(() => undefined);
+    this.track(step);
+  }
+
+  private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
+    const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
+    if (ref !== null && (await this.wasTaken(ref))) {
+      this.events.emit('inbound:duplicate', { ...ref });
+      return;
+    }
     const key = buildSessionKey(event.source, this.deps.keyOptions);
     this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
     const lane = this.lane(key);
     if (!event.internal) {
       const command = parseCommand(event.text);
       if (command !== null) {
+        // A command acts now, so it is taken now, before it acts: a crash in between loses the
+        // command rather than repeating it (a second /undo would undo one exchange too many).
+        // A /queue item is taken by the turn it becomes, so a crash before that turn loses nothing.
+        if (ref !== null && command.name !== 'queue') await this.take(ref, key);
         this.track(this.command(lane, adapter, event, command));
         return;
       }
       // A pending clarify question takes the next plain message as its answer.
       const clarify = lane.running?.clarify;
-      if (clarify != null && lane.running !== null) {
+      const clarifyingSession = lane.running?.sessionId;
+      if (clarify != null && clarifyingSession != null) {
         this.options.prompts.respondClarify({
-          session_id: lane.running.sessionId,
+          session_id: clarifyingSession,
           ...clarify,
           answer: event.text,
         });
+        if (ref !== null) await this.take(ref, key);
         return;
       }
     }
+    // A turn takes its message when it starts (executeTurn), with its in-flight marker.
     this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
+  }
+
+  /**
+   * The redelivery check fails open: when the store cannot answer, a possible duplicate turn is
+   * better than a lost message (and the turn itself will report the store's failure).
+   */
+  private wasTaken(ref: InboundRef): Promise<boolean> {
+    return this.options.ledger.isInboundTaken(ref).catch(() => false);
+  }
+
+  private take(ref: InboundRef, key: string): Promise<void> {
+    return this.options.ledger.takeInbound(ref, key).catch(() => undefined);
   }
 
   private arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
@@ -227,13 +296,18 @@ export class MessagingGateway {
   private launch(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
     const adapter = this.adapters.get(item.payload.source.platform);
     if (adapter === undefined || adapter.status().state !== 'running') {
-      // QUE-3: back on the queue, never dropped; it runs when the next event for this lane arrives.
+      // QUE-3: back on the queue, never dropped; it runs when the adapter reports running again
+      // (adapterStatusChanged), or when the next event for this lane arrives.
       lane.state = queue.putBack(lane.state, item);
       this.events.emit('queue:requeued', { session_key: lane.key, platform: item.payload.source.platform });
       return;
     }
+    // Registered before the first await, so a /stop or /new arriving while the turn looks up its
+    // session still finds it.
+    const running = startingTurn();
+    lane.running = running;
     this.track(
-      executeTurn(this.deps, lane.key, item.payload, adapter, (running) => (lane.running = running))
+      executeTurn(this.deps, lane.key, item.payload, adapter, running)
         .catch((error: unknown) => this.reportFailure(lane, item.payload, adapter, error))
         .finally(() => {
           lane.running = null;
@@ -248,95 +322,11 @@ export class MessagingGateway {
     lane: Lane,
     adapter: PlatformAdapter,
     event: MessageEvent,
-    command: ChatCommand | { name: 'invalid'; message: string },
+    command: ChatCommand | InvalidCommand,
   ): Promise<void> {
     const reply = (text: string) =>
       adapter.send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null });
-    const store = this.options.store;
-    switch (command.name) {
-      case 'invalid':
-        await reply(command.message);
-        break;
-      case 'help':
-        await reply(HELP_TEXT);
-        break;
-      case 'queue':
-        this.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
-        await reply(`Queued (${queue.queueDepth(lane.state)} waiting).`);
-        break;
-      case 'stop': {
-        lane.state = queue.stop(lane.state);
-        const running = lane.running;
-        if (running !== null) {
-          // Seed §2: /stop is the hard signal; the next message starts a fresh session.
-          await store.suspendSession(lane.key);
-          running.abort.abort('interrupted');
-        }
-        await reply(running !== null ? 'Stopped.' : 'Nothing is running.');
-        break;
-      }
-      case 'new':
-      case 'reset': {
-        lane.state = queue.clearForReset(lane.state);
-        lane.running?.abort.abort('interrupted');
-        const before = await store.getOrCreateSession(lane.key, event.source.toJSON());
-        await store.resetSession(lane.key);
-        this.options.prompts.forgetSession(before.entry.session_id);
-        await reply('Started a new conversation.');
-        break;
-      }
-      case 'status': {
-        const { running, depth } = this.describeLane(lane.key);
-        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
-        await reply(
-          `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
-            `${lane.running?.approval ? ', an approval is pending' : ''}.`,
-        );
-        break;
-      }
-      case 'undo':
-      case 'retry': {
-        if (lane.running !== null) {
-          await reply('A turn is running; /stop it first.');
-          break;
-        }
-        const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
-        const undone = await store.rewindSession(entry.session_id, 1);
-        if (undone.turns_undone === 0 || undone.target_text === null) {
-          await reply('There is nothing to undo.');
-          break;
-        }
-        if (command.name === 'undo') {
-          await reply('Undid the last exchange.');
-        } else {
-          await reply('Retrying the last message.');
-          this.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
-        }
-        break;
-      }
-      case 'approve':
-      case 'deny': {
-        const running = lane.running;
-        const pending = running?.approval;
-        if (running == null || pending == null) {
-          await reply('No approval is waiting.');
-          break;
-        }
-        const result = this.options.prompts.respondApproval({
-          session_id: running.sessionId,
-          ...pending,
-          choice: command.name === 'deny' ? 'deny' : command.choice,
-        });
-        await reply(
-          result.status === 'resolved'
-            ? command.name === 'deny'
-              ? 'Denied.'
-              : 'Approved.'
-            : 'That approval is no longer open.',
-        );
-        break;
-      }
-    }
+    await carryOutCommand(this.commandContext, lane, event, command, reply);
     this.events.emit('command:handled', { session_key: lane.key, command: command.name });
     // Wake-ups that survived the command (and anything put back) start right after it (QUE-2).
     const step = queue.resume(lane.state);

@@ -78,11 +78,12 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
             telegram.thread_sessions_per_user ?? ctx.config.sessions.thread_sessions_per_user,
         },
       });
+      // Every adapter's state change, whatever the platform, rewrites gateway.json.
+      gateway.events.on('adapter:status', publish);
       gateway.addAdapter(
         new TelegramAdapter({
           token,
           apiRoot: telegram.api_root,
-          onStatus: publish,
           ...(telegram.allowed_user_ids === undefined ? {} : { allowedUserIds: telegram.allowed_user_ids }),
         }),
       );

@@ -1,10 +1,10 @@
 /**
- * One messaging turn: session (ENT-2) → in-flight marker → prompt (CTX-1/2, KEY-3) → runTurn →
+ * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken) → prompt (CTX-1/2, KEY-3) → runTurn →
  * reply on the ledger (which drops the marker) → delivery. The marker is set before the model is
  * called and is dropped only with the reply's ledger row, or when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
-import type { MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { inboundRefOf, type MessageEvent, type PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { isSilentReply } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import {
@@ -51,10 +51,15 @@ export interface TurnDeps {
   piiSafePlatforms(): string[];
 }
 
-/** What the gateway keeps of a running turn, for /stop, /status and /approve. */
+/**
+ * What the gateway keeps of a running turn, for /stop, /status and /approve. It exists from the
+ * moment the queue starts the event (before the session is even looked up), so a /stop or /new
+ * that arrives meanwhile finds it and aborts it.
+ */
 export interface RunningTurn {
   readonly turnId: string;
-  readonly sessionId: string;
+  /** Null until the turn has looked up its session. */
+  sessionId: string | null;
   readonly abort: AbortController;
   /** The approval prompt waiting for this chat, bound to its exact id and generation. */
   approval: { prompt_id: string; execution_generation: number } | null;
@@ -65,25 +70,44 @@ export function newTurnId(): string {
   return `msg_${randomBytes(12).toString('base64url')}`;
 }
 
+export function startingTurn(): RunningTurn {
+  return {
+    turnId: newTurnId(),
+    sessionId: null,
+    abort: new AbortController(),
+    approval: null,
+    clarify: null,
+  };
+}
+
 export async function executeTurn(
   deps: TurnDeps,
   sessionKey: string,
   event: MessageEvent,
   adapter: PlatformAdapter,
-  register: (running: RunningTurn) => void,
+  running: RunningTurn,
 ): Promise<void> {
   const source = event.source;
   const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
   const entry = access.entry;
-  const running: RunningTurn = {
-    turnId: newTurnId(),
-    sessionId: entry.session_id,
-    abort: new AbortController(),
-    approval: null,
-    clarify: null,
-  };
-  register(running);
-  await deps.store.markTurnStarted(sessionKey);
+  running.sessionId = entry.session_id;
+  if (running.abort.signal.aborted) {
+    // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
+    deps.events.emit('turn:complete', {
+      session_key: sessionKey,
+      session_id: entry.session_id,
+      turn_id: running.turnId,
+      outcome: 'interrupted',
+      final_text: null,
+    });
+    return;
+  }
+  // The marker and "this message was taken" in one transaction: after a crash, the platform's
+  // redelivery of the message is dropped exactly when recovery resumes (or delivers) this turn.
+  await deps.ledger.startTurn(
+    sessionKey,
+    inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
+  );
   deps.events.emit('turn:start', {
     session_key: sessionKey,
     session_id: entry.session_id,
@@ -157,25 +181,37 @@ export async function executeTurn(
     result.outcome === 'completed'
       ? (result.final_text ?? '')
       : `Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`;
-  const delivery = await deps.ledger.recordReply({
-    turnId: running.turnId,
-    sessionKey,
-    sessionId: entry.session_id,
-    target: {
-      platform: source.platform,
-      chat_id: source.chat_id,
-      thread_id: source.thread_id,
-      reply_to: event.internal ? null : source.message_id,
-    },
-    text,
-    silent: result.outcome === 'completed' && isSilentReply(text),
-  });
-  if (result.outcome === 'completed') {
-    if (entry.resume_pending) await deps.store.clearResumePending(sessionKey);
-    if (deps.streaking.delete(sessionKey)) await deps.ledger.endStreak(sessionKey);
-    await deps.store.addUsage(sessionKey, result.usage);
+  // Reserved before the ledger row exists, so no sweep can send this reply while the turn is
+  // still on its way to sending it (the bookkeeping writes below come first).
+  const release = deps.deliverer.reserve(running.turnId);
+  try {
+    const delivery = await deps.ledger.recordReply({
+      turnId: running.turnId,
+      sessionKey,
+      sessionId: entry.session_id,
+      target: {
+        platform: source.platform,
+        chat_id: source.chat_id,
+        thread_id: source.thread_id,
+        reply_to: event.internal ? null : source.message_id,
+      },
+      text,
+      silent: result.outcome === 'completed' && isSilentReply(text),
+    });
+    try {
+      if (result.outcome === 'completed') {
+        if (entry.resume_pending) await deps.store.clearResumePending(sessionKey);
+        if (deps.streaking.delete(sessionKey)) await deps.ledger.endStreak(sessionKey);
+        await deps.store.addUsage(sessionKey, result.usage);
+      }
+    } finally {
+      // The reply is owed whatever happened to the bookkeeping: nothing else would send it before
+      // the next failed send or restart.
+      await deps.deliverer.deliver(delivery);
+    }
+  } finally {
+    release();
   }
-  await deps.deliverer.deliver(delivery);
 }
 
 function onTurnEvent(

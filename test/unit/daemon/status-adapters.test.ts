@@ -3,10 +3,29 @@ import { describe, expect, it } from 'vitest';
 import { describeAdapter } from '../../../src/surfaces/cli/commands/status.js';
 
 describe('UX-1 gatehouse status adapter lines', () => {
-  it('names the bot when polling, the reason when failed, and the bare state otherwise', () => {
+  it('names the mode and account when running, the reason when failed, and the bare state otherwise', () => {
     expect(
-      describeAdapter({ platform: 'telegram', state: 'running', detail: null, account: '@gh_bot' }),
+      describeAdapter({
+        platform: 'telegram',
+        state: 'running',
+        detail: null,
+        account: '@gh_bot',
+        mode: 'polling',
+      }),
     ).toBe('telegram: polling as @gh_bot');
+    // Nothing is special about a platform's name: the line comes from the status fields alone.
+    expect(describeAdapter({ platform: 'telegram', state: 'running', detail: null })).toBe(
+      'telegram: running',
+    );
+    expect(
+      describeAdapter({
+        platform: 'mastodon',
+        state: 'running',
+        detail: null,
+        mode: 'webhook',
+        account: '@gh',
+      }),
+    ).toBe('mastodon: webhook as @gh');
     expect(describeAdapter({ platform: 'telegram', state: 'failed', detail: 'Unauthorized' })).toBe(
       'telegram: error: Unauthorized',
     );

@@ -76,6 +76,20 @@ describe('REC-4 messaging crash recovery', () => {
     expect(h.textsTo(ALICE.id).filter((t) => t.includes('never sent'))).toHaveLength(1);
   });
 
+  it('a recovered reply whose send fails during start-up is retried in the same run', async () => {
+    const sessionId = await conversationThenStop();
+    writeCrashedTurn(sessionId, 'owed across the restart');
+    // Longer than the adapter waits: the start-up sweep's send fails and the reply stays owed.
+    h.standIn.rateLimit('sendMessage', 1, 3600);
+    const failed = h.gateway.events.next('delivery:failed');
+    const sent = h.gateway.events.next('delivery:sent');
+    await h.start();
+    await failed;
+    expect((await sent).recovered).toBe(true);
+    expect(h.textsTo(ALICE.id).filter((t) => t.includes('owed across the restart'))).toHaveLength(1);
+    expect(await h.ledger.listUndelivered()).toEqual([]);
+  });
+
   it('a silent-only persisted reply delivers nothing and resumes nothing', async () => {
     const sessionId = await conversationThenStop();
     writeCrashedTurn(sessionId, '[SILENT]', { silent: true });
@@ -176,5 +190,33 @@ describe('REC-4 messaging crash recovery', () => {
     const answered = texts.findIndex((t) => t.includes('are you there'));
     expect(recovered).toBeGreaterThanOrEqual(0);
     expect(answered).toBeGreaterThan(recovered);
+  });
+});
+
+describe('REC-6 a drain that times out', () => {
+  it('marks the running turn resume_pending, starts nothing queued, and ends with the marker', async () => {
+    h = await createHarness();
+    h.build();
+    await h.start();
+    const started: string[] = [];
+    h.gateway.events.on('turn:start', (e) => started.push(e.text));
+    h.model.hold();
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'slow one' });
+    await h.model.waitForRequests(1);
+    const followUp = h.gateway.events.next('inbound:accepted', (e) => e.text === 'waiting one');
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'waiting one' });
+    await followUp;
+
+    const interrupted = h.gateway.events.next('turn:complete');
+    await h.gateway.stop({ timeoutMs: 1 });
+    expect((await interrupted).outcome).toBe('interrupted');
+    expect(h.gateway.lifecycleState).toBe('stopped');
+    // Once stop() resolved nothing runs any more: the follow-up never started a turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual(['slow one']);
+    const entry = (await h.store.listSessions()).entries[0]!;
+    expect(entry).toMatchObject({ resume_pending: true, resume_reason: 'shutdown_timeout' });
+    const marker = h.store.db.prepare(`SELECT 1 FROM messaging_state WHERE name = 'clean_shutdown'`).get();
+    expect(marker).toBeDefined();
   });
 });

@@ -84,4 +84,23 @@ describe('QUE-3 a promoted event no adapter can take', () => {
     await both;
     expect(plugin.sent.map((s) => s.text.replace(/^.*you said: /, ''))).toEqual(['first', 'second']);
   });
+
+  it('runs as soon as the adapter reports it is running again, with no further message', async () => {
+    h = await createHarness();
+    h.build();
+    const plugin = new MemoryAdapter('mastodon');
+    h.gateway.addAdapter(plugin);
+    await h.start();
+    const statuses: string[] = [];
+    h.gateway.events.on('adapter:status', (s) => statuses.push(`${s.platform}:${s.state}`));
+    plugin.setState('failed');
+    const requeued = h.gateway.events.next('queue:requeued');
+    plugin.receive({ chat_id: 'c2', chat_type: 'dm', user_id: 'u2' }, 'held back');
+    await requeued;
+    const delivered = h.gateway.events.next('delivery:sent');
+    plugin.setState('running');
+    await delivered;
+    expect(plugin.sent.map((s) => s.text.replace(/^.*you said: /, ''))).toEqual(['held back']);
+    expect(statuses).toEqual(['mastodon:failed', 'mastodon:running']);
+  });
 });

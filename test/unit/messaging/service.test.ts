@@ -44,7 +44,13 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
     expect(ctx.config.platforms.telegram).toMatchObject({ allowed_user_ids: ['111'], redact_pii: false });
     const service = messagingService({ env: { TG_TOKEN: standIn.token } });
     await service.start(ctx);
-    const running = { platform: 'telegram', state: 'running', detail: null, account: '@gatehouse_bot' };
+    const running = {
+      platform: 'telegram',
+      state: 'running',
+      detail: null,
+      account: '@gatehouse_bot',
+      mode: 'polling',
+    };
     expect(service.adapterStatuses()).toEqual([running]);
     // The daemon was told each state change, so `gatehouse status` can show it.
     expect(advertised.at(-1)).toEqual([running]);

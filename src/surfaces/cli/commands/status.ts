@@ -71,12 +71,14 @@ function statusReport(layout: HomeLayout): StatusReport {
   };
 }
 
-/** One adapter as a status line: `telegram: polling as @bot`, `telegram: error: …`. */
+/**
+ * One adapter as a status line, from the generic AdapterStatus only: `telegram: polling as @bot`,
+ * `irc: running`, `telegram: error: …`.
+ */
 export function describeAdapter(adapter: AdapterStatus): string {
   switch (adapter.state) {
     case 'running':
-      // Telegram runs by long polling; other platforms just say they are running.
-      return `${adapter.platform}: ${adapter.platform === 'telegram' ? 'polling' : 'running'}${adapter.account ? ` as ${adapter.account}` : ''}`;
+      return `${adapter.platform}: ${adapter.mode ?? 'running'}${adapter.account ? ` as ${adapter.account}` : ''}`;
     case 'failed':
       return `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
     default:

@@ -16,6 +16,7 @@ import {
   type OutboundOptions,
   type PlatformAdapter,
   type SentMessage,
+  type StatusListener,
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
@@ -33,8 +34,6 @@ export interface TelegramAdapterOptions {
   maxRateLimitRetries?: number;
   /** The longest retry_after honoured, in seconds; longer fails the call. Default 60. */
   maxRetryAfterSeconds?: number;
-  /** Told every state change (the daemon republishes it for `gatehouse status`). Must not throw. */
-  onStatus?: (status: AdapterStatus) => void;
 }
 
 export class TelegramAdapter implements PlatformAdapter {
@@ -46,6 +45,7 @@ export class TelegramAdapter implements PlatformAdapter {
   private detail: string | null = null;
   private account: string | null = null;
   private polling: Promise<void> | null = null;
+  private onStatus: StatusListener | null = null;
 
   constructor(private readonly options: TelegramAdapterOptions) {
     this.bot = new Bot(options.token, {
@@ -57,8 +57,9 @@ export class TelegramAdapter implements PlatformAdapter {
     this.allowed = allowlistAuthorizer(options.allowedUserIds);
   }
 
-  async start(sink: InboundSink): Promise<void> {
+  async start(sink: InboundSink, onStatus?: StatusListener): Promise<void> {
     if (this.state === 'running' || this.state === 'starting') return;
+    this.onStatus = onStatus ?? null;
     this.detail = null;
     this.become('starting');
     this.bot.on('message:text', (ctx) => {
@@ -104,7 +105,7 @@ export class TelegramAdapter implements PlatformAdapter {
   private become(state: AdapterState): void {
     if (this.state === state) return;
     this.state = state;
-    this.options.onStatus?.(this.status());
+    this.onStatus?.(this.status());
   }
 
   async send(chatId: string, text: string, options: OutboundOptions): Promise<SentMessage[]> {
@@ -146,7 +147,13 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   status(): AdapterStatus {
-    return { platform: this.platform, state: this.state, detail: this.detail, account: this.account };
+    return {
+      platform: this.platform,
+      state: this.state,
+      detail: this.detail,
+      account: this.account,
+      mode: 'polling',
+    };
   }
 }
 

@@ -1,0 +1,123 @@
+/**
+ * Carrying out chat commands (parsed by domain/messaging/commands.ts) on one lane: the queue
+ * transitions QUE-2 asks for, the store calls, and the one-line answer. The gateway calls this
+ * and then starts whatever the command left waiting (wake-ups survive every command).
+ */
+import { HELP_TEXT, type ChatCommand } from '../../domain/messaging/commands.js';
+import type { MessageEvent } from '../../domain/messaging/adapter.js';
+import * as queue from '../../domain/messaging/queue.js';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { RunningTurn } from './turn.js';
+
+/** One session key's queue and the turn it is running, as the gateway keeps them. */
+export interface Lane {
+  readonly key: string;
+  state: queue.SessionQueueState<MessageEvent>;
+  /** Set from the moment the queue starts an event until its turn has ended. */
+  running: RunningTurn | null;
+}
+
+export type InvalidCommand = { name: 'invalid'; message: string };
+
+export interface CommandContext {
+  readonly store: SessionStore;
+  readonly prompts: PromptBroker;
+  /** Puts an event on the lane's queue, starting it when the lane is idle. */
+  arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void;
+}
+
+export async function carryOutCommand(
+  ctx: CommandContext,
+  lane: Lane,
+  event: MessageEvent,
+  command: ChatCommand | InvalidCommand,
+  reply: (text: string) => Promise<unknown>,
+): Promise<void> {
+  const store = ctx.store;
+  switch (command.name) {
+    case 'invalid':
+      await reply(command.message);
+      break;
+    case 'help':
+      await reply(HELP_TEXT);
+      break;
+    case 'queue':
+      ctx.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
+      await reply(`Queued (${queue.queueDepth(lane.state)} waiting).`);
+      break;
+    case 'stop': {
+      lane.state = queue.stop(lane.state);
+      const running = lane.running;
+      if (running !== null) {
+        // Seed §2: /stop is the hard signal; the next message starts a fresh session.
+        await store.suspendSession(lane.key);
+        running.abort.abort('interrupted');
+      }
+      await reply(running !== null ? 'Stopped.' : 'Nothing is running.');
+      break;
+    }
+    case 'new':
+    case 'reset': {
+      lane.state = queue.clearForReset(lane.state);
+      lane.running?.abort.abort('interrupted');
+      const before = await store.getOrCreateSession(lane.key, event.source.toJSON());
+      await store.resetSession(lane.key);
+      ctx.prompts.forgetSession(before.entry.session_id);
+      await reply('Started a new conversation.');
+      break;
+    }
+    case 'status': {
+      const running = lane.running !== null;
+      const depth = queue.queueDepth(lane.state);
+      const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+      await reply(
+        `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
+          `${lane.running?.approval ? ', an approval is pending' : ''}.`,
+      );
+      break;
+    }
+    case 'undo':
+    case 'retry': {
+      if (lane.running !== null) {
+        await reply('A turn is running; /stop it first.');
+        break;
+      }
+      const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+      const undone = await store.rewindSession(entry.session_id, 1);
+      if (undone.turns_undone === 0 || undone.target_text === null) {
+        await reply('There is nothing to undo.');
+        break;
+      }
+      if (command.name === 'undo') {
+        await reply('Undid the last exchange.');
+      } else {
+        await reply('Retrying the last message.');
+        ctx.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
+      }
+      break;
+    }
+    case 'approve':
+    case 'deny': {
+      const running = lane.running;
+      const pending = running?.approval;
+      if (running == null || pending == null || running.sessionId === null) {
+        await reply('No approval is waiting.');
+        break;
+      }
+      const result = ctx.prompts.respondApproval({
+        session_id: running.sessionId,
+        ...pending,
+        choice: command.name === 'deny' ? 'deny' : command.choice,
+      });
+      await reply(
+        result.status === 'resolved'
+          ? command.name === 'deny'
+            ? 'Denied.'
+            : 'Approved.'
+          : 'That approval is no longer open.',
+      );
+      break;
+    }
+  }
+}

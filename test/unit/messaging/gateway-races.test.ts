@@ -1,0 +1,83 @@
+/**
+ * A chat command that arrives while a turn is only starting (its session still being looked up)
+ * must find the turn. The store is the real SQLite store; its session look-up is held at a gate so
+ * the window is wide open instead of a few microtasks.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
+import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import { ModelClient } from '../../../src/runtime/model/client.js';
+import type { SessionStore } from '../../../src/storage/session-store.js';
+import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
+import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+
+let dir: string;
+let store: SqliteSessionStore;
+let model: DemoModelServer;
+let gateway: MessagingGateway;
+let adapter: MemoryAdapter;
+let openGate: () => void;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-gw-races-'));
+  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
+  model = await startDemoModel();
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  // The real store, but getOrCreateSession answers only once the test opens the gate.
+  const slow = new Proxy(store, {
+    get(target, name, receiver) {
+      if (name === 'getOrCreateSession') {
+        return async (...args: Parameters<SessionStore['getOrCreateSession']>) => {
+          await gate;
+          return target.getOrCreateSession(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, name, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  gateway = new MessagingGateway({
+    store: slow,
+    ledger: new SqliteDeliveryLedger(store.db),
+    model: new ModelClient({ baseUrl: model.baseUrl, model: 'gatehouse-demo', retry: { maxRetries: 0 } }),
+    tools: [],
+    prompts: new PromptBroker(),
+    cwd: dir,
+    typingIntervalMs: 60_000,
+  });
+  adapter = new MemoryAdapter('irc', true);
+  gateway.addAdapter(adapter);
+  await gateway.start();
+});
+
+afterEach(async () => {
+  openGate();
+  await gateway.stop({ timeoutMs: 1000 });
+  await store.close();
+  await model.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const CHAT = { chat_id: 'room', chat_type: 'dm' as const, user_id: 'u1' };
+
+it('QUE-2 /stop while a turn is still looking up its session stops it before it runs', async () => {
+  const accepted = gateway.events.next('inbound:accepted', (e) => e.text === 'hello');
+  adapter.receive({ ...CHAT, message_id: '1' }, 'hello');
+  await accepted; // the turn is launched and waits for its session
+  const handled = gateway.events.next('command:handled', (e) => e.command === 'stop');
+  const done = gateway.events.next('turn:complete');
+  adapter.receive({ ...CHAT, message_id: '2' }, '/stop');
+  await handled;
+  openGate();
+  expect((await done).outcome).toBe('interrupted');
+  expect(adapter.sent.map((s) => s.text)).toEqual(['Stopped.']);
+  expect(model.requests).toEqual([]);
+  // Nothing of the stopped message was stored, and no turn is left marked in flight.
+  expect(store.db.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(0);
+  expect(store.db.prepare('SELECT count(*) FROM turn_markers').pluck().get()).toBe(0);
+});
