@@ -189,3 +189,31 @@ export function cpuMs(pid: number): number {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
 }
+
+/**
+ * The demo model as a process of its own (`gatehouse demo-model`), like a real provider: the
+ * daemon's model calls and the bench's direct calls both cross a process boundary to reach it.
+ */
+export async function startChildDemoModel(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  requireBuild();
+  const child = spawn(process.execPath, [CLI, 'demo-model', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening at (\S+)/.exec(seen);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`gatehouse demo-model exited with ${code}`)));
+  });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    baseUrl,
+    async close() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -2,13 +2,14 @@
  * Turns through the daemon (issue 4), with the zero-latency demo model in the bench process:
  *
  * - overhead: one `prompt.submit` → `turn.complete` notification on a resumed session, against a
- *   direct streamed HTTP call of the same model from the same process (ModelClient), alternated so
- *   machine drift hits both alike;
+ *   direct streamed HTTP call of the same model with the same request body from the same process
+ *   (ModelClient), alternated so machine drift hits both alike;
  * - throughput: 8 and 100 sessions driven at once (each submits its next prompt when its previous
  *   turn completes), against the same number of concurrent direct model calls in loops.
  *
- * Topology: daemon = `gatehouse serve` child process (max_concurrent_turns = 100); clients and the
- * demo model = the bench process. A daemon turn makes three durable commits on its critical path
+ * Topology: daemon = `gatehouse serve` child process (max_concurrent_turns = 100); demo model =
+ * `gatehouse demo-model` child process, like a real provider; clients and direct calls = the bench
+ * process. A daemon turn makes three durable commits on its critical path
  * that the direct call does not (the admission before its receipt, the claim with the input before
  * the model is called, the final answer with the settlement before turn.complete). The overhead is
  * therefore measured twice: with the daemon's home on the bench machine's disk, and on tmpfs
@@ -18,12 +19,14 @@ import { performance } from 'node:perf_hooks';
 import { existsSync, rmSync } from 'node:fs';
 import { startDemoModel } from '../src/runtime/demo/server.js';
 import { ModelClient } from '../src/runtime/model/client.js';
+import type { WireMessage, WireTool } from '../src/runtime/model/wire.js';
 import type { GatewayClient } from '../src/surfaces/client/rpc-client.js';
 import {
   CompletionRouter,
   configFor,
   createSessions,
   startBenchDaemon,
+  startChildDemoModel,
   tempDir,
   type BenchDaemon,
 } from './gateway-daemon.js';
@@ -72,9 +75,9 @@ async function loops(
 }
 
 /**
- * One viewer; every sample is the first turn of a fresh session, so the model sees the same two
- * messages as the direct call (a session's history would otherwise grow). Daemon turns and direct
- * calls alternate, so machine drift hits both alike.
+ * One viewer; every sample is the first turn of a fresh session, so the model sees the same request
+ * as the direct call (a session's history would otherwise grow). Daemon turns and direct calls
+ * alternate, so machine drift hits both alike.
  */
 async function measureOverhead(
   daemon: BenchDaemon,
@@ -120,21 +123,35 @@ async function measureOverhead(
 const bench: Bench = {
   name: 'gateway-turns',
   async run({ quick }) {
-    const demo = await startDemoModel({ latencyMs: 0, record: false });
+    const demo = await startChildDemoModel();
     const model = new ModelClient({ baseUrl: demo.baseUrl, model: 'gatehouse-demo' });
     const daemon = await startBenchDaemon(configFor({ modelBaseUrl: demo.baseUrl, maxConcurrentTurns: 100 }));
     const cwd = tempDir('gh-bench-cwd-');
-    const direct = async () => {
-      await model.complete({
-        messages: [
-          { role: 'system', content: 'You are a benchmark.' },
-          { role: 'user', content: INPUT },
-        ],
-        onDelta: () => undefined,
-      });
-    };
     const figures: BenchFigure[] = [];
     try {
+      // The baseline sends exactly what the gateway sends on a session's first turn (its system
+      // prompt, the user message and the session's tool schemas), so the ratio is the gateway's own
+      // cost and not a difference in payload: one probe session, pointed at a recording demo model
+      // in this process, shows the request.
+      const recorder = await startDemoModel();
+      const probe = await daemon.connect();
+      const created = await probe.call<{ session_id: string }>('session.create', {
+        cwd,
+        base_url: recorder.baseUrl,
+        model: 'gatehouse-demo',
+      });
+      await probe.call('session.resume', { session_id: created.session_id });
+      await daemonTurn(
+        { client: probe, router: new CompletionRouter(probe), sessionId: created.session_id },
+        0,
+      );
+      await probe.close();
+      const sent = recorder.requests[0]!.body as unknown as { messages: WireMessage[]; tools?: WireTool[] };
+      await recorder.close();
+      const direct = async () => {
+        await model.complete({ messages: sent.messages, tools: sent.tools, onDelta: () => undefined });
+      };
+
       const overhead = await measureOverhead(daemon, direct, cwd, quick);
       figures.push(
         figure({

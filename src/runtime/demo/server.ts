@@ -170,7 +170,8 @@ function json(res: http.ServerResponse, status: number, value: unknown): void {
 export async function runDemoModelCommand(
   options: { port?: number; host?: string; latencyMs?: number } = {},
 ): Promise<DemoModelServer> {
-  const server = await startDemoModel(options);
+  // A standalone server may run for days: it keeps no record of the requests it served.
+  const server = await startDemoModel({ ...options, record: false });
   process.stdout.write(
     `${DEMO_LABEL} listening at ${server.baseUrl}\n` +
       `It is not a language model: it follows a fixed script (run: <command>, ask: <question>, think: <text>).\n` +
