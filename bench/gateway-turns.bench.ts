@@ -4,8 +4,9 @@
  * - overhead: one `prompt.submit` → `turn.complete` notification on a resumed session, against a
  *   direct streamed HTTP call of the same model with the same request body from the same process
  *   (ModelClient), alternated so machine drift hits both alike;
- * - throughput: 8 and 100 sessions driven at once (each submits its next prompt when its previous
- *   turn completes), against the same number of concurrent direct model calls in loops.
+ * - throughput: 8 and 100 conversations driven at once (each submits its next prompt when its
+ *   previous turn completes), against the same number of direct conversations in loops; on both
+ *   sides a conversation carries its history for 10 turns, then a fresh one starts.
  *
  * Topology: daemon = `gatehouse serve` child process (max_concurrent_turns = 100); demo model =
  * `gatehouse demo-model` child process, like a real provider; clients and direct calls = the bench
@@ -33,6 +34,8 @@ import {
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
 
 const INPUT = 'measure the overhead of one turn through the gateway please';
+/** Turns per conversation in the throughput figures, on both sides, before a fresh one starts. */
+const CONVERSATION_TURNS = 10;
 
 interface Attached {
   client: GatewayClient;
@@ -198,7 +201,10 @@ const bench: Bench = {
         }
       }
 
-      // Throughput: `count` sessions at once, over a handful of viewer connections.
+      // Throughput: `count` conversations at once, over a handful of viewer connections. Both sides
+      // start a fresh conversation every CONVERSATION_TURNS turns (the gateway: the slot moves on to
+      // its next session; the direct side: the history is reset), so each sends the model the same
+      // amount of history per turn whichever side completes more turns in the window.
       let turnNo = 0;
       const warmMs = quick ? 200 : 1000;
       const measureMs = quick ? 700 : 4000;
@@ -207,15 +213,39 @@ const bench: Bench = {
           Array.from({ length: Math.min(count, 8) }, () => daemon.connect()),
         );
         const routers = connections.map((c) => new CompletionRouter(c));
-        const ids = await createSessions(connections, count, cwd);
-        const attached: Attached[] = [];
+        const perSlot = count <= 8 ? 40 : 8; // more than a slot can finish in the window
+        const ids = await createSessions(connections, count * perSlot, cwd);
+        const slots: { sessions: Attached[]; turns: number }[] = Array.from({ length: count }, () => ({
+          sessions: [],
+          turns: 0,
+        }));
         for (const [i, id] of ids.entries()) {
-          const client = connections[i % connections.length]!;
-          await client.call('session.resume', { session_id: id });
-          attached.push({ client, router: routers[i % connections.length]!, sessionId: id });
+          const c = i % connections.length;
+          await connections[c]!.call('session.resume', { session_id: id });
+          slots[i % count]!.sessions.push({ client: connections[c]!, router: routers[c]!, sessionId: id });
         }
-        const turns = await loops(count, warmMs, measureMs, (slot) => daemonTurn(attached[slot]!, turnNo++));
-        const calls = await loops(count, warmMs, measureMs, () => direct());
+        const turns = await loops(count, warmMs, measureMs, (slot) => {
+          const state = slots[slot]!;
+          const index = Math.min(Math.floor(state.turns++ / CONVERSATION_TURNS), state.sessions.length - 1);
+          return daemonTurn(state.sessions[index]!, turnNo++);
+        });
+        const conversations = Array.from({ length: count }, () => ({
+          history: [...sent.messages],
+          turns: 0,
+        }));
+        const calls = await loops(count, warmMs, measureMs, async (slot) => {
+          const conversation = conversations[slot]!;
+          if (conversation.turns++ % CONVERSATION_TURNS === 0) conversation.history = [...sent.messages];
+          const answer = await model.complete({
+            messages: conversation.history,
+            tools: sent.tools,
+            onDelta: () => undefined,
+          });
+          conversation.history.push(
+            { role: 'assistant', content: answer.text },
+            { role: 'user', content: INPUT },
+          );
+        });
         await Promise.all(connections.map((c) => c.close()));
         figures.push(
           figure({
