@@ -9,7 +9,7 @@
  * FIFO per session, one turn at a time. An `unknown` admission had started when the daemon died: it
  * is never replayed and blocks every admission behind it until an operator resolves it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 export const ADMISSION_STATES = [
   'queued',
@@ -29,6 +29,18 @@ export function isSettled(state: AdmissionState): boolean {
 }
 
 /** The payload digest a lost-ACK retry is compared by: same digest → same receipt. */
+/**
+ * A new admission id: a UUIDv7 (RFC 9562) — 48 bits of Unix milliseconds, then random bits taken
+ * from a v4 UUID (Node's randomUUID draws them from a cached entropy pool). Ids of admissions that
+ * arrive together share their prefix, so the unique index on admission_id grows at its end and a
+ * group commit of hundreds of admissions dirties a few index pages instead of one per admission.
+ */
+export function newAdmissionId(now: number = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx, V carrying the RFC variant
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15, 18)}-${random.slice(19)}`;
+}
+
 export function submissionDigest(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -4,7 +4,7 @@
  * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
  * nothing of sockets or SQL.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
@@ -15,7 +15,7 @@ import { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
 import { accessFacts, mayAccess, ownerOf, requireAccess, isOwner, type AccessRow } from './access.js';
-import { submissionDigest } from './admission.js';
+import { newAdmissionId, submissionDigest } from './admission.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
 import {
@@ -344,7 +344,7 @@ export class LocalSessions {
           principal: ownerOf(principal),
         });
     const result = await this.options.store.admit({
-      admission_id: randomUUID(),
+      admission_id: newAdmissionId(),
       logical_id: session.logical_id,
       submission_id: params.submission_id,
       submitter: ownerOf(principal),

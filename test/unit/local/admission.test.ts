@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ADMISSION_STATES,
+  newAdmissionId,
   nextStep,
   submissionDigest,
   type QueuedItem,
@@ -44,5 +45,23 @@ describe('LOC-8 submission digest', () => {
   it('is the same for the same text and differs otherwise', () => {
     expect(submissionDigest('hello')).toBe(submissionDigest('hello'));
     expect(submissionDigest('hello')).not.toBe(submissionDigest('hello '));
+  });
+});
+
+describe('admission ids', () => {
+  it('are RFC 9562 version-7 UUIDs whose text order follows their time', () => {
+    const uuid7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 10_001 }), fc.integer({ min: 1, max: 10_000 }), (t, dt) => {
+        const earlier = newAdmissionId(t);
+        const later = newAdmissionId(t + dt);
+        expect(earlier).toMatch(uuid7);
+        expect(later).toMatch(uuid7);
+        expect(earlier < later).toBe(true);
+      }),
+    );
+    const t = Date.UTC(2026, 10, 29, 12);
+    expect(newAdmissionId(t).replaceAll('-', '').slice(0, 12)).toBe(t.toString(16).padStart(12, '0'));
+    expect(new Set(Array.from({ length: 1000 }, () => newAdmissionId(t))).size).toBe(1000);
   });
 });
