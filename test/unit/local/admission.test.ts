@@ -52,13 +52,17 @@ describe('admission ids', () => {
   it('are RFC 9562 version-7 UUIDs whose text order follows their time', () => {
     const uuid7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 10_001 }), fc.integer({ min: 1, max: 10_000 }), (t, dt) => {
-        const earlier = newAdmissionId(t);
-        const later = newAdmissionId(t + dt);
-        expect(earlier).toMatch(uuid7);
-        expect(later).toMatch(uuid7);
-        expect(earlier < later).toBe(true);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 48 - 10_001 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        (t, dt) => {
+          const earlier = newAdmissionId(t);
+          const later = newAdmissionId(t + dt);
+          expect(earlier).toMatch(uuid7);
+          expect(later).toMatch(uuid7);
+          expect(earlier < later).toBe(true);
+        },
+      ),
     );
     const t = Date.UTC(2026, 10, 29, 12);
     expect(newAdmissionId(t).replaceAll('-', '').slice(0, 12)).toBe(t.toString(16).padStart(12, '0'));
