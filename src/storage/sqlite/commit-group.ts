@@ -23,7 +23,19 @@ interface Queued {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const groups = new WeakMap<SqliteDatabase, CommitGroup>();
+
 export class CommitGroup {
+  /** The connection's shared group: every store on one connection commits in the same batches. */
+  static of(db: SqliteDatabase): CommitGroup {
+    let group = groups.get(db);
+    if (!group) {
+      group = new CommitGroup(db);
+      groups.set(db, group);
+    }
+    return group;
+  }
+
   private queue: Queued[] = [];
   private scheduled = false;
   /** Batches committed and operations in them, for metrics and benchmarks. */

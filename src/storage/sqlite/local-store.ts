@@ -48,7 +48,7 @@ export class SqliteLocalStore implements LocalSessionStore {
     private readonly now: () => Date = () => new Date(),
     private readonly faults: StoreFaults | null = null,
   ) {
-    this.group = new CommitGroup(db);
+    this.group = CommitGroup.of(db);
   }
 
   private at(): string {
