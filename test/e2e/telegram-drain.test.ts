@@ -34,7 +34,10 @@ describe('REC-6 a graceful stop loses nothing that waited', () => {
     const route = db
       .prepare('SELECT resume_pending, resume_reason FROM routes WHERE session_key = ?')
       .get(`agent:main:telegram:dm:${CHAT.id}`);
-    const waiting = db.prepare(`SELECT json_extract(event, '$.text') FROM inbound_backlog`).pluck().all();
+    const waiting = db
+      .prepare(`SELECT json_extract(event, '$.text') FROM inbound_backlog ORDER BY position`)
+      .pluck()
+      .all();
     db.close();
     expect(route).toEqual({ resume_pending: 1, resume_reason: 'shutdown_timeout' });
     expect(waiting).toEqual(['waiting follow-up', 'waiting queued item']);
