@@ -50,12 +50,19 @@ export interface MessagingGatewayOptions {
   keyOptions?: SessionKeyOptions;
   /** CTX-2: hash user and chat ids in the prompt text. Default false. */
   redactPii?: boolean;
+  /** Per platform (by name): its own keyOptions (merged over keyOptions) and redactPii. */
+  platformOptions?: Readonly<Record<string, PlatformOptions>>;
   homeChannels?: HomeChannel[];
   /** In-flight markers older than this are dropped at start without resuming. Default one day. */
   recoveryMaxAgeSeconds?: number;
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
+}
+
+export interface PlatformOptions {
+  readonly keyOptions?: SessionKeyOptions;
+  readonly redactPii?: boolean;
 }
 
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
@@ -104,8 +111,8 @@ export class MessagingGateway {
       yolo: options.yolo ?? false,
       maxTurns: options.maxTurns ?? 20,
       baseSystemPrompt: options.baseSystemPrompt ?? '',
-      keyOptions: options.keyOptions ?? {},
-      redactPii: options.redactPii ?? false,
+      keyOptionsFor: (p) => ({ ...options.keyOptions, ...options.platformOptions?.[p]?.keyOptions }),
+      redactPiiFor: (p) => options.platformOptions?.[p]?.redactPii ?? options.redactPii ?? false,
       homeChannels: options.homeChannels ?? [],
       typingIntervalMs: options.typingIntervalMs ?? 4000,
       events: this.events,
@@ -275,7 +282,7 @@ export class MessagingGateway {
       this.events.emit('inbound:duplicate', { ...ref });
       return;
     }
-    const key = buildSessionKey(event.source, this.deps.keyOptions);
+    const key = buildSessionKey(event.source, this.deps.keyOptionsFor(event.source.platform));
     this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
     const lane = this.lanes.open(key);
     if (!event.internal) {

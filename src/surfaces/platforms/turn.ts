@@ -64,8 +64,9 @@ export interface TurnDeps {
   readonly yolo: boolean;
   readonly maxTurns: number;
   readonly baseSystemPrompt: string;
-  readonly keyOptions: SessionKeyOptions;
-  readonly redactPii: boolean;
+  /** The session-key options of a platform (KEY-1), and whether its prompt ids are hashed (CTX-2). */
+  keyOptionsFor(platform: string): SessionKeyOptions;
+  redactPiiFor(platform: string): boolean;
   readonly homeChannels: readonly HomeChannel[];
   readonly typingIntervalMs: number;
   readonly events: TypedEmitter<MessagingEvents>;
@@ -156,17 +157,18 @@ export async function executeTurn(
     text: event.text,
   });
 
-  const shared = isSharedMultiUserSession(source, deps.keyOptions);
+  const keyOptions = deps.keyOptionsFor(source.platform);
+  const shared = isSharedMultiUserSession(source, keyOptions);
   // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
   // from turn to turn; the speaker is named in the user message instead.
   const context = buildSessionContext(source, {
-    ...deps.keyOptions,
+    ...keyOptions,
     connectedPlatforms: deps.connectedPlatforms(),
     homeChannels: deps.homeChannels,
     entry,
   });
   const contextPrompt = buildSessionContextPrompt(context, {
-    redactPii: deps.redactPii,
+    redactPii: deps.redactPiiFor(source.platform),
     piiSafePlatforms: deps.piiSafePlatforms(),
   });
   const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
