@@ -50,6 +50,7 @@ export type { ControlServer, ControlServerOptions } from './surfaces/control/ser
 export { requestTicket, identify, controlRequest, ControlRequestError } from './surfaces/control/client.js';
 export type { ControlIdentity, TicketReply } from './surfaces/control/wire.js';
 export { runDaemon } from './daemon/daemon.js';
+export { defaultServices } from './daemon/services/index.js';
 export type { DaemonService, DaemonContext, DaemonHandle, GatewayInfo, Advertised } from './daemon/daemon.js';
 export { Lifecycle, transition, IllegalTransition } from './daemon/lifecycle.js';
 export type { LifecycleState, LifecycleEvent, LifecycleEvents } from './daemon/lifecycle.js';
@@ -118,6 +119,11 @@ export {
   type GatewayState as MessagingGatewayState,
 } from './surfaces/platforms/gateway.js';
 export type { MessagingEvents } from './surfaces/platforms/events.js';
-export { PlatformRegistry, type AdapterFactory } from './surfaces/platforms/registry.js';
+export {
+  PlatformRegistry,
+  builtinPlatforms,
+  type AdapterFactory,
+  type PlatformConfig,
+} from './surfaces/platforms/registry.js';
 export { TelegramAdapter, type TelegramAdapterOptions } from './surfaces/platforms/telegram/adapter.js';
 export { messagingService, type MessagingService } from './surfaces/platforms/service.js';

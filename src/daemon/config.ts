@@ -91,6 +91,22 @@ const telegramSchema = z.strictObject({
   redact_pii: z.boolean().default(false),
 });
 
+/**
+ * The section of a platform a plugin registers (docs/messaging.md, "Platforms from
+ * configuration"). The keys every platform shares are checked here; the platform's own keys pass
+ * through to its factory, which checks them. Whether the name is a registered platform is known
+ * only to the messaging service, which refuses an unknown one and names the known ones.
+ */
+const platformSectionSchema = z.looseObject({
+  enabled: z.boolean().default(true),
+  group_sessions_per_user: z.boolean().optional(),
+  thread_sessions_per_user: z.boolean().optional(),
+  redact_pii: z.boolean().default(false),
+});
+
+export type PlatformSection = z.output<typeof platformSectionSchema>;
+export type TelegramSection = z.output<typeof telegramSchema>;
+
 export const configSchema = z
   .strictObject({
     profiles: z
@@ -130,7 +146,7 @@ export const configSchema = z
         thread_sessions_per_user: z.boolean().default(false),
       })
       .prefault({}),
-    platforms: z.strictObject({ telegram: telegramSchema.optional() }).prefault({}),
+    platforms: z.object({ telegram: telegramSchema.optional() }).catchall(platformSectionSchema).prefault({}),
   })
   .transform((config, ctx) => {
     const defaultProfile = config.default_profile ?? config.profiles[0]!;

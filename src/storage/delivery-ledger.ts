@@ -5,11 +5,13 @@
  * turn: its marker is still set (no reply was recorded: resume it), or its reply is on the ledger
  * (deliver it if not yet delivered). Nothing is regenerated and nothing is sent twice.
  *
- * The inbound side: a platform message is recorded as taken when its turn starts (in the same
- * transaction as the in-flight marker) or when a chat command acts on it, so a platform's
- * redelivery after a crash is recognised and never starts a second turn.
+ * The inbound side: a platform message is recorded as taken when it starts waiting in a queue (with
+ * its backlog row), when its turn starts (in the same transaction as the in-flight marker) or when
+ * a chat command acts on it, so a platform's redelivery after a crash is recognised and never
+ * starts a second turn. The backlog keeps what waits in each queue, so a restart loses none of it.
  */
-import type { InboundRef } from '../domain/messaging/adapter.js';
+import type { InboundRef, MessageEvent } from '../domain/messaging/adapter.js';
+import type { QueuedKind } from '../domain/messaging/queue.js';
 import type { Platform, SessionSourceFields } from '../domain/vocabulary.js';
 
 /** Where a reply goes. Always the real ids: redaction never touches routing (CTX-2). */
@@ -56,20 +58,76 @@ export interface MessagingRecoveryReport {
   readonly settled: readonly string[];
 }
 
+/**
+ * What became of a taken platform message: waiting on the backlog, its turn started, a chat command
+ * acted on it, it answered a clarify question, a newer follow-up replaced it (QUE-1), or /stop,
+ * /new or /reset cleared it. `taken` is what rows recorded before outcomes were kept say.
+ */
+export type InboundOutcome = 'waiting' | 'turn' | 'command' | 'answer' | 'collapsed' | 'dropped' | 'taken';
+
+/** An event waiting in a session key's queue, as the backlog keeps it. */
+export interface BacklogItem {
+  /** The gateway's id of the waiting event, stable while it waits. */
+  readonly itemId: string;
+  readonly kind: QueuedKind;
+  readonly event: MessageEvent;
+  /** Its platform message, recorded as taken (`waiting`) with the row; null when it has none. */
+  readonly inbound: InboundRef | null;
+}
+
+export interface StoredBacklogItem {
+  readonly sessionKey: string;
+  readonly itemId: string;
+  readonly kind: QueuedKind;
+  readonly event: MessageEvent;
+}
+
+/** A key's queue as the backlog must mirror it. */
+export interface BacklogState {
+  /**
+   * The item whose turn is starting but has not taken it yet (its row stays, ahead of the rest,
+   * until startTurn deletes it), or null.
+   */
+  readonly starting: string | null;
+  /** Everything waiting, in queue order. */
+  readonly waiting: readonly BacklogItem[];
+  /** Platform messages that left the queue without a turn, and why. */
+  readonly settled: readonly { inbound: InboundRef; outcome: 'collapsed' | 'dropped' }[];
+}
+
 /** Taken inbound rows older than this are pruned at start-up: no platform redelivers that late. */
 export const INBOUND_RETENTION_SECONDS = 7 * 86_400;
 
 export interface DeliveryLedger {
   /**
-   * A turn starts on the key: sets its in-flight marker and, for a human message, records that
-   * message as taken, atomically (a crash leaves both or neither).
+   * A turn starts on the key: sets its in-flight marker, records a human message as taken (`turn`)
+   * and deletes the event's backlog row (`backlogItem`, when it waited), atomically: after a crash
+   * the event is either still waiting or its turn is in flight, never both, never neither.
    * @throws NotFoundError when no session is on the key.
    */
-  startTurn(sessionKey: string, inbound: InboundRef | null, options?: { now?: Date }): Promise<void>;
+  startTurn(
+    sessionKey: string,
+    inbound: InboundRef | null,
+    options?: { now?: Date; backlogItem?: string | null },
+  ): Promise<void>;
   /** Records a message a chat command acted on (or answered a question with) as taken. Idempotent. */
-  takeInbound(inbound: InboundRef, sessionKey: string, options?: { now?: Date }): Promise<void>;
+  takeInbound(
+    inbound: InboundRef,
+    sessionKey: string,
+    options?: { now?: Date; outcome?: 'command' | 'answer' },
+  ): Promise<void>;
   /** Whether the message was taken before: a redelivery, to be dropped. */
   isInboundTaken(inbound: InboundRef): Promise<boolean>;
+  /** What became of a taken message; null when it was never taken. */
+  inboundOutcome(inbound: InboundRef): Promise<InboundOutcome | null>;
+  /**
+   * Makes the key's backlog rows mirror its queue, in one transaction: rows of events no longer
+   * waiting are deleted (except `starting`), waiting events are written in order and their
+   * platform messages recorded as taken (`waiting`), settled messages get their outcome.
+   */
+  saveBacklog(sessionKey: string, state: BacklogState, options?: { now?: Date }): Promise<void>;
+  /** Every waiting event, each key's in queue order: what a new process puts back on its queues. */
+  listBacklog(): Promise<StoredBacklogItem[]>;
   /** Records a turn's reply and drops the key's in-flight marker, atomically. Idempotent per turn. */
   recordReply(record: ReplyRecord, options?: { now?: Date }): Promise<Delivery>;
   /** False when it was already marked (the caller must not count it as a new delivery). */

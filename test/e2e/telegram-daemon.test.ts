@@ -134,7 +134,7 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
     const resumed = expect.stringMatching(/Continue where you left off/) as string;
     expect(answers(601)).toEqual([resumed, 'barrier 601']);
     expect(answers(602)).toEqual(['answered before', 'barrier 602']);
-    // The follow-up was never taken, so its redelivery is answered: nothing is lost either.
+    // The follow-up waited on the backlog: it is answered once, from there, and its redelivery dropped.
     expect(answers(603)).toEqual([resumed, 'waiting behind', 'barrier 603']);
   });
 });

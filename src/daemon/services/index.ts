@@ -1,5 +1,6 @@
 import type { LoadedConfig } from '../config.js';
 import type { DaemonService } from '../daemon.js';
+import type { PlatformRegistry } from '../../surfaces/platforms/registry.js';
 import { messagingService } from '../../surfaces/platforms/service.js';
 import { gatewayService, type StoreHolder } from './gateway.js';
 
@@ -9,12 +10,23 @@ import { gatewayService, type StoreHolder } from './gateway.js';
  * and stops them in reverse, so the messaging gateway uses the gateway service's open store and is
  * stopped before that store closes.
  */
-export function defaultServices(loaded?: Pick<LoadedConfig, 'config'>): DaemonService[] {
+export function defaultServices(
+  loaded?: Pick<LoadedConfig, 'config'>,
+  options: {
+    /** The chat platforms `platforms:` sections may name; default: builtinPlatforms(). */
+    platforms?: PlatformRegistry;
+  } = {},
+): DaemonService[] {
   const storeHolder: StoreHolder = { current: null };
   const services: DaemonService[] = [gatewayService({ storeHolder })];
-  const telegram = loaded?.config.platforms.telegram;
-  if (telegram !== undefined && telegram.enabled) {
-    services.push(messagingService({ store: () => storeHolder.current }));
+  const platforms = Object.values(loaded?.config.platforms ?? {});
+  if (platforms.some((section) => section?.enabled === true)) {
+    services.push(
+      messagingService({
+        store: () => storeHolder.current,
+        ...(options.platforms === undefined ? {} : { registry: options.platforms }),
+      }),
+    );
   }
   return services;
 }

@@ -5,18 +5,23 @@ import {
   STUCK_LOOP_RESTARTS,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
-import type { InboundRef } from '../../domain/messaging/adapter.js';
+import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
 import { NotFoundError } from '../../domain/errors.js';
+import { SessionSource } from '../../domain/session/source.js';
 import {
   INBOUND_RETENTION_SECONDS,
+  type BacklogState,
   type Delivery,
   type DeliveryLedger,
+  type InboundOutcome,
   type MessagingRecoveryReport,
   type ReplyRecord,
+  type StoredBacklogItem,
 } from '../delivery-ledger.js';
 import { tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { markResumePending, suspendSession } from './entry-actions.js';
+import * as backlog from './ops/backlog.js';
 import * as ledger from './ops/deliveries.js';
 import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
@@ -45,6 +50,25 @@ function toDelivery(row: ledger.DeliveryRow): Delivery {
   };
 }
 
+function eventToJson(event: MessageEvent): string {
+  return JSON.stringify({
+    source: event.source.toJSON(),
+    text: event.text,
+    internal: event.internal,
+    received_at: event.received_at,
+  });
+}
+
+function eventFromJson(text: string): MessageEvent {
+  const raw = JSON.parse(text) as { source: unknown; text: string; internal: boolean; received_at: string };
+  return {
+    source: SessionSource.fromJSON(raw.source),
+    text: raw.text,
+    internal: raw.internal,
+    received_at: raw.received_at,
+  };
+}
+
 function settle<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
@@ -56,26 +80,82 @@ function settle<T>(fn: () => T): Promise<T> {
 export class SqliteDeliveryLedger implements DeliveryLedger {
   constructor(private readonly db: SqliteDatabase) {}
 
-  startTurn(sessionKey: string, taken: InboundRef | null, options: { now?: Date } = {}): Promise<void> {
+  startTurn(
+    sessionKey: string,
+    taken: InboundRef | null,
+    options: { now?: Date; backlogItem?: string | null } = {},
+  ): Promise<void> {
     const now = options.now ?? new Date();
     return settle(() =>
       tx(this.db, () => {
         const entry = readRoute(this.db, sessionKey);
         if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
         markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
-        if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now);
+        if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
+        if (options.backlogItem != null) backlog.deleteBacklogItem(this.db, options.backlogItem);
       }),
     );
   }
 
-  takeInbound(taken: InboundRef, sessionKey: string, options: { now?: Date } = {}): Promise<void> {
+  takeInbound(
+    taken: InboundRef,
+    sessionKey: string,
+    options: { now?: Date; outcome?: 'command' | 'answer' } = {},
+  ): Promise<void> {
     return settle(() =>
-      tx(this.db, () => inbound.insertTaken(this.db, taken, sessionKey, options.now ?? new Date())),
+      tx(this.db, () =>
+        inbound.insertTaken(
+          this.db,
+          taken,
+          sessionKey,
+          options.now ?? new Date(),
+          options.outcome ?? 'command',
+        ),
+      ),
     );
   }
 
   isInboundTaken(taken: InboundRef): Promise<boolean> {
     return settle(() => inbound.isTaken(this.db, taken));
+  }
+
+  inboundOutcome(taken: InboundRef): Promise<InboundOutcome | null> {
+    return settle(() => inbound.readOutcome(this.db, taken));
+  }
+
+  saveBacklog(sessionKey: string, state: BacklogState, options: { now?: Date } = {}): Promise<void> {
+    const now = options.now ?? new Date();
+    return settle(() =>
+      tx(this.db, () => {
+        backlog.replaceBacklog(
+          this.db,
+          sessionKey,
+          state.starting,
+          state.waiting.map((item) => ({
+            item_id: item.itemId,
+            kind: item.kind,
+            event: eventToJson(item.event),
+          })),
+        );
+        for (const item of state.waiting) {
+          if (item.inbound !== null) inbound.insertTaken(this.db, item.inbound, sessionKey, now, 'waiting');
+        }
+        for (const { inbound: ref, outcome } of state.settled) {
+          inbound.insertTaken(this.db, ref, sessionKey, now, outcome);
+        }
+      }),
+    );
+  }
+
+  listBacklog(): Promise<StoredBacklogItem[]> {
+    return settle(() =>
+      backlog.listBacklog(this.db).map((row) => ({
+        sessionKey: row.session_key,
+        itemId: row.item_id,
+        kind: row.kind,
+        event: eventFromJson(row.event),
+      })),
+    );
   }
 
   recordReply(record: ReplyRecord, options: { now?: Date } = {}): Promise<Delivery> {

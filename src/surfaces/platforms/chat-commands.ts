@@ -4,18 +4,33 @@
  * and then starts whatever the command left waiting (wake-ups survive every command).
  */
 import { HELP_TEXT, type ChatCommand } from '../../domain/messaging/commands.js';
-import type { MessageEvent } from '../../domain/messaging/adapter.js';
+import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
 import * as queue from '../../domain/messaging/queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { RunningTurn } from './turn.js';
 
-/** One session key's queue and the turn it is running, as the gateway keeps them. */
+/**
+ * One session key's queue and the turn it is running, as the gateway keeps them. A lane exists
+ * while it has work: the gateway frees it once it is idle, nothing waits, no command is being
+ * carried out on it and its backlog rows are known to be gone; the next event makes a new one.
+ */
 export interface Lane {
   readonly key: string;
   state: queue.SessionQueueState<MessageEvent>;
   /** Set from the moment the queue starts an event until its turn has ended. */
   running: RunningTurn | null;
+  /** The key's backlog rows as last written, in order (backlog.ts); null when a write failed. */
+  saved: readonly SavedItem[] | null;
+  /** Commands being carried out on the lane (it must not be freed under them). */
+  commands: number;
+}
+
+/** One backlog row as the lane remembers it. */
+export interface SavedItem {
+  readonly itemId: string;
+  readonly kind: queue.QueuedKind;
+  readonly inbound: InboundRef | null;
 }
 
 export type InvalidCommand = { name: 'invalid'; message: string };
@@ -23,8 +38,10 @@ export type InvalidCommand = { name: 'invalid'; message: string };
 export interface CommandContext {
   readonly store: SessionStore;
   readonly prompts: PromptBroker;
-  /** Puts an event on the lane's queue, starting it when the lane is idle. */
-  arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void;
+  /** Puts an event on the lane's queue, starting it when the lane is idle; resolves once it is saved. */
+  arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): Promise<void>;
+  /** The command dropped events from the lane's queue: settles them in the backlog. */
+  dropped(lane: Lane): Promise<void>;
 }
 
 export async function carryOutCommand(
@@ -42,13 +59,18 @@ export async function carryOutCommand(
     case 'help':
       await reply(HELP_TEXT);
       break;
-    case 'queue':
-      ctx.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
-      await reply(`Queued (${queue.queueDepth(lane.state)} waiting).`);
+    case 'queue': {
+      const saved = ctx.arrive(lane, { kind: 'queued', payload: { ...event, text: command.text } });
+      const depth = queue.queueDepth(lane.state);
+      // Saved before the answer: what the chat was told is queued survives a restart.
+      await saved;
+      await reply(`Queued (${depth} waiting).`);
       break;
+    }
     case 'stop': {
       lane.state = queue.stop(lane.state);
       const running = lane.running;
+      await ctx.dropped(lane);
       if (running !== null) {
         // Seed §2: /stop is the hard signal; the next message starts a fresh session.
         await store.suspendSession(lane.key);
@@ -61,6 +83,7 @@ export async function carryOutCommand(
     case 'reset': {
       lane.state = queue.clearForReset(lane.state);
       lane.running?.abort.abort('interrupted');
+      await ctx.dropped(lane);
       const before = await store.getOrCreateSession(lane.key, event.source.toJSON());
       await store.resetSession(lane.key);
       ctx.prompts.forgetSession(before.entry.session_id);
@@ -93,7 +116,7 @@ export async function carryOutCommand(
         await reply('Undid the last exchange.');
       } else {
         await reply('Retrying the last message.');
-        ctx.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
+        await ctx.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
       }
       break;
     }

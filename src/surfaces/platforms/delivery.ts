@@ -9,12 +9,25 @@
  * - one delivery is sent by at most one attempt at a time (a second caller shares the first's);
  * - a sweep re-reads each row just before sending it, so a reply delivered after the sweep listed
  *   it is not sent again.
+ *
+ * Retries: an owed reply whose send failed is not left for the next restart. A failed send
+ * schedules a sweep `retryMs` later (one at a time), while retries are `on`. They are `held` until
+ * the gateway runs (a failed send of the start-up sweep is retried as soon as they are turned on)
+ * and `off` from the drain on.
  */
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { recoveredReplyText } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { Delivery, DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
+
+export type RetryMode = 'held' | 'on' | 'off';
+
+export interface RetryOptions {
+  readonly retryMs: number;
+  /** Hands a retry sweep to the gateway, which waits for it when it stops. */
+  track(work: Promise<void>): void;
+}
 
 export class Deliverer {
   /** Turns that record and deliver their own reply right now: sweeps leave those replies alone. */
@@ -23,12 +36,40 @@ export class Deliverer {
   private readonly sending = new Map<number, Promise<boolean>>();
   /** Owed by a previous process (found by the start-up sweep) and not yet sent: they carry the notice. */
   private readonly inherited = new Set<number>();
+  private retryMode: RetryMode = 'held';
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** A send failed while retries were held: one is due once they are on. */
+  private retryWanted = false;
 
   constructor(
     private readonly ledger: DeliveryLedger,
     private readonly adapterFor: (platform: string) => PlatformAdapter | undefined,
     private readonly events: TypedEmitter<MessagingEvents>,
-  ) {}
+    private readonly retry: RetryOptions = { retryMs: 5000, track: () => undefined },
+  ) {
+    this.events.on('delivery:failed', () => this.scheduleRetry());
+  }
+
+  retries(mode: RetryMode): void {
+    this.retryMode = mode;
+    if (mode === 'off' && this.retryTimer !== null) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    if (mode === 'on' && this.retryWanted) this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryMode === 'held') this.retryWanted = true;
+    if (this.retryTimer !== null || this.retryMode !== 'on') return;
+    this.retryWanted = false;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.retryMode !== 'on') return;
+      this.retry.track(this.sweep({ recovered: false }).then(() => undefined));
+    }, this.retry.retryMs);
+    this.retryTimer.unref();
+  }
 
   /**
    * The turn `turnId` is about to record its reply and will deliver it itself: until the returned

@@ -28,6 +28,14 @@ export interface MessagingEvents extends Record<string, unknown> {
   'approval:asked': { session_key: string; prompt_id: string };
   'delivery:sent': { delivery: Delivery; recovered: boolean };
   'delivery:failed': { delivery: Delivery; message: string };
-  'recovery:done': MessagingRecoveryReport & { delivered: number; auto_continued: string[] };
+  /**
+   * Start-up recovery finished: `delivered` owed replies sent, `auto_continued` keys resumed,
+   * `requeued` events that waited in a queue when the last process ended put back on it.
+   */
+  'recovery:done': MessagingRecoveryReport & {
+    delivered: number;
+    auto_continued: string[];
+    requeued: number;
+  };
   'gateway:stopped': { clean: boolean };
 }

@@ -7,9 +7,10 @@
  * concurrently. Inbound events are admitted one at a time, in arrival order (the redelivery check
  * is a store read, and it must not let a later message of a chat overtake an earlier one).
  *
- * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs) →
- * running → draining (no new inbound; running turns finish or are marked shutdown_timeout) →
- * stopped, with the clean-shutdown marker written last.
+ * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs,
+ * the backlog is put back on its lanes) → running → draining (no new inbound, nothing new starts;
+ * running turns finish or are marked shutdown_timeout; what waits stays on the backlog) → stopped,
+ * with the clean-shutdown marker written last.
  */
 import {
   inboundRefOf,
@@ -24,7 +25,6 @@ import * as queue from '../../domain/messaging/queue.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
 import { buildSessionKey, type SessionKeyOptions } from '../../domain/session/key.js';
-import { SessionSource } from '../../domain/session/source.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
@@ -33,7 +33,8 @@ import type { SessionStore } from '../../storage/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
-import { executeTurn, RESUME_NOTE, startingTurn, type TurnDeps } from './turn.js';
+import { Lanes } from './lanes.js';
+import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -49,6 +50,8 @@ export interface MessagingGatewayOptions {
   keyOptions?: SessionKeyOptions;
   /** CTX-2: hash user and chat ids in the prompt text. Default false. */
   redactPii?: boolean;
+  /** Per platform (by name): its own keyOptions (merged over keyOptions) and redactPii. */
+  platformOptions?: Readonly<Record<string, PlatformOptions>>;
   homeChannels?: HomeChannel[];
   /** In-flight markers older than this are dropped at start without resuming. Default one day. */
   recoveryMaxAgeSeconds?: number;
@@ -57,12 +60,20 @@ export interface MessagingGatewayOptions {
   deliveryRetryMs?: number;
 }
 
+export interface PlatformOptions {
+  readonly keyOptions?: SessionKeyOptions;
+  readonly redactPii?: boolean;
+}
+
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
+
+/** The abort reason of turns a drain interrupts at its deadline (an outcome of `interrupted`). */
+const SHUTDOWN = 'shutdown';
 
 export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
   private readonly adapters = new Map<string, PlatformAdapter>();
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes: Lanes;
   private readonly deferred: { adapter: PlatformAdapter; event: MessageEvent }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   /** The tail of the serial admission chain (see admit). */
@@ -71,19 +82,23 @@ export class MessagingGateway {
   private readonly deliverer: Deliverer;
   private readonly commandContext: CommandContext;
   private state: GatewayState = 'stopped';
-  private retryTimer: NodeJS.Timeout | null = null;
-  /** A send failed before the gateway was running (the start-up sweep): retry once it is. */
-  private retryWanted = false;
+  /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
+  private stopping: { done: Promise<void>; cut: () => void } | null = null;
 
   constructor(private readonly options: MessagingGatewayOptions) {
     this.commandContext = {
       store: options.store,
       prompts: options.prompts,
       arrive: (lane, item) => this.arrive(lane, item),
+      dropped: (lane) => this.lanes.changed(lane, 'dropped'),
     };
-    this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events);
-    // An owed reply that failed to send is not left for the next restart: it is retried in this run.
-    this.events.on('delivery:failed', () => this.scheduleDeliveryRetry());
+    this.lanes = new Lanes(options.ledger, (event) =>
+      inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id),
+    );
+    this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events, {
+      retryMs: options.deliveryRetryMs ?? 5000,
+      track: (work) => this.track(work),
+    });
     this.deps = {
       store: options.store,
       ledger: options.ledger,
@@ -96,12 +111,13 @@ export class MessagingGateway {
       yolo: options.yolo ?? false,
       maxTurns: options.maxTurns ?? 20,
       baseSystemPrompt: options.baseSystemPrompt ?? '',
-      keyOptions: options.keyOptions ?? {},
-      redactPii: options.redactPii ?? false,
+      keyOptionsFor: (p) => ({ ...options.keyOptions, ...options.platformOptions?.[p]?.keyOptions }),
+      redactPiiFor: (p) => options.platformOptions?.[p]?.redactPii ?? options.redactPii ?? false,
       homeChannels: options.homeChannels ?? [],
       typingIntervalMs: options.typingIntervalMs ?? 4000,
       events: this.events,
       streaking: new Set(),
+      backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
     };
@@ -123,13 +139,20 @@ export class MessagingGateway {
     return [...this.adapters.values()].map((a) => a.status());
   }
 
+  /** How many lanes exist now: keys with a turn running, events waiting or a command under way. */
+  get laneCount(): number {
+    return this.lanes.size;
+  }
+
   /**
    * Connects the adapters, then runs start-up recovery (REC-4, REC-5) while inbound messages wait,
-   * then auto-continues interrupted sessions and finally lets the waiting messages in, in order.
+   * then auto-continues interrupted sessions, puts the backlog (what waited in the queues when the
+   * last process ended) back on its lanes and finally lets the waiting messages in, in order.
    */
   async start(): Promise<void> {
     if (this.state !== 'stopped') throw new Error('start: the gateway is not stopped');
     this.state = 'restoring';
+    this.deliverer.retries('held');
     for (const adapter of this.adapters.values()) {
       const sink: InboundSink = (event) => this.receive(adapter, event);
       await adapter.start(sink, (status) => this.adapterStatusChanged(status));
@@ -141,35 +164,55 @@ export class MessagingGateway {
     for (const key of report.resumed) this.deps.streaking.add(key);
     const delivered = await this.deliverer.sweep();
     const autoContinued = await this.autoContinue();
+    // What waited in the queues when the last process ended, after the turns it waited behind.
+    const requeued = await this.lanes.restore((lane, item) => this.enqueue(lane, item));
     this.state = 'running';
-    this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued });
-    if (this.retryWanted) this.scheduleDeliveryRetry();
+    this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
+    this.deliverer.retries('on');
     for (const { adapter, event } of this.deferred.splice(0)) this.admit(adapter, event);
   }
 
   /**
    * Graceful stop (REC-6): stop receiving, let running turns finish until `timeoutMs`, mark the
    * rest resume_pending (shutdown_timeout) and interrupt them, then write the clean-shutdown marker.
+   * Nothing new starts meanwhile: events still waiting stay on the backlog and run after the next
+   * start. A second call while a stop is under way ends the wait at once and resolves with it.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    if (this.state === 'stopped') return;
+  stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.stopping !== null) {
+      this.stopping.cut();
+      return this.stopping.done;
+    }
+    if (this.state === 'stopped') return Promise.resolve();
+    let cut = () => {};
+    const deadline = new Promise<true>((resolve) => {
+      const timer = setTimeout(() => resolve(true), options.timeoutMs ?? 30_000);
+      cut = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    const done = this.drain(deadline).finally(() => {
+      cut();
+      this.stopping = null;
+    });
+    this.stopping = { done, cut };
+    return done;
+  }
+
+  private async drain(deadline: Promise<true>): Promise<void> {
     this.state = 'draining';
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    this.deliverer.retries('off');
     for (const adapter of this.adapters.values()) await adapter.stop();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      this.settleInFlight().then(() => false),
-      new Promise<boolean>(
-        (resolve) => (timer = setTimeout(() => resolve(true), options.timeoutMs ?? 30_000)),
-      ),
-    ]);
-    clearTimeout(timer);
+    const timedOut = await Promise.race([this.settleInFlight().then(() => false), deadline]);
     if (timedOut) {
       for (const lane of this.lanes.values()) {
-        if (lane.running === null) continue;
-        await this.options.store.markResumePending(lane.key, 'shutdown_timeout');
-        lane.running.abort.abort('interrupted');
+        const running = lane.running;
+        if (running === null) continue;
+        // A turn that took its event continues after the restart (REC-6); one still looking up its
+        // session gives its event back to the queue, and so to the backlog (launch).
+        if (running.started) await this.options.store.markResumePending(lane.key, 'shutdown_timeout');
+        running.abort.abort(SHUTDOWN);
       }
       await this.settleInFlight();
     }
@@ -178,24 +221,17 @@ export class MessagingGateway {
     this.events.emit('gateway:stopped', { clean: true });
   }
 
+  /** Resolves once no admission, turn, command or delivery is in progress (tests, operators). */
+  whenIdle(): Promise<void> {
+    return this.settleInFlight();
+  }
+
   /**
    * Waits until nothing is in flight, including work that in-flight work started meanwhile (a
    * finished turn promoting the next queued event, an admission launching a turn).
    */
   private async settleInFlight(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-  }
-
-  private scheduleDeliveryRetry(): void {
-    if (this.state === 'restoring') this.retryWanted = true;
-    if (this.retryTimer !== null || this.state !== 'running') return;
-    this.retryWanted = false;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (this.state !== 'running') return;
-      this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
-    }, this.options.deliveryRetryMs ?? 5000);
-    this.retryTimer.unref();
   }
 
   private adapterStatusChanged(status: AdapterStatus): void {
@@ -208,6 +244,7 @@ export class MessagingGateway {
       const step = queue.resume(lane.state);
       lane.state = step.state;
       if (step.start !== null) this.launch(lane, step.start);
+      this.track(this.lanes.changed(lane, 'dropped'));
     }
   }
 
@@ -245,16 +282,18 @@ export class MessagingGateway {
       this.events.emit('inbound:duplicate', { ...ref });
       return;
     }
-    const key = buildSessionKey(event.source, this.deps.keyOptions);
+    const key = buildSessionKey(event.source, this.deps.keyOptionsFor(event.source.platform));
     this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
-    const lane = this.lane(key);
+    const lane = this.lanes.open(key);
     if (!event.internal) {
       const command = parseCommand(event.text);
       if (command !== null) {
+        // Held from here, across the awaits before the command runs, so the lane is not freed under it.
+        lane.commands++;
         // A command acts now, so it is taken now, before it acts: a crash in between loses the
         // command rather than repeating it (a second /undo would undo one exchange too many).
-        // A /queue item is taken by the turn it becomes, so a crash before that turn loses nothing.
-        if (ref !== null && command.name !== 'queue') await this.take(ref, key);
+        // A /queue item is taken by its backlog row or by the turn it becomes.
+        if (ref !== null && command.name !== 'queue') await this.take(ref, key, 'command');
         this.track(this.command(lane, adapter, event, command));
         return;
       }
@@ -267,12 +306,13 @@ export class MessagingGateway {
           ...clarify,
           answer: event.text,
         });
-        if (ref !== null) await this.take(ref, key);
+        if (ref !== null) await this.take(ref, key, 'answer');
         return;
       }
     }
-    // A turn takes its message when it starts (executeTurn), with its in-flight marker.
-    this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
+    // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
+    // that has to wait is taken with its backlog row, before the next event is admitted.
+    await this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
   }
 
   /**
@@ -283,37 +323,54 @@ export class MessagingGateway {
     return this.options.ledger.isInboundTaken(ref).catch(() => false);
   }
 
-  private take(ref: InboundRef, key: string): Promise<void> {
-    return this.options.ledger.takeInbound(ref, key).catch(() => undefined);
+  private take(ref: InboundRef, key: string, outcome: 'command' | 'answer'): Promise<void> {
+    return this.options.ledger.takeInbound(ref, key, { outcome }).catch(() => undefined);
   }
 
-  private arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
+  /** Puts the event on the lane's queue (starting it if the lane is idle) and saves what waits. */
+  private arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): Promise<void> {
+    this.enqueue(lane, item);
+    // The only event an arrival can push out of the queue is a follow-up a newer one replaced.
+    return this.lanes.changed(lane, 'collapsed');
+  }
+
+  private enqueue(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
     const step = queue.arrive(lane.state, item);
     lane.state = step.state;
     if (step.start !== null) this.launch(lane, step.start);
   }
 
+  /** Starts a promoted event; the caller saves the lane afterwards (changed). */
   private launch(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
     const adapter = this.adapters.get(item.payload.source.platform);
-    if (adapter === undefined || adapter.status().state !== 'running') {
+    const draining = this.state === 'draining' || this.state === 'stopped';
+    if (draining || adapter === undefined || adapter.status().state !== 'running') {
       // QUE-3: back on the queue, never dropped; it runs when the adapter reports running again
-      // (adapterStatusChanged), or when the next event for this lane arrives.
+      // (adapterStatusChanged), or when the next event for this lane arrives. During a drain the
+      // adapters have stopped, so nothing new starts: it stays on the backlog for the next start.
       lane.state = queue.putBack(lane.state, item);
       this.events.emit('queue:requeued', { session_key: lane.key, platform: item.payload.source.platform });
       return;
     }
     // Registered before the first await, so a /stop or /new arriving while the turn looks up its
     // session still finds it.
-    const running = startingTurn();
+    const running = startingTurn(this.lanes.rowOf(lane, item.payload));
     lane.running = running;
     this.track(
       executeTurn(this.deps, lane.key, item.payload, adapter, running)
-        .catch((error: unknown) => this.reportFailure(lane, item.payload, adapter, error))
+        .catch((error: unknown) => answerFailure(this.deps, lane.key, item.payload, adapter, running, error))
         .finally(() => {
           lane.running = null;
-          const step = queue.finish(lane.state);
-          lane.state = step.state;
-          if (step.start !== null) this.launch(lane, step.start);
+          if (!running.started && running.abort.signal.reason === SHUTDOWN) {
+            // The drain stopped it before it took its event: the event waits again, on the backlog.
+            lane.state = queue.putBack(lane.state, item);
+          } else {
+            const step = queue.finish(lane.state);
+            lane.state = step.state;
+            if (step.start !== null) this.launch(lane, step.start);
+          }
+          // An event whose turn ended before taking its row (/stop while it started) is dropped.
+          return this.lanes.changed(lane, 'dropped');
         }),
     );
   }
@@ -326,62 +383,30 @@ export class MessagingGateway {
   ): Promise<void> {
     const reply = (text: string) =>
       adapter.send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null });
-    await carryOutCommand(this.commandContext, lane, event, command, reply);
-    this.events.emit('command:handled', { session_key: lane.key, command: command.name });
-    // Wake-ups that survived the command (and anything put back) start right after it (QUE-2).
-    const step = queue.resume(lane.state);
-    lane.state = step.state;
-    if (step.start !== null) this.launch(lane, step.start);
+    try {
+      await carryOutCommand(this.commandContext, lane, event, command, reply);
+      this.events.emit('command:handled', { session_key: lane.key, command: command.name });
+    } finally {
+      // Wake-ups that survived the command (and anything put back) start right after it (QUE-2),
+      // also when its answer could not be sent.
+      const step = queue.resume(lane.state);
+      lane.state = step.state;
+      if (step.start !== null) this.launch(lane, step.start);
+      lane.commands--;
+      await this.lanes.changed(lane, 'dropped');
+    }
   }
 
   /** REC-4: every resume_pending session whose platform is connected continues once. */
   private async autoContinue(): Promise<string[]> {
     const continued: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await this.options.store.listSessions({ limit: 500, cursor });
-      for (const entry of page.entries) {
-        if (!entry.resume_pending || entry.suspended || entry.origin === null) continue;
-        if (!this.adapters.has(entry.origin.platform)) continue;
-        const event: MessageEvent = {
-          source: SessionSource.fromJSON(entry.origin),
-          text: RESUME_NOTE,
-          internal: true,
-          received_at: new Date().toISOString(),
-        };
-        this.arrive(this.lane(entry.session_key), { kind: 'internal', payload: event });
-        continued.push(entry.session_key);
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== null);
-    return continued;
-  }
-
-  private reportFailure(lane: Lane, event: MessageEvent, adapter: PlatformAdapter, error: unknown): void {
-    // The marker stays: a failure here (the store refused a write) is recovered like a crash.
-    const why = error instanceof Error ? error.message : String(error);
-    void adapter
-      .send(event.source.chat_id, `Sorry, something went wrong: ${why.split('\n')[0]}`, {
-        thread_id: event.source.thread_id,
-        reply_to: null,
-      })
-      .catch(() => undefined);
-    this.events.emit('turn:complete', {
-      session_key: lane.key,
-      session_id: lane.running?.sessionId ?? '',
-      turn_id: lane.running?.turnId ?? '',
-      outcome: 'failed',
-      final_text: null,
-    });
-  }
-
-  private lane(key: string): Lane {
-    let lane = this.lanes.get(key);
-    if (lane === undefined) {
-      lane = { key, state: queue.emptyQueue(), running: null };
-      this.lanes.set(key, lane);
+    for await (const { sessionKey, event } of resumeEvents(this.options.store, (p) => this.adapters.has(p))) {
+      // resume_pending brings it back at every start until a turn completes: never on the backlog.
+      this.lanes.markDerived(event);
+      await this.arrive(this.lanes.open(sessionKey), { kind: 'internal', payload: event });
+      continued.push(sessionKey);
     }
-    return lane;
+    return continued;
   }
 
   private track(work: Promise<void>): void {

@@ -2,11 +2,37 @@
  * The platform registry: adapters are created by name, so a plugin can register a platform of its
  * own ("mastodon", "irc") next to the built-in ones. An unknown name is just a string to the rest of
  * Gatehouse: it round-trips through SessionSource and session keys (SRC-1).
+ *
+ * The messaging daemon service builds one adapter for every enabled section under `platforms:` in
+ * the config, each through the factory registered under the section's name, with a PlatformConfig.
+ * Telegram is registered as a built-in (builtinPlatforms).
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { telegramFromConfig } from './telegram/factory.js';
 
 export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter;
+
+/** What the daemon hands a platform's factory. */
+export interface PlatformConfig {
+  /** The section's name under `platforms:`, which is the platform's name. */
+  readonly name: string;
+  /**
+   * The section as written, after the keys every platform shares (`enabled`,
+   * `group_sessions_per_user`, `thread_sessions_per_user`, `redact_pii`) got their defaults. The
+   * factory checks its own keys; a throw fails the daemon's start with its message.
+   */
+  readonly section: Readonly<Record<string, unknown>>;
+  /** The daemon's environment: secrets are read from variables the section names, never the file. */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** A registry with the platforms Gatehouse ships: `telegram`. Plugins register theirs on it. */
+export function builtinPlatforms(): PlatformRegistry {
+  const registry = new PlatformRegistry();
+  registry.register<PlatformConfig>('telegram', telegramFromConfig);
+  return registry;
+}
 
 export class PlatformRegistry {
   private readonly factories = new Map<string, AdapterFactory<never>>();

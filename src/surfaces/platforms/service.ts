@@ -1,20 +1,24 @@
 /**
- * The messaging gateway as a daemon service. It runs only when the config enables a platform
- * (`platforms.telegram`); defaultServices() adds it after the gateway service, whose open store it
- * shares (so it starts after the store is open and stops before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the deadline,
- * mark the rest resume_pending, then write the clean-shutdown marker.
+ * The messaging gateway as a daemon service. It runs only when the config enables a platform (a
+ * section under `platforms:`), and builds one adapter per enabled section through the platform
+ * registry (Telegram built in; a plugin passes a registry with its own platforms). An unknown
+ * section name is a config error that names the known platforms. defaultServices() adds it after
+ * the gateway service, whose open store it shares (so it starts after the store is open and stops
+ * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
+ * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
+import type { GatehouseConfig, PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
-import type { AdapterStatus } from '../../domain/messaging/adapter.js';
+import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
-import { MessagingGateway } from './gateway.js';
-import { TelegramAdapter } from './telegram/adapter.js';
+import { MessagingGateway, type PlatformOptions } from './gateway.js';
+import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
 
 export interface MessagingServiceOptions {
   /** The model; default: the configured one, else the in-process demo model. */
@@ -25,6 +29,8 @@ export interface MessagingServiceOptions {
    * opens the profile's state.db itself and closes it on stop.
    */
   store?: () => SqliteSessionStore | null;
+  /** Where platforms are looked up by section name; default: builtinPlatforms(). */
+  registry?: PlatformRegistry;
 }
 
 export interface MessagingService extends DaemonService {
@@ -43,15 +49,9 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
   return {
     name: 'messaging gateway',
     async start(ctx: DaemonContext) {
-      const telegram = ctx.config.platforms.telegram;
-      if (telegram === undefined || !telegram.enabled) return;
-      const token = env[telegram.token_env];
-      if (token === undefined || token.trim() === '') {
-        throw new DaemonError(
-          'service_failed',
-          `telegram: the environment variable ${telegram.token_env} (platforms.telegram.token_env) holding the bot token is not set`,
-        );
-      }
+      const sections = enabledPlatforms(ctx.config);
+      if (sections.length === 0) return;
+      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, ctx.configFile, env);
       const profile = ctx.config.default_profile;
       store = options.store?.() ?? null;
       if (store === null) {
@@ -70,23 +70,15 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         prompts: new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 }),
         cwd: ctx.layout.profileDir(profile),
         yolo: ctx.config.approvals.mode === 'off',
-        redactPii: telegram.redact_pii,
         keyOptions: {
-          groupSessionsPerUser:
-            telegram.group_sessions_per_user ?? ctx.config.sessions.group_sessions_per_user,
-          threadSessionsPerUser:
-            telegram.thread_sessions_per_user ?? ctx.config.sessions.thread_sessions_per_user,
+          groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
+          threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,
         },
+        platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
       });
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
-      gateway.addAdapter(
-        new TelegramAdapter({
-          token,
-          apiRoot: telegram.api_root,
-          ...(telegram.allowed_user_ids === undefined ? {} : { allowedUserIds: telegram.allowed_user_ids }),
-        }),
-      );
+      for (const adapter of adapters) gateway.addAdapter(adapter);
       try {
         await gateway.start();
       } catch (error) {
@@ -107,6 +99,56 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     },
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,
+  };
+}
+
+/** Every enabled section under `platforms:`, by name, in the order of the file. */
+function enabledPlatforms(config: GatehouseConfig): [string, PlatformSection][] {
+  return Object.entries(config.platforms).flatMap(([name, section]) =>
+    section === undefined || !section.enabled ? [] : [[name, section as PlatformSection]],
+  );
+}
+
+/**
+ * One adapter per section, each from the factory registered under its name. Checked before
+ * anything is opened: an unknown name is a config error naming the known platforms.
+ */
+function buildAdapters(
+  registry: PlatformRegistry,
+  sections: readonly [string, PlatformSection][],
+  configFile: string,
+  env: NodeJS.ProcessEnv,
+): PlatformAdapter[] {
+  for (const [name] of sections) {
+    if (!registry.has(name)) {
+      throw new DaemonError(
+        'config_invalid',
+        `${configFile}: platforms.${name}: there is no chat platform named "${name}" (known: ${registry.names().join(', ') || 'none'}); fix the name or remove the section`,
+      );
+    }
+  }
+  return sections.map(([name, section]) => {
+    try {
+      return registry.create<PlatformConfig>(name, { name, section, env });
+    } catch (error) {
+      if (error instanceof DaemonError) throw error;
+      throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
+    }
+  });
+}
+
+/** A section's own session isolation and redaction; absent isolation keys follow `sessions`. */
+function optionsOf(section: PlatformSection): PlatformOptions {
+  return {
+    redactPii: section.redact_pii,
+    keyOptions: {
+      ...(section.group_sessions_per_user === undefined
+        ? {}
+        : { groupSessionsPerUser: section.group_sessions_per_user }),
+      ...(section.thread_sessions_per_user === undefined
+        ? {}
+        : { threadSessionsPerUser: section.thread_sessions_per_user }),
+    },
   };
 }
 

@@ -14,6 +14,7 @@ import {
   type HomeChannel,
 } from '../../domain/session/context.js';
 import { isSharedMultiUserSession, type SessionKeyOptions } from '../../domain/session/key.js';
+import { SessionSource } from '../../domain/session/source.js';
 import type { Platform, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
@@ -28,6 +29,29 @@ import type { MessagingEvents } from './events.js';
 export const RESUME_NOTE =
   'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
 
+/** The auto-continue event (REC-4) of every resume_pending session whose platform is connected. */
+export async function* resumeEvents(
+  store: SessionStore,
+  connected: (platform: string) => boolean,
+): AsyncGenerator<{ sessionKey: string; event: MessageEvent }> {
+  let cursor: string | null = null;
+  do {
+    const page = await store.listSessions({ limit: 500, cursor });
+    for (const entry of page.entries) {
+      if (!entry.resume_pending || entry.suspended || entry.origin === null) continue;
+      if (!connected(entry.origin.platform)) continue;
+      const event: MessageEvent = {
+        source: SessionSource.fromJSON(entry.origin),
+        text: RESUME_NOTE,
+        internal: true,
+        received_at: new Date().toISOString(),
+      };
+      yield { sessionKey: entry.session_key, event };
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+}
+
 export interface TurnDeps {
   readonly store: SessionStore;
   readonly ledger: DeliveryLedger;
@@ -40,13 +64,16 @@ export interface TurnDeps {
   readonly yolo: boolean;
   readonly maxTurns: number;
   readonly baseSystemPrompt: string;
-  readonly keyOptions: SessionKeyOptions;
-  readonly redactPii: boolean;
+  /** The session-key options of a platform (KEY-1), and whether its prompt ids are hashed (CTX-2). */
+  keyOptionsFor(platform: string): SessionKeyOptions;
+  redactPiiFor(platform: string): boolean;
   readonly homeChannels: readonly HomeChannel[];
   readonly typingIntervalMs: number;
   readonly events: TypedEmitter<MessagingEvents>;
   /** Keys on a restart streak (resumed at start-up); a completed turn ends it. */
   readonly streaking: Set<string>;
+  /** The turn took its event's backlog row (startTurn deleted it). */
+  backlogTaken(sessionKey: string, itemId: string): void;
   connectedPlatforms(): Platform[];
   piiSafePlatforms(): string[];
 }
@@ -61,6 +88,10 @@ export interface RunningTurn {
   /** Null until the turn has looked up its session. */
   sessionId: string | null;
   readonly abort: AbortController;
+  /** The backlog row of the event (it waited before it started), until the turn takes it. */
+  backlogItem: string | null;
+  /** The turn took its event (in-flight marker set): from here on it is resumed, not rerun. */
+  started: boolean;
   /** The approval prompt waiting for this chat, bound to its exact id and generation. */
   approval: { prompt_id: string; execution_generation: number } | null;
   clarify: { prompt_id: string; execution_generation: number } | null;
@@ -70,11 +101,13 @@ export function newTurnId(): string {
   return `msg_${randomBytes(12).toString('base64url')}`;
 }
 
-export function startingTurn(): RunningTurn {
+export function startingTurn(backlogItem: string | null = null): RunningTurn {
   return {
     turnId: newTurnId(),
     sessionId: null,
     abort: new AbortController(),
+    backlogItem,
+    started: false,
     approval: null,
     clarify: null,
   };
@@ -102,12 +135,21 @@ export async function executeTurn(
     });
     return;
   }
-  // The marker and "this message was taken" in one transaction: after a crash, the platform's
-  // redelivery of the message is dropped exactly when recovery resumes (or delivers) this turn.
+  // The marker, "this message was taken" and the end of its backlog row in one transaction: after a
+  // crash the message is waiting (and its redelivery dropped), or this turn is resumed or delivered.
+  const backlogItem = running.backlogItem;
+  running.started = true;
   await deps.ledger.startTurn(
     sessionKey,
     inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
+    {
+      backlogItem,
+    },
   );
+  if (backlogItem !== null) {
+    running.backlogItem = null;
+    deps.backlogTaken(sessionKey, backlogItem);
+  }
   deps.events.emit('turn:start', {
     session_key: sessionKey,
     session_id: entry.session_id,
@@ -115,17 +157,18 @@ export async function executeTurn(
     text: event.text,
   });
 
-  const shared = isSharedMultiUserSession(source, deps.keyOptions);
+  const keyOptions = deps.keyOptionsFor(source.platform);
+  const shared = isSharedMultiUserSession(source, keyOptions);
   // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
   // from turn to turn; the speaker is named in the user message instead.
   const context = buildSessionContext(source, {
-    ...deps.keyOptions,
+    ...keyOptions,
     connectedPlatforms: deps.connectedPlatforms(),
     homeChannels: deps.homeChannels,
     entry,
   });
   const contextPrompt = buildSessionContextPrompt(context, {
-    redactPii: deps.redactPii,
+    redactPii: deps.redactPiiFor(source.platform),
     piiSafePlatforms: deps.piiSafePlatforms(),
   });
   const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
@@ -212,6 +255,57 @@ export async function executeTurn(
   } finally {
     release();
   }
+}
+
+/**
+ * A turn failed with an internal error (the store refused a write, a bug). The chat is told, and
+ * the notice is the turn's reply like any other: recorded on the delivery ledger before it is sent
+ * and marked delivered after, so it survives a crash and is counted (`delivery:sent`). Recording it
+ * ends the turn's in-flight marker: the user has been answered, so the turn is not resumed. A reply
+ * the turn recorded already wins (one reply per turn) and is sent if still owed. Only when the
+ * ledger refuses the notice too is it sent directly; the marker then stays, recovered like a crash.
+ */
+export async function answerFailure(
+  deps: TurnDeps,
+  sessionKey: string,
+  event: MessageEvent,
+  adapter: PlatformAdapter,
+  running: RunningTurn,
+  error: unknown,
+): Promise<void> {
+  const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  const text = `Sorry, something went wrong: ${why}`;
+  const source = event.source;
+  const release = deps.deliverer.reserve(running.turnId);
+  try {
+    const delivery = await deps.ledger.recordReply({
+      turnId: running.turnId,
+      sessionKey,
+      sessionId: running.sessionId ?? '',
+      target: {
+        platform: source.platform,
+        chat_id: source.chat_id,
+        thread_id: source.thread_id,
+        reply_to: event.internal ? null : source.message_id,
+      },
+      text,
+      silent: false,
+    });
+    await deps.deliverer.deliver(delivery);
+  } catch {
+    await adapter
+      .send(source.chat_id, text, { thread_id: source.thread_id, reply_to: null })
+      .catch(() => undefined);
+  } finally {
+    release();
+  }
+  deps.events.emit('turn:complete', {
+    session_key: sessionKey,
+    session_id: running.sessionId ?? '',
+    turn_id: running.turnId,
+    outcome: 'failed',
+    final_text: null,
+  });
 }
 
 function onTurnEvent(

@@ -6,7 +6,9 @@ import { parseConfig } from '../../../src/daemon/config.js';
 import type { DaemonContext } from '../../../src/daemon/daemon.js';
 import { ensureHomeDirs, homeLayout } from '../../../src/daemon/home.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { builtinPlatforms, type PlatformConfig } from '../../../src/surfaces/platforms/registry.js';
 import { messagingService } from '../../../src/surfaces/platforms/service.js';
+import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
 
 let standIn: TelegramStandIn;
@@ -85,5 +87,78 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
       /platforms\.telegram\.allowed_user_ids/,
     );
     expect(() => context('platforms:\n  telegram:\n    token: "123:abc"\n')).toThrow(/token/);
+    // Any name may be a section (a plugin's platform), but a section is a mapping.
+    expect(() => context('platforms:\n  irc: 3\n')).toThrow(/platforms\.irc: .*expected object/);
+  });
+});
+
+describe('platforms from configuration, through the platform registry', () => {
+  it('builds an adapter for every enabled section: a plugin platform next to Telegram, each with its options', async () => {
+    standIn = await startTelegramStandIn();
+    const registry = builtinPlatforms();
+    const sections: PlatformConfig['section'][] = [];
+    let echoroom: MemoryAdapter | null = null;
+    registry.register<PlatformConfig>('echoroom', (config) => {
+      sections.push(config.section);
+      echoroom = new MemoryAdapter('echoroom', true);
+      return echoroom;
+    });
+    const ctx = context(
+      [
+        'platforms:',
+        '  telegram:',
+        '    token_env: TG_TOKEN',
+        `    api_root: ${standIn.apiRoot}`,
+        '  echoroom:',
+        '    room: lobby',
+        '    group_sessions_per_user: false',
+        '  offline:',
+        '    enabled: false',
+        '',
+      ].join('\n'),
+    );
+    const service = messagingService({ env: { TG_TOKEN: standIn.token }, registry });
+    await service.start(ctx);
+    try {
+      expect(service.adapterStatuses().map((s) => [s.platform, s.state])).toEqual([
+        ['telegram', 'running'],
+        ['echoroom', 'running'],
+      ]);
+      // The plugin's own keys reached its factory, with the shared keys' defaults.
+      expect(sections).toEqual([
+        { enabled: true, redact_pii: false, group_sessions_per_user: false, room: 'lobby' },
+      ]);
+      // Its section's group_sessions_per_user: false makes one session of the room for both members.
+      const keys: string[] = [];
+      service.gateway()!.events.on('inbound:accepted', (e) => keys.push(e.session_key));
+      const room = { chat_id: 'lobby', chat_type: 'group' as const };
+      const answered = service.gateway()!.events.next('delivery:sent');
+      echoroom!.receive({ ...room, user_id: 'u1', message_id: '1' }, 'hi from one');
+      await answered;
+      const second = service.gateway()!.events.next('delivery:sent');
+      echoroom!.receive({ ...room, user_id: 'u2', message_id: '2' }, 'hi from two');
+      await second;
+      expect(keys).toHaveLength(2);
+      expect(keys[0]).toBe(keys[1]);
+    } finally {
+      await service.drain(Date.now() + 5000);
+      await service.stop();
+    }
+  });
+
+  it('refuses an unknown platform name with a config error that names the known platforms', async () => {
+    standIn = await startTelegramStandIn();
+    const service = messagingService({ env: { TG_TOKEN: standIn.token } });
+    const ctx = context(
+      `platforms:\n  telegram:\n    token_env: TG_TOKEN\n  telegarm:\n    token_env: TG_TOKEN\n`,
+    );
+    const failure = service.start(ctx);
+    await expect(failure).rejects.toMatchObject({ code: 'config_invalid' });
+    await expect(failure).rejects.toThrow(
+      /platforms\.telegarm: there is no chat platform named "telegarm" \(known: telegram\)/,
+    );
+    // Nothing was started or opened: no adapter polled Telegram.
+    expect(standIn.calls).toEqual([]);
+    expect(service.adapterStatuses()).toEqual([]);
   });
 });
