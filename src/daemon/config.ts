@@ -263,14 +263,34 @@ export function maskConfig(config: GatehouseConfig): GatehouseConfig {
   if (copy.model?.api_key !== undefined) copy.model.api_key = MASK;
   if (copy.dashboard.password_hash !== undefined) copy.dashboard.password_hash = MASK;
   if (copy.legacy_token.token !== undefined) copy.legacy_token.token = MASK;
+  for (const section of Object.values(copy.platforms) as Record<string, unknown>[]) {
+    for (const key of Object.keys(section)) if (isSecretKey(key)) section[key] = MASK;
+  }
   return copy;
+}
+
+/**
+ * A platform section (a plugin's own fields included) names its secrets by convention: a key that
+ * says token, secret, password or api_key holds one inline (warned against, as for the model), and a
+ * key ending in `_env` names the environment variable that holds one.
+ */
+const SECRET_KEY = /(token|secret|password|api_key)$/i;
+
+function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key) && !key.endsWith('_env');
 }
 
 /** Secret values in the config or the environment it names; loggers scrub these from every line. */
 export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   const secrets = [config.model?.api_key, config.legacy_token.token];
   if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
-  if (config.platforms.telegram) secrets.push(env[config.platforms.telegram.token_env]);
+  for (const section of Object.values(config.platforms) as Record<string, unknown>[]) {
+    for (const [key, value] of Object.entries(section)) {
+      if (typeof value !== 'string') continue;
+      if (key.endsWith('_env')) secrets.push(env[value]);
+      else if (isSecretKey(key)) secrets.push(value);
+    }
+  }
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }
 

@@ -120,6 +120,25 @@ describe('UX-3 configuration: secrets', () => {
     expect(config.model?.api_key).toBe('sk-inline-secret-1234'); // the original is untouched
   });
 
+  it("a plugin platform's secrets are masked and scrubbed by the naming convention", () => {
+    const { config } = parseConfig(
+      [
+        'platforms:',
+        '  telegram: {token_env: TG_TOKEN}',
+        '  matrix: {homeserver: "https://m.test", access_token: mx-inline-0001, password_env: MX_PASS}',
+      ].join('\n'),
+      FILE,
+    );
+    const shown = JSON.stringify(maskConfig(config));
+    expect(shown).not.toContain('mx-inline-0001');
+    expect(shown).toContain('MX_PASS'); // the variable's name is not a secret
+    expect(shown).toContain('https://m.test');
+    const env = { TG_TOKEN: '123:telegram-token', MX_PASS: 'matrix-password-9', OTHER: 'not-named' };
+    expect(configSecrets(config, env).sort()).toEqual(
+      ['123:telegram-token', 'matrix-password-9', 'mx-inline-0001'].sort(),
+    );
+  });
+
   it('configSecrets lists inline secrets and the value of the named environment variable', () => {
     const { config } = parseConfig(text, FILE);
     expect(configSecrets(config, { MY_KEY: 'sk-from-env-5678' }).sort()).toEqual(
