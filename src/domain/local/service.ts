@@ -14,8 +14,7 @@ import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
-import { accessFacts, mayAccess, ownerOf, requireAccess, isOwner, type AccessRow } from './access.js';
-import { newAdmissionId, submissionDigest } from './admission.js';
+import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
 import {
@@ -27,7 +26,8 @@ import {
 } from './launch-policy.js';
 import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
-import { promptAnswerResult, sessionInfo, sessionSnapshot, sessionState } from './views.js';
+import { SessionInputs } from './inputs.js';
+import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 
 export interface LocalEvents extends SchedulerEvents {
@@ -69,6 +69,9 @@ export class LocalSessions {
   /** Access facts of sessions whose receipt was validated in this epoch (see access()). */
   private readonly checked = new Map<string, AccessRow>();
 
+  /** prompt.submit, cancel, interrupt, resolve_unknown and prompt answers (inputs.ts). */
+  readonly inputs: SessionInputs;
+
   constructor(private readonly options: LocalSessionsOptions) {
     this.receipts = new ReceiptGate(options.store, options.profile, {
       paused: (logicalId, failure, detail) => {
@@ -87,6 +90,17 @@ export class LocalSessions {
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
     );
+    this.inputs = new SessionInputs({
+      store: options.store,
+      prompts: options.prompts,
+      scheduler: this.scheduler,
+      events: this.events,
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      publish: (logicalId, event) => this.hub(logicalId).publish(event),
+      ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
+      assertAccepting: () => this.assertAccepting(),
+      fault: (point) => options.fault?.(point),
+    });
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({
         type: 'admission.settled',
@@ -315,171 +329,6 @@ export class LocalSessions {
       last_seq: replay.last_seq,
       events: replay.events.map((e) => ({ seq: e.seq, event: e.event })),
     };
-  }
-
-  // ---- input ---------------------------------------------------------------------------------------
-
-  async submit(
-    principal: Principal,
-    params: { session_id: string; submission_id: string; text: string },
-  ): Promise<Record<string, unknown>> {
-    this.assertAccepting();
-    const session = this.access(principal, params.session_id);
-    if (session.paused_reason) {
-      throw new GatewayError(
-        'permission_denied',
-        `session ${session.logical_id} is paused: ${session.paused_reason}`,
-        {
-          session_id: session.logical_id,
-        },
-      );
-    }
-    // AUTH-5: a submission by someone other than the owner carries a private binding for execution
-    // and recovery; it is stored with the admission and never shown to clients or models.
-    const binding = isOwner(principal, session)
-      ? null
-      : JSON.stringify({
-          profile: principal.profile,
-          session_id: session.logical_id,
-          principal: ownerOf(principal),
-        });
-    const result = await this.options.store.admit({
-      admission_id: newAdmissionId(),
-      logical_id: session.logical_id,
-      submission_id: params.submission_id,
-      submitter: ownerOf(principal),
-      profile: principal.profile,
-      digest: submissionDigest(params.text),
-      text: params.text,
-      binding,
-    });
-    this.options.fault?.('admission.committed');
-    switch (result.kind) {
-      case 'unknown_session':
-        throw new GatewayError('not_found', `no session ${params.session_id}`);
-      case 'conflict':
-        throw new GatewayError(
-          'admission_conflict',
-          `submission_id ${JSON.stringify(params.submission_id)} was already used with a different text`,
-          { submission_id: params.submission_id, admission_id: result.admission.admission_id },
-        );
-      case 'admitted':
-        this.events.emit('admission:committed', {
-          logical_id: session.logical_id,
-          admission_id: result.admission.admission_id,
-          submission_id: params.submission_id,
-        });
-        this.hub(session.logical_id).publish({
-          type: 'admission.queued',
-          admission_id: result.admission.admission_id,
-          submission_id: params.submission_id,
-        });
-        this.scheduler.kick(session.logical_id);
-        break;
-      case 'existing':
-        break;
-    }
-    const a = result.admission;
-    return {
-      session_id: session.logical_id,
-      admission_id: a.admission_id,
-      submission_id: a.submission_id,
-      state: a.state,
-      seq: a.seq,
-      admitted_at: a.admitted_at,
-      duplicate: result.kind === 'existing',
-    };
-  }
-
-  cancel(principal: Principal, logicalId: string, admissionId: string): Record<string, unknown> {
-    this.access(principal, logicalId);
-    const admission = this.options.store.getAdmission(admissionId);
-    if (admission?.logical_id !== logicalId) {
-      throw new GatewayError('not_found', `no admission ${admissionId} in session ${logicalId}`);
-    }
-    const cancelled = this.options.store.cancelQueued(admissionId);
-    if (cancelled) {
-      this.hub(logicalId).publish({
-        type: 'admission.settled',
-        admission_id: admissionId,
-        outcome: 'cancelled',
-      });
-      this.scheduler.kick(logicalId);
-    }
-    return { cancelled, state: this.options.store.getAdmission(admissionId)?.state };
-  }
-
-  interrupt(principal: Principal, logicalId: string, generation: number): Record<string, unknown> {
-    this.access(principal, logicalId);
-    const result = this.scheduler.interrupt(logicalId, generation);
-    if (result === 'stale_generation') {
-      throw new GatewayError(
-        'stale_generation',
-        `execution_generation ${generation} is not the running turn`,
-        {
-          running: this.scheduler.running(logicalId),
-        },
-      );
-    }
-    return { interrupted: result === 'interrupted' };
-  }
-
-  resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
-    this.access(principal, logicalId);
-    const admission = this.options.store.getAdmission(admissionId);
-    // A retry after a lost acknowledgement finds its own resolution: the same answer, nothing changes.
-    if (
-      admission?.logical_id === logicalId &&
-      admission.state === 'interrupted' &&
-      admission.generation === generation &&
-      admission.detail?.startsWith('resolved by ')
-    ) {
-      return { resolved: true, outcome: 'interrupted', duplicate: true };
-    }
-    if (admission?.logical_id !== logicalId || admission.state !== 'unknown') {
-      throw new GatewayError('not_found', `no unknown admission ${admissionId} in session ${logicalId}`);
-    }
-    if (admission.generation !== generation) {
-      throw new GatewayError(
-        'stale_generation',
-        `admission ${admissionId} ran as generation ${admission.generation}`,
-      );
-    }
-    const resolved = this.options.store.resolveUnknown(
-      admissionId,
-      generation,
-      `resolved by ${principal.subject}`,
-    );
-    if (resolved) {
-      this.hub(logicalId).publish({
-        type: 'admission.settled',
-        admission_id: admissionId,
-        outcome: 'interrupted',
-      });
-      if (this.receipts.ensure(logicalId)) this.scheduler.kick(logicalId);
-    }
-    return { resolved, outcome: 'interrupted', duplicate: false };
-  }
-
-  respondApproval(
-    principal: Principal,
-    params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
-  ): Record<string, unknown> {
-    this.access(principal, params.session_id);
-    return promptAnswerResult(this.options.prompts.respondApproval(params).status, params);
-  }
-
-  respondClarify(
-    principal: Principal,
-    params: {
-      session_id: string;
-      execution_generation: number;
-      prompt_id: string;
-      answer: string | string[];
-    },
-  ): Record<string, unknown> {
-    this.access(principal, params.session_id);
-    return promptAnswerResult(this.options.prompts.respondClarify(params).status, params);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------

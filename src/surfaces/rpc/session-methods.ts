@@ -97,32 +97,32 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('prompt.submit', {
       params: s['prompt.submit'],
       capability: 'session:submit',
-      handler: (p, c) => sessions.submit(c.principal, p),
+      handler: (p, c) => sessions.inputs.submit(c.principal, p),
     })
     .register('prompt.cancel', {
       params: s['prompt.cancel'],
       capability: 'session:control',
-      handler: (p, c) => sessions.cancel(c.principal, p.session_id, p.admission_id),
+      handler: (p, c) => sessions.inputs.cancel(c.principal, p.session_id, p.admission_id),
     })
     .register('prompt.resolve_unknown', {
       params: s['prompt.resolve_unknown'],
       capability: 'session:control',
       handler: (p, c) =>
-        sessions.resolveUnknown(c.principal, p.session_id, p.admission_id, p.execution_generation),
+        sessions.inputs.resolveUnknown(c.principal, p.session_id, p.admission_id, p.execution_generation),
     })
     .register('session.interrupt', {
       params: s['session.interrupt'],
       capability: 'session:control',
-      handler: (p, c) => sessions.interrupt(c.principal, p.session_id, p.execution_generation),
+      handler: (p, c) => sessions.inputs.interrupt(c.principal, p.session_id, p.execution_generation),
     })
     .register('approval.respond', {
       params: s['approval.respond'],
       capability: 'session:approve',
-      handler: (p, c) => sessions.respondApproval(c.principal, p),
+      handler: (p, c) => sessions.inputs.respondApproval(c.principal, p),
     })
     .register('clarify.respond', {
       params: s['clarify.respond'],
       capability: 'session:respond',
-      handler: (p, c) => sessions.respondClarify(c.principal, p),
+      handler: (p, c) => sessions.inputs.respondClarify(c.principal, p),
     });
 }

@@ -1,0 +1,200 @@
+/**
+ * The input operations on local sessions: durable admission (LOC-8), cancelling a queued admission,
+ * interrupting the running turn (LOC-12), resolving an `unknown` admission (REC-2) and answering
+ * approval and clarify prompts by exact id (LOC-9). LocalSessions owns the sessions and their hubs;
+ * these operations reach them through the context it gives.
+ */
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { Principal } from '../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+import { isOwner, ownerOf, type AccessRow } from './access.js';
+import { newAdmissionId, submissionDigest } from './admission.js';
+import type { PublicEvent } from './hub.js';
+import type { TurnScheduler } from './scheduler.js';
+import type { LocalEvents } from './service.js';
+import { promptAnswerResult } from './views.js';
+
+export interface InputContext {
+  store: LocalSessionStore;
+  prompts: PromptBroker;
+  scheduler: TurnScheduler;
+  events: TypedEmitter<LocalEvents>;
+  /** The session if the principal may use it (receipt validated), or a clear refusal. */
+  access(principal: Principal, logicalId: string): AccessRow;
+  publish(logicalId: string, event: PublicEvent): void;
+  /** True when the session's receipt is valid in this epoch (it may run). */
+  ensureReceipt(logicalId: string): boolean;
+  /** Throws runtime_draining while the daemon drains. */
+  assertAccepting(): void;
+  /** Named test-only fault points; inert in production. */
+  fault(point: string): void;
+}
+
+export class SessionInputs {
+  constructor(private readonly ctx: InputContext) {}
+
+  async submit(
+    principal: Principal,
+    params: { session_id: string; submission_id: string; text: string },
+  ): Promise<Record<string, unknown>> {
+    this.ctx.assertAccepting();
+    const session = this.ctx.access(principal, params.session_id);
+    if (session.paused_reason) {
+      throw new GatewayError(
+        'permission_denied',
+        `session ${session.logical_id} is paused: ${session.paused_reason}`,
+        {
+          session_id: session.logical_id,
+        },
+      );
+    }
+    // AUTH-5: a submission by someone other than the owner carries a private binding for execution
+    // and recovery; it is stored with the admission and never shown to clients or models.
+    const binding = isOwner(principal, session)
+      ? null
+      : JSON.stringify({
+          profile: principal.profile,
+          session_id: session.logical_id,
+          principal: ownerOf(principal),
+        });
+    const result = await this.ctx.store.admit({
+      admission_id: newAdmissionId(),
+      logical_id: session.logical_id,
+      submission_id: params.submission_id,
+      submitter: ownerOf(principal),
+      profile: principal.profile,
+      digest: submissionDigest(params.text),
+      text: params.text,
+      binding,
+    });
+    this.ctx.fault('admission.committed');
+    switch (result.kind) {
+      case 'unknown_session':
+        throw new GatewayError('not_found', `no session ${params.session_id}`);
+      case 'conflict':
+        throw new GatewayError(
+          'admission_conflict',
+          `submission_id ${JSON.stringify(params.submission_id)} was already used with a different text`,
+          { submission_id: params.submission_id, admission_id: result.admission.admission_id },
+        );
+      case 'admitted':
+        this.ctx.events.emit('admission:committed', {
+          logical_id: session.logical_id,
+          admission_id: result.admission.admission_id,
+          submission_id: params.submission_id,
+        });
+        this.ctx.publish(session.logical_id, {
+          type: 'admission.queued',
+          admission_id: result.admission.admission_id,
+          submission_id: params.submission_id,
+        });
+        this.ctx.scheduler.kick(session.logical_id);
+        break;
+      case 'existing':
+        break;
+    }
+    const a = result.admission;
+    return {
+      session_id: session.logical_id,
+      admission_id: a.admission_id,
+      submission_id: a.submission_id,
+      state: a.state,
+      seq: a.seq,
+      admitted_at: a.admitted_at,
+      duplicate: result.kind === 'existing',
+    };
+  }
+
+  cancel(principal: Principal, logicalId: string, admissionId: string): Record<string, unknown> {
+    this.ctx.access(principal, logicalId);
+    const admission = this.ctx.store.getAdmission(admissionId);
+    if (admission?.logical_id !== logicalId) {
+      throw new GatewayError('not_found', `no admission ${admissionId} in session ${logicalId}`);
+    }
+    const cancelled = this.ctx.store.cancelQueued(admissionId);
+    if (cancelled) {
+      this.ctx.publish(logicalId, {
+        type: 'admission.settled',
+        admission_id: admissionId,
+        outcome: 'cancelled',
+      });
+      this.ctx.scheduler.kick(logicalId);
+    }
+    return { cancelled, state: this.ctx.store.getAdmission(admissionId)?.state };
+  }
+
+  interrupt(principal: Principal, logicalId: string, generation: number): Record<string, unknown> {
+    this.ctx.access(principal, logicalId);
+    const result = this.ctx.scheduler.interrupt(logicalId, generation);
+    if (result === 'stale_generation') {
+      throw new GatewayError(
+        'stale_generation',
+        `execution_generation ${generation} is not the running turn`,
+        {
+          running: this.ctx.scheduler.running(logicalId),
+        },
+      );
+    }
+    return { interrupted: result === 'interrupted' };
+  }
+
+  resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
+    this.ctx.access(principal, logicalId);
+    const admission = this.ctx.store.getAdmission(admissionId);
+    // A retry after a lost acknowledgement finds its own resolution: the same answer, nothing changes.
+    if (
+      admission?.logical_id === logicalId &&
+      admission.state === 'interrupted' &&
+      admission.generation === generation &&
+      admission.detail?.startsWith('resolved by ')
+    ) {
+      return { resolved: true, outcome: 'interrupted', duplicate: true };
+    }
+    if (admission?.logical_id !== logicalId || admission.state !== 'unknown') {
+      throw new GatewayError('not_found', `no unknown admission ${admissionId} in session ${logicalId}`);
+    }
+    if (admission.generation !== generation) {
+      throw new GatewayError(
+        'stale_generation',
+        `admission ${admissionId} ran as generation ${admission.generation}`,
+      );
+    }
+    const resolved = this.ctx.store.resolveUnknown(
+      admissionId,
+      generation,
+      `resolved by ${principal.subject}`,
+    );
+    if (resolved) {
+      this.ctx.publish(logicalId, {
+        type: 'admission.settled',
+        admission_id: admissionId,
+        outcome: 'interrupted',
+      });
+      if (this.ctx.ensureReceipt(logicalId)) this.ctx.scheduler.kick(logicalId);
+    }
+    return { resolved, outcome: 'interrupted', duplicate: false };
+  }
+
+  respondApproval(
+    principal: Principal,
+    params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
+  ): Record<string, unknown> {
+    this.ctx.access(principal, params.session_id);
+    return promptAnswerResult(this.ctx.prompts.respondApproval(params).status, params);
+  }
+
+  respondClarify(
+    principal: Principal,
+    params: {
+      session_id: string;
+      execution_generation: number;
+      prompt_id: string;
+      answer: string | string[];
+    },
+  ): Record<string, unknown> {
+    this.ctx.access(principal, params.session_id);
+    return promptAnswerResult(this.ctx.prompts.respondClarify(params).status, params);
+  }
+}
