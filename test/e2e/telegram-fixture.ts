@@ -13,7 +13,7 @@ import { startTelegramStandIn, type BotCall, type TelegramStandIn } from '../fix
 import { requireBuild, tempHome } from './cli.js';
 import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
 
-const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
+export const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
 
 export type Chat = {
   id: number;
