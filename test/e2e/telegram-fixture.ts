@@ -13,7 +13,7 @@ import { startTelegramStandIn, type BotCall, type TelegramStandIn } from '../fix
 import { requireBuild, tempHome } from './cli.js';
 import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
 
-const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
+export const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
 
 export type Chat = {
   id: number;
@@ -29,7 +29,8 @@ export interface TelegramDaemon {
   readonly home: string;
   /** The daemon started last, or null after kill(). */
   readonly daemon: RunningDaemon | null;
-  start(): Promise<RunningDaemon>;
+  /** `env`: extra environment for this daemon only (a TZ, say). */
+  start(env?: NodeJS.ProcessEnv): Promise<RunningDaemon>;
   /** SIGKILL: no drain, no clean-shutdown marker. */
   kill(): Promise<void>;
   /** Graceful stop (SIGTERM); resolves with the exit code. */
@@ -56,7 +57,10 @@ export function useTelegramDaemon(
   let model: DemoModelServer;
   let home: string;
   let daemon: RunningDaemon | null = null;
-  const env = (): NodeJS.ProcessEnv => ({ [TOKEN_ENV]: standIn.token });
+  const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    ...extra,
+    [TOKEN_ENV]: standIn.token,
+  });
 
   beforeAll(async () => {
     requireBuild();
@@ -82,6 +86,7 @@ export function useTelegramDaemon(
 
   afterAll(async () => {
     model.release();
+    standIn.releaseSends();
     await daemon?.stop();
     await standIn.close();
     await model.close();
@@ -104,8 +109,8 @@ export function useTelegramDaemon(
     get daemon() {
       return daemon;
     },
-    async start() {
-      daemon = await startDaemon({ home, env: env() });
+    async start(extra) {
+      daemon = await startDaemon({ home, env: env(extra) });
       return daemon;
     },
     async kill() {
