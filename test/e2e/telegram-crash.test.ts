@@ -193,40 +193,35 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     expect(asked('owed at restart')).toBe(1);
   });
 
-  // KNOWN BUG (REC-6), kept as an expected failure until it is fixed: the Telegram adapter's sink
-  // returns at once, so grammY confirms the update (the next getUpdates offset) while the gateway
-  // holds it only in memory (`deferred`, until start-up recovery ends). A SIGKILL before recovery
-  // ends loses it: Telegram does not hand it out again and nothing is on disk.
-  it.fails(
-    'REC-6 a message that arrived during start-up recovery survives a SIGKILL before recovery ends',
-    async () => {
-      await running();
-      const { standIn } = tg;
-      const owed = dm(709);
-      const waiting = dm(710);
-      standIn.holdSends(toChat(owed.id));
-      standIn.inject({ chat: owed, from: user(709), text: 'owed twice over' });
-      await standIn.waitForHeld((c) => c.payload.chat_id === owed.id);
-      await crash();
-      // Started by hand: the fixture's start() resolves only once recovery is over.
-      const child = spawnCli(tg.home, ['serve'], { [TOKEN_ENV]: standIn.token });
-      child.stdin!.end();
-      try {
-        await standIn.waitForHeld((c) => c.payload.chat_id === owed.id, 2); // recovery is sending it
-        const update = standIn.inject({ chat: waiting, from: user(710), text: 'arrived mid-recovery' });
-        await standIn.waitForConfirmed(update);
-      } finally {
-        child.kill('SIGKILL');
-        await exited(child);
-        await standIn.whenNoneHeld();
-        standIn.releaseSends();
-      }
-      await tg.start();
-      await tg.waitForText(owed.id, /Recovered reply/);
-      // The same chat's next message runs after anything the chat had waiting.
-      standIn.inject({ chat: waiting, from: user(710), text: '/queue barrier' });
-      await tg.waitForText(waiting.id, /you said: barrier$/);
-      expect(tg.repliesTo(waiting.id).filter((t) => t.endsWith('arrived mid-recovery'))).toHaveLength(1);
-    },
-  );
+  // The update is confirmed (the next getUpdates offset) only once the gateway took it: during
+  // start-up recovery that is its parked row on the backlog, which the next start admits.
+  it('REC-6 a message that arrived during start-up recovery survives a SIGKILL before recovery ends', async () => {
+    await running();
+    const { standIn } = tg;
+    const owed = dm(709);
+    const waiting = dm(710);
+    standIn.holdSends(toChat(owed.id));
+    standIn.inject({ chat: owed, from: user(709), text: 'owed twice over' });
+    await standIn.waitForHeld((c) => c.payload.chat_id === owed.id);
+    await crash();
+    // Started by hand: the fixture's start() resolves only once recovery is over.
+    const child = spawnCli(tg.home, ['serve'], { [TOKEN_ENV]: standIn.token });
+    child.stdin!.end();
+    try {
+      await standIn.waitForHeld((c) => c.payload.chat_id === owed.id, 2); // recovery is sending it
+      const update = standIn.inject({ chat: waiting, from: user(710), text: 'arrived mid-recovery' });
+      await standIn.waitForConfirmed(update);
+    } finally {
+      child.kill('SIGKILL');
+      await exited(child);
+      await standIn.whenNoneHeld();
+      standIn.releaseSends();
+    }
+    await tg.start();
+    await tg.waitForText(owed.id, /Recovered reply/);
+    // The same chat's next message runs after anything the chat had waiting.
+    standIn.inject({ chat: waiting, from: user(710), text: '/queue barrier' });
+    await tg.waitForText(waiting.id, /you said: barrier$/);
+    expect(tg.repliesTo(waiting.id).filter((t) => t.endsWith('arrived mid-recovery'))).toHaveLength(1);
+  });
 });

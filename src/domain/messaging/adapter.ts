@@ -55,8 +55,18 @@ export interface AdapterStatus {
 /** Told every change of an adapter's status (the gateway republishes it). Must not throw. */
 export type StatusListener = (status: AdapterStatus) => void;
 
-/** Where an adapter hands inbound events; the gateway's handler. Never throws. */
-export type InboundSink = (event: MessageEvent) => void;
+/**
+ * Where an adapter hands inbound events; the gateway's handler. Never throws, never rejects.
+ *
+ * The promise resolves once the gateway has taken the event: made it durable (it survives a crash
+ * from then on) or dropped it on purpose (unauthorized, a redelivery, the gateway is stopping).
+ * An adapter must not acknowledge the event to its platform before that (Telegram: confirm the
+ * update with the next getUpdates offset; a webhook: answer the request), so a crash in between
+ * leaves the platform to deliver it again; redeliveries of taken events are dropped. It resolves
+ * when the event is queued or its turn has started, not when the turn ends, so an adapter may
+ * await it per event without one slow chat holding up the others for longer than a few writes.
+ */
+export type InboundSink = (event: MessageEvent) => Promise<void>;
 
 export interface PlatformAdapter {
   /** The platform name used in sources and keys; a plugin may pick any non-empty name. */

@@ -7,8 +7,14 @@
  * concurrently. Inbound events are admitted one at a time, in arrival order (the redelivery check
  * is a store read, and it must not let a later message of a chat overtake an earlier one).
  *
- * Lifecycle: stopped → restoring (adapters connected, inbound deferred, startup recovery runs,
- * the backlog is put back on its lanes) → running → draining (no new inbound, nothing new starts;
+ * Taking: the promise the sink returns resolves once the gateway has made the event durable (a
+ * backlog row, its turn's in-flight marker, an inbound-ledger outcome, a parked row) or dropped it
+ * on purpose; only then may the platform consider it delivered. A turn that starts at once takes
+ * its event when it sets its marker, not when it ends, so a slow chat holds its platform's intake
+ * only for a few store writes.
+ *
+ * Lifecycle: stopped → restoring (adapters connected, inbound parked on disk, startup recovery
+ * runs, the backlog is put back on its lanes) → running → draining (no new inbound, nothing new starts;
  * running turns finish or are marked shutdown_timeout; what waits stays on the backlog) → stopped,
  * with the clean-shutdown marker written last.
  */
@@ -34,6 +40,7 @@ import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } 
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { Lanes } from './lanes.js';
+import { Parking } from './parking.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
@@ -74,7 +81,13 @@ export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
   private readonly adapters = new Map<string, PlatformAdapter>();
   private readonly lanes: Lanes;
-  private readonly deferred: { adapter: PlatformAdapter; event: MessageEvent }[] = [];
+  private readonly parking: Parking;
+  /** Resolvers of the promises receive() returned, until their event is taken (see takenBy). */
+  private readonly untaken = new Map<MessageEvent, () => void>();
+  /** A /queue item's event is taken for the message that asked for it. */
+  private readonly origins = new WeakMap<MessageEvent, MessageEvent>();
+  /** Events a turn was launched for, by turn id, until the turn takes them or ends. */
+  private readonly launching = new Map<string, MessageEvent>();
   private readonly inFlight = new Set<Promise<void>>();
   /** The tail of the serial admission chain (see admit). */
   private intake: Promise<void> = Promise.resolve();
@@ -92,9 +105,11 @@ export class MessagingGateway {
       arrive: (lane, item) => this.arrive(lane, item),
       dropped: (lane) => this.lanes.changed(lane, 'dropped'),
     };
-    this.lanes = new Lanes(options.ledger, (event) =>
-      inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id),
-    );
+    const refOf = (event: MessageEvent) =>
+      inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
+    this.lanes = new Lanes(options.ledger, refOf);
+    this.parking = new Parking(options.ledger, refOf);
+    this.events.on('turn:start', ({ turn_id }) => this.turnTook(turn_id));
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events, {
       retryMs: options.deliveryRetryMs ?? 5000,
       track: (work) => this.track(work),
@@ -153,6 +168,7 @@ export class MessagingGateway {
     if (this.state !== 'stopped') throw new Error('start: the gateway is not stopped');
     this.state = 'restoring';
     this.deliverer.retries('held');
+    await this.parking.load();
     for (const adapter of this.adapters.values()) {
       const sink: InboundSink = (event) => this.receive(adapter, event);
       await adapter.start(sink, (status) => this.adapterStatusChanged(status));
@@ -169,7 +185,23 @@ export class MessagingGateway {
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
     this.deliverer.retries('on');
-    for (const { adapter, event } of this.deferred.splice(0)) this.admit(adapter, event);
+    this.admitParked();
+  }
+
+  /**
+   * Admits the events parked during recovery (and any a crashed process left parked), in order;
+   * each one's row goes once its admission took it. One whose platform has no adapter now stays
+   * parked until a start that has it.
+   */
+  private admitParked(): void {
+    const admitted = this.parking.list().flatMap((item) => {
+      const adapter = this.adapters.get(item.event.source.platform);
+      return adapter === undefined ? [] : [{ item, taken: this.admit(adapter, item.event) }];
+    });
+    if (admitted.length === 0) return;
+    this.track(
+      Promise.all(admitted.map((a) => a.taken)).then(() => this.parking.release(admitted.map((a) => a.item))),
+    );
   }
 
   /**
@@ -254,33 +286,91 @@ export class MessagingGateway {
     return { running: lane?.running != null, depth: lane === undefined ? 0 : queue.queueDepth(lane.state) };
   }
 
-  /** Inbound from an adapter. Never throws: an adapter must not be broken by one bad message. */
-  private receive(adapter: PlatformAdapter, event: MessageEvent): void {
-    if (this.state === 'stopped' || this.state === 'draining') return;
+  /**
+   * Inbound from an adapter (the InboundSink). Resolves once the event is taken: durable, or
+   * dropped on purpose (refused, a redelivery, the gateway is stopping). Never rejects: an adapter
+   * must not be broken by one bad message.
+   */
+  private receive(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
+    // Stopping: not taken. Whether the platform hands it out again is the adapter's stop() (a
+    // Telegram update handled after stop() began is not confirmed).
+    if (this.state === 'stopped' || this.state === 'draining') return Promise.resolve();
     if (!adapter.authorize(event.source)) {
       this.events.emit('inbound:refused', { platform: adapter.platform, user_id: event.source.user_id });
-      return;
+      return Promise.resolve();
     }
     if (this.state === 'restoring') {
-      this.deferred.push({ adapter, event });
       this.events.emit('inbound:deferred', { platform: adapter.platform });
-      return;
+      const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
+      return this.parking.park(event).then((parked) => {
+        if (!parked && ref !== null) this.events.emit('inbound:duplicate', { ...ref });
+      });
     }
-    this.admit(adapter, event);
+    return this.admit(adapter, event);
   }
 
-  /** Queues the event on the admission chain: each is accepted after the one before it. */
-  private admit(adapter: PlatformAdapter, event: MessageEvent): void {
+  /**
+   * Queues the event on the admission chain: each is accepted after the one before it. Resolves
+   * once the event is taken (accept, or later for a turn launched for it or a /queue command).
+   */
+  private admit(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
+    const taken = new Promise<void>((resolve) => this.untaken.set(event, resolve));
     const step = this.intake.then(() => this.accept(adapter, event));
-    this.intake = step.catch(() => undefined);
-    this.track(step);
+    this.intake = step.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.track(
+      step.then(
+        (done) => {
+          if (done) this.takenBy(event);
+        },
+        (error: unknown) => {
+          this.takenBy(event);
+          throw error;
+        },
+      ),
+    );
+    return taken;
   }
 
-  private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
+  /**
+   * The event (or the /queue item made of it) is taken: the promise its admission returned
+   * resolves. Idempotent; a no-op for events no adapter handed in (restored, auto-continued).
+   */
+  private takenBy(event: MessageEvent): void {
+    const origin = this.origins.get(event) ?? event;
+    const resolve = this.untaken.get(origin);
+    if (resolve === undefined) return;
+    this.untaken.delete(origin);
+    resolve();
+  }
+
+  /** The turn set its in-flight marker (turn:start), or ended without: its event is taken. */
+  private turnTook(turnId: string): void {
+    const event = this.launching.get(turnId);
+    if (event === undefined) return;
+    this.launching.delete(turnId);
+    this.takenBy(event);
+  }
+
+  /** Whether a turn was launched for `event` (or its /queue item) and has not taken it yet. */
+  private awaitingTurn(event: MessageEvent): boolean {
+    for (const launched of this.launching.values()) {
+      if (launched === event || this.origins.get(launched) === event) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Admits one event. Returns whether it is taken when this resolves: false when a turn launched
+   * for it, or the /queue command it is, takes it later (takenBy is then called from there).
+   */
+  private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<boolean> {
     const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
     if (ref !== null && (await this.wasTaken(ref))) {
       this.events.emit('inbound:duplicate', { ...ref });
-      return;
+      return true;
     }
     const key = buildSessionKey(event.source, this.deps.keyOptionsFor(event.source.platform));
     this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
@@ -295,7 +385,7 @@ export class MessagingGateway {
         // A /queue item is taken by its backlog row or by the turn it becomes.
         if (ref !== null && command.name !== 'queue') await this.take(ref, key, 'command');
         this.track(this.command(lane, adapter, event, command));
-        return;
+        return command.name !== 'queue';
       }
       // A pending clarify question takes the next plain message as its answer.
       const clarify = lane.running?.clarify;
@@ -307,12 +397,13 @@ export class MessagingGateway {
           answer: event.text,
         });
         if (ref !== null) await this.take(ref, key, 'answer');
-        return;
+        return true;
       }
     }
     // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
     // that has to wait is taken with its backlog row, before the next event is admitted.
     await this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
+    return !this.awaitingTurn(event);
   }
 
   /**
@@ -332,6 +423,13 @@ export class MessagingGateway {
     this.enqueue(lane, item);
     // The only event an arrival can push out of the queue is a follow-up a newer one replaced.
     return this.lanes.changed(lane, 'collapsed');
+  }
+
+  /** A /queue command's arrive: the item, once taken, takes the message that asked for it. */
+  private async arriveQueued(lane: Lane, item: queue.QueueItem<MessageEvent>, origin: MessageEvent) {
+    this.origins.set(item.payload, origin);
+    await this.arrive(lane, item);
+    if (!this.awaitingTurn(item.payload)) this.takenBy(item.payload);
   }
 
   private enqueue(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
@@ -356,10 +454,12 @@ export class MessagingGateway {
     // session still finds it.
     const running = startingTurn(this.lanes.rowOf(lane, item.payload));
     lane.running = running;
+    this.launching.set(running.turnId, item.payload);
     this.track(
       executeTurn(this.deps, lane.key, item.payload, adapter, running)
         .catch((error: unknown) => answerFailure(this.deps, lane.key, item.payload, adapter, running, error))
         .finally(() => {
+          this.turnTook(running.turnId);
           lane.running = null;
           if (!running.started && running.abort.signal.reason === SHUTDOWN) {
             // The drain stopped it before it took its event: the event waits again, on the backlog.
@@ -383,10 +483,16 @@ export class MessagingGateway {
   ): Promise<void> {
     const reply = (text: string) =>
       adapter.send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null });
+    const context: CommandContext = {
+      ...this.commandContext,
+      arrive: (l, item) => this.arriveQueued(l, item, event),
+    };
     try {
-      await carryOutCommand(this.commandContext, lane, event, command, reply);
+      await carryOutCommand(context, lane, event, command, reply);
       this.events.emit('command:handled', { session_key: lane.key, command: command.name });
     } finally {
+      // A /queue whose item never got queued (the command failed first) releases its message too.
+      if (!this.awaitingTurn(event)) this.takenBy(event);
       // Wake-ups that survived the command (and anything put back) start right after it (QUE-2),
       // also when its answer could not be sent.
       const step = queue.resume(lane.state);

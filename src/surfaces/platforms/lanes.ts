@@ -18,7 +18,8 @@
  *   turn's in-flight marker (DeliveryLedger.startTurn): a crash leaves one of the two, never both;
  * - an event that leaves the queue without a turn is settled: `collapsed` (a newer follow-up took
  *   its place, QUE-1) or `dropped` (/stop, /new, /reset);
- * - at start-up every row is put back on its lane, in order (restore).
+ * - at start-up every row is put back on its lane, in order (restore); the rows of events parked
+ *   during a start-up recovery (parking.ts) are not a lane's and are left to the gateway.
  *
  * A restart auto-continue is never written: resume_pending brings it back at every start. Writes
  * happen only when what waits changed, so a message that starts at once costs nothing here.
@@ -28,6 +29,7 @@ import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js
 import * as queue from '../../domain/messaging/queue.js';
 import type { BacklogItem, DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { Lane, SavedItem } from './chat-commands.js';
+import { PARKED_KEY } from './parking.js';
 
 export type Removal = 'collapsed' | 'dropped';
 
@@ -105,7 +107,8 @@ export class Lanes {
    * Returns how many events came back.
    */
   async restore(enqueue: (lane: Lane, item: queue.QueueItem<MessageEvent>) => void): Promise<number> {
-    const stored = await this.ledger.listBacklog();
+    // Parked events (parking.ts) are no lane's: they are admitted after recovery, as they arrive.
+    const stored = (await this.ledger.listBacklog()).filter((item) => item.sessionKey !== PARKED_KEY);
     for (const item of stored) {
       const lane = this.open(item.sessionKey);
       this.ids.set(item.event, item.itemId);

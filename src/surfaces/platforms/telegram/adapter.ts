@@ -62,14 +62,17 @@ export class TelegramAdapter implements PlatformAdapter {
     this.onStatus = onStatus ?? null;
     this.detail = null;
     this.become('starting');
-    this.bot.on('message:text', (ctx) => {
+    // grammY's polling handles a batch one update at a time and asks for the next offset (which
+    // confirms the batch to Telegram) only after every handler resolved: awaiting the sink means an
+    // update is confirmed only once the gateway has taken it. A crash before that gets it again.
+    this.bot.on('message:text', (ctx) =>
       sink({
         source: sourceOfMessage(ctx.message),
         text: ctx.message.text,
         internal: false,
         received_at: new Date().toISOString(),
-      });
-    });
+      }),
+    );
     // One bad update must not stop polling; the gateway never throws from the sink anyway.
     this.bot.catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
