@@ -41,6 +41,7 @@ import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { Lanes } from './lanes.js';
 import { Parking } from './parking.js';
+import { Taking } from './taking.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
@@ -82,12 +83,7 @@ export class MessagingGateway {
   private readonly adapters = new Map<string, PlatformAdapter>();
   private readonly lanes: Lanes;
   private readonly parking: Parking;
-  /** Resolvers of the promises receive() returned, until their event is taken (see takenBy). */
-  private readonly untaken = new Map<MessageEvent, () => void>();
-  /** A /queue item's event is taken for the message that asked for it. */
-  private readonly origins = new WeakMap<MessageEvent, MessageEvent>();
-  /** Events a turn was launched for, by turn id, until the turn takes them or ends. */
-  private readonly launching = new Map<string, MessageEvent>();
+  private readonly taking = new Taking();
   private readonly inFlight = new Set<Promise<void>>();
   /** The tail of the serial admission chain (see admit). */
   private intake: Promise<void> = Promise.resolve();
@@ -109,7 +105,7 @@ export class MessagingGateway {
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
     this.lanes = new Lanes(options.ledger, refOf);
     this.parking = new Parking(options.ledger, refOf);
-    this.events.on('turn:start', ({ turn_id }) => this.turnTook(turn_id));
+    this.events.on('turn:start', ({ turn_id }) => this.taking.turnTook(turn_id));
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events, {
       retryMs: options.deliveryRetryMs ?? 5000,
       track: (work) => this.track(work),
@@ -314,7 +310,7 @@ export class MessagingGateway {
    * once the event is taken (accept, or later for a turn launched for it or a /queue command).
    */
   private admit(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
-    const taken = new Promise<void>((resolve) => this.untaken.set(event, resolve));
+    const taken = this.taking.expect(event);
     const step = this.intake.then(() => this.accept(adapter, event));
     this.intake = step.then(
       () => undefined,
@@ -323,10 +319,10 @@ export class MessagingGateway {
     this.track(
       step.then(
         (done) => {
-          if (done) this.takenBy(event);
+          if (done) this.taking.taken(event);
         },
         (error: unknown) => {
-          this.takenBy(event);
+          this.taking.taken(event);
           throw error;
         },
       ),
@@ -335,36 +331,8 @@ export class MessagingGateway {
   }
 
   /**
-   * The event (or the /queue item made of it) is taken: the promise its admission returned
-   * resolves. Idempotent; a no-op for events no adapter handed in (restored, auto-continued).
-   */
-  private takenBy(event: MessageEvent): void {
-    const origin = this.origins.get(event) ?? event;
-    const resolve = this.untaken.get(origin);
-    if (resolve === undefined) return;
-    this.untaken.delete(origin);
-    resolve();
-  }
-
-  /** The turn set its in-flight marker (turn:start), or ended without: its event is taken. */
-  private turnTook(turnId: string): void {
-    const event = this.launching.get(turnId);
-    if (event === undefined) return;
-    this.launching.delete(turnId);
-    this.takenBy(event);
-  }
-
-  /** Whether a turn was launched for `event` (or its /queue item) and has not taken it yet. */
-  private awaitingTurn(event: MessageEvent): boolean {
-    for (const launched of this.launching.values()) {
-      if (launched === event || this.origins.get(launched) === event) return true;
-    }
-    return false;
-  }
-
-  /**
    * Admits one event. Returns whether it is taken when this resolves: false when a turn launched
-   * for it, or the /queue command it is, takes it later (takenBy is then called from there).
+   * for it, or the /queue command it is, takes it later (Taking).
    */
   private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<boolean> {
     const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
@@ -403,7 +371,7 @@ export class MessagingGateway {
     // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
     // that has to wait is taken with its backlog row, before the next event is admitted.
     await this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
-    return !this.awaitingTurn(event);
+    return !this.taking.awaitingTurn(event);
   }
 
   /**
@@ -427,9 +395,9 @@ export class MessagingGateway {
 
   /** A /queue command's arrive: the item, once taken, takes the message that asked for it. */
   private async arriveQueued(lane: Lane, item: queue.QueueItem<MessageEvent>, origin: MessageEvent) {
-    this.origins.set(item.payload, origin);
+    this.taking.derived(item.payload, origin);
     await this.arrive(lane, item);
-    if (!this.awaitingTurn(item.payload)) this.takenBy(item.payload);
+    if (!this.taking.awaitingTurn(item.payload)) this.taking.taken(item.payload);
   }
 
   private enqueue(lane: Lane, item: queue.QueueItem<MessageEvent>): void {
@@ -454,12 +422,11 @@ export class MessagingGateway {
     // session still finds it.
     const running = startingTurn(this.lanes.rowOf(lane, item.payload));
     lane.running = running;
-    this.launching.set(running.turnId, item.payload);
+    this.taking.launched(running.turnId, item.payload);
     this.track(
       executeTurn(this.deps, lane.key, item.payload, adapter, running)
         .catch((error: unknown) => answerFailure(this.deps, lane.key, item.payload, adapter, running, error))
         .finally(() => {
-          this.turnTook(running.turnId);
           lane.running = null;
           if (!running.started && running.abort.signal.reason === SHUTDOWN) {
             // The drain stopped it before it took its event: the event waits again, on the backlog.
@@ -469,8 +436,9 @@ export class MessagingGateway {
             lane.state = step.state;
             if (step.start !== null) this.launch(lane, step.start);
           }
-          // An event whose turn ended before taking its row (/stop while it started) is dropped.
-          return this.lanes.changed(lane, 'dropped');
+          // An event whose turn ended before taking its row (/stop while it started) is dropped; one
+          // the drain gave back is on the backlog once this save is done: either way it is taken.
+          return this.lanes.changed(lane, 'dropped').finally(() => this.taking.turnTook(running.turnId));
         }),
     );
   }
@@ -492,7 +460,7 @@ export class MessagingGateway {
       this.events.emit('command:handled', { session_key: lane.key, command: command.name });
     } finally {
       // A /queue whose item never got queued (the command failed first) releases its message too.
-      if (!this.awaitingTurn(event)) this.takenBy(event);
+      if (!this.taking.awaitingTurn(event)) this.taking.taken(event);
       // Wake-ups that survived the command (and anything put back) start right after it (QUE-2),
       // also when its answer could not be sent.
       const step = queue.resume(lane.state);
