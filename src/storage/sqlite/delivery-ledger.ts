@@ -89,7 +89,7 @@ function settle<T>(fn: () => T): Promise<T> {
 
 /** Test-only hook points inside transactions (tests arm them to fail a commit from within). */
 export interface LedgerFaults {
-  hit(point: 'startTurn.transaction' | 'endTurn.transaction'): void;
+  hit(point: 'startTurn.transaction' | 'endTurn.transaction', sessionKey: string): void;
 }
 
 export class SqliteDeliveryLedger implements DeliveryLedger {
@@ -120,7 +120,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
       if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
       if (backlogItem != null) backlog.deleteBacklogItem(this.db, backlogItem);
-      this.faults?.hit('startTurn.transaction');
+      this.faults?.hit('startTurn.transaction', sessionKey);
       if (input !== undefined) appendToTranscript(this.db, input.sessionId, input.message, { now });
     });
   }
@@ -202,7 +202,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       if (end.usage !== null) addRouteUsage(this.db, sessionKey, end.usage);
       if (end.clearResumePending) clearResumePending(this.db, sessionKey);
       if (end.endStreak) ledger.deleteStreak(this.db, sessionKey);
-      this.faults?.hit('endTurn.transaction');
+      this.faults?.hit('endTurn.transaction', sessionKey);
       if (reply === null) {
         markers.deleteTurnMarker(this.db, sessionKey);
         return null;
