@@ -88,15 +88,15 @@ async function turnSettled(chat: string): Promise<void> {
 }
 
 describe('a chat turn, commit by commit', () => {
-  it('costs three group-commit operations after its session: start with input, end with reply, delivered', async () => {
+  it('is four group-commit operations: session, start with input, end with reply, delivered', async () => {
     const group = CommitGroup.of(store.db);
     const before = group.stats.operations;
     const done = turnSettled('a');
     say('a', 'hello');
     await done;
-    // startTurn (marker, inbound row, user message), endTurn (answer, reply row, marker drop,
-    // usage) and markDelivered: nothing else of the turn goes through the group.
-    expect(group.stats.operations - before).toBe(3);
+    // getOrCreateSession, startTurn (marker, inbound row, user message), endTurn (answer, reply
+    // row, marker drop, usage) and markDelivered: the writes of a plain turn.
+    expect(group.stats.operations - before).toBe(4);
     expect(transcriptOf('a')).toEqual([
       { role: 'user', content: 'hello' },
       { role: 'assistant', content: expect.stringContaining('you said: hello') as string },
