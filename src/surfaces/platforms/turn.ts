@@ -1,7 +1,9 @@
 /**
- * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken) → prompt (CTX-1/2, KEY-3) → runTurn →
- * reply on the ledger (which drops the marker) → delivery. The marker is set before the model is
- * called and is dropped only with the reply's ledger row, or when there is nothing to deliver.
+ * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken and the user
+ * message stored, one commit) → prompt (CTX-1/2, KEY-3) → runTurn → the final answer, usage and the
+ * reply on the ledger, which drops the marker (one commit, the runner's commitFinal) → delivery.
+ * The marker is set before the model is called and is dropped only with the reply's ledger row, or
+ * when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
 import { inboundRefOf, type MessageEvent, type PlatformAdapter } from '../../domain/messaging/adapter.js';
@@ -124,6 +126,9 @@ export async function executeTurn(
   const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
   const entry = access.entry;
   running.sessionId = entry.session_id;
+  // Read before the input is stored with the marker (the runner is given the input apart), and
+  // before the abort check, so nothing is awaited between that check and the start.
+  const history = await deps.store.loadTranscript(entry.session_id);
   if (running.abort.signal.aborted) {
     // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
     deps.events.emit('turn:complete', {
@@ -146,8 +151,6 @@ export async function executeTurn(
       : { role: 'user', content: event.text }),
     admission_id: running.turnId,
   };
-  // Read before the input is stored with the marker: the runner is given the input apart.
-  const history = await deps.store.loadTranscript(entry.session_id);
 
   // The marker, "this message was taken", the end of its backlog row and the user message in one
   // transaction: after a crash the message is waiting (and its redelivery dropped), or this turn

@@ -136,7 +136,7 @@ describe('per-chat lanes are freed when idle', () => {
 
 describe('a turn that fails inside the gateway', () => {
   it('answers "Sorry, something went wrong" through the delivery ledger: recorded, sent once, marked delivered', async () => {
-    // The real store, except that loading a transcript fails: the turn has started (marker set).
+    // The real store, except that loading a transcript fails (before the turn takes its message).
     const failing = new Proxy(store, {
       get(target, name, receiver) {
         if (name === 'loadTranscript') return () => Promise.reject(new Error('disk on fire\nstack…'));
