@@ -12,7 +12,8 @@
  */
 import type { InboundRef, MessageEvent } from '../domain/messaging/adapter.js';
 import type { QueuedKind } from '../domain/messaging/queue.js';
-import type { Platform, SessionSourceFields } from '../domain/vocabulary.js';
+import type { Platform, SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
+import type { UsageUpdate } from './session-store.js';
 
 /** Where a reply goes. Always the real ids: redaction never touches routing (CTX-2). */
 export interface DeliveryTarget {
@@ -95,6 +96,23 @@ export interface BacklogState {
   readonly settled: readonly { inbound: InboundRef; outcome: 'collapsed' | 'dropped' }[];
 }
 
+/**
+ * What a turn settles beside its reply (or, with nothing to deliver, beside the drop of its marker),
+ * all in one transaction (STO-1): no crash leaves the answer without its ledger row or the other way round.
+ */
+export interface TurnEnd {
+  /** The physical session whose transcript gets `messages`. */
+  readonly sessionId: string;
+  /** The turn's last messages: its final answer, or the words an interrupt cut short. */
+  readonly messages: readonly TranscriptMessage[];
+  /** Added to the key's counters; null adds nothing. */
+  readonly usage: UsageUpdate | null;
+  /** The turn answered a resume: the key is no longer resume_pending. */
+  readonly clearResumePending: boolean;
+  /** The turn completed a restart streak's key: the streak ends. */
+  readonly endStreak: boolean;
+}
+
 /** Taken inbound rows older than this are pruned at start-up: no platform redelivers that late. */
 export const INBOUND_RETENTION_SECONDS = 7 * 86_400;
 
@@ -102,13 +120,19 @@ export interface DeliveryLedger {
   /**
    * A turn starts on the key: sets its in-flight marker, records a human message as taken (`turn`)
    * and deletes the event's backlog row (`backlogItem`, when it waited), atomically: after a crash
-   * the event is either still waiting or its turn is in flight, never both, never neither.
+   * the event is either still waiting or its turn is in flight, never both, never neither. With
+   * `input`, the turn's user message is appended to its transcript in the same transaction, so a
+   * started turn always has its input stored (the runner's `inputStored`).
    * @throws NotFoundError when no session is on the key.
    */
   startTurn(
     sessionKey: string,
     inbound: InboundRef | null,
-    options?: { now?: Date; backlogItem?: string | null },
+    options?: {
+      now?: Date;
+      backlogItem?: string | null;
+      input?: { sessionId: string; message: TranscriptMessage };
+    },
   ): Promise<void>;
   /** Records a message a chat command acted on (or answered a question with) as taken. Idempotent. */
   takeInbound(
@@ -130,6 +154,18 @@ export interface DeliveryLedger {
   listBacklog(): Promise<StoredBacklogItem[]>;
   /** Records a turn's reply and drops the key's in-flight marker, atomically. Idempotent per turn. */
   recordReply(record: ReplyRecord, options?: { now?: Date }): Promise<Delivery>;
+  /**
+   * A turn ends in one transaction: `end` (its last messages, usage, resume and streak bookkeeping)
+   * and its reply, whose recording drops the key's in-flight marker; with no reply (nothing to
+   * deliver: the turn was interrupted) the marker is dropped alone. Either all of it is durable or
+   * none of it. Resolves with the recorded reply, or null without one.
+   */
+  endTurn(
+    sessionKey: string,
+    end: TurnEnd,
+    reply: ReplyRecord | null,
+    options?: { now?: Date },
+  ): Promise<Delivery | null>;
   /** False when it was already marked (the caller must not count it as a new delivery). */
   markDelivered(deliveryId: number, options?: { now?: Date }): Promise<boolean>;
   /** One obligation as stored now; null when there is no such id. */

@@ -1,4 +1,10 @@
-/** The delivery ledger on SQLite, sharing the session store's connection (one file, one transaction). */
+/**
+ * The delivery ledger on SQLite, sharing the session store's connection (one file, one transaction).
+ * The operations on a turn's path (startTurn, recordReply, endTurn, markDelivered, endStreak) go
+ * through the connection's CommitGroup: operations of many chats queued in the same tick share one
+ * IMMEDIATE transaction and one fsync, each resolving after that commit, and a failing operation
+ * rolls back and rejects alone.
+ */
 import {
   isSilentReply,
   planRecovery,
@@ -6,6 +12,7 @@ import {
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
 import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
+import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { SessionSource } from '../../domain/session/source.js';
 import {
@@ -17,15 +24,18 @@ import {
   type MessagingRecoveryReport,
   type ReplyRecord,
   type StoredBacklogItem,
+  type TurnEnd,
 } from '../delivery-ledger.js';
 import { tx } from './actions-common.js';
+import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
-import { markResumePending, suspendSession } from './entry-actions.js';
+import { clearResumePending, markResumePending, suspendSession } from './entry-actions.js';
+import { appendToTranscript } from './transcript-actions.js';
 import * as backlog from './ops/backlog.js';
 import * as ledger from './ops/deliveries.js';
 import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
-import { readRoute } from './ops/routes.js';
+import { addRouteUsage, readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
@@ -77,24 +87,42 @@ function settle<T>(fn: () => T): Promise<T> {
   }
 }
 
+/** Test-only hook points inside transactions (tests arm them to fail a commit from within). */
+export interface LedgerFaults {
+  hit(point: 'startTurn.transaction' | 'endTurn.transaction', sessionKey: string): void;
+}
+
 export class SqliteDeliveryLedger implements DeliveryLedger {
-  constructor(private readonly db: SqliteDatabase) {}
+  /** The connection's group commit, shared with every other store on it. */
+  readonly group: CommitGroup;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly faults: LedgerFaults | null = null,
+  ) {
+    this.group = CommitGroup.of(db);
+  }
 
   startTurn(
     sessionKey: string,
     taken: InboundRef | null,
-    options: { now?: Date; backlogItem?: string | null } = {},
+    options: {
+      now?: Date;
+      backlogItem?: string | null;
+      input?: { sessionId: string; message: TranscriptMessage };
+    } = {},
   ): Promise<void> {
-    const now = options.now ?? new Date();
-    return settle(() =>
-      tx(this.db, () => {
-        const entry = readRoute(this.db, sessionKey);
-        if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
-        markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
-        if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
-        if (options.backlogItem != null) backlog.deleteBacklogItem(this.db, options.backlogItem);
-      }),
-    );
+    const { backlogItem, input } = options;
+    return this.group.run(() => {
+      const now = options.now ?? new Date();
+      const entry = readRoute(this.db, sessionKey);
+      if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
+      markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
+      if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
+      if (backlogItem != null) backlog.deleteBacklogItem(this.db, backlogItem);
+      this.faults?.hit('startTurn.transaction', sessionKey);
+      if (input !== undefined) appendToTranscript(this.db, input.sessionId, input.message, { now });
+    });
   }
 
   takeInbound(
@@ -159,31 +187,53 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
   }
 
   recordReply(record: ReplyRecord, options: { now?: Date } = {}): Promise<Delivery> {
-    return settle(() =>
-      tx(this.db, () => {
-        const id = ledger.insertDelivery(
-          this.db,
-          {
-            turn_id: record.turnId,
-            session_key: record.sessionKey,
-            session_id: record.sessionId,
-            platform: record.target.platform,
-            chat_id: record.target.chat_id,
-            thread_id: record.target.thread_id,
-            reply_to: record.target.reply_to,
-            text: record.text,
-            silent: record.silent,
-          },
-          options.now ?? new Date(),
-        );
-        markers.deleteTurnMarker(this.db, record.sessionKey);
-        return toDelivery(ledger.readDelivery(this.db, id)!);
-      }),
+    return this.group.run(() => this.insertReply(record, options.now ?? new Date()));
+  }
+
+  endTurn(
+    sessionKey: string,
+    end: TurnEnd,
+    reply: ReplyRecord | null,
+    options: { now?: Date } = {},
+  ): Promise<Delivery | null> {
+    return this.group.run(() => {
+      const now = options.now ?? new Date();
+      if (end.messages.length > 0) appendToTranscript(this.db, end.sessionId, end.messages, { now });
+      if (end.usage !== null) addRouteUsage(this.db, sessionKey, end.usage);
+      if (end.clearResumePending) clearResumePending(this.db, sessionKey);
+      if (end.endStreak) ledger.deleteStreak(this.db, sessionKey);
+      this.faults?.hit('endTurn.transaction', sessionKey);
+      if (reply === null) {
+        markers.deleteTurnMarker(this.db, sessionKey);
+        return null;
+      }
+      return this.insertReply(reply, now);
+    });
+  }
+
+  /** The reply's row (idempotent per turn) and the end of its key's in-flight marker. */
+  private insertReply(record: ReplyRecord, now: Date): Delivery {
+    const id = ledger.insertDelivery(
+      this.db,
+      {
+        turn_id: record.turnId,
+        session_key: record.sessionKey,
+        session_id: record.sessionId,
+        platform: record.target.platform,
+        chat_id: record.target.chat_id,
+        thread_id: record.target.thread_id,
+        reply_to: record.target.reply_to,
+        text: record.text,
+        silent: record.silent,
+      },
+      now,
     );
+    markers.deleteTurnMarker(this.db, record.sessionKey);
+    return toDelivery(ledger.readDelivery(this.db, id)!);
   }
 
   markDelivered(deliveryId: number, options: { now?: Date } = {}): Promise<boolean> {
-    return settle(() => ledger.markDelivered(this.db, deliveryId, options.now ?? new Date()));
+    return this.group.run(() => ledger.markDelivered(this.db, deliveryId, options.now ?? new Date()));
   }
 
   readDelivery(deliveryId: number): Promise<Delivery | null> {
@@ -204,7 +254,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
   }
 
   endStreak(sessionKey: string): Promise<void> {
-    return settle(() => ledger.deleteStreak(this.db, sessionKey));
+    return this.group.run(() => ledger.deleteStreak(this.db, sessionKey));
   }
 
   recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport> {

@@ -5,6 +5,7 @@
  */
 import type { ResumeReason, SessionSourceFields, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ListSessionsOptions, SearchOptions, SessionStore, UsageUpdate } from '../session-store.js';
+import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
 import * as entries from './entry-actions.js';
 import * as transcripts from './transcript-actions.js';
@@ -26,12 +27,18 @@ export class SqliteSessionStore implements SessionStore {
   /** The connection, for code that composes storage operations in its own transaction. */
   constructor(readonly db: SqliteDatabase) {}
 
+  /**
+   * Through the connection's group commit: the first message of many chats at once creates their
+   * sessions in shared commits (it is the first write of every chat turn).
+   */
   getOrCreateSession(
     sessionKey: string,
     source: SessionSourceFields,
     options?: { forceNew?: boolean; now?: Date },
   ) {
-    return settle(() => entries.getOrCreateSession(this.db, sessionKey, source, options));
+    return CommitGroup.of(this.db).run(() =>
+      entries.getOrCreateSession(this.db, sessionKey, source, options),
+    );
   }
 
   updateSession(sessionKey: string, options?: { lastPromptTokens?: number; now?: Date }) {

@@ -8,7 +8,10 @@
  *   delivery attempt, so a sweep never sees a reply its turn is still about to send;
  * - one delivery is sent by at most one attempt at a time (a second caller shares the first's);
  * - a sweep re-reads each row just before sending it, so a reply delivered after the sweep listed
- *   it is not sent again.
+ *   it is not sent again;
+ * - an attempt lasts until its row is marked delivered (a group commit, shared with other chats),
+ *   even though its caller goes on as soon as the platform accepted the reply: a sweep meanwhile
+ *   shares the attempt instead of sending again, and the gateway waits for the mark when it stops.
  *
  * Retries: an owed reply whose send failed is not left for the next restart. A failed send
  * schedules a sweep `retryMs` later (one at a time), while retries are `on`. They are `held` until
@@ -25,7 +28,7 @@ export type RetryMode = 'held' | 'on' | 'off';
 
 export interface RetryOptions {
   readonly retryMs: number;
-  /** Hands a retry sweep to the gateway, which waits for it when it stops. */
+  /** Hands work (a retry sweep, a pending mark) to the gateway, which waits for it when it stops. */
   track(work: Promise<void>): void;
 }
 
@@ -81,16 +84,27 @@ export class Deliverer {
     return () => this.reserved.delete(turnId);
   }
 
-  /** Sends one obligation. True when it is now delivered (or had nothing to send). */
+  /**
+   * Sends one obligation. True once the platform accepted it (or there was nothing to send); its
+   * mark as delivered follows (`delivery:sent`), tracked by the gateway. A caller that joins an
+   * attempt already under way waits for that mark.
+   */
   deliver(delivery: Delivery, options: { recovered?: boolean } = {}): Promise<boolean> {
     if (delivery.silent || delivery.delivered_at !== null) return Promise.resolve(true);
     const current = this.sending.get(delivery.delivery_id);
     if (current !== undefined) return current;
     if (options.recovered === true) this.inherited.add(delivery.delivery_id);
     const recovered = delivery.recovered || this.inherited.has(delivery.delivery_id);
-    const attempt = this.send(delivery, recovered).finally(() => this.sending.delete(delivery.delivery_id));
-    this.sending.set(delivery.delivery_id, attempt);
-    return attempt;
+    const attempt = this.send(delivery, recovered);
+    const done = attempt.then((step) => step.marked).finally(() => this.sending.delete(delivery.delivery_id));
+    this.sending.set(delivery.delivery_id, done);
+    this.retry.track(
+      done.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return attempt.then((step) => step.sent);
   }
 
   /**
@@ -107,19 +121,30 @@ export class Deliverer {
       const delivery = await this.ledger.readDelivery(listed.delivery_id);
       if (delivery === null || delivery.delivered_at !== null || this.reserved.has(delivery.turn_id))
         continue;
+      // Sent already, its mark still committing: wait for it, but it is not this sweep's send.
+      const current = this.sending.get(delivery.delivery_id);
+      if (current !== undefined) {
+        await current.catch(() => false);
+        continue;
+      }
       if (await this.deliver(delivery, options)) sent++;
     }
     return sent;
   }
 
-  private async send(delivery: Delivery, recovered: boolean): Promise<boolean> {
+  /** `sent`: the platform accepted every piece; `marked`: resolves once the row says so. */
+  private async send(
+    delivery: Delivery,
+    recovered: boolean,
+  ): Promise<{ sent: boolean; marked: Promise<boolean> }> {
+    const failed = { sent: false, marked: Promise.resolve(false) };
     const adapter = this.adapterFor(delivery.target.platform);
     if (adapter === undefined) {
       this.events.emit('delivery:failed', {
         delivery,
         message: `no adapter for platform "${delivery.target.platform}"`,
       });
-      return false;
+      return failed;
     }
     const text = recovered ? recoveredReplyText(delivery.text) : delivery.text;
     try {
@@ -132,12 +157,15 @@ export class Deliverer {
         delivery,
         message: error instanceof Error ? error.message : String(error),
       });
-      return false;
+      return failed;
     }
     this.inherited.delete(delivery.delivery_id);
-    if (await this.ledger.markDelivered(delivery.delivery_id)) {
-      this.events.emit('delivery:sent', { delivery, recovered });
-    }
-    return true;
+    // A mark that fails leaves the reply owed: the next start's sweep sends it again, flagged
+    // recovered (at least once, as after a crash between the send and the mark).
+    const marked = this.ledger.markDelivered(delivery.delivery_id).then((fresh) => {
+      if (fresh) this.events.emit('delivery:sent', { delivery, recovered });
+      return true;
+    });
+    return { sent: true, marked };
   }
 }

@@ -1,7 +1,9 @@
 /**
- * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken) → prompt (CTX-1/2, KEY-3) → runTurn →
- * reply on the ledger (which drops the marker) → delivery. The marker is set before the model is
- * called and is dropped only with the reply's ledger row, or when there is nothing to deliver.
+ * One messaging turn: session (ENT-2) → in-flight marker (+ the inbound message taken and the user
+ * message stored, one commit) → prompt (CTX-1/2, KEY-3) → runTurn → the final answer, usage and the
+ * reply on the ledger, which drops the marker (one commit, the runner's commitFinal) → delivery.
+ * The marker is set before the model is called and is dropped only with the reply's ledger row, or
+ * when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
 import { inboundRefOf, type MessageEvent, type PlatformAdapter } from '../../domain/messaging/adapter.js';
@@ -20,7 +22,7 @@ import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import type { ToolDefinition, TurnEvent } from '../../runtime/types.js';
-import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
@@ -124,6 +126,9 @@ export async function executeTurn(
   const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
   const entry = access.entry;
   running.sessionId = entry.session_id;
+  // Read before the input is stored with the marker (the runner is given the input apart), and
+  // before the abort check, so nothing is awaited between that check and the start.
+  const history = await deps.store.loadTranscript(entry.session_id);
   if (running.abort.signal.aborted) {
     // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
     deps.events.emit('turn:complete', {
@@ -135,16 +140,27 @@ export async function executeTurn(
     });
     return;
   }
-  // The marker, "this message was taken" and the end of its backlog row in one transaction: after a
-  // crash the message is waiting (and its redelivery dropped), or this turn is resumed or delivered.
+  const keyOptions = deps.keyOptionsFor(source.platform);
+  const shared = isSharedMultiUserSession(source, keyOptions);
+  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
+  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
+  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
+  const input: TranscriptMessage = {
+    ...(shared && !event.internal
+      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
+      : { role: 'user', content: event.text }),
+    admission_id: running.turnId,
+  };
+
+  // The marker, "this message was taken", the end of its backlog row and the user message in one
+  // transaction: after a crash the message is waiting (and its redelivery dropped), or this turn
+  // is resumed, with its input stored, or delivered.
   const backlogItem = running.backlogItem;
   running.started = true;
   await deps.ledger.startTurn(
     sessionKey,
     inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
-    {
-      backlogItem,
-    },
+    { backlogItem, input: { sessionId: entry.session_id, message: input } },
   );
   if (backlogItem !== null) {
     running.backlogItem = null;
@@ -157,8 +173,6 @@ export async function executeTurn(
     text: event.text,
   });
 
-  const keyOptions = deps.keyOptionsFor(source.platform);
-  const shared = isSharedMultiUserSession(source, keyOptions);
   // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
   // from turn to turn; the speaker is named in the user message instead.
   const context = buildSessionContext(source, {
@@ -172,89 +186,106 @@ export async function executeTurn(
     piiSafePlatforms: deps.piiSafePlatforms(),
   });
   const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
-  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
-  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
-  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
-  const input: TranscriptMessage =
-    shared && !event.internal
-      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
-      : { role: 'user', content: event.text };
+  const target = {
+    platform: source.platform,
+    chat_id: source.chat_id,
+    thread_id: source.thread_id,
+    reply_to: event.internal ? null : source.message_id,
+  };
+  const replyOf = (text: string, silent: boolean): ReplyRecord => ({
+    turnId: running.turnId,
+    sessionKey,
+    sessionId: entry.session_id,
+    target,
+    text,
+    silent,
+  });
 
+  // The reply recorded with the turn's end (null: nothing to deliver, or the end did not commit).
+  const ended: { delivery: Delivery | null } = { delivery: null };
+  // Reserved before the ledger row exists, so no sweep sends this reply while the turn is still on
+  // its way to sending it; released after the turn's own delivery attempt.
+  const release = deps.deliverer.reserve(running.turnId);
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
   let result: TurnResult;
   try {
-    const history = await deps.store.loadTranscript(entry.session_id);
-    result = await runTurn({
-      sessionId: entry.session_id,
-      admissionId: running.turnId,
-      executionGeneration: 1,
-      model: deps.model,
-      ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
-      systemPrompt,
-      tools: deps.tools,
-      cwd: deps.cwd,
-      yolo: deps.yolo,
-      maxTurns: deps.maxTurns,
-      history,
-      input,
-      transcript: {
-        append: (id, messages) => deps.store.appendToTranscript(id, messages).then(() => undefined),
-      },
-      prompts: deps.prompts,
-      signal: running.abort.signal,
-      emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
-    });
-  } finally {
-    stopTyping();
-  }
-  deps.events.emit('turn:complete', {
-    session_key: sessionKey,
-    session_id: entry.session_id,
-    turn_id: running.turnId,
-    outcome: result.outcome,
-    final_text: result.final_text,
-  });
-
-  if (result.outcome === 'interrupted' || result.outcome === 'cancelled') {
-    // /stop, /new or a drain answered the chat already; there is nothing to deliver.
-    await deps.store.clearTurnMarker(sessionKey);
-    return;
-  }
-  const text =
-    result.outcome === 'completed'
-      ? (result.final_text ?? '')
-      : `Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`;
-  // Reserved before the ledger row exists, so no sweep can send this reply while the turn is
-  // still on its way to sending it (the bookkeeping writes below come first).
-  const release = deps.deliverer.reserve(running.turnId);
-  try {
-    const delivery = await deps.ledger.recordReply({
-      turnId: running.turnId,
-      sessionKey,
-      sessionId: entry.session_id,
-      target: {
-        platform: source.platform,
-        chat_id: source.chat_id,
-        thread_id: source.thread_id,
-        reply_to: event.internal ? null : source.message_id,
-      },
-      text,
-      silent: result.outcome === 'completed' && isSilentReply(text),
-    });
     try {
-      if (result.outcome === 'completed') {
-        if (entry.resume_pending) await deps.store.clearResumePending(sessionKey);
-        if (deps.streaking.delete(sessionKey)) await deps.ledger.endStreak(sessionKey);
-        await deps.store.addUsage(sessionKey, result.usage);
-      }
+      result = await runTurn({
+        sessionId: entry.session_id,
+        admissionId: running.turnId,
+        executionGeneration: 1,
+        model: deps.model,
+        ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
+        systemPrompt,
+        tools: deps.tools,
+        cwd: deps.cwd,
+        yolo: deps.yolo,
+        maxTurns: deps.maxTurns,
+        history,
+        input,
+        inputStored: true,
+        transcript: {
+          append: (id, messages) => deps.store.appendToTranscript(id, messages).then(() => undefined),
+        },
+        // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
+        // resume/streak bookkeeping are one commit; a failure leaves none of them, and the marker set.
+        commitFinal: async (messages, ending) => {
+          const completed = ending.outcome === 'completed';
+          const streaking = completed && deps.streaking.has(sessionKey);
+          ended.delivery = await deps.ledger.endTurn(
+            sessionKey,
+            {
+              sessionId: entry.session_id,
+              messages,
+              usage: completed ? ending.usage : null,
+              clearResumePending: completed && entry.resume_pending,
+              endStreak: streaking,
+            },
+            replyFor(ending, replyOf),
+          );
+          if (streaking) deps.streaking.delete(sessionKey);
+        },
+        prompts: deps.prompts,
+        signal: running.abort.signal,
+        emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
+      });
     } finally {
-      // The reply is owed whatever happened to the bookkeeping: nothing else would send it before
-      // the next failed send or restart.
-      await deps.deliverer.deliver(delivery);
+      stopTyping();
     }
+    deps.events.emit('turn:complete', {
+      session_key: sessionKey,
+      session_id: entry.session_id,
+      turn_id: running.turnId,
+      outcome: result.outcome,
+      final_text: result.final_text,
+    });
+    // The end did not commit (the runner reports it as a failed turn): the marker is still set, and
+    // the user is told on the ledger, which drops it.
+    let owed = ended.delivery;
+    if (owed === null) {
+      const reply = replyFor(result, replyOf);
+      if (reply !== null) owed = await deps.ledger.recordReply(reply);
+    }
+    // The reply is owed whatever happens next: nothing else would send it before the next failed
+    // send or restart.
+    if (owed !== null) await deps.deliverer.deliver(owed);
   } finally {
     release();
   }
+}
+
+/** The reply a turn's end owes its chat; null when it owes none (interrupted or cancelled). */
+function replyFor(
+  result: TurnResult,
+  replyOf: (text: string, silent: boolean) => ReplyRecord,
+): ReplyRecord | null {
+  // /stop, /new or a drain answered the chat already: there is nothing to deliver.
+  if (result.outcome === 'interrupted' || result.outcome === 'cancelled') return null;
+  if (result.outcome === 'completed') {
+    const text = result.final_text ?? '';
+    return replyOf(text, isSilentReply(text));
+  }
+  return replyOf(`Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`, false);
 }
 
 /**

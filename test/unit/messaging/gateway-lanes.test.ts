@@ -136,7 +136,7 @@ describe('per-chat lanes are freed when idle', () => {
 
 describe('a turn that fails inside the gateway', () => {
   it('answers "Sorry, something went wrong" through the delivery ledger: recorded, sent once, marked delivered', async () => {
-    // The real store, except that loading a transcript fails: the turn has started (marker set).
+    // The real store, except that loading a transcript fails (before the turn takes its message).
     const failing = new Proxy(store, {
       get(target, name, receiver) {
         if (name === 'loadTranscript') return () => Promise.reject(new Error('disk on fire\nstack…'));
@@ -148,9 +148,11 @@ describe('a turn that fails inside the gateway', () => {
     const sent: { text: string; recovered: boolean }[] = [];
     gateway.events.on('delivery:sent', (e) => sent.push({ text: e.delivery.text, recovered: e.recovered }));
     const complete = gateway.events.next('turn:complete');
+    const marked = gateway.events.next('delivery:sent');
     say('c', 'hello');
-    // The failure is reported complete once its notice went out.
+    // The failure is reported complete once its notice went out; its mark follows in a group commit.
     expect((await complete).outcome).toBe('failed');
+    await marked;
     expect(sent).toEqual([{ text: 'Sorry, something went wrong: disk on fire', recovered: false }]);
     expect(textsTo('c')).toEqual(['Sorry, something went wrong: disk on fire']);
     const rows = store.db.prepare('SELECT text, delivered_at FROM delivery_ledger').all() as {
