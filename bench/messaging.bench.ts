@@ -158,7 +158,7 @@ async function localTurnRate(
   const start = performance.now();
   await Promise.all(
     ids.map((id, i) =>
-      sessions.submit(owner, { session_id: id, submission_id: `s-${i}`, text: `hello ${i}` }),
+      sessions.inputs.submit(owner, { session_id: id, submission_id: `s-${i}`, text: `hello ${i}` }),
     ),
   );
   await allSettled;
