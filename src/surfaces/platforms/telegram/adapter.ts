@@ -46,6 +46,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private account: string | null = null;
   private polling: Promise<void> | null = null;
   private onStatus: StatusListener | null = null;
+  /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
+  private readonly untaken = new Set<Promise<void>>();
 
   constructor(private readonly options: TelegramAdapterOptions) {
     this.bot = new Bot(options.token, {
@@ -54,6 +56,10 @@ export class TelegramAdapter implements PlatformAdapter {
     this.bot.api.config.use(
       retryRateLimits(options.maxRateLimitRetries ?? 5, options.maxRetryAfterSeconds ?? 60),
     );
+    this.bot.api.config.use(async (prev, method, payload, signal) => {
+      if (method === 'getUpdates') while (this.untaken.size > 0) await Promise.all([...this.untaken]);
+      return prev(method, payload, signal);
+    });
     this.allowed = allowlistAuthorizer(options.allowedUserIds);
   }
 
@@ -62,17 +68,21 @@ export class TelegramAdapter implements PlatformAdapter {
     this.onStatus = onStatus ?? null;
     this.detail = null;
     this.become('starting');
-    // grammY's polling handles a batch one update at a time and asks for the next offset (which
-    // confirms the batch to Telegram) only after every handler resolved: awaiting the sink means an
-    // update is confirmed only once the gateway has taken it. A crash before that gets it again.
-    this.bot.on('message:text', (ctx) =>
-      sink({
+    // An update is confirmed to Telegram by the next getUpdates call (its offset). The handler hands
+    // each update to the gateway without waiting, so a batch is taken concurrently (its durable
+    // writes share group commits), and the getUpdates transformer below waits until every update
+    // handed in so far was taken: nothing is confirmed before the gateway has it on disk, and a
+    // crash before that gets it again.
+    this.bot.on('message:text', (ctx) => {
+      const taken = sink({
         source: sourceOfMessage(ctx.message),
         text: ctx.message.text,
         internal: false,
         received_at: new Date().toISOString(),
-      }),
-    );
+      });
+      this.untaken.add(taken);
+      void taken.finally(() => this.untaken.delete(taken));
+    });
     // One bad update must not stop polling; the gateway never throws from the sink anyway.
     this.bot.catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
