@@ -7,7 +7,7 @@
  * the database are in test/unit/messaging/recovery.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { recoveredReplyText } from '../../src/domain/messaging/recovery.js';
+import { recoveredReplyText, SUSPENDED_NOTICE } from '../../src/domain/messaging/recovery.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
 import { RESUME_NOTE } from '../../src/surfaces/platforms/turn.js';
 import { exited, spawnCli } from './cli.js';
@@ -101,9 +101,9 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     // chat), and the new message starts a new session without the stuck conversation.
     expect(asked(RESUME_NOTE) - resumesBefore).toBe(2);
     expect(tg.userMessages('after the loop')).toEqual(['after the loop']);
-    // What the chat is told: only the answer to its new message. The stuck question is not
-    // answered and no notice says the conversation was suspended.
-    expect(tg.repliesTo(chat.id)).toEqual([said('after the loop')]);
+    // What the chat is told: once, that the stuck conversation was closed, then the answer to its
+    // new message. The stuck question itself is never answered.
+    expect(tg.repliesTo(chat.id)).toEqual([SUSPENDED_NOTICE, said('after the loop')]);
   });
 
   it('a SIGKILL and a restart under another TZ loses no reply and sends none twice', async () => {

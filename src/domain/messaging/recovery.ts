@@ -40,6 +40,22 @@ export interface RecoveryPlan {
 
 export const STUCK_LOOP_RESTARTS = 3;
 
+/**
+ * Ledger rows whose turn id starts with this are the gateway's own notices, not a model's replies:
+ * they are sent as written, never with the "Recovered reply" heading.
+ */
+export const NOTICE_PREFIX = 'notice:';
+
+export function isGatewayNotice(turnId: string): boolean {
+  return turnId.startsWith(NOTICE_PREFIX);
+}
+
+/** What a chat is told when its conversation was suspended by stuck-loop detection (REC-5). */
+export const SUSPENDED_NOTICE =
+  `Your last message was interrupted by ${STUCK_LOOP_RESTARTS} restarts of the gateway in a row, so it ` +
+  'may be what keeps stopping it: that conversation was closed and will not be continued. Your ' +
+  'next message starts a new one.';
+
 export function planRecovery(facts: RecoveryFacts): RecoveryPlan {
   // A clean stop drained every turn: leftover markers are orphans and nothing is stuck.
   if (facts.cleanShutdown) return { resume: [], suspend: [], settled: [], streaks: new Map() };

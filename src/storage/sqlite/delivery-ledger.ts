@@ -9,6 +9,8 @@ import {
   isSilentReply,
   planRecovery,
   STUCK_LOOP_RESTARTS,
+  NOTICE_PREFIX,
+  SUSPENDED_NOTICE,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
 import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
@@ -211,6 +213,31 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     });
   }
 
+  /**
+   * REC-5: the chat of a suspended conversation is told, through the ledger like any reply, so the
+   * notice is sent once however the start-up goes. A key with no known origin has no chat to tell.
+   */
+  private oweSuspendedNotice(sessionKey: string, now: Date): void {
+    const entry = readRoute(this.db, sessionKey);
+    const origin = entry?.origin;
+    if (!entry || !origin) return;
+    ledger.insertDelivery(
+      this.db,
+      {
+        turn_id: `${NOTICE_PREFIX}suspended:${sessionKey}:${entry.session_id}`,
+        session_key: sessionKey,
+        session_id: entry.session_id,
+        platform: origin.platform,
+        chat_id: origin.chat_id,
+        thread_id: origin.thread_id,
+        reply_to: null,
+        text: SUSPENDED_NOTICE,
+        silent: false,
+      },
+      now,
+    );
+  }
+
   /** The reply's row (idempotent per turn) and the end of its key's in-flight marker. */
   private insertReply(record: ReplyRecord, now: Date): Delivery {
     const id = ledger.insertDelivery(
@@ -278,7 +305,10 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           streaks: ledger.readStreaks(this.db),
           stuckAfter: STUCK_LOOP_RESTARTS,
         });
-        for (const key of plan.suspend) suspendSession(this.db, key);
+        for (const key of plan.suspend) {
+          suspendSession(this.db, key);
+          this.oweSuspendedNotice(key, now);
+        }
         for (const key of plan.resume) markResumePending(this.db, key, 'restart_interrupted', { now });
         ledger.replaceStreaks(this.db, plan.streaks);
         markers.deleteAllTurnMarkers(this.db);

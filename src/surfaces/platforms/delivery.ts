@@ -19,7 +19,7 @@
  * and `off` from the drain on.
  */
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import { recoveredReplyText } from '../../domain/messaging/recovery.js';
+import { isGatewayNotice, recoveredReplyText } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { Delivery, DeliveryLedger } from '../../storage/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
@@ -94,7 +94,8 @@ export class Deliverer {
     const current = this.sending.get(delivery.delivery_id);
     if (current !== undefined) return current;
     if (options.recovered === true) this.inherited.add(delivery.delivery_id);
-    const recovered = delivery.recovered || this.inherited.has(delivery.delivery_id);
+    const recovered =
+      (delivery.recovered || this.inherited.has(delivery.delivery_id)) && !isGatewayNotice(delivery.turn_id);
     const attempt = this.send(delivery, recovered);
     const done = attempt.then((step) => step.marked).finally(() => this.sending.delete(delivery.delivery_id));
     this.sending.set(delivery.delivery_id, done);
