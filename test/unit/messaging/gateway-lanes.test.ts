@@ -7,21 +7,16 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { inProcessDemoModel } from '../../../src/runtime/demo/model.js';
 import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
-import {
-  ModelClient,
-  type ChatModel,
-  type ChatRequest,
-  type ChatResult,
-} from '../../../src/runtime/model/client.js';
+import type { ChatModel, ChatRequest, ChatResult } from '../../../src/runtime/model/client.js';
 import { ModelError } from '../../../src/runtime/model/errors.js';
 import type { SessionStore } from '../../../src/storage/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
-import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -44,20 +39,13 @@ afterEach(async () => {
 });
 
 async function startGateway(over: SessionStore = store, chatModel?: ChatModel): Promise<void> {
-  gateway = new MessagingGateway({
+  ({ gateway, adapter } = await startMemoryGateway({
     store: over,
     ledger: new SqliteDeliveryLedger(store.db),
-    model:
-      chatModel ??
-      new ModelClient({ baseUrl: model.baseUrl, model: 'gatehouse-demo', retry: { maxRetries: 0 } }),
-    tools: [],
-    prompts: new PromptBroker(),
+    modelBaseUrl: model.baseUrl,
+    ...(chatModel === undefined ? {} : { model: chatModel }),
     cwd: dir,
-    typingIntervalMs: 60_000,
-  });
-  adapter = new MemoryAdapter('irc', true);
-  gateway.addAdapter(adapter);
-  await gateway.start();
+  }));
 }
 
 let nextMessage = 1;

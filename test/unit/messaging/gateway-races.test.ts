@@ -7,14 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
-import { ModelClient } from '../../../src/runtime/model/client.js';
 import type { SessionStore } from '../../../src/storage/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
-import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -41,18 +40,12 @@ beforeEach(async () => {
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  gateway = new MessagingGateway({
+  ({ gateway, adapter } = await startMemoryGateway({
     store: slow,
     ledger: new SqliteDeliveryLedger(store.db),
-    model: new ModelClient({ baseUrl: model.baseUrl, model: 'gatehouse-demo', retry: { maxRetries: 0 } }),
-    tools: [],
-    prompts: new PromptBroker(),
+    modelBaseUrl: model.baseUrl,
     cwd: dir,
-    typingIntervalMs: 60_000,
-  });
-  adapter = new MemoryAdapter('irc', true);
-  gateway.addAdapter(adapter);
-  await gateway.start();
+  }));
 });
 
 afterEach(async () => {

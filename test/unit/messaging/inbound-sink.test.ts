@@ -10,14 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionSource } from '../../../src/domain/session/source.js';
-import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
-import { ModelClient } from '../../../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import { PARKED_KEY, Parking } from '../../../src/surfaces/platforms/parking.js';
-import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -42,18 +41,7 @@ afterEach(async () => {
 });
 
 async function startGateway(): Promise<void> {
-  gateway = new MessagingGateway({
-    store,
-    ledger,
-    model: new ModelClient({ baseUrl: model.baseUrl, model: 'gatehouse-demo', retry: { maxRetries: 0 } }),
-    tools: [],
-    prompts: new PromptBroker(),
-    cwd: dir,
-    typingIntervalMs: 60_000,
-  });
-  adapter = new MemoryAdapter('irc', true);
-  gateway.addAdapter(adapter);
-  await gateway.start();
+  ({ gateway, adapter } = await startMemoryGateway({ store, ledger, modelBaseUrl: model.baseUrl, cwd: dir }));
 }
 
 const chat = (id: string) => ({ chat_id: id, chat_type: 'dm' as const, user_id: `u-${id}` });

@@ -9,14 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
-import { ModelClient } from '../../../src/runtime/model/client.js';
 import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
 import { SqliteDeliveryLedger, type LedgerFaults } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
-import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -37,18 +36,12 @@ beforeEach(async () => {
   store = SqliteSessionStore.open(path.join(dir, 'state.db'));
   model = await startDemoModel();
   failing.clear();
-  gateway = new MessagingGateway({
+  ({ gateway, adapter } = await startMemoryGateway({
     store,
     ledger: new SqliteDeliveryLedger(store.db, faults),
-    model: new ModelClient({ baseUrl: model.baseUrl, model: 'gatehouse-demo', retry: { maxRetries: 0 } }),
-    tools: [],
-    prompts: new PromptBroker(),
+    modelBaseUrl: model.baseUrl,
     cwd: dir,
-    typingIntervalMs: 60_000,
-  });
-  adapter = new MemoryAdapter('irc', true);
-  gateway.addAdapter(adapter);
-  await gateway.start();
+  }));
 });
 
 afterEach(async () => {
