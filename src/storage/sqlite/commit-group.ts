@@ -25,6 +25,9 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 const groups = new WeakMap<SqliteDatabase, CommitGroup>();
 
+/** Thrown out of a plain attempt to roll it back whole; never seen by a caller. */
+const OPERATION_FAILED = new Error('an operation of the batch failed');
+
 export class CommitGroup {
   /** The connection's shared group: every store on one connection commits in the same batches. */
   static of(db: SqliteDatabase): CommitGroup {
@@ -82,19 +85,18 @@ export class CommitGroup {
 
   /** The whole batch without savepoints; null (and nothing written) when any operation threw. */
   private runPlainly(batch: Queued[]): Outcome[] | null {
-    const failed = new Error('an operation of the batch failed');
     try {
       return tx(this.db, () =>
         batch.map((queued): Outcome => {
           try {
             return { ok: true, value: queued.op() };
           } catch {
-            throw failed;
+            throw OPERATION_FAILED;
           }
         }),
       );
     } catch (error) {
-      if (error === failed) return null;
+      if (error === OPERATION_FAILED) return null;
       throw error;
     }
   }

@@ -31,14 +31,19 @@ const backlogRows = () =>
     .prepare(`SELECT kind, json_extract(event, '$.text') AS text FROM inbound_backlog ORDER BY position`)
     .all();
 
-/** A turn held at the model, then a follow-up and a /queue item waiting behind it. */
-async function turnWithTwoWaiting(): Promise<{ followUp: number; queued: number }> {
+/** A started gateway whose first turn is held at the model. */
+async function startWithHeldTurn(): Promise<void> {
   h = await createHarness();
   h.build();
   await h.start();
   h.model.hold();
   send('held at the model');
   await h.model.waitForRequests(1);
+}
+
+/** A turn held at the model, then a follow-up and a /queue item waiting behind it. */
+async function turnWithTwoWaiting(): Promise<{ followUp: number; queued: number }> {
+  await startWithHeldTurn();
   const followUp = send('waiting follow-up');
   const queued = send('/queue waiting queued item');
   await h.waitForText(ALICE.id, /^Queued \(2 waiting\)\.$/);
@@ -118,12 +123,7 @@ describe('REC-6 QUE-1 the inbound backlog', () => {
   });
 
   it('a follow-up replaced by a newer one is recorded collapsed and never runs when redelivered', async () => {
-    h = await createHarness();
-    h.build();
-    await h.start();
-    h.model.hold();
-    send('held at the model');
-    await h.model.waitForRequests(1);
+    await startWithHeldTurn();
     const older = send('older follow-up');
     const newer = send('newer follow-up');
     // The status command is admitted after both: by its answer, the collapse was recorded.
