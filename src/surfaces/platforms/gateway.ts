@@ -1,17 +1,11 @@
 /**
  * The messaging gateway: every chat platform's conversations on one store and one runtime.
  *
- * inbound → authorize → redelivery check (inbound ledger) → session key (KEY-1) → per-session
+ * inbound → intake (intake.ts: authorize, parking, redelivery check, session key) → per-session
  * queue (QUE-1..3) → turn (turn.ts) → delivery ledger → adapter. Commands are handled as they
  * arrive, even while a turn runs. One turn at a time per session key; different keys run
- * concurrently. Inbound events are admitted one at a time, in arrival order (the redelivery check
- * is a store read, and it must not let a later message of a chat overtake an earlier one).
- *
- * Taking: the promise the sink returns resolves once the gateway has made the event durable (a
- * backlog row, its turn's in-flight marker, an inbound-ledger outcome, a parked row) or dropped it
- * on purpose; only then may the platform consider it delivered. A turn that starts at once takes
- * its event when it sets its marker, not when it ends, so a slow chat holds its platform's intake
- * only for a few store writes.
+ * concurrently. The gateway owns the lanes: it starts what their queues promote, carries out the
+ * commands the intake hands it, and runs the lifecycle.
  *
  * Lifecycle: stopped → restoring (adapters connected, inbound parked on disk, startup recovery
  * runs, the backlog is put back on its lanes) → running → draining (no new inbound, nothing new starts;
@@ -21,16 +15,15 @@
 import {
   inboundRefOf,
   type AdapterStatus,
-  type InboundRef,
   type InboundSink,
   type MessageEvent,
   type PlatformAdapter,
 } from '../../domain/messaging/adapter.js';
-import { parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
+import type { ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
-import { buildSessionKey, type SessionKeyOptions } from '../../domain/session/key.js';
+import type { SessionKeyOptions } from '../../domain/session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
@@ -39,8 +32,8 @@ import type { SessionStore } from '../../storage/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
+import { Intake } from './intake.js';
 import { Lanes } from './lanes.js';
-import { Parking } from './parking.js';
 import { Taking } from './taking.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
@@ -82,11 +75,9 @@ export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
   private readonly adapters = new Map<string, PlatformAdapter>();
   private readonly lanes: Lanes;
-  private readonly parking: Parking;
   private readonly taking = new Taking();
   private readonly inFlight = new Set<Promise<void>>();
-  /** The tail of the serial admission chain (see admit). */
-  private intake: Promise<void> = Promise.resolve();
+  private readonly intake: Intake;
   private readonly deps: TurnDeps;
   private readonly deliverer: Deliverer;
   private readonly commandContext: CommandContext;
@@ -104,7 +95,6 @@ export class MessagingGateway {
     const refOf = (event: MessageEvent) =>
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
     this.lanes = new Lanes(options.ledger, refOf);
-    this.parking = new Parking(options.ledger, refOf);
     this.events.on('turn:start', ({ turn_id }) => this.taking.turnTook(turn_id));
     this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events, {
       retryMs: options.deliveryRetryMs ?? 5000,
@@ -132,6 +122,21 @@ export class MessagingGateway {
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
     };
+    this.intake = new Intake({
+      ledger: options.ledger,
+      prompts: options.prompts,
+      events: this.events,
+      lanes: this.lanes,
+      taking: this.taking,
+      refOf,
+      adapterFor: (p) => this.adapters.get(p),
+      keyOptionsFor: (p) => this.deps.keyOptionsFor(p),
+      mode: () =>
+        this.state === 'running' ? 'admitting' : this.state === 'restoring' ? 'parking' : 'closed',
+      arrive: (lane, item) => this.arrive(lane, item),
+      command: (lane, adapter, event, command) => this.command(lane, adapter, event, command),
+      track: (work) => this.track(work),
+    });
   }
 
   get lifecycleState(): GatewayState {
@@ -164,9 +169,9 @@ export class MessagingGateway {
     if (this.state !== 'stopped') throw new Error('start: the gateway is not stopped');
     this.state = 'restoring';
     this.deliverer.retries('held');
-    await this.parking.load();
+    await this.intake.loadParked();
     for (const adapter of this.adapters.values()) {
-      const sink: InboundSink = (event) => this.receive(adapter, event);
+      const sink: InboundSink = (event) => this.intake.receive(adapter, event);
       await adapter.start(sink, (status) => this.adapterStatusChanged(status));
     }
     const report = await this.options.ledger.recover({
@@ -181,23 +186,7 @@ export class MessagingGateway {
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
     this.deliverer.retries('on');
-    this.admitParked();
-  }
-
-  /**
-   * Admits the events parked during recovery (and any a crashed process left parked), in order;
-   * each one's row goes once its admission took it. One whose platform has no adapter now stays
-   * parked until a start that has it.
-   */
-  private admitParked(): void {
-    const admitted = this.parking.list().flatMap((item) => {
-      const adapter = this.adapters.get(item.event.source.platform);
-      return adapter === undefined ? [] : [{ item, taken: this.admit(adapter, item.event) }];
-    });
-    if (admitted.length === 0) return;
-    this.track(
-      Promise.all(admitted.map((a) => a.taken)).then(() => this.parking.release(admitted.map((a) => a.item))),
-    );
+    this.intake.admitParked();
   }
 
   /**
@@ -280,110 +269,6 @@ export class MessagingGateway {
   describeLane(sessionKey: string): { running: boolean; depth: number } {
     const lane = this.lanes.get(sessionKey);
     return { running: lane?.running != null, depth: lane === undefined ? 0 : queue.queueDepth(lane.state) };
-  }
-
-  /**
-   * Inbound from an adapter (the InboundSink). Resolves once the event is taken: durable, or
-   * dropped on purpose (refused, a redelivery, the gateway is stopping). Never rejects: an adapter
-   * must not be broken by one bad message.
-   */
-  private receive(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
-    // Stopping: not taken. Whether the platform hands it out again is the adapter's stop() (a
-    // Telegram update handled after stop() began is not confirmed).
-    if (this.state === 'stopped' || this.state === 'draining') return Promise.resolve();
-    if (!adapter.authorize(event.source)) {
-      this.events.emit('inbound:refused', { platform: adapter.platform, user_id: event.source.user_id });
-      return Promise.resolve();
-    }
-    if (this.state === 'restoring') {
-      this.events.emit('inbound:deferred', { platform: adapter.platform });
-      const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
-      return this.parking.park(event).then((parked) => {
-        if (!parked && ref !== null) this.events.emit('inbound:duplicate', { ...ref });
-      });
-    }
-    return this.admit(adapter, event);
-  }
-
-  /**
-   * Queues the event on the admission chain: each is accepted after the one before it. Resolves
-   * once the event is taken (accept, or later for a turn launched for it or a /queue command).
-   */
-  private admit(adapter: PlatformAdapter, event: MessageEvent): Promise<void> {
-    const taken = this.taking.expect(event);
-    const step = this.intake.then(() => this.accept(adapter, event));
-    this.intake = step.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.track(
-      step.then(
-        (done) => {
-          if (done) this.taking.taken(event);
-        },
-        (error: unknown) => {
-          this.taking.taken(event);
-          throw error;
-        },
-      ),
-    );
-    return taken;
-  }
-
-  /**
-   * Admits one event. Returns whether it is taken when this resolves: false when a turn launched
-   * for it, or the /queue command it is, takes it later (Taking).
-   */
-  private async accept(adapter: PlatformAdapter, event: MessageEvent): Promise<boolean> {
-    const ref = inboundRefOf(event, (id) => adapter.normalizeChatId(id));
-    if (ref !== null && (await this.wasTaken(ref))) {
-      this.events.emit('inbound:duplicate', { ...ref });
-      return true;
-    }
-    const key = buildSessionKey(event.source, this.deps.keyOptionsFor(event.source.platform));
-    this.events.emit('inbound:accepted', { session_key: key, text: event.text, internal: event.internal });
-    const lane = this.lanes.open(key);
-    if (!event.internal) {
-      const command = parseCommand(event.text);
-      if (command !== null) {
-        // Held from here, across the awaits before the command runs, so the lane is not freed under it.
-        lane.commands++;
-        // A command acts now, so it is taken now, before it acts: a crash in between loses the
-        // command rather than repeating it (a second /undo would undo one exchange too many).
-        // A /queue item is taken by its backlog row or by the turn it becomes.
-        if (ref !== null && command.name !== 'queue') await this.take(ref, key, 'command');
-        this.track(this.command(lane, adapter, event, command));
-        return command.name !== 'queue';
-      }
-      // A pending clarify question takes the next plain message as its answer.
-      const clarify = lane.running?.clarify;
-      const clarifyingSession = lane.running?.sessionId;
-      if (clarify != null && clarifyingSession != null) {
-        this.options.prompts.respondClarify({
-          session_id: clarifyingSession,
-          ...clarify,
-          answer: event.text,
-        });
-        if (ref !== null) await this.take(ref, key, 'answer');
-        return true;
-      }
-    }
-    // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
-    // that has to wait is taken with its backlog row, before the next event is admitted.
-    await this.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
-    return !this.taking.awaitingTurn(event);
-  }
-
-  /**
-   * The redelivery check fails open: when the store cannot answer, a possible duplicate turn is
-   * better than a lost message (and the turn itself will report the store's failure).
-   */
-  private wasTaken(ref: InboundRef): Promise<boolean> {
-    return this.options.ledger.isInboundTaken(ref).catch(() => false);
-  }
-
-  private take(ref: InboundRef, key: string, outcome: 'command' | 'answer'): Promise<void> {
-    return this.options.ledger.takeInbound(ref, key, { outcome }).catch(() => undefined);
   }
 
   /** Puts the event on the lane's queue (starting it if the lane is idle) and saves what waits. */
