@@ -1,19 +1,27 @@
 /**
  * Group commit on SQLite (LOC-8): store operations queued in the same tick run together in ONE
- * IMMEDIATE transaction, so one FULL-sync commit makes all of them durable; each caller's promise
- * settles only after that commit.
+ * IMMEDIATE transaction, so one flush of the write-ahead log makes all of them durable; each
+ * caller's promise settles only after that flush.
+ *
+ * The flush is pipelined (see wal-flush.ts): a batch commits with synchronous=NORMAL and waits for an
+ * fdatasync of the log on the thread pool, while the event loop goes on reading requests and commits
+ * the next batch. At most one flush is in flight; batches committed meanwhile wait for the next one,
+ * so under load one flush acknowledges many callers across many sessions. A flush that fails leaves
+ * the log's state on disk unknown, so the group refuses every later operation (storage_unavailable)
+ * until the daemon is restarted and SQLite recovers the log, rather than acknowledge what may be lost.
  *
  * Operations almost never fail, so a batch first runs them plainly. If one throws, that attempt is
  * rolled back whole and the batch runs again with each operation in its own savepoint: the one that
  * throws rolls back alone and rejects alone, while the others commit. (Operations are pure database
  * work, so running them again is safe.) If SQLite aborts the whole transaction (disk full, I/O
- * error), every operation of the batch is rejected — none of them was made durable. Operations queued while a batch
- * is committing gather for the next one, so under load one fsync acknowledges many callers across
- * many sessions.
+ * error), every operation of the batch is rejected — none of them was written. Every outcome, a
+ * rejection too, is delivered only after the flush, so no caller acts on a row that may not survive.
  */
+import { StorageUnavailableError } from '../../domain/errors.js';
 import { asStorageUnavailable, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
-import { savepoint } from './statements.js';
+import { savepoint, statement } from './statements.js';
+import { walFileFlush, type WalFlush } from './wal-flush.js';
 
 interface Queued {
   op: () => unknown;
@@ -22,6 +30,22 @@ interface Queued {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A committed batch waiting for the flush that makes it durable. */
+interface Committed {
+  batch: Queued[];
+  outcomes: Outcome[];
+}
+
+export interface CommitGroupOptions {
+  /** Most operations in one transaction. */
+  maxBatch?: number;
+  /**
+   * How commits are made durable. Default: the connection's `-wal` file flushed on the thread pool;
+   * null (and for in-memory or non-WAL databases) leaves it to synchronous=FULL inside COMMIT.
+   */
+  flush?: WalFlush | null;
+}
 
 const groups = new WeakMap<SqliteDatabase, CommitGroup>();
 
@@ -39,36 +63,67 @@ export class CommitGroup {
     return group;
   }
 
+  /** Closes the connection's group, if it has one, once its last flush is done. */
+  static async closeOf(db: SqliteDatabase): Promise<void> {
+    const group = groups.get(db);
+    groups.delete(db);
+    await group?.close();
+  }
+
   private queue: Queued[] = [];
   private scheduled = false;
-  /** Batches committed and operations in them, for metrics and benchmarks. */
-  readonly stats = { batches: 0, operations: 0, largest: 0 };
+  private readonly maxBatch: number;
+  private readonly walFlush: WalFlush | null;
+  private unflushed: Committed[] = [];
+  private flushing: Promise<void> | null = null;
+  private failure: StorageUnavailableError | null = null;
+  /** Batches committed, operations in them, and log flushes, for metrics and benchmarks. */
+  readonly stats = { batches: 0, operations: 0, largest: 0, flushes: 0 };
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly maxBatch = 512,
-  ) {}
+    options: CommitGroupOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 512;
+    const wal = !db.memory && db.pragma('journal_mode', { simple: true }) === 'wal';
+    this.walFlush = options.flush === undefined ? (wal ? walFileFlush(db.name) : null) : options.flush;
+  }
 
   /** Runs `op` in the next group transaction; resolves with its result once that commit is durable. */
   run<T>(op: () => T): Promise<T> {
+    if (this.failure) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ op, resolve: resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => this.commitQueued());
       }
     });
   }
 
-  private flush(): void {
+  /** Waits for the flush in flight, then closes the log's descriptor. Later operations are refused. */
+  async close(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    this.failure ??= new StorageUnavailableError(this.db.name, 'the store is closed');
+    this.walFlush?.close();
+  }
+
+  private commitQueued(): void {
     this.scheduled = false;
     while (this.queue.length > 0) this.commit(this.queue.splice(0, this.maxBatch));
+    this.startFlush();
   }
 
   private commit(batch: Queued[]): void {
+    if (this.failure) {
+      for (const queued of batch) queued.reject(this.failure);
+      return;
+    }
     let outcomes: Outcome[];
     try {
-      outcomes = this.runPlainly(batch) ?? tx(this.db, () => batch.map((queued) => this.attempt(queued.op)));
+      outcomes = this.withoutInlineSync(
+        () => this.runPlainly(batch) ?? tx(this.db, () => batch.map((queued) => this.attempt(queued.op))),
+      );
     } catch (failure) {
       for (const queued of batch) queued.reject(failure);
       return;
@@ -76,11 +131,46 @@ export class CommitGroup {
     this.stats.batches++;
     this.stats.operations += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
-    batch.forEach((queued, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) queued.resolve(outcome.value);
-      else queued.reject(outcome.error);
-    });
+    if (this.walFlush) this.unflushed.push({ batch, outcomes });
+    else deliver({ batch, outcomes });
+  }
+
+  /** Runs `fn` at synchronous=NORMAL when the group flushes the log itself, FULL again afterwards. */
+  private withoutInlineSync<T>(fn: () => T): T {
+    if (!this.walFlush) return fn();
+    statement(this.db, 'PRAGMA synchronous = NORMAL').run();
+    try {
+      return fn();
+    } finally {
+      statement(this.db, 'PRAGMA synchronous = FULL').run();
+    }
+  }
+
+  /** Flushes the log for every batch committed so far, unless a flush is in flight (it restarts after). */
+  private startFlush(): void {
+    if (this.flushing || this.unflushed.length === 0 || !this.walFlush) return;
+    const waiting = this.unflushed;
+    this.unflushed = [];
+    this.stats.flushes++;
+    this.flushing = this.walFlush.flush().then(
+      () => {
+        this.flushing = null;
+        waiting.forEach(deliver);
+        this.startFlush();
+      },
+      (error: unknown) => {
+        this.flushing = null;
+        this.failure = new StorageUnavailableError(
+          this.db.name,
+          `flushing the write-ahead log failed (${describe(error)}); restart the daemon to recover it`,
+          { cause: error },
+        );
+        for (const { batch } of [...waiting, ...this.unflushed]) {
+          for (const queued of batch) queued.reject(this.failure);
+        }
+        this.unflushed = [];
+      },
+    );
   }
 
   /** The whole batch without savepoints; null (and nothing written) when any operation threw. */
@@ -110,4 +200,17 @@ export class CommitGroup {
       return { ok: false, error: asStorageUnavailable(this.db, error) };
     }
   }
+}
+
+function deliver({ batch, outcomes }: Committed): void {
+  batch.forEach((queued, i) => {
+    const outcome = outcomes[i]!;
+    if (outcome.ok) queued.resolve(outcome.value);
+    else queued.reject(outcome.error);
+  });
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }

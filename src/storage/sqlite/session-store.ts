@@ -137,7 +137,9 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => transcripts.searchIndexStatus(this.db));
   }
 
-  close() {
+  async close() {
+    // The group's last log flush finishes before the connection (and its -wal file) goes away.
+    await CommitGroup.closeOf(this.db);
     return settle(() => {
       if (this.db.open) this.db.close();
     });

@@ -1,13 +1,18 @@
-import { mkdtempSync } from 'node:fs';
+import fs, { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageUnavailableError } from '../../../src/domain/errors.js';
 import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
-import { openDatabase, type SqliteDatabase } from '../../../src/storage/sqlite/database.js';
+import { openDatabase, SYNCHRONOUS_FULL, type SqliteDatabase } from '../../../src/storage/sqlite/database.js';
+import type { WalFlush } from '../../../src/storage/sqlite/wal-flush.js';
 
 let db: SqliteDatabase | undefined;
-afterEach(() => db?.close());
+afterEach(() => {
+  vi.restoreAllMocks();
+  if (db?.open) db.close();
+});
 
 function open(): SqliteDatabase {
   db = openDatabase(join(mkdtempSync(join(tmpdir(), 'gh-group-')), 'state.db'));
@@ -35,7 +40,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
     expect(texts(db)).toEqual([]); // nothing runs before the tick ends
     expect(await Promise.all(all)).toEqual([1, 2, 3]);
     expect(committedWhenResolved).toEqual([true, true, true]);
-    expect(group.stats).toEqual({ batches: 1, operations: 3, largest: 3 });
+    expect(group.stats).toEqual({ batches: 1, operations: 3, largest: 3, flushes: 1 });
   });
 
   it('rolls back and rejects only the operation that failed; the rest of its batch commits', async () => {
@@ -82,14 +87,143 @@ describe('CommitGroup (LOC-8 group commit)', () => {
     await first;
     await Promise.all(later);
     expect(texts(db)).toEqual(['first', 'second', 'third']);
-    expect(group.stats).toEqual({ batches: 2, operations: 3, largest: 2 });
+    expect(group.stats).toMatchObject({ batches: 2, operations: 3, largest: 2 });
   });
 
   it('splits a long queue into batches of at most maxBatch', async () => {
     const db = open();
-    const group = new CommitGroup(db, 4);
+    const group = new CommitGroup(db, { maxBatch: 4 });
     await Promise.all(Array.from({ length: 10 }, (_, i) => group.run(insert(db, `n${i}`))));
     expect(texts(db)).toHaveLength(10);
-    expect(group.stats).toEqual({ batches: 3, operations: 10, largest: 4 });
+    expect(group.stats).toMatchObject({ batches: 3, operations: 10, largest: 4 });
+  });
+});
+
+/** A log flush the test completes by hand: each call waits until `finish` or `fail`. */
+function handFlush() {
+  const pending: { resolve(): void; reject(error: Error): void }[] = [];
+  const flush: WalFlush = {
+    flush: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+    close: () => undefined,
+  };
+  return {
+    flush,
+    pending,
+    finish: () => pending.shift()!.resolve(),
+    fail: (error: Error) => pending.shift()!.reject(error),
+  };
+}
+
+/** Lets setImmediate callbacks and promise reactions run. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('CommitGroup: the log flush runs off the event loop', () => {
+  it('commits without an inline fsync and acknowledges only after the log flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush });
+    let syncInsideCommit = -1;
+    let resolved = false;
+    const done = group
+      .run(() => {
+        syncInsideCommit = db.pragma('synchronous', { simple: true }) as number;
+        return insert(db, 'a')();
+      })
+      .then(() => (resolved = true));
+    await turn();
+    expect(texts(db)).toEqual(['a']); // committed…
+    expect(hand.pending).toHaveLength(1);
+    await turn();
+    expect(resolved).toBe(false); // …but not acknowledged before the flush
+    expect(syncInsideCommit).toBe(1); // NORMAL inside the group transaction
+    expect(db.pragma('synchronous', { simple: true })).toBe(SYNCHRONOUS_FULL); // FULL for every other write
+    hand.finish();
+    await done;
+    expect(resolved).toBe(true);
+  });
+
+  it('keeps batches committed during a flush for the next flush, never the one already running', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush });
+    const order: string[] = [];
+    const first = group.run(insert(db, 'first')).then(() => order.push('first'));
+    await turn();
+    const second = group.run(insert(db, 'second')).then(() => order.push('second'));
+    await turn();
+    expect(texts(db)).toEqual(['first', 'second']);
+    expect(hand.pending).toHaveLength(1); // one flush at a time
+    hand.finish();
+    await first;
+    await turn();
+    expect(order).toEqual(['first']); // the first flush may predate the second commit
+    expect(hand.pending).toHaveLength(1);
+    hand.finish();
+    await second;
+    expect(order).toEqual(['first', 'second']);
+    expect(group.stats).toMatchObject({ batches: 2, flushes: 2 });
+  });
+
+  it('after a failed flush rejects its callers and every later operation, and writes nothing more', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush });
+    const first = group.run(insert(db, 'first'));
+    await turn();
+    const second = group.run(insert(db, 'second')); // committed while the failing flush runs
+    await turn();
+    hand.fail(Object.assign(new Error('I/O error'), { code: 'EIO' }));
+    for (const result of await Promise.allSettled([first, second])) {
+      expect(result.status).toBe('rejected');
+      const reason = (result as PromiseRejectedResult).reason as StorageUnavailableError;
+      expect(reason).toBeInstanceOf(StorageUnavailableError);
+      expect(reason.message).toMatch(/flushing the write-ahead log failed \(EIO\)/);
+    }
+    await expect(group.run(insert(db, 'third'))).rejects.toBeInstanceOf(StorageUnavailableError);
+    await turn();
+    expect(texts(db)).toEqual(['first', 'second']);
+    expect(hand.pending).toHaveLength(0);
+  });
+
+  it('flushes the connection’s own -wal file with fdatasync by default', async () => {
+    const db = open();
+    const synced: number[] = [];
+    const real = fs.fdatasync;
+    vi.spyOn(fs, 'fdatasync').mockImplementation((fd, callback) => {
+      synced.push(fs.fstatSync(fd).ino);
+      real(fd, callback);
+    });
+    const group = new CommitGroup(db);
+    await Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
+    expect(synced).toEqual([fs.statSync(`${db.name}-wal`).ino]);
+    await group.close();
+    await expect(group.run(insert(db, 'c'))).rejects.toThrow(/the store is closed/);
+  });
+
+  it('leaves an in-memory database to SQLite: no separate flush', async () => {
+    const memory = new Database(':memory:');
+    try {
+      memory.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+      const group = new CommitGroup(memory);
+      expect(await group.run(insert(memory, 'a'))).toBe(1);
+      expect(group.stats).toMatchObject({ batches: 1, flushes: 0 });
+    } finally {
+      memory.close();
+    }
+  });
+
+  it('close waits for the flush in flight', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush });
+    const op = group.run(insert(db, 'a'));
+    await turn();
+    let closed = false;
+    const closing = group.close().then(() => (closed = true));
+    await turn();
+    expect(closed).toBe(false);
+    hand.finish();
+    await Promise.all([op, closing]);
+    expect(closed).toBe(true);
   });
 });
