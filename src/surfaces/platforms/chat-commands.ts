@@ -20,7 +20,7 @@ export interface Lane {
   state: queue.SessionQueueState<MessageEvent>;
   /** Set from the moment the queue starts an event until its turn has ended. */
   running: RunningTurn | null;
-  /** The key's backlog rows as last written, in order (backlog.ts); null when a write failed. */
+  /** The key's backlog rows as last written, in order (written by lanes.ts); null when a write failed. */
   saved: readonly SavedItem[] | null;
   /** Commands being carried out on the lane (it must not be freed under them). */
   commands: number;
