@@ -25,13 +25,13 @@ export interface WalFlush {
 /** The `-wal` file of the database at `file`, flushed with fdatasync on the thread pool. */
 export function walFileFlush(file: string): WalFlush {
   let fd: number | undefined;
+  // Opened on first use: the log exists once a write transaction has committed.
+  const log = () => (fd ??= fs.openSync(`${file}-wal`, 'r+'));
   return {
     flush: () =>
       new Promise<void>((resolve, reject) => {
-        // Opened on first use: the log exists once a write transaction has committed. A failure to
-        // open it throws inside the executor, which rejects the promise.
-        fd ??= fs.openSync(`${file}-wal`, 'r+');
-        fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+        // A failure to open the log throws inside the executor, which rejects the promise.
+        fs.fdatasync(log(), (error) => (error ? reject(error) : resolve()));
       }),
     close: () => {
       if (fd !== undefined) fs.closeSync(fd);

@@ -40,7 +40,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
     expect(texts(db)).toEqual([]); // nothing runs before the tick ends
     expect(await Promise.all(all)).toEqual([1, 2, 3]);
     expect(committedWhenResolved).toEqual([true, true, true]);
-    expect(group.stats).toEqual({ batches: 1, operations: 3, largest: 3, flushes: 1 });
+    expect(group.stats).toMatchObject({ batches: 1, operations: 3, largest: 3, flushes: 1 });
   });
 
   it('rolls back and rejects only the operation that failed; the rest of its batch commits', async () => {
@@ -99,7 +99,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
   });
 });
 
-/** A log flush the test completes by hand: each call waits until `finish` or `fail`. */
+/** A log flush the test completes by hand: each flush waits until `finish` or `fail`. */
 function handFlush() {
   const pending: { resolve(): void; reject(error: Error): void }[] = [];
   const flush: WalFlush = {
@@ -117,29 +117,61 @@ function handFlush() {
 /** Lets setImmediate callbacks and promise reactions run. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+const EIO = () => Object.assign(new Error('I/O error'), { code: 'EIO' });
+
+async function expectFlushFailure(results: Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(results)) {
+    expect(result.status).toBe('rejected');
+    const reason = (result as PromiseRejectedResult).reason as StorageUnavailableError;
+    expect(reason).toBeInstanceOf(StorageUnavailableError);
+    expect(reason.message).toMatch(/flushing the write-ahead log failed \(EIO\)/);
+  }
+}
+
 describe('CommitGroup: the log flush runs off the event loop', () => {
   it('commits without an inline fsync and acknowledges only after the log flush', async () => {
     const db = open();
     const hand = handFlush();
     const group = new CommitGroup(db, { flush: hand.flush });
     let syncInsideCommit = -1;
-    let resolved = false;
-    const done = group
-      .run(() => {
+    let resolved = 0;
+    const done = Promise.all([
+      group.run(() => {
         syncInsideCommit = db.pragma('synchronous', { simple: true }) as number;
         return insert(db, 'a')();
-      })
-      .then(() => (resolved = true));
+      }),
+      group.run(insert(db, 'b')),
+    ]).then(() => (resolved = 2));
     await turn();
-    expect(texts(db)).toEqual(['a']); // committed…
+    expect(texts(db)).toEqual(['a', 'b']); // committed…
     expect(hand.pending).toHaveLength(1);
     await turn();
-    expect(resolved).toBe(false); // …but not acknowledged before the flush
+    expect(resolved).toBe(0); // …but not acknowledged before the flush
     expect(syncInsideCommit).toBe(1); // NORMAL inside the group transaction
     expect(db.pragma('synchronous', { simple: true })).toBe(SYNCHRONOUS_FULL); // FULL for every other write
     hand.finish();
     await done;
-    expect(resolved).toBe(true);
+    expect(resolved).toBe(2);
+  });
+
+  it('needs no flush for a batch that wrote nothing, unless a flush of what it read is in flight', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush });
+    expect(await group.run(() => texts(db))).toEqual([]);
+    expect(group.stats.flushes).toBe(0);
+    // Two writers go to the pool; a reader queued while that flush runs sees their rows, so it waits.
+    const writers = Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
+    await turn();
+    let seen: string[] | null = null;
+    const reader = group.run(() => texts(db)).then((rows) => (seen = rows));
+    await turn();
+    await turn();
+    expect(seen).toBeNull();
+    hand.finish();
+    await Promise.all([writers, reader]);
+    expect(seen).toEqual(['a', 'b']);
+    expect(group.stats.flushes).toBe(1); // the reader needed no flush of its own
   });
 
   it('keeps batches committed during a flush for the next flush, never the one already running', async () => {
@@ -147,16 +179,20 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const hand = handFlush();
     const group = new CommitGroup(db, { flush: hand.flush });
     const order: string[] = [];
-    const first = group.run(insert(db, 'first')).then(() => order.push('first'));
+    const first = Promise.all([group.run(insert(db, 'first')), group.run(insert(db, 'first too'))]).then(() =>
+      order.push('first'),
+    );
     await turn();
     const second = group.run(insert(db, 'second')).then(() => order.push('second'));
     await turn();
-    expect(texts(db)).toEqual(['first', 'second']);
+    expect(texts(db)).toEqual(['first', 'first too', 'second']);
     expect(hand.pending).toHaveLength(1); // one flush at a time
+    expect(order).toEqual([]); // the second batch waits: the running flush may predate its commit
     hand.finish();
     await first;
     await turn();
-    expect(order).toEqual(['first']); // the first flush may predate the second commit
+    expect(order).toEqual(['first']);
+    // The second batch gets a flush of its own.
     expect(hand.pending).toHaveLength(1);
     hand.finish();
     await second;
@@ -168,20 +204,15 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const db = open();
     const hand = handFlush();
     const group = new CommitGroup(db, { flush: hand.flush });
-    const first = group.run(insert(db, 'first'));
+    const first = [group.run(insert(db, 'first')), group.run(insert(db, 'first too'))];
     await turn();
     const second = group.run(insert(db, 'second')); // committed while the failing flush runs
     await turn();
-    hand.fail(Object.assign(new Error('I/O error'), { code: 'EIO' }));
-    for (const result of await Promise.allSettled([first, second])) {
-      expect(result.status).toBe('rejected');
-      const reason = (result as PromiseRejectedResult).reason as StorageUnavailableError;
-      expect(reason).toBeInstanceOf(StorageUnavailableError);
-      expect(reason.message).toMatch(/flushing the write-ahead log failed \(EIO\)/);
-    }
+    hand.fail(EIO());
+    await expectFlushFailure([...first, second]);
     await expect(group.run(insert(db, 'third'))).rejects.toBeInstanceOf(StorageUnavailableError);
     await turn();
-    expect(texts(db)).toEqual(['first', 'second']);
+    expect(texts(db)).toEqual(['first', 'first too', 'second']);
     expect(hand.pending).toHaveLength(0);
   });
 
@@ -195,9 +226,12 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     });
     const group = new CommitGroup(db);
     await Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
-    expect(synced).toEqual([fs.statSync(`${db.name}-wal`).ino]);
+    await group.run(insert(db, 'c'));
+    const wal = fs.statSync(`${db.name}-wal`).ino;
+    expect(synced).toEqual([wal, wal]);
+    expect(group.stats).toMatchObject({ flushes: 2 });
     await group.close();
-    await expect(group.run(insert(db, 'c'))).rejects.toThrow(/the store is closed/);
+    await expect(group.run(insert(db, 'd'))).rejects.toThrow(/the store is closed/);
   });
 
   it('leaves an in-memory database to SQLite: no separate flush', async () => {
@@ -216,14 +250,14 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const db = open();
     const hand = handFlush();
     const group = new CommitGroup(db, { flush: hand.flush });
-    const op = group.run(insert(db, 'a'));
+    const ops = Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await turn();
     let closed = false;
     const closing = group.close().then(() => (closed = true));
     await turn();
     expect(closed).toBe(false);
     hand.finish();
-    await Promise.all([op, closing]);
+    await Promise.all([ops, closing]);
     expect(closed).toBe(true);
   });
 });
