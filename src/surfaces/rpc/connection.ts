@@ -6,6 +6,12 @@
  * Outgoing frames go through a bounded buffer: a viewer that stops reading is told once with a
  * final `connection.dropped` notification and closed, so it can never stall the session or other
  * viewers (LOC-11). The decision is the pure `decideSend`; this class only performs it.
+ *
+ * Frames sent in the same tick leave in one write: a turn's events come in bursts (a reply and
+ * `admission.queued`; `turn.start` and the stored question; the last delta, the stored answer and
+ * `turn.complete`), and on loopback every write costs the sender a trip through the peer's whole TCP
+ * receive path. The first frame of a tick corks the socket and a microtask uncorks it, so no frame
+ * waits for anything but the code already running.
  */
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
@@ -57,9 +63,16 @@ export function decideSend(
   return bufferedBytes + frameBytes > limit ? 'drop_slow_consumer' : 'send';
 }
 
+/** The raw stream under the WebSocket, corked to gather a tick's frames into one write. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 export class ViewerConnection {
   readonly id = randomUUID();
   private current: ConnectionState = 'open';
+  private corked = false;
   private closeCause: CloseCause = 'client';
   private inFlight = 0;
   private graceTimer: NodeJS.Timeout | undefined;
@@ -71,6 +84,7 @@ export class ViewerConnection {
     private readonly events: TypedEmitter<RpcSurfaceEvents>,
     private readonly logger: Logger,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    private readonly transport: Corkable | null = null,
   ) {
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('close', () => this.closed());
@@ -140,9 +154,20 @@ export class ViewerConnection {
         this.dropSlowConsumer();
         return false;
       case 'send':
+        this.gatherTick();
         this.socket.send(frame);
         return true;
     }
+  }
+
+  private gatherTick(): void {
+    if (this.corked || !this.transport) return;
+    this.corked = true;
+    this.transport.cork();
+    queueMicrotask(() => {
+      this.corked = false;
+      this.transport?.uncork();
+    });
   }
 
   private dropSlowConsumer(): void {

@@ -181,7 +181,15 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       return rejectUpgrade(socket, outcome);
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection = new ViewerConnection(ws, outcome, options.dispatcher, events, logger, limits);
+      const connection = new ViewerConnection(
+        ws,
+        outcome,
+        options.dispatcher,
+        events,
+        logger,
+        limits,
+        socket,
+      );
       connections.add(connection);
       logger.info({ connection: connection.id, subject: outcome.subject }, 'viewer connected');
       events.emit('connection:open', connection);
