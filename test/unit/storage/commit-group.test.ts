@@ -174,30 +174,30 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     expect(group.stats.flushes).toBe(1); // the reader needed no flush of its own
   });
 
-  it('keeps batches committed during a flush for the next flush, never the one already running', async () => {
+  it('gathers operations queued during a flush into one batch, committed and flushed after it', async () => {
     const db = open();
     const hand = handFlush();
     const group = new CommitGroup(db, { flush: hand.flush });
     const order: string[] = [];
-    const first = Promise.all([group.run(insert(db, 'first')), group.run(insert(db, 'first too'))]).then(() =>
-      order.push('first'),
+    const first = group.run(insert(db, 'first')).then(() => order.push('first'));
+    await turn();
+    expect(hand.pending).toHaveLength(1);
+    const later = Promise.all([group.run(insert(db, 'second')), group.run(insert(db, 'third'))]).then(() =>
+      order.push('later'),
     );
     await turn();
-    const second = group.run(insert(db, 'second')).then(() => order.push('second'));
-    await turn();
-    expect(texts(db)).toEqual(['first', 'first too', 'second']);
+    expect(texts(db)).toEqual(['first']); // waiting for the flush in flight
     expect(hand.pending).toHaveLength(1); // one flush at a time
-    expect(order).toEqual([]); // the second batch waits: the running flush may predate its commit
     hand.finish();
     await first;
     await turn();
-    expect(order).toEqual(['first']);
-    // The second batch gets a flush of its own.
+    expect(texts(db)).toEqual(['first', 'second', 'third']);
+    expect(order).toEqual(['first']); // committed, not yet flushed
     expect(hand.pending).toHaveLength(1);
     hand.finish();
-    await second;
-    expect(order).toEqual(['first', 'second']);
-    expect(group.stats).toMatchObject({ batches: 2, flushes: 2 });
+    await later;
+    expect(order).toEqual(['first', 'later']);
+    expect(group.stats).toMatchObject({ batches: 2, operations: 3, largest: 2, flushes: 2 });
   });
 
   it('after a failed flush rejects its callers and every later operation, and writes nothing more', async () => {
@@ -206,13 +206,13 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const group = new CommitGroup(db, { flush: hand.flush });
     const first = [group.run(insert(db, 'first')), group.run(insert(db, 'first too'))];
     await turn();
-    const second = group.run(insert(db, 'second')); // committed while the failing flush runs
+    const queued = group.run(insert(db, 'queued during the flush'));
     await turn();
     hand.fail(EIO());
-    await expectFlushFailure([...first, second]);
-    await expect(group.run(insert(db, 'third'))).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expectFlushFailure([...first, queued]);
+    await expect(group.run(insert(db, 'later'))).rejects.toBeInstanceOf(StorageUnavailableError);
     await turn();
-    expect(texts(db)).toEqual(['first', 'first too', 'second']);
+    expect(texts(db)).toEqual(['first', 'first too']);
     expect(hand.pending).toHaveLength(0);
   });
 
