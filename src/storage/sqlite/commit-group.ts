@@ -27,7 +27,7 @@
 import { StorageUnavailableError } from '../../domain/errors.js';
 import { asStorageUnavailable, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
-import { savepoint, statement } from './statements.js';
+import { atSynchronousNormal, savepoint, statement } from './statements.js';
 import { walFileFlush, type WalFlush } from './wal-flush.js';
 
 interface Queued {
@@ -161,15 +161,9 @@ export class CommitGroup {
     return statement(this.db, 'SELECT total_changes()').pluck().get() as number;
   }
 
-  /** Runs `fn` at synchronous=NORMAL when the group flushes the log itself, FULL again afterwards. */
+  /** Runs `fn` at synchronous=NORMAL when the group flushes the log itself. */
   private withoutInlineSync<T>(fn: () => T): T {
-    if (!this.walFlush) return fn();
-    statement(this.db, 'PRAGMA synchronous = NORMAL').run();
-    try {
-      return fn();
-    } finally {
-      statement(this.db, 'PRAGMA synchronous = FULL').run();
-    }
+    return this.walFlush ? atSynchronousNormal(this.db, fn) : fn();
   }
 
   /**

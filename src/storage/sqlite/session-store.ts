@@ -140,6 +140,7 @@ export class SqliteSessionStore implements SessionStore {
   async close() {
     // The group's last log flush finishes before the connection (and its -wal file) goes away.
     await CommitGroup.closeOf(this.db);
+    transcripts.cancelIndexCatchUp(this.db);
     return settle(() => {
       if (this.db.open) this.db.close();
     });

@@ -45,3 +45,17 @@ export function transactionRunner(db: Database.Database): Runner {
 export function savepoint<T>(db: Database.Database, fn: () => T): T {
   return transactionRunner(db)(fn) as T;
 }
+
+/**
+ * `fn` with the connection at synchronous=NORMAL, back to FULL afterwards: for commits whose
+ * durability is handled elsewhere (the group commit flushes the log itself) or not needed (the
+ * derived search index). Every other write of the connection stays at FULL.
+ */
+export function atSynchronousNormal<T>(db: Database.Database, fn: () => T): T {
+  statement(db, 'PRAGMA synchronous = NORMAL').run();
+  try {
+    return fn();
+  } finally {
+    statement(db, 'PRAGMA synchronous = FULL').run();
+  }
+}

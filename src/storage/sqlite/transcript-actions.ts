@@ -1,6 +1,7 @@
 /**
  * The transcript actions of the SQLite store (STO-2, STO-4). Messages are canonical; the full-text
- * index is updated beside them on a best-effort basis and rebuilt when stale.
+ * index catches up with them shortly after each write and before every search (ops/search-index.ts),
+ * and is rebuilt when stale.
  */
 import { GatehouseError, InvalidParamsError } from '../../domain/errors.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
@@ -13,6 +14,7 @@ import type {
 } from '../session-store.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
+import { atSynchronousNormal } from './statements.js';
 import * as messages from './ops/messages.js';
 import * as search from './ops/search-index.js';
 
@@ -27,33 +29,54 @@ export function appendToTranscript(
   const list = validateMessages(Array.isArray(input) ? input : [input as TranscriptMessage]);
   if (options.skipDb === true || list.length === 0) return [];
   const at = (options.now ?? new Date()).toISOString();
-  return withIndexFallback(db, (index) => {
+  const stored = tx(db, () => {
     requireSession(db, sessionId);
-    const stored = messages.insertMessages(db, sessionId, list, at);
-    index(stored);
-    return stored;
+    return messages.insertMessages(db, sessionId, list, at);
   });
+  scheduleIndexCatchUp(db);
+  return stored;
 }
 
-type Indexer = (rows: readonly StoredMessage[]) => void;
+/** How long after a write the index catches up: writes in between share one index segment. */
+const INDEX_CATCH_UP_DELAY_MS = 200;
+const catchUps = new WeakMap<SqliteDatabase, NodeJS.Timeout>();
+
+function scheduleIndexCatchUp(db: SqliteDatabase): void {
+  if (catchUps.has(db)) return;
+  const timer = setTimeout(() => {
+    catchUps.delete(db);
+    if (!db.open) return;
+    try {
+      catchUpSearchIndex(db);
+    } catch {
+      // The store is busy or unavailable: the next write or search catches up instead.
+    }
+  }, INDEX_CATCH_UP_DELAY_MS);
+  timer.unref();
+  catchUps.set(db, timer);
+}
+
+/** Stops a pending catch-up (the connection is closing); the next open catches up on search. */
+export function cancelIndexCatchUp(db: SqliteDatabase): void {
+  clearTimeout(catchUps.get(db));
+  catchUps.delete(db);
+}
 
 /**
- * Runs a message write with the index updated beside it. An index failure normally stays inside its
- * savepoint (ops/search-index.ts), but some SQLite errors abort the whole transaction; then the
- * write is repeated with the index only marked stale, so messages always land (STO-4).
+ * Indexes the messages written since the last catch-up (null when the index is stale). Derived
+ * data, so committed without a flush of its own: if a crash takes the batch away, it takes the
+ * watermark with it, and the next catch-up indexes those messages again.
  */
-function withIndexFallback<T>(db: SqliteDatabase, write: (index: Indexer) => T): T {
+export function catchUpSearchIndex(db: SqliteDatabase): number | null {
   try {
-    return tx(db, () => write((rows) => search.indexMessages(db, rows)));
+    return atSynchronousNormal(db, () => tx(db, () => search.catchUpIndex(db)));
   } catch (error) {
-    if (error instanceof GatehouseError || isBusy(error)) throw error;
-    return tx(db, () => write(() => search.markIndexStale(db)));
+    // A store that cannot be written is the caller's problem; anything else is the index's (some
+    // corruption aborts the whole transaction rather than the savepoint): mark it for a rebuild.
+    if (error instanceof GatehouseError) throw error;
+    search.markIndexStale(db);
+    return null;
   }
-}
-
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
 export function rewriteTranscript(
@@ -64,13 +87,13 @@ export function rewriteTranscript(
 ): StoredMessage[] {
   const list = validateMessages(input);
   const at = (options.now ?? new Date()).toISOString();
-  return withIndexFallback(db, (index) => {
+  const stored = tx(db, () => {
     requireSession(db, sessionId);
     messages.removeVisibleMessages(db, sessionId, 'rewrite', at);
-    const stored = messages.insertMessages(db, sessionId, list, at);
-    index(stored);
-    return stored;
+    return messages.insertMessages(db, sessionId, list, at);
   });
+  scheduleIndexCatchUp(db);
+  return stored;
 }
 
 export function loadTranscript(db: SqliteDatabase, sessionId: string): StoredMessage[] {
@@ -109,7 +132,7 @@ export function searchMessages(db: SqliteDatabase, query: string, options: Searc
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
     throw new InvalidParamsError(`limit must be an integer from 1 to 500, got ${String(limit)}`);
   }
-  if (search.isIndexStale(db)) rebuildSearchIndex(db);
+  if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
   return search.searchIndex(db, query, { sessionId: options.sessionId ?? null, limit });
 }
 
@@ -117,8 +140,9 @@ export function rebuildSearchIndex(db: SqliteDatabase): void {
   tx(db, () => search.rebuildIndex(db));
 }
 
+/** Whether the index can answer now: it catches up first, which is where a broken index shows. */
 export function searchIndexStatus(db: SqliteDatabase): SearchIndexStatus {
-  return { stale: search.isIndexStale(db) };
+  return { stale: catchUpSearchIndex(db) === null };
 }
 
 function validateMessages(list: readonly TranscriptMessage[]): readonly TranscriptMessage[] {

@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../src/storage/sqlite/database.js';
+import { MIGRATIONS } from '../../../src/storage/sqlite/migrations/index.js';
+import { insertMessages } from '../../../src/storage/sqlite/ops/messages.js';
+import { insertSession } from '../../../src/storage/sqlite/ops/sessions.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { source } from '../../shared/session-store.suite.js';
 
@@ -102,5 +106,63 @@ describe('STO-2 rewind keeps its audit trail', () => {
       { content: 'reply', removed_by: 'rewind' },
     ]);
     expect(await store.loadTranscript(sid)).toHaveLength(18);
+  });
+});
+
+describe('STO-4 the index catches up with the messages', () => {
+  const watermark = () =>
+    store.db.prepare('SELECT indexed_through FROM search_index_state').pluck().get() as number;
+  const lastMessageId = () => store.db.prepare('SELECT max(id) FROM messages').pluck().get() as number;
+  const indexedRows = (word: string) =>
+    store.db.prepare('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck().get(word);
+
+  it('a write does not touch the index, yet a search right after it finds the message', async () => {
+    const before = watermark();
+    await store.appendToTranscript(sid, { role: 'assistant', content: 'freshly written' });
+    expect(watermark()).toBe(before); // not indexed by the write itself
+    expect(indexedRows('freshly')).toBe(0);
+    const hits = await store.searchMessages('freshly');
+    expect(hits.map((h) => h.snippet)).toEqual(['[freshly] written']);
+    expect(watermark()).toBe(lastMessageId());
+  });
+
+  it('catches up on its own shortly after writes, all of them in one batch', async () => {
+    await appendAfter();
+    expect(indexedRows('common')).toBeLessThan(40);
+    const deadline = Date.now() + 5_000;
+    while (watermark() < lastMessageId() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(watermark()).toBe(lastMessageId());
+    expect(indexedRows('common')).toBe(40);
+    await expectEveryMessageFound();
+  });
+
+  it('indexes each message once however often it catches up', async () => {
+    await store.appendToTranscript(sid, { role: 'user', content: 'once only' });
+    await store.searchMessages('once');
+    await store.searchIndexStatus();
+    await store.appendToTranscript(sid, { role: 'user', content: 'twice maybe' });
+    expect(await store.searchMessages('once')).toHaveLength(1);
+    expect(await store.searchMessages('twice')).toHaveLength(1);
+    expect(indexedRows('once')).toBe(1);
+  });
+});
+
+describe('STO-6 migration 006 (search watermark)', () => {
+  it('starts the watermark at the last message an older database had already indexed', () => {
+    const file = path.join(dir, 'v5.db');
+    const old = openDatabase(file, { migrations: MIGRATIONS.slice(0, 5) });
+    insertSession(old, { sessionId: 's1', sessionKey: 'k5', origin: null, createdAt: 'now' });
+    const rows = insertMessages(old, 's1', [{ role: 'user', content: 'indexed before the upgrade' }], 'now');
+    // Version 5 indexed every message in the transaction that wrote it.
+    old.prepare('INSERT INTO messages_fts (rowid, content) VALUES (?, ?)').run(rows[0]!.id, rows[0]!.content);
+    old.close();
+    const db = openDatabase(file);
+    try {
+      expect(db.prepare('SELECT indexed_through FROM search_index_state').pluck().get()).toBe(rows[0]!.id);
+    } finally {
+      db.close();
+    }
   });
 });
