@@ -99,15 +99,27 @@ describe('CommitGroup (LOC-8 group commit)', () => {
   });
 });
 
-/** A log flush the test completes by hand: each flush waits until `finish` or `fail`. */
+/**
+ * A log flush the test completes by hand: each pool flush waits until `finish` or `fail`. Inline
+ * flushes are counted; each one "takes" `inlineCostUs` on the test's clock, and throws `inlineError`
+ * when it is set.
+ */
 function handFlush() {
   const pending: { resolve(): void; reject(error: Error): void }[] = [];
+  const state = { inline: 0, inlineCostUs: 5, inlineError: null as Error | null, nowUs: 0 };
   const flush: WalFlush = {
     flush: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+    flushSync: () => {
+      state.inline++;
+      state.nowUs += state.inlineCostUs;
+      if (state.inlineError) throw state.inlineError;
+    },
     close: () => undefined,
   };
   return {
     flush,
+    clockUs: () => state.nowUs,
+    state,
     pending,
     finish: () => pending.shift()!.resolve(),
     fail: (error: Error) => pending.shift()!.reject(error),
@@ -132,7 +144,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('commits without an inline fsync and acknowledges only after the log flush', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
     let syncInsideCommit = -1;
     let resolved = 0;
     const done = Promise.all([
@@ -157,7 +169,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('needs no flush for a batch that wrote nothing, unless a flush of what it read is in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
     expect(await group.run(() => texts(db))).toEqual([]);
     expect(group.stats.flushes).toBe(0);
     // Two writers go to the pool; a reader queued while that flush runs sees their rows, so it waits.
@@ -177,7 +189,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('gathers operations queued during a flush into one batch, committed and flushed after it', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
     const order: string[] = [];
     const first = group.run(insert(db, 'first')).then(() => order.push('first'));
     await turn();
@@ -203,7 +215,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('after a failed flush rejects its callers and every later operation, and writes nothing more', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
     const first = [group.run(insert(db, 'first')), group.run(insert(db, 'first too'))];
     await turn();
     const queued = group.run(insert(db, 'queued during the flush'));
@@ -216,7 +228,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     expect(hand.pending).toHaveLength(0);
   });
 
-  it('flushes the connection’s own -wal file with fdatasync by default', async () => {
+  it('flushes the connection’s own -wal file with fdatasync by default, inline or on the pool', async () => {
     const db = open();
     const synced: number[] = [];
     const real = fs.fdatasync;
@@ -224,11 +236,16 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
       synced.push(fs.fstatSync(fd).ino);
       real(fd, callback);
     });
+    const realSync = fs.fdatasyncSync;
+    vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
+      synced.push(fs.fstatSync(fd).ino);
+      realSync(fd);
+    });
     const group = new CommitGroup(db);
     await Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await group.run(insert(db, 'c'));
     const wal = fs.statSync(`${db.name}-wal`).ino;
-    expect(synced).toEqual([wal, wal]);
+    expect(synced).toEqual([wal, wal]); // inline or on the pool, as measured: always the log itself
     expect(group.stats).toMatchObject({ flushes: 2 });
     await group.close();
     await expect(group.run(insert(db, 'd'))).rejects.toThrow(/the store is closed/);
@@ -249,7 +266,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('close waits for the flush in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
     const ops = Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await turn();
     let closed = false;
@@ -259,5 +276,42 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     hand.finish();
     await Promise.all([ops, closing]);
     expect(closed).toBe(true);
+  });
+});
+
+describe('CommitGroup: inline flushes while they are cheap', () => {
+  it('flushes on the calling thread while a flush costs less than the trip to the pool', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush, clockUs: hand.clockUs });
+    for (let i = 0; i < 5; i++) await group.run(insert(db, `n${i}`));
+    expect(hand.state.inline).toBe(5);
+    expect(hand.pending).toHaveLength(0);
+    expect(group.stats).toMatchObject({ flushes: 5, inlineFlushes: 5 });
+  });
+
+  it('moves to the pool after three expensive inline flushes in a row', async () => {
+    const db = open();
+    const hand = handFlush();
+    hand.state.inlineCostUs = 400; // a real disk
+    const group = new CommitGroup(db, { flush: hand.flush, clockUs: hand.clockUs });
+    for (let i = 0; i < 3; i++) await group.run(insert(db, `n${i}`));
+    expect(hand.state.inline).toBe(3);
+    const next = group.run(insert(db, 'on the pool'));
+    await turn();
+    expect(hand.pending).toHaveLength(1);
+    hand.finish();
+    await next;
+    expect(group.stats).toMatchObject({ flushes: 4, inlineFlushes: 3 });
+  });
+
+  it('treats a failed inline flush like a failed pool flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    hand.state.inlineError = EIO();
+    const group = new CommitGroup(db, { flush: hand.flush, clockUs: hand.clockUs });
+    await expectFlushFailure([group.run(insert(db, 'lone'))]);
+    await expect(group.run(insert(db, 'later'))).rejects.toBeInstanceOf(StorageUnavailableError);
+    expect(texts(db)).toEqual(['lone']);
   });
 });
