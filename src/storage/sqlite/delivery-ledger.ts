@@ -32,7 +32,7 @@ import { tx } from './actions-common.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
 import { clearResumePending, markResumePending, suspendSession } from './entry-actions.js';
-import { appendToTranscript } from './transcript-actions.js';
+import { appendInTransaction } from './transcript-actions.js';
 import * as backlog from './ops/backlog.js';
 import * as ledger from './ops/deliveries.js';
 import * as inbound from './ops/inbound.js';
@@ -123,7 +123,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
       if (backlogItem != null) backlog.deleteBacklogItem(this.db, backlogItem);
       this.faults?.hit('startTurn.transaction', sessionKey);
-      if (input !== undefined) appendToTranscript(this.db, input.sessionId, input.message, { now });
+      if (input !== undefined) appendInTransaction(this.db, input.sessionId, input.message, now);
     });
   }
 
@@ -200,7 +200,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
   ): Promise<Delivery | null> {
     return this.group.run(() => {
       const now = options.now ?? new Date();
-      if (end.messages.length > 0) appendToTranscript(this.db, end.sessionId, end.messages, { now });
+      if (end.messages.length > 0) appendInTransaction(this.db, end.sessionId, end.messages, now);
       if (end.usage !== null) addRouteUsage(this.db, sessionKey, end.usage);
       if (end.clearResumePending) clearResumePending(this.db, sessionKey);
       if (end.endStreak) ledger.deleteStreak(this.db, sessionKey);

@@ -27,7 +27,7 @@ import type {
 import { tx } from './actions-common.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
-import { appendToTranscript } from './transcript-actions.js';
+import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
@@ -190,7 +190,7 @@ export class SqliteLocalStore implements LocalSessionStore {
             content: admission.text,
             admission_id: admission.admission_id,
           };
-          appendToTranscript(this.db, this.physicalId(logicalId), input, { now: at });
+          appendInTransaction(this.db, this.physicalId(logicalId), input, at);
           return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
         }
       }
@@ -213,7 +213,7 @@ export class SqliteLocalStore implements LocalSessionStore {
       );
       if (logicalId === null) return false;
       if (messages && messages.length > 0)
-        appendToTranscript(this.db, this.physicalId(logicalId), messages, { now: at });
+        appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
       if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
       return true;
     });

@@ -37,6 +37,25 @@ export function appendToTranscript(
   return stored;
 }
 
+/**
+ * appendToTranscript for a caller already inside a write transaction (a group-commit operation)
+ * whose session is known to exist because a route points at it: no savepoint of its own and no
+ * existence check — a missing session still fails, on the foreign key. The hot path of every turn.
+ */
+export function appendInTransaction(
+  db: SqliteDatabase,
+  sessionId: string,
+  input: TranscriptMessage | readonly TranscriptMessage[],
+  now: Date,
+): StoredMessage[] {
+  if (!db.inTransaction) throw new Error('appendInTransaction needs an open write transaction');
+  const list = validateMessages(Array.isArray(input) ? input : [input as TranscriptMessage]);
+  if (list.length === 0) return [];
+  const stored = messages.insertMessages(db, sessionId, list, now.toISOString());
+  scheduleIndexCatchUp(db);
+  return stored;
+}
+
 /** How long after a write the index catches up: writes in between share one index segment. */
 const INDEX_CATCH_UP_DELAY_MS = 200;
 const catchUps = new WeakMap<SqliteDatabase, NodeJS.Timeout>();

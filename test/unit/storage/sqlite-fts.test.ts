@@ -7,6 +7,8 @@ import { MIGRATIONS } from '../../../src/storage/sqlite/migrations/index.js';
 import { insertMessages } from '../../../src/storage/sqlite/ops/messages.js';
 import { insertSession } from '../../../src/storage/sqlite/ops/sessions.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { appendInTransaction } from '../../../src/storage/sqlite/transcript-actions.js';
+import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
 import { source } from '../../shared/session-store.suite.js';
 
 let dir: string;
@@ -146,6 +148,23 @@ describe('STO-4 the index catches up with the messages', () => {
     expect(await store.searchMessages('once')).toHaveLength(1);
     expect(await store.searchMessages('twice')).toHaveLength(1);
     expect(indexedRows('once')).toBe(1);
+  });
+});
+
+describe('appending inside a group-commit operation (the turn path)', () => {
+  it('stores the messages in the caller’s transaction, and the index catches up with them too', async () => {
+    const stored = await CommitGroup.of(store.db).run(() =>
+      appendInTransaction(store.db, sid, { role: 'assistant', content: 'grouped answer' }, new Date()),
+    );
+    expect(stored).toHaveLength(1);
+    expect((await store.loadTranscript(sid)).at(-1)?.content).toBe('grouped answer');
+    expect(await store.searchMessages('grouped')).toHaveLength(1);
+  });
+
+  it('refuses to run outside a write transaction', () => {
+    expect(() => appendInTransaction(store.db, sid, { role: 'user', content: 'loose' }, new Date())).toThrow(
+      /needs an open write transaction/,
+    );
   });
 });
 
