@@ -3,6 +3,9 @@
  * each, spread over many sessions, while the model is held at its barrier so no turn finishes and
  * only admission (validate, group-commit with FULL sync, acknowledge) is measured.
  *
+ * The daemon's `runtime.describe` storage counters, read around each round, give how many
+ * operations one log flush acknowledged: the group-commit factor, whatever the disk's speed.
+ *
  * Baselines in the same run:
  * - the transport ceiling: the same client harness against a trivial WebSocket JSON-RPC echo server
  *   in a child process (bench/echo-server.ts);
@@ -140,9 +143,18 @@ const bench: Bench = {
       let daemonCpu = 0;
       let echoCpu = 0;
       let offset = 0;
+      type Storage = { committed_operations: number; log_flushes: number };
+      const storage = async () =>
+        (await clients[0]!.call<{ storage: Storage }>('runtime.describe', {})).storage;
+      let operations = 0;
+      let flushes = 0;
       for (let round = 0; round < rounds; round++) {
         let cpu = cpuMs(daemon.pid);
+        const before = await storage();
         const a = await drive(clients, inflight, warmMs, measureMs, (c, n) => submit(c, offset + n));
+        const after = await storage();
+        operations += after.committed_operations - before.committed_operations;
+        flushes += after.log_flushes - before.log_flushes;
         daemonCpu += cpuMs(daemon.pid) - cpu;
         offset += a.completed;
         admitted.push(a);
@@ -174,6 +186,15 @@ const bench: Bench = {
           baseline: { name: 'raw single-row FULL-sync insert', value: fsync },
           aim: { op: '>=', ratio: 10 },
           extra,
+        }),
+        figure({
+          bench: 'gateway',
+          name: 'admissions per log flush (group commit)',
+          value: operations / Math.max(1, flushes),
+          unit: 'ops',
+          // The single-row loop pays one flush per row.
+          baseline: { name: 'rows per flush, single-row FULL commits', value: 1 },
+          extra: { committed_operations: operations, log_flushes: flushes },
         }),
         figure({
           bench: 'gateway',

@@ -153,6 +153,36 @@ describe('LOC-8 FIFO and lost-ACK retry', () => {
   });
 });
 
+describe('LOC-8 group commit through the real daemon', () => {
+  it('admissions sent together share log flushes, and each is acknowledged once', async () => {
+    type Storage = { committed_operations: number; log_flushes: number };
+    const d = await daemon();
+    const client = await d.connect();
+    const sessions = await Promise.all(
+      Array.from({ length: 4 }, () => client.call<Snapshot>('session.create', { cwd: tempDir() })),
+    );
+    const before = (await client.call<{ storage: Storage }>('runtime.describe', {})).storage;
+    // Sent without waiting: the frames reach the daemon together and gather into shared batches.
+    const receipts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        client.call<{ admission_id: string; duplicate: boolean }>('prompt.submit', {
+          session_id: sessions[i % 4]!.session_id,
+          submission_id: `g${i}`,
+          text: `grouped ${i}`,
+        }),
+      ),
+    );
+    const after = (await client.call<{ storage: Storage }>('runtime.describe', {})).storage;
+    expect(new Set(receipts.map((r) => r.admission_id)).size).toBe(40);
+    expect(receipts.every((r) => !r.duplicate)).toBe(true);
+    const operations = after.committed_operations - before.committed_operations;
+    const flushes = after.log_flushes - before.log_flushes;
+    expect(operations).toBeGreaterThanOrEqual(40); // the admissions (and the claims they started)
+    expect(flushes).toBeGreaterThan(0);
+    expect(flushes).toBeLessThanOrEqual(operations / 4); // one flush paid for several acknowledgements
+  });
+});
+
 describe('LOC-5 rejections change nothing', () => {
   it.each([
     [{ cwd: 'relative' }, 'invalid_params'],

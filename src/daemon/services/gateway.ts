@@ -182,6 +182,15 @@ export function gatewayService(
       registerBuiltinMethods(dispatcher, {
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
         creationContract: () => creationContract(),
+        storage: () => {
+          const stats = localStore!.group.stats;
+          return {
+            commit_batches: stats.batches,
+            committed_operations: stats.operations,
+            log_flushes: stats.flushes,
+            inline_flushes: stats.inlineFlushes,
+          };
+        },
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();

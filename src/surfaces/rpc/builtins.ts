@@ -1,7 +1,7 @@
 /**
  * Built-in methods every authenticated caller may use (LOC-10): `ping` and `runtime.describe`.
  * `runtime.describe` reveals who the server is and what the caller may do, never a credential,
- * path or secret, and starts nothing.
+ * path or secret, and starts nothing. Its `storage` counters show how well group commit is batching.
  */
 import { z } from 'zod';
 import { describePrincipal } from '../../domain/auth/principal.js';
@@ -21,9 +21,21 @@ export interface AuthorityDescription {
   epoch: number;
 }
 
+/** Group-commit counters since the daemon started (docs/storage.md, "Group commit"). */
+export interface StorageCounters {
+  /** Group transactions committed, and the store operations they held. */
+  commit_batches: number;
+  committed_operations: number;
+  /** Write-ahead log flushes that acknowledged them, and how many ran on the calling thread. */
+  log_flushes: number;
+  inline_flushes: number;
+}
+
 export interface BuiltinSources {
   authority: () => AuthorityDescription;
   creationContract: () => CreationContract;
+  /** Absent where there is no store (RPC tests). */
+  storage?: () => StorageCounters;
 }
 
 export const PROTOCOL_VERSION = 'gatehouse.v1';
@@ -47,6 +59,7 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
         principal: { subject: caller.subject, provider: caller.provider },
         capabilities: caller.capabilities,
         session_create: sources.creationContract(),
+        ...(sources.storage ? { storage: sources.storage() } : {}),
       };
     },
   });
