@@ -4,7 +4,7 @@
  * same shared suite. Every method is one transaction; nothing is acknowledged before it commits.
  *
  * The three methods of the turn path — admit, claimNext and settle — are group-committed: calls made
- * in the same tick (from any number of sessions) share one transaction and one durable commit, and
+ * together (from any number of sessions) share one transaction and one log flush, and
  * each promise resolves only after that commit.
  */
 import type { AdmissionState } from '../domain/local/admission.js';
@@ -127,7 +127,7 @@ export interface LocalSessionStore {
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;
 
-  /** LOC-8: one durable admission (group-committed with whatever else is admitted in the same tick). */
+  /** LOC-8: one durable admission (group-committed with whatever else is queued with it). */
   admit(admission: NewAdmission): Promise<AdmitResult>;
   getAdmission(admissionId: string): AdmissionRow | null;
   /** Unsettled admissions (queued, running, unknown) of a session in FIFO order. */

@@ -1,8 +1,8 @@
 /**
  * The delivery ledger on SQLite, sharing the session store's connection (one file, one transaction).
  * The operations on a turn's path (startTurn, recordReply, endTurn, markDelivered, endStreak) go
- * through the connection's CommitGroup: operations of many chats queued in the same tick share one
- * IMMEDIATE transaction and one fsync, each resolving after that commit, and a failing operation
+ * through the connection's CommitGroup: operations of many chats queued together share one
+ * IMMEDIATE transaction and one log flush, each resolving after that commit, and a failing operation
  * rolls back and rejects alone.
  */
 import {
