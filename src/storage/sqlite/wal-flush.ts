@@ -24,7 +24,7 @@ export interface WalFlush {
   close(): void;
 }
 
-/** The `-wal` file of the database at `file`, flushed with fdatasync on the thread pool. */
+/** The `-wal` file of the database at `file`, flushed with fdatasync (on the thread pool, or inline). */
 export function walFileFlush(file: string): WalFlush {
   let fd: number | undefined;
   // Opened on first use: the log exists once a write transaction has committed.

@@ -25,11 +25,6 @@ function indexState(db: Db): IndexState | undefined {
     IndexState | undefined;
 }
 
-export function isIndexStale(db: Db): boolean {
-  const state = indexState(db);
-  return state === undefined || state.stale === 1;
-}
-
 export function markIndexStale(db: Db): void {
   statement(
     db,
