@@ -155,7 +155,7 @@ describe('LOC-8 FIFO and lost-ACK retry', () => {
 
 describe('LOC-8 group commit through the real daemon', () => {
   it('admissions sent together share log flushes, and each is acknowledged once', async () => {
-    type Storage = { committed_operations: number; log_flushes: number };
+    type Storage = { writable: boolean; committed_operations: number; log_flushes: number };
     const d = await daemon();
     const client = await d.connect();
     const sessions = await Promise.all(
@@ -180,6 +180,7 @@ describe('LOC-8 group commit through the real daemon', () => {
     expect(operations).toBeGreaterThanOrEqual(40); // the admissions (and the claims they started)
     expect(flushes).toBeGreaterThan(0);
     expect(flushes).toBeLessThanOrEqual(operations / 4); // one flush paid for several acknowledgements
+    expect(after.writable).toBe(true);
   });
 });
 

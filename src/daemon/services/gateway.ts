@@ -107,6 +107,12 @@ export function gatewayService(
       store = SqliteSessionStore.open(layout.stateDb(profile));
       if (options.storeHolder) options.storeHolder.current = store;
       localStore = new SqliteLocalStore(store.db, () => new Date(), faults);
+      localStore.group.onFailure((failure) =>
+        logger.error(
+          { file: failure.file, reason: failure.reason },
+          `${failure.message}: every write is refused until the daemon restarts`,
+        ),
+      );
       epoch = localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
 
@@ -183,8 +189,9 @@ export function gatewayService(
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
         creationContract: () => creationContract(),
         storage: () => {
-          const stats = localStore!.group.stats;
+          const { stats, failed } = localStore!.group;
           return {
+            writable: failed === null,
             commit_batches: stats.batches,
             committed_operations: stats.operations,
             log_flushes: stats.flushes,

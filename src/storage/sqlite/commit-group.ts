@@ -96,6 +96,7 @@ export class CommitGroup {
   private flushing: Promise<void> | null = null;
   private failure: StorageUnavailableError | null = null;
   private flushHistory: FlushHistory = FIRST_FLUSH;
+  private readonly failureListeners: ((failure: StorageUnavailableError) => void)[] = [];
   private readonly alwaysPool: boolean;
   private readonly clockUs: () => number;
   /** Batches committed, operations in them, and log flushes, for metrics and benchmarks. */
@@ -235,6 +236,17 @@ export class CommitGroup {
       for (const queued of batch) queued.reject(this.failure);
     }
     this.unflushed = [];
+    for (const listener of this.failureListeners) listener(this.failure);
+  }
+
+  /** Why the group refuses every write (a failed flush, or closed), or null while it works. */
+  get failed(): StorageUnavailableError | null {
+    return this.failure;
+  }
+
+  /** Called once if a flush fails, so the daemon can say so in its log, not only to each caller. */
+  onFailure(listener: (failure: StorageUnavailableError) => void): void {
+    this.failureListeners.push(listener);
   }
 
   /** The whole batch without savepoints; null (and nothing written) when any operation threw. */

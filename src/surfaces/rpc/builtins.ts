@@ -23,6 +23,8 @@ export interface AuthorityDescription {
 
 /** Group-commit counters since the daemon started (docs/storage.md, "Group commit"). */
 export interface StorageCounters {
+  /** False once a log flush failed (every write is refused until the daemon restarts). */
+  writable: boolean;
   /** Group transactions committed, and the store operations they held. */
   commit_batches: number;
   committed_operations: number;

@@ -220,8 +220,13 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     await turn();
     const queued = group.run(insert(db, 'queued during the flush'));
     await turn();
+    const told: string[] = [];
+    group.onFailure((failure) => told.push(failure.message));
+    expect(group.failed).toBeNull();
     hand.fail(EIO());
     await expectFlushFailure([...first, queued]);
+    expect(told).toHaveLength(1); // the daemon hears of it once, whatever the number of callers
+    expect(group.failed?.reason).toBe('storage_unavailable');
     await expect(group.run(insert(db, 'later'))).rejects.toBeInstanceOf(StorageUnavailableError);
     await turn();
     expect(texts(db)).toEqual(['first', 'first too']);
