@@ -104,7 +104,7 @@ export function gatewayService(
       const profile = config.default_profile;
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
-      store = SqliteSessionStore.open(layout.stateDb(profile));
+      store = SqliteSessionStore.open(layout.stateDb(profile), { backgroundCheckpoints: true });
       if (options.storeHolder) options.storeHolder.current = store;
       localStore = new SqliteLocalStore(store.db, () => new Date(), faults);
       localStore.group.onFailure((failure) =>

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
+import { BACKGROUND_SAFETY_PAGES } from './checkpointer.js';
 import { assertNotTooNew, migrate, schemaVersion, type Migration } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -19,6 +20,11 @@ export interface OpenOptions {
   migrations?: readonly Migration[];
   /** How long a writer waits for another connection's lock before failing (ms). */
   busyTimeoutMs?: number;
+  /**
+   * The log is checkpointed by a background thread (checkpointer.ts), which the caller starts: this
+   * connection then checkpoints only as a safety net, far later than usual.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /** SQLite's numeric value for synchronous=FULL, as `PRAGMA synchronous` reports it. */
@@ -40,7 +46,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
       );
     }
     assertNotTooNew(db, file, migrations);
-    configure(db, file, options.busyTimeoutMs ?? 5000);
+    configure(db, file, options.busyTimeoutMs ?? 5000, options.backgroundCheckpoints ?? false);
     migrate(db, file, migrations);
     return db;
   } catch (error) {
@@ -72,7 +78,12 @@ function checkPath(file: string, mustExist: boolean): boolean {
   return true;
 }
 
-function configure(db: SqliteDatabase, file: string, busyTimeoutMs: number): void {
+function configure(
+  db: SqliteDatabase,
+  file: string,
+  busyTimeoutMs: number,
+  backgroundCheckpoints: boolean,
+): void {
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal')
@@ -92,7 +103,7 @@ function configure(db: SqliteDatabase, file: string, busyTimeoutMs: number): voi
   // Checkpoint every ~16 MiB of WAL instead of every 4 MiB: a checkpoint copies each changed page once
   // however often it changed, so on a busy gateway the hot pages (admission indexes, session rows)
   // are written to the database file four times less often. Recovery reads at most that much WAL.
-  db.pragma('wal_autocheckpoint = 4000');
+  db.pragma(`wal_autocheckpoint = ${backgroundCheckpoints ? BACKGROUND_SAFETY_PAGES : 4000}`);
   // TEST-ONLY: caps the database size so tests can simulate a full disk (SQLITE_FULL). max_page_count
   // is per connection, so it has to be set where the connection is opened. Inert when unset.
   const cap = Number(process.env[MAX_PAGE_COUNT_ENV] ?? '');

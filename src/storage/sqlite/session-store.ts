@@ -5,6 +5,7 @@
  */
 import type { ResumeReason, SessionSourceFields, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ListSessionsOptions, SearchOptions, SessionStore, UsageUpdate } from '../session-store.js';
+import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
 import * as entries from './entry-actions.js';
@@ -21,11 +22,18 @@ function settle<T>(fn: () => T): Promise<T> {
 export class SqliteSessionStore implements SessionStore {
   /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */
   static open(file: string, options?: OpenOptions): SqliteSessionStore {
-    return new SqliteSessionStore(openDatabase(file, options));
+    const db = openDatabase(file, options);
+    return new SqliteSessionStore(db, options?.backgroundCheckpoints ? acquireCheckpointer(file) : null);
   }
 
-  /** The connection, for code that composes storage operations in its own transaction. */
-  constructor(readonly db: SqliteDatabase) {}
+  /**
+   * The connection, for code that composes storage operations in its own transaction, and the
+   * background checkpointer it holds, if any.
+   */
+  constructor(
+    readonly db: SqliteDatabase,
+    readonly checkpointer: Checkpointer | null = null,
+  ) {}
 
   /**
    * Through the connection's group commit: the first message of many chats at once creates their
@@ -141,6 +149,7 @@ export class SqliteSessionStore implements SessionStore {
     // The group's last log flush finishes before the connection (and its -wal file) goes away.
     await CommitGroup.closeOf(this.db);
     transcripts.cancelIndexCatchUp(this.db);
+    await this.checkpointer?.release();
     return settle(() => {
       if (this.db.open) this.db.close();
     });

@@ -58,7 +58,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         if (options.store !== undefined) {
           throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
         }
-        store = SqliteSessionStore.open(ctx.layout.stateDb(profile));
+        store = SqliteSessionStore.open(ctx.layout.stateDb(profile), { backgroundCheckpoints: true });
         ownsStore = true;
       }
       const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });

@@ -1,0 +1,70 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BACKGROUND_SAFETY_PAGES } from '../../../src/storage/sqlite/checkpointer.js';
+import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import { source } from '../../shared/session-store.suite.js';
+
+const open: SqliteSessionStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+function openStore(file: string, backgroundCheckpoints = true): SqliteSessionStore {
+  const store = SqliteSessionStore.open(file, { backgroundCheckpoints });
+  open.push(store);
+  return store;
+}
+
+describe('the write-ahead log is checkpointed on a thread of its own', () => {
+  it('copies every committed frame into the database while the connection keeps only a far safety net', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gh-ckpt-')), 'state.db');
+    const store = openStore(file);
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(BACKGROUND_SAFETY_PAGES);
+    const { entry } = await store.getOrCreateSession('k', source());
+    for (let i = 0; i < 200; i++) {
+      await store.appendToTranscript(entry.session_id, { role: 'user', content: `message ${i}` });
+    }
+    const result = await store.checkpointer!.checkpoint();
+    expect(result.log).toBeGreaterThan(0);
+    expect(result.checkpointed).toBe(result.log); // nothing left behind in the log
+    expect(store.checkpointer!.stats.checkpoints).toBeGreaterThanOrEqual(1);
+    expect(store.checkpointer!.stats.failures).toBe(0);
+  });
+
+  it('runs by itself, without being asked', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gh-ckpt-')), 'state.db');
+    const store = openStore(file);
+    await store.getOrCreateSession('k', source());
+    const deadline = Date.now() + 5_000;
+    while (store.checkpointer!.stats.checkpoints === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(store.checkpointer!.stats.checkpoints).toBeGreaterThan(0);
+  });
+
+  it('is shared by the connections of one file and stops with the last of them', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gh-ckpt-')), 'state.db');
+    const first = openStore(file);
+    const second = openStore(file);
+    expect(second.checkpointer).toBe(first.checkpointer);
+    await first.getOrCreateSession('kept', source());
+    const shared = first.checkpointer!;
+    await open.splice(open.indexOf(first), 1)[0]!.close();
+    await expect(shared.checkpoint()).resolves.toMatchObject({ log: expect.any(Number) as number });
+    await open.splice(open.indexOf(second), 1)[0]!.close();
+    await expect(shared.checkpoint()).rejects.toThrow(/has stopped/);
+    // A later open starts a fresh one, and the data is all there.
+    const again = openStore(file);
+    expect(again.checkpointer).not.toBe(shared);
+    expect((await again.listSessions()).entries).toHaveLength(1);
+  });
+
+  it('is not started unless asked for (command-line tools, tests)', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gh-ckpt-')), 'state.db');
+    const store = openStore(file, false);
+    expect(store.checkpointer).toBeNull();
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(4000);
+  });
+});
