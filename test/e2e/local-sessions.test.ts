@@ -155,7 +155,13 @@ describe('LOC-8 FIFO and lost-ACK retry', () => {
 
 describe('LOC-8 group commit through the real daemon', () => {
   it('admissions sent together share log flushes, and each is acknowledged once', async () => {
-    type Storage = { writable: boolean; committed_operations: number; log_flushes: number };
+    type Storage = {
+      writable: boolean;
+      committed_operations: number;
+      log_flushes: number;
+      checkpoints: number;
+      checkpoint_failures: number;
+    };
     const d = await daemon();
     const client = await d.connect();
     const sessions = await Promise.all(
@@ -181,6 +187,7 @@ describe('LOC-8 group commit through the real daemon', () => {
     expect(flushes).toBeGreaterThan(0);
     expect(flushes).toBeLessThanOrEqual(operations / 4); // one flush paid for several acknowledgements
     expect(after.writable).toBe(true);
+    expect(after.checkpoint_failures).toBe(0);
   });
 });
 

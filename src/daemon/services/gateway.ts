@@ -196,6 +196,8 @@ export function gatewayService(
             committed_operations: stats.operations,
             log_flushes: stats.flushes,
             inline_flushes: stats.inlineFlushes,
+            checkpoints: store?.checkpointer?.stats.checkpoints ?? 0,
+            checkpoint_failures: store?.checkpointer?.stats.failures ?? 0,
           };
         },
       });

@@ -31,6 +31,9 @@ export interface StorageCounters {
   /** Write-ahead log flushes that acknowledged them, and how many ran on the calling thread. */
   log_flushes: number;
   inline_flushes: number;
+  /** Background checkpoints of the log (a thread of its own), and how many of them failed. */
+  checkpoints: number;
+  checkpoint_failures: number;
 }
 
 export interface BuiltinSources {
