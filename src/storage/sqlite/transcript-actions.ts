@@ -28,19 +28,17 @@ export function appendToTranscript(
 ): StoredMessage[] {
   const list = validateMessages(Array.isArray(input) ? input : [input as TranscriptMessage]);
   if (options.skipDb === true || list.length === 0) return [];
-  const at = (options.now ?? new Date()).toISOString();
-  const stored = tx(db, () => {
+  const now = options.now ?? new Date();
+  return tx(db, () => {
     requireSession(db, sessionId);
-    return messages.insertMessages(db, sessionId, list, at);
+    return appendInTransaction(db, sessionId, list, now);
   });
-  scheduleIndexCatchUp(db);
-  return stored;
 }
 
 /**
- * appendToTranscript for a caller already inside a write transaction (a group-commit operation)
- * whose session is known to exist because a route points at it: no savepoint of its own and no
- * existence check — a missing session still fails, on the foreign key. The hot path of every turn.
+ * Appends inside the caller's write transaction, and schedules the index catch-up. The session is
+ * not checked: group-commit operations call this directly because a route names the session (a
+ * missing one still fails, on the foreign key); that is the hot path of every turn.
  */
 export function appendInTransaction(
   db: SqliteDatabase,
@@ -86,7 +84,7 @@ export function cancelIndexCatchUp(db: SqliteDatabase): void {
  * data, so committed without a flush of its own: if a crash takes the batch away, it takes the
  * watermark with it, and the next catch-up indexes those messages again.
  */
-export function catchUpSearchIndex(db: SqliteDatabase): number | null {
+function catchUpSearchIndex(db: SqliteDatabase): number | null {
   try {
     return atSynchronousNormal(db, () => tx(db, () => search.catchUpIndex(db)));
   } catch (error) {
@@ -105,14 +103,12 @@ export function rewriteTranscript(
   options: { now?: Date } = {},
 ): StoredMessage[] {
   const list = validateMessages(input);
-  const at = (options.now ?? new Date()).toISOString();
-  const stored = tx(db, () => {
+  const now = options.now ?? new Date();
+  return tx(db, () => {
     requireSession(db, sessionId);
-    messages.removeVisibleMessages(db, sessionId, 'rewrite', at);
-    return messages.insertMessages(db, sessionId, list, at);
+    messages.removeVisibleMessages(db, sessionId, 'rewrite', now.toISOString());
+    return appendInTransaction(db, sessionId, list, now);
   });
-  scheduleIndexCatchUp(db);
-  return stored;
 }
 
 export function loadTranscript(db: SqliteDatabase, sessionId: string): StoredMessage[] {
