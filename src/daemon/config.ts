@@ -44,6 +44,10 @@ const modelSchema = z.strictObject({
   api_key: z.string().min(1).optional(),
 });
 
+const proxyAddress = z
+  .string()
+  .refine((value) => isIP(value) !== 0, { error: 'must be the IP address of the proxy, e.g. 10.0.0.5' });
+
 const listenerSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
@@ -55,13 +59,31 @@ const listenerSchema = z
       .default(0),
     allow_remote: z.boolean().default(false),
     tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+    /**
+     * AUTH-6: the addresses of an authenticating reverse proxy in front of a remote listener. Only
+     * these peers (and loopback) may then connect.
+     */
+    trusted_proxy: z
+      .union([proxyAddress, z.array(proxyAddress).min(1, { error: 'must list at least one address' })])
+      .transform((value) => (Array.isArray(value) ? value : [value]))
+      .optional(),
   })
   .superRefine((listener, ctx) => {
-    if (!listener.allow_remote && !isLoopback(listener.host)) {
+    if (isLoopback(listener.host)) return;
+    if (!listener.allow_remote) {
       ctx.addIssue({
         code: 'custom',
         path: ['host'],
         message: `${listener.host} is not a loopback address; set listener.allow_remote: true to accept remote peers`,
+      });
+    } else if (!listener.tls && !listener.trusted_proxy) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['allow_remote'],
+        message:
+          `listening on ${listener.host} would send passwords, cookies and tickets in clear text: ` +
+          'set listener.tls.cert and listener.tls.key (PEM files) to serve HTTPS, or listener.trusted_proxy ' +
+          'to the address of the authenticating proxy in front of it',
       });
     }
   });

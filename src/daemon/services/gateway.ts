@@ -217,6 +217,7 @@ export function gatewayService(
               : null,
           internalCredential: randomBytes(32).toString('base64url'),
           allowRemote: config.listener.allow_remote,
+          trustedProxies: config.listener.trusted_proxy ?? [],
           health: () => ({ state: ctx.lifecycle.state, epoch }),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,

@@ -50,8 +50,10 @@ export interface RpcServerOptions {
    */
   internalCredential?: string | null;
   allowedOrigins?: readonly string[];
-  /** Accept non-loopback peers and binds. Only behind TLS or an authenticating proxy (AUTH-6). */
+  /** Accept non-loopback peers and binds. Only with `tls` or `trustedProxies` (AUTH-6). */
   allowRemote?: boolean;
+  /** The authenticating proxy's addresses: the only remote peers accepted (AUTH-6). */
+  trustedProxies?: readonly string[];
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
   /** Hook for the dashboard's static files, tried for requests no route owns. */
@@ -75,10 +77,13 @@ export interface RpcServer {
 }
 
 export class RemoteBindRefusedError extends Error {
-  constructor(host: string) {
+  constructor(host: string, allowRemote: boolean) {
     super(
-      `refusing to listen on ${host}: it is not a loopback address. Set allowRemote (listener.allow_remote) ` +
-        'only when the listener sits behind TLS or an authenticating proxy.',
+      allowRemote
+        ? `refusing to listen on ${host} without TLS or an authenticating proxy: give tls ` +
+            '(listener.tls.cert and listener.tls.key) or trustedProxies (listener.trusted_proxy).'
+        : `refusing to listen on ${host}: it is not a loopback address. Set allowRemote (listener.allow_remote) ` +
+            'only when the listener sits behind TLS or an authenticating proxy.',
     );
     this.name = 'RemoteBindRefusedError';
   }
@@ -125,12 +130,16 @@ function rejectUpgrade(socket: Duplex, rejection: HttpRejection): void {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const host = options.host ?? '127.0.0.1';
   const allowRemote = options.allowRemote ?? false;
-  if (!allowRemote && !isLoopbackHost(host)) throw new RemoteBindRefusedError(host);
+  const trustedProxies = options.trustedProxies ?? [];
+  if (!isLoopbackHost(host) && (!allowRemote || (!options.tls && trustedProxies.length === 0))) {
+    throw new RemoteBindRefusedError(host, allowRemote);
+  }
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const config: GateConfig = {
     allowRemote,
+    trustedProxies,
     allowedOrigins: (options.allowedOrigins ?? []).map(normalizeOrigin),
     profile: options.profile ?? 'default',
     legacyToken: options.legacyToken ?? null,

@@ -75,10 +75,26 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     expect(error.message).toMatch(/config\.yaml line \d+: not valid YAML/);
   });
 
-  it('a remote host is accepted only with allow_remote', () => {
-    expect(parseConfig('listener: {host: 0.0.0.0, allow_remote: true}', FILE).config.listener.host).toBe(
-      '0.0.0.0',
+  it('AUTH-6 a remote host needs allow_remote and then TLS or an authenticating proxy', () => {
+    const bare = failure('listener: {host: 0.0.0.0, allow_remote: true}');
+    expect(bare.message).toContain('listener.allow_remote:');
+    expect(bare.message).toContain('listener.tls.cert and listener.tls.key');
+    expect(bare.message).toContain('listener.trusted_proxy');
+    const tls = parseConfig(
+      'listener: {host: 0.0.0.0, allow_remote: true, tls: {cert: c.pem, key: k.pem}}',
+      FILE,
     );
+    expect(tls.config.listener.host).toBe('0.0.0.0');
+    const proxied = parseConfig(
+      'listener: {host: 0.0.0.0, allow_remote: true, trusted_proxy: 10.0.0.5}',
+      FILE,
+    );
+    expect(proxied.config.listener.trusted_proxy).toEqual(['10.0.0.5']);
+    expect(
+      failure('listener: {host: 0.0.0.0, allow_remote: true, trusted_proxy: proxy.lan}').message,
+    ).toContain('listener.trusted_proxy: must be the IP address of the proxy');
+    // Loopback needs neither: nothing leaves the machine.
+    expect(parseConfig('listener: {allow_remote: true}', FILE).config.listener.allow_remote).toBe(true);
   });
 });
 
