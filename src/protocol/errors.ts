@@ -112,7 +112,7 @@ export const HTTP_REJECTIONS = {
   remote_denied: { status: 403, meaning: 'the peer is not on loopback and remote access is off' },
   protocol_required: { status: 400, meaning: 'a ticket was sent without the gatehouse.v1 subprotocol' },
   bad_request: { status: 400, meaning: 'the request body is malformed or too large' },
-  rate_limited: { status: 429, meaning: 'too many failed logins; wait and retry' },
+  rate_limited: { status: 429, meaning: 'too many login attempts; retry after the Retry-After seconds' },
   not_found: { status: 404, meaning: 'no such route' },
   ticket_capacity: { status: 503, meaning: 'too many unredeemed tickets; retry shortly' },
   internal_error: { status: 500, meaning: 'the server failed; details are only in its log' },

@@ -1,6 +1,6 @@
 /**
  * Dashboard login sessions (AUTH-3): the cookie value is a random token the browser holds; the
- * server keeps only its SHA-256. Also a simple failure throttle for the password check.
+ * server keeps only its SHA-256. Password attempts are limited by login-limiter.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -48,33 +48,5 @@ export class DashboardLogins {
   /** Hashes only: for tests and debug views. */
   hashes(): string[] {
     return [...this.logins.keys()];
-  }
-}
-
-/**
- * Refuses password attempts after `maxFailures` failures within `windowMs`. Deliberately global,
- * not per peer: the listener is loopback-only by default, so every peer is the same machine.
- */
-export class LoginThrottle {
-  private failures: number[] = [];
-
-  constructor(
-    private readonly now: () => number = Date.now,
-    private readonly maxFailures = 5,
-    private readonly windowMs = 60_000,
-  ) {}
-
-  allowed(): boolean {
-    const since = this.now() - this.windowMs;
-    this.failures = this.failures.filter((at) => at > since);
-    return this.failures.length < this.maxFailures;
-  }
-
-  recordFailure(): void {
-    this.failures.push(this.now());
-  }
-
-  reset(): void {
-    this.failures = [];
   }
 }

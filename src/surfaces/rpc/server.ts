@@ -8,7 +8,8 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { DashboardLogins, LoginThrottle } from '../../domain/auth/logins.js';
+import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
+import { DashboardLogins } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -62,6 +63,8 @@ export interface RpcServerOptions {
   health?: () => Record<string, unknown>;
   /** Serve HTTPS and WSS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
+  /** Bounds on dashboard password attempts; the defaults suit every deployment we know. */
+  loginLimits?: LoginLimits;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -150,7 +153,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     config,
     tickets: options.tickets,
     logins,
-    throttle: new LoginThrottle(now),
+    limiter: new LoginLimiter(now, options.loginLimits),
     passwordHash: options.dashboard?.passwordHash ?? null,
     staticFiles: options.staticFiles,
     health: options.health,
