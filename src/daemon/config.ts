@@ -162,6 +162,16 @@ export const configSchema = z
       .strictObject({ max_concurrent_turns: z.number().int().min(1).max(1024).default(8) })
       .prefault({}),
     drain_timeout_s: seconds('drain_timeout_s').min(0).default(30),
+    logging: z
+      .strictObject({
+        max_size_mb: z
+          .number({ error: 'must be a size in MiB' })
+          .positive({ error: 'must be more than 0' })
+          .max(1024)
+          .default(10),
+        keep_files: z.number().int().min(1).max(100).default(3),
+      })
+      .prefault({}),
     sessions: z
       .strictObject({
         group_sessions_per_user: z.boolean().default(true),

@@ -10,7 +10,7 @@ import type { AdapterStatus } from '../domain/messaging/adapter.js';
 import { DaemonError, oneLine } from './errors.js';
 import type { GatehouseConfig } from './config.js';
 import { describeModel } from './config.js';
-import { ensureHomeDirs, writeFileAtomic, type HomeLayout } from './home.js';
+import { ensureHomeDirs, tightenHome, writeFileAtomic, type HomeLayout } from './home.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import { acquirePidFile, removeQuietly } from './pidfile.js';
@@ -79,6 +79,13 @@ export interface DaemonHandle {
 export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const { layout, config, logger, services } = options;
   ensureHomeDirs(layout);
+  const loosened = tightenHome(layout);
+  if (loosened.length > 0) {
+    logger.warn(
+      { count: loosened.length, paths: loosened.slice(0, 20) },
+      'made files in the home owner-only',
+    );
+  }
   acquirePidFile(layout);
   removeQuietly(layout.gatewayJson); // left by a crashed run; this one writes its own once ready
 

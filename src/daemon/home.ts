@@ -9,7 +9,7 @@
  *   <home>/gateway.sock                    the owner-only control socket
  *   <home>/logs/gateway.log                the daemon log (JSON lines)
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DaemonError, oneLine } from './errors.js';
@@ -67,6 +67,40 @@ export function ensureHomeDirs(layout: HomeLayout): void {
       { cause: error },
     );
   }
+}
+
+/**
+ * Makes everything under the home owner-only (directories 0700, files 0600 or 0700), fixing what
+ * an older version, a restore or a hand-made file left looser. Symbolic links are not followed:
+ * their targets are not the home's. Returns the paths it changed.
+ */
+export function tightenHome(layout: HomeLayout): string[] {
+  const changed: string[] = [];
+  const visit = (path: string): void => {
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      return; // removed meanwhile
+    }
+    if (stat.isSymbolicLink()) return;
+    if ((stat.mode & 0o077) !== 0) {
+      // Drop every group and other bit; keep the owner's (a directory's owner needs all three).
+      try {
+        chmodSync(path, stat.isDirectory() ? 0o700 : stat.mode & 0o700);
+      } catch (error) {
+        throw new DaemonError(
+          'home_unusable',
+          `cannot make ${path} owner-only (${oneLine(error)}): change its owner or mode (chmod go-rwx)`,
+          { cause: error },
+        );
+      }
+      changed.push(path);
+    }
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+  };
+  visit(layout.root);
+  return changed;
 }
 
 export const DEFAULT_CONFIG_YAML = `# Gatehouse configuration. Every key is optional; see docs/configuration.md.

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   configSecrets,
@@ -160,5 +161,13 @@ describe('UX-3 configuration: secrets', () => {
     expect(configSecrets(config, { MY_KEY: 'sk-from-env-5678' }).sort()).toEqual(
       ['legacy-token-0123456789', 'sk-from-env-5678', 'sk-inline-secret-1234'].sort(),
     );
+  });
+});
+
+describe('docs/configuration.md examples', () => {
+  const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+  const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  it.each(examples.filter((text) => /^(listener|logging):/m.test(text)))('parses:\n%s', (text) => {
+    expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });

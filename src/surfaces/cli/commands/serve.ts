@@ -3,7 +3,7 @@ import { configSecrets, maskConfig } from '../../../daemon/config.js';
 import { runDaemon } from '../../../daemon/daemon.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { createLogger, type Logger } from '../../../daemon/logger.js';
+import { createLogger, flushRepeatedLines, type Logger } from '../../../daemon/logger.js';
 import { readPid, removeQuietly } from '../../../daemon/pidfile.js';
 import { cliHome, loadCliConfig, say, type CliDeps } from '../shared.js';
 
@@ -20,6 +20,10 @@ export function registerServe(program: Command, deps: CliDeps): void {
         file: layout.logFile,
         stderr: options.logStderr === true,
         secrets: configSecrets(loaded.config),
+        rotation: {
+          maxBytes: Math.round(loaded.config.logging.max_size_mb * 1024 * 1024),
+          keep: loaded.config.logging.keep_files,
+        },
       });
       for (const notice of loaded.notices) logger.warn(notice);
       logger.info({ config: maskConfig(loaded.config), file: loaded.file }, 'gateway starting');
@@ -37,6 +41,7 @@ export function registerServe(program: Command, deps: CliDeps): void {
       );
       say(`Model: ${handle.info.model}. Press Ctrl-C to stop.`);
       const code = await handle.done;
+      flushRepeatedLines(logger);
       process.exit(code);
     });
 }
@@ -47,6 +52,7 @@ export function registerServe(program: Command, deps: CliDeps): void {
  */
 function installCrashHandlers(logger: Logger, layout: HomeLayout): void {
   const crash = (error: unknown) => {
+    flushRepeatedLines(logger);
     logger.fatal({ err: error }, 'gateway crashed');
     if (readPid(layout.pidFile) === process.pid) {
       removeQuietly(layout.gatewayJson);
