@@ -3,7 +3,7 @@
  * vitest runs) as a child process in a temp GATEHOUSE_HOME.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -73,12 +73,4 @@ export function exited(child: ChildProcess): Promise<number | null> {
 export function isOneLineError(stderr: string): boolean {
   const lines = stderr.trim().split('\n');
   return lines.length === 1 && lines[0]!.startsWith('gatehouse: ') && !/\n\s+at /.test(stderr);
-}
-
-/** Writes `<home>/config.yaml` (owner-only, as initHome would) and returns its path. */
-export function writeConfig(home: string, text: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const file = join(home, 'config.yaml');
-  writeFileSync(file, text, { mode: 0o600 });
-  return file;
 }

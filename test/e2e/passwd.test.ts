@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
-import { isOneLineError, requireBuild, runCli, tempHome, writeConfig } from './cli.js';
+import { isOneLineError, requireBuild, runCli, tempHome } from './cli.js';
+import { writeConfig } from './gateway-harness.js';
 
 beforeAll(requireBuild);
 
@@ -19,7 +20,8 @@ listener:
 describe('gatehouse passwd (issue 12 item 2)', () => {
   it('keeps config.yaml byte for byte except the hash', async () => {
     const home = tempHome();
-    const file = writeConfig(home, ODD);
+    const file = homeLayout(home).configFile;
+    writeConfig(home, ODD);
     const run = await runCli(home, ['passwd'], { input: 'a long enough passphrase\n' });
     expect(run.code).toBe(0);
     const text = readFileSync(file, 'utf8');
@@ -30,7 +32,8 @@ describe('gatehouse passwd (issue 12 item 2)', () => {
 
   it('refuses a short password with the minimum in the message, and writes nothing', async () => {
     const home = tempHome();
-    const file = writeConfig(home, ODD);
+    const file = homeLayout(home).configFile;
+    writeConfig(home, ODD);
     const short = await runCli(home, ['passwd'], { input: 'elevenchars\n' });
     expect(short.code).not.toBe(0);
     expect(isOneLineError(short.stderr)).toBe(true);

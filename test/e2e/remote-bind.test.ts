@@ -3,16 +3,8 @@ import { get } from 'node:https';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
 import { selfSigned } from '../shared/self-signed.js';
-import {
-  exited,
-  isOneLineError,
-  requireBuild,
-  runCli,
-  spawnCli,
-  tempHome,
-  waitForOutput,
-  writeConfig,
-} from './cli.js';
+import { exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome, waitForOutput } from './cli.js';
+import { writeConfig } from './gateway-harness.js';
 
 beforeAll(requireBuild);
 
@@ -29,7 +21,8 @@ function httpsJson(url: string, ca: Buffer): Promise<unknown> {
 describe('AUTH-6 remote bind', () => {
   it('refuses to start on a non-loopback host without TLS or a trusted proxy, saying what to set', async () => {
     const home = tempHome();
-    const file = writeConfig(home, 'listener:\n  host: 0.0.0.0\n  allow_remote: true\n');
+    const file = homeLayout(home).configFile;
+    writeConfig(home, 'listener:\n  host: 0.0.0.0\n  allow_remote: true\n');
     const serve = await runCli(home, ['serve']);
     expect(serve.code).not.toBe(0);
     expect(isOneLineError(serve.stderr)).toBe(true);

@@ -38,7 +38,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   try {
     // Created owner-only before SQLite sees it: SQLite gives its -wal and -shm files the database
     // file's mode, so all three hold transcripts readable by the owner alone.
-    if (!exists && file !== ':memory:' && file !== '') fs.closeSync(fs.openSync(file, 'wx', 0o600));
+    if (!exists && file !== ':memory:' && file !== '') fs.closeSync(fs.openSync(file, 'a', 0o600));
     db = new Database(file, { fileMustExist: exists });
     // Reads the header: "file is not a database" surfaces here, before any write.
     const hasSchema = (db.pragma('schema_version', { simple: true }) as number) > 0;
