@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- name …]`: runs the benchmarks in bench/*.bench.ts, prints a
- * readable table on stderr and the figures as JSON on stdout.
+ * readable table on stderr and the figures as JSON on stdout. A bench marked `onlyWhenNamed` (the
+ * soak) runs only when named, with `--minutes N` for its length: `npm run bench -- soak --minutes 30`.
  */
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,13 @@ import { table, type Bench, type BenchFigure } from './lib.js';
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = args.filter((a) => !a.startsWith('--'));
+const minutesAt = args.indexOf('--minutes');
+const minutes = minutesAt >= 0 ? Number(args[minutesAt + 1]) : undefined;
+if (minutes !== undefined && !(minutes > 0)) {
+  process.stderr.write('--minutes needs a positive number, e.g. --minutes 30\n');
+  process.exit(2);
+}
+const only = args.filter((a, i) => !a.startsWith('--') && (minutesAt < 0 || i !== minutesAt + 1));
 
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
@@ -21,8 +28,9 @@ const files = readdirSync(dir)
 const figures: BenchFigure[] = [];
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as { default: Bench };
+  if (mod.default.onlyWhenNamed && !only.some((o) => file.startsWith(o))) continue;
   process.stderr.write(`running ${mod.default.name}…\n`);
-  figures.push(...(await mod.default.run({ quick })));
+  figures.push(...(await mod.default.run({ quick, ...(minutes === undefined ? {} : { minutes }) })));
 }
 
 const machine = {
