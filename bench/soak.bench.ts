@@ -162,6 +162,10 @@ const bench: Bench = {
             peak_after_warmup_kib: peak,
             peak_ratio: Number((peak / baseline).toFixed(3)),
             samples: samples.length,
+            // The median of each minute, to show the trend and not only its two ends.
+            rss_median_per_minute_kib: Array.from({ length: Math.ceil(totalMs / 60_000) }, (_, m) =>
+              median(samples.filter((s) => Math.floor(s.atMs / 60_000) === m).map((s) => s.rssKiB)),
+            ).join(' '),
           },
         }),
       ];
