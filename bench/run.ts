@@ -8,27 +8,27 @@ import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { table, type Bench, type BenchFigure } from './lib.js';
+import { parseBenchArgs, runsBench, type BenchArgs } from './select.js';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const minutesAt = args.indexOf('--minutes');
-const minutes = minutesAt >= 0 ? Number(args[minutesAt + 1]) : undefined;
-if (minutes !== undefined && !(minutes > 0)) {
-  process.stderr.write('--minutes needs a positive number, e.g. --minutes 30\n');
+let parsed: BenchArgs;
+try {
+  parsed = parseBenchArgs(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
 }
-const only = args.filter((a, i) => !a.startsWith('--') && (minutesAt < 0 || i !== minutesAt + 1));
+const { quick, minutes, only } = parsed;
 
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .filter((f) => runsBench(f, only))
   .sort();
 
 const figures: BenchFigure[] = [];
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as { default: Bench };
-  if (mod.default.onlyWhenNamed && !only.some((o) => file.startsWith(o))) continue;
+  if (!runsBench(file, only, mod.default.onlyWhenNamed)) continue;
   process.stderr.write(`running ${mod.default.name}…\n`);
   figures.push(...(await mod.default.run({ quick, ...(minutes === undefined ? {} : { minutes }) })));
 }
