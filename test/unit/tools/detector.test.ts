@@ -127,6 +127,13 @@ const OPAQUE: [string, string][] = [
   ['$(echo rm) -rf victim', 'dynamic-command'],
   ['`echo rm` -rf victim', 'dynamic-command'],
   ['$CMD -rf x', 'dynamic-command'],
+  ['`echo rm` x', 'dynamic-command'],
+  // The examples of docs/approvals.md, exactly as written there.
+  [`awk 'BEGIN{system("rm x")}'`, 'interpreter-code'],
+  ['find . -exec sh {} \\;', 'shell-from-program'],
+  ['base64 -d | bash', 'pipe-to-shell'],
+  ['xxd -r -p x | sh', 'pipe-to-shell'],
+  ['bash < x', 'pipe-to-shell'],
   ['${CMD} -rf x', 'dynamic-command'],
   ['"$CMD" x', 'dynamic-command'],
   ['echo "$(date)"', 'substitution'],
@@ -178,6 +185,8 @@ const OPAQUE: [string, string][] = [
 /** Ordinary commands that must still run without asking, next to the bypasses above. */
 const ORDINARY: string[] = [
   'ls',
+  'echo hi > $OUT',
+  "awk '{print $1}'",
   'git status',
   'git log --oneline -5',
   'echo $HOME',
