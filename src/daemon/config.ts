@@ -42,11 +42,40 @@ const modelSchema = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
     .optional(),
   api_key: z.string().min(1).optional(),
+  /**
+   * Per attempt: the longest wait for the provider to start answering, and the longest silence
+   * between two pieces of a streamed answer (not a cap on a long answer that keeps streaming).
+   */
+  timeout_s: seconds('model.timeout_s')
+    .min(1, { error: 'model.timeout_s must be at least 1 second' })
+    .max(3600, { error: 'model.timeout_s must be at most 3600 seconds' })
+    .default(60),
+  /** Retries after the first attempt of a request that failed before any output (0 = never). */
+  max_retries: z
+    .number({ error: 'model.max_retries must be a whole number from 0 to 10' })
+    .int({ error: 'model.max_retries must be a whole number from 0 to 10' })
+    .min(0, { error: 'model.max_retries must be a whole number from 0 to 10' })
+    .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
+    .default(3),
 });
 
 const proxyAddress = z
   .string()
   .refine((value) => isIP(value) !== 0, { error: 'must be the IP address of the proxy, e.g. 10.0.0.5' });
+
+/** The model client's timeouts and retries from the `model` section (defaults without one). */
+export function modelClientLimits(model: z.output<typeof modelSchema> | undefined): {
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  retry: { maxRetries: number };
+} {
+  const timeoutMs = (model?.timeout_s ?? 60) * 1000;
+  return {
+    firstByteTimeoutMs: timeoutMs,
+    idleTimeoutMs: timeoutMs,
+    retry: { maxRetries: model?.max_retries ?? 3 },
+  };
+}
 
 const listenerSchema = z
   .strictObject({

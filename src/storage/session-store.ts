@@ -73,6 +73,12 @@ export interface SearchOptions {
   sessionId?: string;
   /** Default 20, at most 500. Newest messages first. */
   limit?: number;
+  /**
+   * `plain` (default): the query is words; a message matches when it holds every one of them, and
+   * no character has a special meaning. `fts`: the backend's own query language (SQLite FTS5
+   * syntax), for phrase, prefix and boolean queries; a query it refuses is invalid_params.
+   */
+  syntax?: 'plain' | 'fts';
 }
 
 export interface SearchIndexStatus {
@@ -201,7 +207,7 @@ export interface SessionStore {
    */
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }): Promise<RewindResult>;
 
-  /** Full-text search over visible messages (FTS5 syntax), newest first. */
+  /** Full-text search over visible messages (plain words unless `syntax: 'fts'`), newest first. */
   searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
 
   /** Rebuilds the derived full-text index from the canonical messages. */

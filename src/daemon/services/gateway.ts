@@ -25,6 +25,7 @@ import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
+import { modelClientLimits } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
@@ -134,7 +135,7 @@ export function gatewayService(
         const cacheKey = JSON.stringify([url, key ?? '', model]);
         let client = clients.get(cacheKey);
         if (!client) {
-          client = new ModelClient({ baseUrl: url, apiKey: key, model });
+          client = new ModelClient({ baseUrl: url, apiKey: key, model, ...modelClientLimits(config.model) });
           clients.set(cacheKey, client);
         }
         return client;

@@ -17,10 +17,13 @@ export async function searchVisible(
   sessions: SessionStore,
   store: LocalSessionStore,
   principal: Principal,
-  options: { query: string; limit: number },
+  options: { query: string; limit: number; syntax: 'plain' | 'fts' },
 ): Promise<SearchResult> {
   // Ask for more than the limit: some hits may belong to sessions this caller may not open.
-  const hits = await sessions.searchMessages(options.query, { limit: Math.min(500, options.limit * 4) });
+  const hits = await sessions.searchMessages(options.query, {
+    limit: Math.min(500, options.limit * 4),
+    syntax: options.syntax,
+  });
   const verdicts = new Map<string, boolean>();
   const visible = (sessionId: string): boolean => {
     let ok = verdicts.get(sessionId);

@@ -293,7 +293,7 @@ export class LocalSessions {
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
-  search(principal: Principal, options: { query: string; limit: number }) {
+  search(principal: Principal, options: { query: string; limit: number; syntax: 'plain' | 'fts' }) {
     return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 

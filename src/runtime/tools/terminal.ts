@@ -128,7 +128,8 @@ async function approve(command: string, context: ToolContext): Promise<ToolResul
     kind: 'command',
     command,
     reason: verdict.reason,
-    pattern: `${verdict.rule}:${verdict.head}`,
+    // Opaque code is remembered as this exact command (the broker's default key), never as a kind.
+    ...(verdict.memory === 'pattern' ? { pattern: `${verdict.rule}:${verdict.head}` } : {}),
   });
   return outcome.kind === 'approved' ? null : notApproved(outcome);
 }

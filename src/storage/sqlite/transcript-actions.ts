@@ -148,7 +148,11 @@ export function searchMessages(db: SqliteDatabase, query: string, options: Searc
     throw new InvalidParamsError(`limit must be an integer from 1 to 500, got ${String(limit)}`);
   }
   if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
-  return search.searchIndex(db, query, { sessionId: options.sessionId ?? null, limit });
+  return search.searchIndex(db, query, {
+    sessionId: options.sessionId ?? null,
+    limit,
+    syntax: options.syntax ?? 'plain',
+  });
 }
 
 export function rebuildSearchIndex(db: SqliteDatabase): void {

@@ -7,7 +7,7 @@
  * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
-import type { GatehouseConfig, PlatformSection } from '../../daemon/config.js';
+import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
 import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
@@ -156,5 +156,10 @@ function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel 
   const model = ctx.config.model;
   if (model === undefined) return inProcessDemoModel();
   const apiKey = model.api_key ?? (model.api_key_env === undefined ? undefined : env[model.api_key_env]);
-  return new ModelClient({ baseUrl: model.base_url, model: model.model, apiKey });
+  return new ModelClient({
+    baseUrl: model.base_url,
+    model: model.model,
+    apiKey,
+    ...modelClientLimits(model),
+  });
 }

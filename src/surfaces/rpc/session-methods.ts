@@ -24,6 +24,8 @@ export const SESSION_METHOD_SCHEMAS = {
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
     limit: z.number().int().min(1).max(500).default(20),
+    /** `plain`: words, every one must appear; `fts`: SQLite FTS5 query syntax (docs/rpc-methods.md). */
+    syntax: z.enum(['plain', 'fts']).default('plain'),
   }),
   'session.events.since': z.strictObject({
     session_id: id,

@@ -9,6 +9,7 @@ import { cliHome, loadCliConfig, say } from '../shared.js';
 interface SessionsFlags {
   json?: boolean;
   search?: string;
+  fts?: boolean;
   limit: string;
 }
 
@@ -33,7 +34,8 @@ export function registerSessions(program: Command): void {
     .command('sessions')
     .description('list stored sessions, or search their messages (starts the gateway when needed)')
     .option('--json', 'print JSON for scripts')
-    .option('--search <text>', 'full-text search over the messages')
+    .option('--search <text>', 'full-text search over the messages: every word must appear')
+    .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
     .option('--limit <n>', 'at most this many rows (1-500)', '50')
     .action(async (flags: SessionsFlags) => {
       const limit = Number(flags.limit);
@@ -46,6 +48,12 @@ export function registerSessions(program: Command): void {
       if (flags.search !== undefined && flags.search.trim() === '') {
         throw new DaemonError('invalid_input', '--search needs some text to look for');
       }
+      if (flags.fts && flags.search === undefined) {
+        throw new DaemonError(
+          'invalid_input',
+          '--fts changes how --search is read; give --search <query> too',
+        );
+      }
       const layout = cliHome();
       loadCliConfig(layout);
       const { client } = await openLink(layout);
@@ -54,6 +62,7 @@ export function registerSessions(program: Command): void {
           const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {
             query: flags.search,
             limit,
+            syntax: flags.fts ? 'fts' : 'plain',
           });
           if (flags.json) return say(JSON.stringify({ query: flags.search, hits }, null, 2));
           if (hits.length === 0) return say(`No message matches "${flags.search}".`);
@@ -83,6 +92,9 @@ export function registerSessions(program: Command): void {
           );
         }
       } catch (error) {
+        if (error instanceof RpcCallError && error.reason === 'invalid_params') {
+          throw new DaemonError('invalid_input', error.message);
+        }
         if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
         throw error;
       } finally {
