@@ -234,6 +234,7 @@ export function gatewayService(
         socketPath: layout.controlSocket,
         tickets,
         grant: { subject: 'native:owner', profile },
+        sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,

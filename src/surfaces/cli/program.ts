@@ -25,7 +25,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerStatus(program);
   registerConfig(program);
   registerPasswd(program);
-  registerTicket(program, deps);
+  registerTicket(program);
   registerChat(program);
   registerSessions(program);
   registerDemoModel(program, deps);

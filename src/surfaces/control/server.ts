@@ -24,6 +24,8 @@ export interface ControlServerOptions {
   /** Whom native tickets speak for: the owner of this daemon, in its profile. */
   grant: TicketGrant;
   identify: () => ControlIdentity;
+  /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
+  sessionExists?: (logicalId: string) => boolean;
   logger?: Logger;
 }
 
@@ -50,7 +52,7 @@ function errorReply(reason: ControlErrorReason, message: string): ControlErrorRe
 /** Pure: one request line → one reply object. */
 export function answerControlLine(
   line: string,
-  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify'>,
+  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists'>,
 ): ControlIdentity | TicketReply | ControlErrorReply {
   let json: unknown;
   try {
@@ -67,14 +69,28 @@ export function answerControlLine(
   switch (request.op) {
     case 'identify':
       return options.identify();
-    case 'session-ticket':
+    case 'session-ticket': {
+      const sessions = request.sessions === undefined ? undefined : [...new Set(request.sessions)];
+      const unknown = sessions?.filter((id) => !(options.sessionExists?.(id) ?? false)) ?? [];
+      if (unknown.length > 0) {
+        return errorReply(
+          'unknown_session',
+          `no session ${unknown.join(', ')} in profile ${options.grant.profile}: list them with "gatehouse sessions"`,
+        );
+      }
       try {
-        const { ticket, expiresAt } = options.tickets.mint(request.purpose, options.grant);
-        return { ticket, expires_at: new Date(expiresAt).toISOString() };
+        const grant = sessions === undefined ? options.grant : { ...options.grant, sessions };
+        const { ticket, expiresAt } = options.tickets.mint(request.purpose, grant);
+        return {
+          ticket,
+          expires_at: new Date(expiresAt).toISOString(),
+          ...(sessions !== undefined ? { sessions } : {}),
+        };
       } catch (error) {
         if (error instanceof TicketCapacityError) return errorReply('ticket_capacity', error.message);
         throw error;
       }
+    }
   }
 }
 
