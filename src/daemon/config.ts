@@ -47,12 +47,13 @@ const modelSchema = z.strictObject({
 const listenerSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
+    // Absent: DEFAULT_PORT, or a free port when that one is taken (docs/decisions.md).
     port: z
       .number({ error: 'must be a port number (0 = any free port)' })
       .int()
       .min(0, { error: 'must be between 0 and 65535' })
       .max(65535, { error: 'must be between 0 and 65535' })
-      .default(0),
+      .optional(),
     allow_remote: z.boolean().default(false),
     tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
   })
@@ -167,6 +168,41 @@ export interface LoadedConfig {
   readonly file: string;
   /** Things the user should know but that do not stop the daemon (ignored keys, inline secrets). */
   readonly notices: readonly string[];
+}
+
+/**
+ * The listener's port when the config names none: fixed, so the dashboard URL is the same after
+ * every restart. When another process holds it, the daemon takes a free port and says so.
+ */
+export const DEFAULT_PORT = 7423;
+
+/** `serve --port/--host` (and `start`): command-line values win over listener.port/host. */
+export function withListenerFlags(
+  loaded: LoadedConfig,
+  flags: { port?: string; host?: string },
+): LoadedConfig {
+  if (flags.port === undefined && flags.host === undefined) return loaded;
+  const listener = { ...loaded.config.listener };
+  if (flags.port !== undefined) {
+    const port = Number(flags.port);
+    if (!/^\d+$/.test(flags.port) || port > 65535) {
+      throw new DaemonError(
+        'invalid_input',
+        `--port must be a port number from 0 to 65535 (0 = any free port), got ${flags.port}`,
+      );
+    }
+    listener.port = port;
+  }
+  if (flags.host !== undefined) {
+    if (!listener.allow_remote && !isLoopback(flags.host)) {
+      throw new DaemonError(
+        'invalid_input',
+        `--host ${flags.host} is not a loopback address: use 127.0.0.1, or set listener.allow_remote: true in ${loaded.file} (only behind TLS or an authenticating proxy)`,
+      );
+    }
+    listener.host = flags.host;
+  }
+  return { ...loaded, config: { ...loaded.config, listener } };
 }
 
 export function isLoopback(host: string): boolean {

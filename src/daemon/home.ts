@@ -84,7 +84,8 @@ default_profile: default
 
 listener:
   host: 127.0.0.1
-  port: 0            # 0 = any free port; the chosen URL is written to run/gateway.json
+  # port: 7423       # the default; when another process holds it a free port is used (and said).
+                     # Set it (or use --port) to insist on one; 0 = any free port.
   allow_remote: false
 
 approvals:

@@ -30,7 +30,10 @@ describe('gatehouse ticket', () => {
     await client.close();
 
     const json = await runCli(d.home, ['ticket', '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ purpose: 'interactive', ticket: expect.any(String) });
+    const printed = JSON.parse(json.stdout) as { purpose: string; ticket: string; expires_at: string };
+    expect(printed.purpose).toBe('interactive');
+    expect(printed.ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(printed.expires_at)).toBeGreaterThan(Date.now());
   });
 
   it('binds a worker-adoption ticket to the named session: resume, submit, answer; another is refused', async () => {

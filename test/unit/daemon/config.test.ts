@@ -27,7 +27,7 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.profiles).toEqual(['default']);
     expect(config.default_profile).toBe('default');
     expect(config.model).toBeUndefined();
-    expect(config.listener).toEqual({ host: '127.0.0.1', port: 0, allow_remote: false });
+    expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false });
     expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
