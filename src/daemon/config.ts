@@ -29,13 +29,23 @@ const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
 const modelSchema = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(
-    (value) => {
-      const url = new URL(value);
-      return !url.username && !url.password && !url.search && !url.hash;
-    },
-    { error: 'must not contain credentials, a query or a fragment' },
-  ),
+  base_url: z
+    .url({
+      protocol: /^https?$/,
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: the http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1'
+          : `must be an http(s) URL like https://api.openai.com/v1, got ${JSON.stringify(issue.input)}`,
+    })
+    .refine(
+      (value) => {
+        // Runs even when the URL check above failed; an unparseable value was reported there.
+        if (!URL.canParse(value)) return true;
+        const url = new URL(value);
+        return !url.username && !url.password && !url.search && !url.hash;
+      },
+      { error: 'must not contain credentials, a query or a fragment' },
+    ),
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
   api_key_env: z
     .string()

@@ -28,7 +28,7 @@ async function hold(port: number): Promise<Server | null> {
   });
 }
 
-describe('listener flags', () => {
+describe('listener flags', { timeout: 120_000 }, () => {
   it('serve --port/--host override listener.port/host in the config', async () => {
     const home = tempHome();
     writeConfig(home, `listener:\n  port: ${await freePort()}\n`);

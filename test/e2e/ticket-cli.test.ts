@@ -13,7 +13,7 @@ import { createAttached, tempDir, useFixture, type Snapshot } from './seed-fixtu
 
 const fx = useFixture();
 
-describe('gatehouse ticket', () => {
+describe('gatehouse ticket', { timeout: 120_000 }, () => {
   it('prints an interactive ticket that opens a WebSocket with operator powers', async () => {
     const d = await fx.daemon();
     const run = await runCli(d.home, ['ticket']);

@@ -241,6 +241,7 @@ export function gatewayService(
       ctx.advertise({ url: rpc.url });
       control = await startControlServer({
         socketPath: layout.controlSocket,
+        homeRoot: layout.root,
         tickets,
         grant: { subject: 'native:owner', profile },
         sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,

@@ -70,6 +70,15 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     expect(error.message).not.toContain('\n');
   });
 
+  it('a base_url that is not a URL is a config error saying what a URL looks like; a missing one is required', () => {
+    const bad = failure('model: {base_url: notaurl, model: m}');
+    expect(bad.message).toBe(
+      `${FILE}: model.base_url: must be an http(s) URL like https://api.openai.com/v1, got "notaurl" (see docs/configuration.md)`,
+    );
+    const missing = failure('model: {model: m}');
+    expect(missing.message).toContain('model.base_url: required');
+  });
+
   it('broken YAML names the file and the line', () => {
     const error = failure('listener:\n  port: [1\n');
     expect(error.message).toMatch(/config\.yaml line \d+: not valid YAML/);
