@@ -127,7 +127,7 @@ describe('gatehouse doctor', { timeout: 120_000 }, () => {
     );
     const repaired = await doctor(d.home, '--repair-search');
     expect(repaired.code).toBe(0);
-    expect(repaired.report.ok).toBe(true);
+    expect(repaired.report).toMatchObject({ ok: true, repaired: ['default'] });
 
     const again = await fx.daemon({ home: d.home });
     const viewer = await again.connect();

@@ -161,19 +161,22 @@ export function runChecks(layout: HomeLayout): Check[] {
   return checks;
 }
 
-function repairSearch(layout: HomeLayout): void {
+/** Rebuilds every failed search index; returns the profiles it rebuilt. */
+function repairSearch(layout: HomeLayout): string[] {
   if (gatewayState(layout).status !== 'stopped') {
     throw new DaemonError(
       'already_running',
       'stop the gateway first ("gatehouse stop"): the repair rewrites the index',
     );
   }
+  const repaired: string[] = [];
   for (const check of runChecks(layout)) {
     if (check.ok || !check.name.startsWith('search ')) continue;
     const profile = check.name.slice('search '.length);
     rebuildSearchIndexOf(layout.stateDb(profile));
-    say(`Rebuilt the search index of profile ${profile} from its stored messages.`);
+    repaired.push(profile);
   }
+  return repaired;
 }
 
 export function registerDoctor(program: Command): void {
@@ -186,12 +189,15 @@ export function registerDoctor(program: Command): void {
     .option('--repair-search', 'rebuild a broken search index from the stored messages (gateway stopped)')
     .action((flags: { json?: boolean; repairSearch?: boolean }) => {
       const layout = cliHome();
-      if (flags.repairSearch) repairSearch(layout);
+      const repaired = flags.repairSearch ? repairSearch(layout) : [];
       const checks = runChecks(layout);
       const ok = checks.every((c) => c.ok);
       if (flags.json) {
-        say(JSON.stringify({ ok, checks }, null, 2));
+        say(JSON.stringify({ ok, checks, ...(flags.repairSearch ? { repaired } : {}) }, null, 2));
       } else {
+        for (const profile of repaired) {
+          say(`Rebuilt the search index of profile ${profile} from its stored messages.`);
+        }
         for (const c of checks) {
           say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
           if (c.fix) say(`      what to do: ${c.fix}`);
