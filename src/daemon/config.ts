@@ -29,13 +29,23 @@ const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
 const modelSchema = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(
-    (value) => {
-      const url = new URL(value);
-      return !url.username && !url.password && !url.search && !url.hash;
-    },
-    { error: 'must not contain credentials, a query or a fragment' },
-  ),
+  base_url: z
+    .url({
+      protocol: /^https?$/,
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: the http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1'
+          : `must be an http(s) URL like https://api.openai.com/v1, got ${JSON.stringify(issue.input)}`,
+    })
+    .refine(
+      (value) => {
+        // Runs even when the URL check above failed; an unparseable value was reported there.
+        if (!URL.canParse(value)) return true;
+        const url = new URL(value);
+        return !url.username && !url.password && !url.search && !url.hash;
+      },
+      { error: 'must not contain credentials, a query or a fragment' },
+    ),
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
   api_key_env: z
     .string()
@@ -80,12 +90,13 @@ export function modelClientLimits(model: z.output<typeof modelSchema> | undefine
 const listenerSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
+    // Absent: DEFAULT_PORT, or a free port when that one is taken (docs/decisions.md).
     port: z
       .number({ error: 'must be a port number (0 = any free port)' })
       .int()
       .min(0, { error: 'must be between 0 and 65535' })
       .max(65535, { error: 'must be between 0 and 65535' })
-      .default(0),
+      .optional(),
     allow_remote: z.boolean().default(false),
     tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
     /**
@@ -228,6 +239,41 @@ export interface LoadedConfig {
   readonly file: string;
   /** Things the user should know but that do not stop the daemon (ignored keys, inline secrets). */
   readonly notices: readonly string[];
+}
+
+/**
+ * The listener's port when the config names none: fixed, so the dashboard URL is the same after
+ * every restart. When another process holds it, the daemon takes a free port and says so.
+ */
+export const DEFAULT_PORT = 7423;
+
+/** `serve --port/--host` (and `start`): command-line values win over listener.port/host. */
+export function withListenerFlags(
+  loaded: LoadedConfig,
+  flags: { port?: string; host?: string },
+): LoadedConfig {
+  if (flags.port === undefined && flags.host === undefined) return loaded;
+  const listener = { ...loaded.config.listener };
+  if (flags.port !== undefined) {
+    const port = Number(flags.port);
+    if (!/^\d+$/.test(flags.port) || port > 65535) {
+      throw new DaemonError(
+        'invalid_input',
+        `--port must be a port number from 0 to 65535 (0 = any free port), got ${flags.port}`,
+      );
+    }
+    listener.port = port;
+  }
+  if (flags.host !== undefined) {
+    if (!listener.allow_remote && !isLoopback(flags.host)) {
+      throw new DaemonError(
+        'invalid_input',
+        `--host ${flags.host} is not a loopback address: use 127.0.0.1, or set listener.allow_remote: true in ${loaded.file} (only behind TLS or an authenticating proxy)`,
+      );
+    }
+    listener.host = flags.host;
+  }
+  return { ...loaded, config: { ...loaded.config, listener } };
 }
 
 export function isLoopback(host: string): boolean {

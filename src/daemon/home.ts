@@ -6,12 +6,15 @@
  *   <home>/profiles/<profile>/state.db     one SQLite database per profile
  *   <home>/run/gateway.pid                 pid of the running daemon (present while it lives)
  *   <home>/run/gateway.json                how to reach it (written once ready, removed on exit)
- *   <home>/gateway.sock                    the owner-only control socket
+ *   <home>/gateway.sock                    the owner-only control socket (socket-path.ts: elsewhere
+ *                                          when the home's path is too long for a Unix socket)
  *   <home>/logs/gateway.log                the daemon log (JSON lines)
  */
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { makeDirs } from './dirs.js';
+import { controlSocketPath } from './socket-path.js';
 import { DaemonError, oneLine } from './errors.js';
 
 export interface HomeLayout {
@@ -45,7 +48,7 @@ export function homeLayout(root: string): HomeLayout {
     runDir,
     pidFile: join(runDir, 'gateway.pid'),
     gatewayJson: join(runDir, 'gateway.json'),
-    controlSocket: join(root, 'gateway.sock'),
+    controlSocket: controlSocketPath(root),
     logsDir,
     logFile: join(logsDir, 'gateway.log'),
     profileDir: (profile) => join(profilesDir, profile),
@@ -57,7 +60,7 @@ export function homeLayout(root: string): HomeLayout {
 export function ensureHomeDirs(layout: HomeLayout): void {
   try {
     for (const dir of [layout.root, layout.runDir, layout.logsDir, layout.profilesDir]) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDirs(dir, 0o700);
     }
     chmodSync(layout.root, 0o700);
   } catch (error) {
@@ -118,7 +121,8 @@ default_profile: default
 
 listener:
   host: 127.0.0.1
-  port: 0            # 0 = any free port; the chosen URL is written to run/gateway.json
+  # port: 7423       # the default; when another process holds it a free port is used (and said).
+                     # Set it (or use --port) to insist on one; 0 = any free port.
   allow_remote: false
 
 approvals:

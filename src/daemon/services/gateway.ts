@@ -25,7 +25,7 @@ import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
-import { modelClientLimits } from '../config.js';
+import { DEFAULT_PORT, modelClientLimits } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
@@ -204,10 +204,10 @@ export function gatewayService(
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
-      try {
-        rpc = await startRpcServer({
+      const listen = (port: number): Promise<RpcServer> =>
+        startRpcServer({
           host: config.listener.host,
-          port: config.listener.port,
+          port,
           dispatcher,
           tickets,
           profile,
@@ -223,9 +223,17 @@ export function gatewayService(
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });
+      const requested = config.listener.port;
+      try {
+        rpc = await listen(requested ?? DEFAULT_PORT).catch((error: NodeJS.ErrnoException) => {
+          // Only the unasked-for default gives way; a port the owner chose is insisted on.
+          if (requested !== undefined || error.code !== 'EADDRINUSE') throw error;
+          logger.warn({ port: DEFAULT_PORT }, 'the default port is taken; listening on a free port instead');
+          return listen(0);
+        });
       } catch (error) {
         if (typeof (error as NodeJS.ErrnoException).code === 'string') {
-          throw listenError(error as NodeJS.ErrnoException, config.listener.port, ctx);
+          throw listenError(error as NodeJS.ErrnoException, requested ?? DEFAULT_PORT, ctx);
         }
         throw error;
       }
@@ -234,8 +242,10 @@ export function gatewayService(
       ctx.advertise({ url: rpc.url });
       control = await startControlServer({
         socketPath: layout.controlSocket,
+        homeRoot: layout.root,
         tickets,
         grant: { subject: 'native:owner', profile },
+        sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,

@@ -63,6 +63,8 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
         epoch: authority.epoch,
         principal: { subject: caller.subject, provider: caller.provider },
         capabilities: caller.capabilities,
+        // A connection bound to named sessions (a worker-adoption ticket) says which.
+        ...(caller.sessions !== undefined ? { sessions: caller.sessions } : {}),
         session_create: sources.creationContract(),
         ...(sources.storage ? { storage: sources.storage() } : {}),
       };

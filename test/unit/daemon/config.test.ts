@@ -28,7 +28,7 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.profiles).toEqual(['default']);
     expect(config.default_profile).toBe('default');
     expect(config.model).toBeUndefined();
-    expect(config.listener).toEqual({ host: '127.0.0.1', port: 0, allow_remote: false });
+    expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false });
     expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
@@ -69,6 +69,15 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     expect(error.message).toContain(FILE);
     expect(error.message).toContain(`${path}:`);
     expect(error.message).not.toContain('\n');
+  });
+
+  it('a base_url that is not a URL is a config error saying what a URL looks like; a missing one is required', () => {
+    const bad = failure('model: {base_url: notaurl, model: m}');
+    expect(bad.message).toBe(
+      `${FILE}: model.base_url: must be an http(s) URL like https://api.openai.com/v1, got "notaurl" (see docs/configuration.md)`,
+    );
+    const missing = failure('model: {model: m}');
+    expect(missing.message).toContain('model.base_url: required');
   });
 
   it('broken YAML names the file and the line', () => {

@@ -7,7 +7,7 @@ import { DaemonError, oneLine } from '../../../daemon/errors.js';
 import type { GatewayInfo } from '../../../daemon/daemon.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { requestTicket } from '../../control/client.js';
+import { requestTicketPatiently } from '../../control/client.js';
 import { GatewayClient } from '../../client/rpc-client.js';
 import { spawnDaemon } from '../commands/start.js';
 
@@ -45,7 +45,8 @@ export async function openLink(layout: HomeLayout): Promise<Link> {
   const { info, started } = await ensureDaemon(layout);
   if (!info.url)
     throw new DaemonError('start_failed', `the gateway advertises no URL; see ${layout.logFile}`);
-  const { ticket } = await requestTicket(layout.controlSocket, 'interactive');
+  // A full ticket book frees itself within one ticket lifetime: wait for it rather than give up.
+  const { ticket } = await requestTicketPatiently(layout.controlSocket, 'interactive');
   const client = await GatewayClient.connect(info.url, ticket);
   return { client, info, started };
 }
