@@ -173,7 +173,47 @@ describe('UX-1 gatehouse chat with piped input', () => {
   );
 
   it(
-    'survives a daemon restart while connected: reconnects by itself and answers in the same session',
+    'issue 12 item 16: a deliberate stop sticks; the chat waits and comes back with the gateway or on /reconnect',
+    async () => {
+      const home = newHome();
+      const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
+      await chat.waitFor('Ctrl-D detaches');
+      chat.type('before the stop\n');
+      await chat.waitFor('you said: before the stop');
+      const firstPid = daemonPid(home);
+
+      let mark = chat.output.length;
+      expect((await runCli(home, ['stop'])).stdout).toContain(`Gatehouse stopped (pid ${firstPid})`);
+      await chat.waitFor('(the gateway was stopped. This chat waits', mark);
+      // The chat did not start it again behind the user's back.
+      expect((await runCli(home, ['status'])).stdout).toContain('Gatehouse is not running');
+      expect(chat.output.slice(mark)).not.toContain('reconnecting');
+
+      // Started again by someone else: the chat notices and re-attaches to the same session.
+      mark = chat.output.length;
+      expect((await runCli(home, ['start'])).code).toBe(0);
+      await chat.waitFor('(reconnected to the gateway', mark);
+      chat.type('after the start\n');
+      await chat.waitFor('you said: after the start', mark);
+
+      // Stopped again, the user asks for it back.
+      mark = chat.output.length;
+      await runCli(home, ['stop']);
+      await chat.waitFor('(the gateway was stopped', mark);
+      chat.type('/reconnect\n');
+      await chat.waitFor('(reconnected to the gateway', mark);
+      chat.type('after reconnect\n');
+      await chat.waitFor('you said: after reconnect', mark);
+      chat.child.stdin!.end();
+      expect(await chat.exit).toBe(0);
+      // `/reconnect` is the chat's own word: it never reached the agent.
+      expect(chat.output).not.toContain('you said: /reconnect');
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'survives a daemon crash while connected: starts it again by itself and answers in the same session',
     async () => {
       const home = newHome();
       const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
@@ -181,7 +221,7 @@ describe('UX-1 gatehouse chat with piped input', () => {
       chat.type('before the restart\n');
       await chat.waitFor('you said: before the restart');
       const firstPid = daemonPid(home);
-      process.kill(firstPid, 'SIGTERM');
+      process.kill(firstPid, 'SIGKILL');
       await chat.waitFor('(reconnected to the gateway');
       expect(daemonPid(home)).not.toBe(firstPid);
       const mark = chat.output.length;
