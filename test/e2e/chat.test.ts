@@ -51,7 +51,7 @@ class Session {
   }
 
   private take(chunk: string): void {
-    this.output += chunk.replace(ANSI_SEQ, '');
+    this.output += chunk.replace(ANSI_SEQ, '').replace(/\r/g, ''); // a terminal ends lines with \r\n
     this.waiters = this.waiters.filter((w) => {
       if (!this.output.includes(w.text, w.from)) return true;
       w.resolve();
@@ -145,7 +145,7 @@ describe('UX-1 gatehouse chat with piped input', () => {
       // The transcript is stored: a resume shows it all, once.
       const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
       expect(resumed.code).toBe(0);
-      expect(resumed.stdout.split('you> hello gatehouse').length).toBe(2);
+      expect(resumed.stdout.split('> hello gatehouse').length).toBe(2);
       expect(resumed.stdout).toContain('⚙ terminal rm -rf');
       expect(resumed.stdout).toContain('the tool `terminal` returned');
     },
@@ -237,8 +237,8 @@ describe('UX-1 gatehouse chat with piped input', () => {
       };
       expect(sessions.map((s) => s.session_id)).toEqual([id]);
       const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
-      expect(resumed.stdout).toContain('you> before the restart');
-      expect(resumed.stdout).toContain('you> after the restart');
+      expect(resumed.stdout).toContain('> before the restart');
+      expect(resumed.stdout).toContain('> after the restart');
     },
     E2E_TIMEOUT_MS,
   );
@@ -287,10 +287,12 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
 
       const again = onTerminal(home, ['chat', '--resume', id]);
       await again.waitFor('Ctrl-D detaches');
-      await again.waitFor('you> hello from a terminal');
+      await again.waitFor('> hello from a terminal');
       await again.waitFor('Demo model (scripted stand-in): you said: hello from a terminal');
-      await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}`);
-      await again.waitFor('you> run: sleep 60');
+      await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}\n  approved (once)\n  ↳ exit code 0`);
+      // Issue 12 item 19: the interruption is in the history too, and every user line has the prompt.
+      await again.waitFor('> run: sleep 60\n⚙ terminal sleep 60\n  ✗ [interrupted before completion]');
+      await again.waitFor('(turn interrupted)');
       again.type('\u0004');
       expect(await again.exit).toBe(0);
     },

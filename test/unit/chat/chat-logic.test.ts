@@ -18,6 +18,7 @@ import {
   renderEvent,
   renderHistory,
   toolCallLine,
+  userLine,
   type ChatEvent,
   type RenderState,
 } from '../../../src/surfaces/cli/chat/render.js';
@@ -229,8 +230,72 @@ describe('UX-1 rendering of live events', () => {
       { role: 'tool', content: '/tmp/w\n' },
       { role: 'assistant', content: 'It is /tmp/w.' },
     ]);
-    expect(out).toBe('you> run: pwd\n⚙ terminal pwd\n  ↳ /tmp/w\nIt is /tmp/w.\n');
+    expect(out).toBe('> run: pwd\n⚙ terminal pwd\n  ↳ /tmp/w\nIt is /tmp/w.\n');
     expect(toolCallLine('x', 'not json')).toBe('⚙ x not json');
+  });
+
+  it('issue 12 item 19: history shows approvals, denials and interruptions as they were shown live', () => {
+    const call = (command: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ function: { name: 'terminal', arguments: JSON.stringify({ command }) } }],
+    });
+    const out = renderHistory([
+      { role: 'user', content: 'run: rm -rf a' },
+      call('rm -rf a'),
+      {
+        role: 'tool',
+        content: 'exit code 0\n(no output)',
+        tool_outcome: { is_error: false, approval: 'once' },
+      },
+      { role: 'assistant', content: 'done' },
+      { role: 'user', content: 'run: rm -rf b' },
+      call('rm -rf b'),
+      {
+        role: 'tool',
+        content: 'The user denied this command. It was not run.',
+        tool_outcome: { is_error: true, approval: 'denied' },
+      },
+      { role: 'assistant', content: 'not run' },
+      { role: 'user', content: 'run: sleep 60' },
+      call('sleep 60'),
+      {
+        role: 'tool',
+        content: '[interrupted before completion] stopped',
+        tool_outcome: { is_error: true },
+        interrupted: true,
+      },
+      { role: 'user', content: 'think: long' },
+      { role: 'assistant', content: 'half an ans', interrupted: true },
+    ]);
+    expect(out).toBe(
+      [
+        '> run: rm -rf a',
+        '⚙ terminal rm -rf a',
+        '  approved (once)',
+        '  ↳ exit code 0 (no output)',
+        'done',
+        '> run: rm -rf b',
+        '⚙ terminal rm -rf b',
+        '  denied',
+        '  ✗ The user denied this command. It was not run.',
+        'not run',
+        '> run: sleep 60',
+        '⚙ terminal sleep 60',
+        '  ✗ [interrupted before completion] stopped',
+        '(turn interrupted)',
+        '> think: long',
+        'half an ans',
+        '(turn interrupted)',
+        '',
+      ].join('\n'),
+    );
+    // The live rendering of the same answers says the same words.
+    const live = (event: Record<string, unknown>) =>
+      renderEvent(INITIAL_RENDER, { type: 'x', ...event }).text;
+    expect(live({ type: 'approval.settled', outcome: { kind: 'denied' } })).toBe('  denied\n');
+    expect(live({ type: 'turn.complete', outcome: 'interrupted' })).toBe('(turn interrupted)\n');
+    expect(userLine('hi')).toBe('> hi\n');
   });
 
   it('says plainly when the built-in demo model answers', () => {

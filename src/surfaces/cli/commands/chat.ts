@@ -10,7 +10,7 @@ import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
-import { ANSI, PLAIN } from '../chat/render.js';
+import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
 import { cliHome, loadCliConfig } from '../shared.js';
 
 interface ChatFlags {
@@ -52,7 +52,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
   });
-  rl.setPrompt('> ');
+  rl.setPrompt(PROMPT);
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
