@@ -125,6 +125,8 @@ describe('UX-1 gatehouse chat with piped input', () => {
       expect(listed.code).toBe(0);
       const { sessions } = JSON.parse(listed.stdout) as { sessions: Record<string, unknown>[] };
       expect(sessions).toEqual([expect.objectContaining({ session_id: id, source: 'cli', state: 'idle' })]);
+      // Issue 12 item 19: titled from its first message, server-side.
+      expect(sessions[0]!.title).toBe('hello gatehouse');
 
       const found = await runCli(home, ['sessions', '--search', 'gatehouse', '--json']);
       const { hits } = JSON.parse(found.stdout) as { hits: { session_id: string; role: string }[] };
@@ -148,6 +150,14 @@ describe('UX-1 gatehouse chat with piped input', () => {
       expect(resumed.stdout.split('> hello gatehouse').length).toBe(2);
       expect(resumed.stdout).toContain('⚙ terminal rm -rf');
       expect(resumed.stdout).toContain('the tool `terminal` returned');
+
+      // `/title` renames it; `gatehouse sessions` (session.list) shows the new title.
+      const retitled = await runCli(home, ['chat', '--resume', id], { input: '/title Cleanup of victim\n' });
+      expect(retitled.code).toBe(0);
+      expect(retitled.stdout).toContain('(this session is now titled: Cleanup of victim)');
+      expect(retitled.stdout).not.toContain('you said: /title');
+      const table = await runCli(home, ['sessions']);
+      expect(table.stdout).toMatch(new RegExp(`${id} .* Cleanup of victim`));
     },
     E2E_TIMEOUT_MS,
   );

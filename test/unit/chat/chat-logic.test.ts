@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { titleFromMessage } from '../../../src/domain/local/titles.js';
 import {
   parseApprovalAnswer,
   parseClarifyAnswer,
@@ -309,5 +310,17 @@ describe('UX-1 rendering of live events', () => {
     });
     expect(text).toContain('model: built-in demo model (scripted stand-in, no account needed)');
     expect(text).toContain('session s1');
+  });
+});
+
+describe('issue 12 item 19: a session is titled from its first message', () => {
+  it('takes the first line, collapses whitespace and cuts long lines at a word', () => {
+    expect(titleFromMessage('  hello   there \nmore')).toBe('hello there');
+    expect(titleFromMessage('\n\n  run: ls  ')).toBe('run: ls');
+    expect(titleFromMessage('   \n ')).toBeNull();
+    const long = titleFromMessage(`please ${'refactor the module '.repeat(10)}`)!;
+    expect(long.length).toBeLessThanOrEqual(60);
+    expect(long).toMatch(/^please refactor the module .*[a-z]…$/);
+    expect(titleFromMessage('x'.repeat(100))).toBe(`${'x'.repeat(59)}…`);
   });
 });

@@ -45,6 +45,10 @@ export class ChatController {
   private stopping = false;
   /** While `stopped`: the daemon that stopped (a gateway running again is another one). */
   private stoppedInstance: string | null = null;
+  /** The chat's own command under way (`/title`): the chat detaches only after it. */
+  private commanding: Promise<void> = Promise.resolve();
+  /** Waiting for the chat to be attached (or to end): see attached(). */
+  private waitingReady: (() => void)[] = [];
   private readonly view: SessionView;
   private readonly catchUp: CatchUp;
   private readonly lines: ChatInput;
@@ -113,6 +117,14 @@ export class ChatController {
       void this.reconnect('(starting the gateway again…)', true);
       return;
     }
+    const title = /^\/title(?:\s+([\s\S]*))?$/.exec(line.trim());
+    if (title) {
+      // In order with other commands, once attached (piped lines arrive before the chat is).
+      this.commanding = this.commanding
+        .then(() => this.attached())
+        .then(() => this.retitle(title[1]?.trim() ?? ''));
+      return;
+    }
     if (line.trim() === '/reconnect') {
       this.view.writeLine(this.options.style.dim('(connected to the gateway; nothing to reconnect)'));
       if (this.phase === 'ready') this.options.idle();
@@ -130,6 +142,22 @@ export class ChatController {
   interrupt(): void {
     if (this.phase === 'closing') return this.resolveDone(130);
     this.lines.interrupt();
+  }
+
+  /** `/title <text>`: names the session (session.title); `gatehouse sessions` shows it. */
+  private async retitle(title: string): Promise<void> {
+    const say = (text: string) => this.view.writeLine(this.options.style.dim(text));
+    if (title === '') say('Usage: /title <text> (names this session; gatehouse sessions shows it)');
+    else if (this.phase !== 'ready') say('(not connected to the gateway; try /title again once it is back)');
+    else {
+      try {
+        await this.call('session.title', { session_id: this.view.sessionId, title });
+        say(`(this session is now titled: ${title})`);
+      } catch (error) {
+        this.options.warn(`gatehouse: could not set the title: ${(error as Error).message}`);
+      }
+    }
+    if (this.phase === 'ready' && !this.view.inflight && !this.view.openPrompt) this.options.idle();
   }
 
   // ---- the connection ------------------------------------------------------------------------------
@@ -216,8 +244,19 @@ export class ChatController {
     }
   }
 
+  /** Resolves once the chat is attached and caught up, or is ending. */
+  private attached(): Promise<void> {
+    if (this.phase === 'ready' || this.phase === 'closing') return Promise.resolve();
+    return new Promise((resolve) => this.waitingReady.push(resolve));
+  }
+
+  private releaseWaiting(): void {
+    for (const resolve of this.waitingReady.splice(0)) resolve();
+  }
+
   private ready(): void {
     this.phase = 'ready';
+    this.releaseWaiting();
     void this.lines.pump();
   }
 
@@ -252,6 +291,9 @@ export class ChatController {
 
   private async finish(): Promise<void> {
     if (this.phase === 'closing') return;
+    this.releaseWaiting(); // a command waiting to be attached answers that it is not
+    await this.commanding;
+    if ((this.phase as Phase) === 'closing') return;
     this.phase = 'closing';
     const link = this.link;
     const sessionId = this.view.sessionId;
@@ -267,6 +309,7 @@ export class ChatController {
   /** Ends the chat on an error it cannot recover from: one line, the way back in, exit 1. */
   private fail(error: unknown): void {
     this.phase = 'closing';
+    this.releaseWaiting();
     this.options.warn(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);
     this.options.write(resumeHint(this.view.sessionId ?? '?'));
     void this.link?.client.close();
