@@ -276,7 +276,7 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
       await tty.waitFor('you said: hello from a terminal');
       tty.type(`run: rm -rf ${join(cwd, 'victim')}\r`);
       await tty.waitFor('[o]nce [s]ession [a]lways [d]eny');
-      tty.type('o\r');
+      tty.type('o'); // issue 12 item 19: one key answers, no Enter
       await tty.waitFor('the tool `terminal` returned');
       expect(existsSync(join(cwd, 'victim'))).toBe(false);
 

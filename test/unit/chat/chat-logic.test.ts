@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { titleFromMessage } from '../../../src/domain/local/titles.js';
 import {
+  approvalKeys,
   parseApprovalAnswer,
   parseClarifyAnswer,
   promptReply,
@@ -322,5 +323,19 @@ describe('issue 12 item 19: a session is titled from its first message', () => {
     expect(long.length).toBeLessThanOrEqual(60);
     expect(long).toMatch(/^please refactor the module .*[a-z]…$/);
     expect(titleFromMessage('x'.repeat(100))).toBe(`${'x'.repeat(59)}…`);
+  });
+});
+
+describe('issue 12 item 19: an approval is answered by one key on a terminal', () => {
+  it('offers exactly the single keys of the offered choices', () => {
+    expect(approvalKeys(['once', 'session', 'always', 'deny']).sort()).toEqual([
+      'a',
+      'd',
+      'n',
+      'o',
+      's',
+      'y',
+    ]);
+    expect(approvalKeys(['once', 'deny']).sort()).toEqual(['d', 'n', 'o', 'y']);
   });
 });

@@ -17,6 +17,7 @@ import { DEMO_MODEL_DESCRIPTION } from '../../../daemon/config.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { ConnectionClosedError, type Notification } from '../../client/rpc-client.js';
+import { approvalKeys } from './answers.js';
 import { CatchUp } from './catch-up.js';
 import { ChatInput } from './input.js';
 import { openLink, reopenLink, type Link } from './link.js';
@@ -131,6 +132,16 @@ export class ChatController {
       return;
     }
     this.lines.push(line);
+  }
+
+  /**
+   * The keys that answer the open approval at once (a terminal in raw mode), or null when no
+   * approval is open: then keys are typed as usual.
+   */
+  singleKeys(): string[] | null {
+    const open = this.view.openPrompt;
+    if (this.phase !== 'ready' || open?.type !== 'approval.request') return null;
+    return approvalKeys((open['choices'] as string[] | undefined) ?? ['once', 'deny']);
   }
 
   endOfInput(): void {
