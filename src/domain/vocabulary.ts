@@ -135,4 +135,17 @@ export interface TranscriptMessage {
   sender_name?: string;
   /** ISO-8601 UTC time the message was stored. Filled by the store when absent. */
   timestamp?: string;
+  /**
+   * How a tool call went, on its tool message, for clients showing history as they showed it live
+   * (never sent to the model): an error, and what a human answered when it asked for approval.
+   */
+  tool_outcome?: ToolOutcome;
+  /** The turn was interrupted (or cancelled) here: on its last stored message. */
+  interrupted?: boolean;
+}
+
+export interface ToolOutcome {
+  is_error: boolean;
+  /** The approval asked for this call: the choice it was allowed with, or why it was not. */
+  approval?: 'once' | 'session' | 'always' | 'remembered' | 'yolo' | 'denied' | 'timeout' | 'cancelled';
 }

@@ -11,7 +11,7 @@
  * A crash between storing a call and its result leaves a dangling call; before the next turn the
  * gateway closes it with closeDanglingToolCalls (transcript-repair.ts), which says its effect is unknown.
  */
-import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
+import type { TokenUsage, ToolOutcome, TranscriptMessage } from '../domain/vocabulary.js';
 import { isModelError } from './model/errors.js';
 import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
 import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
@@ -132,6 +132,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   };
 
   const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
+  /** What a human answered to the approval of the tool call running now (kept on its tool message). */
+  let approval: ToolOutcome['approval'];
   const context: ToolContext = {
     cwd: options.cwd,
     signal,
@@ -139,7 +141,11 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     admissionId,
     executionGeneration,
     yolo: options.yolo,
-    requestApproval: (request) => options.prompts.requestApproval(scope, request),
+    requestApproval: async (request) => {
+      const outcome = await options.prompts.requestApproval(scope, request);
+      approval = outcome.kind === 'approved' ? outcome.choice : outcome.kind;
+      return outcome;
+    },
     askClarify: (request) => options.prompts.askClarify(scope, request),
   };
   const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
@@ -176,7 +182,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       } catch (error) {
         if (signal.aborted) {
           // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
-          return await finish(stopOutcome(), streamed ? [{ role: 'assistant', content: streamed }] : []);
+          return await finish(
+            stopOutcome(),
+            streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : [],
+          );
         }
         if (isModelError(error))
           return await finish('failed', [], null, { reason: error.kind, message: error.message });
@@ -211,6 +220,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           name: toolCall.function.name,
           arguments: toolCall.function.arguments,
         });
+        approval = undefined;
         const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
         interrupted ||= step.interrupted;
         const stored = await store({
@@ -218,6 +228,11 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           tool_call_id: toolCall.id,
           name: toolCall.function.name,
           content: step.result.content,
+          tool_outcome: {
+            is_error: step.result.isError === true,
+            ...(approval === undefined ? {} : { approval }),
+          },
+          ...(step.interrupted ? { interrupted: true } : {}),
         });
         wire.push(toWireMessage(stored));
         emit({

@@ -126,6 +126,8 @@ export interface LocalSessionStore {
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;
+  /** Sets a session's title; with `onlyIfUntitled`, only when it has none. True when it changed. */
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean;
 
   /** LOC-8: one durable admission (group-committed with whatever else is queued with it). */
   admit(admission: NewAdmission): Promise<AdmitResult>;

@@ -239,6 +239,12 @@ export function gatewayService(
       }
       const live = sessions;
       rpc.events.on('connection:close', (connection) => live.viewerGone(connection.id));
+      // A deliberate stop (SIGTERM/SIGINT, `gatehouse stop`) is announced to every client before
+      // the drain, so none mistakes the close that follows for a crash and starts the daemon again.
+      const server = rpc;
+      ctx.lifecycle.on('lifecycle:draining', (reason) => {
+        for (const connection of server.connections) connection.notify('gateway.stopping', { reason });
+      });
       ctx.advertise({ url: rpc.url });
       control = await startControlServer({
         socketPath: layout.controlSocket,

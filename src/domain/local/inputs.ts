@@ -26,6 +26,8 @@ export interface InputContext {
   publish(logicalId: string, event: PublicEvent): void;
   /** True when the session's receipt is valid in this epoch (it may run). */
   ensureReceipt(logicalId: string): boolean;
+  /** Titles an untitled session from its first message (titles.ts). */
+  titleFromFirst(session: AccessRow, text: string): void;
   /** Throws runtime_draining while the daemon drains. */
   assertAccepting(): void;
   /** Named test-only fault points; inert in production. */
@@ -93,6 +95,7 @@ export class SessionInputs {
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.
         setImmediate(() => this.ctx.scheduler.kick(session.logical_id));
+        if (session.title === null) this.ctx.titleFromFirst(session, params.text);
         break;
       case 'existing':
         break;

@@ -27,6 +27,7 @@ import {
 import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { SessionInputs } from './inputs.js';
+import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 
@@ -98,6 +99,10 @@ export class LocalSessions {
       access: (principal, logicalId) => this.access(principal, logicalId),
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
+      titleFromFirst: (session, text) => {
+        const title = titleFromMessage(text);
+        if (title !== null) this.storeTitle(session.logical_id, title, true);
+      },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
     });
@@ -266,6 +271,20 @@ export class LocalSessions {
       lastSeq: this.hub(id).lastSeq,
       info: this.infoOf(fresh),
     });
+  }
+
+  /** session.title: the owner (or an operator) names the session. */
+  retitle(principal: Principal, logicalId: string, title: string): Record<string, unknown> {
+    this.access(principal, logicalId);
+    this.storeTitle(logicalId, title, false);
+    return { session_id: logicalId, title };
+  }
+
+  /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
+  private storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): void {
+    if (!this.options.store.setTitle(logicalId, title, onlyIfUntitled)) return;
+    const known = this.checked.get(logicalId);
+    if (known) this.checked.set(logicalId, { ...known, title });
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {

@@ -31,6 +31,7 @@ import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
+import { writeTitle } from './local/titles.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
 import { insertSession } from './ops/sessions.js';
 
@@ -126,6 +127,10 @@ export class SqliteLocalStore implements LocalSessionStore {
     const raw = creations.readReceipt(this.db, receiptKey(logicalId));
     const route = readRoute(this.db, localSessionKey(logicalId));
     return { raw, routedSessionId: route?.session_id ?? null };
+  }
+
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean {
+    return writeTitle(this.db, logicalId, title, onlyIfUntitled);
   }
 
   setPaused(logicalId: string, reason: string | null): void {

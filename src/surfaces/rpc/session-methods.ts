@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { createSessionParams } from '../../domain/local/launch-policy.js';
 import type { LocalSessions } from '../../domain/local/service.js';
+import { TITLE_MAX } from '../../domain/local/titles.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import type { RpcContext } from './connection.js';
 
@@ -21,6 +22,16 @@ export const SESSION_METHOD_SCHEMAS = {
     scope: z.enum(['live', 'stored']).default('live'),
   }),
   'session.info': z.strictObject({ session_id: id }),
+  'session.title': z.strictObject({
+    session_id: id,
+    title: z
+      .string()
+      .trim()
+      .min(1)
+      .max(TITLE_MAX)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'a title is one line without control characters'),
+  }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
     limit: z.number().int().min(1).max(500).default(20),
@@ -85,6 +96,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.info'],
       capability: 'session:read',
       handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.title', {
+      params: s['session.title'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.retitle(c.principal, p.session_id, p.title),
     })
     .register('session.search', {
       params: s['session.search'],

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../../src/domain/messaging/commands.js';
 import { isSilentReply, planRecovery } from '../../../src/domain/messaging/recovery.js';
 import { splitMessage } from '../../../src/domain/messaging/split.js';
-import { normalizeTelegramChatId, sourceOfMessage } from '../../../src/surfaces/platforms/telegram/source.js';
+import {
+  normalizeTelegramChatId,
+  sourceOfMessage,
+  textForBot,
+} from '../../../src/surfaces/platforms/telegram/source.js';
 import { PlatformRegistry } from '../../../src/surfaces/platforms/registry.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import type { Message } from 'grammy/types';
@@ -34,15 +38,36 @@ describe('long replies split at the platform limit', () => {
 });
 
 describe('chat commands', () => {
-  it('parses commands, strips @botname, and leaves unknown slashes to the agent', () => {
+  it('parses bare commands and leaves addressed ones and unknown slashes to the agent', () => {
     expect(parseCommand('/new')).toEqual({ name: 'new' });
-    expect(parseCommand('/stop@gatehouse_bot')).toEqual({ name: 'stop' });
+    expect(parseCommand('/stop@gatehouse_bot')).toBeNull();
     expect(parseCommand('/queue  do it later ')).toEqual({ name: 'queue', text: 'do it later' });
     expect(parseCommand('/approve always')).toEqual({ name: 'approve', choice: 'always' });
     expect(parseCommand('/approve maybe')).toMatchObject({ name: 'invalid' });
     expect(parseCommand('/queue')).toMatchObject({ name: 'invalid' });
     expect(parseCommand('/weather today')).toBeNull();
     expect(parseCommand('hello /new')).toBeNull();
+  });
+});
+
+describe('issue 12 item 10: a Telegram command is one only when bare or addressed to this bot', () => {
+  it('drops its own address, ignores other bots in groups, passes them on as text in a DM', () => {
+    expect(textForBot('/new', 'group', 'gatehouse_bot')).toBe('/new');
+    expect(textForBot('/new@gatehouse_bot', 'group', 'gatehouse_bot')).toBe('/new');
+    expect(textForBot('/queue@Gatehouse_Bot do it later', 'group', 'gatehouse_bot')).toBe(
+      '/queue do it later',
+    );
+    expect(parseCommand(textForBot('/stop@gatehouse_bot', 'thread', 'gatehouse_bot')!)).toEqual({
+      name: 'stop',
+    });
+    for (const chatType of ['group', 'channel', 'thread'] as const) {
+      expect(textForBot('/new@SomeOtherBot', chatType, 'gatehouse_bot')).toBeNull();
+    }
+    expect(textForBot('/new@SomeOtherBot', 'dm', 'gatehouse_bot')).toBe('/new@SomeOtherBot');
+    expect(parseCommand('/new@SomeOtherBot')).toBeNull();
+    // An address anywhere but right after a leading command is ordinary text.
+    expect(textForBot('mail me@example.org', 'group', 'gatehouse_bot')).toBe('mail me@example.org');
+    expect(textForBot('hello /new@SomeOtherBot', 'group', 'gatehouse_bot')).toBe('hello /new@SomeOtherBot');
   });
 });
 

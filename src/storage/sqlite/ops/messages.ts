@@ -14,6 +14,8 @@ const EXTRA_FIELDS = [
   'reasoning',
   'admission_id',
   'sender_name',
+  'tool_outcome',
+  'interrupted',
 ] as const satisfies readonly (keyof TranscriptMessage)[];
 
 interface MessageRow {

@@ -39,6 +39,11 @@ export class ChatInput {
     void this.pump();
   }
 
+  /** The input has ended (Ctrl-D, or the end of piped lines). */
+  get ended(): boolean {
+    return this.eof;
+  }
+
   end(): void {
     this.eof = true;
     void this.pump();

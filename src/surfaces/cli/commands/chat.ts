@@ -4,13 +4,13 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface, type Key } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
-import { ANSI, PLAIN } from '../chat/render.js';
+import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
 import { cliHome, loadCliConfig } from '../shared.js';
 
 interface ChatFlags {
@@ -33,6 +33,31 @@ export function registerChat(program: Command): void {
     });
 }
 
+/**
+ * On a terminal an approval is answered by one key, as its question shows it (`[o]nce … [d]eny`),
+ * without Enter. readline's own keypress listener is wrapped: while an approval is open and nothing
+ * is typed yet, an answering key goes to the chat (echoed here, readline never sees it); every
+ * other key, and every key at any other time, goes to readline as before, so a typed word and
+ * Enter still work.
+ */
+function answerApprovalsByKey(rl: Interface, chat: ChatController, write: (text: string) => void): void {
+  const input = process.stdin;
+  const readlineKeys = input.listeners('keypress').at(-1) as
+    ((text: string | undefined, key: Key | undefined) => void) | undefined;
+  if (readlineKeys === undefined) return;
+  input.off('keypress', readlineKeys);
+  input.on('keypress', (text: string | undefined, key: Key | undefined) => {
+    const keys = rl.line === '' && key?.ctrl !== true && key?.meta !== true ? chat.singleKeys() : null;
+    const pressed = text?.toLowerCase();
+    if (keys !== null && pressed !== undefined && keys.includes(pressed)) {
+      write(`${text}\n`);
+      chat.input(pressed);
+      return;
+    }
+    readlineKeys.call(input, text, key);
+  });
+}
+
 async function runChat(flags: ChatFlags): Promise<number> {
   const layout = cliHome();
   loadCliConfig(layout); // a bad config is reported here, before any daemon is started
@@ -52,7 +77,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
   });
-  rl.setPrompt('> ');
+  rl.setPrompt(PROMPT);
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
@@ -65,6 +90,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
       if (tty) rl.prompt(true);
     },
   });
+  if (tty) answerApprovalsByKey(rl, chat, (text) => process.stdout.write(text));
   rl.on('line', (line) => chat.input(line));
   rl.on('close', () => chat.endOfInput());
   const onSigint = () => chat.interrupt();
