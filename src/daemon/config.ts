@@ -42,6 +42,8 @@ const modelSchema = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
     .optional(),
   api_key: z.string().min(1).optional(),
+  /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
+  context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
 });
 
 const listenerSchema = z
@@ -116,6 +118,23 @@ export const configSchema = z
     default_profile: z.string().optional(),
     model: modelSchema.optional(),
     listener: listenerSchema.prefault({}),
+    /** The built-in demo model, used when no `model` is configured. */
+    demo_model: z
+      .strictObject({
+        context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).default(65_536),
+      })
+      .prefault({}),
+    /** Context compression (SPEC LIN-1). */
+    compression: z
+      .strictObject({
+        threshold: z
+          .number()
+          .gt(0, { error: 'must be above 0' })
+          .max(1, { error: 'must be at most 1 (the whole window)' })
+          .default(0.75),
+        tail_tokens: z.number().int().min(0).default(2_000),
+      })
+      .prefault({}),
     approvals: z
       .strictObject({
         mode: z.enum(['manual', 'deny', 'off']).default('manual'),

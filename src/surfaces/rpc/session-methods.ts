@@ -42,6 +42,7 @@ export const SESSION_METHOD_SCHEMAS = {
     execution_generation: generation,
   }),
   'session.interrupt': z.strictObject({ session_id: id, execution_generation: generation }),
+  'session.compress': z.strictObject({ session_id: id, execution_generation: generation.optional() }),
   'approval.respond': z.strictObject({
     session_id: id,
     execution_generation: generation,
@@ -114,6 +115,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.interrupt'],
       capability: 'session:control',
       handler: (p, c) => sessions.inputs.interrupt(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('session.compress', {
+      params: s['session.compress'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.compress(c.principal, p.session_id, p.execution_generation),
     })
     .register('approval.respond', {
       params: s['approval.respond'],
