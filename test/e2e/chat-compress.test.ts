@@ -27,5 +27,21 @@ describe('gatehouse chat /compress', () => {
     expect(run.stdout).toContain('you said: fifth message');
     // /compress itself never reached the agent.
     expect(run.stdout).not.toContain('you said: /compress');
+
+    // The whole history across the compression, and what the model sees now.
+    const id = /gatehouse chat --resume (\S+)/.exec(run.stdout)![1]!;
+    const full = await runCli(home, ['sessions', '--show', id]);
+    expect(full.code).toBe(0);
+    for (const n of ['first', 'second', 'third', 'fourth', 'fifth'])
+      expect(full.stdout).toContain(`you said: ${n} message`);
+    expect(full.stdout.split('you said: fourth message').length).toBe(2); // the copied tail is shown once
+    expect(full.stdout).toContain('[Context summary]');
+    const model = await runCli(home, ['sessions', '--show', id, '--model-view']);
+    expect(model.code).toBe(0);
+    expect(model.stdout).toMatch(/^system> You are an agent running inside Gatehouse/);
+    expect(model.stdout).toContain('you said: first message');
+    expect(model.stdout).not.toContain('you said: second message');
+    expect(model.stdout).toContain('user asked: second message');
+    expect(model.stdout).toContain('you said: fifth message');
   }, 120_000);
 });

@@ -30,6 +30,8 @@ import { SessionInputs } from './inputs.js';
 import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { compressLocalSession, type LocalCompressionDeps } from './compression.js';
+import { fullHistory } from './history.js';
+import { systemPromptFor } from './turn-job.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
 export interface LocalEvents extends SchedulerEvents {
@@ -334,6 +336,33 @@ export class LocalSessions {
       lastSeq: this.hub(id).lastSeq,
       info: this.infoOf(fresh),
     });
+  }
+
+  /**
+   * session.history: `full`, every message across the lineage (a compression's summary marks where
+   * it happened); `model`, the system prompt and the current transcript, as the model sees them.
+   */
+  async history(
+    principal: Principal,
+    logicalId: string,
+    view: 'full' | 'model',
+  ): Promise<Record<string, unknown>> {
+    this.access(principal, logicalId);
+    const receipt = this.receipts.get(logicalId);
+    if (!receipt)
+      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
+    const load = (id: string) => this.options.sessions.loadTranscript(id);
+    if (view === 'model') {
+      const messages = await load(receipt.current_session_id);
+      return {
+        session_id: logicalId,
+        view,
+        messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
+      };
+    }
+    const ids = [receipt.logical_id, ...receipt.lineage.map((step) => step.to)];
+    const transcripts = await Promise.all(ids.map(load));
+    return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {

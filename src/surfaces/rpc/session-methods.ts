@@ -21,6 +21,7 @@ export const SESSION_METHOD_SCHEMAS = {
     scope: z.enum(['live', 'stored']).default('live'),
   }),
   'session.info': z.strictObject({ session_id: id }),
+  'session.history': z.strictObject({ session_id: id, view: z.enum(['full', 'model']).default('full') }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
     limit: z.number().int().min(1).max(500).default(20),
@@ -84,6 +85,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.info'],
       capability: 'session:read',
       handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.history', {
+      params: s['session.history'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.history(c.principal, p.session_id, p.view),
     })
     .register('session.search', {
       params: s['session.search'],
