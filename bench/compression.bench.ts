@@ -9,29 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SessionSourceFields, TranscriptMessage } from '../src/domain/vocabulary.js';
+import { SessionSource } from '../src/domain/session/source.js';
 import { prepareCompression } from '../src/runtime/context/prepare.js';
 import { countTextTokens } from '../src/runtime/context/tokens.js';
 import { inProcessDemoModel } from '../src/runtime/demo/model.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, type Bench } from './lib.js';
 
-const SOURCE: SessionSourceFields = {
-  platform: 'local',
-  chat_id: 'bench',
-  chat_name: null,
-  chat_type: 'dm',
-  user_id: null,
-  user_name: null,
-  thread_id: null,
-  chat_topic: null,
-  user_id_alt: null,
-  chat_id_alt: null,
-  is_bot: false,
-  guild_id: null,
-  parent_chat_id: null,
-  message_id: null,
-  role_authorized: false,
-};
+const SOURCE: SessionSourceFields = new SessionSource({ platform: 'local', chat_id: 'bench' }).toJSON();
 
 /** About 100,000 tokens of exchanges: user text, a tool call with a long output, an answer. */
 function transcript(): TranscriptMessage[] {

@@ -11,11 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CompressOutcome, CompressionReason } from '../../runtime/context/budget.js';
-import {
-  compressionCooldownMs,
-  prepareCompression,
-  type CompressionSettings,
-} from '../../runtime/context/prepare.js';
+import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -48,15 +45,8 @@ export async function compressLocalSession(
   const receipt = deps.receipt(logicalId);
   if (!receipt) return { kind: 'skipped', reason: 'the session is paused: its receipt did not validate' };
   const now = deps.now?.() ?? new Date();
-  if (reason !== 'manual') {
-    const backoff = await deps.sessions.compressionBackoff(logicalId);
-    if (backoff && Date.parse(backoff.retryAfter) > now.getTime()) {
-      return {
-        kind: 'skipped',
-        reason: `the last compression failed (${backoff.lastError}); the next try is after ${backoff.retryAfter}`,
-      };
-    }
-  }
+  const waiting = await coolingDown(deps.sessions, logicalId, reason, now);
+  if (waiting !== null) return { kind: 'skipped', reason: waiting };
   const parent = receipt.current_session_id;
   const messages = await deps.sessions.loadTranscript(parent);
   const policy = receipt.policy;
@@ -69,20 +59,13 @@ export async function compressLocalSession(
   });
   if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
   if (prepared.kind === 'failed') {
-    const previous = await deps.sessions.compressionBackoff(logicalId);
-    const failures = (previous?.failures ?? 0) + 1;
-    const retryAfter = new Date(now.getTime() + compressionCooldownMs(failures)).toISOString();
-    await deps.sessions.recordCompressionFailure(logicalId, {
-      failures,
-      retryAfter,
-      lastError: prepared.error,
-    });
+    const backoff = await recordFailedCompression(deps.sessions, logicalId, prepared.error, now);
     deps.publish(logicalId, {
       type: 'session.compression_failed',
       reason,
       error: prepared.error,
-      failures,
-      retry_after: retryAfter,
+      failures: backoff.failures,
+      retry_after: backoff.retryAfter,
     });
     return { kind: 'skipped', reason: prepared.error };
   }

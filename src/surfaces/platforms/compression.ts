@@ -10,11 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { newSessionId } from '../../domain/session/lifecycle.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { CompressionReason } from '../../runtime/context/budget.js';
-import {
-  compressionCooldownMs,
-  prepareCompression,
-  type CompressionSettings,
-} from '../../runtime/context/prepare.js';
+import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import { coolingDown, recordFailedCompression } from '../../domain/session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -46,13 +43,8 @@ export async function compressPlatformSession(
   signal?: AbortSignal,
 ): Promise<PlatformCompression> {
   const now = new Date();
-  const backoff = await deps.store.compressionBackoff(sessionKey);
-  if (reason !== 'manual' && backoff && Date.parse(backoff.retryAfter) > now.getTime()) {
-    return {
-      kind: 'skipped',
-      reason: `the last compression failed (${backoff.lastError}); the next try is after ${backoff.retryAfter}`,
-    };
-  }
+  const waiting = await coolingDown(deps.store, sessionKey, reason, now);
+  if (waiting !== null) return { kind: 'skipped', reason: waiting };
   const prepared = await prepareCompression({
     messages: await deps.store.loadTranscript(parentSessionId),
     model: deps.model,
@@ -62,17 +54,11 @@ export async function compressPlatformSession(
   });
   if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
   if (prepared.kind === 'failed') {
-    const failures = (backoff?.failures ?? 0) + 1;
-    const retryAfter = new Date(now.getTime() + compressionCooldownMs(failures)).toISOString();
-    await deps.store.recordCompressionFailure(sessionKey, {
-      failures,
-      retryAfter,
-      lastError: prepared.error,
-    });
+    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.error, now);
     deps.events.emit('compression:failed', {
       session_key: sessionKey,
       error: prepared.error,
-      retry_after: retryAfter,
+      retry_after: backoff.retryAfter,
     });
     return { kind: 'skipped', reason: prepared.error };
   }
