@@ -67,6 +67,8 @@ const modelSchema = z.strictObject({
     .min(0, { error: 'model.max_retries must be a whole number from 0 to 10' })
     .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
     .default(3),
+  /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
+  context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
 });
 
 const proxyAddress = z
@@ -178,6 +180,23 @@ export const configSchema = z
     default_profile: z.string().optional(),
     model: modelSchema.optional(),
     listener: listenerSchema.prefault({}),
+    /** The built-in demo model, used when no `model` is configured. */
+    demo_model: z
+      .strictObject({
+        context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).default(65_536),
+      })
+      .prefault({}),
+    /** Context compression (SPEC LIN-1). */
+    compression: z
+      .strictObject({
+        threshold: z
+          .number()
+          .gt(0, { error: 'must be above 0' })
+          .max(1, { error: 'must be at most 1 (the whole window)' })
+          .default(0.75),
+        tail_tokens: z.number().int().min(0).default(2_000),
+      })
+      .prefault({}),
     approvals: z
       .strictObject({
         mode: z.enum(['manual', 'deny', 'off']).default('manual'),

@@ -16,6 +16,14 @@ import { isModelError } from './model/errors.js';
 import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
 import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
 import { runToolStep, summarize } from './tool-step.js';
+import {
+  overThreshold,
+  reportedPromptTokens,
+  thresholdTokens,
+  type CompressOutcome,
+  type ReportedPrompt,
+  type TurnContext,
+} from './context/budget.js';
 import type {
   PromptHost,
   ToolContext,
@@ -68,6 +76,12 @@ export interface RunTurnOptions {
   emit: (event: TurnEvent) => void;
   /** How long an interrupted tool may take to stop before its synthetic result is written. Default 2 s. */
   toolStopGraceMs?: number;
+  /**
+   * The model's context budget and the session's compression. Before each model call a request over
+   * the threshold is compressed first; a provider's "context too long" is compressed once and the
+   * call retried once. Without it the runner sends the whole history as it is.
+   */
+  context?: TurnContext;
 }
 
 export type TurnComplete = Extract<TurnEvent, { type: 'turn.complete' }>;
@@ -155,14 +169,35 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
 
   emit({ type: 'turn.start', admission_id: admissionId, execution_generation: executionGeneration });
   try {
-    const wire: WireMessage[] = [];
-    if (options.systemPrompt) wire.push({ role: 'system', content: options.systemPrompt });
-    for (const message of options.history) wire.push(toWireMessage(message));
+    // The transcript as the model sees it (`view`), and the same as wire messages.
+    let view: TranscriptMessage[] = [...options.history];
     if (options.inputStored) emit({ type: 'message.stored', message: options.input });
-    wire.push(toWireMessage(options.inputStored ? options.input : await store(options.input)));
+    view.push(options.inputStored ? options.input : await store(options.input));
+    let wire = wireOf(options.systemPrompt, view);
+    const push = (message: TranscriptMessage): void => {
+      view.push(message);
+      wire.push(toWireMessage(message));
+    };
+    const budget = options.context;
+    const toolsJson = wireTools.length > 0 ? JSON.stringify(wireTools) : '';
+    let reported: ReportedPrompt | null = null;
+    const compress = async (reason: 'threshold' | 'overflow'): Promise<CompressOutcome> => {
+      const outcome = await budget!.compress(reason, signal);
+      if (outcome.kind === 'compressed') {
+        view = [...outcome.messages];
+        wire = wireOf(options.systemPrompt, view);
+        reported = null;
+      }
+      return outcome;
+    };
+    let overflowRetried = false;
 
     for (let call = 0; call < maxTurns; call++) {
       if (signal.aborted) return await finish(stopOutcome());
+      if (budget && overThreshold(budget.settings, options.systemPrompt, view, toolsJson, reported)) {
+        await compress('threshold');
+        if (signal.aborted) return await finish(stopOutcome());
+      }
       let streamed = '';
       let result: ChatResult;
       try {
@@ -187,6 +222,19 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
             streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : [],
           );
         }
+        if (isModelError(error) && error.kind === 'context_overflow' && budget && !streamed) {
+          // Compress once and retry this call once; only then is the overflow the turn's end.
+          const outcome = overflowRetried ? null : await compress('overflow');
+          overflowRetried = true;
+          if (outcome?.kind === 'compressed' && !signal.aborted) {
+            call--;
+            continue;
+          }
+          return await finish('failed', [], null, {
+            reason: 'context_overflow',
+            message: overflowMessage(budget, outcome),
+          });
+        }
         if (isModelError(error))
           return await finish('failed', [], null, { reason: error.kind, message: error.message });
         return await finish('failed', [], null, {
@@ -195,6 +243,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         });
       }
       addUsage(usage, result.usage);
+      reported = { tokens: reportedPromptTokens(result.usage), messages: view.length };
 
       if (result.toolCalls.length === 0) {
         const text = result.text ?? '';
@@ -211,7 +260,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           result.reasoning,
         ),
       );
-      wire.push(toWireMessage(assistant));
+      push(assistant);
       let interrupted = false;
       for (const toolCall of result.toolCalls) {
         emit({
@@ -234,7 +283,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           },
           ...(step.interrupted ? { interrupted: true } : {}),
         });
-        wire.push(toWireMessage(stored));
+        push(stored);
         emit({
           type: 'tool.complete',
           tool_call_id: toolCall.id,
@@ -259,6 +308,28 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       message: `The turn failed unexpectedly: ${describe(error)}`,
     });
   }
+}
+
+function wireOf(systemPrompt: string, view: readonly TranscriptMessage[]): WireMessage[] {
+  const wire: WireMessage[] = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
+  for (const message of view) wire.push(toWireMessage(message));
+  return wire;
+}
+
+/** What the user is told when the conversation still does not fit: what happened, what to do. */
+function overflowMessage(context: TurnContext, outcome: CompressOutcome | null): string {
+  const window = `${context.settings.window} tokens`;
+  const what =
+    outcome === null
+      ? 'The model refused the request as too long for its context window even after Gatehouse compressed the conversation and retried once.'
+      : outcome.kind === 'skipped'
+        ? `The model refused the request as too long for its context window (${window}), and Gatehouse could not compress the conversation: ${outcome.reason}.`
+        : 'The model refused the request as too long for its context window.';
+  return (
+    `${what} The window configured is ${window} (compression starts at ${thresholdTokens(context.settings)}). ` +
+    'Start a new conversation with /new (RPC session.create), or use a model with a larger window ' +
+    '(model.context_window in config.yaml), or lower compression.tail_tokens.'
+  );
 }
 
 function describe(error: unknown): string {

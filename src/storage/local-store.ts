@@ -10,7 +10,7 @@
 import type { AdmissionState } from '../domain/local/admission.js';
 import type { CreationReceipt, OwnerRef } from '../domain/local/receipt.js';
 import type { SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
-import type { UsageUpdate } from './session-store.js';
+import type { CompressionPublication, UsageUpdate } from './session-store.js';
 
 /** A local session's public row (the receipt is private and read separately). */
 export interface LocalSessionRow {
@@ -147,6 +147,13 @@ export interface LocalSessionStore {
    * false (and nothing written) when the epoch or generation is stale (REC-3). Group-committed.
    */
   settle(settlement: Settlement): Promise<boolean>;
+  /**
+   * LIN-1 for a local session, in ONE transaction: everything SessionStore.publishCompression
+   * writes, plus the receipt advanced to the child (its private current_session_id and one more
+   * lineage step). The logical row, its policy, owner and admissions are untouched. False, with
+   * nothing written, when the route no longer points at the parent.
+   */
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean;
   /** Cancels a queued admission; false when it is no longer queued. */
   cancelQueued(admissionId: string): boolean;
   /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */

@@ -94,6 +94,29 @@ export interface UsageUpdate extends Partial<TokenUsage> {
   cost_status?: string;
 }
 
+/** The cooldown after a failed compression summary (persisted: a restart does not reset it). */
+export interface CompressionBackoff {
+  /** Failed attempts in a row. */
+  failures: number;
+  /** ISO-8601 time before which an automatic compression is not tried again. */
+  retryAfter: string;
+  lastError: string;
+}
+
+/** What a compression publishes (SPEC LIN-1). */
+export interface CompressionPublication {
+  /** The route that moves from parent to child. */
+  sessionKey: string;
+  parentSessionId: string;
+  /** The new physical session id (fresh; never used before). */
+  childSessionId: string;
+  /** The child transcript: head, summary and tail. */
+  messages: readonly TranscriptMessage[];
+  /** Whose backoff the success clears (a local session's logical id, or the session key). */
+  backoffSubject: string;
+  now?: Date;
+}
+
 export interface SessionStore {
   /**
    * The entry on `sessionKey`, decided by ENT-2 (domain/session/lifecycle.ts decideAccess). The key
@@ -214,6 +237,21 @@ export interface SessionStore {
   rebuildSearchIndex(): Promise<void>;
 
   searchIndexStatus(): Promise<SearchIndexStatus>;
+
+  /**
+   * LIN-1, in ONE transaction: the child transcript (a new physical session whose row links to its
+   * parent), the route moved from parent to child, the parent closed with reason `compression`
+   * (its messages stay, in the store and in search) and the backoff cleared. False, with nothing
+   * written, when the route no longer points at the parent.
+   */
+  publishCompression(publication: CompressionPublication): Promise<boolean>;
+
+  /** The transcript a compression child was made from; null for a session that is not one. */
+  parentOf(sessionId: string): Promise<string | null>;
+
+  compressionBackoff(subject: string): Promise<CompressionBackoff | null>;
+
+  recordCompressionFailure(subject: string, backoff: CompressionBackoff): Promise<void>;
 
   /** Adds one call's or turn's token usage and cost to the entry's counters. Null if no entry. */
   addUsage(sessionKey: string, usage: UsageUpdate): Promise<SessionEntry | null>;

@@ -8,7 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TicketBook } from '../../domain/auth/tickets.js';
-import { creationContract, type LaunchLookups } from '../../domain/local/launch-policy.js';
+import { creationContract, type LaunchLookups, type LaunchPolicy } from '../../domain/local/launch-policy.js';
+import type { CompressionSettings } from '../../runtime/context/prepare.js';
+import { defaultContextWindow } from '../../runtime/context/windows.js';
+import type { GatehouseConfig } from '../config.js';
 import { LocalSessions } from '../../domain/local/service.js';
 import { makeTurnJobRunner } from '../../domain/local/turn-job.js';
 import { Dispatcher } from '../../protocol/dispatcher.js';
@@ -79,6 +82,18 @@ export interface StoreHolder {
   current: SqliteSessionStore | null;
 }
 
+/**
+ * The context window of a session's model: the configured provider's `model.context_window`, a
+ * known family's window for a model named elsewhere, or the demo model's window.
+ */
+function contextWindowFor(config: GatehouseConfig, policy: LaunchPolicy): number {
+  if (policy.base_url) return defaultContextWindow(policy.model);
+  if (!config.model) return config.demo_model.context_window;
+  if (policy.model === config.model.model && config.model.context_window !== undefined)
+    return config.model.context_window;
+  return defaultContextWindow(policy.model);
+}
+
 export function gatewayService(
   options: {
     env?: NodeJS.ProcessEnv;
@@ -126,7 +141,12 @@ export function gatewayService(
         defaultKey =
           config.model.api_key ?? (config.model.api_key_env ? env[config.model.api_key_env] : undefined);
       } else {
-        demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: false });
+        demo = await startDemoModel({
+          host: '127.0.0.1',
+          port: 0,
+          record: false,
+          contextWindow: config.demo_model.context_window,
+        });
         baseUrl = demo.baseUrl;
         defaultModel = DEMO_MODEL_NAME;
       }
@@ -140,6 +160,16 @@ export function gatewayService(
         }
         return client;
       };
+
+      const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ModelClient =>
+        policy.base_url
+          ? modelFor(policy.base_url, apiKey, policy.model)
+          : modelFor(baseUrl, apiKey ?? defaultKey, policy.model);
+      const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
+        window: contextWindowFor(config, policy),
+        threshold: config.compression.threshold,
+        tailTokens: config.compression.tail_tokens,
+      });
 
       const prompts = new PromptBroker({
         alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
@@ -165,15 +195,15 @@ export function gatewayService(
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         onError,
         fault: (point) => faults?.hit(point),
+        compression: { model: modelOf, settings: contextSettings },
         turnRunner: (service) =>
           makeTurnJobRunner({
             sessions: store!,
             prompts,
             tools: (names) => toolRegistry.resolve(names),
-            model: (policy, apiKey) =>
-              policy.base_url
-                ? modelFor(policy.base_url, apiKey, policy.model)
-                : modelFor(baseUrl, apiKey ?? defaultKey, policy.model),
+            model: modelOf,
+            contextSettings,
+            compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             receipt: (id) => service.validatedReceipt(id),
             apiKey: (id) => service.apiKeyOf(id),
             publish: (id, event) => {

@@ -77,6 +77,8 @@ type PumpState =
   | { kind: 'idle' }
   /** `kicked`: new work may have arrived while the pump was waiting for a permit or a claim. */
   | { kind: 'pumping'; kicked: boolean }
+  /** Something else holds the session's turn slot (a compression): kicks wait for it. */
+  | { kind: 'exclusive'; kicked: boolean; done: Promise<void> }
   | {
       kind: 'running';
       admission_id: string;
@@ -104,13 +106,38 @@ export class TurnScheduler {
   kick(logicalId: string): void {
     if (this.draining) return;
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-    if (state.kind === 'pumping') state.kicked = true;
+    if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
     if (state.kind !== 'idle') return;
     this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.set(logicalId, { kind: 'idle' });
       this.onError(error, `scheduler pump of ${logicalId}`);
     });
+  }
+
+  /**
+   * Runs `work` in the session's turn slot: after the running turn (and any turn already being
+   * claimed) ends, with no turn claimed until it is done. Admissions that arrive meanwhile wait and
+   * run after it, in order. Used by session.compress.
+   */
+  async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+      if (state.kind === 'idle') break;
+      if (state.kind === 'running' || state.kind === 'exclusive') await state.done;
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const slot: PumpState = { kind: 'exclusive', kicked: false, done };
+    this.pumps.set(logicalId, slot);
+    try {
+      return await work();
+    } finally {
+      this.pumps.set(logicalId, { kind: 'idle' });
+      finish();
+      if (slot.kicked) this.kick(logicalId);
+    }
   }
 
   /** The running turn of a session, if any. */

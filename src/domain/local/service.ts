@@ -30,12 +30,17 @@ import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
+import { compressLocalSession, type LocalCompressionDeps } from './compression.js';
+import { fullHistory } from './history.js';
+import { systemPromptFor } from './turn-job.js';
+import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
   'session:paused': { logical_id: string; failure: string; detail: string };
   'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
+  'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
 }
 
 export interface LocalSessionsOptions {
@@ -56,6 +61,8 @@ export interface LocalSessionsOptions {
   fault?: (point: string) => void;
   replayCapacity?: number;
   coalesceMs?: number;
+  /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
+  compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
 }
 
 export class LocalSessions {
@@ -136,6 +143,69 @@ export class LocalSessions {
 
   agentStarted(logicalId: string): void {
     this.liveAgents.add(logicalId);
+  }
+
+  /** Compresses a session whose turn slot the caller holds (a running turn, or compress below). */
+  compressInSlot(
+    logicalId: string,
+    reason: CompressionReason,
+    signal?: AbortSignal,
+  ): Promise<CompressOutcome> {
+    const compression = this.options.compression;
+    if (!compression) return Promise.resolve({ kind: 'skipped', reason: 'compression is not configured' });
+    return compressLocalSession(
+      {
+        ...compression,
+        store: this.options.store,
+        sessions: this.options.sessions,
+        apiKey: (id) => this.apiKeys.get(id),
+        receipt: (id) => this.receipts.get(id),
+        advanced: (receipt) => this.receipts.admit(receipt),
+        publish: (id, event) => this.hub(id).publish(event),
+        replaced: (id, sessionId) =>
+          this.events.emit('transcript:replaced', {
+            logical_id: id,
+            kind: 'compression',
+            session_id: sessionId,
+          }),
+      },
+      logicalId,
+      reason,
+      signal,
+    );
+  }
+
+  /**
+   * session.compress: compresses now, in the session's turn slot (after a running turn ends; queued
+   * admissions wait for it). Fenced like the other controls: a given execution_generation must be
+   * the session's current one.
+   */
+  async compress(
+    principal: Principal,
+    logicalId: string,
+    generation: number | undefined,
+  ): Promise<Record<string, unknown>> {
+    this.assertAccepting();
+    this.access(principal, logicalId);
+    const current = this.options.store.getLocalSession(logicalId)?.generation ?? 0;
+    if (generation !== undefined && generation !== current) {
+      throw new GatewayError(
+        'stale_generation',
+        `execution_generation ${generation} is not the current one`,
+        {
+          current,
+        },
+      );
+    }
+    if (!this.receipts.ensure(logicalId)) {
+      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`, {
+        session_id: logicalId,
+      });
+    }
+    const outcome = await this.scheduler.exclusive(logicalId, () => this.compressInSlot(logicalId, 'manual'));
+    return outcome.kind === 'compressed'
+      ? { session_id: logicalId, compressed: true, messages: outcome.messages.length }
+      : { session_id: logicalId, compressed: false, why: outcome.reason };
   }
 
   // ---- recovery ------------------------------------------------------------------------------------
@@ -285,6 +355,33 @@ export class LocalSessions {
     if (!this.options.store.setTitle(logicalId, title, onlyIfUntitled)) return;
     const known = this.checked.get(logicalId);
     if (known) this.checked.set(logicalId, { ...known, title });
+  }
+
+  /**
+   * session.history: `full`, every message across the lineage (a compression's summary marks where
+   * it happened); `model`, the system prompt and the current transcript, as the model sees them.
+   */
+  async history(
+    principal: Principal,
+    logicalId: string,
+    view: 'full' | 'model',
+  ): Promise<Record<string, unknown>> {
+    this.access(principal, logicalId);
+    const receipt = this.receipts.get(logicalId);
+    if (!receipt)
+      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
+    const load = (id: string) => this.options.sessions.loadTranscript(id);
+    if (view === 'model') {
+      const messages = await load(receipt.current_session_id);
+      return {
+        session_id: logicalId,
+        view,
+        messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
+      };
+    }
+    const ids = [receipt.logical_id, ...receipt.lineage.map((step) => step.to)];
+    const transcripts = await Promise.all(ids.map(load));
+    return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {

@@ -8,6 +8,12 @@
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import type {
+  CompressionReason,
+  CompressOutcome,
+  ContextSettings,
+  TurnContext,
+} from '../../runtime/context/budget.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -30,6 +36,10 @@ export interface TurnJobDeps {
   agentStarted(logicalId: string): void;
   /** Named test-only fault points (crash tests); inert in production. */
   fault(point: string): void;
+  /** The model's context budget for a policy; without it turns never compress. */
+  contextSettings?: (policy: LaunchPolicy) => ContextSettings;
+  /** Compresses the session in the turn's slot (compression.ts). */
+  compress?: (logicalId: string, reason: CompressionReason, signal: AbortSignal) => Promise<CompressOutcome>;
 }
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
@@ -86,7 +96,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       return { outcome: 'failed', detail: `launch_credentials_unavailable: ${message}` };
     }
 
-    const physicalId = receipt.current_session_id;
+    // A compression inside the turn moves the session to its child transcript: later writes follow.
+    let physicalId = receipt.current_session_id;
     const stored = await deps.sessions.loadTranscript(physicalId);
     const { repaired, added, appendable } = closeDanglingToolCalls(stored);
     if (added.length > 0) {
@@ -95,6 +106,18 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     }
     deps.agentStarted(logicalId);
     deps.fault('turn.claimed');
+    const compress = deps.compress;
+    const context: TurnContext | undefined =
+      deps.contextSettings && compress
+        ? {
+            settings: deps.contextSettings(policy),
+            compress: async (reason, signal) => {
+              const outcome = await compress(logicalId, reason, signal);
+              physicalId = deps.receipt(logicalId)?.current_session_id ?? physicalId;
+              return outcome;
+            },
+          }
+        : undefined;
 
     // The claim stored the input, and the settlement stores the final answer with the usage in one
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
@@ -112,6 +135,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       maxTurns: policy.max_turns,
       reasoning: policy.reasoning ?? undefined,
       history: withoutInput(repaired, job.input),
+      ...(context ? { context } : {}),
       input: job.input,
       inputStored: true,
       commitFinal: async (messages, end) => {

@@ -1,12 +1,12 @@
 /** Chat commands (issue 6): parsing only. The gateway carries them out. */
 
 export type ChatCommand =
-  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' }
+  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' }
   | { name: 'queue'; text: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
   | { name: 'deny' };
 
-const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry']);
+const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry', 'compress']);
 
 /**
  * The command in `text`, or null for an ordinary message (including an unknown `/word`, which the
@@ -56,6 +56,7 @@ export const HELP_TEXT = [
   '/status: what this conversation is doing',
   '/undo: forget the last exchange',
   '/retry: forget the last exchange and send its message again',
+  '/compress: summarise the older part of the conversation to make room (recent messages stay as they are)',
   '/approve [once|session|always] or /deny: answer the pending approval',
   '/help: this list',
 ].join('\n');

@@ -24,7 +24,9 @@ import type {
   NewCreation,
   Settlement,
 } from '../local-store.js';
+import type { CompressionPublication } from '../session-store.js';
 import { tx } from './actions-common.js';
+import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';
@@ -229,6 +231,13 @@ export class SqliteLocalStore implements LocalSessionStore {
     const sessionId = readRoutedSessionId(this.db, localSessionKey(logicalId));
     if (sessionId === null) throw new Error(`local session ${logicalId} has no route`);
     return sessionId;
+  }
+
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean {
+    const { receipt } = publication;
+    return publishCompression(this.db, publication, () =>
+      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt)),
+    );
   }
 
   cancelQueued(admissionId: string): boolean {

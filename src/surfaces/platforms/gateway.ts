@@ -34,6 +34,8 @@ import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { Intake } from './intake.js';
 import { Lanes } from './lanes.js';
+import { compressPlatformSession, describeCompression } from './compression.js';
+import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
@@ -59,6 +61,8 @@ export interface MessagingGatewayOptions {
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
+  /** The model's context budget (SPEC LIN-1); without it conversations are never compressed. */
+  compression?: CompressionSettings;
 }
 
 export interface PlatformOptions {
@@ -91,6 +95,7 @@ export class MessagingGateway {
       prompts: options.prompts,
       arrive: (lane, item) => this.arrive(lane, item),
       dropped: (lane) => this.lanes.changed(lane, 'dropped'),
+      compress: (lane, event) => this.compressNow(lane, event),
     };
     const refOf = (event: MessageEvent) =>
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
@@ -121,6 +126,17 @@ export class MessagingGateway {
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
+      ...(options.compression
+        ? {
+            compression: {
+              store: options.store,
+              model: options.model,
+              modelName: options.modelName,
+              settings: options.compression,
+              events: this.events,
+            },
+          }
+        : {}),
     };
     this.intake = new Intake({
       ledger: options.ledger,
@@ -354,6 +370,16 @@ export class MessagingGateway {
       lane.commands--;
       await this.lanes.changed(lane, 'dropped');
     }
+  }
+
+  /** /compress on a chat: the key's current session, now (the lane runs nothing meanwhile). */
+  private async compressNow(lane: Lane, event: MessageEvent): Promise<string> {
+    const compression = this.deps.compression;
+    if (compression === undefined) return 'Compression is not configured for this gateway.';
+    const entry = (await this.options.store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+    return describeCompression(
+      await compressPlatformSession(compression, lane.key, entry.session_id, 'manual'),
+    );
   }
 
   /** REC-4: every resume_pending session whose platform is connected continues once. */

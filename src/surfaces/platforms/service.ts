@@ -14,6 +14,7 @@ import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adap
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
+import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -75,6 +76,13 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,
         },
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
+        compression: {
+          window: ctx.config.model
+            ? (ctx.config.model.context_window ?? defaultContextWindow(ctx.config.model.model))
+            : ctx.config.demo_model.context_window,
+          threshold: ctx.config.compression.threshold,
+          tailTokens: ctx.config.compression.tail_tokens,
+        },
       });
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
@@ -154,7 +162,7 @@ function optionsOf(section: PlatformSection): PlatformOptions {
 
 function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel {
   const model = ctx.config.model;
-  if (model === undefined) return inProcessDemoModel();
+  if (model === undefined) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
   const apiKey = model.api_key ?? (model.api_key_env === undefined ? undefined : env[model.api_key_env]);
   return new ModelClient({
     baseUrl: model.base_url,

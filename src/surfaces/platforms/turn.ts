@@ -26,6 +26,8 @@ import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delive
 import type { SessionStore } from '../../storage/session-store.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
+import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
+import type { TurnContext } from '../../runtime/context/budget.js';
 
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
@@ -78,6 +80,8 @@ export interface TurnDeps {
   backlogTaken(sessionKey: string, itemId: string): void;
   connectedPlatforms(): Platform[];
   piiSafePlatforms(): string[];
+  /** The model's context budget and compression; without it turns never compress. */
+  readonly compression?: PlatformCompressionDeps;
 }
 
 /**
@@ -192,10 +196,23 @@ export async function executeTurn(
     thread_id: source.thread_id,
     reply_to: event.internal ? null : source.message_id,
   };
+  // A compression inside the turn moves the key to a child transcript: later writes follow it.
+  let sessionId = entry.session_id;
+  const compression = deps.compression;
+  const budget: TurnContext | undefined = compression && {
+    settings: compression.settings,
+    compress: async (reason, signal) => {
+      const outcome = await compressPlatformSession(compression, sessionKey, sessionId, reason, signal);
+      if (outcome.kind === 'skipped') return outcome;
+      // running.sessionId stays: prompts of this turn are bound to the id the turn started with.
+      sessionId = outcome.sessionId;
+      return { kind: 'compressed', messages: outcome.messages };
+    },
+  };
   const replyOf = (text: string, silent: boolean): ReplyRecord => ({
     turnId: running.turnId,
     sessionKey,
-    sessionId: entry.session_id,
+    sessionId,
     target,
     text,
     silent,
@@ -225,8 +242,9 @@ export async function executeTurn(
         input,
         inputStored: true,
         transcript: {
-          append: (id, messages) => deps.store.appendToTranscript(id, messages).then(() => undefined),
+          append: (_id, messages) => deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
         },
+        ...(budget ? { context: budget } : {}),
         // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
         // resume/streak bookkeeping are one commit; a failure leaves none of them, and the marker set.
         commitFinal: async (messages, ending) => {
@@ -235,7 +253,7 @@ export async function executeTurn(
           ended.delivery = await deps.ledger.endTurn(
             sessionKey,
             {
-              sessionId: entry.session_id,
+              sessionId,
               messages,
               usage: completed ? ending.usage : null,
               clearResumePending: completed && entry.resume_pending,

@@ -32,6 +32,7 @@ export const SESSION_METHOD_SCHEMAS = {
       // eslint-disable-next-line no-control-regex
       .regex(/^[^\u0000-\u001f\u007f]*$/, 'a title is one line without control characters'),
   }),
+  'session.history': z.strictObject({ session_id: id, view: z.enum(['full', 'model']).default('full') }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
     limit: z.number().int().min(1).max(500).default(20),
@@ -55,6 +56,7 @@ export const SESSION_METHOD_SCHEMAS = {
     execution_generation: generation,
   }),
   'session.interrupt': z.strictObject({ session_id: id, execution_generation: generation }),
+  'session.compress': z.strictObject({ session_id: id, execution_generation: generation.optional() }),
   'approval.respond': z.strictObject({
     session_id: id,
     execution_generation: generation,
@@ -102,6 +104,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       capability: 'session:control',
       handler: (p, c) => sessions.retitle(c.principal, p.session_id, p.title),
     })
+    .register('session.history', {
+      params: s['session.history'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.history(c.principal, p.session_id, p.view),
+    })
     .register('session.search', {
       params: s['session.search'],
       capability: 'session:read',
@@ -132,6 +139,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.interrupt'],
       capability: 'session:control',
       handler: (p, c) => sessions.inputs.interrupt(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('session.compress', {
+      params: s['session.compress'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.compress(c.principal, p.session_id, p.execution_generation),
     })
     .register('approval.respond', {
       params: s['approval.respond'],

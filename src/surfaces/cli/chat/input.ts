@@ -89,6 +89,10 @@ export class ChatInput {
         } else if (!view.inflight && !view.openPrompt && this.lines.length > 0) {
           const text = this.lines.shift()!;
           if (text.trim() === '') continue;
+          if (text.trim() === '/compress') {
+            await this.compress();
+            continue;
+          }
           view.inflight = { submissionId: randomUUID(), text, admissionId: null, acknowledged: false };
         } else break;
       }
@@ -100,6 +104,25 @@ export class ChatInput {
       return this.host.finish();
     }
     if (!view.inflight && !view.openPrompt && this.lines.length === 0) this.terminal.idle();
+  }
+
+  /** `/compress`: session.compress now (it waits for a running turn); one line says what it did. */
+  private async compress(): Promise<void> {
+    try {
+      const result = await this.host.call<{ compressed: boolean; messages?: number; why?: string }>(
+        'session.compress',
+        { session_id: this.view.sessionId },
+      );
+      this.view.writeLine(
+        this.terminal.style.dim(
+          result.compressed
+            ? `(compressed: the model now sees ${result.messages} messages, the summary among them)`
+            : `(nothing was compressed: ${result.why})`,
+        ),
+      );
+    } catch (error) {
+      this.terminal.warn(`gatehouse: could not compress: ${(error as Error).message}`);
+    }
   }
 
   /** Sends one submission; false when the link dropped (the reconnect retries the same id). */

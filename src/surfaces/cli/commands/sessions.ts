@@ -3,13 +3,15 @@ import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
-import { oneLineOf } from '../chat/render.js';
+import { oneLineOf, renderHistory, type StoredMessageView } from '../chat/render.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
 
 interface SessionsFlags {
   json?: boolean;
   search?: string;
   fts?: boolean;
+  show?: string;
+  modelView?: boolean;
   limit: string;
 }
 
@@ -36,6 +38,12 @@ export function registerSessions(program: Command): void {
     .option('--json', 'print JSON for scripts')
     .option('--search <text>', 'full-text search over the messages: every word must appear')
     .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
+    .option('--search <text>', 'full-text search over the messages')
+    .option('--show <id>', "print a session's whole history, across its compressions")
+    .option(
+      '--model-view',
+      'with --show: print what the model sees now (system prompt, summary, recent messages)',
+    )
     .option('--limit <n>', 'at most this many rows (1-500)', '50')
     .action(async (flags: SessionsFlags) => {
       const limit = Number(flags.limit);
@@ -56,8 +64,20 @@ export function registerSessions(program: Command): void {
       }
       const layout = cliHome();
       loadCliConfig(layout);
+      if (flags.modelView && flags.show === undefined)
+        throw new DaemonError('invalid_input', '--model-view goes with --show <id>');
       const { client } = await openLink(layout);
       try {
+        if (flags.show !== undefined) {
+          const shown = await client.call<{ messages: StoredMessageView[] }>('session.history', {
+            session_id: flags.show,
+            view: flags.modelView ? 'model' : 'full',
+          });
+          if (flags.json) return say(JSON.stringify(shown, null, 2));
+          const [system, ...rest] = shown.messages;
+          if (flags.modelView && system) say(`system> ${system.content ?? ''}\n`);
+          return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
+        }
         if (flags.search !== undefined) {
           const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {
             query: flags.search,
