@@ -30,6 +30,8 @@ export interface LineageStep {
   from: string;
   to: string;
   at: string;
+  /** The request_id of the session.reset that made this step (its lost-ACK retry finds it here). */
+  request_id?: string;
 }
 
 export interface CreationReceipt {
@@ -66,13 +68,14 @@ const receiptSchema = z.object({
       from: z.string().min(1),
       to: z.string().min(1),
       at: z.string(),
+      request_id: z.string().optional(),
     }),
   ),
   created_at: z.string(),
 });
 
 export type ReceiptFailure =
-  'missing' | 'malformed' | 'foreign_profile' | 'copied' | 'mismatched_route' | 'broken_lineage';
+  'missing' | 'malformed' | 'foreign_profile' | 'copied' | 'mismatched_route' | 'broken_lineage' | 'fork';
 
 export type ReceiptCheck =
   { ok: true; receipt: CreationReceipt } | { ok: false; failure: ReceiptFailure; detail: string };

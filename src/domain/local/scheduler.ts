@@ -75,8 +75,11 @@ export interface SchedulerEmit {
 
 type PumpState =
   | { kind: 'idle' }
-  /** `kicked`: new work may have arrived while the pump was waiting for a permit or a claim. */
-  | { kind: 'pumping'; kicked: boolean }
+  /**
+   * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
+   * `claiming`: a claim is on its way to the store (a turn may be starting).
+   */
+  | { kind: 'pumping'; kicked: boolean; claiming: boolean }
   | {
       kind: 'running';
       admission_id: string;
@@ -106,7 +109,7 @@ export class TurnScheduler {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     if (state.kind === 'pumping') state.kicked = true;
     if (state.kind !== 'idle') return;
-    this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.set(logicalId, { kind: 'idle' });
       this.onError(error, `scheduler pump of ${logicalId}`);
@@ -119,6 +122,20 @@ export class TurnScheduler {
     return state?.kind === 'running'
       ? { admission_id: state.admission_id, generation: state.generation }
       : null;
+  }
+
+  /**
+   * Runs a control (reset, undo, retry) in the session's turn slot (LIN-2): only while no turn of
+   * the session runs or is being claimed. `fn` is synchronous — one store transaction — so no claim
+   * can come between; afterwards the queue is kicked, so inputs accepted before or during the
+   * control go on. Returns `busy` (and runs nothing) while a turn holds the slot.
+   */
+  control<T>(logicalId: string, fn: () => T): { kind: 'done'; value: T } | { kind: 'busy' } {
+    const state = this.pumps.get(logicalId);
+    if (state?.kind === 'running' || (state?.kind === 'pumping' && state.claiming)) return { kind: 'busy' };
+    const value = fn();
+    this.kick(logicalId);
+    return { kind: 'done', value };
   }
 
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */
@@ -173,7 +190,9 @@ export class TurnScheduler {
       return 'stop';
     }
     state.kicked = false;
+    state.claiming = true;
     const claim = await this.store.claimNext(logicalId, this.epoch);
+    state.claiming = false;
     switch (claim.kind) {
       case 'claimed':
         await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
@@ -252,7 +271,7 @@ export class TurnScheduler {
         accepted: settled.accepted,
       });
     } finally {
-      this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+      this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
       finish();
     }
   }

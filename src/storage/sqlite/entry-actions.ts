@@ -99,26 +99,46 @@ export function resetSession(
   options: { displayName?: string; now?: Date } = {},
 ): SessionEntry | null {
   const now = options.now ?? new Date();
-  const at = now.toISOString();
   return tx(db, () => {
     const entry = routes.readRoute(db, sessionKey);
     if (entry === null) return null;
-    sessions.closeSession(db, entry.session_id, 'reset', at);
-    const sessionId = newId(now);
-    sessions.insertSession(db, { sessionId, sessionKey, origin: entry.origin, createdAt: at });
-    const fresh: SessionEntry = {
-      ...(entry.origin === null ? entry : newEntry(sessionKey, sessionId, entry.origin, at)),
-      ...ZERO_COUNTERS,
-      ...CLEAR_FLAGS,
-      session_id: sessionId,
-      created_at: at,
-      updated_at: at,
-      display_name: options.displayName ?? entry.display_name,
-      is_fresh_reset: true,
-    };
-    routes.writeRoute(db, fresh);
-    return fresh;
+    return resetInTransaction(db, entry, newId(now), now.toISOString(), options.displayName);
   });
+}
+
+/**
+ * The reset inside the caller's transaction: the entry's physical session is closed (`reset`, at
+ * `at`), `sessionId` is created as its child (lineage kind `reset`) with empty history, and the route
+ * points at it with counters zeroed and `is_fresh_reset` set. Returns the new entry.
+ */
+export function resetInTransaction(
+  db: SqliteDatabase,
+  entry: SessionEntry,
+  sessionId: string,
+  at: string,
+  displayName?: string,
+): SessionEntry {
+  const sessionKey = entry.session_key;
+  sessions.closeSession(db, entry.session_id, 'reset', at);
+  sessions.insertSession(db, {
+    sessionId,
+    sessionKey,
+    origin: entry.origin,
+    createdAt: at,
+    parent: { sessionId: entry.session_id, kind: 'reset' },
+  });
+  const fresh: SessionEntry = {
+    ...(entry.origin === null ? entry : newEntry(sessionKey, sessionId, entry.origin, at)),
+    ...ZERO_COUNTERS,
+    ...CLEAR_FLAGS,
+    session_id: sessionId,
+    created_at: at,
+    updated_at: at,
+    display_name: displayName ?? entry.display_name,
+    is_fresh_reset: true,
+  };
+  routes.writeRoute(db, fresh);
+  return fresh;
 }
 
 export function switchSession(
