@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReceiptGate } from '../../../src/domain/local/receipt-gate.js';
-import { localSessionKey, receiptKey } from '../../../src/domain/local/receipt.js';
+import { localSessionKey, receiptKey, type CreationReceipt } from '../../../src/domain/local/receipt.js';
 import { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
 import { openLocalStore, OWNER, testAdmission, type LocalStoreRig } from '../../shared/local-fixtures.js';
 
@@ -109,14 +109,14 @@ describe('LIN-3 planted rows fail closed at validation', () => {
           body: string;
         }
       ).body,
-    );
+    ) as CreationReceipt;
     rig.sessions.db
       .prepare('UPDATE private_receipts SET body = ? WHERE key = ?')
       .run(
         JSON.stringify({
           ...body,
           logical_id: 'B',
-          lineage: body.lineage.map((s: object) => ({ ...s, from: 'B' })),
+          lineage: body.lineage.map((s) => ({ ...s, from: 'B' })),
         }),
         receiptKey('B'),
       );
