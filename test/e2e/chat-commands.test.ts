@@ -2,9 +2,7 @@
  * The chat's own commands as a user types them (docs/chat.md "Commands"): the real built CLI over
  * pipes, the real daemon it starts in a temp home, the built-in demo model.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -38,16 +36,15 @@ describe('gatehouse chat commands: /help, /undo, /retry, /new, /reset', () => {
     async () => {
       const home = tempHome();
       homes.push(home);
-      const cwd = mkdtempSync(join(tmpdir(), 'gh-cmd-'));
       // As docs/chat.md shows it: printf 'first\nsecond\n/undo\n/retry\n/help\n/new\nafter the reset\n/unknown words\n' | gatehouse chat
-      const run = await runCli(home, ['chat', '--cwd', cwd], {
+      const run = await runCli(home, ['chat'], {
         input: 'first\nsecond\n/undo\n/retry\n/help\n/new\nafter the reset\n/unknown words\n',
       });
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       const out = run.stdout;
       expect(out).toContain('(undid 1 turn)');
-      expect(out).toContain('(sending again: first)');
+      expect(out).toContain('(undid 1 turn)\n(undid 1 turn)\nyou> first\n');
       expect(out.split('you said: first').length).toBe(3); // answered, undone… then retried: once more
       for (const name of ['/help', '/new', '/reset', '/undo', '/retry'])
         expect(out).toMatch(new RegExp(`^  ${name} `, 'm'));

@@ -73,7 +73,7 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
         text: string;
         state: string;
       }>('session.retry', { session_id: ctx.sessionId, request_id: ctx.requestId });
-      ctx.view.writeLine(ctx.terminal.style.dim(`(sending again: ${receipt.text})`));
+      // The retried text shows as the next `you>` line, from the transcript, like any message.
       const mine = {
         submissionId: receipt.submission_id,
         text: receipt.text,
