@@ -226,7 +226,7 @@ export function recoverInterruptedTurns(
     for (const marker of markers.listTurnMarkers(db)) {
       if (marker.started_at_epoch < oldest) continue;
       const entry = routes.readRoute(db, marker.session_key);
-      if (entry === null || entry.session_id !== marker.session_id || !mayMarkResumePending(entry)) continue;
+      if (!markerIsCurrent(entry, marker) || !mayMarkResumePending(entry)) continue;
       routes.writeRoute(db, {
         ...entry,
         resume_pending: true,
@@ -238,6 +238,18 @@ export function recoverInterruptedTurns(
     markers.deleteAllTurnMarkers(db);
     return marked;
   });
+}
+
+/**
+ * A turn marker still belongs to the conversation on its key: the entry exists and points at the
+ * marker's session. After a reset, a switch or a prune it does not, and the interrupted turn is
+ * dropped instead of resumed into another conversation (used by the messaging recovery too).
+ */
+export function markerIsCurrent(
+  entry: SessionEntry | null,
+  marker: { session_id: string },
+): entry is SessionEntry {
+  return entry !== null && entry.session_id === marker.session_id;
 }
 
 export function pruneOldEntries(

@@ -110,16 +110,14 @@ describe('LIN-3 planted rows fail closed at validation', () => {
         }
       ).body,
     ) as CreationReceipt;
-    rig.sessions.db
-      .prepare('UPDATE private_receipts SET body = ? WHERE key = ?')
-      .run(
-        JSON.stringify({
-          ...body,
-          logical_id: 'B',
-          lineage: body.lineage.map((s) => ({ ...s, from: 'B' })),
-        }),
-        receiptKey('B'),
-      );
+    rig.sessions.db.prepare('UPDATE private_receipts SET body = ? WHERE key = ?').run(
+      JSON.stringify({
+        ...body,
+        logical_id: 'B',
+        lineage: body.lineage.map((s) => ({ ...s, from: 'B' })),
+      }),
+      receiptKey('B'),
+    );
     rig.sessions.db
       .prepare('UPDATE routes SET session_id = ? WHERE session_key = ?')
       .run('A2', localSessionKey('B'));
