@@ -164,6 +164,11 @@ export interface LocalSessionStore {
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;
+  /**
+   * The local session a physical transcript belongs to (every transcript of its lineage lives on
+   * its route key), or null when the transcript is not a local session's.
+   */
+  logicalIdOfTranscript(sessionId: string): string | null;
   /** LIN-3: what the store holds about each physical transcript named (null when it does not exist). */
   readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null>;
 

@@ -15,9 +15,16 @@ export function receiptKey(logicalId: string): string {
   return `${RECEIPT_KIND}:${logicalId}`;
 }
 
+const LOCAL_KEY_PREFIX = 'agent:main:local:dm:';
+
 /** The routing key of a local session: the server-owned LOCAL platform, never the client's source. */
 export function localSessionKey(logicalId: string): string {
-  return `agent:main:local:dm:${logicalId}`;
+  return `${LOCAL_KEY_PREFIX}${logicalId}`;
+}
+
+/** The logical id whose route key this is, or null for a key that is not a local session's. */
+export function logicalIdOfKey(sessionKey: string): string | null {
+  return sessionKey.startsWith(LOCAL_KEY_PREFIX) ? sessionKey.slice(LOCAL_KEY_PREFIX.length) : null;
 }
 
 export interface OwnerRef {

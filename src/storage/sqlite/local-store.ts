@@ -8,6 +8,7 @@
 import { nextStep } from '../../domain/local/admission.js';
 import {
   localSessionKey,
+  logicalIdOfKey,
   receiptKey,
   type CreationReceipt,
   type OwnerRef,
@@ -39,7 +40,7 @@ import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
 import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
-import { insertSession, readLineageRow } from './ops/sessions.js';
+import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
 export interface StoreFaults {
@@ -137,6 +138,11 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   setPaused(logicalId: string, reason: string | null): void {
     tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
+  }
+
+  logicalIdOfTranscript(sessionId: string): string | null {
+    const row = readSession(this.db, sessionId);
+    return row === null ? null : logicalIdOfKey(row.session_key);
   }
 
   readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null> {
