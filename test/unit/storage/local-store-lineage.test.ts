@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkLineages } from '../../../scripts/torture/lineage.js';
 import { ReceiptGate } from '../../../src/domain/local/receipt-gate.js';
 import { localSessionKey, receiptKey, type CreationReceipt } from '../../../src/domain/local/receipt.js';
 import { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
@@ -181,5 +182,27 @@ describe('STO-2 rewind and retry of a local session, idempotent by request', () 
     });
     expect((await sessions.loadTranscript('A')).map((m) => m.content)).toEqual(['first', 'answer to first']);
     expect(store.unsettled('A').map((a) => a.text)).toEqual(['second']);
+  });
+});
+
+describe('the torture lineage invariant', () => {
+  it('passes a clean reset and names a turn split across a reset and an unrecorded reset', async () => {
+    rig = openLocalStore(['A']);
+    const { store, sessions, epoch } = rig;
+    await store.admit(testAdmission('A', 'one'));
+    await store.claimNext('A', epoch);
+    reset(store, 'A', 'A2');
+    const file = sessions.db.name;
+    expect(checkLineages(file, ['A'], new Map([['A', 1]])).violations).toEqual([]);
+
+    await sessions.appendToTranscript('A2', {
+      role: 'assistant',
+      content: 'late answer',
+      admission_id: 'one',
+    });
+    expect(checkLineages(file, ['A'], new Map([['A', 2]])).violations).toEqual([
+      'session A: 2 resets acknowledged, 1 in its lineage',
+      'session A: turn one is split across transcripts A, A2',
+    ]);
   });
 });
