@@ -8,7 +8,8 @@
  *
  * - every transcript of the chain exists and lives on this session's route key (published by this
  *   receipt, not borrowed from another session);
- * - each child names its parent and the step's kind; the chain's first transcript has no parent;
+ * - each child names its parent (and the step's kind, where the row records one); the chain's first
+ *   transcript has no parent;
  * - a reset step matches the parent's closure: closed for `reset` at the very instant of the step;
  * - each parent has exactly one child, the recorded one (the canonical child), and the current
  *   transcript has none: any other child is a fork, and a fork is never adopted;
@@ -74,7 +75,9 @@ export function checkLineage(
 }
 
 function checkStep(step: LineageStep, parent: LineageFacts, child: LineageFacts): LineageCheck | null {
-  if (child.parent_session_id !== step.from || child.lineage_kind !== step.kind) {
+  // A child row written by code that records only the parent link (lineage_kind null) still counts.
+  const kindAgrees = child.lineage_kind === null || child.lineage_kind === step.kind;
+  if (child.parent_session_id !== step.from || !kindAgrees) {
     return broken(`${step.kind} child ${step.to} does not link to its parent ${step.from}`);
   }
   const others = parent.children.filter((id) => id !== step.to);

@@ -131,8 +131,11 @@ export class TurnScheduler {
    * control go on. Returns `busy` (and runs nothing) while a turn holds the slot.
    */
   control<T>(logicalId: string, fn: () => T): { kind: 'done'; value: T } | { kind: 'busy' } {
-    const state = this.pumps.get(logicalId);
-    if (state?.kind === 'running' || (state?.kind === 'pumping' && state.claiming)) return { kind: 'busy' };
+    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
+    // claimed, another exclusive holder of the slot) is busy.
+    const free = state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming);
+    if (!free) return { kind: 'busy' };
     const value = fn();
     this.kick(logicalId);
     return { kind: 'done', value };

@@ -55,6 +55,12 @@ describe('LIN-3 lineage validation', () => {
     expect(checkLineage(receipt, facts, KEY)).toEqual({ ok: true });
   });
 
+  it('accepts a child row that records only its parent link (no lineage kind)', () => {
+    const { receipt, facts } = chain();
+    edit(facts, 'C', { lineage_kind: null });
+    expect(checkLineage(receipt, facts, KEY)).toEqual({ ok: true });
+  });
+
   it('accepts a session that never moved (no lineage)', () => {
     const facts = new Map([
       ['L', { ...chain().facts.get('L')!, children: [], closed_at: null, closed_reason: null }],
