@@ -22,6 +22,7 @@ import {
   quiet,
   RecoveryRig,
   tempDir,
+  texts,
   turnStarts,
   type Ack,
   type Snapshot,
@@ -39,7 +40,6 @@ function promptOf(demo: DemoModelServer, admissionId: string): { role: string; c
   return request.body!.messages as { role: string; content: string }[];
 }
 
-const texts = (snap: Snapshot) => snap.messages.map((m) => m.content);
 const submit = (client: GatewayClient, session_id: string, text: string) =>
   client.call<Ack>('prompt.submit', { session_id, submission_id: text, text });
 

@@ -12,6 +12,7 @@ import {
   quiet,
   RecoveryRig,
   tempDir,
+  texts,
   turnStarts,
   type Ack,
   type Snapshot,
@@ -22,7 +23,6 @@ const rig = new RecoveryRig();
 afterEach(() => rig.cleanup());
 const E2E_TIMEOUT_MS = 120_000;
 
-const texts = (snap: Snapshot) => snap.messages.map((m) => m.content);
 const said = (text: string) => `Demo model (scripted stand-in): you said: ${text}`;
 
 async function withTurns(client: GatewayClient, ...inputs: string[]): Promise<string> {
