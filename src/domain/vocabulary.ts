@@ -5,6 +5,8 @@
  * logical id     The stable id clients create, resume and submit to (`session_id` on the wire).
  * physical id    The id of the transcript currently backing a session (`stored_session_id` at
  *                creation). Compression and reset may rotate it; the logical id stays.
+ * lineage        The chain of physical transcripts behind a logical id, one `compression` or
+ *                `reset` step each; every child row names its parent (domain/local/lineage.ts).
  * session key    The deterministic routing key of a conversation lane
  *                (`agent:main:{platform}:{chat_type}[:…]`). The routing map sends a key to an entry.
  * entry          The durable record of the session currently on a key (SessionEntry).

@@ -47,6 +47,7 @@ export const RPC_REASONS = {
   snapshot_required: { code: -32009, meaning: 'the events asked for are older than the replay buffer' },
   already_resolved: { code: -32010, meaning: 'the approval or clarify prompt was already answered' },
   unauthenticated: { code: -32011, meaning: 'the connection carries no identity for this call' },
+  session_busy: { code: -32012, meaning: 'a turn holds the session; a control waits for it to settle' },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -75,8 +75,11 @@ export interface SchedulerEmit {
 
 type PumpState =
   | { kind: 'idle' }
-  /** `kicked`: new work may have arrived while the pump was waiting for a permit or a claim. */
-  | { kind: 'pumping'; kicked: boolean }
+  /**
+   * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
+   * `claiming`: a claim is on its way to the store (a turn may be starting).
+   */
+  | { kind: 'pumping'; kicked: boolean; claiming: boolean }
   /** Something else holds the session's turn slot (a compression): kicks wait for it. */
   | { kind: 'exclusive'; kicked: boolean; done: Promise<void> }
   | {
@@ -108,7 +111,7 @@ export class TurnScheduler {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
     if (state.kind !== 'idle') return;
-    this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.set(logicalId, { kind: 'idle' });
       this.onError(error, `scheduler pump of ${logicalId}`);
@@ -146,6 +149,23 @@ export class TurnScheduler {
     return state?.kind === 'running'
       ? { admission_id: state.admission_id, generation: state.generation }
       : null;
+  }
+
+  /**
+   * Runs a control (reset, undo, retry) in the session's turn slot (LIN-2): only while no turn of
+   * the session runs or is being claimed. `fn` is synchronous — one store transaction — so no claim
+   * can come between; afterwards the queue is kicked, so inputs accepted before or during the
+   * control go on. Returns `busy` (and runs nothing) while a turn holds the slot.
+   */
+  control<T>(logicalId: string, fn: () => T): { kind: 'done'; value: T } | { kind: 'busy' } {
+    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
+    // claimed, another exclusive holder of the slot) is busy.
+    const free = state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming);
+    if (!free) return { kind: 'busy' };
+    const value = fn();
+    this.kick(logicalId);
+    return { kind: 'done', value };
   }
 
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */
@@ -200,7 +220,9 @@ export class TurnScheduler {
       return 'stop';
     }
     state.kicked = false;
+    state.claiming = true;
     const claim = await this.store.claimNext(logicalId, this.epoch);
+    state.claiming = false;
     switch (claim.kind) {
       case 'claimed':
         await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
@@ -279,7 +301,7 @@ export class TurnScheduler {
         accepted: settled.accepted,
       });
     } finally {
-      this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+      this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
       finish();
     }
   }

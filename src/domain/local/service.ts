@@ -26,6 +26,7 @@ import {
 } from './launch-policy.js';
 import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
+import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
@@ -40,6 +41,7 @@ export interface LocalEvents extends SchedulerEvents {
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
   'session:paused': { logical_id: string; failure: string; detail: string };
   'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
+  /** A local session's transcript was replaced or rewritten; session_id is the current physical one. */
   'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
 }
 
@@ -79,6 +81,8 @@ export class LocalSessions {
 
   /** prompt.submit, cancel, interrupt, resolve_unknown and prompt answers (inputs.ts). */
   readonly inputs: SessionInputs;
+  /** session.reset, session.undo and session.retry (controls.ts). */
+  readonly controls: SessionControls;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.receipts = new ReceiptGate(options.store, options.profile, {
@@ -112,6 +116,17 @@ export class LocalSessions {
       },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
+    });
+    this.controls = new SessionControls({
+      store: options.store,
+      scheduler: this.scheduler,
+      events: this.events,
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      receipt: (logicalId) => this.receipts.get(logicalId),
+      admitReceipt: (receipt) => this.receipts.admit(receipt),
+      publish: (logicalId, event) => this.hub(logicalId).publish(event),
+      assertAccepting: () => this.assertAccepting(),
+      now: () => new Date(),
     });
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({

@@ -8,6 +8,7 @@
 import { nextStep } from '../../domain/local/admission.js';
 import {
   localSessionKey,
+  logicalIdOfKey,
   receiptKey,
   type CreationReceipt,
   type OwnerRef,
@@ -22,9 +23,15 @@ import type {
   LocalSessionStore,
   NewAdmission,
   NewCreation,
+  NewReset,
+  NewRewind,
+  ResetResult,
+  RetryResult,
+  RewindCommit,
   Settlement,
 } from '../local-store.js';
 import type { CompressionPublication } from '../session-store.js';
+import type { LineageFacts } from '../../domain/local/lineage.js';
 import { tx } from './actions-common.js';
 import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
@@ -34,12 +41,13 @@ import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
 import { writeTitle } from './local/titles.js';
+import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
-import { insertSession } from './ops/sessions.js';
+import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
 export interface StoreFaults {
-  hit(point: 'creation.transaction' | 'settle.transaction'): void;
+  hit(point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction'): void;
 }
 
 export class SqliteLocalStore implements LocalSessionStore {
@@ -137,6 +145,27 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   setPaused(logicalId: string, reason: string | null): void {
     tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
+  }
+
+  logicalIdOfTranscript(sessionId: string): string | null {
+    const row = readSession(this.db, sessionId);
+    return row === null ? null : logicalIdOfKey(row.session_key);
+  }
+
+  readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null> {
+    return new Map(sessionIds.map((id) => [id, readLineageRow(this.db, id)]));
+  }
+
+  commitReset(reset: NewReset): ResetResult {
+    return tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction')));
+  }
+
+  commitRewind(rewind: NewRewind): RewindCommit {
+    return tx(this.db, () => transitions.rewind(this.db, rewind));
+  }
+
+  commitRetry(retry: Parameters<LocalSessionStore['commitRetry']>[0]): RetryResult {
+    return tx(this.db, () => transitions.retry(this.db, retry));
   }
 
   admit(admission: NewAdmission): Promise<AdmitResult> {

@@ -125,20 +125,35 @@ export function rewindSession(
   const at = (options.now ?? new Date()).toISOString();
   return tx(db, () => {
     requireSession(db, sessionId);
-    const users = messages.lastUserMessages(db, sessionId, n);
-    const target = users[users.length - 1];
-    if (target === undefined) return { rewound_count: 0, turns_undone: 0, target_text: null };
-    const rewindId = messages.insertRewindAudit(db, {
-      sessionId,
-      at,
-      turnsRequested: n,
-      turnsUndone: users.length,
-      firstMessageId: target.id,
-      targetText: target.content,
-    });
-    const count = messages.rewindFrom(db, sessionId, target.id, rewindId, at);
-    return { rewound_count: count, turns_undone: users.length, target_text: target.content };
+    return rewindInTransaction(db, sessionId, n, at, null);
   });
+}
+
+/**
+ * The rewind inside the caller's transaction: the n-th last user message and everything after it
+ * are soft-deleted, tagged with one audit row (carrying `requestKey` when a request asked for it).
+ */
+export function rewindInTransaction(
+  db: SqliteDatabase,
+  sessionId: string,
+  n: number,
+  at: string,
+  requestKey: string | null,
+): RewindResult {
+  const users = messages.lastUserMessages(db, sessionId, n);
+  const target = users[users.length - 1];
+  if (target === undefined) return { rewound_count: 0, turns_undone: 0, target_text: null };
+  const rewindId = messages.insertRewindAudit(db, {
+    sessionId,
+    at,
+    turnsRequested: n,
+    turnsUndone: users.length,
+    firstMessageId: target.id,
+    targetText: target.content,
+    requestKey,
+  });
+  const count = messages.rewindFrom(db, sessionId, target.id, rewindId, at);
+  return { rewound_count: count, turns_undone: users.length, target_text: target.content };
 }
 
 export function searchMessages(db: SqliteDatabase, query: string, options: SearchOptions = {}): SearchHit[] {

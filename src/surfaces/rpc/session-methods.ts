@@ -57,6 +57,13 @@ export const SESSION_METHOD_SCHEMAS = {
   }),
   'session.interrupt': z.strictObject({ session_id: id, execution_generation: generation }),
   'session.compress': z.strictObject({ session_id: id, execution_generation: generation.optional() }),
+  'session.reset': z.strictObject({ session_id: id, request_id: id }),
+  'session.undo': z.strictObject({
+    session_id: id,
+    request_id: id,
+    turns: z.number().int().min(1).max(1000).default(1),
+  }),
+  'session.retry': z.strictObject({ session_id: id, request_id: id }),
   'approval.respond': z.strictObject({
     session_id: id,
     execution_generation: generation,
@@ -144,6 +151,21 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.compress'],
       capability: 'session:control',
       handler: (p, c) => sessions.compress(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('session.reset', {
+      params: s['session.reset'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.reset(c.principal, p),
+    })
+    .register('session.undo', {
+      params: s['session.undo'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.undo(c.principal, p),
+    })
+    .register('session.retry', {
+      params: s['session.retry'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.retry(c.principal, p),
     })
     .register('approval.respond', {
       params: s['approval.respond'],

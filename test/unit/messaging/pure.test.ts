@@ -89,6 +89,16 @@ describe('REC-4, REC-5 recovery decisions', () => {
     expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
   });
 
+  it('a marker whose key moved to another session (reset, switch, prune) is dropped, not resumed', () => {
+    const plan = planRecovery({
+      ...base,
+      cleanShutdown: false,
+      markers: [{ session_key: 'reset', started_at_epoch: 999_990, replyPersisted: false, moved: true }],
+      streaks: new Map([['reset', 2]]),
+    });
+    expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
+  });
+
   it('persisted → settled, missing → resume, stale → dropped, third restart → suspended', () => {
     const plan = planRecovery({
       ...base,

@@ -7,5 +7,6 @@ import { migration as m004 } from './004_inbound_ledger.js';
 import { migration as m005 } from './005_inbound_backlog.js';
 import { migration as m006 } from './006_search_watermark.js';
 import { migration as m007 } from './007_compression.js';
+import { migration as m008 } from './008_lineage.js';
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008];

@@ -108,15 +108,39 @@ export function insertRewindAudit(
     turnsUndone: number;
     firstMessageId: number;
     targetText: string | null;
+    /** The request that asked for it (session.undo, session.retry), so a repeat finds it. */
+    requestKey?: string | null;
   },
 ): number {
   const info = statement(
     db,
     `INSERT INTO rewinds (session_id, rewound_at, turns_requested, turns_undone, rewound_count,
-                          first_message_id, target_text)
-     VALUES (?, ?, ?, ?, 0, ?, ?)`,
-  ).run(row.sessionId, row.at, row.turnsRequested, row.turnsUndone, row.firstMessageId, row.targetText);
+                          first_message_id, target_text, request_key)
+     VALUES (?, ?, ?, ?, 0, ?, ?, ?)`,
+  ).run(
+    row.sessionId,
+    row.at,
+    row.turnsRequested,
+    row.turnsUndone,
+    row.firstMessageId,
+    row.targetText,
+    row.requestKey ?? null,
+  );
   return Number(info.lastInsertRowid);
+}
+
+/** The rewind a request already made, or null. */
+export function findRewindByRequest(
+  db: Db,
+  requestKey: string,
+): { session_id: string; rewound_count: number; turns_undone: number; target_text: string | null } | null {
+  const row = statement(
+    db,
+    'SELECT session_id, rewound_count, turns_undone, target_text FROM rewinds WHERE request_key = ?',
+  ).get(requestKey) as
+    | { session_id: string; rewound_count: number; turns_undone: number; target_text: string | null }
+    | undefined;
+  return row ?? null;
 }
 
 /** Soft-deletes the visible messages from `fromId` on, tagged with the rewind; records the count. */

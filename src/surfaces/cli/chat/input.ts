@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConnectionClosedError, RpcCallError } from '../../client/rpc-client.js';
 import { promptReply } from './answers.js';
+import { parseCommand } from './commands.js';
 import type { ChatEvent } from './render.js';
 import type { ChatTerminal, SessionView } from './session-view.js';
 import type { Call, Submission } from './wire.js';
@@ -26,6 +27,8 @@ export class ChatInput {
   private eof = false;
   private busy = false;
   private idleInterrupts = 0;
+  /** A command whose answer was lost with the link: run again, with the same request_id. */
+  private pendingCommand: { line: string; requestId: string } | null = null;
 
   constructor(
     private readonly view: SessionView,
@@ -84,13 +87,15 @@ export class ChatInput {
         if (!this.host.isReady()) return;
         if (view.inflight && !view.inflight.acknowledged) {
           if (!(await this.submit(view.inflight))) return;
+        } else if (this.pendingCommand && !view.inflight && !view.openPrompt) {
+          if (!(await this.command(this.pendingCommand))) return;
         } else if (view.openPrompt && this.lines.length > 0) {
           await this.answer(view.openPrompt, this.lines.shift()!);
         } else if (!view.inflight && !view.openPrompt && this.lines.length > 0) {
           const text = this.lines.shift()!;
           if (text.trim() === '') continue;
-          if (text.trim() === '/compress') {
-            await this.compress();
+          if (parseCommand(text)) {
+            this.pendingCommand = { line: text, requestId: randomUUID() };
             continue;
           }
           view.inflight = { submissionId: randomUUID(), text, admissionId: null, acknowledged: false };
@@ -99,30 +104,16 @@ export class ChatInput {
     } finally {
       this.busy = false;
     }
-    if (this.eof && this.lines.length === 0 && (this.terminal.tty || !view.inflight || view.openPrompt)) {
+    if (
+      this.eof &&
+      this.lines.length === 0 &&
+      !this.pendingCommand &&
+      (this.terminal.tty || !view.inflight || view.openPrompt)
+    ) {
       if (view.openPrompt) view.writeLine('(a question is still open; it waits for whoever resumes)');
       return this.host.finish();
     }
     if (!view.inflight && !view.openPrompt && this.lines.length === 0) this.terminal.idle();
-  }
-
-  /** `/compress`: session.compress now (it waits for a running turn); one line says what it did. */
-  private async compress(): Promise<void> {
-    try {
-      const result = await this.host.call<{ compressed: boolean; messages?: number; why?: string }>(
-        'session.compress',
-        { session_id: this.view.sessionId },
-      );
-      this.view.writeLine(
-        this.terminal.style.dim(
-          result.compressed
-            ? `(compressed: the model now sees ${result.messages} messages, the summary among them)`
-            : `(nothing was compressed: ${result.why})`,
-        ),
-      );
-    } catch (error) {
-      this.terminal.warn(`gatehouse: could not compress: ${(error as Error).message}`);
-    }
   }
 
   /** Sends one submission; false when the link dropped (the reconnect retries the same id). */
@@ -142,6 +133,27 @@ export class ChatInput {
       this.view.inflight = null;
       return true;
     }
+  }
+
+  /** Runs one chat command; false when the link dropped (it runs again, same id, after the reconnect). */
+  private async command(pending: { line: string; requestId: string }): Promise<boolean> {
+    const parsed = parseCommand(pending.line)!;
+    try {
+      await parsed.command.run({
+        sessionId: this.view.sessionId!,
+        requestId: pending.requestId,
+        args: parsed.args,
+        call: this.host.call,
+        view: this.view,
+        terminal: this.terminal,
+      });
+    } catch (error) {
+      if (error instanceof ConnectionClosedError) return false;
+      if (error instanceof RpcCallError && error.reason === 'runtime_draining') return false;
+      this.terminal.warn(`gatehouse: /${parsed.command.name} failed: ${(error as Error).message}`);
+    }
+    this.pendingCommand = null;
+    return true;
   }
 
   private async answer(prompt: ChatEvent, line: string): Promise<void> {
