@@ -24,6 +24,8 @@ import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
+import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
+import { describeGateway } from './describe.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
@@ -200,6 +202,11 @@ export function gatewayService(
             checkpoint_failures: store?.checkpointer?.stats.failures ?? 0,
           };
         },
+        gateway: () =>
+          describeGateway(ctx, {
+            name: defaultModel,
+            demo: demo !== null || defaultModel === DEMO_MODEL_NAME,
+          }),
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
@@ -217,7 +224,13 @@ export function gatewayService(
               : null,
           internalCredential: randomBytes(32).toString('base64url'),
           allowRemote: config.listener.allow_remote,
-          health: () => ({ state: ctx.lifecycle.state, epoch }),
+          health: () => ({
+            state: ctx.lifecycle.state,
+            epoch,
+            // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
+            dashboard_login: config.dashboard.password_hash != null,
+          }),
+          staticFiles: dashboardAssets().handler,
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });

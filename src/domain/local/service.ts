@@ -17,6 +17,7 @@ import { SessionSource } from '../session/source.js';
 import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
+import { listAll, readableTranscript, transcriptPage, type ListedState } from './listing.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
@@ -27,7 +28,7 @@ import {
 import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { SessionInputs } from './inputs.js';
-import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
+import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 
 export interface LocalEvents extends SchedulerEvents {
@@ -229,10 +230,19 @@ export class LocalSessions {
 
   // ---- viewers -------------------------------------------------------------------------------------
 
-  resume(principal: Principal, viewer: Viewer, logicalId: string): Promise<Record<string, unknown>> {
+  /**
+   * With `messageLimit` the snapshot carries only the newest messages (and `messages_truncated`);
+   * older ones are read with session.messages, so a long session opens by its last page.
+   */
+  resume(
+    principal: Principal,
+    viewer: Viewer,
+    logicalId: string,
+    messageLimit?: number,
+  ): Promise<Record<string, unknown>> {
     const session = this.access(principal, logicalId);
     this.hub(logicalId).attach(viewer);
-    return this.snapshot(session);
+    return this.snapshot(session, messageLimit);
   }
 
   detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
@@ -245,10 +255,14 @@ export class LocalSessions {
     for (const hub of this.hubs.values()) hub.detach(viewerId);
   }
 
-  async snapshot(session: AccessRow): Promise<Record<string, unknown>> {
+  async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
-    const messages = receipt ? await this.options.sessions.loadTranscript(receipt.current_session_id) : [];
-    return this.snapshotOf(session, messages);
+    if (!receipt) return this.snapshotOf(session, []);
+    const physicalId = receipt.current_session_id;
+    if (messageLimit === undefined)
+      return this.snapshotOf(session, await this.options.sessions.loadTranscript(physicalId));
+    const page = await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
+    return { ...this.snapshotOf(session, page.messages), messages_truncated: page.hasMore };
   }
 
   private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
@@ -292,12 +306,59 @@ export class LocalSessions {
     return { scope: options.scope, sessions };
   }
 
+  /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
+  listAll(principal: Principal, options: { limit: number; cursor: string | null }) {
+    return listAll(
+      {
+        sessions: this.options.sessions,
+        store: this.options.store,
+        local: (row) => ({ info: this.infoOf(row), state: this.listedStateOf(row) }),
+      },
+      principal,
+      options,
+    );
+  }
+
+  /** session.messages: one page of a transcript, newest page first (listing.ts). */
+  async messages(
+    principal: Principal,
+    options: { session_id: string; before_id: number | null; limit: number },
+  ) {
+    const local = this.options.store.getLocalSession(options.session_id);
+    const physicalId = await readableTranscript(
+      { sessions: this.options.sessions },
+      principal,
+      options.session_id,
+      local === null
+        ? null
+        : () => {
+            this.access(principal, options.session_id);
+            const receipt = this.receipts.get(options.session_id);
+            if (!receipt)
+              throw new GatewayError('permission_denied', `session ${options.session_id} is paused`, {
+                session_id: options.session_id,
+              });
+            return receipt.current_session_id;
+          },
+    );
+    return {
+      session_id: options.session_id,
+      ...(await transcriptPage(this.options.sessions, physicalId, options)),
+    };
+  }
+
+  private listedStateOf(row: LocalSessionRow): ListedState {
+    const state = this.stateOf(row);
+    if (state !== 'idle') return state;
+    return this.options.store.unsettled(row.logical_id).some((a) => a.state === 'queued') ? 'queued' : 'idle';
+  }
+
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
   search(principal: Principal, options: { query: string; limit: number }) {
     return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
-  private stateOf(row: LocalSessionRow): string {
+  private stateOf(row: LocalSessionRow): SessionState {
     const id = row.logical_id;
     return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
   }

@@ -31,7 +31,7 @@ import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
-import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
+import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
@@ -215,6 +215,7 @@ export class SqliteLocalStore implements LocalSessionStore {
       if (messages && messages.length > 0)
         appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
       if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
+      touchRoute(this.db, localSessionKey(logicalId), at.toISOString());
       return true;
     });
   }

@@ -4,7 +4,13 @@
  * entry-actions.ts or transcript-actions.ts, and a thrown error becomes a rejected promise.
  */
 import type { ResumeReason, SessionSourceFields, TranscriptMessage } from '../../domain/vocabulary.js';
-import type { ListSessionsOptions, SearchOptions, SessionStore, UsageUpdate } from '../session-store.js';
+import type {
+  ListSessionsOptions,
+  SearchOptions,
+  SessionStore,
+  TranscriptPageOptions,
+  UsageUpdate,
+} from '../session-store.js';
 import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
@@ -127,6 +133,10 @@ export class SqliteSessionStore implements SessionStore {
 
   loadTranscript(sessionId: string) {
     return settle(() => transcripts.loadTranscript(this.db, sessionId));
+  }
+
+  loadTranscriptPage(sessionId: string, options: TranscriptPageOptions) {
+    return settle(() => transcripts.loadTranscriptPage(this.db, sessionId, options));
   }
 
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }) {
