@@ -98,7 +98,7 @@ function acceptsGzip(req: IncomingMessage): boolean {
 
 function send(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
   const gzip = asset.gzipped !== null && acceptsGzip(req);
-  const body = gzip ? asset.gzipped! : asset.body;
+  const body = gzip ? asset.gzipped : asset.body;
   res.writeHead(200, {
     ...SECURITY_HEADERS,
     'content-type': asset.contentType,
