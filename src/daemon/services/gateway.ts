@@ -189,7 +189,11 @@ export function gatewayService(
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
-        creationContract: () => creationContract(),
+        creationContract: () => ({
+          ...creationContract(),
+          defaults: { model: defaultModel, toolsets: [...DEFAULT_TOOLSETS] },
+          toolsets: toolRegistry.list().map((t) => t.name),
+        }),
         storage: () => {
           const { stats, failed } = localStore!.group;
           return {

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemoModel } from './commands/demo-model.js';
 import { registerPasswd } from './commands/passwd.js';
 import { registerServe } from './commands/serve.js';
@@ -29,5 +30,6 @@ export function buildProgram(deps: CliDeps): Command {
   registerChat(program);
   registerSessions(program);
   registerDemoModel(program, deps);
+  registerDashboard(program);
   return program;
 }

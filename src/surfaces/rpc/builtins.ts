@@ -12,6 +12,10 @@ import type { RpcContext } from './connection.js';
 export interface CreationContract {
   sources: string[];
   parameters: Record<string, unknown>;
+  /** The model and toolsets a session gets when `session.create` names none (no paths). */
+  defaults?: { model: string; toolsets: string[] };
+  /** Every toolset name `toolsets` may list. */
+  toolsets?: string[];
 }
 
 export interface AuthorityDescription {
