@@ -3,12 +3,10 @@
  * process in a temp home, its model the demo model of the test process. Each case drives the page
  * the way a person does and checks what the daemon and the model saw.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_CHROMIUM, launchBrowser, logIn, loggedIn, openDashboard } from './browser.js';
-import { chatRequests, dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
+import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
 let browser: Browser;
@@ -99,7 +97,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     const xss = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>';
     await send(page, xss);
     await page.locator('.msg-assistant', { hasText: '<script>' }).waitFor();
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('.transcript img, .transcript script').count()).toBe(0);
 
     await page.reload();

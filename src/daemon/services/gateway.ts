@@ -26,6 +26,7 @@ import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
+import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
@@ -235,6 +236,9 @@ export function gatewayService(
             dashboard_login: config.dashboard.password_hash != null,
           }),
           staticFiles: dashboardAssets().handler,
+          loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
+            logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
+          ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });

@@ -8,7 +8,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { DashboardLogins, LoginThrottle } from '../../domain/auth/logins.js';
+import { DashboardLogins, LoginThrottle, type LoginStore } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -60,6 +60,8 @@ export interface RpcServerOptions {
   health?: () => Record<string, unknown>;
   /** Serve HTTPS and WSS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
+  /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
+  loginStore?: LoginStore | null;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -136,7 +138,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     legacyToken: options.legacyToken ?? null,
     internalCredential: options.internalCredential ?? null,
   };
-  const logins = new DashboardLogins(now);
+  const logins = new DashboardLogins(now, undefined, options.loginStore ?? null);
   const routeDeps = {
     config,
     tickets: options.tickets,
