@@ -183,6 +183,8 @@ export class SessionState {
         this.live.reasoning += String(e['text']);
         return this.changed('live');
       case 'tool.start':
+        // The stored assistant message already draws this call (its output fills in when stored).
+        if (this.messages.some((m) => m.tool_calls?.some((c) => c.id === e['tool_call_id']))) return;
         this.live.tools.push({
           tool_call_id: String(e['tool_call_id']),
           name: String(e['name']),

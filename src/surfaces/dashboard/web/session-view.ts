@@ -182,7 +182,7 @@ export class SessionView {
         'p',
         { class: 'meta' },
         h('span', { class: `state state-${s.state}`, attrs: { 'data-state': s.state }, text: s.state }),
-        ` ${info?.source ?? ''}${info?.platform ? ` · ${info.platform}` : ''} · ${info?.model ?? 'default model'}`,
+        ` ${info?.source ?? ''}${info?.platform && info.platform !== info.source ? ` · ${info.platform}` : ''} · ${info?.model ?? 'default model'}`,
         info?.cwd ? ` · ${info.cwd}` : '',
       ),
       s.pausedReason ? h('p', { class: 'error', text: `Paused: ${s.pausedReason}` }) : null,
