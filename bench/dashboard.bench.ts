@@ -4,20 +4,19 @@
  * latency of a streamed answer from the daemon to the page's DOM against a bare WebSocket client
  * of the same session in the same run.
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { hashPassword } from '../src/domain/auth/password.js';
 import { homeLayout } from '../src/daemon/home.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { dashboardAssets } from '../src/surfaces/dashboard/assets.js';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../test/fixtures/chromium.js';
 import { startBenchDaemon } from './gateway-daemon.js';
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
 
 const BENCH = 'dashboard';
-const CHROMIUM = process.env['GATEHOUSE_CHROMIUM'] ?? '/usr/bin/chromium';
 const PASSWORD = 'bench password';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -54,25 +53,14 @@ const bench: Bench = {
         extra: { files },
       }),
     );
-    if (!existsSync(CHROMIUM)) {
+    if (!HAVE_CHROMIUM) {
       process.stderr.write(`${CHROMIUM} is missing: the dashboard's browser figures are skipped\n`);
       return figures;
     }
 
     const hash = await hashPassword(PASSWORD, { N: 1 << 10, r: 8, p: 1 });
     const daemon = await startBenchDaemon(`dashboard:\n  password_hash: ${JSON.stringify(hash)}\n`);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const native = await daemon.connect();
       const create = async (n: number) => {

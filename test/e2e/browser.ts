@@ -3,13 +3,12 @@
  * playwright-core (which downloads no browser). CI installs the package (.ci/run); a machine
  * without it skips these tests with a loud message instead of failing on a missing binary.
  */
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 import { PASSWORD } from './seed-fixture.js';
 
-export const CHROMIUM = process.env['GATEHOUSE_CHROMIUM'] ?? '/usr/bin/chromium';
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+export { HAVE_CHROMIUM };
 
 if (!HAVE_CHROMIUM) {
   process.stderr.write(
@@ -18,21 +17,7 @@ if (!HAVE_CHROMIUM) {
   );
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-    // No userDataDir: playwright gives every launch a fresh temporary profile of its own.
-  });
-}
+export const launchBrowser = launchChromium;
 
 /** A fresh, isolated browser context (its own cookies) with a page open at the dashboard. */
 export async function openDashboard(
