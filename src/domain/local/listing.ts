@@ -22,8 +22,13 @@ export type ListedState = 'idle' | 'running' | 'queued' | 'unknown' | 'paused';
 export interface ListingFacts {
   sessions: SessionStore;
   store: LocalSessionStore;
-  /** info + state of a local session the caller may see. */
+  /** info + state (idle, running, unknown, paused) of a local session the caller may see. */
   local(row: LocalSessionRow): { info: Record<string, unknown>; state: ListedState };
+  /**
+   * The current physical transcript of a local session the caller may access (or a not_found
+   * refusal); null while its receipt is invalid (the session is paused).
+   */
+  currentTranscript(principal: Principal, logicalId: string): string | null;
 }
 
 function tokens(entry: SessionEntry) {
@@ -58,7 +63,9 @@ function listedRow(
   if (entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
     const row = facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
     if (!visibleLocal(principal, row)) return null;
-    const { info, state } = facts.local(row);
+    const { info, state: current } = facts.local(row);
+    const queued = facts.store.unsettled(row.logical_id).some((a) => a.state === 'queued');
+    const state = current === 'idle' && queued ? 'queued' : current;
     return { ...info, kind: 'local', state, last_activity: entry.updated_at, tokens: tokens(entry) };
   }
   // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist.
@@ -105,33 +112,30 @@ export async function listAll(
 }
 
 /**
- * The physical transcript a caller may read under `sessionId`: a local session's current one, or
- * (for operators) a chat-platform session's. Anything else is `not_found`.
+ * One page of a transcript the caller may read: a local session's current one, or (for operators)
+ * a chat-platform session's by its physical id. Anything else is `not_found`.
  */
-export async function readableTranscript(
-  facts: Pick<ListingFacts, 'sessions'>,
+export async function sessionMessages(
+  facts: ListingFacts,
   principal: Principal,
-  sessionId: string,
-  local: (() => string) | null,
-): Promise<string> {
-  if (local) return local();
-  const entry = isOperator(principal) ? await facts.sessions.lookupBySessionId(sessionId) : null;
-  if (!entry || entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
-    throw new GatewayError('not_found', `no session ${sessionId} that you may access`, {
-      session_id: sessionId,
-    });
-  }
-  return entry.session_id;
-}
-
-export async function transcriptPage(
-  sessions: SessionStore,
-  physicalId: string,
-  options: { before_id: number | null; limit: number },
+  options: { session_id: string; before_id: number | null; limit: number },
 ) {
-  const page = await sessions.loadTranscriptPage(physicalId, {
+  const id = options.session_id;
+  let physicalId: string | null;
+  if (facts.store.getLocalSession(id) !== null) {
+    physicalId = facts.currentTranscript(principal, id);
+    if (physicalId === null)
+      throw new GatewayError('permission_denied', `session ${id} is paused`, { session_id: id });
+  } else {
+    const entry = isOperator(principal) ? await facts.sessions.lookupBySessionId(id) : null;
+    if (!entry || entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
+      throw new GatewayError('not_found', `no session ${id} that you may access`, { session_id: id });
+    }
+    physicalId = entry.session_id;
+  }
+  const page = await facts.sessions.loadTranscriptPage(physicalId, {
     beforeId: options.before_id,
     limit: options.limit,
   });
-  return { messages: page.messages.map(publicMessage), has_more: page.hasMore };
+  return { session_id: id, messages: page.messages.map(publicMessage), has_more: page.hasMore };
 }

@@ -17,7 +17,7 @@ import { SessionSource } from '../session/source.js';
 import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
-import { listAll, readableTranscript, transcriptPage, type ListedState } from './listing.js';
+import { listAll, sessionMessages, type ListingFacts } from './listing.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
@@ -308,49 +308,24 @@ export class LocalSessions {
 
   /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
   listAll(principal: Principal, options: { limit: number; cursor: string | null }) {
-    return listAll(
-      {
-        sessions: this.options.sessions,
-        store: this.options.store,
-        local: (row) => ({ info: this.infoOf(row), state: this.listedStateOf(row) }),
-      },
-      principal,
-      options,
-    );
+    return listAll(this.listing(), principal, options);
   }
 
   /** session.messages: one page of a transcript, newest page first (listing.ts). */
-  async messages(
-    principal: Principal,
-    options: { session_id: string; before_id: number | null; limit: number },
-  ) {
-    const local = this.options.store.getLocalSession(options.session_id);
-    const physicalId = await readableTranscript(
-      { sessions: this.options.sessions },
-      principal,
-      options.session_id,
-      local === null
-        ? null
-        : () => {
-            this.access(principal, options.session_id);
-            const receipt = this.receipts.get(options.session_id);
-            if (!receipt)
-              throw new GatewayError('permission_denied', `session ${options.session_id} is paused`, {
-                session_id: options.session_id,
-              });
-            return receipt.current_session_id;
-          },
-    );
-    return {
-      session_id: options.session_id,
-      ...(await transcriptPage(this.options.sessions, physicalId, options)),
-    };
+  messages(principal: Principal, options: { session_id: string; before_id: number | null; limit: number }) {
+    return sessionMessages(this.listing(), principal, options);
   }
 
-  private listedStateOf(row: LocalSessionRow): ListedState {
-    const state = this.stateOf(row);
-    if (state !== 'idle') return state;
-    return this.options.store.unsettled(row.logical_id).some((a) => a.state === 'queued') ? 'queued' : 'idle';
+  private listing(): ListingFacts {
+    return {
+      sessions: this.options.sessions,
+      store: this.options.store,
+      local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      currentTranscript: (principal, logicalId) => {
+        this.access(principal, logicalId);
+        return this.receipts.get(logicalId)?.current_session_id ?? null;
+      },
+    };
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
