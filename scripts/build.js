@@ -42,13 +42,29 @@ function main() {
   if (ifStale) {
     const reason = staleReason();
     if (reason === null) return 0;
-    process.stderr.write(`gatehouse: building (${reason}); tsc takes about 20 s\n`);
+    process.stderr.write(`gatehouse: building (${reason}); tsc and the dashboard bundle take about 30 s\n`);
   }
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const run = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
     stdio: 'inherit',
   });
   if (run.status !== 0) return run.status ?? 1;
+  // The dashboard page: plain TypeScript bundled by vite into dist/dashboard (docs/dashboard.md).
+  const web = join(root, 'src', 'surfaces', 'dashboard', 'web');
+  const vite = spawnSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      web,
+      '--config',
+      join(web, 'vite.config.mjs'),
+      '--logLevel',
+      'warn',
+    ],
+    { stdio: 'inherit' },
+  );
+  if (vite.status !== 0) return vite.status ?? 1;
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   return 0;
 }

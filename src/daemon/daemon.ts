@@ -43,6 +43,8 @@ export interface DaemonContext {
   readonly logger: Logger;
   readonly lifecycle: Lifecycle;
   readonly instanceId: string;
+  /** What gateway.json says (start time, model, adapters), kept current; read-only for services. */
+  readonly info: Readonly<GatewayInfo>;
   advertise(fields: Advertised): void;
 }
 
@@ -111,6 +113,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     logger,
     lifecycle,
     instanceId: info.instance_id,
+    info,
     advertise: (fields) => {
       Object.assign(info, fields);
       if (!published) return;

@@ -50,6 +50,20 @@ export interface StoredMessage extends TranscriptMessage {
   timestamp: string;
 }
 
+export interface TranscriptPageOptions {
+  /** Only messages with a smaller id (the `id` of the oldest message already shown); absent: the newest. */
+  beforeId?: number | null;
+  /** Page size, 1..1000. */
+  limit: number;
+}
+
+export interface TranscriptPage {
+  /** Oldest first. */
+  messages: StoredMessage[];
+  /** Whether older visible messages remain before the first one of this page. */
+  hasMore: boolean;
+}
+
 export interface RewindResult {
   /** How many messages were soft-deleted. */
   rewound_count: number;
@@ -223,6 +237,12 @@ export interface SessionStore {
 
   /** The visible transcript in order; soft-deleted (rewound, rewritten) messages are excluded. */
   loadTranscript(sessionId: string): Promise<StoredMessage[]>;
+
+  /**
+   * One page of the visible transcript, the newest first in paging order: the `limit` newest messages
+   * older than `beforeId`, returned oldest first. A 10,000-message session opens by its last page.
+   */
+  loadTranscriptPage(sessionId: string, options: TranscriptPageOptions): Promise<TranscriptPage>;
 
   /**
    * Undoes the last `n` user turns (default 1): the n-th last user message and everything after it

@@ -345,6 +345,23 @@ export function runSessionStoreSuite(
         expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['summary of a, b, c']);
       });
 
+      it('load_transcript_page walks the visible transcript back from the newest page', async () => {
+        await store.appendToTranscript(sid, [
+          user('a'),
+          assistant('b'),
+          user('c'),
+          assistant('d'),
+          user('e'),
+        ]);
+        await store.rewindSession(sid, 1); // 'e' is no longer visible
+        const newest = await store.loadTranscriptPage(sid, { limit: 2 });
+        expect(newest.messages.map((m) => m.content)).toEqual(['c', 'd']);
+        expect(newest.hasMore).toBe(true);
+        const older = await store.loadTranscriptPage(sid, { beforeId: newest.messages[0]!.id, limit: 2 });
+        expect([older.messages.map((m) => m.content), older.hasMore]).toEqual([['a', 'b'], false]);
+        await expect(store.loadTranscriptPage(sid, { limit: 0 })).rejects.toBeInstanceOf(InvalidParamsError);
+      });
+
       it('rewind_session soft-deletes the last n user turns and reports them', async () => {
         await store.appendToTranscript(sid, [
           user('u1'),

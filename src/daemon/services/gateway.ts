@@ -27,6 +27,9 @@ import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
+import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
+import { describeGateway } from './describe.js';
+import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DEFAULT_PORT, modelClientLimits } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
@@ -218,7 +221,11 @@ export function gatewayService(
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
-        creationContract: () => creationContract(),
+        creationContract: () => ({
+          ...creationContract(),
+          defaults: { model: defaultModel, toolsets: [...DEFAULT_TOOLSETS] },
+          toolsets: toolRegistry.list().map((t) => t.name),
+        }),
         storage: () => {
           const { stats, failed } = localStore!.group;
           return {
@@ -231,6 +238,11 @@ export function gatewayService(
             checkpoint_failures: store?.checkpointer?.stats.failures ?? 0,
           };
         },
+        gateway: () =>
+          describeGateway(ctx, {
+            name: defaultModel,
+            demo: demo !== null || defaultModel === DEMO_MODEL_NAME,
+          }),
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
@@ -249,7 +261,16 @@ export function gatewayService(
           internalCredential: randomBytes(32).toString('base64url'),
           allowRemote: config.listener.allow_remote,
           trustedProxies: config.listener.trusted_proxy ?? [],
-          health: () => ({ state: ctx.lifecycle.state, epoch }),
+          health: () => ({
+            state: ctx.lifecycle.state,
+            epoch,
+            // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
+            dashboard_login: config.dashboard.password_hash != null,
+          }),
+          staticFiles: dashboardAssets().handler,
+          loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
+            logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
+          ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });

@@ -17,6 +17,7 @@ import { SessionSource } from '../session/source.js';
 import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
 import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
 import { searchVisible } from './search.js';
+import { listAll, sessionMessages, type ListingFacts } from './listing.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
@@ -29,7 +30,7 @@ import { ReceiptGate } from './receipt-gate.js';
 import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
-import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
+import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { compressLocalSession, type LocalCompressionDeps } from './compression.js';
 import { fullHistory } from './history.js';
@@ -319,10 +320,19 @@ export class LocalSessions {
 
   // ---- viewers -------------------------------------------------------------------------------------
 
-  resume(principal: Principal, viewer: Viewer, logicalId: string): Promise<Record<string, unknown>> {
+  /**
+   * With `messageLimit` the snapshot carries only the newest messages (and `messages_truncated`);
+   * older ones are read with session.messages, so a long session opens by its last page.
+   */
+  resume(
+    principal: Principal,
+    viewer: Viewer,
+    logicalId: string,
+    messageLimit?: number,
+  ): Promise<Record<string, unknown>> {
     const session = this.access(principal, logicalId);
     this.hub(logicalId).attach(viewer);
-    return this.snapshot(session);
+    return this.snapshot(session, messageLimit);
   }
 
   detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
@@ -335,10 +345,14 @@ export class LocalSessions {
     for (const hub of this.hubs.values()) hub.detach(viewerId);
   }
 
-  async snapshot(session: AccessRow): Promise<Record<string, unknown>> {
+  async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
-    const messages = receipt ? await this.options.sessions.loadTranscript(receipt.current_session_id) : [];
-    return this.snapshotOf(session, messages);
+    if (!receipt) return this.snapshotOf(session, []);
+    const physicalId = receipt.current_session_id;
+    if (messageLimit === undefined)
+      return this.snapshotOf(session, await this.options.sessions.loadTranscript(physicalId));
+    const page = await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
+    return { ...this.snapshotOf(session, page.messages), messages_truncated: page.hasMore };
   }
 
   private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
@@ -423,12 +437,34 @@ export class LocalSessions {
     return { scope: options.scope, sessions };
   }
 
+  /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
+  listAll(principal: Principal, options: { limit: number; cursor: string | null }) {
+    return listAll(this.listing(), principal, options);
+  }
+
+  /** session.messages: one page of a transcript, newest page first (listing.ts). */
+  messages(principal: Principal, options: { session_id: string; before_id: number | null; limit: number }) {
+    return sessionMessages(this.listing(), principal, options);
+  }
+
+  private listing(): ListingFacts {
+    return {
+      sessions: this.options.sessions,
+      store: this.options.store,
+      local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      currentTranscript: (principal, logicalId) => {
+        this.access(principal, logicalId);
+        return this.receipts.get(logicalId)?.current_session_id ?? null;
+      },
+    };
+  }
+
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
   search(principal: Principal, options: { query: string; limit: number; syntax: 'plain' | 'fts' }) {
     return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
-  private stateOf(row: LocalSessionRow): string {
+  private stateOf(row: LocalSessionRow): SessionState {
     const id = row.logical_id;
     return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
   }

@@ -42,7 +42,7 @@ import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
 import { writeTitle } from './local/titles.js';
 import * as transitions from './local/transitions.js';
-import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
+import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
@@ -251,6 +251,7 @@ export class SqliteLocalStore implements LocalSessionStore {
       if (messages && messages.length > 0)
         appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
       if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
+      touchRoute(this.db, localSessionKey(logicalId), at.toISOString());
       return true;
     });
   }

@@ -10,6 +10,7 @@ import type {
   ListSessionsOptions,
   SearchOptions,
   SessionStore,
+  TranscriptPageOptions,
   UsageUpdate,
 } from '../session-store.js';
 import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
@@ -135,6 +136,10 @@ export class SqliteSessionStore implements SessionStore {
 
   loadTranscript(sessionId: string) {
     return settle(() => transcripts.loadTranscript(this.db, sessionId));
+  }
+
+  loadTranscriptPage(sessionId: string, options: TranscriptPageOptions) {
+    return settle(() => transcripts.loadTranscriptPage(this.db, sessionId, options));
   }
 
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }) {

@@ -11,6 +11,8 @@ import type {
   SearchIndexStatus,
   SearchOptions,
   StoredMessage,
+  TranscriptPage,
+  TranscriptPageOptions,
 } from '../session-store.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
@@ -113,6 +115,20 @@ export function rewriteTranscript(
 
 export function loadTranscript(db: SqliteDatabase, sessionId: string): StoredMessage[] {
   return messages.loadVisibleMessages(db, sessionId);
+}
+
+export function loadTranscriptPage(
+  db: SqliteDatabase,
+  sessionId: string,
+  options: TranscriptPageOptions,
+): TranscriptPage {
+  const limit = options.limit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
+  }
+  const page = messages.loadVisiblePage(db, sessionId, options.beforeId ?? null, limit + 1);
+  const more = page.length > limit;
+  return { messages: more ? page.slice(1) : page, hasMore: more };
 }
 
 export function rewindSession(

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerBackup } from './commands/backup.js';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemoModel } from './commands/demo-model.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerPasswd } from './commands/passwd.js';
@@ -33,5 +34,6 @@ export function buildProgram(deps: CliDeps): Command {
   registerBackup(program);
   registerDoctor(program);
   registerDemoModel(program, deps);
+  registerDashboard(program);
   return program;
 }

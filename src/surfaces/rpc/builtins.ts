@@ -12,6 +12,10 @@ import type { RpcContext } from './connection.js';
 export interface CreationContract {
   sources: string[];
   parameters: Record<string, unknown>;
+  /** The model and toolsets a session gets when `session.create` names none (no paths). */
+  defaults?: { model: string; toolsets: string[] };
+  /** Every toolset name `toolsets` may list. */
+  toolsets?: string[];
 }
 
 export interface AuthorityDescription {
@@ -36,11 +40,25 @@ export interface StorageCounters {
   checkpoint_failures: number;
 }
 
+/** What the daemon runs with, for status views (the dashboard's status page, `gatehouse status`). */
+export interface GatewayDescription {
+  /** The package version. */
+  version: string;
+  started_at: string;
+  uptime_s: number;
+  /** The default model; `demo` is true for the built-in scripted stand-in (no provider account). */
+  model: { name: string; provider: string; demo: boolean };
+  /** Each chat platform adapter and its state (empty when none is enabled). */
+  platforms: { platform: string; state: string; detail: string | null; account: string | null }[];
+}
+
 export interface BuiltinSources {
   authority: () => AuthorityDescription;
   creationContract: () => CreationContract;
   /** Absent where there is no store (RPC tests). */
   storage?: () => StorageCounters;
+  /** Absent outside the daemon (RPC tests). */
+  gateway?: () => GatewayDescription;
 }
 
 export const PROTOCOL_VERSION = 'gatehouse.v1';
@@ -67,6 +85,7 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
         ...(caller.sessions !== undefined ? { sessions: caller.sessions } : {}),
         session_create: sources.creationContract(),
         ...(sources.storage ? { storage: sources.storage() } : {}),
+        ...(sources.gateway ? { gateway: sources.gateway() } : {}),
       };
     },
   });

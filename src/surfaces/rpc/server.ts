@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
-import { DashboardLogins } from '../../domain/auth/logins.js';
+import { DashboardLogins, type LoginStore } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -65,6 +65,8 @@ export interface RpcServerOptions {
   tls?: { cert: Buffer; key: Buffer } | null;
   /** Bounds on dashboard password attempts; the defaults suit every deployment we know. */
   loginLimits?: LoginLimits;
+  /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
+  loginStore?: LoginStore | null;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -148,7 +150,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     legacyToken: options.legacyToken ?? null,
     internalCredential: options.internalCredential ?? null,
   };
-  const logins = new DashboardLogins(now);
+  const logins = new DashboardLogins(now, undefined, options.loginStore ?? null);
   const routeDeps = {
     config,
     tickets: options.tickets,

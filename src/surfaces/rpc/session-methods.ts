@@ -15,11 +15,21 @@ const generation = z.number().int().min(0);
 
 export const SESSION_METHOD_SCHEMAS = {
   'session.create': createSessionParams,
-  'session.resume': z.strictObject({ session_id: id }),
+  'session.resume': z.strictObject({
+    session_id: id,
+    message_limit: z.number().int().min(1).max(1000).optional(),
+  }),
   'session.detach': z.strictObject({ session_id: id }),
   'session.list': z.strictObject({
     limit: z.number().int().min(1).max(500).default(50),
-    scope: z.enum(['live', 'stored']).default('live'),
+    scope: z.enum(['live', 'stored', 'all']).default('live'),
+    /** Only with scope "all": the next_cursor of the previous page. */
+    cursor: z.string().min(1).max(1000).optional(),
+  }),
+  'session.messages': z.strictObject({
+    session_id: id,
+    before_id: z.number().int().min(1).optional(),
+    limit: z.number().int().min(1).max(1000).default(200),
   }),
   'session.info': z.strictObject({ session_id: id }),
   'session.title': z.strictObject({
@@ -89,7 +99,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.resume', {
       params: s['session.resume'],
       capability: 'session:read',
-      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id),
+      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id, p.message_limit),
     })
     .register('session.detach', {
       params: s['session.detach'],
@@ -99,7 +109,20 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.list', {
       params: s['session.list'],
       capability: 'session:read',
-      handler: (p, c) => sessions.list(c.principal, p),
+      handler: (p, c) =>
+        p.scope === 'all'
+          ? sessions.listAll(c.principal, { limit: p.limit, cursor: p.cursor ?? null })
+          : sessions.list(c.principal, { limit: p.limit, scope: p.scope }),
+    })
+    .register('session.messages', {
+      params: s['session.messages'],
+      capability: 'session:read',
+      handler: (p, c) =>
+        sessions.messages(c.principal, {
+          session_id: p.session_id,
+          before_id: p.before_id ?? null,
+          limit: p.limit,
+        }),
     })
     .register('session.info', {
       params: s['session.info'],

@@ -78,6 +78,25 @@ export function loadVisibleMessages(db: Db, sessionId: string): StoredMessage[] 
   return rows.map(messageFromRow);
 }
 
+/**
+ * One page of the visible transcript: the newest `limit` messages older than `beforeId` (all when
+ * null), oldest first. Walks messages_by_session backwards, so the cost follows the page, not the
+ * transcript.
+ */
+export function loadVisiblePage(
+  db: Db,
+  sessionId: string,
+  beforeId: number | null,
+  limit: number,
+): StoredMessage[] {
+  const rows = statement(
+    db,
+    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND removed_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?`,
+  ).all(sessionId, beforeId ?? Number.MAX_SAFE_INTEGER, limit) as MessageRow[];
+  return rows.reverse().map(messageFromRow);
+}
+
 /** Soft-deletes every visible message of the session (rewrite); returns how many. */
 export function removeVisibleMessages(db: Db, sessionId: string, removedBy: string, at: string): number {
   return statement(
