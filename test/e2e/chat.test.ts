@@ -283,6 +283,9 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
       let mark = tty.output.length;
       tty.type('run: sleep 60\r');
       await tty.waitFor('⚙ terminal sleep 60', mark);
+      // Issue 12 item 19: a line typed while the turn runs is shown after the prompt.
+      tty.type('queued line\r');
+      await tty.waitFor('\n> queued line', mark);
       tty.type('\u0003'); // Ctrl-C
       await tty.waitFor('(turn interrupted)', mark);
 

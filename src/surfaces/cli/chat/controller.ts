@@ -144,6 +144,11 @@ export class ChatController {
     return approvalKeys((open['choices'] as string[] | undefined) ?? ['once', 'deny']);
   }
 
+  /** An approval or clarify question is open: what is typed answers it (no prompt in front). */
+  asking(): boolean {
+    return this.view.openPrompt !== null;
+  }
+
   endOfInput(): void {
     this.lines.end();
     if (this.phase === 'stopped') void this.finish(); // piped input: nobody is left to ask for it back

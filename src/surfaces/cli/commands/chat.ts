@@ -4,13 +4,14 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface, type Interface, type Key } from 'node:readline';
+import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
+import { TerminalKeys } from './chat-terminal.js';
 import { cliHome, loadCliConfig } from '../shared.js';
 
 interface ChatFlags {
@@ -31,31 +32,6 @@ export function registerChat(program: Command): void {
     .action(async (flags: ChatFlags) => {
       process.exitCode = await runChat(flags);
     });
-}
-
-/**
- * On a terminal an approval is answered by one key, as its question shows it (`[o]nce … [d]eny`),
- * without Enter. readline's own keypress listener is wrapped: while an approval is open and nothing
- * is typed yet, an answering key goes to the chat (echoed here, readline never sees it); every
- * other key, and every key at any other time, goes to readline as before, so a typed word and
- * Enter still work.
- */
-function answerApprovalsByKey(rl: Interface, chat: ChatController, write: (text: string) => void): void {
-  const input = process.stdin;
-  const readlineKeys = input.listeners('keypress').at(-1) as
-    ((text: string | undefined, key: Key | undefined) => void) | undefined;
-  if (readlineKeys === undefined) return;
-  input.off('keypress', readlineKeys);
-  input.on('keypress', (text: string | undefined, key: Key | undefined) => {
-    const keys = rl.line === '' && key?.ctrl !== true && key?.meta !== true ? chat.singleKeys() : null;
-    const pressed = text?.toLowerCase();
-    if (keys !== null && pressed !== undefined && keys.includes(pressed)) {
-      write(`${text}\n`);
-      chat.input(pressed);
-      return;
-    }
-    readlineKeys.call(input, text, key);
-  });
 }
 
 async function runChat(flags: ChatFlags): Promise<number> {
@@ -84,14 +60,15 @@ async function runChat(flags: ChatFlags): Promise<number> {
     create: { cwd, source: flags.source, ...(flags.model !== undefined ? { model: flags.model } : {}) },
     tty,
     style: color ? ANSI : PLAIN,
-    write: (text) => process.stdout.write(text),
+    write: (text) => (keys ? keys.write(text) : process.stdout.write(text)),
     warn: (line) => process.stderr.write(`${line}\n`),
-    idle: () => {
-      if (tty) rl.prompt(true);
-    },
+    idle: () => keys?.idle(),
   });
-  if (tty) answerApprovalsByKey(rl, chat, (text) => process.stdout.write(text));
-  rl.on('line', (line) => chat.input(line));
+  const keys = tty ? new TerminalKeys(rl, chat, process.stdout) : null;
+  rl.on('line', (line) => {
+    keys?.lineDone();
+    chat.input(line);
+  });
   rl.on('close', () => chat.endOfInput());
   const onSigint = () => chat.interrupt();
   if (tty) rl.on('SIGINT', onSigint);
