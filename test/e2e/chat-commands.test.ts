@@ -44,7 +44,7 @@ describe('gatehouse chat commands: /help, /undo, /retry, /new, /reset', () => {
       expect(run.code).toBe(0);
       const out = run.stdout;
       expect(out).toContain('(undid 1 turn)');
-      expect(out).toContain('(undid 1 turn)\n(undid 1 turn)\nyou> first\n');
+      expect(out).toContain('(undid 1 turn)\n(undid 1 turn)\n> first\n');
       expect(out.split('you said: first').length).toBe(3); // answered, undone… then retried: once more
       for (const name of ['/help', '/new', '/reset', '/undo', '/retry'])
         expect(out).toMatch(new RegExp(`^  ${name} `, 'm'));

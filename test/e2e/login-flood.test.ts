@@ -75,9 +75,18 @@ describe('dashboard login under a flood (issue 12 item 1)', () => {
     // Guessing on from that address: it gets the rest of its free attempts, then backs off.
     let more = 0;
     while ((await login(url, `more ${more}`, '127.0.0.2')).status === 401) more += 1;
-    expect(evaluated.length + more).toBe(5);
-    // The owner's own address is not held back by it.
-    expect((await login(url, PASSWORD, '127.0.0.1')).status).toBe(200);
+    // Never more than the free attempts from one address; fewer when the global bucket (which the
+    // flood drained, depending on how its requests interleaved) answered first.
+    expect(evaluated.length + more).toBeLessThanOrEqual(5);
+    // The owner's own address is not held back by it: at most the global bucket's short wait, which
+    // the server names in Retry-After.
+    let owner = await login(url, PASSWORD, '127.0.0.1');
+    for (let tries = 0; owner.status === 429 && tries < 5; tries += 1) {
+      expect(Number(owner.retryAfter)).toBeLessThanOrEqual(10);
+      await new Promise((resolve) => setTimeout(resolve, Number(owner.retryAfter) * 1000));
+      owner = await login(url, PASSWORD, '127.0.0.1');
+    }
+    expect(owner.status).toBe(200);
   });
 
   it('a run: echo hi turn completes while a flood of guesses from many addresses goes on', async () => {

@@ -76,8 +76,10 @@ describe('LOC-4/LOC-6 three simultaneous surfaces keep their own policy', () => 
       const viewer = await d.connect();
       const snapshot = await viewer.call<Snapshot>('session.resume', { session_id: ids[i] });
       expect(snapshot.info).toMatchObject({ source: s.source, model: s.model, cwd: s.cwd, agent: 'live' });
-      const { agent: _a, ...stable } = infoBefore[i]!;
+      // The title is the only field a first message changes: an untitled session is titled from it.
+      const { agent: _a, title: _t, ...stable } = infoBefore[i]!;
       expect(snapshot.info).toMatchObject(stable);
+      expect(snapshot.info.title).toBe(`run: echo ${s.source} > out.txt && pwd`);
       const next = nextEvent(viewer, 'turn.complete');
       await viewer.call('prompt.submit', { session_id: ids[i], submission_id: 'again', text: 'run: pwd' });
       expect((await next).event).toMatchObject({ outcome: 'completed' });
