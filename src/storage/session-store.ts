@@ -50,6 +50,18 @@ export interface StoredMessage extends TranscriptMessage {
   timestamp: string;
 }
 
+/**
+ * What a copy of a transcript that ended at some message id needs to catch up (the agent cache):
+ * `messages` are the visible ones after that id. The copy is still a prefix of the stored
+ * transcript only when `anchored` (its last message is still visible) and `edits` is the value it
+ * was taken at: `edits` counts every change other than an append (a rewind, a rewrite, a delete).
+ */
+export interface TranscriptTail {
+  edits: number;
+  anchored: boolean;
+  messages: StoredMessage[];
+}
+
 export interface RewindResult {
   /** How many messages were soft-deleted. */
   rewound_count: number;
@@ -194,6 +206,13 @@ export interface SessionStore {
 
   /** The visible transcript in order; soft-deleted (rewound, rewritten) messages are excluded. */
   loadTranscript(sessionId: string): Promise<StoredMessage[]>;
+
+  /**
+   * The visible messages after `afterId` (0: all of them) with the transcript's edit counter, so a
+   * cached copy can catch up by appending, or see that it must be rebuilt. Cheap: it reads the new
+   * messages only. Throws NotFoundError when the session does not exist.
+   */
+  loadTranscriptTail(sessionId: string, afterId: number): Promise<TranscriptTail>;
 
   /**
    * Undoes the last `n` user turns (default 1): the n-th last user message and everything after it

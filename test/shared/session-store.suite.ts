@@ -345,6 +345,31 @@ export function runSessionStoreSuite(
         expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['summary of a, b, c']);
       });
 
+      it('load_transcript_tail: what was appended after an id, and whether the copy still holds', async () => {
+        const first = await store.appendToTranscript(sid, [user('u1'), assistant('a1')]);
+        const empty = await store.loadTranscriptTail(sid, 0);
+        expect(empty.anchored).toBe(true);
+        expect(empty.messages).toEqual(first);
+        const last = first[1]!.id;
+        expect((await store.loadTranscriptTail(sid, last)).messages).toEqual([]);
+        const more = await store.appendToTranscript(sid, [user('u2')]);
+        const tail = await store.loadTranscriptTail(sid, last);
+        expect(tail).toEqual({ edits: empty.edits, anchored: true, messages: more });
+        // A rewind removes the copy's last message: no longer anchored, and counted as an edit.
+        await store.rewindSession(sid, 2);
+        const after = await store.loadTranscriptTail(sid, last);
+        expect(after.anchored).toBe(false);
+        expect(after.edits).toBeGreaterThan(empty.edits);
+        // A rewrite counts too, even when the copy's last id is still visible under its own number.
+        const kept = await store.appendToTranscript(sid, [user('again')]);
+        const before = await store.loadTranscriptTail(sid, kept[0]!.id);
+        await store.rewriteTranscript(sid, [user('summary')]);
+        expect((await store.loadTranscriptTail(sid, kept[0]!.id)).edits).toBeGreaterThan(before.edits);
+        await expect(store.loadTranscriptTail('20200101_000000_00000000', 0)).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+
       it('rewind_session soft-deletes the last n user turns and reports them', async () => {
         await store.appendToTranscript(sid, [
           user('u1'),

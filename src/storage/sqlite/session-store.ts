@@ -129,6 +129,10 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => transcripts.loadTranscript(this.db, sessionId));
   }
 
+  loadTranscriptTail(sessionId: string, afterId: number) {
+    return settle(() => transcripts.loadTranscriptTail(this.db, sessionId, afterId));
+  }
+
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }) {
     return settle(() => transcripts.rewindSession(this.db, sessionId, n, options));
   }
