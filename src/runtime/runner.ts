@@ -50,6 +50,11 @@ export interface RunTurnOptions {
   reasoning?: string | undefined;
   /** The stored transcript before this turn. */
   history: TranscriptMessage[];
+  /**
+   * `history` already mapped by toWireMessage, index for index (the agent cache keeps it, so a turn
+   * does not map the whole history again). Absent: the runner maps `history`.
+   */
+  wireHistory?: readonly WireMessage[];
   /** The user message this turn answers; stored first. */
   input: TranscriptMessage;
   /** The caller already stored `input` (with the claim of its admission): only announce it. */
@@ -151,7 +156,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   try {
     const wire: WireMessage[] = [];
     if (options.systemPrompt) wire.push({ role: 'system', content: options.systemPrompt });
-    for (const message of options.history) wire.push(toWireMessage(message));
+    if (options.wireHistory) for (const message of options.wireHistory) wire.push(message);
+    else for (const message of options.history) wire.push(toWireMessage(message));
     if (options.inputStored) emit({ type: 'message.stored', message: options.input });
     wire.push(toWireMessage(options.inputStored ? options.input : await store(options.input)));
 

@@ -5,9 +5,11 @@
  *
  * The agent is created lazily here, at the first turn (LOC-1): nothing before this touches a model.
  */
+import { AgentCache, type AgentLease } from '../agents/agent-cache.js';
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import type { WireMessage } from '../../runtime/model/wire.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -30,6 +32,8 @@ export interface TurnJobDeps {
   agentStarted(logicalId: string): void;
   /** Named test-only fault points (crash tests); inert in production. */
   fault(point: string): void;
+  /** The sessions' live agents between turns (AGC-1); absent: every turn loads from the store. */
+  agents?: AgentCache;
 }
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
@@ -55,6 +59,13 @@ export function systemPromptFor(receipt: CreationReceipt): string {
 }
 
 export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<TurnJobResult> {
+  // Without a shared cache, one that keeps nothing: every turn builds its agent from the store.
+  const agents =
+    deps.agents ??
+    new AgentCache({
+      source: deps.sessions,
+      limits: { maxSize: 0, idleTtlMs: 0, maxEvictionsPerPass: 0, protectRecent: 0 },
+    });
   return async (job) => {
     const logicalId = job.session.logical_id;
     const receipt = deps.receipt(logicalId);
@@ -87,64 +98,107 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     }
 
     const physicalId = receipt.current_session_id;
-    const stored = await deps.sessions.loadTranscript(physicalId);
-    const { repaired, added, appendable } = closeDanglingToolCalls(stored);
-    if (added.length > 0) {
-      if (appendable) await deps.sessions.appendToTranscript(physicalId, added);
-      else await deps.sessions.rewriteTranscript(physicalId, repaired);
-    }
+    const agent = await agentFor(agents, deps, logicalId, physicalId, {
+      systemPrompt: systemPromptFor(receipt),
+      tools: deps.tools(policy.toolsets),
+    });
     deps.agentStarted(logicalId);
-    deps.fault('turn.claimed');
+    try {
+      deps.fault('turn.claimed');
+    } catch (error) {
+      agent.release();
+      throw error;
+    }
 
     // The claim stored the input, and the settlement stores the final answer with the usage in one
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
     let settled = false;
-    const result = await runTurn({
-      sessionId: logicalId,
-      admissionId: job.admission.admission_id,
-      executionGeneration: job.generation,
-      model: deps.model(policy, apiKey),
-      modelName: policy.model,
-      systemPrompt: systemPromptFor(receipt),
-      tools: deps.tools(policy.toolsets),
-      cwd: policy.cwd,
-      yolo: policy.yolo,
-      maxTurns: policy.max_turns,
-      reasoning: policy.reasoning ?? undefined,
-      history: withoutInput(repaired, job.input),
-      input: job.input,
-      inputStored: true,
-      commitFinal: async (messages, end) => {
-        const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
-        settled = true;
-        if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
-      },
-      transcript: {
-        append: async (_sessionId, messages) => {
-          if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
-          await deps.sessions.appendToTranscript(
-            physicalId,
-            messages.map((m) => ({ ...m, admission_id: job.admission.admission_id })),
-          );
+    let result: TurnResult;
+    try {
+      result = await runTurn({
+        sessionId: logicalId,
+        admissionId: job.admission.admission_id,
+        executionGeneration: job.generation,
+        model: deps.model(policy, apiKey),
+        modelName: policy.model,
+        systemPrompt: agent.systemPrompt,
+        tools: [...agent.tools],
+        cwd: policy.cwd,
+        yolo: policy.yolo,
+        maxTurns: policy.max_turns,
+        reasoning: policy.reasoning ?? undefined,
+        ...historyOf(agent, job.input),
+        input: job.input,
+        inputStored: true,
+        commitFinal: async (messages, end) => {
+          const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
+          settled = true;
+          if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
         },
-      },
-      prompts: deps.prompts,
-      signal: job.signal,
-      emit: (event) =>
-        publish(
-          event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
-        ),
-    });
+        transcript: {
+          append: async (_sessionId, messages) => {
+            if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
+            await deps.sessions.appendToTranscript(
+              physicalId,
+              messages.map((m) => ({ ...m, admission_id: job.admission.admission_id })),
+            );
+          },
+        },
+        prompts: deps.prompts,
+        signal: job.signal,
+        emit: (event) =>
+          publish(
+            event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
+          ),
+      });
+    } finally {
+      agent.release();
+    }
     if (settled) return settlement(result);
     return { ...settlement(result), usage: result.usage };
   };
 }
 
-/** The history before this turn: the stored transcript ends with the input its claim stored. */
-function withoutInput(messages: TranscriptMessage[], input: TranscriptMessage): TranscriptMessage[] {
-  const last = messages.at(-1);
+/**
+ * The session's agent caught up with the store, with any tool call a crash (or a failed write) left
+ * open closed first. Only what this acquire read can hold such a call: everything before it was
+ * checked when it was read. A repair is persisted before the turn goes on, then read back.
+ */
+async function agentFor(
+  agents: AgentCache,
+  deps: TurnJobDeps,
+  logicalId: string,
+  physicalId: string,
+  setup: { systemPrompt: string; tools: ToolDefinition[] },
+): Promise<AgentLease> {
+  const agent = await agents.acquire(logicalId, physicalId, setup);
+  const open = closeDanglingToolCalls(agent.appended);
+  if (open.added.length === 0) return agent;
+  try {
+    if (open.appendable) {
+      await deps.sessions.appendToTranscript(physicalId, open.added);
+    } else {
+      const { repaired } = closeDanglingToolCalls(agent.messages);
+      await deps.sessions.rewriteTranscript(physicalId, repaired);
+    }
+  } finally {
+    agent.release();
+  }
+  return agents.acquire(logicalId, physicalId, setup);
+}
+
+/**
+ * The history before this turn, and its wire form: the stored transcript ends with the input its
+ * claim stored. Copies of the cached arrays (a pointer copy), so the turn cannot change the cache.
+ */
+function historyOf(
+  agent: AgentLease,
+  input: TranscriptMessage,
+): { history: TranscriptMessage[]; wireHistory: WireMessage[] } {
+  const last = agent.messages.at(-1);
   const isInput = last?.role === 'user' && last.admission_id === input.admission_id;
-  return isInput ? messages.slice(0, -1) : messages;
+  const end = isInput ? agent.messages.length - 1 : agent.messages.length;
+  return { history: agent.messages.slice(0, end), wireHistory: agent.wire.slice(0, end) };
 }
 
 function settlement(result: TurnResult): { outcome: TurnResult['outcome']; detail: string | null } {
