@@ -131,12 +131,14 @@ export interface SessionStore {
    * /resume: point the key at an existing physical session (reopening it) and close the current one.
    * With `expectedSessionId` this is a compare-and-swap: when the key no longer points at that
    * session (a concurrent /new or /resume won), nothing changes and the result is null. Also null
-   * when the key has no entry. Throws NotFoundError when the target session does not exist.
+   * when the key has no entry. Throws NotFoundError when the target session does not exist, or, with
+   * `sameKey`, when it never was on this key (a chat may resume only its own conversations; another
+   * chat's id is answered exactly like an unknown one).
    */
   switchSession(
     sessionKey: string,
     targetSessionId: string,
-    options?: { expectedSessionId?: string; now?: Date },
+    options?: { expectedSessionId?: string; sameKey?: boolean; now?: Date },
   ): Promise<SessionEntry | null>;
 
   /** /stop: the next access replaces the session. False if the key has no entry. */

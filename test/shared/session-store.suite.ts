@@ -172,6 +172,20 @@ export function runSessionStoreSuite(
         expect(await store.switchSession('agent:main:none:dm', '20260101_000000_deadbeef')).toBeNull();
       });
 
+      it('switch_session with same_key refuses a session of another key as not_found', async () => {
+        const mine = await store.getOrCreateSession(KEY, source());
+        await store.resetSession(KEY);
+        const theirs = await store.getOrCreateSession('agent:main:telegram:dm:2002', source());
+        await expect(
+          store.switchSession(KEY, theirs.entry.session_id, { sameKey: true }),
+        ).rejects.toBeInstanceOf(NotFoundError);
+        const back = await store.switchSession(KEY, mine.entry.session_id, { sameKey: true });
+        expect(back!.session_id).toBe(mine.entry.session_id);
+        expect((await store.lookupBySessionId(theirs.entry.session_id))!.session_key).toBe(
+          'agent:main:telegram:dm:2002',
+        );
+      });
+
       it('mark_resume_pending never overrides suspended', async () => {
         await store.getOrCreateSession(KEY, source());
         await store.suspendSession(KEY);

@@ -17,7 +17,14 @@ export function receiptKey(logicalId: string): string {
 
 /** The routing key of a local session: the server-owned LOCAL platform, never the client's source. */
 export function localSessionKey(logicalId: string): string {
-  return `agent:main:local:dm:${logicalId}`;
+  return `${LOCAL_KEY_PREFIX}${logicalId}`;
+}
+
+const LOCAL_KEY_PREFIX = 'agent:main:local:dm:';
+
+/** Whether a routing key is a local session's (its route is part of the session's identity). */
+export function isLocalSessionKey(sessionKey: string): boolean {
+  return sessionKey.startsWith(LOCAL_KEY_PREFIX);
 }
 
 export interface OwnerRef {

@@ -35,6 +35,11 @@ export interface LocalEvents extends SchedulerEvents {
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
   'session:paused': { logical_id: string; failure: string; detail: string };
   'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
+  /**
+   * The session's transcript was replaced or rewritten (compression, reset, undo/rewind, retry);
+   * `session_id` is the physical transcript now current. The agent cache drops its copy.
+   */
+  'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
 }
 
 export interface LocalSessionsOptions {
@@ -54,13 +59,25 @@ export interface LocalSessionsOptions {
   /** Named test-only fault points; inert in production. */
   fault?: (point: string) => void;
   replayCapacity?: number;
+  /** Byte cap of each session's replay buffer (`events.replay_max_bytes`). */
+  replayMaxBytes?: number;
   coalesceMs?: number;
+  /**
+   * The sessions whose agent is live in memory (the agent cache, keyed by logical id for local
+   * sessions). Absent: an agent counts as live once it started in this epoch.
+   */
+  agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
 }
 
 export class LocalSessions {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
   private readonly hubs = new Map<string, SessionHub>();
+  /**
+   * The last seq of each hub released while idle (releaseIdle), so its next hub numbers on: a
+   * viewer's old cursor then gets snapshot_required, never a silent gap. One number per session.
+   */
+  private readonly releasedSeq = new Map<string, number>();
   /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
   private readonly receipts: ReceiptGate;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
@@ -274,14 +291,16 @@ export class LocalSessions {
 
   private infoOf(session: AccessRow): Record<string, unknown> {
     const policy = this.receipts.get(session.logical_id)?.policy;
-    return sessionInfo(session, policy, this.liveAgents.has(session.logical_id));
+    const id = session.logical_id;
+    const live = this.options.agents?.has(id) ?? this.liveAgents.has(id);
+    return sessionInfo(session, policy, live || this.scheduler.running(id) !== null);
   }
 
   list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
     // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
     const rows =
       options.scope === 'live'
-        ? [...this.hubs.keys()]
+        ? [...new Set([...this.hubs.keys(), ...(this.options.agents?.keys() ?? [])])]
             .map((id) => this.options.store.getLocalSession(id))
             .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
         : this.options.store.listLocalSessions({ limit: options.limit * 4 });
@@ -361,13 +380,51 @@ export class LocalSessions {
   private hub(logicalId: string): SessionHub {
     let hub = this.hubs.get(logicalId);
     if (!hub) {
-      hub = new SessionHub(logicalId, this.options.epoch, {
-        replayCapacity: this.options.replayCapacity ?? 2048,
-        coalesceMs: this.options.coalesceMs ?? 16,
-      });
+      hub = new SessionHub(
+        logicalId,
+        this.options.epoch,
+        {
+          replayCapacity: this.options.replayCapacity ?? 2048,
+          ...(this.options.replayMaxBytes === undefined
+            ? {}
+            : { replayMaxBytes: this.options.replayMaxBytes }),
+          coalesceMs: this.options.coalesceMs ?? 16,
+        },
+        this.releasedSeq.get(logicalId) ?? 0,
+      );
+      this.releasedSeq.delete(logicalId);
       this.hubs.set(logicalId, hub);
     }
     return hub;
+  }
+
+  /**
+   * Housekeeping: releases the in-memory state of sessions nobody views and nothing runs — their
+   * hub (with its replay buffer) and their cached access facts. Both are rebuilt on demand; the
+   * hub's numbering goes on where it stopped. Returns how many sessions were released.
+   */
+  releaseIdle(): number {
+    let released = 0;
+    for (const [id, hub] of this.hubs) {
+      if (
+        hub.viewerCount > 0 ||
+        this.scheduler.busy(id) ||
+        this.options.prompts.pendingPrompts(id).length > 0
+      )
+        continue;
+      const last = hub.lastSeq; // flushes pending deltas (none: nothing runs)
+      this.hubs.delete(id);
+      if (last > 0) this.releasedSeq.set(id, last);
+      this.checked.delete(id);
+      this.liveAgents.delete(id);
+      released++;
+    }
+    return released;
+  }
+
+  /** Sessions with a hub in memory now (tests, runtime.describe). */
+  get hubCount(): number {
+    return this.hubs.size;
   }
 
   async drain(deadline: number): Promise<string[]> {

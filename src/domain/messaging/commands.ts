@@ -3,6 +3,7 @@
 export type ChatCommand =
   | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' }
   | { name: 'queue'; text: string }
+  | { name: 'resume'; sessionId: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
   | { name: 'deny' };
 
@@ -26,6 +27,15 @@ export function parseCommand(text: string): ChatCommand | { name: 'invalid'; mes
         }
       : { name: 'queue', text: rest };
   }
+  if (name === 'resume') {
+    return /^\d{8}_\d{6}_[0-9a-f]{8}$/.test(rest)
+      ? { name: 'resume', sessionId: rest }
+      : {
+          name: 'invalid',
+          message:
+            'Usage: /resume <session id>, e.g. /resume 20260101_120000_0a1b2c3d (/status shows the current one).',
+        };
+  }
   if (name === 'approve') {
     const choice = rest === '' ? 'once' : rest.toLowerCase();
     if (choice !== 'once' && choice !== 'session' && choice !== 'always') {
@@ -43,6 +53,7 @@ export const HELP_TEXT = [
   '/stop: interrupt the running turn and drop the message waiting behind it',
   '/queue <message>: run <message> as its own turn after the current ones',
   '/status: what this conversation is doing',
+  '/resume <session id>: go back to an earlier conversation of this chat',
   '/undo: forget the last exchange',
   '/retry: forget the last exchange and send its message again',
   '/approve [once|session|always] or /deny: answer the pending approval',

@@ -60,7 +60,7 @@ export class SqliteSessionStore implements SessionStore {
   switchSession(
     sessionKey: string,
     targetSessionId: string,
-    options?: { expectedSessionId?: string; now?: Date },
+    options?: { expectedSessionId?: string; sameKey?: boolean; now?: Date },
   ) {
     return settle(() => entries.switchSession(this.db, sessionKey, targetSessionId, options));
   }

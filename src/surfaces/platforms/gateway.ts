@@ -21,6 +21,7 @@ import {
 } from '../../domain/messaging/adapter.js';
 import type { ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
+import { AgentCache } from '../../domain/agents/agent-cache.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
 import type { SessionKeyOptions } from '../../domain/session/key.js';
@@ -59,6 +60,8 @@ export interface MessagingGatewayOptions {
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
+  /** The daemon's agent cache (AGC-1), shared with local sessions; absent: one that keeps nothing. */
+  agents?: AgentCache;
 }
 
 export interface PlatformOptions {
@@ -121,6 +124,12 @@ export class MessagingGateway {
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
+      agents:
+        options.agents ??
+        new AgentCache({
+          source: options.store,
+          limits: { maxSize: 0, idleTtlMs: 0, maxEvictionsPerPass: 0, protectRecent: 0 },
+        }),
     };
     this.intake = new Intake({
       ledger: options.ledger,
