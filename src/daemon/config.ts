@@ -180,7 +180,7 @@ export const configSchema = z
     events: z
       .strictObject({
         replay_max_events: count('events.replay_max_events').min(1).default(2048),
-        replay_max_bytes: count('events.replay_max_bytes').min(1024).default(1_048_576),
+        replay_max_bytes: count('events.replay_max_bytes').min(1024).default(262_144),
       })
       .prefault({}),
     platforms: z.object({ telegram: telegramSchema.optional() }).catchall(platformSectionSchema).prefault({}),
