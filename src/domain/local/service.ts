@@ -15,7 +15,8 @@ import { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
 import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
-import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
+import type { PublicEvent, SessionHub, Viewer } from './hub.js';
+import { SessionHubs } from './hubs.js';
 import { searchVisible } from './search.js';
 import {
   creationDigest,
@@ -72,12 +73,7 @@ export interface LocalSessionsOptions {
 export class LocalSessions {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
-  private readonly hubs = new Map<string, SessionHub>();
-  /**
-   * The last seq of each hub released while idle (releaseIdle), so its next hub numbers on: a
-   * viewer's old cursor then gets snapshot_required, never a silent gap. One number per session.
-   */
-  private readonly releasedSeq = new Map<string, number>();
+  private readonly hubs: SessionHubs;
   /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
   private readonly receipts: ReceiptGate;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
@@ -90,6 +86,11 @@ export class LocalSessions {
   readonly inputs: SessionInputs;
 
   constructor(private readonly options: LocalSessionsOptions) {
+    this.hubs = new SessionHubs(options.epoch, {
+      replayCapacity: options.replayCapacity ?? 2048,
+      ...(options.replayMaxBytes === undefined ? {} : { replayMaxBytes: options.replayMaxBytes }),
+      coalesceMs: options.coalesceMs ?? 16,
+    });
     this.receipts = new ReceiptGate(options.store, options.profile, {
       paused: (logicalId, failure, detail) => {
         options.onError(
@@ -254,12 +255,12 @@ export class LocalSessions {
 
   detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
     this.access(principal, logicalId);
-    return { detached: this.hubs.get(logicalId)?.detach(viewerId) ?? false };
+    return { detached: this.hubs.find(logicalId)?.detach(viewerId) ?? false };
   }
 
   /** A connection closed: it leaves every session; executions and prompts stay (LOC-7). */
   viewerGone(viewerId: string): void {
-    for (const hub of this.hubs.values()) hub.detach(viewerId);
+    for (const hub of this.hubs.all()) hub.detach(viewerId);
   }
 
   async snapshot(session: AccessRow): Promise<Record<string, unknown>> {
@@ -300,7 +301,7 @@ export class LocalSessions {
     // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
     const rows =
       options.scope === 'live'
-        ? [...new Set([...this.hubs.keys(), ...(this.options.agents?.keys() ?? [])])]
+        ? [...new Set([...this.hubs.ids(), ...(this.options.agents?.keys() ?? [])])]
             .map((id) => this.options.store.getLocalSession(id))
             .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
         : this.options.store.listLocalSessions({ limit: options.limit * 4 });
@@ -378,24 +379,7 @@ export class LocalSessions {
   }
 
   private hub(logicalId: string): SessionHub {
-    let hub = this.hubs.get(logicalId);
-    if (!hub) {
-      hub = new SessionHub(
-        logicalId,
-        this.options.epoch,
-        {
-          replayCapacity: this.options.replayCapacity ?? 2048,
-          ...(this.options.replayMaxBytes === undefined
-            ? {}
-            : { replayMaxBytes: this.options.replayMaxBytes }),
-          coalesceMs: this.options.coalesceMs ?? 16,
-        },
-        this.releasedSeq.get(logicalId) ?? 0,
-      );
-      this.releasedSeq.delete(logicalId);
-      this.hubs.set(logicalId, hub);
-    }
-    return hub;
+    return this.hubs.of(logicalId);
   }
 
   /**
@@ -404,22 +388,14 @@ export class LocalSessions {
    * hub's numbering goes on where it stopped. Returns how many sessions were released.
    */
   releaseIdle(): number {
-    let released = 0;
-    for (const [id, hub] of this.hubs) {
-      if (
-        hub.viewerCount > 0 ||
-        this.scheduler.busy(id) ||
-        this.options.prompts.pendingPrompts(id).length > 0
-      )
-        continue;
-      const last = hub.lastSeq; // flushes pending deltas (none: nothing runs)
-      this.hubs.delete(id);
-      if (last > 0) this.releasedSeq.set(id, last);
+    const released = this.hubs.releaseIdle(
+      (id) => !this.scheduler.busy(id) && this.options.prompts.pendingPrompts(id).length === 0,
+    );
+    for (const id of released) {
       this.checked.delete(id);
       this.liveAgents.delete(id);
-      released++;
     }
-    return released;
+    return released.length;
   }
 
   /** Sessions with a hub in memory now (tests, runtime.describe). */
@@ -428,7 +404,7 @@ export class LocalSessions {
   }
 
   async drain(deadline: number): Promise<string[]> {
-    for (const hub of this.hubs.values()) hub.flush();
+    for (const hub of this.hubs.all()) hub.flush();
     return this.scheduler.drain(deadline);
   }
 }
