@@ -21,16 +21,14 @@ import vm from 'node:vm';
 import { AgentCache } from '../src/domain/agents/agent-cache.js';
 import { DEFAULT_LIMITS, type CacheLimits } from '../src/domain/agents/cache-policy.js';
 import { makePrincipal, OPERATOR_CAPABILITIES } from '../src/domain/auth/principal.js';
-import { LocalSessions } from '../src/domain/local/service.js';
-import { makeTurnJobRunner } from '../src/domain/local/turn-job.js';
+import type { LocalSessions } from '../src/domain/local/service.js';
 import type { TranscriptMessage } from '../src/domain/vocabulary.js';
 import { Housekeeping } from '../src/daemon/housekeeping.js';
 import { processAnonBytes } from '../src/daemon/memory.js';
-import { PromptBroker } from '../src/runtime/approvals/broker.js';
 import type { ChatModel } from '../src/runtime/model/client.js';
 import { ZERO_USAGE } from '../src/runtime/model/wire.js';
-import { SqliteLocalStore } from '../src/storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
+import { localSessionsOn } from '../test/fixtures/local-harness.js';
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
 
 const NAME = 'agent-cache';
@@ -73,36 +71,15 @@ let submissions = 0;
 function rig(limits: CacheLimits): Rig {
   const dir = benchDir();
   const store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  const localStore = new SqliteLocalStore(store.db);
-  const epoch = localStore.openEpoch('bench-agent-cache');
-  const prompts = new PromptBroker();
   const agents = new AgentCache({ source: store, limits });
   const owner = makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES);
-  const sessions: LocalSessions = new LocalSessions({
-    profile: 'default',
-    epoch,
-    store: localStore,
-    sessions: store,
-    prompts,
-    launchDefaults: { cwd: dir, model: 'zero', toolsets: [], knownToolsets: [], maxTurns: 4 },
-    launchLookups: { isDirectory: () => true, isCodeWorkspace: () => false, readSkill: () => null },
-    accepting: () => true,
-    maxConcurrentTurns: 8,
+  const sessions = localSessionsOn({
+    store,
+    dir,
+    model: zeroLatency,
     agents,
+    maxConcurrentTurns: 8,
     onError: (error) => process.stderr.write(`agent cache bench: ${String(error)}\n`),
-    turnRunner: (service) =>
-      makeTurnJobRunner({
-        sessions: store,
-        prompts,
-        tools: () => [],
-        model: () => zeroLatency,
-        receipt: (id) => service.validatedReceipt(id),
-        apiKey: (id) => service.apiKeyOf(id),
-        publish: (id, event) => service.publish(id, event),
-        agentStarted: (id) => service.agentStarted(id),
-        fault: () => undefined,
-        agents,
-      }),
   });
   return {
     sessions,
@@ -155,7 +132,12 @@ async function overhead(limits: CacheLimits, sizes: number[], turns: number): Pr
         times[i]!.push(performance.now() - start);
       }
     }
-    return times.map((list) => percentile([...list].sort((a, b) => a - b), 50));
+    return times.map((list) =>
+      percentile(
+        [...list].sort((a, b) => a - b),
+        50,
+      ),
+    );
   } finally {
     await r.close();
   }
