@@ -19,7 +19,22 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
+    // The dashboard page is built for the browser (DOM types) by its own tsconfig.
+    files: ['src/surfaces/dashboard/web/**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: './src/surfaces/dashboard/web/tsconfig.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+  },
+  {
+    files: ['src/surfaces/dashboard/web/*.mjs'],
+    languageOptions: { globals: { URL: 'readonly' } },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

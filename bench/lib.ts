@@ -22,7 +22,9 @@ export interface BenchFigure {
 
 export interface Bench {
   name: string;
-  run(options: { quick: boolean }): Promise<BenchFigure[]>;
+  /** Left out of the default run (a long soak); runs only when named: `npm run bench -- soak`. */
+  onlyWhenNamed?: boolean;
+  run(options: { quick: boolean; minutes?: number }): Promise<BenchFigure[]>;
 }
 
 /** Calls `fn` repeatedly for about `ms` milliseconds (after a short warm-up); returns calls/second. */

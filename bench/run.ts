@@ -1,28 +1,36 @@
 /**
  * `npm run bench [-- --quick] [-- name …]`: runs the benchmarks in bench/*.bench.ts, prints a
- * readable table on stderr and the figures as JSON on stdout.
+ * readable table on stderr and the figures as JSON on stdout. A bench marked `onlyWhenNamed` (the
+ * soak) runs only when named, with `--minutes N` for its length: `npm run bench -- soak --minutes 30`.
  */
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { table, type Bench, type BenchFigure } from './lib.js';
+import { parseBenchArgs, runsBench, type BenchArgs } from './select.js';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const only = args.filter((a) => !a.startsWith('--'));
+let parsed: BenchArgs;
+try {
+  parsed = parseBenchArgs(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
+}
+const { quick, minutes, only } = parsed;
 
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .filter((f) => runsBench(f, only))
   .sort();
 
 const figures: BenchFigure[] = [];
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as { default: Bench };
+  if (!runsBench(file, only, mod.default.onlyWhenNamed)) continue;
   process.stderr.write(`running ${mod.default.name}…\n`);
-  figures.push(...(await mod.default.run({ quick })));
+  figures.push(...(await mod.default.run({ quick, ...(minutes === undefined ? {} : { minutes }) })));
 }
 
 const machine = {

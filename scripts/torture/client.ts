@@ -13,7 +13,8 @@ import type { Rng } from './rng.js';
 
 export type Op =
   | { kind: 'create'; request_id: string; cwd: string }
-  | { kind: 'submit'; request_id: string; submission_id: string; text: string; tool: boolean };
+  | { kind: 'submit'; request_id: string; submission_id: string; text: string; tool: boolean }
+  | { kind: 'reset'; request_id: string; reset_id: string };
 
 export interface AckedAdmission {
   admission_id: string;
@@ -33,6 +34,8 @@ export class Ledger {
   /** Submissions refused because their session is paused (never acknowledged). */
   refused = 0;
   retries = 0;
+  /** session.reset calls acknowledged (first answers, not repeats), by session id. */
+  readonly resets = new Map<string, number>();
   readonly violations: string[] = [];
 
   ackCreation(requestId: string, sessionId: string, cwd: string): void {
@@ -64,6 +67,7 @@ export class TortureClient {
   readonly pending: Op[] = [];
   private sessionCounter = 0;
   private submitCounter = 0;
+  private resetCounter = 0;
 
   constructor(
     readonly name: string,
@@ -86,6 +90,11 @@ export class TortureClient {
       this.pending.push({ kind: 'create', request_id, cwd: this.cwdFor(request_id) });
       mine.push(request_id);
     }
+    // Now and then a session is reset between inputs (LIN-2): its history must stay whole.
+    if (rng.next() < 0.25) {
+      const reset_id = `${this.name}-r${++this.resetCounter}`;
+      this.pending.push({ kind: 'reset', request_id: rng.pick(mine), reset_id });
+    }
     for (let i = 0; i < submits; i++) {
       const submission_id = `${this.name}-m${++this.submitCounter}`;
       const request_id = rng.pick(mine);
@@ -99,14 +108,14 @@ export class TortureClient {
    */
   async run(client: GatewayClient): Promise<void> {
     for (const op of [...this.pending]) {
-      if (op.kind === 'submit' && !this.ledger.sessions.has(op.request_id)) continue;
+      if (op.kind !== 'create' && !this.ledger.sessions.has(op.request_id)) continue;
       try {
         await this.perform(client, op);
         this.pending.splice(this.pending.indexOf(op), 1);
       } catch (error) {
         if (error instanceof ConnectionClosedError) return;
         if (error instanceof RpcCallError && TRANSIENT.has(error.reason)) return;
-        if (error instanceof RpcCallError && error.reason === 'permission_denied' && op.kind === 'submit') {
+        if (error instanceof RpcCallError && error.reason === 'permission_denied' && op.kind !== 'create') {
           // The session is paused (a tampered receipt): a real client gives up on it.
           this.ledger.refused++;
           this.pending.splice(this.pending.indexOf(op), 1);
@@ -131,6 +140,7 @@ export class TortureClient {
       return;
     }
     const session = this.ledger.sessions.get(op.request_id)!;
+    if (op.kind === 'reset') return this.reset(client, session.session_id, op.reset_id);
     const ack = await client.call<{ admission_id: string; duplicate: boolean }>('prompt.submit', {
       session_id: session.session_id,
       submission_id: op.submission_id,
@@ -143,5 +153,24 @@ export class TortureClient {
       submission_id: op.submission_id,
       tool: op.tool,
     });
+  }
+
+  /** A reset waits for the session's turn slot: session_busy is asked again shortly, as a client would. */
+  private async reset(client: GatewayClient, sessionId: string, resetId: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const done = await client.call<{ duplicate: boolean }>('session.reset', {
+          session_id: sessionId,
+          request_id: resetId,
+        });
+        if (done.duplicate) this.ledger.retries++;
+        else this.ledger.resets.set(sessionId, (this.ledger.resets.get(sessionId) ?? 0) + 1);
+        return;
+      } catch (error) {
+        if (!(error instanceof RpcCallError && error.reason === 'session_busy') || attempt >= 400)
+          throw error;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
   }
 }

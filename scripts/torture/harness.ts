@@ -21,6 +21,7 @@ import { FAULT_POINTS, FAULT_ENV } from '../../src/daemon/faults.js';
 import { startDemoModel } from '../../src/runtime/demo/server.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { checkInvariants, type AdmissionFact, type SnapshotMessage, type Tally } from './checks.js';
+import { checkLineages } from './lineage.js';
 import { Ledger, TortureClient } from './client.js';
 import { DaemonProcess, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
@@ -43,6 +44,8 @@ export interface TortureSummary extends Tally {
   tampered: number;
   refused: number;
   retries: number;
+  /** Resets in the final lineages of untampered sessions. */
+  resets: number;
   violations: string[];
   home: string;
   elapsed_ms: number;
@@ -181,6 +184,11 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       resolved,
       queuedWhenTampered,
     });
+    const untampered = [...ledger.sessions]
+      .filter(([r]) => !ledger.tampered.has(r))
+      .map(([, s]) => s.session_id);
+    const lineage = checkLineages(daemon.layout.stateDb('default'), untampered, ledger.resets);
+    violations.push(...lineage.violations);
     if (violations.length > 0) appendFileSync(join(root, 'violations.txt'), violations.join('\n'));
     return {
       seed: options.seed,
@@ -190,6 +198,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       tampered: ledger.tampered.size,
       refused: ledger.refused,
       retries: ledger.retries,
+      resets: lineage.resets,
       violations,
       home: root,
       elapsed_ms: Date.now() - began,

@@ -29,39 +29,103 @@ const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
 const modelSchema = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(
-    (value) => {
-      const url = new URL(value);
-      return !url.username && !url.password && !url.search && !url.hash;
-    },
-    { error: 'must not contain credentials, a query or a fragment' },
-  ),
+  base_url: z
+    .url({
+      protocol: /^https?$/,
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: the http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1'
+          : `must be an http(s) URL like https://api.openai.com/v1, got ${JSON.stringify(issue.input)}`,
+    })
+    .refine(
+      (value) => {
+        // Runs even when the URL check above failed; an unparseable value was reported there.
+        if (!URL.canParse(value)) return true;
+        const url = new URL(value);
+        return !url.username && !url.password && !url.search && !url.hash;
+      },
+      { error: 'must not contain credentials, a query or a fragment' },
+    ),
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
   api_key_env: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
     .optional(),
   api_key: z.string().min(1).optional(),
+  /**
+   * Per attempt: the longest wait for the provider to start answering, and the longest silence
+   * between two pieces of a streamed answer (not a cap on a long answer that keeps streaming).
+   */
+  timeout_s: seconds('model.timeout_s')
+    .min(1, { error: 'model.timeout_s must be at least 1 second' })
+    .max(3600, { error: 'model.timeout_s must be at most 3600 seconds' })
+    .default(60),
+  /** Retries after the first attempt of a request that failed before any output (0 = never). */
+  max_retries: z
+    .number({ error: 'model.max_retries must be a whole number from 0 to 10' })
+    .int({ error: 'model.max_retries must be a whole number from 0 to 10' })
+    .min(0, { error: 'model.max_retries must be a whole number from 0 to 10' })
+    .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
+    .default(3),
+  /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
+  context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
 });
+
+const proxyAddress = z
+  .string()
+  .refine((value) => isIP(value) !== 0, { error: 'must be the IP address of the proxy, e.g. 10.0.0.5' });
+
+/** The model client's timeouts and retries from the `model` section (defaults without one). */
+export function modelClientLimits(model: z.output<typeof modelSchema> | undefined): {
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  retry: { maxRetries: number };
+} {
+  const timeoutMs = (model?.timeout_s ?? 60) * 1000;
+  return {
+    firstByteTimeoutMs: timeoutMs,
+    idleTimeoutMs: timeoutMs,
+    retry: { maxRetries: model?.max_retries ?? 3 },
+  };
+}
 
 const listenerSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
+    // Absent: DEFAULT_PORT, or a free port when that one is taken (docs/decisions.md).
     port: z
       .number({ error: 'must be a port number (0 = any free port)' })
       .int()
       .min(0, { error: 'must be between 0 and 65535' })
       .max(65535, { error: 'must be between 0 and 65535' })
-      .default(0),
+      .optional(),
     allow_remote: z.boolean().default(false),
     tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+    /**
+     * AUTH-6: the addresses of an authenticating reverse proxy in front of a remote listener. Only
+     * these peers (and loopback) may then connect.
+     */
+    trusted_proxy: z
+      .union([proxyAddress, z.array(proxyAddress).min(1, { error: 'must list at least one address' })])
+      .transform((value) => (Array.isArray(value) ? value : [value]))
+      .optional(),
   })
   .superRefine((listener, ctx) => {
-    if (!listener.allow_remote && !isLoopback(listener.host)) {
+    if (isLoopback(listener.host)) return;
+    if (!listener.allow_remote) {
       ctx.addIssue({
         code: 'custom',
         path: ['host'],
         message: `${listener.host} is not a loopback address; set listener.allow_remote: true to accept remote peers`,
+      });
+    } else if (!listener.tls && !listener.trusted_proxy) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['allow_remote'],
+        message:
+          `listening on ${listener.host} would send passwords, cookies and tickets in clear text: ` +
+          'set listener.tls.cert and listener.tls.key (PEM files) to serve HTTPS, or listener.trusted_proxy ' +
+          'to the address of the authenticating proxy in front of it',
       });
     }
   });
@@ -141,6 +205,23 @@ export const configSchema = z
     default_profile: z.string().optional(),
     model: modelSchema.optional(),
     listener: listenerSchema.prefault({}),
+    /** The built-in demo model, used when no `model` is configured. */
+    demo_model: z
+      .strictObject({
+        context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).default(65_536),
+      })
+      .prefault({}),
+    /** Context compression (SPEC LIN-1). */
+    compression: z
+      .strictObject({
+        threshold: z
+          .number()
+          .gt(0, { error: 'must be above 0' })
+          .max(1, { error: 'must be at most 1 (the whole window)' })
+          .default(0.75),
+        tail_tokens: z.number().int().min(0).default(2_000),
+      })
+      .prefault({}),
     approvals: z
       .strictObject({
         mode: z.enum(['manual', 'deny', 'off']).default('manual'),
@@ -165,6 +246,16 @@ export const configSchema = z
       .strictObject({ max_concurrent_turns: z.number().int().min(1).max(1024).default(8) })
       .prefault({}),
     drain_timeout_s: seconds('drain_timeout_s').min(0).default(30),
+    logging: z
+      .strictObject({
+        max_size_mb: z
+          .number({ error: 'must be a size in MiB' })
+          .positive({ error: 'must be more than 0' })
+          .max(1024)
+          .default(10),
+        keep_files: z.number().int().min(1).max(100).default(3),
+      })
+      .prefault({}),
     sessions: z
       .strictObject({
         group_sessions_per_user: z.boolean().default(true),
@@ -204,6 +295,41 @@ export interface LoadedConfig {
   readonly file: string;
   /** Things the user should know but that do not stop the daemon (ignored keys, inline secrets). */
   readonly notices: readonly string[];
+}
+
+/**
+ * The listener's port when the config names none: fixed, so the dashboard URL is the same after
+ * every restart. When another process holds it, the daemon takes a free port and says so.
+ */
+export const DEFAULT_PORT = 7423;
+
+/** `serve --port/--host` (and `start`): command-line values win over listener.port/host. */
+export function withListenerFlags(
+  loaded: LoadedConfig,
+  flags: { port?: string; host?: string },
+): LoadedConfig {
+  if (flags.port === undefined && flags.host === undefined) return loaded;
+  const listener = { ...loaded.config.listener };
+  if (flags.port !== undefined) {
+    const port = Number(flags.port);
+    if (!/^\d+$/.test(flags.port) || port > 65535) {
+      throw new DaemonError(
+        'invalid_input',
+        `--port must be a port number from 0 to 65535 (0 = any free port), got ${flags.port}`,
+      );
+    }
+    listener.port = port;
+  }
+  if (flags.host !== undefined) {
+    if (!listener.allow_remote && !isLoopback(flags.host)) {
+      throw new DaemonError(
+        'invalid_input',
+        `--host ${flags.host} is not a loopback address: use 127.0.0.1, or set listener.allow_remote: true in ${loaded.file} (only behind TLS or an authenticating proxy)`,
+      );
+    }
+    listener.host = flags.host;
+  }
+  return { ...loaded, config: { ...loaded.config, listener } };
 }
 
 export function isLoopback(host: string): boolean {

@@ -11,7 +11,7 @@ import type { AgentCacheStats } from '../domain/agents/agent-cache.js';
 import { DaemonError, oneLine } from './errors.js';
 import type { GatehouseConfig } from './config.js';
 import { describeModel } from './config.js';
-import { ensureHomeDirs, writeFileAtomic, type HomeLayout } from './home.js';
+import { ensureHomeDirs, tightenHome, writeFileAtomic, type HomeLayout } from './home.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import { acquirePidFile, removeQuietly } from './pidfile.js';
@@ -46,6 +46,8 @@ export interface DaemonContext {
   readonly logger: Logger;
   readonly lifecycle: Lifecycle;
   readonly instanceId: string;
+  /** What gateway.json says (start time, model, adapters), kept current; read-only for services. */
+  readonly info: Readonly<GatewayInfo>;
   advertise(fields: Advertised): void;
 }
 
@@ -82,6 +84,13 @@ export interface DaemonHandle {
 export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const { layout, config, logger, services } = options;
   ensureHomeDirs(layout);
+  const loosened = tightenHome(layout);
+  if (loosened.length > 0) {
+    logger.warn(
+      { count: loosened.length, paths: loosened.slice(0, 20) },
+      'made files in the home owner-only',
+    );
+  }
   acquirePidFile(layout);
   removeQuietly(layout.gatewayJson); // left by a crashed run; this one writes its own once ready
 
@@ -107,6 +116,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     logger,
     lifecycle,
     instanceId: info.instance_id,
+    info,
     advertise: (fields) => {
       Object.assign(info, fields);
       if (!published) return;

@@ -8,7 +8,8 @@
  * the claim, before the model call), model.streaming (during a streamed answer), tool.recorded
  * (the tool call is stored, the tool has not run), tool.running (while the tool runs), tool.result
  * (the tool finished, its result not yet stored), approval.pending (a human is being asked),
- * creation.transaction (inside the creation transaction), settle.transaction (inside settlement).
+ * creation.transaction (inside the creation transaction), settle.transaction (inside settlement),
+ * reset.transaction (inside the reset transaction, after the new transcript and route are written).
  */
 import type { Logger } from './logger.js';
 
@@ -24,6 +25,7 @@ export const FAULT_POINTS = [
   'approval.pending',
   'creation.transaction',
   'settle.transaction',
+  'reset.transaction',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -6,12 +6,15 @@
  *   <home>/profiles/<profile>/state.db     one SQLite database per profile
  *   <home>/run/gateway.pid                 pid of the running daemon (present while it lives)
  *   <home>/run/gateway.json                how to reach it (written once ready, removed on exit)
- *   <home>/gateway.sock                    the owner-only control socket
+ *   <home>/gateway.sock                    the owner-only control socket (socket-path.ts: elsewhere
+ *                                          when the home's path is too long for a Unix socket)
  *   <home>/logs/gateway.log                the daemon log (JSON lines)
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { makeDirs } from './dirs.js';
+import { controlSocketPath } from './socket-path.js';
 import { DaemonError, oneLine } from './errors.js';
 
 export interface HomeLayout {
@@ -45,7 +48,7 @@ export function homeLayout(root: string): HomeLayout {
     runDir,
     pidFile: join(runDir, 'gateway.pid'),
     gatewayJson: join(runDir, 'gateway.json'),
-    controlSocket: join(root, 'gateway.sock'),
+    controlSocket: controlSocketPath(root),
     logsDir,
     logFile: join(logsDir, 'gateway.log'),
     profileDir: (profile) => join(profilesDir, profile),
@@ -57,7 +60,7 @@ export function homeLayout(root: string): HomeLayout {
 export function ensureHomeDirs(layout: HomeLayout): void {
   try {
     for (const dir of [layout.root, layout.runDir, layout.logsDir, layout.profilesDir]) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDirs(dir, 0o700);
     }
     chmodSync(layout.root, 0o700);
   } catch (error) {
@@ -67,6 +70,40 @@ export function ensureHomeDirs(layout: HomeLayout): void {
       { cause: error },
     );
   }
+}
+
+/**
+ * Makes everything under the home owner-only (directories 0700, files 0600 or 0700), fixing what
+ * an older version, a restore or a hand-made file left looser. Symbolic links are not followed:
+ * their targets are not the home's. Returns the paths it changed.
+ */
+export function tightenHome(layout: HomeLayout): string[] {
+  const changed: string[] = [];
+  const visit = (path: string): void => {
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      return; // removed meanwhile
+    }
+    if (stat.isSymbolicLink()) return;
+    if ((stat.mode & 0o077) !== 0) {
+      // Drop every group and other bit; keep the owner's (a directory's owner needs all three).
+      try {
+        chmodSync(path, stat.isDirectory() ? 0o700 : stat.mode & 0o700);
+      } catch (error) {
+        throw new DaemonError(
+          'home_unusable',
+          `cannot make ${path} owner-only (${oneLine(error)}): change its owner or mode (chmod go-rwx)`,
+          { cause: error },
+        );
+      }
+      changed.push(path);
+    }
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+  };
+  visit(layout.root);
+  return changed;
 }
 
 export const DEFAULT_CONFIG_YAML = `# Gatehouse configuration. Every key is optional; see docs/configuration.md.
@@ -84,7 +121,8 @@ default_profile: default
 
 listener:
   host: 127.0.0.1
-  port: 0            # 0 = any free port; the chosen URL is written to run/gateway.json
+  # port: 7423       # the default; when another process holds it a free port is used (and said).
+                     # Set it (or use --port) to insist on one; 0 = any free port.
   allow_remote: false
 
 approvals:

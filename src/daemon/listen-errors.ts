@@ -6,19 +6,19 @@ export function listenError(error: NodeJS.ErrnoException, port: number, ctx: Dae
   if (error.code === 'EADDRINUSE') {
     return new DaemonError(
       'port_in_use',
-      `port ${port} is already in use: choose another listener.port in ${ctx.configFile} (0 picks a free one)`,
+      `port ${port} is already in use: choose another listener.port in ${ctx.configFile} or --port (0 picks a free one)`,
     );
   }
   if (error.code === 'EACCES') {
     return new DaemonError(
       'listen_failed',
-      `not allowed to listen on port ${port}: choose a port above 1023 for listener.port in ${ctx.configFile}`,
+      `not allowed to listen on port ${port}: choose a port above 1023 for listener.port in ${ctx.configFile} or --port`,
     );
   }
   if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
     return new DaemonError(
       'listen_failed',
-      `cannot listen on ${ctx.config.listener.host}: it is not an address of this machine; fix listener.host in ${ctx.configFile}`,
+      `cannot listen on ${ctx.config.listener.host}: it is not an address of this machine; fix listener.host in ${ctx.configFile} or --host`,
     );
   }
   return new DaemonError(

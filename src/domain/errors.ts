@@ -95,7 +95,8 @@ export type GatewayReason =
   | 'unknown_execution'
   | 'storage_unavailable'
   | 'launch_credentials_unavailable'
-  | 'snapshot_required';
+  | 'snapshot_required'
+  | 'session_busy';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -5,6 +5,8 @@
  * logical id     The stable id clients create, resume and submit to (`session_id` on the wire).
  * physical id    The id of the transcript currently backing a session (`stored_session_id` at
  *                creation). Compression and reset may rotate it; the logical id stays.
+ * lineage        The chain of physical transcripts behind a logical id, one `compression` or
+ *                `reset` step each; every child row names its parent (domain/local/lineage.ts).
  * session key    The deterministic routing key of a conversation lane
  *                (`agent:main:{platform}:{chat_type}[:…]`). The routing map sends a key to an entry.
  * entry          The durable record of the session currently on a key (SessionEntry).
@@ -135,4 +137,17 @@ export interface TranscriptMessage {
   sender_name?: string;
   /** ISO-8601 UTC time the message was stored. Filled by the store when absent. */
   timestamp?: string;
+  /**
+   * How a tool call went, on its tool message, for clients showing history as they showed it live
+   * (never sent to the model): an error, and what a human answered when it asked for approval.
+   */
+  tool_outcome?: ToolOutcome;
+  /** The turn was interrupted (or cancelled) here: on its last stored message. */
+  interrupted?: boolean;
+}
+
+export interface ToolOutcome {
+  is_error: boolean;
+  /** The approval asked for this call: the choice it was allowed with, or why it was not. */
+  approval?: 'once' | 'session' | 'always' | 'remembered' | 'yolo' | 'denied' | 'timeout' | 'cancelled';
 }

@@ -3,7 +3,8 @@
  *
  * Order of checks for every call: method exists → caller holds the capability → params carry no
  * identity → params match the method's closed schema → handler. A caller who lacks a capability
- * learns nothing about the method's params.
+ * learns nothing about the method's params. A batch runs every message through the same checks on
+ * its own; one message failing never affects another.
  */
 import { z } from 'zod';
 import { GatehouseError, GatewayError } from '../domain/errors.js';
@@ -23,6 +24,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  type Message,
 } from './jsonrpc.js';
 import type { Logger } from './logger.js';
 
@@ -93,17 +95,29 @@ export class Dispatcher<Ctx extends CallerContext> {
     return [...this.methods.keys()];
   }
 
-  /** Handles one text frame; resolves to the response to send, or null when none is owed. */
-  async handleFrame(text: string, context: Ctx): Promise<JsonRpcResponse | null> {
+  /**
+   * Handles one text frame; resolves to the response to send (an array for a batch), or null when
+   * none is owed: a notification, or a batch of notifications only (JSON-RPC 2.0 §6).
+   */
+  async handleFrame(text: string, context: Ctx): Promise<JsonRpcResponse | JsonRpcResponse[] | null> {
     const frame = parseFrame(text);
-    switch (frame.kind) {
+    if (frame.kind !== 'batch') return this.handleMessage(frame, context);
+    // Every handler starts in batch order (each runs synchronously up to its first await), like
+    // separate frames would; the answers come back in the same order as the requests.
+    const answers = await Promise.all(frame.messages.map((message) => this.handleMessage(message, context)));
+    const owed = answers.filter((answer): answer is JsonRpcResponse => answer !== null);
+    return owed.length > 0 ? owed : null;
+  }
+
+  private async handleMessage(message: Message, context: Ctx): Promise<JsonRpcResponse | null> {
+    switch (message.kind) {
       case 'invalid':
-        return failure(frame.id, frame.error);
+        return failure(message.id, message.error);
       case 'notification':
-        await this.handleNotification(frame.notification, context);
+        await this.handleNotification(message.notification, context);
         return null;
       case 'request':
-        return this.dispatch(frame.request, context);
+        return this.dispatch(message.request, context);
     }
   }
 

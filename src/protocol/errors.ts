@@ -47,6 +47,7 @@ export const RPC_REASONS = {
   snapshot_required: { code: -32009, meaning: 'the events asked for are older than the replay buffer' },
   already_resolved: { code: -32010, meaning: 'the approval or clarify prompt was already answered' },
   unauthenticated: { code: -32011, meaning: 'the connection carries no identity for this call' },
+  session_busy: { code: -32012, meaning: 'a turn holds the session; a control waits for it to settle' },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;
@@ -112,7 +113,7 @@ export const HTTP_REJECTIONS = {
   remote_denied: { status: 403, meaning: 'the peer is not on loopback and remote access is off' },
   protocol_required: { status: 400, meaning: 'a ticket was sent without the gatehouse.v1 subprotocol' },
   bad_request: { status: 400, meaning: 'the request body is malformed or too large' },
-  rate_limited: { status: 429, meaning: 'too many failed logins; wait and retry' },
+  rate_limited: { status: 429, meaning: 'too many login attempts; retry after the Retry-After seconds' },
   not_found: { status: 404, meaning: 'no such route' },
   ticket_capacity: { status: 503, meaning: 'too many unredeemed tickets; retry shortly' },
   internal_error: { status: 500, meaning: 'the server failed; details are only in its log' },

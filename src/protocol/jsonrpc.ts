@@ -1,6 +1,7 @@
 /**
- * JSON-RPC 2.0 wire types and frame classification. One JSON object per WebSocket text frame.
- * Pure: no I/O, no Node types, so the protocol core can be reused by any transport or client.
+ * JSON-RPC 2.0 wire types and frame classification. A WebSocket text frame holds one JSON-RPC object
+ * or a batch (an array of them, at most MAX_BATCH_SIZE). Pure: no I/O, no Node types, so the
+ * protocol core can be reused by any transport or client.
  */
 import { invalidRequest, parseError, type RpcError, type RpcErrorObject } from './errors.js';
 
@@ -36,13 +37,23 @@ export interface JsonRpcFailure {
 export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
 
 /**
- * What one text frame turned out to be. `invalid` carries the id when it could be recovered, so
- * the error reply can still be matched by the client.
+ * The most messages one batch may hold. A batch is one frame to the connection's backpressure, so
+ * this bounds how much work one frame can start; a larger batch is refused whole with one
+ * invalid_request, and nothing in it runs.
  */
-export type Frame =
+export const MAX_BATCH_SIZE = 100;
+
+/** One message of a frame, as classified alone (a batch is a list of these). */
+export type Message =
   | { kind: 'request'; request: JsonRpcRequest }
   | { kind: 'notification'; notification: JsonRpcNotification }
   | { kind: 'invalid'; id: RequestId | null; error: RpcError };
+
+/**
+ * What one text frame turned out to be. `invalid` carries the id when it could be recovered, so
+ * the error reply can still be matched by the client.
+ */
+export type Frame = Message | { kind: 'batch'; messages: Message[] };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -61,16 +72,34 @@ export function parseFrame(text: string): Frame {
   } catch {
     return { kind: 'invalid', id: null, error: parseError() };
   }
-  if (Array.isArray(value)) {
-    // Batches are legal JSON-RPC but unsupported here: ordering and durability are per request.
-    return { kind: 'invalid', id: null, error: invalidRequest('batch requests are not supported') };
+  if (!Array.isArray(value)) return classifyMessage(value);
+  // JSON-RPC 2.0 §6: an empty batch is one invalid request, not an empty array of answers.
+  if (value.length === 0) {
+    return { kind: 'invalid', id: null, error: invalidRequest('a batch must hold at least one request') };
   }
+  if (value.length > MAX_BATCH_SIZE) {
+    return {
+      kind: 'invalid',
+      id: null,
+      error: invalidRequest(
+        `a batch holds at most ${MAX_BATCH_SIZE} requests; this one has ${value.length}`,
+        {
+          max_batch_size: MAX_BATCH_SIZE,
+        },
+      ),
+    };
+  }
+  return { kind: 'batch', messages: value.map(classifyMessage) };
+}
+
+/** Classifies one JSON-RPC message; an array inside a batch is simply not a request object. */
+function classifyMessage(value: unknown): Message {
   if (!isRecord(value)) {
     return { kind: 'invalid', id: null, error: invalidRequest('a frame must be one JSON object') };
   }
   const hasId = 'id' in value;
   const id = hasId && isRequestId(value.id) ? value.id : null;
-  const fail = (message: string, details?: unknown): Frame => ({
+  const fail = (message: string, details?: unknown): Message => ({
     kind: 'invalid',
     id,
     error: invalidRequest(message, details),

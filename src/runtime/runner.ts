@@ -11,11 +11,19 @@
  * A crash between storing a call and its result leaves a dangling call; before the next turn the
  * gateway closes it with closeDanglingToolCalls (transcript-repair.ts), which says its effect is unknown.
  */
-import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
+import type { TokenUsage, ToolOutcome, TranscriptMessage } from '../domain/vocabulary.js';
 import { isModelError } from './model/errors.js';
 import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
 import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
 import { runToolStep, summarize } from './tool-step.js';
+import {
+  overThreshold,
+  reportedPromptTokens,
+  thresholdTokens,
+  type CompressOutcome,
+  type ReportedPrompt,
+  type TurnContext,
+} from './context/budget.js';
 import type {
   PromptHost,
   ToolContext,
@@ -73,6 +81,12 @@ export interface RunTurnOptions {
   emit: (event: TurnEvent) => void;
   /** How long an interrupted tool may take to stop before its synthetic result is written. Default 2 s. */
   toolStopGraceMs?: number;
+  /**
+   * The model's context budget and the session's compression. Before each model call a request over
+   * the threshold is compressed first; a provider's "context too long" is compressed once and the
+   * call retried once. Without it the runner sends the whole history as it is.
+   */
+  context?: TurnContext;
 }
 
 export type TurnComplete = Extract<TurnEvent, { type: 'turn.complete' }>;
@@ -137,6 +151,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   };
 
   const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
+  /** What a human answered to the approval of the tool call running now (kept on its tool message). */
+  let approval: ToolOutcome['approval'];
   const context: ToolContext = {
     cwd: options.cwd,
     signal,
@@ -144,7 +160,11 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     admissionId,
     executionGeneration,
     yolo: options.yolo,
-    requestApproval: (request) => options.prompts.requestApproval(scope, request),
+    requestApproval: async (request) => {
+      const outcome = await options.prompts.requestApproval(scope, request);
+      approval = outcome.kind === 'approved' ? outcome.choice : outcome.kind;
+      return outcome;
+    },
     askClarify: (request) => options.prompts.askClarify(scope, request),
   };
   const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
@@ -154,15 +174,37 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
 
   emit({ type: 'turn.start', admission_id: admissionId, execution_generation: executionGeneration });
   try {
-    const wire: WireMessage[] = [];
-    if (options.systemPrompt) wire.push({ role: 'system', content: options.systemPrompt });
-    if (options.wireHistory) for (const message of options.wireHistory) wire.push(message);
-    else for (const message of options.history) wire.push(toWireMessage(message));
+    // The transcript as the model sees it (`view`), and the same as wire messages.
+    let view: TranscriptMessage[] = [...options.history];
     if (options.inputStored) emit({ type: 'message.stored', message: options.input });
-    wire.push(toWireMessage(options.inputStored ? options.input : await store(options.input)));
+    view.push(options.inputStored ? options.input : await store(options.input));
+    // The first request reuses the cached wire form of the history when the caller has it; a
+    // compression below rebuilds the wire from the compressed view.
+    let wire = firstWire(options.systemPrompt, view, options.wireHistory);
+    const push = (message: TranscriptMessage): void => {
+      view.push(message);
+      wire.push(toWireMessage(message));
+    };
+    const budget = options.context;
+    const toolsJson = wireTools.length > 0 ? JSON.stringify(wireTools) : '';
+    let reported: ReportedPrompt | null = null;
+    const compress = async (reason: 'threshold' | 'overflow'): Promise<CompressOutcome> => {
+      const outcome = await budget!.compress(reason, signal);
+      if (outcome.kind === 'compressed') {
+        view = [...outcome.messages];
+        wire = wireOf(options.systemPrompt, view);
+        reported = null;
+      }
+      return outcome;
+    };
+    let overflowRetried = false;
 
     for (let call = 0; call < maxTurns; call++) {
       if (signal.aborted) return await finish(stopOutcome());
+      if (budget && overThreshold(budget.settings, options.systemPrompt, view, toolsJson, reported)) {
+        await compress('threshold');
+        if (signal.aborted) return await finish(stopOutcome());
+      }
       let streamed = '';
       let result: ChatResult;
       try {
@@ -182,7 +224,23 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       } catch (error) {
         if (signal.aborted) {
           // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
-          return await finish(stopOutcome(), streamed ? [{ role: 'assistant', content: streamed }] : []);
+          return await finish(
+            stopOutcome(),
+            streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : [],
+          );
+        }
+        if (isModelError(error) && error.kind === 'context_overflow' && budget && !streamed) {
+          // Compress once and retry this call once; only then is the overflow the turn's end.
+          const outcome = overflowRetried ? null : await compress('overflow');
+          overflowRetried = true;
+          if (outcome?.kind === 'compressed' && !signal.aborted) {
+            call--;
+            continue;
+          }
+          return await finish('failed', [], null, {
+            reason: 'context_overflow',
+            message: overflowMessage(budget, outcome),
+          });
         }
         if (isModelError(error))
           return await finish('failed', [], null, { reason: error.kind, message: error.message });
@@ -192,6 +250,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         });
       }
       addUsage(usage, result.usage);
+      reported = { tokens: reportedPromptTokens(result.usage), messages: view.length };
 
       if (result.toolCalls.length === 0) {
         const text = result.text ?? '';
@@ -208,7 +267,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           result.reasoning,
         ),
       );
-      wire.push(toWireMessage(assistant));
+      push(assistant);
       let interrupted = false;
       for (const toolCall of result.toolCalls) {
         emit({
@@ -217,6 +276,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           name: toolCall.function.name,
           arguments: toolCall.function.arguments,
         });
+        approval = undefined;
         const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
         interrupted ||= step.interrupted;
         const stored = await store({
@@ -224,8 +284,13 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           tool_call_id: toolCall.id,
           name: toolCall.function.name,
           content: step.result.content,
+          tool_outcome: {
+            is_error: step.result.isError === true,
+            ...(approval === undefined ? {} : { approval }),
+          },
+          ...(step.interrupted ? { interrupted: true } : {}),
         });
-        wire.push(toWireMessage(stored));
+        push(stored);
         emit({
           type: 'tool.complete',
           tool_call_id: toolCall.id,
@@ -250,6 +315,41 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       message: `The turn failed unexpectedly: ${describe(error)}`,
     });
   }
+}
+
+function wireOf(systemPrompt: string, view: readonly TranscriptMessage[]): WireMessage[] {
+  const wire: WireMessage[] = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
+  for (const message of view) wire.push(toWireMessage(message));
+  return wire;
+}
+
+/** The first request's wire: `wireHistory` (the wire form of all but the last of `view`) when given. */
+function firstWire(
+  systemPrompt: string,
+  view: readonly TranscriptMessage[],
+  wireHistory: readonly WireMessage[] | undefined,
+): WireMessage[] {
+  if (!wireHistory || wireHistory.length !== view.length - 1) return wireOf(systemPrompt, view);
+  const wire: WireMessage[] = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
+  for (const message of wireHistory) wire.push(message);
+  wire.push(toWireMessage(view[view.length - 1]!));
+  return wire;
+}
+
+/** What the user is told when the conversation still does not fit: what happened, what to do. */
+function overflowMessage(context: TurnContext, outcome: CompressOutcome | null): string {
+  const window = `${context.settings.window} tokens`;
+  const what =
+    outcome === null
+      ? 'The model refused the request as too long for its context window even after Gatehouse compressed the conversation and retried once.'
+      : outcome.kind === 'skipped'
+        ? `The model refused the request as too long for its context window (${window}), and Gatehouse could not compress the conversation: ${outcome.reason}.`
+        : 'The model refused the request as too long for its context window.';
+  return (
+    `${what} The window configured is ${window} (compression starts at ${thresholdTokens(context.settings)}). ` +
+    'Start a new conversation with /new (RPC session.create), or use a model with a larger window ' +
+    '(model.context_window in config.yaml), or lower compression.tail_tokens.'
+  );
 }
 
 function describe(error: unknown): string {

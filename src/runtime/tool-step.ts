@@ -8,10 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolCall } from '../domain/vocabulary.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
-export const INTERRUPTED_RESULT =
-  '[interrupted before completion] The user interrupted the turn; this tool call did not finish.';
-export const NOT_STARTED_RESULT =
-  '[interrupted before completion] The user interrupted the turn before this tool call started.';
+/** Opens the result of every tool call an interrupt cut short (the runner and the model look for it). */
+export const INTERRUPTED_MARK = '[interrupted before completion]';
+export const INTERRUPTED_RESULT = `${INTERRUPTED_MARK} The user interrupted the turn; this tool call did not finish.`;
+export const NOT_STARTED_RESULT = `${INTERRUPTED_MARK} The user interrupted the turn before this tool call started.`;
 
 export interface ToolStepResult {
   result: ToolResult;
@@ -88,7 +88,12 @@ export async function runToolStep(
     sleep(stopGraceMs, null, { signal: grace.signal }).catch(() => null),
   ]);
   grace.abort();
-  const content = settled?.content ? `${INTERRUPTED_RESULT}\n${settled.content}` : INTERRUPTED_RESULT;
+  // A tool that says itself how the interrupt ended it (the terminal tool) is not talked over.
+  const content = !settled?.content
+    ? INTERRUPTED_RESULT
+    : settled.content.startsWith(INTERRUPTED_MARK)
+      ? settled.content
+      : `${INTERRUPTED_RESULT}\n${settled.content}`;
   return { result: { content, isError: true }, durationMs: elapsed(), interrupted: true };
 }
 

@@ -8,9 +8,10 @@
  * each promise resolves only after that commit.
  */
 import type { AdmissionState } from '../domain/local/admission.js';
+import type { LineageFacts } from '../domain/local/lineage.js';
 import type { CreationReceipt, OwnerRef } from '../domain/local/receipt.js';
 import type { SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
-import type { UsageUpdate } from './session-store.js';
+import type { CompressionPublication, RewindResult, UsageUpdate } from './session-store.js';
 
 /** A local session's public row (the receipt is private and read separately). */
 export interface LocalSessionRow {
@@ -106,6 +107,43 @@ export interface Settlement {
   usage?: UsageUpdate;
 }
 
+/** LIN-2: a reset of a local session, fenced by the transcript it expects to leave. */
+export interface NewReset {
+  logical_id: string;
+  /** The physical transcript the caller saw as current; a reset from any other one is refused. */
+  expected_session_id: string;
+  new_session_id: string;
+  request_id: string;
+  at: string;
+}
+
+export type ResetResult =
+  /** Committed: the new receipt (current transcript advanced, the reset step appended). */
+  | { kind: 'reset'; receipt: CreationReceipt }
+  /** This request_id already reset the session: the receipt as it stands, nothing written. */
+  | { kind: 'duplicate'; receipt: CreationReceipt }
+  /** The receipt or the route no longer point at `expected_session_id`: nothing written. */
+  | { kind: 'moved' };
+
+/** STO-2 rewind of a local session's current transcript, named by a request (session.undo, retry). */
+export interface NewRewind {
+  logical_id: string;
+  /** Unique per request: a repeat finds the rewind it made instead of undoing another turn. */
+  request_key: string;
+  turns: number;
+  at: string;
+}
+
+export type RewindCommit = RewindResult & { duplicate: boolean };
+
+export type RetryResult =
+  /** The last user turn was undone and its text admitted again, in one transaction. */
+  | { kind: 'retried'; rewind: RewindResult; admission: AdmissionRow }
+  /** This submission was already retried: its admission as it stands, nothing written. */
+  | { kind: 'duplicate'; admission: AdmissionRow }
+  /** There is no user turn to retry. */
+  | { kind: 'nothing' };
+
 export interface LocalSessionStore {
   /** Opens a new authority epoch, durably. Returns its number (strictly increasing). */
   openEpoch(instanceId: string): number;
@@ -126,6 +164,33 @@ export interface LocalSessionStore {
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
   setPaused(logicalId: string, reason: string | null): void;
+  /** Sets a session's title; with `onlyIfUntitled`, only when it has none. True when it changed. */
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean;
+  /**
+   * The local session a physical transcript belongs to (every transcript of its lineage lives on
+   * its route key), or null when the transcript is not a local session's.
+   */
+  logicalIdOfTranscript(sessionId: string): string | null;
+  /** LIN-3: what the store holds about each physical transcript named (null when it does not exist). */
+  readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null>;
+
+  /**
+   * LIN-2: in ONE transaction, closes the current transcript (`reset`), creates its empty child,
+   * points the route at it and writes the receipt with the reset step. Admissions, the policy and
+   * the owner stay on the logical row untouched.
+   */
+  commitReset(reset: NewReset): ResetResult;
+  /** Rewinds the current transcript of a local session by `turns` user turns, idempotent by request. */
+  commitRewind(rewind: NewRewind): RewindCommit;
+  /**
+   * Undoes the last user turn of the current transcript and admits its text again as `admission`
+   * (whose submission_id is derived from the request), in one transaction; idempotent by that id.
+   */
+  commitRetry(retry: {
+    admission: Omit<NewAdmission, 'text' | 'digest'>;
+    request_key: string;
+    at: string;
+  }): RetryResult;
 
   /** LOC-8: one durable admission (group-committed with whatever else is queued with it). */
   admit(admission: NewAdmission): Promise<AdmitResult>;
@@ -145,6 +210,13 @@ export interface LocalSessionStore {
    * false (and nothing written) when the epoch or generation is stale (REC-3). Group-committed.
    */
   settle(settlement: Settlement): Promise<boolean>;
+  /**
+   * LIN-1 for a local session, in ONE transaction: everything SessionStore.publishCompression
+   * writes, plus the receipt advanced to the child (its private current_session_id and one more
+   * lineage step). The logical row, its policy, owner and admissions are untouched. False, with
+   * nothing written, when the route no longer points at the parent.
+   */
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean;
   /** Cancels a queued admission; false when it is no longer queued. */
   cancelQueued(admissionId: string): boolean;
   /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */

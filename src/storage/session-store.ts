@@ -62,6 +62,20 @@ export interface TranscriptTail {
   messages: StoredMessage[];
 }
 
+export interface TranscriptPageOptions {
+  /** Only messages with a smaller id (the `id` of the oldest message already shown); absent: the newest. */
+  beforeId?: number | null;
+  /** Page size, 1..1000. */
+  limit: number;
+}
+
+export interface TranscriptPage {
+  /** Oldest first. */
+  messages: StoredMessage[];
+  /** Whether older visible messages remain before the first one of this page. */
+  hasMore: boolean;
+}
+
 export interface RewindResult {
   /** How many messages were soft-deleted. */
   rewound_count: number;
@@ -85,6 +99,12 @@ export interface SearchOptions {
   sessionId?: string;
   /** Default 20, at most 500. Newest messages first. */
   limit?: number;
+  /**
+   * `plain` (default): the query is words; a message matches when it holds every one of them, and
+   * no character has a special meaning. `fts`: the backend's own query language (SQLite FTS5
+   * syntax), for phrase, prefix and boolean queries; a query it refuses is invalid_params.
+   */
+  syntax?: 'plain' | 'fts';
 }
 
 export interface SearchIndexStatus {
@@ -98,6 +118,29 @@ export interface UsageUpdate extends Partial<TokenUsage> {
   /** Added to estimated_cost_usd. */
   cost_usd?: number;
   cost_status?: string;
+}
+
+/** The cooldown after a failed compression summary (persisted: a restart does not reset it). */
+export interface CompressionBackoff {
+  /** Failed attempts in a row. */
+  failures: number;
+  /** ISO-8601 time before which an automatic compression is not tried again. */
+  retryAfter: string;
+  lastError: string;
+}
+
+/** What a compression publishes (SPEC LIN-1). */
+export interface CompressionPublication {
+  /** The route that moves from parent to child. */
+  sessionKey: string;
+  parentSessionId: string;
+  /** The new physical session id (fresh; never used before). */
+  childSessionId: string;
+  /** The child transcript: head, summary and tail. */
+  messages: readonly TranscriptMessage[];
+  /** Whose backoff the success clears (a local session's logical id, or the session key). */
+  backoffSubject: string;
+  now?: Date;
 }
 
 export interface SessionStore {
@@ -217,18 +260,39 @@ export interface SessionStore {
   loadTranscriptTail(sessionId: string, afterId: number): Promise<TranscriptTail>;
 
   /**
+   * One page of the visible transcript, the newest first in paging order: the `limit` newest messages
+   * older than `beforeId`, returned oldest first. A 10,000-message session opens by its last page.
+   */
+  loadTranscriptPage(sessionId: string, options: TranscriptPageOptions): Promise<TranscriptPage>;
+
+  /**
    * Undoes the last `n` user turns (default 1): the n-th last user message and everything after it
    * are soft-deleted, and one audit row records what was undone.
    */
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }): Promise<RewindResult>;
 
-  /** Full-text search over visible messages (FTS5 syntax), newest first. */
+  /** Full-text search over visible messages (plain words unless `syntax: 'fts'`), newest first. */
   searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
 
   /** Rebuilds the derived full-text index from the canonical messages. */
   rebuildSearchIndex(): Promise<void>;
 
   searchIndexStatus(): Promise<SearchIndexStatus>;
+
+  /**
+   * LIN-1, in ONE transaction: the child transcript (a new physical session whose row links to its
+   * parent), the route moved from parent to child, the parent closed with reason `compression`
+   * (its messages stay, in the store and in search) and the backoff cleared. False, with nothing
+   * written, when the route no longer points at the parent.
+   */
+  publishCompression(publication: CompressionPublication): Promise<boolean>;
+
+  /** The transcript a compression child was made from; null for a session that is not one. */
+  parentOf(sessionId: string): Promise<string | null>;
+
+  compressionBackoff(subject: string): Promise<CompressionBackoff | null>;
+
+  recordCompressionFailure(subject: string, backoff: CompressionBackoff): Promise<void>;
 
   /** Adds one call's or turn's token usage and cost to the entry's counters. Null if no entry. */
   addUsage(sessionKey: string, usage: UsageUpdate): Promise<SessionEntry | null>;

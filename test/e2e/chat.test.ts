@@ -51,7 +51,7 @@ class Session {
   }
 
   private take(chunk: string): void {
-    this.output += chunk.replace(ANSI_SEQ, '');
+    this.output += chunk.replace(ANSI_SEQ, '').replace(/\r/g, ''); // a terminal ends lines with \r\n
     this.waiters = this.waiters.filter((w) => {
       if (!this.output.includes(w.text, w.from)) return true;
       w.resolve();
@@ -125,6 +125,8 @@ describe('UX-1 gatehouse chat with piped input', () => {
       expect(listed.code).toBe(0);
       const { sessions } = JSON.parse(listed.stdout) as { sessions: Record<string, unknown>[] };
       expect(sessions).toEqual([expect.objectContaining({ session_id: id, source: 'cli', state: 'idle' })]);
+      // Issue 12 item 19: titled from its first message, server-side.
+      expect(sessions[0]!.title).toBe('hello gatehouse');
 
       const found = await runCli(home, ['sessions', '--search', 'gatehouse', '--json']);
       const { hits } = JSON.parse(found.stdout) as { hits: { session_id: string; role: string }[] };
@@ -145,9 +147,17 @@ describe('UX-1 gatehouse chat with piped input', () => {
       // The transcript is stored: a resume shows it all, once.
       const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
       expect(resumed.code).toBe(0);
-      expect(resumed.stdout.split('you> hello gatehouse').length).toBe(2);
+      expect(resumed.stdout.split('> hello gatehouse').length).toBe(2);
       expect(resumed.stdout).toContain('⚙ terminal rm -rf');
       expect(resumed.stdout).toContain('the tool `terminal` returned');
+
+      // `/title` renames it; `gatehouse sessions` (session.list) shows the new title.
+      const retitled = await runCli(home, ['chat', '--resume', id], { input: '/title Cleanup of victim\n' });
+      expect(retitled.code).toBe(0);
+      expect(retitled.stdout).toContain('(this session is now titled: Cleanup of victim)');
+      expect(retitled.stdout).not.toContain('you said: /title');
+      const table = await runCli(home, ['sessions']);
+      expect(table.stdout).toMatch(new RegExp(`${id} .* Cleanup of victim`));
     },
     E2E_TIMEOUT_MS,
   );
@@ -173,7 +183,47 @@ describe('UX-1 gatehouse chat with piped input', () => {
   );
 
   it(
-    'survives a daemon restart while connected: reconnects by itself and answers in the same session',
+    'issue 12 item 16: a deliberate stop sticks; the chat waits and comes back with the gateway or on /reconnect',
+    async () => {
+      const home = newHome();
+      const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
+      await chat.waitFor('Ctrl-D detaches');
+      chat.type('before the stop\n');
+      await chat.waitFor('you said: before the stop');
+      const firstPid = daemonPid(home);
+
+      let mark = chat.output.length;
+      expect((await runCli(home, ['stop'])).stdout).toContain(`Gatehouse stopped (pid ${firstPid})`);
+      await chat.waitFor('(the gateway was stopped. This chat waits', mark);
+      // The chat did not start it again behind the user's back.
+      expect((await runCli(home, ['status'])).stdout).toContain('Gatehouse is not running');
+      expect(chat.output.slice(mark)).not.toContain('reconnecting');
+
+      // Started again by someone else: the chat notices and re-attaches to the same session.
+      mark = chat.output.length;
+      expect((await runCli(home, ['start'])).code).toBe(0);
+      await chat.waitFor('(reconnected to the gateway', mark);
+      chat.type('after the start\n');
+      await chat.waitFor('you said: after the start', mark);
+
+      // Stopped again, the user asks for it back.
+      mark = chat.output.length;
+      await runCli(home, ['stop']);
+      await chat.waitFor('(the gateway was stopped', mark);
+      chat.type('/reconnect\n');
+      await chat.waitFor('(reconnected to the gateway', mark);
+      chat.type('after reconnect\n');
+      await chat.waitFor('you said: after reconnect', mark);
+      chat.child.stdin!.end();
+      expect(await chat.exit).toBe(0);
+      // `/reconnect` is the chat's own word: it never reached the agent.
+      expect(chat.output).not.toContain('you said: /reconnect');
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'survives a daemon crash while connected: starts it again by itself and answers in the same session',
     async () => {
       const home = newHome();
       const chat = new Session(spawnCli(home, ['chat', '--cwd', workDir()]));
@@ -181,7 +231,7 @@ describe('UX-1 gatehouse chat with piped input', () => {
       chat.type('before the restart\n');
       await chat.waitFor('you said: before the restart');
       const firstPid = daemonPid(home);
-      process.kill(firstPid, 'SIGTERM');
+      process.kill(firstPid, 'SIGKILL');
       await chat.waitFor('(reconnected to the gateway');
       expect(daemonPid(home)).not.toBe(firstPid);
       const mark = chat.output.length;
@@ -197,8 +247,8 @@ describe('UX-1 gatehouse chat with piped input', () => {
       };
       expect(sessions.map((s) => s.session_id)).toEqual([id]);
       const resumed = await runCli(home, ['chat', '--resume', id], { input: '' });
-      expect(resumed.stdout).toContain('you> before the restart');
-      expect(resumed.stdout).toContain('you> after the restart');
+      expect(resumed.stdout).toContain('> before the restart');
+      expect(resumed.stdout).toContain('> after the restart');
     },
     E2E_TIMEOUT_MS,
   );
@@ -226,13 +276,16 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
       await tty.waitFor('you said: hello from a terminal');
       tty.type(`run: rm -rf ${join(cwd, 'victim')}\r`);
       await tty.waitFor('[o]nce [s]ession [a]lways [d]eny');
-      tty.type('o\r');
+      tty.type('o'); // issue 12 item 19: one key answers, no Enter
       await tty.waitFor('the tool `terminal` returned');
       expect(existsSync(join(cwd, 'victim'))).toBe(false);
 
       let mark = tty.output.length;
       tty.type('run: sleep 60\r');
       await tty.waitFor('⚙ terminal sleep 60', mark);
+      // Issue 12 item 19: a line typed while the turn runs is shown after the prompt.
+      tty.type('queued line\r');
+      await tty.waitFor('\n> queued line', mark);
       tty.type('\u0003'); // Ctrl-C
       await tty.waitFor('(turn interrupted)', mark);
 
@@ -247,10 +300,12 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
 
       const again = onTerminal(home, ['chat', '--resume', id]);
       await again.waitFor('Ctrl-D detaches');
-      await again.waitFor('you> hello from a terminal');
+      await again.waitFor('> hello from a terminal');
       await again.waitFor('Demo model (scripted stand-in): you said: hello from a terminal');
-      await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}`);
-      await again.waitFor('you> run: sleep 60');
+      await again.waitFor(`⚙ terminal rm -rf ${join(cwd, 'victim')}\n  approved (once)\n  ↳ exit code 0`);
+      // Issue 12 item 19: the interruption is in the history too, and every user line has the prompt.
+      await again.waitFor('> run: sleep 60\n⚙ terminal sleep 60\n  ✗ [interrupted before completion]');
+      await again.waitFor('(turn interrupted)');
       again.type('\u0004');
       expect(await again.exit).toBe(0);
     },

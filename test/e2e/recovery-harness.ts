@@ -31,6 +31,9 @@ export interface Snapshot {
   }[];
 }
 
+/** The contents of a snapshot's messages, in order. */
+export const texts = (snap: Snapshot): (string | null)[] => snap.messages.map((m) => m.content);
+
 export interface Ack {
   admission_id: string;
   state: string;

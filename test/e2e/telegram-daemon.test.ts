@@ -71,6 +71,24 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
     expect(tg.requestTexts('fresh start')).not.toContain('hello gatehouse');
   });
 
+  it('issue 12 item 10: only a bare command or one addressed to this bot (getMe) is a command', async () => {
+    const { model, standIn } = tg;
+    const status = await tg.ask(GROUP, ANN, '/status');
+    const session = /^Session (\S+):/.exec(status)![1]!;
+    const asked = model.requests.length;
+    // In a group a command for another bot is ignored: no reset, no answer, no turn; still confirmed.
+    const foreign = standIn.inject({ chat: GROUP, from: ANN, text: '/new@SomeOtherBot' });
+    expect(await tg.ask(GROUP, ANN, '/status@gatehouse_bot')).toBe(status);
+    await standIn.waitForConfirmed(foreign);
+    expect(tg.repliesTo(GROUP.id)).not.toContain('Started a new conversation.');
+    expect(model.requests.length).toBe(asked);
+    // Addressed to this bot (any letter case), it is the command.
+    expect(await tg.ask(GROUP, ANN, '/new@Gatehouse_Bot')).toBe('Started a new conversation.');
+    expect(await tg.ask(GROUP, ANN, '/status')).not.toContain(session);
+    // In a private chat only this bot listens: another bot's command is an ordinary message.
+    expect(await tg.ask(DM, KIM, '/reset@SomeOtherBot')).toMatch(/you said: \/reset@SomeOtherBot/);
+  });
+
   it('REC-4 resumes a turn cut by SIGKILL once after restart: one reply reaches the chat', async () => {
     const chat = { id: 556, type: 'private' as const };
     const user = { id: 556, first_name: 'Lee' };
@@ -136,5 +154,35 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
     expect(answers(602)).toEqual(['answered before', 'barrier 602']);
     // The follow-up waited on the backlog: it is answered once, from there, and its redelivery dropped.
     expect(answers(603)).toEqual([resumed, 'waiting behind', 'barrier 603']);
+  });
+
+  it('issue 16: a command update Telegram hands out again after a SIGKILL is carried out once', async () => {
+    const { standIn } = tg;
+    const chat = { id: 604, type: 'private' as const };
+    const user = { id: 604, first_name: 'Rae' };
+    if (tg.daemon === null) await tg.start();
+    const say = async (text: string, reply: RegExp, n = 1) => {
+      const update = standIn.inject({ chat, from: user, text });
+      await tg.waitForText(chat.id, reply, n);
+      await standIn.waitForConfirmed(update);
+      return update;
+    };
+    await say('old words', /you said: old words$/);
+    const reset = await say('/new', /^Started a new conversation\.$/);
+    const kept = await say('kept words', /you said: kept words$/);
+    // A turn starts only after the one before it marked its reply delivered.
+    await say('last words', /you said: last words$/);
+    await tg.kill();
+
+    // As if the polls confirming them never reached Telegram: the /new and the message come again.
+    standIn.redeliver(reset);
+    standIn.redeliver(kept);
+    await tg.start();
+    await say('/queue after restart', /you said: after restart$/);
+    // The /new was recognised as taken (by its message, which its update carries) and not redone:
+    // one answer to it, and the conversation after it still holds the message that followed it.
+    expect(tg.repliesTo(chat.id).filter((t) => t === 'Started a new conversation.')).toHaveLength(1);
+    expect(tg.userMessages('after restart')).toEqual(['kept words', 'last words', 'after restart']);
+    expect(tg.repliesTo(chat.id).filter((t) => t.includes('you said: kept words'))).toHaveLength(1);
   });
 });

@@ -384,6 +384,23 @@ export function runSessionStoreSuite(
         );
       });
 
+      it('load_transcript_page walks the visible transcript back from the newest page', async () => {
+        await store.appendToTranscript(sid, [
+          user('a'),
+          assistant('b'),
+          user('c'),
+          assistant('d'),
+          user('e'),
+        ]);
+        await store.rewindSession(sid, 1); // 'e' is no longer visible
+        const newest = await store.loadTranscriptPage(sid, { limit: 2 });
+        expect(newest.messages.map((m) => m.content)).toEqual(['c', 'd']);
+        expect(newest.hasMore).toBe(true);
+        const older = await store.loadTranscriptPage(sid, { beforeId: newest.messages[0]!.id, limit: 2 });
+        expect([older.messages.map((m) => m.content), older.hasMore]).toEqual([['a', 'b'], false]);
+        await expect(store.loadTranscriptPage(sid, { limit: 0 })).rejects.toBeInstanceOf(InvalidParamsError);
+      });
+
       it('rewind_session soft-deletes the last n user turns and reports them', async () => {
         await store.appendToTranscript(sid, [
           user('u1'),
@@ -434,8 +451,43 @@ export function runSessionStoreSuite(
         ]);
         await store.rewindSession(sid, 1);
         expect(await store.searchMessages('zebra', { sessionId: sid })).toEqual([]);
-        await expect(store.searchMessages('"unterminated')).rejects.toBeInstanceOf(InvalidParamsError);
+        await expect(store.searchMessages('"unterminated', { syntax: 'fts' })).rejects.toBeInstanceOf(
+          InvalidParamsError,
+        );
         await expect(store.searchMessages('  ')).rejects.toBeInstanceOf(InvalidParamsError);
+      });
+
+      it('issue 12 item 9: plain text is words, whatever characters it holds; every word must appear', async () => {
+        await store.appendToTranscript(sid, [
+          user('please run rm -rf /tmp/x or else, for me'),
+          assistant('what colour? see README.md'),
+          user('colour blind'),
+        ]);
+        const found = async (query: string) => (await store.searchMessages(query)).map((h) => h.message_id);
+        const [first, second] = [(await found('please'))[0], (await found('README'))[0]];
+        for (const query of ['rm -rf', '/tmp/x', 'rm  -rf\t/tmp/x', '"unterminated please', 'please OR me']) {
+          expect(await found(query), query).toEqual(query.includes('unterminated') ? [] : [first]);
+        }
+        expect(await found('what colour?')).toEqual([second]);
+        expect(await found('README.md')).toEqual([second]);
+        expect(await found('NOT colour')).toEqual([]); // NOT is a word here, and no message has it
+        expect((await found('colour')).length).toBe(2);
+        // Terms without a letter or digit hold nothing to look for: no hits, no error.
+        expect(await found('*')).toEqual([]);
+        expect(await found('-- *')).toEqual([]);
+        expect(await found('colour *')).toHaveLength(2);
+      });
+
+      it('issue 12 item 9: syntax fts passes the query language through; refusals are invalid_params', async () => {
+        await store.appendToTranscript(sid, [user('alpha beta'), user('alphabet soup')]);
+        expect(await store.searchMessages('alpha*', { syntax: 'fts' })).toHaveLength(2);
+        expect(await store.searchMessages('alpha NOT beta', { syntax: 'fts' })).toHaveLength(0);
+        expect(await store.searchMessages('"alpha beta"', { syntax: 'fts' })).toHaveLength(1);
+        for (const bad of ['*', 'rm -rf', 'what colour?', 'a AND', '"open']) {
+          await expect(store.searchMessages(bad, { syntax: 'fts' }), bad).rejects.toBeInstanceOf(
+            InvalidParamsError,
+          );
+        }
       });
     });
 

@@ -9,7 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { AgentCache } from '../../domain/agents/agent-cache.js';
 import { TicketBook } from '../../domain/auth/tickets.js';
-import { creationContract, type LaunchLookups } from '../../domain/local/launch-policy.js';
+import { creationContract, type LaunchLookups, type LaunchPolicy } from '../../domain/local/launch-policy.js';
+import type { CompressionSettings } from '../../runtime/context/prepare.js';
+import { defaultContextWindow } from '../../runtime/context/windows.js';
+import type { GatehouseConfig } from '../config.js';
 import { LocalSessions } from '../../domain/local/service.js';
 import { makeTurnJobRunner } from '../../domain/local/turn-job.js';
 import { Dispatcher } from '../../protocol/dispatcher.js';
@@ -25,7 +28,11 @@ import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
+import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
+import { describeGateway } from './describe.js';
+import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
+import { DEFAULT_PORT, modelClientLimits } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
@@ -88,6 +95,18 @@ export interface StoreHolder {
   liveKeys?: ((sessionKey: string) => boolean)[];
 }
 
+/**
+ * The context window of a session's model: the configured provider's `model.context_window`, a
+ * known family's window for a model named elsewhere, or the demo model's window.
+ */
+function contextWindowFor(config: GatehouseConfig, policy: LaunchPolicy): number {
+  if (policy.base_url) return defaultContextWindow(policy.model);
+  if (!config.model) return config.demo_model.context_window;
+  if (policy.model === config.model.model && config.model.context_window !== undefined)
+    return config.model.context_window;
+  return defaultContextWindow(policy.model);
+}
+
 export function gatewayService(
   options: {
     env?: NodeJS.ProcessEnv;
@@ -138,7 +157,12 @@ export function gatewayService(
         defaultKey =
           config.model.api_key ?? (config.model.api_key_env ? env[config.model.api_key_env] : undefined);
       } else {
-        demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: false });
+        demo = await startDemoModel({
+          host: '127.0.0.1',
+          port: 0,
+          record: false,
+          contextWindow: config.demo_model.context_window,
+        });
         baseUrl = demo.baseUrl;
         defaultModel = DEMO_MODEL_NAME;
       }
@@ -147,11 +171,21 @@ export function gatewayService(
         const cacheKey = JSON.stringify([url, key ?? '', model]);
         let client = clients.get(cacheKey);
         if (!client) {
-          client = new ModelClient({ baseUrl: url, apiKey: key, model });
+          client = new ModelClient({ baseUrl: url, apiKey: key, model, ...modelClientLimits(config.model) });
           clients.set(cacheKey, client);
         }
         return client;
       };
+
+      const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ModelClient =>
+        policy.base_url
+          ? modelFor(policy.base_url, apiKey, policy.model)
+          : modelFor(baseUrl, apiKey ?? defaultKey, policy.model);
+      const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
+        window: contextWindowFor(config, policy),
+        threshold: config.compression.threshold,
+        tailTokens: config.compression.tail_tokens,
+      });
 
       const prompts = new PromptBroker({
         alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
@@ -191,15 +225,15 @@ export function gatewayService(
         agents,
         onError,
         fault: (point) => faults?.hit(point),
+        compression: { model: modelOf, settings: contextSettings },
         turnRunner: (service) =>
           makeTurnJobRunner({
             sessions: store!,
             prompts,
             tools: (names) => toolRegistry.resolve(names),
-            model: (policy, apiKey) =>
-              policy.base_url
-                ? modelFor(policy.base_url, apiKey, policy.model)
-                : modelFor(baseUrl, apiKey ?? defaultKey, policy.model),
+            model: modelOf,
+            contextSettings,
+            compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             receipt: (id) => service.validatedReceipt(id),
             apiKey: (id) => service.apiKeyOf(id),
             publish: (id, event) => {
@@ -217,7 +251,11 @@ export function gatewayService(
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
-        creationContract: () => creationContract(),
+        creationContract: () => ({
+          ...creationContract(),
+          defaults: { model: defaultModel, toolsets: [...DEFAULT_TOOLSETS] },
+          toolsets: toolRegistry.list().map((t) => t.name),
+        }),
         storage: () => {
           const { stats, failed } = localStore!.group;
           return {
@@ -231,13 +269,18 @@ export function gatewayService(
           };
         },
         agentCache: () => agents.stats(),
+        gateway: () =>
+          describeGateway(ctx, {
+            name: defaultModel,
+            demo: demo !== null || defaultModel === DEMO_MODEL_NAME,
+          }),
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
-      try {
-        rpc = await startRpcServer({
+      const listen = (port: number): Promise<RpcServer> =>
+        startRpcServer({
           host: config.listener.host,
-          port: config.listener.port,
+          port,
           dispatcher,
           tickets,
           profile,
@@ -248,23 +291,49 @@ export function gatewayService(
               : null,
           internalCredential: randomBytes(32).toString('base64url'),
           allowRemote: config.listener.allow_remote,
-          health: () => ({ state: ctx.lifecycle.state, epoch }),
+          trustedProxies: config.listener.trusted_proxy ?? [],
+          health: () => ({
+            state: ctx.lifecycle.state,
+            epoch,
+            // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
+            dashboard_login: config.dashboard.password_hash != null,
+          }),
+          staticFiles: dashboardAssets().handler,
+          loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
+            logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
+          ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           logger,
         });
+      const requested = config.listener.port;
+      try {
+        rpc = await listen(requested ?? DEFAULT_PORT).catch((error: NodeJS.ErrnoException) => {
+          // Only the unasked-for default gives way; a port the owner chose is insisted on.
+          if (requested !== undefined || error.code !== 'EADDRINUSE') throw error;
+          logger.warn({ port: DEFAULT_PORT }, 'the default port is taken; listening on a free port instead');
+          return listen(0);
+        });
       } catch (error) {
         if (typeof (error as NodeJS.ErrnoException).code === 'string') {
-          throw listenError(error as NodeJS.ErrnoException, config.listener.port, ctx);
+          throw listenError(error as NodeJS.ErrnoException, requested ?? DEFAULT_PORT, ctx);
         }
         throw error;
       }
       const live = sessions;
       rpc.events.on('connection:close', (connection) => live.viewerGone(connection.id));
+      // A deliberate stop (SIGTERM/SIGINT, `gatehouse stop`) is announced to every client before
+      // the drain, so none mistakes the close that follows for a crash and starts the daemon again.
+      const server = rpc;
+      ctx.lifecycle.on('lifecycle:draining', (reason) => {
+        for (const connection of server.connections) connection.notify('gateway.stopping', { reason });
+      });
       ctx.advertise({ url: rpc.url });
       control = await startControlServer({
         socketPath: layout.controlSocket,
+        homeRoot: layout.root,
         tickets,
         grant: { subject: 'native:owner', profile },
+        sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,

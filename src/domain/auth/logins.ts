@@ -1,6 +1,6 @@
 /**
  * Dashboard login sessions (AUTH-3): the cookie value is a random token the browser holds; the
- * server keeps only its SHA-256. Also a simple failure throttle for the password check.
+ * server keeps only its SHA-256. Password attempts are limited by login-limiter.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -11,6 +11,15 @@ const digest = (token: string): string => createHash('sha256').update(token, 'ut
 
 export type LoginLookup = 'ok' | 'forged' | 'expired';
 
+/**
+ * Where open logins outlive the process, so a browser stays logged in across a daemon restart and
+ * the dashboard reattaches by itself. It holds only [sha256(token), expiry] pairs, oldest first.
+ */
+export interface LoginStore {
+  load(): [string, number][];
+  save(logins: [string, number][]): void;
+}
+
 export class DashboardLogins {
   /** sha256(token) → expiry. Insertion order is age order, so the oldest is first. */
   private readonly logins = new Map<string, number>();
@@ -18,7 +27,15 @@ export class DashboardLogins {
   constructor(
     private readonly now: () => number = Date.now,
     readonly ttlMs: number = DEFAULT_LOGIN_TTL_MS,
-  ) {}
+    private readonly store: LoginStore | null = null,
+  ) {
+    const at = now();
+    for (const [hash, expiresAt] of store?.load() ?? []) if (expiresAt > at) this.logins.set(hash, expiresAt);
+  }
+
+  private persist(): void {
+    this.store?.save([...this.logins.entries()]);
+  }
 
   /** Opens a login and returns the token for the cookie. Past the bound, the oldest login ends. */
   open(): string {
@@ -28,6 +45,7 @@ export class DashboardLogins {
       if (oldest !== undefined) this.logins.delete(oldest);
     }
     this.logins.set(digest(token), this.now() + this.ttlMs);
+    this.persist();
     return token;
   }
 
@@ -42,39 +60,11 @@ export class DashboardLogins {
   }
 
   end(token: string): void {
-    this.logins.delete(digest(token));
+    if (this.logins.delete(digest(token))) this.persist();
   }
 
   /** Hashes only: for tests and debug views. */
   hashes(): string[] {
     return [...this.logins.keys()];
-  }
-}
-
-/**
- * Refuses password attempts after `maxFailures` failures within `windowMs`. Deliberately global,
- * not per peer: the listener is loopback-only by default, so every peer is the same machine.
- */
-export class LoginThrottle {
-  private failures: number[] = [];
-
-  constructor(
-    private readonly now: () => number = Date.now,
-    private readonly maxFailures = 5,
-    private readonly windowMs = 60_000,
-  ) {}
-
-  allowed(): boolean {
-    const since = this.now() - this.windowMs;
-    this.failures = this.failures.filter((at) => at > since);
-    return this.failures.length < this.maxFailures;
-  }
-
-  recordFailure(): void {
-    this.failures.push(this.now());
-  }
-
-  reset(): void {
-    this.failures = [];
   }
 }

@@ -5,6 +5,21 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 const KEY_LENGTH = 32;
+
+/**
+ * The shortest dashboard password `gatehouse passwd` accepts, in characters (code points). With
+ * the login limiter's backoff, 12 characters put guessing far out of reach.
+ */
+export const MIN_PASSWORD_LENGTH = 12;
+
+/** Why `password` may not become the owner's password, or null when it may. */
+export function passwordProblem(password: string): string | null {
+  const length = [...password].length;
+  if (length >= MIN_PASSWORD_LENGTH) return null;
+  return length === 0
+    ? `the password is empty: use at least ${MIN_PASSWORD_LENGTH} characters`
+    : `the password is too short (${length} character${length === 1 ? '' : 's'}): use at least ${MIN_PASSWORD_LENGTH} characters`;
+}
 const DEFAULT_COST = { N: 1 << 15, r: 8, p: 1 };
 
 function scrypt(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {

@@ -23,6 +23,11 @@ export interface Principal {
   readonly provider: PrincipalProvider;
   readonly profile: string;
   readonly capabilities: readonly Capability[];
+  /**
+   * When present, the only logical sessions this principal may reach (a worker-adoption ticket
+   * bound to named sessions); every other session is refused with permission_denied.
+   */
+  readonly sessions?: readonly string[];
 }
 
 /** Read, drive and answer a session: what every interactive path gets before creation/operator. */
@@ -40,17 +45,26 @@ export const OPERATOR_CAPABILITIES: readonly Capability[] = [...CAPABILITIES];
 /** Worker adoption drives a session it was handed; it never creates and is never an operator (AUTH-2). */
 export const WORKER_CAPABILITIES: readonly Capability[] = SESSION_USE;
 
+/** A worker-adoption ticket bound to named sessions: read them, submit to them, answer their questions. */
+export const BOUND_WORKER_CAPABILITIES: readonly Capability[] = [
+  'session:read',
+  'session:submit',
+  'session:respond',
+];
+
 export function makePrincipal(
   subject: string,
   provider: PrincipalProvider,
   profile: string,
   capabilities: readonly Capability[],
+  sessions?: readonly string[],
 ): Principal {
   return Object.freeze({
     subject,
     provider,
     profile,
     capabilities: Object.freeze(CAPABILITIES.filter((c) => capabilities.includes(c))),
+    ...(sessions !== undefined ? { sessions: Object.freeze([...sessions]) } : {}),
   });
 }
 
@@ -68,11 +82,13 @@ export function describePrincipal(principal: Principal): {
   provider: PrincipalProvider;
   profile: string;
   capabilities: Capability[];
+  sessions?: string[];
 } {
   return {
     subject: principal.subject,
     provider: principal.provider,
     profile: principal.profile,
     capabilities: [...principal.capabilities],
+    ...(principal.sessions !== undefined ? { sessions: [...principal.sessions] } : {}),
   };
 }

@@ -2,16 +2,18 @@
  * Single-use, short-lived bootstrap tickets (AUTH-2, AUTH-3).
  *
  * A ticket is 32 random bytes (base64url) handed out once; the book keeps only its SHA-256, so a
- * memory dump or debug view never reveals a redeemable ticket. Redeemed tickets stay in the book,
- * marked used, until they expire: that is how a replay is told apart from a forgery.
+ * memory dump or debug view never reveals a redeemable ticket.
  *
- * Bound: at most `capacity` entries (live + used-but-unexpired). When full, expired entries are
- * swept and, if still full, minting is REFUSED rather than evicting the oldest: eviction would let
- * a burst of mints silently invalidate a ticket some client is about to redeem, and refusal is
- * visible and self-healing within one TTL.
+ * Two bounded maps. `live`: minted and not yet presented; at most `capacity` of them, and when it is
+ * full minting is REFUSED (after dropping expired ones) rather than evicting the oldest: eviction
+ * would let a burst of mints silently invalidate a ticket some client is about to redeem, and a
+ * refusal is visible and self-healing within one TTL. `spent`: presented tickets, kept until they
+ * expire so a replay is told apart from a forgery; it never blocks minting, and past its own bound
+ * the oldest is forgotten (its replay then reads as forged: still refused).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  BOUND_WORKER_CAPABILITIES,
   makePrincipal,
   OPERATOR_CAPABILITIES,
   WORKER_CAPABILITIES,
@@ -26,6 +28,11 @@ export type TicketPurpose = (typeof TICKET_PURPOSES)[number];
 export interface TicketGrant {
   readonly subject: string;
   readonly profile: string;
+  /**
+   * Worker adoption only: the logical session ids the ticket is bound to. Its connection may read,
+   * submit to and answer exactly these sessions, and nothing else (AUTH-4).
+   */
+  readonly sessions?: readonly string[];
 }
 
 export type TicketFailure = 'forged' | 'replayed' | 'expired' | 'wrong_purpose';
@@ -35,7 +42,7 @@ export type Redemption =
 
 export class TicketCapacityError extends Error {
   constructor(capacity: number) {
-    super(`too many unredeemed tickets (limit ${capacity}); retry once some expire`);
+    super(`too many unredeemed tickets (limit ${capacity}); retry in a few seconds, once some expire`);
     this.name = 'TicketCapacityError';
   }
 }
@@ -44,11 +51,11 @@ interface Entry {
   readonly purpose: TicketPurpose;
   readonly grant: TicketGrant;
   readonly expiresAt: number;
-  used: boolean;
 }
 
 export interface TicketBookOptions {
   ttlMs?: number;
+  /** Live (unredeemed, unexpired) tickets at once. */
   capacity?: number;
   /** Milliseconds since the epoch; injectable so expiry is tested without waiting. */
   now?: () => number;
@@ -56,17 +63,26 @@ export interface TicketBookOptions {
 
 export const DEFAULT_TICKET_TTL_MS = 30_000;
 export const DEFAULT_TICKET_CAPACITY = 1024;
+/** Spent tickets remembered for replay detection, as a multiple of the live capacity. */
+const SPENT_PER_LIVE = 16;
 
 function digest(ticket: string): string {
   return createHash('sha256').update(ticket, 'utf8').digest('hex');
+}
+
+function grantCopy(grant: TicketGrant): TicketGrant {
+  const { sessions, ...rest } = grant;
+  return sessions === undefined ? { ...rest } : { ...rest, sessions: Object.freeze([...sessions]) };
 }
 
 export class TicketBook {
   readonly ttlMs: number;
   readonly capacity: number;
   private readonly now: () => number;
-  /** sha256(ticket) → entry. Never keyed or valued by the ticket itself. */
-  private readonly entries = new Map<string, Entry>();
+  /** sha256(ticket) → entry, for tickets not yet presented. Never keyed or valued by the ticket. */
+  private readonly live = new Map<string, Entry>();
+  /** sha256(ticket) → expiry, for presented tickets, in presentation order. */
+  private readonly spent = new Map<string, number>();
 
   constructor(options: TicketBookOptions = {}) {
     this.ttlMs = options.ttlMs ?? DEFAULT_TICKET_TTL_MS;
@@ -75,47 +91,62 @@ export class TicketBook {
   }
 
   mint(purpose: TicketPurpose, grant: TicketGrant): { ticket: string; expiresAt: number } {
-    if (this.entries.size >= this.capacity) this.sweep();
-    if (this.entries.size >= this.capacity) throw new TicketCapacityError(this.capacity);
+    if (this.live.size >= this.capacity) this.sweep();
+    if (this.live.size >= this.capacity) throw new TicketCapacityError(this.capacity);
     const ticket = randomBytes(32).toString('base64url');
     const expiresAt = this.now() + this.ttlMs;
-    this.entries.set(digest(ticket), { purpose, grant: { ...grant }, expiresAt, used: false });
+    this.live.set(digest(ticket), { purpose, grant: grantCopy(grant), expiresAt });
     return { ticket, expiresAt };
   }
 
   /**
    * Consumes a ticket. Any outcome but `forged` spends it: a ticket offered on the wrong path is
-   * burnt too, so a leaked ticket cannot be retried elsewhere.
+   * burnt too, so a leaked ticket cannot be retried elsewhere. (The gate refuses a request before
+   * it gets here — bad transport, Origin, or `protocol_required` — without spending the ticket.)
    */
   redeem(ticket: string, expectedPurposes: readonly TicketPurpose[]): Redemption {
     const key = digest(ticket);
-    const entry = this.entries.get(key);
-    if (!entry) return { ok: false, reason: 'forged' };
-    if (entry.used) return { ok: false, reason: 'replayed' };
-    entry.used = true;
+    const entry = this.live.get(key);
+    if (!entry) return { ok: false, reason: this.spent.has(key) ? 'replayed' : 'forged' };
+    this.live.delete(key);
+    this.remember(key, entry.expiresAt);
     if (this.now() >= entry.expiresAt) return { ok: false, reason: 'expired' };
     if (!expectedPurposes.includes(entry.purpose)) return { ok: false, reason: 'wrong_purpose' };
     return { ok: true, purpose: entry.purpose, grant: entry.grant };
   }
 
+  private remember(key: string, expiresAt: number): void {
+    if (this.spent.size >= this.capacity * SPENT_PER_LIVE) this.sweep();
+    if (this.spent.size >= this.capacity * SPENT_PER_LIVE) {
+      const oldest = this.spent.keys().next();
+      if (!oldest.done) this.spent.delete(oldest.value);
+    }
+    this.spent.set(key, expiresAt);
+  }
+
   /** Entries past expiry are dropped; a late replay of one then reads as forged, still refused. */
   sweep(): void {
     const now = this.now();
-    for (const [key, entry] of this.entries) if (now >= entry.expiresAt) this.entries.delete(key);
+    for (const [key, entry] of this.live) if (now >= entry.expiresAt) this.live.delete(key);
+    for (const [key, expiresAt] of this.spent) if (now >= expiresAt) this.spent.delete(key);
   }
 
+  /** Live (unredeemed) tickets: what the capacity counts. */
   get size(): number {
-    return this.entries.size;
+    return this.live.size;
   }
 
   /** What an operator may inspect: hashes and metadata only. */
-  debugDump(): Array<{ hash: string; purpose: TicketPurpose; expiresAt: number; used: boolean }> {
-    return [...this.entries].map(([hash, e]) => ({
-      hash,
-      purpose: e.purpose,
-      expiresAt: e.expiresAt,
-      used: e.used,
-    }));
+  debugDump(): Array<{ hash: string; purpose?: TicketPurpose; expiresAt: number; used: boolean }> {
+    return [
+      ...[...this.live].map(([hash, e]) => ({
+        hash,
+        purpose: e.purpose,
+        expiresAt: e.expiresAt,
+        used: false,
+      })),
+      ...[...this.spent].map(([hash, expiresAt]) => ({ hash, expiresAt, used: true })),
+    ];
   }
 }
 
@@ -127,6 +158,9 @@ const PROVIDER_BY_PURPOSE: Record<TicketPurpose, PrincipalProvider> = {
 
 /** The principal a redeemed ticket stamps on its connection (AUTH-2, AUTH-3, AUTH-4). */
 export function principalForTicket(purpose: TicketPurpose, grant: TicketGrant): Principal {
+  if (purpose === 'worker-adoption' && grant.sessions !== undefined) {
+    return makePrincipal(grant.subject, 'worker', grant.profile, BOUND_WORKER_CAPABILITIES, grant.sessions);
+  }
   const capabilities = purpose === 'worker-adoption' ? WORKER_CAPABILITIES : OPERATOR_CAPABILITIES;
   return makePrincipal(grant.subject, PROVIDER_BY_PURPOSE[purpose], grant.profile, capabilities);
 }

@@ -1,6 +1,7 @@
 /**
  * Who may do what to a local session (SPEC AUTH-4): the owner, or an operator of the same profile
- * (shared access, not shared identity). Capabilities are checked per operation by the dispatcher;
+ * (shared access, not shared identity), or a principal bound to named sessions (a worker-adoption
+ * ticket) on exactly those. Capabilities are checked per operation by the dispatcher;
  * this adds the per-session fence. Pure.
  */
 import { GatewayError } from '../errors.js';
@@ -31,18 +32,27 @@ export function isOwner(principal: Principal, session: AccessRow): boolean {
 
 export function mayAccess(principal: Principal, session: AccessRow): boolean {
   if (principal.profile !== session.profile) return false;
+  if (principal.sessions !== undefined) return principal.sessions.includes(session.logical_id);
   return isOwner(principal, session) || isOperator(principal);
 }
 
 /**
  * The session, or a `not_found` error — also when it exists but the caller may not see it, so a
- * foreign caller learns nothing about which ids exist.
+ * foreign caller learns nothing about which ids exist. A principal bound to named sessions asking
+ * for any other id is told `permission_denied`, whether or not that id exists.
  */
 export function requireAccess<Row extends AccessRow>(
   principal: Principal,
   session: Row | null,
   logicalId: string,
 ): Row {
+  if (principal.sessions !== undefined && !principal.sessions.includes(logicalId)) {
+    throw new GatewayError(
+      'permission_denied',
+      `this connection is bound to the sessions its ticket names, and ${logicalId} is not one of them`,
+      { session_id: logicalId },
+    );
+  }
   if (!session || !mayAccess(principal, session)) {
     throw new GatewayError('not_found', `no session ${logicalId} that you may access`, {
       session_id: logicalId,

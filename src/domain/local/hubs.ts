@@ -4,6 +4,7 @@
  * the hub rebuilt for it numbers on: a viewer's old cursor then gets every later event or
  * `snapshot_required`, never another hub's events under its old numbers.
  */
+import { GatewayError } from '../errors.js';
 import { SessionHub, type HubOptions } from './hub.js';
 
 export class SessionHubs {
@@ -55,4 +56,34 @@ export class SessionHubs {
     }
     return released;
   }
+}
+
+/** session.events_since: the hub's buffered events after `afterSeq`, or snapshot_required. */
+export function eventsSince(
+  hub: SessionHub,
+  logicalId: string,
+  epoch: number,
+  afterSeq: number,
+  currentEpoch: number,
+): Record<string, unknown> {
+  const replay = hub.since(epoch, afterSeq);
+  if (replay.kind === 'snapshot_required') {
+    throw new GatewayError(
+      'snapshot_required',
+      'those events are no longer buffered: resume for a snapshot',
+      {
+        session_id: logicalId,
+        epoch: currentEpoch,
+        last_seq: replay.last_seq,
+        oldest_seq: replay.oldest_seq,
+        why: replay.reason,
+      },
+    );
+  }
+  return {
+    session_id: logicalId,
+    epoch: currentEpoch,
+    last_seq: replay.last_seq,
+    events: replay.events.map((e) => ({ seq: e.seq, event: e.event })),
+  };
 }

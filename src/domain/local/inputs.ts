@@ -26,10 +26,39 @@ export interface InputContext {
   publish(logicalId: string, event: PublicEvent): void;
   /** True when the session's receipt is valid in this epoch (it may run). */
   ensureReceipt(logicalId: string): boolean;
+  /** Titles an untitled session from its first message (titles.ts). */
+  titleFromFirst(session: AccessRow, text: string): void;
   /** Throws runtime_draining while the daemon drains. */
   assertAccepting(): void;
   /** Named test-only fault points; inert in production. */
   fault(point: string): void;
+}
+
+/**
+ * AUTH-5: a submission by someone other than the owner carries a private binding for execution and
+ * recovery; it is stored with the admission and never shown to clients or models.
+ */
+export function bindingOf(principal: Principal, session: AccessRow): string | null {
+  return isOwner(principal, session)
+    ? null
+    : JSON.stringify({
+        profile: principal.profile,
+        session_id: session.logical_id,
+        principal: ownerOf(principal),
+      });
+}
+
+/** A session whose receipt did not validate takes no input and no control. */
+export function refusePaused(session: AccessRow): void {
+  if (session.paused_reason) {
+    throw new GatewayError(
+      'permission_denied',
+      `session ${session.logical_id} is paused: ${session.paused_reason}`,
+      {
+        session_id: session.logical_id,
+      },
+    );
+  }
 }
 
 export class SessionInputs {
@@ -41,24 +70,8 @@ export class SessionInputs {
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
     const session = this.ctx.access(principal, params.session_id);
-    if (session.paused_reason) {
-      throw new GatewayError(
-        'permission_denied',
-        `session ${session.logical_id} is paused: ${session.paused_reason}`,
-        {
-          session_id: session.logical_id,
-        },
-      );
-    }
-    // AUTH-5: a submission by someone other than the owner carries a private binding for execution
-    // and recovery; it is stored with the admission and never shown to clients or models.
-    const binding = isOwner(principal, session)
-      ? null
-      : JSON.stringify({
-          profile: principal.profile,
-          session_id: session.logical_id,
-          principal: ownerOf(principal),
-        });
+    refusePaused(session);
+    const binding = bindingOf(principal, session);
     const result = await this.ctx.store.admit({
       admission_id: newAdmissionId(),
       logical_id: session.logical_id,
@@ -93,6 +106,7 @@ export class SessionInputs {
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.
         setImmediate(() => this.ctx.scheduler.kick(session.logical_id));
+        if (session.title === null) this.ctx.titleFromFirst(session, params.text);
         break;
       case 'existing':
         break;

@@ -4,7 +4,14 @@
  * pauses the session — logged and announced once, when the pause starts — and nothing of it runs.
  */
 import type { LocalSessionStore } from '../../storage/local-store.js';
-import { checkReceipt, type CreationReceipt, type ReceiptFailure } from './receipt.js';
+import { checkLineage, lineageChain } from './lineage.js';
+import {
+  checkReceipt,
+  localSessionKey,
+  type CreationReceipt,
+  type ReceiptCheck,
+  type ReceiptFailure,
+} from './receipt.js';
 
 export interface ReceiptGateHooks {
   paused(logicalId: string, failure: ReceiptFailure, detail: string): void;
@@ -26,7 +33,7 @@ export class ReceiptGate {
     return this.validated.get(logicalId);
   }
 
-  /** A receipt this daemon just wrote in the creation transaction. */
+  /** A receipt this daemon just wrote in a transaction (creation, reset, compression). */
   admit(receipt: CreationReceipt): void {
     this.validated.set(receipt.logical_id, receipt);
   }
@@ -34,7 +41,7 @@ export class ReceiptGate {
   /** True when the session may run: its receipt agrees with the store and this profile. */
   ensure(logicalId: string): boolean {
     if (this.validated.has(logicalId)) return true;
-    const check = checkReceipt({ logicalId, ...this.store.readReceiptEvidence(logicalId) }, this.profile);
+    const check = this.check(logicalId);
     if (check.ok) {
       this.validated.set(logicalId, check.receipt);
       const row = this.store.getLocalSession(logicalId);
@@ -46,5 +53,14 @@ export class ReceiptGate {
     this.store.setPaused(logicalId, reason);
     this.hooks.paused(logicalId, check.failure, check.detail);
     return false;
+  }
+
+  /** REC-1 on the receipt and its route, then LIN-3 on every step of its lineage. */
+  private check(logicalId: string): ReceiptCheck {
+    const check = checkReceipt({ logicalId, ...this.store.readReceiptEvidence(logicalId) }, this.profile);
+    if (!check.ok) return check;
+    const facts = this.store.readLineageFacts(lineageChain(check.receipt));
+    const lineage = checkLineage(check.receipt, facts, localSessionKey(logicalId));
+    return lineage.ok ? check : lineage;
   }
 }

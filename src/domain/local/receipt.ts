@@ -15,16 +15,21 @@ export function receiptKey(logicalId: string): string {
   return `${RECEIPT_KIND}:${logicalId}`;
 }
 
+const LOCAL_KEY_PREFIX = 'agent:main:local:dm:';
+
 /** The routing key of a local session: the server-owned LOCAL platform, never the client's source. */
 export function localSessionKey(logicalId: string): string {
   return `${LOCAL_KEY_PREFIX}${logicalId}`;
 }
 
-const LOCAL_KEY_PREFIX = 'agent:main:local:dm:';
-
 /** Whether a routing key is a local session's (its route is part of the session's identity). */
 export function isLocalSessionKey(sessionKey: string): boolean {
   return sessionKey.startsWith(LOCAL_KEY_PREFIX);
+}
+
+/** The logical id whose route key this is, or null for a key that is not a local session's. */
+export function logicalIdOfKey(sessionKey: string): string | null {
+  return sessionKey.startsWith(LOCAL_KEY_PREFIX) ? sessionKey.slice(LOCAL_KEY_PREFIX.length) : null;
 }
 
 export interface OwnerRef {
@@ -37,6 +42,8 @@ export interface LineageStep {
   from: string;
   to: string;
   at: string;
+  /** The request_id of the session.reset that made this step (its lost-ACK retry finds it here). */
+  request_id?: string;
 }
 
 export interface CreationReceipt {
@@ -73,13 +80,14 @@ const receiptSchema = z.object({
       from: z.string().min(1),
       to: z.string().min(1),
       at: z.string(),
+      request_id: z.string().optional(),
     }),
   ),
   created_at: z.string(),
 });
 
 export type ReceiptFailure =
-  'missing' | 'malformed' | 'foreign_profile' | 'copied' | 'mismatched_route' | 'broken_lineage';
+  'missing' | 'malformed' | 'foreign_profile' | 'copied' | 'mismatched_route' | 'broken_lineage' | 'fork';
 
 export type ReceiptCheck =
   { ok: true; receipt: CreationReceipt } | { ok: false; failure: ReceiptFailure; detail: string };

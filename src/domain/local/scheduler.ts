@@ -75,8 +75,13 @@ export interface SchedulerEmit {
 
 type PumpState =
   | { kind: 'idle' }
-  /** `kicked`: new work may have arrived while the pump was waiting for a permit or a claim. */
-  | { kind: 'pumping'; kicked: boolean }
+  /**
+   * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
+   * `claiming`: a claim is on its way to the store (a turn may be starting).
+   */
+  | { kind: 'pumping'; kicked: boolean; claiming: boolean }
+  /** Something else holds the session's turn slot (a compression): kicks wait for it. */
+  | { kind: 'exclusive'; kicked: boolean; done: Promise<void> }
   | {
       kind: 'running';
       admission_id: string;
@@ -104,18 +109,43 @@ export class TurnScheduler {
   kick(logicalId: string): void {
     if (this.draining) return;
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-    if (state.kind === 'pumping') state.kicked = true;
+    if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
     if (state.kind !== 'idle') return;
-    this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.delete(logicalId);
       this.onError(error, `scheduler pump of ${logicalId}`);
     });
   }
 
-  /** Whether the session's pump is doing anything (claiming or running). */
+  /** Whether the session's turn slot is in use (a pump claiming or running, or an exclusive holder). */
   busy(logicalId: string): boolean {
     return this.pumps.has(logicalId);
+  }
+
+  /**
+   * Runs `work` in the session's turn slot: after the running turn (and any turn already being
+   * claimed) ends, with no turn claimed until it is done. Admissions that arrive meanwhile wait and
+   * run after it, in order. Used by session.compress.
+   */
+  async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+      if (state.kind === 'idle') break;
+      if (state.kind === 'running' || state.kind === 'exclusive') await state.done;
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const slot: PumpState = { kind: 'exclusive', kicked: false, done };
+    this.pumps.set(logicalId, slot);
+    try {
+      return await work();
+    } finally {
+      this.pumps.delete(logicalId);
+      finish();
+      if (slot.kicked) this.kick(logicalId);
+    }
   }
 
   /** The running turn of a session, if any. */
@@ -124,6 +154,23 @@ export class TurnScheduler {
     return state?.kind === 'running'
       ? { admission_id: state.admission_id, generation: state.generation }
       : null;
+  }
+
+  /**
+   * Runs a control (reset, undo, retry) in the session's turn slot (LIN-2): only while no turn of
+   * the session runs or is being claimed. `fn` is synchronous — one store transaction — so no claim
+   * can come between; afterwards the queue is kicked, so inputs accepted before or during the
+   * control go on. Returns `busy` (and runs nothing) while a turn holds the slot.
+   */
+  control<T>(logicalId: string, fn: () => T): { kind: 'done'; value: T } | { kind: 'busy' } {
+    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
+    // claimed, another exclusive holder of the slot) is busy.
+    const free = state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming);
+    if (!free) return { kind: 'busy' };
+    const value = fn();
+    this.kick(logicalId);
+    return { kind: 'done', value };
   }
 
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */
@@ -178,7 +225,9 @@ export class TurnScheduler {
       return 'stop';
     }
     state.kicked = false;
+    state.claiming = true;
     const claim = await this.store.claimNext(logicalId, this.epoch);
+    state.claiming = false;
     switch (claim.kind) {
       case 'claimed':
         await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
@@ -257,7 +306,7 @@ export class TurnScheduler {
         accepted: settled.accepted,
       });
     } finally {
-      this.pumps.set(logicalId, { kind: 'pumping', kicked: false });
+      this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
       finish();
     }
   }

@@ -17,28 +17,39 @@ export async function searchVisible(
   sessions: SessionStore,
   store: LocalSessionStore,
   principal: Principal,
-  options: { query: string; limit: number },
+  options: { query: string; limit: number; syntax: 'plain' | 'fts' },
 ): Promise<SearchResult> {
   // Ask for more than the limit: some hits may belong to sessions this caller may not open.
-  const hits = await sessions.searchMessages(options.query, { limit: Math.min(500, options.limit * 4) });
-  const verdicts = new Map<string, boolean>();
-  const visible = (sessionId: string): boolean => {
-    let ok = verdicts.get(sessionId);
-    if (ok === undefined) {
-      const row = store.getLocalSession(sessionId);
-      ok =
+  const hits = await sessions.searchMessages(options.query, {
+    limit: Math.min(500, options.limit * 4),
+    syntax: options.syntax,
+  });
+  // A hit names its physical transcript; a reset or a compression moved the session to a child,
+  // and every transcript of its lineage is found (and reported) under the logical id.
+  const verdicts = new Map<string, string | null>();
+  const visibleAs = (sessionId: string): string | null => {
+    let logical = verdicts.get(sessionId);
+    if (logical === undefined) {
+      const id = store.logicalIdOfTranscript(sessionId);
+      const row = id === null ? null : store.getLocalSession(id);
+      const ok =
         row !== null &&
         mayAccess(principal, row) &&
         (isOwner(principal, row) || row.owner.provider !== 'worker');
-      verdicts.set(sessionId, ok);
+      logical = ok ? id : null;
+      verdicts.set(sessionId, logical);
     }
-    return ok;
+    return logical;
   };
   return {
     query: options.query,
     hits: hits
-      .filter((h) => visible(h.session_id))
-      .slice(0, options.limit)
-      .map((h) => ({ session_id: h.session_id, role: h.role, snippet: h.snippet, timestamp: h.timestamp })),
+      .flatMap((h) => {
+        const sessionId = visibleAs(h.session_id);
+        return sessionId === null
+          ? []
+          : [{ session_id: sessionId, role: h.role, snippet: h.snippet, timestamp: h.timestamp }];
+      })
+      .slice(0, options.limit),
   };
 }

@@ -4,7 +4,6 @@
  * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
  * nothing of sockets or SQL.
  */
-import { randomBytes } from 'node:crypto';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
@@ -12,24 +11,24 @@ import type { Principal } from '../auth/principal.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
-import { newSessionId } from '../session/lifecycle.js';
-import { SessionSource } from '../session/source.js';
-import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
+import { accessFacts, mayAccess, requireAccess, type AccessRow } from './access.js';
 import type { PublicEvent, SessionHub, Viewer } from './hub.js';
-import { SessionHubs } from './hubs.js';
+import { eventsSince, SessionHubs } from './hubs.js';
 import { searchVisible } from './search.js';
-import {
-  creationDigest,
-  freezeLaunchPolicy,
-  type CreateSessionParams,
-  type LaunchDefaults,
-  type LaunchLookups,
-} from './launch-policy.js';
-import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import { listAll, sessionMessages, type ListingFacts } from './listing.js';
+import type { CreateSessionParams, LaunchDefaults, LaunchLookups } from './launch-policy.js';
+import { createLocalSession } from './creation.js';
+import type { CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
+import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
-import { sessionInfo, sessionSnapshot, sessionState } from './views.js';
+import { titleFromMessage } from './titles.js';
+import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
+import type { LocalCompressionDeps } from './compression.js';
+import { SessionCompressor } from './compress-control.js';
+import { sessionHistory } from './history.js';
+import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
@@ -68,6 +67,8 @@ export interface LocalSessionsOptions {
    * sessions). Absent: an agent counts as live once it started in this epoch.
    */
   agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
+  /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
+  compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
 }
 
 export class LocalSessions {
@@ -84,6 +85,9 @@ export class LocalSessions {
 
   /** prompt.submit, cancel, interrupt, resolve_unknown and prompt answers (inputs.ts). */
   readonly inputs: SessionInputs;
+  /** session.reset, session.undo and session.retry (controls.ts). */
+  readonly controls: SessionControls;
+  private readonly compressor: SessionCompressor;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.hubs = new SessionHubs(options.epoch, {
@@ -116,8 +120,35 @@ export class LocalSessions {
       access: (principal, logicalId) => this.access(principal, logicalId),
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
+      titleFromFirst: (session, text) => {
+        const title = titleFromMessage(text);
+        if (title !== null) this.storeTitle(session.logical_id, title, true);
+      },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
+    });
+    this.controls = new SessionControls({
+      store: options.store,
+      scheduler: this.scheduler,
+      events: this.events,
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      receipt: (logicalId) => this.receipts.get(logicalId),
+      admitReceipt: (receipt) => this.receipts.admit(receipt),
+      publish: (logicalId, event) => this.hub(logicalId).publish(event),
+      assertAccepting: () => this.assertAccepting(),
+      now: () => new Date(),
+    });
+    this.compressor = new SessionCompressor({
+      store: options.store,
+      sessions: options.sessions,
+      compression: options.compression,
+      scheduler: this.scheduler,
+      receipts: this.receipts,
+      events: this.events,
+      apiKey: (logicalId) => this.apiKeys.get(logicalId),
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      publish: (logicalId, event) => this.hub(logicalId).publish(event),
+      assertAccepting: () => this.assertAccepting(),
     });
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({
@@ -151,6 +182,20 @@ export class LocalSessions {
     this.liveAgents.add(logicalId);
   }
 
+  /** Compresses a session whose turn slot the caller holds (a running turn's context budget). */
+  compressInSlot(
+    logicalId: string,
+    reason: CompressionReason,
+    signal?: AbortSignal,
+  ): Promise<CompressOutcome> {
+    return this.compressor.inSlot(logicalId, reason, signal);
+  }
+
+  /** session.compress (compress-control.ts). */
+  compress(principal: Principal, logicalId: string, generation: number | undefined) {
+    return this.compressor.compress(principal, logicalId, generation);
+  }
+
   // ---- recovery ------------------------------------------------------------------------------------
 
   /**
@@ -173,84 +218,39 @@ export class LocalSessions {
 
   // ---- creation ------------------------------------------------------------------------------------
 
+  /** session.create (creation.ts): a new session, or the one this request_id (or title) made. */
   create(principal: Principal, params: CreateSessionParams): Record<string, unknown> {
     this.assertAccepting();
-    const owner = ownerOf(principal);
-    const digest = creationDigest(params);
-    if (params.request_id !== undefined) {
-      const existing = this.options.store.findByRequest(owner, principal.profile, params.request_id);
-      if (existing) return this.repeatCreation(existing, digest, params);
-    } else if (params.title !== undefined) {
-      const titled = this.options.store.findByTitle(owner, principal.profile, params.title);
-      if (titled && this.receipts.ensure(titled.logical_id)) return this.creationResult(titled);
-    }
-    const policy = freezeLaunchPolicy(params, this.options.launchDefaults, this.options.launchLookups);
-    const now = new Date();
-    const logicalId = newSessionId(now, randomBytes(4).toString('hex'));
-    const receipt: CreationReceipt = {
-      kind: RECEIPT_KIND,
-      logical_id: logicalId,
-      current_session_id: logicalId,
-      owner,
-      profile: principal.profile,
-      request_id: params.request_id ?? null,
-      creation_digest: digest,
-      policy,
-      lineage: [],
-      created_at: now.toISOString(),
-    };
-    const origin = new SessionSource({
-      platform: 'local',
-      chat_id: logicalId,
-      chat_name: policy.title,
-    }).toJSON();
-    const result = this.options.store.commitCreation({
-      receipt,
-      origin,
-      title: policy.title,
-      hidden: policy.hidden,
-    });
-    if (result.kind === 'existing') return this.repeatCreation(result.session, digest, params);
-    this.receipts.admit(receipt);
-    if (params.api_key !== undefined) this.apiKeys.set(logicalId, params.api_key);
-    this.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
-    return this.creationResult(result.session);
-  }
-
-  /** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
-  private repeatCreation(existing: LocalSessionRow, digest: string, params: CreateSessionParams) {
-    if (!this.receipts.ensure(existing.logical_id)) {
-      throw new GatewayError(
-        'permission_denied',
-        `session ${existing.logical_id} is paused: its receipt is invalid`,
-        {
-          session_id: existing.logical_id,
-        },
-      );
-    }
-    const receipt = this.receipts.get(existing.logical_id)!;
-    if (receipt.creation_digest !== digest) {
-      throw new GatewayError(
-        'invalid_params',
-        `request_id ${JSON.stringify(params.request_id)} was already used with different fields`,
-        { request_id: params.request_id, session_id: existing.logical_id },
-      );
-    }
-    // A retry may bring the api_key back after a restart (it is never stored).
-    if (params.api_key !== undefined) this.apiKeys.set(existing.logical_id, params.api_key);
-    return this.creationResult(existing);
-  }
-
-  private creationResult(session: LocalSessionRow): Record<string, unknown> {
+    const session = createLocalSession(
+      {
+        store: this.options.store,
+        receipts: this.receipts,
+        apiKeys: this.apiKeys,
+        events: this.events,
+        launchDefaults: this.options.launchDefaults,
+        launchLookups: this.options.launchLookups,
+      },
+      principal,
+      params,
+    );
     return this.snapshotOf(session, []);
   }
 
   // ---- viewers -------------------------------------------------------------------------------------
 
-  resume(principal: Principal, viewer: Viewer, logicalId: string): Promise<Record<string, unknown>> {
+  /**
+   * With `messageLimit` the snapshot carries only the newest messages (and `messages_truncated`);
+   * older ones are read with session.messages, so a long session opens by its last page.
+   */
+  resume(
+    principal: Principal,
+    viewer: Viewer,
+    logicalId: string,
+    messageLimit?: number,
+  ): Promise<Record<string, unknown>> {
     const session = this.access(principal, logicalId);
     this.hub(logicalId).attach(viewer);
-    return this.snapshot(session);
+    return this.snapshot(session, messageLimit);
   }
 
   detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
@@ -263,10 +263,14 @@ export class LocalSessions {
     for (const hub of this.hubs.all()) hub.detach(viewerId);
   }
 
-  async snapshot(session: AccessRow): Promise<Record<string, unknown>> {
+  async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
-    const messages = receipt ? await this.options.sessions.loadTranscript(receipt.current_session_id) : [];
-    return this.snapshotOf(session, messages);
+    if (!receipt) return this.snapshotOf(session, []);
+    const physicalId = receipt.current_session_id;
+    if (messageLimit === undefined)
+      return this.snapshotOf(session, await this.options.sessions.loadTranscript(physicalId));
+    const page = await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
+    return { ...this.snapshotOf(session, page.messages), messages_truncated: page.hasMore };
   }
 
   private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
@@ -284,6 +288,29 @@ export class LocalSessions {
       lastSeq: this.hub(id).lastSeq,
       info: this.infoOf(fresh),
     });
+  }
+
+  /** session.title: the owner (or an operator) names the session. */
+  retitle(principal: Principal, logicalId: string, title: string): Record<string, unknown> {
+    this.access(principal, logicalId);
+    this.storeTitle(logicalId, title, false);
+    return { session_id: logicalId, title };
+  }
+
+  /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
+  private storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): void {
+    if (!this.options.store.setTitle(logicalId, title, onlyIfUntitled)) return;
+    const known = this.checked.get(logicalId);
+    if (known) this.checked.set(logicalId, { ...known, title });
+  }
+
+  /** session.history: the whole lineage, or what the model sees (history.ts). */
+  history(principal: Principal, logicalId: string, view: 'full' | 'model'): Promise<Record<string, unknown>> {
+    this.access(principal, logicalId);
+    const receipt = this.receipts.get(logicalId);
+    if (!receipt)
+      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
+    return sessionHistory(this.options.sessions, receipt, view);
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {
@@ -312,43 +339,41 @@ export class LocalSessions {
     return { scope: options.scope, sessions };
   }
 
+  /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
+  listAll(principal: Principal, options: { limit: number; cursor: string | null }) {
+    return listAll(this.listing(), principal, options);
+  }
+
+  /** session.messages: one page of a transcript, newest page first (listing.ts). */
+  messages(principal: Principal, options: { session_id: string; before_id: number | null; limit: number }) {
+    return sessionMessages(this.listing(), principal, options);
+  }
+
+  private listing(): ListingFacts {
+    return {
+      sessions: this.options.sessions,
+      store: this.options.store,
+      local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      currentTranscript: (principal, logicalId) => {
+        this.access(principal, logicalId);
+        return this.receipts.get(logicalId)?.current_session_id ?? null;
+      },
+    };
+  }
+
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
-  search(principal: Principal, options: { query: string; limit: number }) {
+  search(principal: Principal, options: { query: string; limit: number; syntax: 'plain' | 'fts' }) {
     return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
-  private stateOf(row: LocalSessionRow): string {
+  private stateOf(row: LocalSessionRow): SessionState {
     const id = row.logical_id;
     return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
   }
 
-  eventsSince(
-    principal: Principal,
-    logicalId: string,
-    epoch: number,
-    afterSeq: number,
-  ): Record<string, unknown> {
+  eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
     this.access(principal, logicalId);
-    const replay = this.hub(logicalId).since(epoch, afterSeq);
-    if (replay.kind === 'snapshot_required') {
-      throw new GatewayError(
-        'snapshot_required',
-        'those events are no longer buffered: resume for a snapshot',
-        {
-          session_id: logicalId,
-          epoch: this.options.epoch,
-          last_seq: replay.last_seq,
-          oldest_seq: replay.oldest_seq,
-          why: replay.reason,
-        },
-      );
-    }
-    return {
-      session_id: logicalId,
-      epoch: this.options.epoch,
-      last_seq: replay.last_seq,
-      events: replay.events.map((e) => ({ seq: e.seq, event: e.event })),
-    };
+    return eventsSince(this.hub(logicalId), logicalId, epoch, afterSeq, this.options.epoch);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------

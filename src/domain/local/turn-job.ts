@@ -10,6 +10,12 @@ import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { WireMessage } from '../../runtime/model/wire.js';
+import type {
+  CompressionReason,
+  CompressOutcome,
+  ContextSettings,
+  TurnContext,
+} from '../../runtime/context/budget.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -34,6 +40,10 @@ export interface TurnJobDeps {
   fault(point: string): void;
   /** The sessions' live agents between turns (AGC-1); absent: every turn loads from the store. */
   agents?: AgentCache;
+  /** The model's context budget for a policy; without it turns never compress. */
+  contextSettings?: (policy: LaunchPolicy) => ContextSettings;
+  /** Compresses the session in the turn's slot (compression.ts). */
+  compress?: (logicalId: string, reason: CompressionReason, signal: AbortSignal) => Promise<CompressOutcome>;
 }
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
@@ -97,7 +107,10 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       return { outcome: 'failed', detail: `launch_credentials_unavailable: ${message}` };
     }
 
-    const physicalId = receipt.current_session_id;
+    // A compression inside the turn moves the session to its child transcript: later writes follow,
+    // and the cached agent (which holds the old transcript) is dropped.
+    const startedOn = receipt.current_session_id;
+    let physicalId = startedOn;
     const agent = await agentFor(agents, deps, logicalId, physicalId, {
       systemPrompt: systemPromptFor(receipt),
       tools: deps.tools(policy.toolsets),
@@ -109,6 +122,20 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       agent.release();
       throw error;
     }
+    const compress = deps.compress;
+    const context: TurnContext | undefined =
+      deps.contextSettings && compress
+        ? {
+            settings: deps.contextSettings(policy),
+            compress: async (reason, signal) => {
+              const outcome = await compress(logicalId, reason, signal);
+              physicalId = deps.receipt(logicalId)?.current_session_id ?? physicalId;
+              // The runner goes on with the compressed view; the cache's copy is of the old one.
+              if (outcome.kind === 'compressed' || physicalId !== startedOn) agents.invalidate(logicalId);
+              return outcome;
+            },
+          }
+        : undefined;
 
     // The claim stored the input, and the settlement stores the final answer with the usage in one
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
@@ -128,6 +155,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         maxTurns: policy.max_turns,
         reasoning: policy.reasoning ?? undefined,
         ...historyOf(agent, job.input),
+        ...(context ? { context } : {}),
         input: job.input,
         inputStored: true,
         commitFinal: async (messages, end) => {
@@ -153,6 +181,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       });
     } finally {
       agent.release();
+      // The turn moved to another transcript (a compression): never serve the old one again.
+      if (physicalId !== startedOn) agents.invalidate(logicalId);
     }
     if (settled) return settlement(result);
     return { ...settlement(result), usage: result.usage };

@@ -15,6 +15,8 @@ export function publicMessage(m: StoredMessage): Record<string, unknown> {
   if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
   if (m.reasoning) out.reasoning = m.reasoning;
   if (m.admission_id) out.admission_id = m.admission_id;
+  if (m.tool_outcome) out.tool_outcome = m.tool_outcome;
+  if (m.interrupted) out.interrupted = true;
   return out;
 }
 

@@ -1,20 +1,22 @@
 /** Chat commands (issue 6): parsing only. The gateway carries them out. */
 
 export type ChatCommand =
-  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' }
+  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' }
   | { name: 'queue'; text: string }
   | { name: 'resume'; sessionId: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
   | { name: 'deny' };
 
-const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry']);
+const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry', 'compress']);
 
 /**
  * The command in `text`, or null for an ordinary message (including an unknown `/word`, which the
- * agent may well understand). Telegram appends `@botname` to commands in groups; it is dropped.
+ * agent may well understand). Only a bare command is one: a platform that addresses commands to a
+ * bot (Telegram's `/new@botname`) strips its own address in its adapter (commandAddress) and
+ * decides there what a command addressed to another bot is, so `/new@other` parses as null here.
  */
 export function parseCommand(text: string): ChatCommand | { name: 'invalid'; message: string } | null {
-  const match = /^\/([a-z]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  const match = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text.trim());
   if (match === null) return null;
   const name = match[1]!.toLowerCase();
   const rest = (match[2] ?? '').trim();
@@ -47,6 +49,15 @@ export function parseCommand(text: string): ChatCommand | { name: 'invalid'; mes
   return null;
 }
 
+/**
+ * A `/command@address` split into the bare command text and its address (`@` dropped), or null
+ * when `text` does not start with an addressed command.
+ */
+export function commandAddress(text: string): { bare: string; address: string } | null {
+  const match = /^(\s*\/[a-z]\w*)@(\w+)([\s\S]*)$/i.exec(text);
+  return match === null ? null : { bare: `${match[1]!}${match[3]!}`, address: match[2]! };
+}
+
 export const HELP_TEXT = [
   'Commands:',
   '/new or /reset: start a new conversation (queued messages are dropped)',
@@ -56,6 +67,7 @@ export const HELP_TEXT = [
   '/resume <session id>: go back to an earlier conversation of this chat',
   '/undo: forget the last exchange',
   '/retry: forget the last exchange and send its message again',
+  '/compress: summarise the older part of the conversation to make room (recent messages stay as they are)',
   '/approve [once|session|always] or /deny: answer the pending approval',
   '/help: this list',
 ].join('\n');

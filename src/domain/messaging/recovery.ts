@@ -13,6 +13,12 @@ export interface MarkerFact {
   readonly started_at_epoch: number;
   /** The turn's reply reached the ledger or the transcript before the process died. */
   readonly replyPersisted: boolean;
+  /**
+   * The key no longer points at the marker's session (a /new or /reset, a /resume, a prune came
+   * after the turn started): the turn belonged to a conversation that is gone and is never
+   * resumed into the new one (LIN-2: an interrupted turn is not replayed).
+   */
+  readonly moved?: boolean;
 }
 
 export interface RecoveryFacts {
@@ -69,6 +75,7 @@ export function planRecovery(facts: RecoveryFacts): RecoveryPlan {
       settled.push(marker.session_key);
       continue;
     }
+    if (marker.moved === true) continue;
     const streak = (facts.streaks.get(marker.session_key) ?? 0) + 1;
     if (streak >= facts.stuckAfter) {
       suspend.push(marker.session_key);

@@ -13,6 +13,8 @@ export interface CommandView {
   args: string[];
   redirects: Redirect[];
   substitutions: string[];
+  /** The wrappers seen through, outermost first (`xargs`, `exec` …): some change what runs. */
+  wrappers: string[];
 }
 
 /** Programs that run the rest of their arguments as a command. Value: options that take a value. */
@@ -44,6 +46,7 @@ export function baseName(word: string): string {
 /** Resolves wrappers and assignments so `sudo`-less `env FOO=1 nohup rm -rf x` is seen as `rm`. */
 export function viewCommand(command: SimpleCommand): CommandView | null {
   const words = [...command.words];
+  const wrappers: string[] = [];
   while (words.length > 0) {
     const first = words[0] ?? '';
     if (ASSIGNMENT.test(first) || KEYWORDS.has(first)) {
@@ -53,6 +56,7 @@ export function viewCommand(command: SimpleCommand): CommandView | null {
     const name = baseName(first);
     const valued = WRAPPERS[name];
     if (valued === undefined) break;
+    wrappers.push(name);
     words.shift();
     // Skip the wrapper's own options (and their values), and `timeout`'s duration.
     while (words.length > 0) {
@@ -75,7 +79,7 @@ export function viewCommand(command: SimpleCommand): CommandView | null {
   const head = words.shift();
   if (head === undefined) {
     return command.redirects.length > 0
-      ? { head: '', args: [], redirects: command.redirects, substitutions: command.substitutions }
+      ? { head: '', args: [], redirects: command.redirects, substitutions: command.substitutions, wrappers }
       : null;
   }
   return {
@@ -83,6 +87,7 @@ export function viewCommand(command: SimpleCommand): CommandView | null {
     args: words,
     redirects: command.redirects,
     substitutions: command.substitutions,
+    wrappers,
   };
 }
 

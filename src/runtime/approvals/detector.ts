@@ -9,6 +9,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { expandHome, viewCommand, type CommandView } from './command-view.js';
+import { OPAQUE_RULES, SUBSTITUTION_RULE } from './opaque.js';
 import { DANGER_RULES, LINE_RULES, SHELLS } from './rules.js';
 import { parseShell } from './shell-parse.js';
 
@@ -22,6 +23,12 @@ export type Classification =
       rule: string;
       /** The program that triggered the rule (`rm`, `git`, …), after wrappers. */
       head: string;
+      /**
+       * What an approval remembers: `pattern` (the rule and head: a kind of action) for the rules
+       * in rules.ts; `command` (this exact command line) for opaque code, whose next instance may
+       * do anything.
+       */
+      memory: 'pattern' | 'command';
     };
 
 export interface ClassifyOptions {
@@ -33,16 +40,39 @@ export interface ClassifyOptions {
 const MAX_DEPTH = 6;
 
 export function classifyCommand(command: string, options: ClassifyOptions): Classification {
-  return classifyLine(command, options.cwd, 0);
+  const known = classifyLine(command, options.cwd, 0);
+  return known.dangerous ? known : classifyOpaque(command);
+}
+
+/** The first part of the line whose effect cannot be known before it runs (opaque.ts). */
+function classifyOpaque(line: string): Classification {
+  const parsed = parseShell(line);
+  for (const pipeline of parsed.pipelines) {
+    const views = pipeline.map(viewCommand).filter((v): v is CommandView => v !== null);
+    for (const [index, view] of views.entries()) {
+      const rule = OPAQUE_RULES.find((r) => r.matches(view, index));
+      if (rule)
+        return { dangerous: true, rule: rule.rule, reason: rule.reason, head: view.head, memory: 'command' };
+    }
+  }
+  if (parsed.substitutions.length > 0)
+    return { dangerous: true, ...SUBSTITUTION_RULE, head: '', memory: 'command' };
+  return { dangerous: false };
 }
 
 function classifyLine(line: string, cwd: string, depth: number): Classification {
   if (depth > MAX_DEPTH) {
-    return { dangerous: true, rule: 'too-deep', reason: 'nests shells too deeply to check', head: '' };
+    return {
+      dangerous: true,
+      rule: 'too-deep',
+      reason: 'nests shells too deeply to check',
+      head: '',
+      memory: 'command',
+    };
   }
   for (const lineRule of LINE_RULES) {
     if (lineRule.pattern.test(line)) {
-      return { dangerous: true, rule: lineRule.rule, reason: lineRule.reason, head: '' };
+      return { dangerous: true, rule: lineRule.rule, reason: lineRule.reason, head: '', memory: 'pattern' };
     }
   }
   const parsed = parseShell(line);
@@ -54,7 +84,13 @@ function classifyLine(line: string, cwd: string, depth: number): Classification 
       if (view === undefined) continue;
       for (const rule of DANGER_RULES) {
         if (rule.matches(view, { cwd, dir, pipeline: views, index })) {
-          return { dangerous: true, rule: rule.rule, reason: rule.reason, head: view.head };
+          return {
+            dangerous: true,
+            rule: rule.rule,
+            reason: rule.reason,
+            head: view.head,
+            memory: 'pattern',
+          };
         }
       }
       if (view.head === 'cd') dir = nextDir(dir, view.args);

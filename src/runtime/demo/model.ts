@@ -6,7 +6,9 @@
 import type { ToolCall } from '../../domain/vocabulary.js';
 import type { ChatModel, ChatRequest, ChatResult } from '../model/client.js';
 import { ModelError } from '../model/errors.js';
-import { toTokenUsage, type WireUsage } from '../model/wire.js';
+import { classifyHttpError } from '../model/errors.js';
+import { toTokenUsage, type WireMessage, type WireUsage } from '../model/wire.js';
+import { countRequestTokens } from '../context/tokens.js';
 import {
   DEMO_MODEL_ID,
   estimateTokens,
@@ -19,8 +21,40 @@ import {
 /** How many pieces a tool call's arguments are streamed in, at least (to exercise reassembly). */
 const ARGUMENT_PIECES = 4;
 
-function usageOf(body: DemoRequestBody, reply: DemoReply): WireUsage {
-  const prompt = estimateTokens(JSON.stringify(body.messages ?? []));
+/**
+ * The prompt tokens of a request. With a context window the demo counts like a provider, with the
+ * tokenizer (runtime/context/tokens.ts); without one the rough estimate is enough and costs nothing.
+ */
+export function demoPromptTokens(body: DemoRequestBody, contextWindow: number | undefined): number {
+  if (contextWindow === undefined) return estimateTokens(JSON.stringify(body.messages ?? []));
+  return countRequestTokens((body.messages ?? []) as WireMessage[], body.tools ?? []);
+}
+
+/**
+ * OpenAI's answer to a request over the window (HTTP 400, `context_length_exceeded`), or null when
+ * the request fits. The demo keeps no state: the caller passes its window.
+ */
+export function demoOverflow(
+  body: DemoRequestBody,
+  contextWindow: number | undefined,
+): Record<string, unknown> | null {
+  if (contextWindow === undefined) return null;
+  const tokens = demoPromptTokens(body, contextWindow);
+  if (tokens <= contextWindow) return null;
+  return {
+    error: {
+      message:
+        `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ` +
+        `${tokens} tokens. Please reduce the length of the messages.`,
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  };
+}
+
+function usageOf(body: DemoRequestBody, reply: DemoReply, contextWindow?: number): WireUsage {
+  const prompt = demoPromptTokens(body, contextWindow);
   const completion =
     estimateTokens(reply.text ?? '') +
     estimateTokens(reply.reasoning ?? '') +
@@ -35,7 +69,11 @@ function toolCallsOf(reply: DemoReply): ToolCall[] | undefined {
 }
 
 /** The non-streamed `chat.completion` answer. */
-export function demoCompletion(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<string, unknown> {
+export function demoCompletion(
+  body: DemoRequestBody,
+  id = 'chatcmpl-demo',
+  contextWindow?: number,
+): Record<string, unknown> {
   const reply = scriptReply(body);
   const message: Record<string, unknown> = { role: 'assistant', content: reply.text };
   if (reply.reasoning) message.reasoning_content = reply.reasoning;
@@ -47,12 +85,16 @@ export function demoCompletion(body: DemoRequestBody, id = 'chatcmpl-demo'): Rec
     created: Math.floor(Date.now() / 1000),
     model: DEMO_MODEL_ID,
     choices: [{ index: 0, message, finish_reason: reply.toolCall ? 'tool_calls' : 'stop' }],
-    usage: usageOf(body, reply),
+    usage: usageOf(body, reply, contextWindow),
   };
 }
 
 /** The streamed `chat.completion.chunk` objects, in order (the caller appends `[DONE]`). */
-export function demoChunks(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<string, unknown>[] {
+export function demoChunks(
+  body: DemoRequestBody,
+  id = 'chatcmpl-demo',
+  contextWindow?: number,
+): Record<string, unknown>[] {
   const reply = scriptReply(body);
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
@@ -83,7 +125,7 @@ export function demoChunks(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<
       created,
       model: DEMO_MODEL_ID,
       choices: [],
-      usage: usageOf(body, reply),
+      usage: usageOf(body, reply, contextWindow),
     });
   }
   return chunks;
@@ -93,13 +135,20 @@ export function demoChunks(body: DemoRequestBody, id = 'chatcmpl-demo'): Record<
  * The demo model as an in-process ChatModel: the same script and deltas, no HTTP. For benchmarks and
  * for callers that want the stand-in without a port.
  */
-export function inProcessDemoModel(): ChatModel {
+export function inProcessDemoModel(options: { contextWindow?: number } = {}): ChatModel {
+  const contextWindow = options.contextWindow;
   return {
     complete(request: ChatRequest): Promise<ChatResult> {
       if (request.signal?.aborted) {
         return Promise.reject(new ModelError('cancelled', 'The model request was cancelled.'));
       }
       const body: DemoRequestBody = { messages: request.messages, tools: request.tools ?? [] };
+      const overflow = demoOverflow(body, contextWindow);
+      if (overflow !== null) {
+        const said = (overflow.error as { message: string }).message;
+        const { kind, message } = classifyHttpError(400, said);
+        return Promise.reject(new ModelError(kind, message, 400));
+      }
       const reply = scriptReply(body);
       for (const piece of tokenize(reply.reasoning ?? ''))
         request.onDelta?.({ type: 'reasoning', text: piece });
@@ -109,7 +158,7 @@ export function inProcessDemoModel(): ChatModel {
         reasoning: reply.reasoning,
         toolCalls: toolCallsOf(reply) ?? [],
         finishReason: reply.toolCall ? 'tool_calls' : 'stop',
-        usage: toTokenUsage(usageOf(body, reply)),
+        usage: toTokenUsage(usageOf(body, reply, contextWindow)),
         model: DEMO_MODEL_ID,
         attempts: 1,
       });

@@ -7,8 +7,10 @@
  *   ask: <question> [a|b|c]    → calls `clarify` with the question (and choices, when given)
  *   think: <text>              → streams a reasoning delta first, then answers <text> by these rules
  *   a tool result last         → reports what the tool returned
+ *   a compression request      → a deterministic summary (summary.ts)
  *   anything else              → echoes the user's text
  */
+import { demoSummary, isSummaryRequest } from './summary.js';
 
 export const DEMO_MODEL_ID = 'gatehouse-demo';
 export const DEMO_LABEL = 'Demo model (scripted stand-in)';
@@ -43,6 +45,8 @@ export interface DemoRequestBody {
 
 export function scriptReply(body: DemoRequestBody): DemoReply {
   const messages = Array.isArray(body.messages) ? body.messages : [];
+  if (isSummaryRequest(messages))
+    return { reasoning: null, text: demoSummary(textOf(messages.at(-1)?.content)), toolCall: null };
   const last = messages[messages.length - 1];
   const offered = new Set(
     (Array.isArray(body.tools) ? body.tools : [])

@@ -8,7 +8,7 @@ import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { demoChunks, demoCompletion } from './model.js';
+import { demoChunks, demoCompletion, demoOverflow } from './model.js';
 import { DEMO_LABEL, DEMO_MODEL_ID, type DemoRequestBody } from './script.js';
 
 export interface DemoModelOptions {
@@ -19,6 +19,11 @@ export interface DemoModelOptions {
   latencyMs?: number;
   /** Keep every request in `requests` (tests). A long-running daemon turns this off. Default true. */
   record?: boolean;
+  /**
+   * The context window in tokens: a request over it is refused with HTTP 400 and OpenAI's
+   * `context_length_exceeded` error, as a real provider does. Unset: no limit.
+   */
+  contextWindow?: number;
 }
 
 /** A request as the demo model received it. */
@@ -101,15 +106,17 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
         },
       });
     }
+    const overflow = demoOverflow(body, options.contextWindow);
+    if (overflow !== null) return json(res, 400, overflow);
     const id = `chatcmpl-demo-${++sequence}`;
-    if (body.stream !== true) return json(res, 200, demoCompletion(body, id));
+    if (body.stream !== true) return json(res, 200, demoCompletion(body, id, options.contextWindow));
 
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
-    for (const chunk of demoChunks(body, id)) {
+    for (const chunk of demoChunks(body, id, options.contextWindow)) {
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       if (latencyMs > 0) await sleep(latencyMs);

@@ -163,10 +163,21 @@ export class ModelClient implements ChatModel {
         progress.emitted = true;
         request.onDelta?.(delta);
       });
-      if (!stream || !response.body) {
+      const body = bodyKind(response.headers.get('content-type'), stream);
+      if (body === 'json' || !response.body) {
+        // Also a streamed request answered whole (a server that ignores `stream`): read it as one.
         arm(this.idleTimeoutMs, 'reading the answer');
         accumulator.acceptCompletion(parseJson(await response.text()));
         return accumulator.finish(true);
+      }
+      if (body !== 'stream') {
+        await response.body.cancel().catch(() => undefined);
+        throw new ModelError(
+          'bad_response',
+          `The model provider answered with content type ${summarizeProviderText(body.unexpected, 80)} where ${
+            stream ? 'a stream (text/event-stream)' : 'JSON (application/json)'
+          } was asked for. Check that model.base_url points at an OpenAI-compatible API.`,
+        );
       }
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       for (;;) {
@@ -269,6 +280,19 @@ function isHttpFailure(value: unknown): value is HttpFailure {
 function withAttempts(error: ModelError, attempts: number): ModelError {
   const message = attempts > 1 ? `${error.message} (gave up after ${attempts} attempts)` : error.message;
   return new ModelError(error.kind, message, error.status, attempts);
+}
+
+/**
+ * What a successful answer's body is, by its content type. A streamed request may be answered with
+ * a whole JSON completion (some servers ignore `stream`); anything else is not an answer at all.
+ * A missing content type is read as what was asked for.
+ */
+function bodyKind(contentType: string | null, stream: boolean): 'stream' | 'json' | { unexpected: string } {
+  if (contentType === null || contentType.trim() === '') return stream ? 'stream' : 'json';
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type === 'text/event-stream' && stream) return 'stream';
+  if (type === 'application/json' || type.endsWith('+json')) return 'json';
+  return { unexpected: type };
 }
 
 function parseJson(text: string): unknown {

@@ -68,7 +68,7 @@ export function classifyHttpError(status: number, detail: string): { kind: Model
   if (CONTEXT_OVERFLOW.test(detail) && (status === 400 || status === 413 || status === 422)) {
     return {
       kind: 'context_overflow',
-      message: `The conversation no longer fits the model's context window (HTTP ${status}). Start a new session or compress this one.${said}`,
+      message: `The conversation no longer fits the model's context window (HTTP ${status}). Shorten it with /compress (RPC session.compress), or start a new conversation with /new.${said}`,
     };
   }
   if (status >= 500) {

@@ -1,7 +1,8 @@
 /**
  * The retry decision of the model client, kept pure so it can be tested without a server.
  * Retried: 429, 5xx, connection failures and timeouts before any output. Never retried: other 4xx
- * (the request itself is wrong) and anything after output has reached the caller (the caller
+ * (the request itself is wrong), a bad_response (an answer that is not one: repeating the request
+ * gets the same) and anything after output has reached the caller (the caller
  * already showed it; a second answer would duplicate it).
  */
 export interface RetryPolicy {

@@ -4,6 +4,7 @@
  * calls dangerous waits for a human's approval unless the session is yolo (SPEC RUN-3).
  */
 import { classifyCommand } from '../approvals/detector.js';
+import { INTERRUPTED_MARK } from '../tool-step.js';
 import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { scrubEnvironment } from './env.js';
 import { runInProcessGroup, type RunResult } from './process-group.js';
@@ -54,7 +55,7 @@ function describe(result: RunResult, timeoutS: number): { status: string; isErro
     case 'timed_out':
       return { status: `timed out after ${timeoutS} s; the whole process group was killed`, isError: true };
     case 'interrupted':
-      return { status: 'interrupted; the whole process group was killed', isError: true };
+      return { status: 'interrupted', isError: true }; // interruptedResult says it in full
     case 'spawn_failed':
       return { status: `could not start bash: ${t.message}`, isError: true };
   }
@@ -109,6 +110,7 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
         outputCapBytes: settings.outputCapBytes,
         killGraceMs: settings.killGraceMs,
       });
+      if (result.termination.kind === 'interrupted') return interruptedResult(result.output, notes);
       const { status, isError } = describe(result, timeoutS);
       if (result.strayStopped)
         notes.push('background processes still running when the command ended were stopped');
@@ -117,6 +119,20 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       return { content: lines.join('\n'), isError };
     },
   };
+}
+
+/**
+ * An interrupted command in one sentence (what the chat shows as its one-line summary), then
+ * whatever it printed until then for the model.
+ */
+export function interruptedResult(output: string, notes: readonly string[] = []): ToolResult {
+  const stopped = `${INTERRUPTED_MARK} The user interrupted the turn; the command was stopped, with everything it started`;
+  const lines = [
+    output === '' ? `${stopped}, before it printed anything.` : `${stopped}. Its output until then:`,
+    ...(output === '' ? [] : [output]),
+    ...notes.map((n) => `note: ${n}`),
+  ];
+  return { content: lines.join('\n'), isError: true };
 }
 
 /** null when the command may run; otherwise the result that explains why it did not. */
@@ -128,7 +144,8 @@ async function approve(command: string, context: ToolContext): Promise<ToolResul
     kind: 'command',
     command,
     reason: verdict.reason,
-    pattern: `${verdict.rule}:${verdict.head}`,
+    // Opaque code is remembered as this exact command (the broker's default key), never as a kind.
+    ...(verdict.memory === 'pattern' ? { pattern: `${verdict.rule}:${verdict.head}` } : {}),
   });
   return outcome.kind === 'approved' ? null : notApproved(outcome);
 }

@@ -36,6 +36,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   const exists = checkPath(file, options.mustExist ?? false);
   let db: SqliteDatabase | undefined;
   try {
+    // Created owner-only before SQLite sees it: SQLite gives its -wal and -shm files the database
+    // file's mode, so all three hold transcripts readable by the owner alone.
+    if (!exists && file !== ':memory:' && file !== '') fs.closeSync(fs.openSync(file, 'a', 0o600));
     db = new Database(file, { fileMustExist: exists });
     // Reads the header: "file is not a database" surfaces here, before any write.
     const hasSchema = (db.pragma('schema_version', { simple: true }) as number) > 0;
@@ -52,7 +55,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   } catch (error) {
     db?.close();
     if (error instanceof GatehouseError) throw error;
-    throw new StorageUnavailableError(file, describe(error), { cause: error });
+    throw new StorageUnavailableError(file, `${describe(error)}${damagedAdvice(file, error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -112,6 +117,17 @@ function configure(
 
 /** Test-only: caps every connection's page count (see configure). Never set in production. */
 export const MAX_PAGE_COUNT_ENV = 'GATEHOUSE_TEST_MAX_PAGE_COUNT';
+
+/** What to do about a file SQLite calls damaged or foreign: said where the failure is reported. */
+function damagedAdvice(file: string, error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return '';
+  return (
+    `: the file is damaged or is not Gatehouse's. Move it aside (mv ${file} ${file}.broken) and ` +
+    'restore a backup made by "gatehouse backup" in its place, or start again with an empty store; ' +
+    '"gatehouse doctor" checks the home'
+  );
+}
 
 function describe(error: unknown): string {
   if (error instanceof Error) {

@@ -31,7 +31,7 @@ import {
 import { tx } from './actions-common.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
-import { clearResumePending, markResumePending, suspendSession } from './entry-actions.js';
+import { clearResumePending, markerIsCurrent, markResumePending, suspendSession } from './entry-actions.js';
 import { appendInTransaction } from './transcript-actions.js';
 import * as backlog from './ops/backlog.js';
 import * as ledger from './ops/deliveries.js';
@@ -296,6 +296,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
               session_key: marker.session_key,
               started_at_epoch: marker.started_at_epoch,
               replyPersisted: this.adoptPersistedReply(marker, now),
+              moved: !markerIsCurrent(readRoute(this.db, marker.session_key), marker),
             }));
         const plan = planRecovery({
           cleanShutdown,

@@ -99,26 +99,46 @@ export function resetSession(
   options: { displayName?: string; now?: Date } = {},
 ): SessionEntry | null {
   const now = options.now ?? new Date();
-  const at = now.toISOString();
   return tx(db, () => {
     const entry = routes.readRoute(db, sessionKey);
     if (entry === null) return null;
-    sessions.closeSession(db, entry.session_id, 'reset', at);
-    const sessionId = newId(now);
-    sessions.insertSession(db, { sessionId, sessionKey, origin: entry.origin, createdAt: at });
-    const fresh: SessionEntry = {
-      ...(entry.origin === null ? entry : newEntry(sessionKey, sessionId, entry.origin, at)),
-      ...ZERO_COUNTERS,
-      ...CLEAR_FLAGS,
-      session_id: sessionId,
-      created_at: at,
-      updated_at: at,
-      display_name: options.displayName ?? entry.display_name,
-      is_fresh_reset: true,
-    };
-    routes.writeRoute(db, fresh);
-    return fresh;
+    return resetInTransaction(db, entry, newId(now), now.toISOString(), options.displayName);
   });
+}
+
+/**
+ * The reset inside the caller's transaction: the entry's physical session is closed (`reset`, at
+ * `at`), `sessionId` is created as its child (lineage kind `reset`) with empty history, and the route
+ * points at it with counters zeroed and `is_fresh_reset` set. Returns the new entry.
+ */
+export function resetInTransaction(
+  db: SqliteDatabase,
+  entry: SessionEntry,
+  sessionId: string,
+  at: string,
+  displayName?: string,
+): SessionEntry {
+  const sessionKey = entry.session_key;
+  sessions.closeSession(db, entry.session_id, 'reset', at);
+  sessions.insertSession(db, {
+    sessionId,
+    sessionKey,
+    origin: entry.origin,
+    createdAt: at,
+    parent: { sessionId: entry.session_id, kind: 'reset' },
+  });
+  const fresh: SessionEntry = {
+    ...(entry.origin === null ? entry : newEntry(sessionKey, sessionId, entry.origin, at)),
+    ...ZERO_COUNTERS,
+    ...CLEAR_FLAGS,
+    session_id: sessionId,
+    created_at: at,
+    updated_at: at,
+    display_name: displayName ?? entry.display_name,
+    is_fresh_reset: true,
+  };
+  routes.writeRoute(db, fresh);
+  return fresh;
 }
 
 export function switchSession(
@@ -207,7 +227,7 @@ export function recoverInterruptedTurns(
     for (const marker of markers.listTurnMarkers(db)) {
       if (marker.started_at_epoch < oldest) continue;
       const entry = routes.readRoute(db, marker.session_key);
-      if (entry === null || entry.session_id !== marker.session_id || !mayMarkResumePending(entry)) continue;
+      if (!markerIsCurrent(entry, marker) || !mayMarkResumePending(entry)) continue;
       routes.writeRoute(db, {
         ...entry,
         resume_pending: true,
@@ -219,6 +239,18 @@ export function recoverInterruptedTurns(
     markers.deleteAllTurnMarkers(db);
     return marked;
   });
+}
+
+/**
+ * A turn marker still belongs to the conversation on its key: the entry exists and points at the
+ * marker's session. After a reset, a switch or a prune it does not, and the interrupted turn is
+ * dropped instead of resumed into another conversation (used by the messaging recovery too).
+ */
+export function markerIsCurrent(
+  entry: SessionEntry | null,
+  marker: { session_id: string },
+): entry is SessionEntry {
+  return entry !== null && entry.session_id === marker.session_id;
 }
 
 export function pruneOldEntries(

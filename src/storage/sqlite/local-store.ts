@@ -8,6 +8,7 @@
 import { nextStep } from '../../domain/local/admission.js';
 import {
   localSessionKey,
+  logicalIdOfKey,
   receiptKey,
   type CreationReceipt,
   type OwnerRef,
@@ -22,21 +23,31 @@ import type {
   LocalSessionStore,
   NewAdmission,
   NewCreation,
+  NewReset,
+  NewRewind,
+  ResetResult,
+  RetryResult,
+  RewindCommit,
   Settlement,
 } from '../local-store.js';
+import type { CompressionPublication } from '../session-store.js';
+import type { LineageFacts } from '../../domain/local/lineage.js';
 import { tx } from './actions-common.js';
+import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
-import { addRouteUsage, readRoute, readRoutedSessionId, writeRoute } from './ops/routes.js';
-import { insertSession } from './ops/sessions.js';
+import { writeTitle } from './local/titles.js';
+import * as transitions from './local/transitions.js';
+import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
+import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
 export interface StoreFaults {
-  hit(point: 'creation.transaction' | 'settle.transaction'): void;
+  hit(point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction'): void;
 }
 
 export class SqliteLocalStore implements LocalSessionStore {
@@ -128,8 +139,33 @@ export class SqliteLocalStore implements LocalSessionStore {
     return { raw, routedSessionId: route?.session_id ?? null };
   }
 
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean {
+    return writeTitle(this.db, logicalId, title, onlyIfUntitled);
+  }
+
   setPaused(logicalId: string, reason: string | null): void {
     tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
+  }
+
+  logicalIdOfTranscript(sessionId: string): string | null {
+    const row = readSession(this.db, sessionId);
+    return row === null ? null : logicalIdOfKey(row.session_key);
+  }
+
+  readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null> {
+    return new Map(sessionIds.map((id) => [id, readLineageRow(this.db, id)]));
+  }
+
+  commitReset(reset: NewReset): ResetResult {
+    return tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction')));
+  }
+
+  commitRewind(rewind: NewRewind): RewindCommit {
+    return tx(this.db, () => transitions.rewind(this.db, rewind));
+  }
+
+  commitRetry(retry: Parameters<LocalSessionStore['commitRetry']>[0]): RetryResult {
+    return tx(this.db, () => transitions.retry(this.db, retry));
   }
 
   admit(admission: NewAdmission): Promise<AdmitResult> {
@@ -215,6 +251,7 @@ export class SqliteLocalStore implements LocalSessionStore {
       if (messages && messages.length > 0)
         appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
       if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
+      touchRoute(this.db, localSessionKey(logicalId), at.toISOString());
       return true;
     });
   }
@@ -224,6 +261,13 @@ export class SqliteLocalStore implements LocalSessionStore {
     const sessionId = readRoutedSessionId(this.db, localSessionKey(logicalId));
     if (sessionId === null) throw new Error(`local session ${logicalId} has no route`);
     return sessionId;
+  }
+
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean {
+    const { receipt } = publication;
+    return publishCompression(this.db, publication, () =>
+      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt)),
+    );
   }
 
   cancelQueued(admissionId: string): boolean {

@@ -4,12 +4,21 @@
  * entry-actions.ts or transcript-actions.ts, and a thrown error becomes a rejected promise.
  */
 import type { ResumeReason, SessionSourceFields, TranscriptMessage } from '../../domain/vocabulary.js';
-import type { ListSessionsOptions, SearchOptions, SessionStore, UsageUpdate } from '../session-store.js';
+import type {
+  CompressionBackoff,
+  CompressionPublication,
+  ListSessionsOptions,
+  SearchOptions,
+  SessionStore,
+  TranscriptPageOptions,
+  UsageUpdate,
+} from '../session-store.js';
 import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
 import * as entries from './entry-actions.js';
 import * as transcripts from './transcript-actions.js';
+import * as compressions from './compression-actions.js';
 
 function settle<T>(fn: () => T): Promise<T> {
   try {
@@ -133,12 +142,32 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => transcripts.loadTranscriptTail(this.db, sessionId, afterId));
   }
 
+  loadTranscriptPage(sessionId: string, options: TranscriptPageOptions) {
+    return settle(() => transcripts.loadTranscriptPage(this.db, sessionId, options));
+  }
+
   rewindSession(sessionId: string, n?: number, options?: { now?: Date }) {
     return settle(() => transcripts.rewindSession(this.db, sessionId, n, options));
   }
 
   searchMessages(query: string, options?: SearchOptions) {
     return settle(() => transcripts.searchMessages(this.db, query, options));
+  }
+
+  publishCompression(publication: CompressionPublication) {
+    return settle(() => compressions.publishCompression(this.db, publication));
+  }
+
+  parentOf(sessionId: string) {
+    return settle(() => compressions.parentOf(this.db, sessionId));
+  }
+
+  compressionBackoff(subject: string) {
+    return settle(() => compressions.readBackoff(this.db, subject));
+  }
+
+  recordCompressionFailure(subject: string, backoff: CompressionBackoff) {
+    return settle(() => compressions.recordFailure(this.db, subject, backoff));
   }
 
   rebuildSearchIndex() {

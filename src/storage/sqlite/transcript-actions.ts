@@ -12,6 +12,8 @@ import type {
   SearchOptions,
   StoredMessage,
   TranscriptTail,
+  TranscriptPage,
+  TranscriptPageOptions,
 } from '../session-store.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
@@ -127,6 +129,20 @@ export function loadTranscriptTail(db: SqliteDatabase, sessionId: string, afterI
   return { edits, anchored, messages: messages.loadVisibleMessagesAfter(db, sessionId, afterId) };
 }
 
+export function loadTranscriptPage(
+  db: SqliteDatabase,
+  sessionId: string,
+  options: TranscriptPageOptions,
+): TranscriptPage {
+  const limit = options.limit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
+  }
+  const page = messages.loadVisiblePage(db, sessionId, options.beforeId ?? null, limit + 1);
+  const more = page.length > limit;
+  return { messages: more ? page.slice(1) : page, hasMore: more };
+}
+
 export function rewindSession(
   db: SqliteDatabase,
   sessionId: string,
@@ -137,20 +153,35 @@ export function rewindSession(
   const at = (options.now ?? new Date()).toISOString();
   return tx(db, () => {
     requireSession(db, sessionId);
-    const users = messages.lastUserMessages(db, sessionId, n);
-    const target = users[users.length - 1];
-    if (target === undefined) return { rewound_count: 0, turns_undone: 0, target_text: null };
-    const rewindId = messages.insertRewindAudit(db, {
-      sessionId,
-      at,
-      turnsRequested: n,
-      turnsUndone: users.length,
-      firstMessageId: target.id,
-      targetText: target.content,
-    });
-    const count = messages.rewindFrom(db, sessionId, target.id, rewindId, at);
-    return { rewound_count: count, turns_undone: users.length, target_text: target.content };
+    return rewindInTransaction(db, sessionId, n, at, null);
   });
+}
+
+/**
+ * The rewind inside the caller's transaction: the n-th last user message and everything after it
+ * are soft-deleted, tagged with one audit row (carrying `requestKey` when a request asked for it).
+ */
+export function rewindInTransaction(
+  db: SqliteDatabase,
+  sessionId: string,
+  n: number,
+  at: string,
+  requestKey: string | null,
+): RewindResult {
+  const users = messages.lastUserMessages(db, sessionId, n);
+  const target = users[users.length - 1];
+  if (target === undefined) return { rewound_count: 0, turns_undone: 0, target_text: null };
+  const rewindId = messages.insertRewindAudit(db, {
+    sessionId,
+    at,
+    turnsRequested: n,
+    turnsUndone: users.length,
+    firstMessageId: target.id,
+    targetText: target.content,
+    requestKey,
+  });
+  const count = messages.rewindFrom(db, sessionId, target.id, rewindId, at);
+  return { rewound_count: count, turns_undone: users.length, target_text: target.content };
 }
 
 export function searchMessages(db: SqliteDatabase, query: string, options: SearchOptions = {}): SearchHit[] {
@@ -160,7 +191,11 @@ export function searchMessages(db: SqliteDatabase, query: string, options: Searc
     throw new InvalidParamsError(`limit must be an integer from 1 to 500, got ${String(limit)}`);
   }
   if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
-  return search.searchIndex(db, query, { sessionId: options.sessionId ?? null, limit });
+  return search.searchIndex(db, query, {
+    sessionId: options.sessionId ?? null,
+    limit,
+    syntax: options.syntax ?? 'plain',
+  });
 }
 
 export function rebuildSearchIndex(db: SqliteDatabase): void {

@@ -1,8 +1,11 @@
 /** The `gatehouse` command tree. Each command lives in its own file under commands/. */
 import { Command } from 'commander';
+import { registerBackup } from './commands/backup.js';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemoModel } from './commands/demo-model.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerPasswd } from './commands/passwd.js';
 import { registerServe } from './commands/serve.js';
 import { registerSessions } from './commands/sessions.js';
@@ -25,9 +28,12 @@ export function buildProgram(deps: CliDeps): Command {
   registerStatus(program);
   registerConfig(program);
   registerPasswd(program);
-  registerTicket(program, deps);
+  registerTicket(program);
   registerChat(program);
   registerSessions(program);
+  registerBackup(program);
+  registerDoctor(program);
   registerDemoModel(program, deps);
+  registerDashboard(program);
   return program;
 }

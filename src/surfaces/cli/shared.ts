@@ -6,7 +6,6 @@ import type { DaemonService } from '../../daemon/daemon.js';
 /** Hooks the lead wires in as the other parts land; each command says clearly when one is missing. */
 export interface CliDeps {
   services(loaded: LoadedConfig): DaemonService[];
-  requestTicket?: (layout: HomeLayout, purpose: string) => Promise<string>;
   runDemoModel?: (options: { port: number; latencyMs: number }) => Promise<void>;
 }
 

@@ -51,11 +51,46 @@ export function controlRequest(socketPath: string, request: ControlRequest): Pro
   });
 }
 
+/** A ticket from the control socket; `sessions` binds a worker-adoption ticket to those sessions. */
 export async function requestTicket(
   socketPath: string,
   purpose: 'interactive' | 'worker-adoption',
+  sessions?: readonly string[],
 ): Promise<TicketReply> {
-  return (await controlRequest(socketPath, { op: 'session-ticket', purpose })) as TicketReply;
+  const request: ControlRequest = {
+    op: 'session-ticket',
+    purpose,
+    ...(sessions !== undefined ? { sessions: [...sessions] } : {}),
+  };
+  return (await controlRequest(socketPath, request)) as TicketReply;
+}
+
+/** Delay before retry `attempt` (0-based) of a refused mint: doubling from 100 ms, capped at 2 s. */
+export function ticketBackoffMs(attempt: number): number {
+  return Math.min(2000, 100 * 2 ** Math.min(attempt, 10));
+}
+
+/**
+ * requestTicket, retried with backoff while the gateway answers `ticket_capacity` (too many
+ * unredeemed tickets: they free themselves within one ticket lifetime, 30 s). Every other refusal
+ * is final and thrown at once.
+ */
+export async function requestTicketPatiently(
+  socketPath: string,
+  purpose: 'interactive' | 'worker-adoption',
+  options: { giveUpMs?: number; onWait?: (message: string, attempt: number) => void } = {},
+): Promise<TicketReply> {
+  const end = Date.now() + (options.giveUpMs ?? 35_000);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await requestTicket(socketPath, purpose);
+    } catch (error) {
+      const full = error instanceof ControlRequestError && error.reason === 'ticket_capacity';
+      if (!full || Date.now() + ticketBackoffMs(attempt) > end) throw error;
+      options.onWait?.(error.message, attempt);
+    }
+    await new Promise((resolve) => setTimeout(resolve, ticketBackoffMs(attempt)));
+  }
 }
 
 export async function identify(socketPath: string): Promise<ControlIdentity> {

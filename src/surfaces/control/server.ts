@@ -5,9 +5,12 @@
  * WebSocket upgrade.
  */
 import { chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { connect, createServer, type Socket } from 'node:net';
 import type { TicketBook, TicketGrant } from '../../domain/auth/tickets.js';
 import { TicketCapacityError } from '../../domain/auth/tickets.js';
+import { makeDirs } from '../../daemon/dirs.js';
+import { MAX_SOCKET_PATH_BYTES } from '../../daemon/socket-path.js';
 import { silentLogger, type Logger } from '../../protocol/logger.js';
 import {
   ControlRequest,
@@ -24,6 +27,10 @@ export interface ControlServerOptions {
   /** Whom native tickets speak for: the owner of this daemon, in its profile. */
   grant: TicketGrant;
   identify: () => ControlIdentity;
+  /** The home folder; a socket outside it gets its folder created and verified owner-only. */
+  homeRoot?: string;
+  /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
+  sessionExists?: (logicalId: string) => boolean;
   logger?: Logger;
 }
 
@@ -50,7 +57,7 @@ function errorReply(reason: ControlErrorReason, message: string): ControlErrorRe
 /** Pure: one request line → one reply object. */
 export function answerControlLine(
   line: string,
-  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify'>,
+  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists'>,
 ): ControlIdentity | TicketReply | ControlErrorReply {
   let json: unknown;
   try {
@@ -67,14 +74,28 @@ export function answerControlLine(
   switch (request.op) {
     case 'identify':
       return options.identify();
-    case 'session-ticket':
+    case 'session-ticket': {
+      const sessions = request.sessions === undefined ? undefined : [...new Set(request.sessions)];
+      const unknown = sessions?.filter((id) => !(options.sessionExists?.(id) ?? false)) ?? [];
+      if (unknown.length > 0) {
+        return errorReply(
+          'unknown_session',
+          `no session ${unknown.join(', ')} in profile ${options.grant.profile}: list them with "gatehouse sessions"`,
+        );
+      }
       try {
-        const { ticket, expiresAt } = options.tickets.mint(request.purpose, options.grant);
-        return { ticket, expires_at: new Date(expiresAt).toISOString() };
+        const grant = sessions === undefined ? options.grant : { ...options.grant, sessions };
+        const { ticket, expiresAt } = options.tickets.mint(request.purpose, grant);
+        return {
+          ticket,
+          expires_at: new Date(expiresAt).toISOString(),
+          ...(sessions !== undefined ? { sessions } : {}),
+        };
       } catch (error) {
         if (error instanceof TicketCapacityError) return errorReply('ticket_capacity', error.message);
         throw error;
       }
+    }
   }
 }
 
@@ -131,9 +152,33 @@ function serveConnection(socket: Socket, options: ControlServerOptions, logger: 
   });
 }
 
+/**
+ * The socket's folder, when it is not the home (a long home's socket lives under /tmp, see
+ * daemon/socket-path.ts): created owner-only, and refused unless it is ours, 0700 and not a link,
+ * so no other user can swap the socket under us.
+ */
+function ensureSocketFolder(socketPath: string, homeRoot: string | undefined): void {
+  const folder = dirname(socketPath);
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new ControlSocketError(
+      `the control socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, over the ${MAX_SOCKET_PATH_BYTES}-byte limit of Unix sockets: use a shorter GATEHOUSE_HOME`,
+    );
+  }
+  if (homeRoot === undefined || folder === homeRoot) return;
+  makeDirs(folder, 0o700);
+  const stat = lstatSync(folder);
+  const mine = process.getuid === undefined || stat.uid === process.getuid();
+  if (!stat.isDirectory() || !mine || (stat.mode & 0o077) !== 0) {
+    throw new ControlSocketError(
+      `${folder} (the control socket's folder) must be a folder of yours with mode 700; it is not, so the gateway refuses to use it: remove it, or use a shorter GATEHOUSE_HOME so the socket lives in the home`,
+    );
+  }
+}
+
 export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
   const logger = options.logger ?? silentLogger;
   const { socketPath } = options;
+  ensureSocketFolder(socketPath, options.homeRoot);
   await clearStaleSocket(socketPath);
   const server = createServer((socket) => serveConnection(socket, options, logger));
   await new Promise<void>((resolve, reject) => {

@@ -6,11 +6,18 @@ import { z } from 'zod';
 
 export const ControlRequest = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('identify') }),
-  z.strictObject({
-    op: z.literal('session-ticket'),
-    // The dashboard purpose is minted only from a dashboard login, never here.
-    purpose: z.enum(['interactive', 'worker-adoption']),
-  }),
+  z
+    .strictObject({
+      op: z.literal('session-ticket'),
+      // The dashboard purpose is minted only from a dashboard login, never here.
+      purpose: z.enum(['interactive', 'worker-adoption']),
+      /** Worker adoption only: the logical session ids the ticket may reach, and nothing else. */
+      sessions: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
+    })
+    .refine((r) => r.sessions === undefined || r.purpose === 'worker-adoption', {
+      path: ['sessions'],
+      message: 'only a worker-adoption ticket is bound to sessions',
+    }),
 ]);
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
@@ -27,9 +34,12 @@ export interface TicketReply {
   ticket: string;
   /** ISO-8601 UTC. */
   expires_at: string;
+  /** The sessions a bound worker-adoption ticket may reach. */
+  sessions?: string[];
 }
 
-export type ControlErrorReason = 'parse_error' | 'invalid_request' | 'ticket_capacity' | 'internal_error';
+export type ControlErrorReason =
+  'parse_error' | 'invalid_request' | 'unknown_session' | 'ticket_capacity' | 'internal_error';
 
 export interface ControlErrorReply {
   error: { reason: ControlErrorReason; message: string };

@@ -43,6 +43,8 @@ export interface CommandContext {
   arrive(lane: Lane, item: queue.QueueItem<MessageEvent>): Promise<void>;
   /** The command dropped events from the lane's queue: settles them in the backlog. */
   dropped(lane: Lane): Promise<void>;
+  /** /compress: compresses the key's current session now; the one-line answer. */
+  compress(lane: Lane, event: MessageEvent): Promise<string>;
 }
 
 export async function carryOutCommand(
@@ -149,6 +151,15 @@ export async function carryOutCommand(
         await reply('Retrying the last message.');
         await ctx.arrive(lane, { kind: 'message', payload: { ...event, text: undone.target_text } });
       }
+      break;
+    }
+    case 'compress': {
+      // The lane's slot: a compression never runs beside a turn of the same session.
+      await reply(
+        lane.running !== null
+          ? 'A turn is running; /compress once it has ended.'
+          : await ctx.compress(lane, event),
+      );
       break;
     }
     case 'approve':

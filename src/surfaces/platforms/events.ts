@@ -38,4 +38,20 @@ export interface MessagingEvents extends Record<string, unknown> {
     requeued: number;
   };
   'gateway:stopped': { clean: boolean };
+  /** A session's transcript was replaced (the agent cache drops its copy). */
+  'transcript:replaced': {
+    session_key: string;
+    kind: 'compression' | 'reset' | 'rewind';
+    session_id: string;
+  };
+  'session:compressed': {
+    session_key: string;
+    reason: string;
+    messages_before: number;
+    messages_after: number;
+    tokens_before: number;
+    tokens_after: number;
+  };
+  /** A compression's summary call failed: the transcript is unchanged, retried after the cooldown. */
+  'compression:failed': { session_key: string; error: string; retry_after: string };
 }

@@ -35,6 +35,8 @@ import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { Intake } from './intake.js';
 import { Lanes } from './lanes.js';
+import { compressPlatformSession, describeCompression } from './compression.js';
+import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
@@ -62,6 +64,8 @@ export interface MessagingGatewayOptions {
   deliveryRetryMs?: number;
   /** The daemon's agent cache (AGC-1), shared with local sessions; absent: one that keeps nothing. */
   agents?: AgentCache;
+  /** The model's context budget (SPEC LIN-1); without it conversations are never compressed. */
+  compression?: CompressionSettings;
 }
 
 export interface PlatformOptions {
@@ -94,6 +98,7 @@ export class MessagingGateway {
       prompts: options.prompts,
       arrive: (lane, item) => this.arrive(lane, item),
       dropped: (lane) => this.lanes.changed(lane, 'dropped'),
+      compress: (lane, event) => this.compressNow(lane, event),
     };
     const refOf = (event: MessageEvent) =>
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
@@ -130,7 +135,20 @@ export class MessagingGateway {
           source: options.store,
           limits: { maxSize: 0, idleTtlMs: 0, maxEvictionsPerPass: 0, protectRecent: 0 },
         }),
+      ...(options.compression
+        ? {
+            compression: {
+              store: options.store,
+              model: options.model,
+              modelName: options.modelName,
+              settings: options.compression,
+              events: this.events,
+            },
+          }
+        : {}),
     };
+    // A replaced transcript (a compression, in a turn or by /compress) drops the lane's cached agent.
+    this.events.on('transcript:replaced', (e) => this.deps.agents.invalidate(e.session_key));
     this.intake = new Intake({
       ledger: options.ledger,
       prompts: options.prompts,
@@ -363,6 +381,16 @@ export class MessagingGateway {
       lane.commands--;
       await this.lanes.changed(lane, 'dropped');
     }
+  }
+
+  /** /compress on a chat: the key's current session, now (the lane runs nothing meanwhile). */
+  private async compressNow(lane: Lane, event: MessageEvent): Promise<string> {
+    const compression = this.deps.compression;
+    if (compression === undefined) return 'Compression is not configured for this gateway.';
+    const entry = (await this.options.store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+    return describeCompression(
+      await compressPlatformSession(compression, lane.key, entry.session_id, 'manual'),
+    );
   }
 
   /** REC-4: every resume_pending session whose platform is connected continues once. */

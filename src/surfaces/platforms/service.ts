@@ -7,13 +7,14 @@
  * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
-import type { GatehouseConfig, PlatformSection } from '../../daemon/config.js';
+import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
 import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
+import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -81,6 +82,13 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         },
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
         ...(options.agents?.() ? { agents: options.agents()! } : {}),
+        compression: {
+          window: ctx.config.model
+            ? (ctx.config.model.context_window ?? defaultContextWindow(ctx.config.model.model))
+            : ctx.config.demo_model.context_window,
+          threshold: ctx.config.compression.threshold,
+          tailTokens: ctx.config.compression.tail_tokens,
+        },
       });
       const running = gateway;
       options.liveKeys?.push((key) => running.describeLane(key).running);
@@ -162,7 +170,12 @@ function optionsOf(section: PlatformSection): PlatformOptions {
 
 function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel {
   const model = ctx.config.model;
-  if (model === undefined) return inProcessDemoModel();
+  if (model === undefined) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
   const apiKey = model.api_key ?? (model.api_key_env === undefined ? undefined : env[model.api_key_env]);
-  return new ModelClient({ baseUrl: model.base_url, model: model.model, apiKey });
+  return new ModelClient({
+    baseUrl: model.base_url,
+    model: model.model,
+    apiKey,
+    ...modelClientLimits(model),
+  });
 }

@@ -27,6 +27,8 @@ import type { SessionStore } from '../../storage/session-store.js';
 import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
+import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
+import type { TurnContext } from '../../runtime/context/budget.js';
 
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
@@ -81,6 +83,8 @@ export interface TurnDeps {
   piiSafePlatforms(): string[];
   /** The lanes' live agents between turns (AGC-1), keyed by session key. */
   readonly agents: AgentCache;
+  /** The model's context budget and compression; without it turns never compress. */
+  readonly compression?: PlatformCompressionDeps;
 }
 
 /**
@@ -213,10 +217,25 @@ async function runAgentTurn(
     thread_id: source.thread_id,
     reply_to: event.internal ? null : source.message_id,
   };
+  // A compression inside the turn moves the key to a child transcript: later writes follow it.
+  let sessionId = entry.session_id;
+  const compression = deps.compression;
+  const budget: TurnContext | undefined = compression && {
+    settings: compression.settings,
+    compress: async (reason, signal) => {
+      const outcome = await compressPlatformSession(compression, sessionKey, sessionId, reason, signal);
+      if (outcome.kind === 'skipped') return outcome;
+      // running.sessionId stays: prompts of this turn are bound to the id the turn started with.
+      sessionId = outcome.sessionId;
+      // The runner goes on with the compressed view: the cached agent holds the old transcript.
+      deps.agents.invalidate(sessionKey);
+      return { kind: 'compressed', messages: outcome.messages };
+    },
+  };
   const replyOf = (text: string, silent: boolean): ReplyRecord => ({
     turnId: running.turnId,
     sessionKey,
-    sessionId: entry.session_id,
+    sessionId,
     target,
     text,
     silent,
@@ -247,8 +266,9 @@ async function runAgentTurn(
         input,
         inputStored: true,
         transcript: {
-          append: (id, messages) => deps.store.appendToTranscript(id, messages).then(() => undefined),
+          append: (_id, messages) => deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
         },
+        ...(budget ? { context: budget } : {}),
         // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
         // resume/streak bookkeeping are one commit; a failure leaves none of them, and the marker set.
         commitFinal: async (messages, ending) => {
@@ -257,7 +277,7 @@ async function runAgentTurn(
           ended.delivery = await deps.ledger.endTurn(
             sessionKey,
             {
-              sessionId: entry.session_id,
+              sessionId,
               messages,
               usage: completed ? ending.usage : null,
               clearResumePending: completed && entry.resume_pending,

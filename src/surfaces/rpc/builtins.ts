@@ -13,6 +13,10 @@ import type { RpcContext } from './connection.js';
 export interface CreationContract {
   sources: string[];
   parameters: Record<string, unknown>;
+  /** The model and toolsets a session gets when `session.create` names none (no paths). */
+  defaults?: { model: string; toolsets: string[] };
+  /** Every toolset name `toolsets` may list. */
+  toolsets?: string[];
 }
 
 export interface AuthorityDescription {
@@ -37,6 +41,18 @@ export interface StorageCounters {
   checkpoint_failures: number;
 }
 
+/** What the daemon runs with, for status views (the dashboard's status page, `gatehouse status`). */
+export interface GatewayDescription {
+  /** The package version. */
+  version: string;
+  started_at: string;
+  uptime_s: number;
+  /** The default model; `demo` is true for the built-in scripted stand-in (no provider account). */
+  model: { name: string; provider: string; demo: boolean };
+  /** Each chat platform adapter and its state (empty when none is enabled). */
+  platforms: { platform: string; state: string; detail: string | null; account: string | null }[];
+}
+
 export interface BuiltinSources {
   authority: () => AuthorityDescription;
   creationContract: () => CreationContract;
@@ -44,6 +60,8 @@ export interface BuiltinSources {
   storage?: () => StorageCounters;
   /** Absent where there is no agent cache (RPC tests). */
   agentCache?: () => AgentCacheStats;
+  /** Absent outside the daemon (RPC tests). */
+  gateway?: () => GatewayDescription;
 }
 
 export const PROTOCOL_VERSION = 'gatehouse.v1';
@@ -66,9 +84,12 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
         epoch: authority.epoch,
         principal: { subject: caller.subject, provider: caller.provider },
         capabilities: caller.capabilities,
+        // A connection bound to named sessions (a worker-adoption ticket) says which.
+        ...(caller.sessions !== undefined ? { sessions: caller.sessions } : {}),
         session_create: sources.creationContract(),
         ...(sources.storage ? { storage: sources.storage() } : {}),
         ...(sources.agentCache ? { agent_cache: sources.agentCache() } : {}),
+        ...(sources.gateway ? { gateway: sources.gateway() } : {}),
       };
     },
   });

@@ -136,7 +136,7 @@ export class ViewerConnection {
       });
   }
 
-  private reply(response: JsonRpcResponse): void {
+  private reply(response: JsonRpcResponse | JsonRpcResponse[]): void {
     this.send(JSON.stringify(response));
   }
 

@@ -21,6 +21,11 @@ export const INTERNAL_SUBJECT = 'internal:daemon';
 
 export interface GateConfig {
   readonly allowRemote: boolean;
+  /**
+   * AUTH-6: with allowRemote, the addresses of the authenticating proxy in front of the listener;
+   * when given, no other remote peer may connect. Empty: any peer (the listener serves TLS).
+   */
+  readonly trustedProxies?: readonly string[];
   /** Exact origins (scheme://host[:port]) allowed besides the listener's own. */
   readonly allowedOrigins: readonly string[];
   readonly profile: string;
@@ -84,7 +89,12 @@ function hostnameOf(hostHeader: string): string | null {
  * hostile name that resolves to 127.0.0.1 is same-origin with itself, but its Host is not ours.
  */
 export function checkTransport(facts: RequestFacts, config: GateConfig): HttpRejection | null {
-  if (config.allowRemote) return null;
+  if (config.allowRemote) {
+    const proxies = config.trustedProxies ?? [];
+    if (proxies.length === 0 || isLoopbackAddress(facts.remoteAddress)) return null;
+    const peer = facts.remoteAddress?.replace(/^::ffff:/, '');
+    return peer !== undefined && proxies.includes(peer) ? null : new HttpRejection('remote_denied');
+  }
   if (!isLoopbackAddress(facts.remoteAddress)) return new HttpRejection('remote_denied');
   const hostname = facts.host === undefined ? null : hostnameOf(facts.host);
   const allowedHosts = config.allowedOrigins.map((o) => hostnameOf(new URL(o).host));

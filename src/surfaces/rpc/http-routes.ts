@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { DashboardLogins, LoginThrottle } from '../../domain/auth/logins.js';
+import type { LoginLimiter, LoginOutcome } from '../../domain/auth/login-limiter.js';
+import type { DashboardLogins } from '../../domain/auth/logins.js';
 import { verifyPassword } from '../../domain/auth/password.js';
 import { TicketCapacityError, type TicketBook } from '../../domain/auth/tickets.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -27,7 +28,7 @@ export interface RouteDeps {
   readonly config: GateConfig;
   readonly tickets: TicketBook;
   readonly logins: DashboardLogins;
-  readonly throttle: LoginThrottle;
+  readonly limiter: LoginLimiter;
   /** The owner's scrypt hash, or null when the dashboard login is disabled. */
   readonly passwordHash: string | null;
   readonly staticFiles: StaticHandler | undefined;
@@ -74,6 +75,12 @@ function cookie(value: string, maxAgeSeconds: number): string {
   return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`;
 }
 
+function rateLimited(res: ServerResponse, retryAfterMs: number): void {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  const rejection = new HttpRejection('rate_limited', `too many login attempts: retry in ${seconds} s`);
+  sendJson(res, rejection.status, rejection.body(), { 'retry-after': String(seconds) });
+}
+
 async function login(
   req: IncomingMessage,
   res: ServerResponse,
@@ -83,22 +90,54 @@ async function login(
   const rejected = checkTransport(facts, deps.config) ?? checkOrigin(facts, deps.config, false);
   if (rejected) return reject(res, rejected);
   if (deps.passwordHash === null) return reject(res, new HttpRejection('dashboard_disabled'));
-  if (!deps.throttle.allowed()) return reject(res, new HttpRejection('rate_limited'));
+  // Counted here, before the first await: concurrent guesses cannot all pass one check.
+  const client = facts.remoteAddress ?? 'unknown';
+  const admission = deps.limiter.admit(client);
+  if (!admission.admitted) return rateLimited(res, admission.retryAfterMs);
+  let outcome: LoginOutcome = 'abandoned';
+  try {
+    outcome = await checkPassword(req, res, deps, deps.passwordHash);
+  } finally {
+    deps.limiter.settle(client, outcome);
+  }
+  if (outcome !== 'accepted') return;
+  const token = deps.logins.open();
+  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie(token, Math.floor(deps.logins.ttlMs / 1000)) });
+}
+
+/** Reads the body and verifies the password, answering every outcome but success. */
+async function checkPassword(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: RouteDeps,
+  passwordHash: string,
+): Promise<LoginOutcome> {
   let body: z.infer<typeof LoginBody>;
   try {
     body = LoginBody.parse(JSON.parse(await readBody(req)));
   } catch (error) {
-    if (error instanceof HttpRejection) return reject(res, error);
-    return reject(res, new HttpRejection('bad_request', 'expected a JSON body {"password": "..."}'));
+    reject(
+      res,
+      error instanceof HttpRejection
+        ? error
+        : new HttpRejection('bad_request', 'expected a JSON body {"password": "..."}'),
+    );
+    return 'abandoned';
   }
-  if (!(await verifyPassword(body.password, deps.passwordHash))) {
-    deps.throttle.recordFailure();
-    deps.logger.warn({ route: '/auth/login' }, 'dashboard login refused');
-    return reject(res, new HttpRejection('bad_password'));
+  if (!deps.limiter.beginVerification()) {
+    rateLimited(res, deps.limiter.busyRetryMs);
+    return 'abandoned';
   }
-  deps.throttle.reset();
-  const token = deps.logins.open();
-  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie(token, Math.floor(deps.logins.ttlMs / 1000)) });
+  let matches: boolean;
+  try {
+    matches = await verifyPassword(body.password, passwordHash);
+  } finally {
+    deps.limiter.endVerification();
+  }
+  if (matches) return 'accepted';
+  deps.logger.warn({ route: '/auth/login', peer: req.socket.remoteAddress }, 'dashboard login refused');
+  reject(res, new HttpRejection('bad_password'));
+  return 'refused';
 }
 
 function logout(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): void {

@@ -8,7 +8,8 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { DashboardLogins, LoginThrottle } from '../../domain/auth/logins.js';
+import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
+import { DashboardLogins, type LoginStore } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -50,8 +51,10 @@ export interface RpcServerOptions {
    */
   internalCredential?: string | null;
   allowedOrigins?: readonly string[];
-  /** Accept non-loopback peers and binds. Only behind TLS or an authenticating proxy (AUTH-6). */
+  /** Accept non-loopback peers and binds. Only with `tls` or `trustedProxies` (AUTH-6). */
   allowRemote?: boolean;
+  /** The authenticating proxy's addresses: the only remote peers accepted (AUTH-6). */
+  trustedProxies?: readonly string[];
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
   /** Hook for the dashboard's static files, tried for requests no route owns. */
@@ -60,6 +63,10 @@ export interface RpcServerOptions {
   health?: () => Record<string, unknown>;
   /** Serve HTTPS and WSS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
+  /** Bounds on dashboard password attempts; the defaults suit every deployment we know. */
+  loginLimits?: LoginLimits;
+  /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
+  loginStore?: LoginStore | null;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -75,10 +82,13 @@ export interface RpcServer {
 }
 
 export class RemoteBindRefusedError extends Error {
-  constructor(host: string) {
+  constructor(host: string, allowRemote: boolean) {
     super(
-      `refusing to listen on ${host}: it is not a loopback address. Set allowRemote (listener.allow_remote) ` +
-        'only when the listener sits behind TLS or an authenticating proxy.',
+      allowRemote
+        ? `refusing to listen on ${host} without TLS or an authenticating proxy: give tls ` +
+            '(listener.tls.cert and listener.tls.key) or trustedProxies (listener.trusted_proxy).'
+        : `refusing to listen on ${host}: it is not a loopback address. Set allowRemote (listener.allow_remote) ` +
+            'only when the listener sits behind TLS or an authenticating proxy.',
     );
     this.name = 'RemoteBindRefusedError';
   }
@@ -125,23 +135,27 @@ function rejectUpgrade(socket: Duplex, rejection: HttpRejection): void {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const host = options.host ?? '127.0.0.1';
   const allowRemote = options.allowRemote ?? false;
-  if (!allowRemote && !isLoopbackHost(host)) throw new RemoteBindRefusedError(host);
+  const trustedProxies = options.trustedProxies ?? [];
+  if (!isLoopbackHost(host) && (!allowRemote || (!options.tls && trustedProxies.length === 0))) {
+    throw new RemoteBindRefusedError(host, allowRemote);
+  }
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const config: GateConfig = {
     allowRemote,
+    trustedProxies,
     allowedOrigins: (options.allowedOrigins ?? []).map(normalizeOrigin),
     profile: options.profile ?? 'default',
     legacyToken: options.legacyToken ?? null,
     internalCredential: options.internalCredential ?? null,
   };
-  const logins = new DashboardLogins(now);
+  const logins = new DashboardLogins(now, undefined, options.loginStore ?? null);
   const routeDeps = {
     config,
     tickets: options.tickets,
     logins,
-    throttle: new LoginThrottle(now),
+    limiter: new LoginLimiter(now, options.loginLimits),
     passwordHash: options.dashboard?.passwordHash ?? null,
     staticFiles: options.staticFiles,
     health: options.health,

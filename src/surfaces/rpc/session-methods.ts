@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { createSessionParams } from '../../domain/local/launch-policy.js';
 import type { LocalSessions } from '../../domain/local/service.js';
+import { TITLE_MAX } from '../../domain/local/titles.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import type { RpcContext } from './connection.js';
 
@@ -14,16 +15,39 @@ const generation = z.number().int().min(0);
 
 export const SESSION_METHOD_SCHEMAS = {
   'session.create': createSessionParams,
-  'session.resume': z.strictObject({ session_id: id }),
+  'session.resume': z.strictObject({
+    session_id: id,
+    message_limit: z.number().int().min(1).max(1000).optional(),
+  }),
   'session.detach': z.strictObject({ session_id: id }),
   'session.list': z.strictObject({
     limit: z.number().int().min(1).max(500).default(50),
-    scope: z.enum(['live', 'stored']).default('live'),
+    scope: z.enum(['live', 'stored', 'all']).default('live'),
+    /** Only with scope "all": the next_cursor of the previous page. */
+    cursor: z.string().min(1).max(1000).optional(),
+  }),
+  'session.messages': z.strictObject({
+    session_id: id,
+    before_id: z.number().int().min(1).optional(),
+    limit: z.number().int().min(1).max(1000).default(200),
   }),
   'session.info': z.strictObject({ session_id: id }),
+  'session.title': z.strictObject({
+    session_id: id,
+    title: z
+      .string()
+      .trim()
+      .min(1)
+      .max(TITLE_MAX)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'a title is one line without control characters'),
+  }),
+  'session.history': z.strictObject({ session_id: id, view: z.enum(['full', 'model']).default('full') }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
     limit: z.number().int().min(1).max(500).default(20),
+    /** `plain`: words, every one must appear; `fts`: SQLite FTS5 query syntax (docs/rpc-methods.md). */
+    syntax: z.enum(['plain', 'fts']).default('plain'),
   }),
   'session.events.since': z.strictObject({
     session_id: id,
@@ -42,6 +66,14 @@ export const SESSION_METHOD_SCHEMAS = {
     execution_generation: generation,
   }),
   'session.interrupt': z.strictObject({ session_id: id, execution_generation: generation }),
+  'session.compress': z.strictObject({ session_id: id, execution_generation: generation.optional() }),
+  'session.reset': z.strictObject({ session_id: id, request_id: id }),
+  'session.undo': z.strictObject({
+    session_id: id,
+    request_id: id,
+    turns: z.number().int().min(1).max(1000).default(1),
+  }),
+  'session.retry': z.strictObject({ session_id: id, request_id: id }),
   'approval.respond': z.strictObject({
     session_id: id,
     execution_generation: generation,
@@ -67,7 +99,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.resume', {
       params: s['session.resume'],
       capability: 'session:read',
-      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id),
+      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id, p.message_limit),
     })
     .register('session.detach', {
       params: s['session.detach'],
@@ -77,12 +109,35 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.list', {
       params: s['session.list'],
       capability: 'session:read',
-      handler: (p, c) => sessions.list(c.principal, p),
+      handler: (p, c) =>
+        p.scope === 'all'
+          ? sessions.listAll(c.principal, { limit: p.limit, cursor: p.cursor ?? null })
+          : sessions.list(c.principal, { limit: p.limit, scope: p.scope }),
+    })
+    .register('session.messages', {
+      params: s['session.messages'],
+      capability: 'session:read',
+      handler: (p, c) =>
+        sessions.messages(c.principal, {
+          session_id: p.session_id,
+          before_id: p.before_id ?? null,
+          limit: p.limit,
+        }),
     })
     .register('session.info', {
       params: s['session.info'],
       capability: 'session:read',
       handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.title', {
+      params: s['session.title'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.retitle(c.principal, p.session_id, p.title),
+    })
+    .register('session.history', {
+      params: s['session.history'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.history(c.principal, p.session_id, p.view),
     })
     .register('session.search', {
       params: s['session.search'],
@@ -114,6 +169,26 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.interrupt'],
       capability: 'session:control',
       handler: (p, c) => sessions.inputs.interrupt(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('session.compress', {
+      params: s['session.compress'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.compress(c.principal, p.session_id, p.execution_generation),
+    })
+    .register('session.reset', {
+      params: s['session.reset'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.reset(c.principal, p),
+    })
+    .register('session.undo', {
+      params: s['session.undo'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.undo(c.principal, p),
+    })
+    .register('session.retry', {
+      params: s['session.retry'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.retry(c.principal, p),
     })
     .register('approval.respond', {
       params: s['approval.respond'],

@@ -29,7 +29,7 @@ describe('RUN-1 RUN-2 RUN-4 turns end to end: demo model over HTTP, real tools, 
   });
 
   it('a tool turn runs bash in the cwd, feeds its output to the model, and stores the four messages in order', async () => {
-    const turn = startTurn(rig, 'run: echo hi from $(basename "$PWD")');
+    const turn = startTurn(rig, 'run: basename "$PWD" | sed "s/^/hi from /"');
     const result = await turn.done;
     expect(result.outcome).toBe('completed');
 
@@ -38,7 +38,7 @@ describe('RUN-1 RUN-2 RUN-4 turns end to end: demo model over HTTP, real tools, 
     const call = stored[1]!.tool_calls![0]!;
     expect(call.function).toEqual({
       name: 'terminal',
-      arguments: JSON.stringify({ command: 'echo hi from $(basename "$PWD")' }),
+      arguments: JSON.stringify({ command: 'basename "$PWD" | sed "s/^/hi from /"' }),
     });
     expect(stored[2]).toMatchObject({ tool_call_id: call.id, name: 'terminal' });
     expect(stored[2]!.content).toBe('exit code 0\noutput:\nhi from work\n');

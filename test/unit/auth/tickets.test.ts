@@ -54,18 +54,36 @@ describe('AUTH-2 bootstrap tickets', () => {
     expect(inspect(book, { depth: 10, showHidden: true })).not.toContain(ticket);
   });
 
-  it('refuses to mint past capacity until entries expire, rather than evicting a live ticket', () => {
+  it('refuses to mint past capacity rather than evicting a live ticket; redeemed and expired ones free their slots', () => {
     const time = clock();
     const book = new TicketBook({ now: time.now, capacity: 2 });
     const first = book.mint('interactive', GRANT);
     book.mint('interactive', GRANT);
     expect(() => book.mint('interactive', GRANT)).toThrow(TicketCapacityError);
+    // Redeeming frees the slot at once; the spent ticket is still told apart from a forgery.
     expect(book.redeem(first.ticket, ['interactive']).ok).toBe(true);
-    // A used ticket still occupies its slot (to detect replays) until it expires.
+    const third = book.mint('interactive', GRANT);
+    expect(book.redeem(first.ticket, ['interactive'])).toEqual({ ok: false, reason: 'replayed' });
     expect(() => book.mint('interactive', GRANT)).toThrow(TicketCapacityError);
     time.advance(30_000);
     expect(() => book.mint('interactive', GRANT)).not.toThrow();
     expect(book.size).toBe(1);
+    expect(book.redeem(third.ticket, ['interactive'])).toEqual({ ok: false, reason: 'forged' });
+  });
+
+  it('a thousand fast connections never lock minting out', () => {
+    const book = new TicketBook({ capacity: 8 });
+    for (let i = 0; i < 1000; i++) {
+      const { ticket } = book.mint('interactive', GRANT);
+      expect(book.redeem(ticket, ['interactive']).ok).toBe(true);
+    }
+    expect(book.size).toBe(0);
+  });
+
+  it('AUTH-4 a worker ticket bound to sessions reads, submits and answers those only', () => {
+    const bound = principalForTicket('worker-adoption', { ...GRANT, sessions: ['s-1'] });
+    expect(bound).toMatchObject({ provider: 'worker', sessions: ['s-1'] });
+    expect(bound.capabilities).toEqual(['session:read', 'session:submit', 'session:respond']);
   });
 
   it('AUTH-4 grants operator to interactive and dashboard tickets, never to worker adoption', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { titleFromMessage } from '../../../src/domain/local/titles.js';
 import {
+  approvalKeys,
   parseApprovalAnswer,
   parseClarifyAnswer,
   promptReply,
@@ -18,6 +20,7 @@ import {
   renderEvent,
   renderHistory,
   toolCallLine,
+  userLine,
   type ChatEvent,
   type RenderState,
 } from '../../../src/surfaces/cli/chat/render.js';
@@ -229,8 +232,72 @@ describe('UX-1 rendering of live events', () => {
       { role: 'tool', content: '/tmp/w\n' },
       { role: 'assistant', content: 'It is /tmp/w.' },
     ]);
-    expect(out).toBe('you> run: pwd\n⚙ terminal pwd\n  ↳ /tmp/w\nIt is /tmp/w.\n');
+    expect(out).toBe('> run: pwd\n⚙ terminal pwd\n  ↳ /tmp/w\nIt is /tmp/w.\n');
     expect(toolCallLine('x', 'not json')).toBe('⚙ x not json');
+  });
+
+  it('issue 12 item 19: history shows approvals, denials and interruptions as they were shown live', () => {
+    const call = (command: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ function: { name: 'terminal', arguments: JSON.stringify({ command }) } }],
+    });
+    const out = renderHistory([
+      { role: 'user', content: 'run: rm -rf a' },
+      call('rm -rf a'),
+      {
+        role: 'tool',
+        content: 'exit code 0\n(no output)',
+        tool_outcome: { is_error: false, approval: 'once' },
+      },
+      { role: 'assistant', content: 'done' },
+      { role: 'user', content: 'run: rm -rf b' },
+      call('rm -rf b'),
+      {
+        role: 'tool',
+        content: 'The user denied this command. It was not run.',
+        tool_outcome: { is_error: true, approval: 'denied' },
+      },
+      { role: 'assistant', content: 'not run' },
+      { role: 'user', content: 'run: sleep 60' },
+      call('sleep 60'),
+      {
+        role: 'tool',
+        content: '[interrupted before completion] stopped',
+        tool_outcome: { is_error: true },
+        interrupted: true,
+      },
+      { role: 'user', content: 'think: long' },
+      { role: 'assistant', content: 'half an ans', interrupted: true },
+    ]);
+    expect(out).toBe(
+      [
+        '> run: rm -rf a',
+        '⚙ terminal rm -rf a',
+        '  approved (once)',
+        '  ↳ exit code 0 (no output)',
+        'done',
+        '> run: rm -rf b',
+        '⚙ terminal rm -rf b',
+        '  denied',
+        '  ✗ The user denied this command. It was not run.',
+        'not run',
+        '> run: sleep 60',
+        '⚙ terminal sleep 60',
+        '  ✗ [interrupted before completion] stopped',
+        '(turn interrupted)',
+        '> think: long',
+        'half an ans',
+        '(turn interrupted)',
+        '',
+      ].join('\n'),
+    );
+    // The live rendering of the same answers says the same words.
+    const live = (event: Record<string, unknown>) =>
+      renderEvent(INITIAL_RENDER, { type: 'x', ...event }).text;
+    expect(live({ type: 'approval.settled', outcome: { kind: 'denied' } })).toBe('  denied\n');
+    expect(live({ type: 'turn.complete', outcome: 'interrupted' })).toBe('(turn interrupted)\n');
+    expect(userLine('hi')).toBe('> hi\n');
   });
 
   it('says plainly when the built-in demo model answers', () => {
@@ -244,5 +311,31 @@ describe('UX-1 rendering of live events', () => {
     });
     expect(text).toContain('model: built-in demo model (scripted stand-in, no account needed)');
     expect(text).toContain('session s1');
+  });
+});
+
+describe('issue 12 item 19: a session is titled from its first message', () => {
+  it('takes the first line, collapses whitespace and cuts long lines at a word', () => {
+    expect(titleFromMessage('  hello   there \nmore')).toBe('hello there');
+    expect(titleFromMessage('\n\n  run: ls  ')).toBe('run: ls');
+    expect(titleFromMessage('   \n ')).toBeNull();
+    const long = titleFromMessage(`please ${'refactor the module '.repeat(10)}`)!;
+    expect(long.length).toBeLessThanOrEqual(60);
+    expect(long).toMatch(/^please refactor the module .*[a-z]…$/);
+    expect(titleFromMessage('x'.repeat(100))).toBe(`${'x'.repeat(59)}…`);
+  });
+});
+
+describe('issue 12 item 19: an approval is answered by one key on a terminal', () => {
+  it('offers exactly the single keys of the offered choices', () => {
+    expect(approvalKeys(['once', 'session', 'always', 'deny']).sort()).toEqual([
+      'a',
+      'd',
+      'n',
+      'o',
+      's',
+      'y',
+    ]);
+    expect(approvalKeys(['once', 'deny']).sort()).toEqual(['d', 'n', 'o', 'y']);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   configSecrets,
@@ -27,7 +28,7 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.profiles).toEqual(['default']);
     expect(config.default_profile).toBe('default');
     expect(config.model).toBeUndefined();
-    expect(config.listener).toEqual({ host: '127.0.0.1', port: 0, allow_remote: false });
+    expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false });
     expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
@@ -94,15 +95,40 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     expect(error.message).not.toContain('\n');
   });
 
+  it('a base_url that is not a URL is a config error saying what a URL looks like; a missing one is required', () => {
+    const bad = failure('model: {base_url: notaurl, model: m}');
+    expect(bad.message).toBe(
+      `${FILE}: model.base_url: must be an http(s) URL like https://api.openai.com/v1, got "notaurl" (see docs/configuration.md)`,
+    );
+    const missing = failure('model: {model: m}');
+    expect(missing.message).toContain('model.base_url: required');
+  });
+
   it('broken YAML names the file and the line', () => {
     const error = failure('listener:\n  port: [1\n');
     expect(error.message).toMatch(/config\.yaml line \d+: not valid YAML/);
   });
 
-  it('a remote host is accepted only with allow_remote', () => {
-    expect(parseConfig('listener: {host: 0.0.0.0, allow_remote: true}', FILE).config.listener.host).toBe(
-      '0.0.0.0',
+  it('AUTH-6 a remote host needs allow_remote and then TLS or an authenticating proxy', () => {
+    const bare = failure('listener: {host: 0.0.0.0, allow_remote: true}');
+    expect(bare.message).toContain('listener.allow_remote:');
+    expect(bare.message).toContain('listener.tls.cert and listener.tls.key');
+    expect(bare.message).toContain('listener.trusted_proxy');
+    const tls = parseConfig(
+      'listener: {host: 0.0.0.0, allow_remote: true, tls: {cert: c.pem, key: k.pem}}',
+      FILE,
     );
+    expect(tls.config.listener.host).toBe('0.0.0.0');
+    const proxied = parseConfig(
+      'listener: {host: 0.0.0.0, allow_remote: true, trusted_proxy: 10.0.0.5}',
+      FILE,
+    );
+    expect(proxied.config.listener.trusted_proxy).toEqual(['10.0.0.5']);
+    expect(
+      failure('listener: {host: 0.0.0.0, allow_remote: true, trusted_proxy: proxy.lan}').message,
+    ).toContain('listener.trusted_proxy: must be the IP address of the proxy');
+    // Loopback needs neither: nothing leaves the machine.
+    expect(parseConfig('listener: {allow_remote: true}', FILE).config.listener.allow_remote).toBe(true);
   });
 });
 
@@ -168,5 +194,13 @@ describe('UX-3 configuration: secrets', () => {
     expect(configSecrets(config, { MY_KEY: 'sk-from-env-5678' }).sort()).toEqual(
       ['legacy-token-0123456789', 'sk-from-env-5678', 'sk-inline-secret-1234'].sort(),
     );
+  });
+});
+
+describe('docs/configuration.md examples', () => {
+  const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+  const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  it.each(examples.filter((text) => /^(listener|logging):/m.test(text)))('parses:\n%s', (text) => {
+    expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });

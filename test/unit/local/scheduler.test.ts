@@ -133,3 +133,29 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
     ]);
   });
 });
+
+describe('TurnScheduler.control: the turn slot of reset, undo and retry (LIN-2)', () => {
+  it('is busy while a turn runs or is being claimed, runs between turns, then goes on with the queue', async () => {
+    const { store, epoch } = openStore(['A']);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { scheduler: s, until } = scheduler(store, epoch, async () => {
+      await held;
+      return complete();
+    });
+    expect(s.control('A', () => 'idle')).toEqual({ kind: 'done', value: 'idle' });
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    await Promise.resolve();
+    expect(s.control('A', () => 'claiming')).toEqual({ kind: 'busy' });
+    await until('turn:claimed', 1);
+    expect(s.control('A', () => 'running')).toEqual({ kind: 'busy' });
+    release();
+    await until('queue:idle', 1);
+    await store.admit(admission('A', 'a2'));
+    // Between turns the control runs, and the kick it ends with starts what is queued.
+    expect(s.control('A', () => 'between')).toEqual({ kind: 'done', value: 'between' });
+    await until('queue:idle', 2);
+    expect(store.getAdmission('a2')?.state).toBe('completed');
+  });
+});

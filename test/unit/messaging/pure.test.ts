@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../../src/domain/messaging/commands.js';
 import { isSilentReply, planRecovery } from '../../../src/domain/messaging/recovery.js';
 import { splitMessage } from '../../../src/domain/messaging/split.js';
-import { normalizeTelegramChatId, sourceOfMessage } from '../../../src/surfaces/platforms/telegram/source.js';
+import {
+  normalizeTelegramChatId,
+  sourceOfMessage,
+  textForBot,
+} from '../../../src/surfaces/platforms/telegram/source.js';
 import { PlatformRegistry } from '../../../src/surfaces/platforms/registry.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import type { Message } from 'grammy/types';
@@ -34,9 +38,9 @@ describe('long replies split at the platform limit', () => {
 });
 
 describe('chat commands', () => {
-  it('parses commands, strips @botname, and leaves unknown slashes to the agent', () => {
+  it('parses bare commands and leaves addressed ones and unknown slashes to the agent', () => {
     expect(parseCommand('/new')).toEqual({ name: 'new' });
-    expect(parseCommand('/stop@gatehouse_bot')).toEqual({ name: 'stop' });
+    expect(parseCommand('/stop@gatehouse_bot')).toBeNull();
     expect(parseCommand('/queue  do it later ')).toEqual({ name: 'queue', text: 'do it later' });
     expect(parseCommand('/approve always')).toEqual({ name: 'approve', choice: 'always' });
     expect(parseCommand('/approve maybe')).toMatchObject({ name: 'invalid' });
@@ -49,6 +53,27 @@ describe('chat commands', () => {
     });
     expect(parseCommand('/resume')).toMatchObject({ name: 'invalid' });
     expect(parseCommand('/resume ../etc')).toMatchObject({ name: 'invalid' });
+  });
+});
+
+describe('issue 12 item 10: a Telegram command is one only when bare or addressed to this bot', () => {
+  it('drops its own address, ignores other bots in groups, passes them on as text in a DM', () => {
+    expect(textForBot('/new', 'group', 'gatehouse_bot')).toBe('/new');
+    expect(textForBot('/new@gatehouse_bot', 'group', 'gatehouse_bot')).toBe('/new');
+    expect(textForBot('/queue@Gatehouse_Bot do it later', 'group', 'gatehouse_bot')).toBe(
+      '/queue do it later',
+    );
+    expect(parseCommand(textForBot('/stop@gatehouse_bot', 'thread', 'gatehouse_bot')!)).toEqual({
+      name: 'stop',
+    });
+    for (const chatType of ['group', 'channel', 'thread'] as const) {
+      expect(textForBot('/new@SomeOtherBot', chatType, 'gatehouse_bot')).toBeNull();
+    }
+    expect(textForBot('/new@SomeOtherBot', 'dm', 'gatehouse_bot')).toBe('/new@SomeOtherBot');
+    expect(parseCommand('/new@SomeOtherBot')).toBeNull();
+    // An address anywhere but right after a leading command is ordinary text.
+    expect(textForBot('mail me@example.org', 'group', 'gatehouse_bot')).toBe('mail me@example.org');
+    expect(textForBot('hello /new@SomeOtherBot', 'group', 'gatehouse_bot')).toBe('hello /new@SomeOtherBot');
   });
 });
 
@@ -66,6 +91,16 @@ describe('REC-4, REC-5 recovery decisions', () => {
       cleanShutdown: true,
       markers: [{ session_key: 'k', started_at_epoch: 999_999, replyPersisted: false }],
       streaks: new Map([['k', 2]]),
+    });
+    expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
+  });
+
+  it('a marker whose key moved to another session (reset, switch, prune) is dropped, not resumed', () => {
+    const plan = planRecovery({
+      ...base,
+      cleanShutdown: false,
+      markers: [{ session_key: 'reset', started_at_epoch: 999_990, replyPersisted: false, moved: true }],
+      streaks: new Map([['reset', 2]]),
     });
     expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
   });

@@ -130,6 +130,22 @@ describe('REC-4 messaging crash recovery', () => {
     expect(h.model.requests.length).toBe(requestsBefore + 1);
   });
 
+  it('LIN-2: a turn interrupted by /reset is not resumed into the new conversation', async () => {
+    const sessionId = await conversationThenStop();
+    writeCrashedTurn(sessionId, null);
+    // The /reset committed before the process died; the turn it interrupted never ended.
+    await h.store.resetSession(KEY);
+    const requestsBefore = h.model.requests.length;
+    const done = h.gateway.events.next('recovery:done');
+    await h.start();
+    expect(await done).toMatchObject({ resumed: [], suspended: [] });
+    const entry = (await h.store.listSessions()).entries[0]!;
+    expect(entry).toMatchObject({ resume_pending: false, is_fresh_reset: true });
+    expect(entry.session_id).not.toBe(sessionId);
+    expect(await h.store.loadTranscript(entry.session_id)).toEqual([]);
+    expect(h.model.requests.length).toBe(requestsBefore);
+  });
+
   it('REC-5: a session active across three consecutive restarts is suspended', async () => {
     const sessionId = await conversationThenStop();
     writeCrashedTurn(sessionId, null);

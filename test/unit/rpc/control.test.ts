@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TicketBook } from '../../../src/domain/auth/tickets.js';
-import { ControlRequestError, identify, requestTicket } from '../../../src/surfaces/control/client.js';
+import {
+  ControlRequestError,
+  identify,
+  requestTicket,
+  requestTicketPatiently,
+} from '../../../src/surfaces/control/client.js';
 import {
   ControlSocketError,
   startControlServer,
@@ -34,6 +39,7 @@ async function start(tickets = new TicketBook()): Promise<ControlServer> {
     socketPath: join(home, 'gateway.sock'),
     tickets,
     grant: OWNER,
+    sessionExists: (id) => id.startsWith('s-'),
     identify: () => ({
       state: 'ready',
       url: 'http://127.0.0.1:1234',
@@ -113,6 +119,45 @@ describe('AUTH-2 control socket', () => {
       reason: 'invalid_request',
     });
     expect(tickets.size).toBe(0);
+  });
+
+  it('AUTH-4 binds a worker-adoption ticket to named, existing sessions only', async () => {
+    const tickets = new TicketBook();
+    harness = await startHarness({ tickets });
+    const server = await start(tickets);
+    const bound = await requestTicket(server.socketPath, 'worker-adoption', ['s-1', 's-1', 's-2']);
+    expect(bound.sessions).toEqual(['s-1', 's-2']);
+    const client = await connect(harness.wsUrl, ticketProtocols(bound.ticket));
+    const view = (await client.call('runtime.describe', {})).result as { sessions: string[] };
+    expect(view.sessions).toEqual(['s-1', 's-2']);
+    client.close();
+    await expect(requestTicket(server.socketPath, 'worker-adoption', ['s-1', 'x-9'])).rejects.toMatchObject({
+      reason: 'unknown_session',
+      message: 'no session x-9 in profile default: list them with "gatehouse sessions"',
+    });
+    await expect(requestTicket(server.socketPath, 'interactive', ['s-1'])).rejects.toMatchObject({
+      reason: 'invalid_request',
+    });
+    expect(tickets.size).toBe(0);
+  });
+
+  it('a patient request waits out a full ticket book instead of giving up', async () => {
+    const tickets = new TicketBook({ capacity: 1 });
+    const server = await start(tickets);
+    const held = await requestTicket(server.socketPath, 'interactive');
+    await expect(requestTicket(server.socketPath, 'interactive')).rejects.toMatchObject({
+      reason: 'ticket_capacity',
+    });
+    const waits: number[] = [];
+    const patient = requestTicketPatiently(server.socketPath, 'interactive', {
+      onWait: (_message, attempt) => {
+        waits.push(attempt);
+        // The held ticket is redeemed while the request waits: its slot frees at once.
+        if (attempt === 1) tickets.redeem(held.ticket, ['interactive']);
+      },
+    });
+    expect((await patient).ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(waits).toEqual([0, 1]);
   });
 
   it('reports an unreachable socket as a typed error', async () => {

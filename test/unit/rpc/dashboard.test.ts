@@ -56,10 +56,11 @@ describe('AUTH-3 dashboard login', () => {
 
   it('throttles repeated failures', async () => {
     harness = await startHarness({ dashboard: { passwordHash } });
-    const statuses: number[] = [];
+    const replies = [];
     for (let i = 0; i < 6; i++)
-      statuses.push((await httpPost(harness.server.url, '/auth/login', { password: `no${i}` })).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+      replies.push(await httpPost(harness.server.url, '/auth/login', { password: `no${i}` }));
+    expect(replies.map((reply) => reply.status)).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(replies[5]!.headers['retry-after']).toBe('1');
   });
 
   it('the cookie opens a WebSocket as an operator', async () => {

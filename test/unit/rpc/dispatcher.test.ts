@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  makePrincipal,
-  OPERATOR_CAPABILITIES,
-  WORKER_CAPABILITIES,
-} from '../../../src/domain/auth/principal.js';
 import { Dispatcher, type CallerContext } from '../../../src/protocol/dispatcher.js';
 import { notFound } from '../../../src/protocol/errors.js';
-import { recordingLogger } from './harness.js';
+import { OPERATOR_CALLER, recordingLogger, WORKER_CALLER } from './harness.js';
 
-const operator: CallerContext = {
-  principal: makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES),
-};
-const worker: CallerContext = {
-  principal: makePrincipal('worker:1', 'worker', 'default', WORKER_CAPABILITIES),
-};
+const operator = OPERATOR_CALLER;
+const worker = WORKER_CALLER;
 
 function setup() {
   const logger = recordingLogger();

@@ -3,7 +3,12 @@ import { request } from 'node:http';
 import { z } from 'zod';
 import WebSocket, { type ClientOptions } from 'ws';
 import { TicketBook, type TicketBookOptions } from '../../../src/domain/auth/tickets.js';
-import { Dispatcher } from '../../../src/protocol/dispatcher.js';
+import {
+  makePrincipal,
+  OPERATOR_CAPABILITIES,
+  WORKER_CAPABILITIES,
+} from '../../../src/domain/auth/principal.js';
+import { Dispatcher, type CallerContext } from '../../../src/protocol/dispatcher.js';
 import type { Logger } from '../../../src/protocol/logger.js';
 import { registerBuiltinMethods } from '../../../src/surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../../src/surfaces/rpc/connection.js';
@@ -24,6 +29,14 @@ export function recordingLogger(): RecordingLogger {
 }
 
 export const OWNER = { subject: 'native:owner', profile: 'default' };
+
+/** Caller contexts for dispatcher tests: the owner (operator capabilities) and a worker. */
+export const OPERATOR_CALLER: CallerContext = {
+  principal: makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES),
+};
+export const WORKER_CALLER: CallerContext = {
+  principal: makePrincipal('worker:1', 'worker', 'default', WORKER_CAPABILITIES),
+};
 
 export function testDispatcher(logger: Logger, recorded: number[] = []): Dispatcher<RpcContext> {
   const dispatcher = new Dispatcher<RpcContext>(logger);

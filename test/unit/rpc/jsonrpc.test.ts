@@ -24,12 +24,18 @@ describe('LOC transport: one JSON-RPC 2.0 object per text frame', () => {
     expect(invalid('{not json')).toEqual({ id: null, code: -32700, reason: 'parse_error' });
   });
 
-  it('refuses batches as invalid_request', () => {
-    expect(invalid('[{"jsonrpc":"2.0","id":1,"method":"ping"}]')).toEqual({
-      id: null,
-      code: -32600,
-      reason: 'invalid_request',
+  it('reads an array as a batch of messages, each classified alone', () => {
+    expect(parseFrame('[{"jsonrpc":"2.0","id":1,"method":"ping"}, 1]')).toMatchObject({
+      kind: 'batch',
+      messages: [
+        { kind: 'request', request: { id: 1, method: 'ping' } },
+        { kind: 'invalid', id: null },
+      ],
     });
+  });
+
+  it('refuses an empty batch as invalid_request', () => {
+    expect(invalid('[]')).toEqual({ id: null, code: -32600, reason: 'invalid_request' });
   });
 
   it('refuses a frame without a method, keeping its id for the reply', () => {

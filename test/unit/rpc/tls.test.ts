@@ -1,40 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { selfSigned } from '../../shared/self-signed.js';
 import { connect, OWNER, startHarness, ticketProtocols } from './harness.js';
-
-/** A throwaway self-signed certificate for localhost, made with the machine's openssl. */
-function selfSigned(): { cert: Buffer; key: Buffer } {
-  const dir = mkdtempSync(join(tmpdir(), 'gh-tls-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
-}
 
 describe('AUTH-6 TLS listener', () => {
   it('serves HTTPS and WSS with the configured certificate, and ticket auth works over it', async () => {
-    const tls = selfSigned();
+    const { cert, key } = selfSigned();
+    const tls = { cert, key };
     const h = await startHarness({ tls });
     try {
       expect(h.server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

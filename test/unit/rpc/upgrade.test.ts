@@ -72,6 +72,10 @@ describe('AUTH-2 native ticket at the WebSocket upgrade', () => {
     const { ticket } = harness.tickets.mint('interactive', OWNER);
     const noProtocol = await rejectedUpgrade(harness.wsUrl, [`gatehouse-ticket.${ticket}`]);
     expect(noProtocol).toMatchObject({ status: 400, body: { error: { reason: 'protocol_required' } } });
+    // Refused before the ticket was looked at, so it is not spent: the corrected request works.
+    const client = await connect(harness.wsUrl, ticketProtocols(ticket));
+    expect(client.ws.protocol).toBe('gatehouse.v1');
+    client.close();
   });
 
   it('AUTH-4 a worker-adoption ticket connects without operator or create capability', async () => {

@@ -308,7 +308,7 @@ describe('RUN-1 turn runner: interrupts', () => {
       .join('');
     expect(t.sink.messages).toEqual([
       { role: 'user', content: 'a b c d e f g h i j k l m n o p', admission_id: 'adm-1' },
-      { role: 'assistant', content: shown, admission_id: 'adm-1' },
+      { role: 'assistant', content: shown, admission_id: 'adm-1', interrupted: true },
     ]);
     expect(shown.length).toBeLessThan(`${DEMO_LABEL}: you said: a b c d e f g h i j k l m n o p`.length);
   });
@@ -430,7 +430,7 @@ describe('RUN-1 turn runner: a caller that commits the end of the turn itself', 
     expect((await t.done).outcome).toBe('interrupted');
     expect(committed).toHaveLength(1);
     expect(committed[0]).toEqual([
-      { role: 'assistant', content: expect.any(String) as string, admission_id: 'adm-1' },
+      { role: 'assistant', content: expect.any(String) as string, admission_id: 'adm-1', interrupted: true },
     ]);
   });
 });

@@ -9,6 +9,7 @@ import { insertSession } from '../../../src/storage/sqlite/ops/sessions.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { appendInTransaction } from '../../../src/storage/sqlite/transcript-actions.js';
 import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
+import { InvalidParamsError } from '../../../src/domain/errors.js';
 import { source } from '../../shared/session-store.suite.js';
 
 let dir: string;
@@ -81,6 +82,19 @@ describe('STO-4 full-text search is a derived index', () => {
     await store.close();
     store = SqliteSessionStore.open(path.join(dir, 'state.db'));
     await expectEveryMessageFound();
+  });
+});
+
+describe('issue 12 item 9: search errors are classified by SQLite error code, not message text', () => {
+  it('a refused FTS5 query is invalid_params naming the fix; a corrupt index is not blamed on the query', async () => {
+    const refused = await store.searchMessages('common AND', { syntax: 'fts' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidParamsError);
+    expect((refused as Error).message).toMatch(/not valid FTS5 syntax.*leave out syntax: "fts"/);
+    await store.searchMessages('common'); // the index has caught up: the next search reads it as is
+    tamper(`UPDATE messages_fts_data SET block = randomblob(64)`);
+    const corrupt = await store.searchMessages('common', { syntax: 'fts' }).catch((e: unknown) => e);
+    expect(corrupt).not.toBeInstanceOf(InvalidParamsError);
+    expect(corrupt).toMatchObject({ code: 'SQLITE_CORRUPT_VTAB' });
   });
 });
 

@@ -116,9 +116,115 @@ const SAFE: string[] = [
   `echo scratch > ${os.tmpdir()}/scratch.txt`,
   'echo scratch > /tmp/gatehouse-scratch',
   'echo hi > $OUTFILE',
-  'python3 -c "print(1)"',
   'cd sub && echo x > y',
 ];
+
+/**
+ * Issue 12 item 3: commands whose effect cannot be known before they run. [command, rule]. Each
+ * one ran without asking before opaque.ts existed.
+ */
+const OPAQUE: [string, string][] = [
+  ['$(echo rm) -rf victim', 'dynamic-command'],
+  ['`echo rm` -rf victim', 'dynamic-command'],
+  ['$CMD -rf x', 'dynamic-command'],
+  ['`echo rm` x', 'dynamic-command'],
+  // The examples of docs/approvals.md, exactly as written there.
+  [`awk 'BEGIN{system("rm x")}'`, 'interpreter-code'],
+  ['find . -exec sh {} \\;', 'shell-from-program'],
+  ['base64 -d | bash', 'pipe-to-shell'],
+  ['xxd -r -p x | sh', 'pipe-to-shell'],
+  ['bash < x', 'pipe-to-shell'],
+  ['${CMD} -rf x', 'dynamic-command'],
+  ['"$CMD" x', 'dynamic-command'],
+  ['echo "$(date)"', 'substitution'],
+  ['ls $(pwd)', 'substitution'],
+  ['echo `whoami`', 'substitution'],
+  ['diff <(ls a) <(ls b)', 'substitution'],
+  ['tee >(cat) < in.txt', 'substitution'],
+  ['eval "$(printf rm) -rf x"', 'eval'],
+  ['eval ls', 'eval'],
+  ['command eval ls', 'eval'],
+  ['exec ls', 'exec'],
+  ['sh -c ls', 'shell-string'],
+  ['bash -c "ls"', 'shell-string'],
+  ['bash -lc "ls"', 'shell-string'],
+  ['zsh -c ls', 'shell-string'],
+  ['dash -ec ls', 'shell-string'],
+  ['/bin/sh -c "x=rm; $x -rf y"', 'shell-string'],
+  ['python -c "import shutil; shutil.rmtree(\'x\')"', 'interpreter-code'],
+  ['python3 -c "print(1)"', 'interpreter-code'],
+  ['python3 -Bc "print(1)"', 'interpreter-code'],
+  ['python3.12 -c "print(1)"', 'interpreter-code'],
+  ["node -e \"require('fs').rmSync('x', {recursive: true})\"", 'interpreter-code'],
+  ['node --eval "1"', 'interpreter-code'],
+  ['node -p "1"', 'interpreter-code'],
+  ['perl -e "unlink glob q(*)"', 'interpreter-code'],
+  ['perl -ne "print" file', 'interpreter-code'],
+  ['ruby -e "puts 1"', 'interpreter-code'],
+  ['php -r "echo 1;"', 'interpreter-code'],
+  ['deno eval "1"', 'interpreter-code'],
+  [`awk 'BEGIN { system("rm -rf x") }'`, 'interpreter-code'],
+  ['awk \'{ print | "sh" }\' cmds.txt', 'interpreter-code'],
+  ['source ./env.sh', 'source-file'],
+  ['. ./env.sh', 'source-file'],
+  ['echo "rm -rf x" | sh', 'pipe-to-shell'],
+  ['cat script | bash', 'pipe-to-shell'],
+  ['printf "import os" | python3', 'pipe-to-shell'],
+  ['cat x.py | python3 -', 'pipe-to-shell'],
+  ['echo cm0gLXJmIHgK | base64 -d | sh', 'pipe-to-shell'],
+  ['xxd -r -p payload.hex | bash', 'pipe-to-shell'],
+  ['cat code | node', 'pipe-to-shell'],
+  ['bash < script.txt', 'pipe-to-shell'],
+  ['bash <<< "ls"', 'pipe-to-shell'],
+  ['echo x | bash -s -- --yes', 'pipe-to-shell'],
+  ['ls | xargs sh', 'shell-from-program'],
+  ['ls | xargs -I{} bash {}', 'shell-from-program'],
+  ['find . -name "*.sh" -exec sh {} \\;', 'shell-from-program'],
+];
+
+/** Ordinary commands that must still run without asking, next to the bypasses above. */
+const ORDINARY: string[] = [
+  'ls',
+  'echo hi > $OUT',
+  "awk '{print $1}'",
+  'git status',
+  'git log --oneline -5',
+  'echo $HOME',
+  'echo "$USER is here"',
+  'echo $((1 + 2))',
+  'cat README.md | grep -n gatehouse',
+  'python3 script.py',
+  'python3 -m pytest',
+  'node dist/main.js',
+  'bash ./build.sh',
+  'sh configure',
+  "awk '{ print $1 }' data.txt",
+  "awk -F '|' '{ print $2 }' table.txt",
+  'cat data | python3 tool.py',
+  'ls | xargs wc -l',
+  'find . -name "*.ts" -exec wc -l {} +',
+  'printf "%s" x | base64 -d > out.bin',
+  'npm test',
+  'FOO=1 make',
+];
+
+describe('issue 12 item 3: effects that cannot be known before they run', () => {
+  it.each(OPAQUE)('asks before %s (%s)', (command, rule) => {
+    expect(classifyCommand(command, { cwd })).toMatchObject({ dangerous: true, rule, memory: 'command' });
+  });
+
+  it.each(ORDINARY)('still lets %s run without asking', (command) => {
+    expect(classifyCommand(command, { cwd })).toEqual({ dangerous: false });
+  });
+
+  it('a known danger inside opaque code keeps its own reason and is remembered by kind', () => {
+    expect(classifyCommand('bash -c "rm -rf x"', { cwd })).toMatchObject({
+      rule: 'recursive-delete',
+      memory: 'pattern',
+    });
+    expect(classifyCommand('echo $(sudo id)', { cwd })).toMatchObject({ rule: 'privilege-escalation' });
+  });
+});
 
 describe('RUN-3 danger detector', () => {
   it.each(DANGEROUS)('flags %s (%s)', (command, rule) => {

@@ -73,7 +73,10 @@ describe('RUN-2 terminal tool', () => {
     controller.abort();
     const result = await running;
     expect(result.isError).toBe(true);
-    expect(result.content).toContain('interrupted');
+    // Issue 12 item 19: one clear sentence, not "… did not finish. interrupted; … (no output)".
+    expect(result.content).toBe(
+      '[interrupted before completion] The user interrupted the turn; the command was stopped, with everything it started, before it printed anything.',
+    );
     for (const pid of readPids(path.join(cwd, 'pids'))) expect(isAlive(pid)).toBe(false);
   });
 

@@ -14,6 +14,8 @@ const EXTRA_FIELDS = [
   'reasoning',
   'admission_id',
   'sender_name',
+  'tool_outcome',
+  'interrupted',
 ] as const satisfies readonly (keyof TranscriptMessage)[];
 
 interface MessageRow {
@@ -76,6 +78,25 @@ export function loadVisibleMessages(db: Db, sessionId: string): StoredMessage[] 
   return rows.map(messageFromRow);
 }
 
+/**
+ * One page of the visible transcript: the newest `limit` messages older than `beforeId` (all when
+ * null), oldest first. Walks messages_by_session backwards, so the cost follows the page, not the
+ * transcript.
+ */
+export function loadVisiblePage(
+  db: Db,
+  sessionId: string,
+  beforeId: number | null,
+  limit: number,
+): StoredMessage[] {
+  const rows = statement(
+    db,
+    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND removed_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?`,
+  ).all(sessionId, beforeId ?? Number.MAX_SAFE_INTEGER, limit) as MessageRow[];
+  return rows.reverse().map(messageFromRow);
+}
+
 /** Soft-deletes every visible message of the session (rewrite); returns how many. */
 export function removeVisibleMessages(db: Db, sessionId: string, removedBy: string, at: string): number {
   return statement(
@@ -106,15 +127,39 @@ export function insertRewindAudit(
     turnsUndone: number;
     firstMessageId: number;
     targetText: string | null;
+    /** The request that asked for it (session.undo, session.retry), so a repeat finds it. */
+    requestKey?: string | null;
   },
 ): number {
   const info = statement(
     db,
     `INSERT INTO rewinds (session_id, rewound_at, turns_requested, turns_undone, rewound_count,
-                          first_message_id, target_text)
-     VALUES (?, ?, ?, ?, 0, ?, ?)`,
-  ).run(row.sessionId, row.at, row.turnsRequested, row.turnsUndone, row.firstMessageId, row.targetText);
+                          first_message_id, target_text, request_key)
+     VALUES (?, ?, ?, ?, 0, ?, ?, ?)`,
+  ).run(
+    row.sessionId,
+    row.at,
+    row.turnsRequested,
+    row.turnsUndone,
+    row.firstMessageId,
+    row.targetText,
+    row.requestKey ?? null,
+  );
   return Number(info.lastInsertRowid);
+}
+
+/** The rewind a request already made, or null. */
+export function findRewindByRequest(
+  db: Db,
+  requestKey: string,
+): { session_id: string; rewound_count: number; turns_undone: number; target_text: string | null } | null {
+  const row = statement(
+    db,
+    'SELECT session_id, rewound_count, turns_undone, target_text FROM rewinds WHERE request_key = ?',
+  ).get(requestKey) as
+    | { session_id: string; rewound_count: number; turns_undone: number; target_text: string | null }
+    | undefined;
+  return row ?? null;
 }
 
 /** Soft-deletes the visible messages from `fromId` on, tagged with the rewind; records the count. */

@@ -20,6 +20,15 @@ export function readRoutedSessionId(db: Db, sessionKey: string): string | null {
   return row?.session_id ?? null;
 }
 
+/** Marks activity on a route (a settled local turn): the session list sorts by updated_at. */
+export function touchRoute(db: Db, sessionKey: string, at: string): void {
+  statement(db, 'UPDATE routes SET updated_at = ? WHERE session_key = ? AND updated_at < ?').run(
+    at,
+    sessionKey,
+    at,
+  );
+}
+
 /** Adds a turn's usage to a route's counters in place; false when the key has no route. */
 export function addRouteUsage(db: Db, sessionKey: string, usage: UsageUpdate): boolean {
   const info = statement(

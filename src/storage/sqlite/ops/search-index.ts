@@ -8,12 +8,13 @@
  * instead catches up — every message above `indexed_through`, in one statement — shortly after
  * writes, and always before a search, so a search never misses a stored message.
  */
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { InvalidParamsError } from '../../../domain/errors.js';
 import type { SearchHit } from '../../session-store.js';
 import { savepoint, statement } from '../statements.js';
 
 type Db = Database.Database;
+const { SqliteError } = Database;
 
 interface IndexState {
   stale: number;
@@ -70,27 +71,50 @@ export function rebuildIndex(db: Db): void {
   `);
 }
 
-/** Newest visible matches first. FTS5 walks rowids in descending order and stops at the limit. */
+/**
+ * Plain text as an FTS5 query: every whitespace-separated term becomes an FTS5 string (quotes
+ * doubled), so `rm -rf`, `what colour?`, `/tmp/x` and `README.md` mean the words in them, and the
+ * terms are ANDed. A term with no letter or digit (`*`, `--`) holds no token and is dropped; null
+ * when nothing is left to look for.
+ */
+export function plainTextQuery(text: string): string | null {
+  const terms = text
+    .split(/\s+/)
+    .filter((term) => /[\p{L}\p{N}\p{Co}]/u.test(term))
+    .map((term) => `"${term.replace(/"/g, '""')}"`);
+  return terms.length === 0 ? null : terms.join(' ');
+}
+
+/**
+ * Newest visible matches first. FTS5 walks rowids in descending order and stops at the limit.
+ * `syntax: 'plain'` reads the query as words (plainTextQuery); `'fts'` passes FTS5 query syntax
+ * through, and a query SQLite refuses is the caller's mistake: invalid_params with SQLite's reason.
+ */
 export function searchIndex(
   db: Db,
   query: string,
-  options: { sessionId: string | null; limit: number },
+  options: { sessionId: string | null; limit: number; syntax: 'plain' | 'fts' },
 ): SearchHit[] {
+  const match = options.syntax === 'fts' ? query : plainTextQuery(query);
+  if (match === null) return [];
   const sql = `SELECT m.id AS message_id, m.session_id, m.role,
                       snippet(messages_fts, 0, '[', ']', '…', 16) AS snippet, m.created_at AS timestamp
                  FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                 WHERE messages_fts MATCH @query AND m.removed_at IS NULL
                   ${options.sessionId === null ? '' : 'AND m.session_id = @session_id'}
                 ORDER BY messages_fts.rowid DESC LIMIT @limit`;
-  const params: Record<string, string | number> = { query, limit: options.limit };
+  const params: Record<string, string | number> = { query: match, limit: options.limit };
   if (options.sessionId !== null) params.session_id = options.sessionId;
+  // Prepared outside the try: the statement itself is ours, so a failure to prepare is not the query's.
+  const prepared = statement(db, sql);
   try {
-    return statement(db, sql).all(params) as SearchHit[];
+    return prepared.all(params) as SearchHit[];
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/fts5: syntax error|unterminated string|no such column/i.test(message)) {
+    // The statement is fixed and valid, so a plain SQLITE_ERROR while running it comes from the
+    // MATCH text (FTS5 reports its syntax errors so). Corruption, I/O and locking have codes of their own.
+    if (options.syntax === 'fts' && error instanceof SqliteError && error.code === 'SQLITE_ERROR') {
       throw new InvalidParamsError(
-        `search query ${JSON.stringify(query)} is not valid FTS5 syntax: ${message}`,
+        `search query ${JSON.stringify(query)} is not valid FTS5 syntax (${error.message}); leave out syntax: "fts" to search for plain words`,
       );
     }
     throw error;

@@ -7,17 +7,28 @@ type Db = Database.Database;
 
 export function insertSession(
   db: Db,
-  row: { sessionId: string; sessionKey: string; origin: SessionSourceFields | null; createdAt: string },
+  row: {
+    sessionId: string;
+    sessionKey: string;
+    origin: SessionSourceFields | null;
+    createdAt: string;
+    /** The transcript this one continues (LIN-1..3), and how. */
+    parent?: { sessionId: string; kind: 'compression' | 'reset' };
+  },
 ): void {
+  const origin = row.origin === null ? null : JSON.stringify(row.origin);
+  if (row.parent === undefined) {
+    statement(
+      db,
+      'INSERT INTO sessions (session_id, session_key, origin_json, created_at) VALUES (?, ?, ?, ?)',
+    ).run(row.sessionId, row.sessionKey, origin, row.createdAt);
+    return;
+  }
   statement(
     db,
-    'INSERT INTO sessions (session_id, session_key, origin_json, created_at) VALUES (?, ?, ?, ?)',
-  ).run(
-    row.sessionId,
-    row.sessionKey,
-    row.origin === null ? null : JSON.stringify(row.origin),
-    row.createdAt,
-  );
+    `INSERT INTO sessions (session_id, session_key, origin_json, created_at, parent_session_id, lineage_kind)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(row.sessionId, row.sessionKey, origin, row.createdAt, row.parent.sessionId, row.parent.kind);
 }
 
 /** Closes an open session; a session already closed keeps its first closure. */
@@ -63,4 +74,32 @@ export function sessionHasMessages(db: Db, sessionId: string): boolean {
       sessionId,
     ) !== undefined
   );
+}
+
+/** What recovery reads of one physical session to check a lineage step (LIN-3). */
+export interface LineageRow {
+  session_id: string;
+  session_key: string;
+  created_at: string;
+  closed_at: string | null;
+  closed_reason: string | null;
+  parent_session_id: string | null;
+  lineage_kind: string | null;
+  /** Every session that names this one as its parent. */
+  children: string[];
+}
+
+export function readLineageRow(db: Db, sessionId: string): LineageRow | null {
+  const row = statement(
+    db,
+    `SELECT session_id, session_key, created_at, closed_at, closed_reason, parent_session_id, lineage_kind
+       FROM sessions WHERE session_id = ?`,
+  ).get(sessionId) as Omit<LineageRow, 'children'> | undefined;
+  if (row === undefined) return null;
+  const children = (
+    statement(db, 'SELECT session_id FROM sessions WHERE parent_session_id = ? ORDER BY session_id').all(
+      sessionId,
+    ) as { session_id: string }[]
+  ).map((c) => c.session_id);
+  return { ...row, children };
 }

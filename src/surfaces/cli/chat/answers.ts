@@ -29,6 +29,13 @@ export function parseApprovalAnswer(line: string, offered: readonly string[]): A
   return choice !== undefined && offered.includes(choice) ? choice : null;
 }
 
+/** The single keys that answer an approval offering `offered` (a terminal takes them without Enter). */
+export function approvalKeys(offered: readonly string[]): string[] {
+  return Object.entries(APPROVAL_KEYS)
+    .filter(([key, choice]) => key.length === 1 && offered.includes(choice))
+    .map(([key]) => key);
+}
+
 /**
  * A clarify answer: a choice's number picks that choice, anything else is the answer in the
  * user's own words, and an empty line skips the question (the broker treats '' as skipped).

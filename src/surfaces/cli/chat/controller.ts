@@ -1,7 +1,8 @@
 /**
  * The chat on one session: its lifecycle and its link to the gateway. It is `connecting` until the
- * session is attached and caught up, `ready` while lines and live events flow, and `closing` once
- * it detaches or fails. The parts it wires together:
+ * session is attached and caught up, `ready` while lines and live events flow, `stopped` after the
+ * gateway was stopped on purpose (it waits: see gatewayStopped), and `closing` once it detaches or
+ * fails. The parts it wires together:
  *
  * - session-view.ts: what the chat knows of the session and has shown; every event goes through it.
  * - catch-up.ts: live events in seq order, and the replay or snapshot that fills a gap.
@@ -13,8 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DEMO_MODEL_DESCRIPTION } from '../../../daemon/config.js';
+import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { ConnectionClosedError, type Notification } from '../../client/rpc-client.js';
+import { approvalKeys } from './answers.js';
 import { CatchUp } from './catch-up.js';
 import { ChatInput } from './input.js';
 import { openLink, reopenLink, type Link } from './link.js';
@@ -29,11 +32,24 @@ export interface ChatOptions extends ChatTerminal {
   reconnectGiveUpMs?: number;
 }
 
-type Phase = 'connecting' | 'ready' | 'closing';
+type Phase = 'connecting' | 'ready' | 'stopped' | 'closing';
+
+/** WebSocket "going away": the daemon closes viewers with it when it shuts down on purpose. */
+const CLOSE_GOING_AWAY = 1001;
+/** How often a chat waiting after a deliberate stop looks for a gateway that came back. */
+const COME_BACK_POLL_MS = 250;
 
 export class ChatController {
   private link: Link | null = null;
   private phase: Phase = 'connecting';
+  /** The daemon said it is stopping on purpose (`gateway.stopping`): its close is not a crash. */
+  private stopping = false;
+  /** While `stopped`: the daemon that stopped (a gateway running again is another one). */
+  private stoppedInstance: string | null = null;
+  /** The chat's own command under way (`/title`): the chat detaches only after it. */
+  private commanding: Promise<void> = Promise.resolve();
+  /** Waiting for the chat to be attached (or to end): see attached(). */
+  private waitingReady: (() => void)[] = [];
   private readonly view: SessionView;
   private readonly catchUp: CatchUp;
   private readonly lines: ChatInput;
@@ -95,11 +111,47 @@ export class ChatController {
   }
 
   input(line: string): void {
+    if (this.phase === 'stopped') {
+      // Any line asks for the gateway back (an empty one or /reconnect only that); a message is
+      // kept and sent once the chat is attached again.
+      if (line.trim() !== '' && line.trim() !== '/reconnect') this.lines.push(line);
+      void this.reconnect('(starting the gateway again…)', true);
+      return;
+    }
+    const title = /^\/title(?:\s+([\s\S]*))?$/.exec(line.trim());
+    if (title) {
+      // In order with other commands, once attached (piped lines arrive before the chat is).
+      this.commanding = this.commanding
+        .then(() => this.attached())
+        .then(() => this.retitle(title[1]?.trim() ?? ''));
+      return;
+    }
+    if (line.trim() === '/reconnect') {
+      this.view.writeLine(this.options.style.dim('(connected to the gateway; nothing to reconnect)'));
+      if (this.phase === 'ready') this.options.idle();
+      return;
+    }
     this.lines.push(line);
+  }
+
+  /**
+   * The keys that answer the open approval at once (a terminal in raw mode), or null when no
+   * approval is open: then keys are typed as usual.
+   */
+  singleKeys(): string[] | null {
+    const open = this.view.openPrompt;
+    if (this.phase !== 'ready' || open?.type !== 'approval.request') return null;
+    return approvalKeys((open['choices'] as string[] | undefined) ?? ['once', 'deny']);
+  }
+
+  /** An approval or clarify question is open: what is typed answers it (no prompt in front). */
+  asking(): boolean {
+    return this.view.openPrompt !== null;
   }
 
   endOfInput(): void {
     this.lines.end();
+    if (this.phase === 'stopped') void this.finish(); // piped input: nobody is left to ask for it back
   }
 
   /** Ctrl-C: interrupt the running turn; when idle, the second press leaves. */
@@ -108,13 +160,31 @@ export class ChatController {
     this.lines.interrupt();
   }
 
+  /** `/title <text>`: names the session (session.title); `gatehouse sessions` shows it. */
+  private async retitle(title: string): Promise<void> {
+    const say = (text: string) => this.view.writeLine(this.options.style.dim(text));
+    if (title === '') say('Usage: /title <text> (names this session; gatehouse sessions shows it)');
+    else if (this.phase !== 'ready') say('(not connected to the gateway; try /title again once it is back)');
+    else {
+      try {
+        await this.call('session.title', { session_id: this.view.sessionId, title });
+        say(`(this session is now titled: ${title})`);
+      } catch (error) {
+        this.options.warn(`gatehouse: could not set the title: ${(error as Error).message}`);
+      }
+    }
+    if (this.phase === 'ready' && !this.view.inflight && !this.view.openPrompt) this.options.idle();
+  }
+
   // ---- the connection ------------------------------------------------------------------------------
 
   private attach(link: Link): void {
     this.link = link;
     link.client.onNotification((n) => this.receive(link, n));
-    link.client.onClose(() => {
-      if (this.link === link && this.phase !== 'closing') void this.reconnect();
+    link.client.onClose((code) => {
+      if (this.link !== link || this.phase === 'closing') return;
+      if (this.stopping || code === CLOSE_GOING_AWAY) this.gatewayStopped(link.info.instance_id);
+      else void this.reconnect('(lost the gateway; reconnecting…)', true);
     });
   }
 
@@ -123,15 +193,45 @@ export class ChatController {
     return this.link.client.call<T>(method, params);
   }
 
-  private async reconnect(): Promise<void> {
+  /**
+   * The gateway was stopped on purpose (`gatehouse stop`): the chat says so and waits instead of
+   * starting it again. It reconnects once a gateway runs in the home again (another daemon than
+   * the one that stopped), or when the user asks (a line, `/reconnect`); Ctrl-D still detaches.
+   * A crash (any other close) still reconnects at once, starting the daemon again if need be.
+   */
+  private gatewayStopped(instanceId: string | null): void {
+    this.phase = 'stopped';
+    this.link = null;
+    this.stopping = false;
+    this.stoppedInstance = instanceId;
+    this.view.writeLine(
+      this.options.style.dim(
+        '(the gateway was stopped. This chat waits and reconnects when it runs again; ' +
+          'press Enter or type /reconnect to start it now, Ctrl-D to detach.)',
+      ),
+    );
+    if (this.lines.ended) return void this.finish();
+    this.options.idle();
+    const timer = setInterval(() => {
+      if (this.phase !== 'stopped') return clearInterval(timer);
+      const state = gatewayState(this.options.layout);
+      if (state.status !== 'running' || state.info.instance_id === this.stoppedInstance) return;
+      clearInterval(timer);
+      void this.reconnect('(the gateway is running again; reconnecting…)', false);
+    }, COME_BACK_POLL_MS);
+  }
+
+  /** `start`: whether the chat may start a daemon itself (false: only join one that runs). */
+  private async reconnect(first: string, start: boolean): Promise<void> {
     this.phase = 'connecting';
     this.link = null;
-    this.view.writeLine(this.options.style.dim('(lost the gateway; reconnecting…)'));
+    this.view.writeLine(this.options.style.dim(first));
     let said = false;
     for (;;) {
       let link: Link | null;
       try {
         link = await reopenLink(this.options.layout, {
+          start,
           giveUpMs: this.options.reconnectGiveUpMs ?? 120_000,
           cancelled: () => this.phase === 'closing',
           onRetry: (reason) => {
@@ -140,6 +240,8 @@ export class ChatController {
           },
         });
       } catch (error) {
+        // The gateway seen coming back went away again before the chat got in: wait on.
+        if (!start) return this.gatewayStopped(this.stoppedInstance);
         return this.fail(new Error(`could not reach the gateway again: ${(error as Error).message}`));
       }
       if (link === null) return;
@@ -158,12 +260,27 @@ export class ChatController {
     }
   }
 
+  /** Resolves once the chat is attached and caught up, or is ending. */
+  private attached(): Promise<void> {
+    if (this.phase === 'ready' || this.phase === 'closing') return Promise.resolve();
+    return new Promise((resolve) => this.waitingReady.push(resolve));
+  }
+
+  private releaseWaiting(): void {
+    for (const resolve of this.waitingReady.splice(0)) resolve();
+  }
+
   private ready(): void {
     this.phase = 'ready';
+    this.releaseWaiting();
     void this.lines.pump();
   }
 
   private receive(link: Link, n: Notification): void {
+    if (n.method === 'gateway.stopping' && link === this.link) {
+      this.stopping = true;
+      return this.view.writeLine(this.options.style.dim('(the gateway is stopping…)'));
+    }
     if (n.method !== 'session.event' || link !== this.link) return;
     const e = n.params as Sequenced;
     if (e.session_id !== this.view.sessionId) return;
@@ -190,6 +307,9 @@ export class ChatController {
 
   private async finish(): Promise<void> {
     if (this.phase === 'closing') return;
+    this.releaseWaiting(); // a command waiting to be attached answers that it is not
+    await this.commanding;
+    if ((this.phase as Phase) === 'closing') return;
     this.phase = 'closing';
     const link = this.link;
     const sessionId = this.view.sessionId;
@@ -205,6 +325,7 @@ export class ChatController {
   /** Ends the chat on an error it cannot recover from: one line, the way back in, exit 1. */
   private fail(error: unknown): void {
     this.phase = 'closing';
+    this.releaseWaiting();
     this.options.warn(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);
     this.options.write(resumeHint(this.view.sessionId ?? '?'));
     void this.link?.client.close();

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConnectionClosedError, RpcCallError } from '../../client/rpc-client.js';
 import { promptReply } from './answers.js';
+import { parseCommand } from './commands.js';
 import type { ChatEvent } from './render.js';
 import type { ChatTerminal, SessionView } from './session-view.js';
 import type { Call, Submission } from './wire.js';
@@ -26,6 +27,8 @@ export class ChatInput {
   private eof = false;
   private busy = false;
   private idleInterrupts = 0;
+  /** A command whose answer was lost with the link: run again, with the same request_id. */
+  private pendingCommand: { line: string; requestId: string } | null = null;
 
   constructor(
     private readonly view: SessionView,
@@ -37,6 +40,11 @@ export class ChatInput {
     this.lines.push(line);
     this.idleInterrupts = 0;
     void this.pump();
+  }
+
+  /** The input has ended (Ctrl-D, or the end of piped lines). */
+  get ended(): boolean {
+    return this.eof;
   }
 
   end(): void {
@@ -79,18 +87,29 @@ export class ChatInput {
         if (!this.host.isReady()) return;
         if (view.inflight && !view.inflight.acknowledged) {
           if (!(await this.submit(view.inflight))) return;
+        } else if (this.pendingCommand && !view.inflight && !view.openPrompt) {
+          if (!(await this.command(this.pendingCommand))) return;
         } else if (view.openPrompt && this.lines.length > 0) {
           await this.answer(view.openPrompt, this.lines.shift()!);
         } else if (!view.inflight && !view.openPrompt && this.lines.length > 0) {
           const text = this.lines.shift()!;
           if (text.trim() === '') continue;
+          if (parseCommand(text)) {
+            this.pendingCommand = { line: text, requestId: randomUUID() };
+            continue;
+          }
           view.inflight = { submissionId: randomUUID(), text, admissionId: null, acknowledged: false };
         } else break;
       }
     } finally {
       this.busy = false;
     }
-    if (this.eof && this.lines.length === 0 && (this.terminal.tty || !view.inflight || view.openPrompt)) {
+    if (
+      this.eof &&
+      this.lines.length === 0 &&
+      !this.pendingCommand &&
+      (this.terminal.tty || !view.inflight || view.openPrompt)
+    ) {
       if (view.openPrompt) view.writeLine('(a question is still open; it waits for whoever resumes)');
       return this.host.finish();
     }
@@ -114,6 +133,27 @@ export class ChatInput {
       this.view.inflight = null;
       return true;
     }
+  }
+
+  /** Runs one chat command; false when the link dropped (it runs again, same id, after the reconnect). */
+  private async command(pending: { line: string; requestId: string }): Promise<boolean> {
+    const parsed = parseCommand(pending.line)!;
+    try {
+      await parsed.command.run({
+        sessionId: this.view.sessionId!,
+        requestId: pending.requestId,
+        args: parsed.args,
+        call: this.host.call,
+        view: this.view,
+        terminal: this.terminal,
+      });
+    } catch (error) {
+      if (error instanceof ConnectionClosedError) return false;
+      if (error instanceof RpcCallError && error.reason === 'runtime_draining') return false;
+      this.terminal.warn(`gatehouse: /${parsed.command.name} failed: ${(error as Error).message}`);
+    }
+    this.pendingCommand = null;
+    return true;
   }
 
   private async answer(prompt: ChatEvent, line: string): Promise<void> {

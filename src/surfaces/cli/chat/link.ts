@@ -7,7 +7,7 @@ import { DaemonError, oneLine } from '../../../daemon/errors.js';
 import type { GatewayInfo } from '../../../daemon/daemon.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { requestTicket } from '../../control/client.js';
+import { requestTicketPatiently } from '../../control/client.js';
 import { GatewayClient } from '../../client/rpc-client.js';
 import { spawnDaemon } from '../commands/start.js';
 
@@ -20,12 +20,21 @@ export interface Link {
 
 const STARTING_WAIT_MS = 60_000;
 
-/** The running daemon's info, starting it when none runs. */
-export async function ensureDaemon(layout: HomeLayout): Promise<{ info: GatewayInfo; started: boolean }> {
+/**
+ * The running daemon's info, starting it when none runs — unless `start` is false (the chat
+ * waiting after a deliberate stop must not undo it), when a stopped daemon is `not_available`.
+ */
+export async function ensureDaemon(
+  layout: HomeLayout,
+  start = true,
+): Promise<{ info: GatewayInfo; started: boolean }> {
   const end = Date.now() + STARTING_WAIT_MS;
   for (;;) {
     const state = gatewayState(layout);
     if (state.status === 'running') return { info: state.info, started: false };
+    if (state.status === 'stopped' && !start) {
+      throw new DaemonError('not_available', 'the gateway is not running');
+    }
     if (state.status === 'stopped') {
       initHome(layout);
       return { info: await spawnDaemon(layout), started: true };
@@ -41,11 +50,12 @@ export async function ensureDaemon(layout: HomeLayout): Promise<{ info: GatewayI
   }
 }
 
-export async function openLink(layout: HomeLayout): Promise<Link> {
-  const { info, started } = await ensureDaemon(layout);
+export async function openLink(layout: HomeLayout, options: { start?: boolean } = {}): Promise<Link> {
+  const { info, started } = await ensureDaemon(layout, options.start ?? true);
   if (!info.url)
     throw new DaemonError('start_failed', `the gateway advertises no URL; see ${layout.logFile}`);
-  const { ticket } = await requestTicket(layout.controlSocket, 'interactive');
+  // A full ticket book frees itself within one ticket lifetime: wait for it rather than give up.
+  const { ticket } = await requestTicketPatiently(layout.controlSocket, 'interactive');
   const client = await GatewayClient.connect(info.url, ticket);
   return { client, info, started };
 }
@@ -61,15 +71,22 @@ export function backoffMs(attempt: number): number {
  */
 export async function reopenLink(
   layout: HomeLayout,
-  options: { giveUpMs: number; onRetry(reason: string, attempt: number): void; cancelled(): boolean },
+  options: {
+    giveUpMs: number;
+    onRetry(reason: string, attempt: number): void;
+    cancelled(): boolean;
+    /** Whether to start the daemon when none runs; without, a stopped daemon ends the wait at once. */
+    start?: boolean;
+  },
 ): Promise<Link | null> {
   const end = Date.now() + options.giveUpMs;
   for (let attempt = 0; ; attempt++) {
     if (options.cancelled()) return null;
     try {
-      return await openLink(layout);
+      return await openLink(layout, { start: options.start ?? true });
     } catch (error) {
       if (error instanceof DaemonError && error.code === 'start_failed' && attempt > 2) throw error;
+      if (error instanceof DaemonError && error.code === 'not_available') throw error;
       if (Date.now() + backoffMs(attempt) > end) throw error;
       options.onRetry(oneLine(error), attempt);
     }

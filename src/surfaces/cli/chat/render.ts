@@ -36,7 +36,14 @@ export interface StoredMessageView {
   content: string | null;
   reasoning?: string | null;
   tool_calls?: { function?: { name?: string; arguments?: string }; name?: string; arguments?: string }[];
+  /** On a tool message: whether it failed, and the approval a human gave or refused for it. */
+  tool_outcome?: { is_error?: boolean; approval?: string };
+  /** The turn was interrupted at this message. */
+  interrupted?: boolean;
 }
+
+/** The one prompt of the chat: shown while it waits for a line, and before every user message. */
+export const PROMPT = '> ';
 
 const MAX_ARGS = 200;
 const MAX_SUMMARY = 160;
@@ -188,15 +195,18 @@ export function renderEvent(
   }
 }
 
-/** A user message as the transcript shows it. */
+/** A user message as the transcript shows it: after the same prompt the user typed it at. */
 export function userLine(content: string | null, style: Style = PLAIN): string {
-  return `${style.bold('you>')} ${content ?? ''}\n`;
+  return `${style.bold(PROMPT.trimEnd())} ${content ?? ''}\n`;
 }
+
+/** Approval answers given without asking anyone (remembered, yolo) were not shown live either. */
+const ASKED = new Set(['once', 'session', 'always', 'denied', 'timeout', 'cancelled']);
 
 /** Stored history (a resume, or a catch-up from a snapshot): one block per message. */
 export function renderHistory(messages: readonly StoredMessageView[], style: Style = PLAIN): string {
   let out = '';
-  for (const m of messages) {
+  for (const [index, m] of messages.entries()) {
     if (m.role === 'user') out += userLine(m.content, style);
     else if (m.role === 'assistant') {
       if (m.reasoning) out += `${style.dim(m.reasoning)}\n`;
@@ -207,7 +217,20 @@ export function renderHistory(messages: readonly StoredMessageView[], style: Sty
         out += `${style.dim(toolCallLine(name, args))}\n`;
       }
     } else if (m.role === 'tool') {
-      out += `${style.dim(`  ↳ ${oneLineOf(m.content ?? '', MAX_SUMMARY)}`)}\n`;
+      // As the live events showed it: the approval's outcome, then the result's summary.
+      const approval = m.tool_outcome?.approval;
+      if (approval !== undefined && ASKED.has(approval)) {
+        const settled = approval === 'once' || approval === 'session' || approval === 'always';
+        const outcome = settled ? { kind: 'approved', choice: approval } : { kind: approval };
+        out += `${style.dim(`  ${outcomeText(outcome)}`)}\n`;
+      }
+      const mark = m.tool_outcome?.is_error === true ? '✗' : '↳';
+      out += `${style.dim(`  ${mark} ${oneLineOf(m.content ?? '', MAX_SUMMARY)}`)}\n`;
+    }
+    // One note per interrupted turn, after its last message (several tool calls may be cut short).
+    const next = messages[index + 1];
+    if (m.interrupted === true && !(next?.role === 'tool' && next.interrupted === true)) {
+      out += `${style.dim('(turn interrupted)')}\n`;
     }
   }
   return out;

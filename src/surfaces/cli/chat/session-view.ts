@@ -76,6 +76,19 @@ export class SessionView {
         if (typeof event['admission_id'] === 'string') this.settled.add(event['admission_id']);
         if (mine?.admissionId && event['admission_id'] === mine.admissionId) this.inflight = null;
         break;
+      case 'session.reset':
+        // The transcript behind the session is new and empty: count its messages from zero.
+        this.shown = 0;
+        this.writeLine(
+          this.terminal.style.dim('(new conversation: the history is cleared; queued messages stay)'),
+        );
+        break;
+      case 'transcript.rewound': {
+        const undone = Number(event['turns_undone']);
+        this.shown = Math.max(0, this.shown - Number(event['rewound_count']));
+        this.writeLine(this.terminal.style.dim(`(undid ${undone} turn${undone === 1 ? '' : 's'})`));
+        break;
+      }
       case 'message.stored': {
         this.shown += 1;
         const message = event['message'] as StoredMessageView & { admission_id?: string };

@@ -10,7 +10,8 @@ import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
-import { ANSI, PLAIN } from '../chat/render.js';
+import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
+import { TerminalKeys } from './chat-terminal.js';
 import { cliHome, loadCliConfig } from '../shared.js';
 
 interface ChatFlags {
@@ -52,20 +53,22 @@ async function runChat(flags: ChatFlags): Promise<number> {
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
   });
-  rl.setPrompt('> ');
+  rl.setPrompt(PROMPT);
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
     create: { cwd, source: flags.source, ...(flags.model !== undefined ? { model: flags.model } : {}) },
     tty,
     style: color ? ANSI : PLAIN,
-    write: (text) => process.stdout.write(text),
+    write: (text) => (keys ? keys.write(text) : process.stdout.write(text)),
     warn: (line) => process.stderr.write(`${line}\n`),
-    idle: () => {
-      if (tty) rl.prompt(true);
-    },
+    idle: () => keys?.idle(),
   });
-  rl.on('line', (line) => chat.input(line));
+  const keys = tty ? new TerminalKeys(rl, chat, process.stdout) : null;
+  rl.on('line', (line) => {
+    keys?.lineDone();
+    chat.input(line);
+  });
   rl.on('close', () => chat.endOfInput());
   const onSigint = () => chat.interrupt();
   if (tty) rl.on('SIGINT', onSigint);

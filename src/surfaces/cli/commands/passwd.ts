@@ -1,38 +1,37 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { parseDocument } from 'yaml';
-import { hashPassword } from '../../../domain/auth/password.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, passwordProblem } from '../../../domain/auth/password.js';
 import { parseConfig } from '../../../daemon/config.js';
+import { setConfigString } from '../../../daemon/config-edit.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
-import { initHome, writeFileAtomic } from '../../../daemon/home.js';
+import { DEFAULT_CONFIG_YAML, ensureHomeDirs, writeFileAtomic } from '../../../daemon/home.js';
 import { readSecret, readStdinLine } from '../secret-input.js';
 import { cliHome, say } from '../shared.js';
 
 export function registerPasswd(program: Command): void {
   program
     .command('passwd')
-    .description('set the dashboard password (read from stdin; only its hash is stored)')
+    .description(
+      `set the dashboard password, at least ${MIN_PASSWORD_LENGTH} characters (read from stdin; only its hash is stored)`,
+    )
     .action(async () => {
       const layout = cliHome();
-      initHome(layout);
-      const text = readFileSync(layout.configFile, 'utf8');
+      // Nothing is written before the password passes: a refusal leaves the home as it was.
+      const text = existsSync(layout.configFile)
+        ? readFileSync(layout.configFile, 'utf8')
+        : DEFAULT_CONFIG_YAML;
       parseConfig(text, layout.configFile); // refuse to edit a file that is already invalid
 
       const password = process.stdin.isTTY ? await askTwice() : await readStdinLine();
-      if (password.length === 0) {
-        throw new DaemonError(
-          'invalid_input',
-          'the password is empty: type a password (or pipe one on stdin)',
-        );
-      }
+      const problem = passwordProblem(password);
+      if (problem) throw new DaemonError('invalid_input', `${problem}; nothing was changed`);
       const hash = await hashPassword(password);
 
-      // Edit the parsed document, not a re-serialised object, so comments and key order survive.
-      const document = parseDocument(text);
-      document.setIn(['dashboard', 'password_hash'], hash);
-      const updated = document.toString();
+      // Only the hash's bytes change: comments, spacing and order stay as the owner wrote them.
+      const updated = setConfigString(text, 'dashboard', 'password_hash', hash);
       parseConfig(updated, layout.configFile);
+      ensureHomeDirs(layout);
       writeFileAtomic(layout.configFile, updated, 0o600);
 
       say(`Dashboard password set (stored as a hash in ${layout.configFile}).`);
@@ -45,7 +44,7 @@ export function registerPasswd(program: Command): void {
 }
 
 async function askTwice(): Promise<string> {
-  const first = await readSecret('New dashboard password: ');
+  const first = await readSecret(`New dashboard password (at least ${MIN_PASSWORD_LENGTH} characters): `);
   const second = await readSecret('Repeat it: ');
   if (first !== second)
     throw new DaemonError('invalid_input', 'the two passwords differ: run "gatehouse passwd" again');

@@ -3,12 +3,15 @@ import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
-import { oneLineOf } from '../chat/render.js';
+import { oneLineOf, renderHistory, type StoredMessageView } from '../chat/render.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
 
 interface SessionsFlags {
   json?: boolean;
   search?: string;
+  fts?: boolean;
+  show?: string;
+  modelView?: boolean;
   limit: string;
 }
 
@@ -33,7 +36,14 @@ export function registerSessions(program: Command): void {
     .command('sessions')
     .description('list stored sessions, or search their messages (starts the gateway when needed)')
     .option('--json', 'print JSON for scripts')
+    .option('--search <text>', 'full-text search over the messages: every word must appear')
+    .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
     .option('--search <text>', 'full-text search over the messages')
+    .option('--show <id>', "print a session's whole history, across its compressions")
+    .option(
+      '--model-view',
+      'with --show: print what the model sees now (system prompt, summary, recent messages)',
+    )
     .option('--limit <n>', 'at most this many rows (1-500)', '50')
     .action(async (flags: SessionsFlags) => {
       const limit = Number(flags.limit);
@@ -46,14 +56,33 @@ export function registerSessions(program: Command): void {
       if (flags.search !== undefined && flags.search.trim() === '') {
         throw new DaemonError('invalid_input', '--search needs some text to look for');
       }
+      if (flags.fts && flags.search === undefined) {
+        throw new DaemonError(
+          'invalid_input',
+          '--fts changes how --search is read; give --search <query> too',
+        );
+      }
       const layout = cliHome();
       loadCliConfig(layout);
+      if (flags.modelView && flags.show === undefined)
+        throw new DaemonError('invalid_input', '--model-view goes with --show <id>');
       const { client } = await openLink(layout);
       try {
+        if (flags.show !== undefined) {
+          const shown = await client.call<{ messages: StoredMessageView[] }>('session.history', {
+            session_id: flags.show,
+            view: flags.modelView ? 'model' : 'full',
+          });
+          if (flags.json) return say(JSON.stringify(shown, null, 2));
+          const [system, ...rest] = shown.messages;
+          if (flags.modelView && system) say(`system> ${system.content ?? ''}\n`);
+          return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
+        }
         if (flags.search !== undefined) {
           const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {
             query: flags.search,
             limit,
+            syntax: flags.fts ? 'fts' : 'plain',
           });
           if (flags.json) return say(JSON.stringify({ query: flags.search, hits }, null, 2));
           if (hits.length === 0) return say(`No message matches "${flags.search}".`);
@@ -83,6 +112,9 @@ export function registerSessions(program: Command): void {
           );
         }
       } catch (error) {
+        if (error instanceof RpcCallError && error.reason === 'invalid_params') {
+          throw new DaemonError('invalid_input', error.message);
+        }
         if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
         throw error;
       } finally {

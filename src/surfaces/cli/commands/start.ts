@@ -5,7 +5,9 @@ import type { GatewayInfo } from '../../../daemon/daemon.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState, readGatewayInfo } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { cliHome, loadCliConfig, say } from '../shared.js';
+import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config.js';
+import { cliHome, loadCliConfig, note, say } from '../shared.js';
+import { defaultPortTaken } from './serve.js';
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -13,10 +15,16 @@ export function registerStart(program: Command): void {
   program
     .command('start')
     .description('start the gateway in the background and print its URL')
-    .action(async () => {
+    .option(
+      '--port <n>',
+      `listen on this port (overrides listener.port; default ${DEFAULT_PORT}; 0 = any free port)`,
+    )
+    .option('--host <address>', 'listen on this address (overrides listener.host)')
+    .action(async (flags: { port?: string; host?: string }) => {
       const layout = cliHome();
       initHome(layout);
-      loadCliConfig(layout); // a bad config is reported here, not buried in the log
+      // A bad config or flag is reported here, not buried in the log.
+      const loaded = withListenerFlags(loadCliConfig(layout), flags);
       const state = gatewayState(layout);
       if (state.status === 'running') {
         say(`Gatehouse is already running at ${state.info.url} (pid ${state.pid}).`);
@@ -28,18 +36,27 @@ export function registerStart(program: Command): void {
           `a gateway is already starting on ${layout.root} (pid ${state.pid}): run "gatehouse status" in a moment`,
         );
       }
-      const info = await spawnDaemon(layout);
+      const info = await spawnDaemon(layout, listenerArgs(flags));
+      const fellBack = defaultPortTaken(loaded.config.listener.port, info.url);
+      if (fellBack) note(fellBack);
       say(`Gatehouse is running at ${info.url} (pid ${info.pid}).`);
       say(`Model: ${info.model}. Logs: ${layout.logFile}. Stop it with "gatehouse stop".`);
     });
 }
 
+function listenerArgs(flags: { port?: string; host?: string }): string[] {
+  return [
+    ...(flags.port !== undefined ? ['--port', flags.port] : []),
+    ...(flags.host !== undefined ? ['--host', flags.host] : []),
+  ];
+}
+
 /** Spawns `serve` detached, its output appended to the log, and waits for ready or for its death. */
-export async function spawnDaemon(layout: HomeLayout): Promise<GatewayInfo> {
+export async function spawnDaemon(layout: HomeLayout, serveArgs: string[] = []): Promise<GatewayInfo> {
   const logOffset = fileSize(layout.logFile);
   const log = openSync(layout.logFile, 'a', 0o600);
   const script = process.argv[1]!;
-  const child = spawn(process.execPath, [...process.execArgv, script, 'serve'], {
+  const child = spawn(process.execPath, [...process.execArgv, script, 'serve', ...serveArgs], {
     detached: true,
     stdio: ['ignore', log, log],
     env: process.env,

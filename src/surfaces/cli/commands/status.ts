@@ -6,6 +6,7 @@ import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
+import { dashboardUrl } from './dashboard.js';
 
 export interface StatusReport {
   running: boolean;
@@ -104,6 +105,7 @@ function printStatus(report: StatusReport): void {
   const rows: [string, string | number | null][] = [
     ['pid', report.pid],
     ['url', report.url],
+    ['dashboard', report.url === null ? null : dashboardUrl(report.url)],
     ['epoch', report.epoch],
     ['uptime', report.uptime_s === null ? null : `${report.uptime_s}s`],
     ['model', report.model],

@@ -1,19 +1,60 @@
+/**
+ * `gatehouse ticket`: a single-use, 30-second session ticket from the running gateway's control
+ * socket, for a script or worker to present at the WebSocket upgrade (docs/protocol.md).
+ */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
-import { cliHome, say, type CliDeps } from '../shared.js';
+import { ControlRequestError, requestTicket } from '../../control/client.js';
+import { cliHome, say } from '../shared.js';
 
-const PURPOSES = ['interactive', 'worker-adoption'];
+const PURPOSES = ['interactive', 'worker-adoption'] as const;
+type Purpose = (typeof PURPOSES)[number];
 
-export function registerTicket(program: Command, deps: CliDeps): void {
+interface TicketFlags {
+  purpose: string;
+  session: string[];
+  json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function checkFlags(flags: TicketFlags): { purpose: Purpose; sessions: string[] | undefined } {
+  const purpose = PURPOSES.find((p) => p === flags.purpose);
+  if (purpose === undefined) {
+    throw new DaemonError('invalid_input', `--purpose must be one of ${PURPOSES.join(', ')}`);
+  }
+  if (purpose === 'interactive' && flags.session.length > 0) {
+    throw new DaemonError(
+      'invalid_input',
+      '--session binds a worker-adoption ticket; add --purpose worker-adoption (an interactive ticket reaches every session)',
+    );
+  }
+  if (purpose === 'worker-adoption' && flags.session.length === 0) {
+    throw new DaemonError(
+      'invalid_input',
+      'a worker-adoption ticket reaches only the sessions it names: add --session ID (repeat it for more; "gatehouse sessions" lists them)',
+    );
+  }
+  return { purpose, sessions: purpose === 'worker-adoption' ? flags.session : undefined };
+}
+
+export function registerTicket(program: Command): void {
   program
     .command('ticket')
     .description('print a single-use, 30-second session ticket from the running gateway (for scripts)')
     .option('--purpose <purpose>', `what the ticket is for: ${PURPOSES.join(' | ')}`, 'interactive')
-    .action(async (options: { purpose: string }) => {
-      if (!PURPOSES.includes(options.purpose)) {
-        throw new DaemonError('invalid_input', `--purpose must be one of ${PURPOSES.join(', ')}`);
-      }
+    .option(
+      '--session <id>',
+      'worker-adoption: a session the ticket may read, submit to and answer (repeatable)',
+      collect,
+      [],
+    )
+    .option('--json', 'print {"ticket", "expires_at", "purpose", "sessions"} as JSON')
+    .action(async (flags: TicketFlags) => {
+      const { purpose, sessions } = checkFlags(flags);
       const layout = cliHome();
       if (!existsSync(layout.controlSocket)) {
         throw new DaemonError(
@@ -21,12 +62,25 @@ export function registerTicket(program: Command, deps: CliDeps): void {
           `tickets come from a running gateway, and none is listening on ${layout.controlSocket}: start it with "gatehouse start"`,
         );
       }
-      if (!deps.requestTicket) {
-        throw new DaemonError(
-          'not_available',
-          'this build cannot request tickets yet (no control-socket client)',
-        );
+      let reply;
+      try {
+        reply = await requestTicket(layout.controlSocket, purpose, sessions);
+      } catch (error) {
+        if (!(error instanceof ControlRequestError)) throw error;
+        const hint = error.reason === 'unreachable' ? ' (is it running? "gatehouse status")' : '';
+        throw new DaemonError('not_available', `the gateway refused a ticket: ${error.message}${hint}`);
       }
-      say(await deps.requestTicket(layout, options.purpose));
+      if (flags.json) {
+        say(
+          JSON.stringify({
+            ticket: reply.ticket,
+            expires_at: reply.expires_at,
+            purpose,
+            ...(sessions ? { sessions } : {}),
+          }),
+        );
+      } else {
+        say(reply.ticket);
+      }
     });
 }

@@ -20,7 +20,7 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
-import { normalizeTelegramChatId, sourceOfMessage, TELEGRAM_MESSAGE_LIMIT } from './source.js';
+import { normalizeTelegramChatId, sourceOfMessage, TELEGRAM_MESSAGE_LIMIT, textForBot } from './source.js';
 
 export interface TelegramAdapterOptions {
   token: string;
@@ -74,9 +74,14 @@ export class TelegramAdapter implements PlatformAdapter {
     // handed in so far was taken: nothing is confirmed before the gateway has it on disk, and a
     // crash before that gets it again.
     this.bot.on('message:text', (ctx) => {
+      const source = sourceOfMessage(ctx.message);
+      // getMe ran before polling began, so the bot's own username is known for every update. A
+      // message for another bot is not handed in: the next getUpdates confirms it like any other.
+      const text = textForBot(ctx.message.text, source.chat_type, ctx.me.username);
+      if (text === null) return;
       const taken = sink({
-        source: sourceOfMessage(ctx.message),
-        text: ctx.message.text,
+        source,
+        text,
         internal: false,
         received_at: new Date().toISOString(),
       });

@@ -1,5 +1,6 @@
 /** Telegram messages → SessionSource. Pure: no grammY runtime, only its types. */
 import type { Message } from 'grammy/types';
+import { commandAddress } from '../../../domain/messaging/commands.js';
 import { SessionSource } from '../../../domain/session/source.js';
 import type { ChatType } from '../../../domain/vocabulary.js';
 
@@ -40,4 +41,21 @@ export function sourceOfMessage(message: Message): SessionSource {
 export function normalizeTelegramChatId(chatId: string): string {
   const trimmed = chatId.trim();
   return /^[+-]?\d+$/.test(trimmed) ? String(BigInt(trimmed)) : trimmed;
+}
+
+/**
+ * What the gateway is handed for a message's text, given the bot's own username (getMe), or null
+ * when the message is not for this bot at all. Telegram lets a command name its bot
+ * (`/new@gatehouse_bot`); only a bare command or one naming this bot is a command:
+ * - addressed to this bot: the address is dropped, and the gateway sees the bare command;
+ * - addressed to another bot in a group, channel or topic: ignored (null), as Telegram itself does
+ *   for bots in privacy mode — it was said to someone else, and answering it would be noise;
+ * - addressed to another bot in a private chat: only this bot is there, so it is an ordinary
+ *   message, passed on unchanged (the parser takes no addressed command for a command).
+ */
+export function textForBot(text: string, chatType: ChatType, username: string): string | null {
+  const addressed = commandAddress(text);
+  if (addressed === null) return text;
+  if (addressed.address.toLowerCase() === username.toLowerCase()) return addressed.bare;
+  return chatType === 'dm' ? text : null;
 }

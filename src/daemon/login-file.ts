@@ -1,0 +1,35 @@
+/**
+ * Dashboard logins kept in `<profile>/dashboard-logins.json` (owner-only): only the SHA-256 of each
+ * cookie token and its expiry, never a token, so the file lets nobody log in. A browser that was
+ * logged in before a restart stays logged in, and its page reattaches by itself.
+ */
+import { readFileSync } from 'node:fs';
+import type { LoginStore } from '../domain/auth/logins.js';
+import { writeFileAtomic } from './home.js';
+
+export function fileLoginStore(file: string, onError: (error: unknown) => void): LoginStore {
+  return {
+    load() {
+      try {
+        const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+        if (!Array.isArray(parsed)) return [];
+        return parsed.filter(
+          (e): e is [string, number] =>
+            Array.isArray(e) &&
+            typeof e[0] === 'string' &&
+            /^[0-9a-f]{64}$/.test(e[0]) &&
+            typeof e[1] === 'number',
+        );
+      } catch {
+        return []; // missing or unreadable: everyone logs in again
+      }
+    },
+    save(logins) {
+      try {
+        writeFileAtomic(file, `${JSON.stringify(logins)}\n`, 0o600);
+      } catch (error) {
+        onError(error);
+      }
+    },
+  };
+}

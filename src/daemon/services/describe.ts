@@ -1,0 +1,39 @@
+/** The `gateway` block of runtime.describe: version, uptime, the default model and chat platforms. */
+import { readFileSync } from 'node:fs';
+import type { DaemonContext } from '../daemon.js';
+import type { GatewayDescription } from '../../surfaces/rpc/builtins.js';
+
+let packageVersion: string | undefined;
+
+/** The version in the package's own package.json (dist/daemon/services → the package root). */
+export function gatehouseVersion(): string {
+  if (packageVersion === undefined) {
+    try {
+      const file = new URL('../../../package.json', import.meta.url);
+      packageVersion = String((JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version);
+    } catch {
+      packageVersion = 'unknown';
+    }
+  }
+  return packageVersion;
+}
+
+export function describeGateway(
+  ctx: Pick<DaemonContext, 'info'>,
+  model: { name: string; demo: boolean },
+): GatewayDescription {
+  const startedAt = ctx.info.started_at;
+  return {
+    version: gatehouseVersion(),
+    started_at: startedAt,
+    uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(startedAt)) / 1000)),
+    // The base URL is not a secret but says nothing a viewer needs; the provider kind is enough.
+    model: { name: model.name, provider: model.demo ? 'demo' : 'openai-compatible', demo: model.demo },
+    platforms: ctx.info.adapters.map((a) => ({
+      platform: a.platform,
+      state: a.state,
+      detail: a.detail,
+      account: a.account ?? null,
+    })),
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * The transcript controls of a local session (LIN-2, STO-2): reset, undo and retry. Each one
+ *
+ * - runs in the session's turn slot (TurnScheduler.control): never beside a running turn, and
+ *   refused with `session_busy` while one runs — the caller waits for it to settle or interrupts it;
+ * - is one store transaction, committed before anything in memory changes;
+ * - is idempotent by the caller's `request_id`: a retry after a lost answer gets the same result
+ *   (`duplicate: true`) and changes nothing;
+ * - leaves the logical row alone: admissions (their ids, digests, owners, generations, an
+ *   `unknown` one included), the frozen policy and the owner binding stay as they are.
+ *
+ * Viewers get a public event (`session.reset`, `transcript.rewound`); the agent cache gets the typed
+ * `transcript:replaced` event.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { Principal } from '../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+import { newSessionId } from '../session/lifecycle.js';
+import { ownerOf, type AccessRow } from './access.js';
+import { newAdmissionId } from './admission.js';
+import type { PublicEvent } from './hub.js';
+import { bindingOf, refusePaused } from './inputs.js';
+import type { CreationReceipt } from './receipt.js';
+import type { TurnScheduler } from './scheduler.js';
+import type { LocalEvents } from './service.js';
+
+export interface ControlContext {
+  store: LocalSessionStore;
+  scheduler: TurnScheduler;
+  events: TypedEmitter<LocalEvents>;
+  access(principal: Principal, logicalId: string): AccessRow;
+  /** The receipt validated in this epoch (access() validated it). */
+  receipt(logicalId: string): CreationReceipt | undefined;
+  /** Records a receipt this daemon just committed. */
+  admitReceipt(receipt: CreationReceipt): void;
+  publish(logicalId: string, event: PublicEvent): void;
+  assertAccepting(): void;
+  now(): Date;
+}
+
+/** The submission_id of the admission a session.retry makes: derived, so a repeat finds it. */
+export function retrySubmissionId(requestId: string): string {
+  return `retry:${requestId}`;
+}
+
+export class SessionControls {
+  constructor(private readonly ctx: ControlContext) {}
+
+  reset(principal: Principal, params: { session_id: string; request_id: string }): Record<string, unknown> {
+    const { session, receipt } = this.open(principal, params.session_id);
+    const now = this.ctx.now();
+    const result = this.inSlot(session.logical_id, () =>
+      this.ctx.store.commitReset({
+        logical_id: session.logical_id,
+        expected_session_id: receipt.current_session_id,
+        new_session_id: newSessionId(now, randomBytes(4).toString('hex')),
+        request_id: params.request_id,
+        at: now.toISOString(),
+      }),
+    );
+    if (result.kind === 'moved') {
+      throw new Error(`session ${session.logical_id} moved on under its validated receipt`);
+    }
+    const step = result.receipt.lineage.findLast((s) => s.request_id === params.request_id)!;
+    if (result.kind === 'reset') {
+      this.ctx.admitReceipt(result.receipt);
+      this.ctx.publish(session.logical_id, { type: 'session.reset', at: step.at });
+      this.ctx.events.emit('transcript:replaced', {
+        logical_id: session.logical_id,
+        kind: 'reset',
+        session_id: step.to,
+      });
+    }
+    return { session_id: session.logical_id, reset_at: step.at, duplicate: result.kind === 'duplicate' };
+  }
+
+  undo(
+    principal: Principal,
+    params: { session_id: string; request_id: string; turns: number },
+  ): Record<string, unknown> {
+    const { session } = this.open(principal, params.session_id);
+    const id = session.logical_id;
+    const undone = this.inSlot(id, () =>
+      this.ctx.store.commitRewind({
+        logical_id: id,
+        request_key: `${id}:undo:${params.request_id}`,
+        turns: params.turns,
+        at: this.ctx.now().toISOString(),
+      }),
+    );
+    if (!undone.duplicate && undone.rewound_count > 0) this.rewound(id, undone);
+    return {
+      session_id: id,
+      turns_undone: undone.turns_undone,
+      rewound_count: undone.rewound_count,
+      target_text: undone.target_text,
+      duplicate: undone.duplicate,
+    };
+  }
+
+  retry(principal: Principal, params: { session_id: string; request_id: string }): Record<string, unknown> {
+    const { session } = this.open(principal, params.session_id);
+    const id = session.logical_id;
+    const submissionId = retrySubmissionId(params.request_id);
+    const result = this.inSlot(id, () =>
+      this.ctx.store.commitRetry({
+        admission: {
+          admission_id: newAdmissionId(),
+          logical_id: id,
+          submission_id: submissionId,
+          submitter: ownerOf(principal),
+          profile: principal.profile,
+          binding: bindingOf(principal, session),
+        },
+        request_key: `${id}:retry:${params.request_id}`,
+        at: this.ctx.now().toISOString(),
+      }),
+    );
+    if (result.kind === 'nothing') {
+      throw new GatewayError('not_found', `session ${id} has no user message to retry`, { session_id: id });
+    }
+    const a = result.admission;
+    if (result.kind === 'retried') {
+      this.rewound(id, result.rewind);
+      this.ctx.events.emit('admission:committed', {
+        logical_id: id,
+        admission_id: a.admission_id,
+        submission_id: submissionId,
+      });
+      this.ctx.publish(id, {
+        type: 'admission.queued',
+        admission_id: a.admission_id,
+        submission_id: submissionId,
+      });
+    }
+    return {
+      session_id: id,
+      admission_id: a.admission_id,
+      submission_id: a.submission_id,
+      text: a.text,
+      state: a.state,
+      seq: a.seq,
+      admitted_at: a.admitted_at,
+      duplicate: result.kind === 'duplicate',
+    };
+  }
+
+  /** The session and its validated receipt, if the caller may control it now. */
+  private open(principal: Principal, logicalId: string): { session: AccessRow; receipt: CreationReceipt } {
+    this.ctx.assertAccepting();
+    const session = this.ctx.access(principal, logicalId);
+    refusePaused(session);
+    const receipt = this.ctx.receipt(session.logical_id);
+    if (!receipt) throw new Error(`session ${logicalId} has no validated receipt`);
+    return { session, receipt };
+  }
+
+  private inSlot<T>(logicalId: string, fn: () => T): T {
+    const ran = this.ctx.scheduler.control(logicalId, fn);
+    if (ran.kind === 'busy') {
+      throw new GatewayError(
+        'session_busy',
+        `a turn of session ${logicalId} is running: wait until it settles (or interrupt it), then repeat with the same request_id`,
+        { session_id: logicalId, running: this.ctx.scheduler.running(logicalId) },
+      );
+    }
+    return ran.value;
+  }
+
+  private rewound(logicalId: string, undone: { turns_undone: number; rewound_count: number }): void {
+    this.ctx.publish(logicalId, {
+      type: 'transcript.rewound',
+      turns_undone: undone.turns_undone,
+      rewound_count: undone.rewound_count,
+    });
+    const current = this.ctx.receipt(logicalId)?.current_session_id ?? logicalId;
+    this.ctx.events.emit('transcript:replaced', {
+      logical_id: logicalId,
+      kind: 'rewind',
+      session_id: current,
+    });
+  }
+}

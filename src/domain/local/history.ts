@@ -1,0 +1,72 @@
+/**
+ * A local session's history across its lineage (`session.history`, `gatehouse sessions --show`):
+ * every physical transcript the logical session went through, joined without the messages a
+ * compression copied verbatim into its child (the head before the summary, the tail after it).
+ * Pure: the caller loads the transcripts.
+ */
+import { isSummaryMessage } from '../../runtime/context/compress.js';
+import type { TranscriptMessage } from '../vocabulary.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { CreationReceipt, LineageStep } from './receipt.js';
+import { systemPromptFor } from './turn-job.js';
+
+function same(a: TranscriptMessage, b: TranscriptMessage): boolean {
+  return a.role === b.role && a.content === b.content && a.tool_call_id === b.tool_call_id;
+}
+
+/** How many messages after the child's summary repeat the end of the parent. */
+function copiedTail(parent: readonly TranscriptMessage[], after: readonly TranscriptMessage[]): number {
+  for (let k = Math.min(parent.length, after.length); k > 0; k--) {
+    const tail = parent.slice(parent.length - k);
+    if (tail.every((m, i) => same(m, after[i]!))) return k;
+  }
+  return 0;
+}
+
+/**
+ * `transcripts[0]` is the first physical transcript, `transcripts[i]` the one lineage step i-1 led
+ * to. A compression contributes its summary and what came after its copied tail; a reset starts
+ * over, so its transcript follows whole.
+ */
+export function fullHistory(
+  lineage: readonly LineageStep[],
+  transcripts: readonly (readonly TranscriptMessage[])[],
+): TranscriptMessage[] {
+  const out: TranscriptMessage[] = [...(transcripts[0] ?? [])];
+  lineage.forEach((step, i) => {
+    const parent = transcripts[i] ?? [];
+    const child = transcripts[i + 1] ?? [];
+    const summary = child.findIndex(isSummaryMessage);
+    if (step.kind !== 'compression' || summary < 0) {
+      out.push(...child);
+      return;
+    }
+    const after = child.slice(summary + 1);
+    out.push(child[summary]!, ...after.slice(copiedTail(parent, after)));
+  });
+  return out;
+}
+
+/**
+ * session.history: `full`, every message across the lineage (a compression's summary marks where
+ * it happened); `model`, the system prompt and the current transcript, as the model sees them.
+ */
+export async function sessionHistory(
+  sessions: Pick<SessionStore, 'loadTranscript'>,
+  receipt: CreationReceipt,
+  view: 'full' | 'model',
+): Promise<Record<string, unknown>> {
+  const logicalId = receipt.logical_id;
+  const load = (id: string) => sessions.loadTranscript(id);
+  if (view === 'model') {
+    const messages = await load(receipt.current_session_id);
+    return {
+      session_id: logicalId,
+      view,
+      messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
+    };
+  }
+  const ids = [logicalId, ...receipt.lineage.map((step) => step.to)];
+  const transcripts = await Promise.all(ids.map(load));
+  return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
+}

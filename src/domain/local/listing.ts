@@ -1,0 +1,141 @@
+/**
+ * `session.list` with `scope: "all"` and `session.messages` (SPEC UX-2): every session a caller may
+ * see — local sessions of every source and, for operators, chat-platform sessions — by recent
+ * activity, a page at a time, each with its source, model, state, last activity and token counts;
+ * and a transcript read one page at a time. The routing map is walked by its recency index, so the
+ * cost follows the page, not the number of sessions.
+ */
+import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionEntry } from '../vocabulary.js';
+import { isOperator, type Principal } from '../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import { isOwner, mayAccess } from './access.js';
+import { localSessionKey } from './receipt.js';
+import { publicMessage } from './views.js';
+
+const LOCAL_KEY_PREFIX = localSessionKey('');
+
+/** A listed session's state: the snapshot's states, plus `queued` (input waiting, none running). */
+export type ListedState = 'idle' | 'running' | 'queued' | 'unknown' | 'paused';
+
+export interface ListingFacts {
+  sessions: SessionStore;
+  store: LocalSessionStore;
+  /** info + state (idle, running, unknown, paused) of a local session the caller may see. */
+  local(row: LocalSessionRow): { info: Record<string, unknown>; state: ListedState };
+  /**
+   * The current physical transcript of a local session the caller may access (or a not_found
+   * refusal); null while its receipt is invalid (the session is paused).
+   */
+  currentTranscript(principal: Principal, logicalId: string): string | null;
+}
+
+function tokens(entry: SessionEntry) {
+  return {
+    input: entry.input_tokens,
+    output: entry.output_tokens,
+    cache_read: entry.cache_read_tokens,
+    total: entry.total_tokens,
+  };
+}
+
+/** Worker-owned rows stay with their worker (as in search); hidden rows never reach a picker. */
+function visibleLocal(principal: Principal, row: LocalSessionRow | null): row is LocalSessionRow {
+  return (
+    row !== null &&
+    !row.hidden &&
+    mayAccess(principal, row) &&
+    (isOwner(principal, row) || row.owner.provider !== 'worker')
+  );
+}
+
+function platformState(entry: SessionEntry): ListedState {
+  if (entry.suspended) return 'paused';
+  return entry.resume_pending ? 'queued' : 'idle';
+}
+
+function listedRow(
+  facts: ListingFacts,
+  principal: Principal,
+  entry: SessionEntry,
+): Record<string, unknown> | null {
+  if (entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
+    const row = facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
+    if (!visibleLocal(principal, row)) return null;
+    const { info, state: current } = facts.local(row);
+    const queued = facts.store.unsettled(row.logical_id).some((a) => a.state === 'queued');
+    const state = current === 'idle' && queued ? 'queued' : current;
+    return { ...info, kind: 'local', state, last_activity: entry.updated_at, tokens: tokens(entry) };
+  }
+  // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist.
+  if (!isOperator(principal)) return null;
+  return {
+    session_id: entry.session_id,
+    kind: 'platform',
+    source: 'platform',
+    platform: entry.platform,
+    model: null,
+    title: entry.display_name,
+    state: platformState(entry),
+    created_at: entry.created_at,
+    last_activity: entry.updated_at,
+    tokens: tokens(entry),
+  };
+}
+
+export async function listAll(
+  facts: ListingFacts,
+  principal: Principal,
+  options: { limit: number; cursor: string | null },
+): Promise<{ scope: 'all'; sessions: Record<string, unknown>[]; next_cursor: string | null }> {
+  const sessions: Record<string, unknown>[] = [];
+  let cursor = options.cursor;
+  // Ask only for as many routes as are still missing, so a page never ends inside a store page and
+  // the store's own cursor stays exact.
+  do {
+    let page;
+    try {
+      page = await facts.sessions.listSessions({ limit: options.limit - sessions.length, cursor });
+    } catch {
+      throw new GatewayError('invalid_params', 'that cursor is not one session.list returned', {
+        cursor: options.cursor,
+      });
+    }
+    for (const entry of page.entries) {
+      const row = listedRow(facts, principal, entry);
+      if (row) sessions.push(row);
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== null && sessions.length < options.limit);
+  return { scope: 'all', sessions, next_cursor: cursor };
+}
+
+/**
+ * One page of a transcript the caller may read: a local session's current one, or (for operators)
+ * a chat-platform session's by its physical id. Anything else is `not_found`.
+ */
+export async function sessionMessages(
+  facts: ListingFacts,
+  principal: Principal,
+  options: { session_id: string; before_id: number | null; limit: number },
+) {
+  const id = options.session_id;
+  let physicalId: string | null;
+  if (facts.store.getLocalSession(id) !== null) {
+    physicalId = facts.currentTranscript(principal, id);
+    if (physicalId === null)
+      throw new GatewayError('permission_denied', `session ${id} is paused`, { session_id: id });
+  } else {
+    const entry = isOperator(principal) ? await facts.sessions.lookupBySessionId(id) : null;
+    if (!entry || entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
+      throw new GatewayError('not_found', `no session ${id} that you may access`, { session_id: id });
+    }
+    physicalId = entry.session_id;
+  }
+  const page = await facts.sessions.loadTranscriptPage(physicalId, {
+    beforeId: options.before_id,
+    limit: options.limit,
+  });
+  return { session_id: id, messages: page.messages.map(publicMessage), has_more: page.hasMore };
+}

@@ -1,0 +1,151 @@
+/**
+ * Context compression (SPEC LIN-1): which messages of a transcript are kept verbatim, which are
+ * folded into the summary, and the transcript the model sees afterwards. Pure: no store, no model.
+ *
+ *   [ head | middle ........................ | tail ]   →   [ head | summary | tail' ]
+ *
+ * - head: the first exchange (the first user message, and the answer after it when that answer
+ *   called no tools) is kept verbatim: it usually states the goal;
+ * - tail: the most recent messages, at least `tailTokens` of them and never less than the last
+ *   user message and everything after it, are kept verbatim;
+ * - middle: everything between, summarised by one model call (summary-prompt.ts). A summary left by
+ *   an earlier compression sits at the start of the middle: it is handed to the summariser as the
+ *   previous summary to UPDATE, never summarised as conversation;
+ * - old tool outputs (outside the tail) are shown to the summariser cut to a stub that says what was
+ *   removed; when the result would still be over the budget, older tool outputs of the tail are
+ *   stubbed too, the results of the last tool round never.
+ *
+ * Invariants (test/unit/compress.property.test.ts): the boundaries never fall between an assistant
+ * message with tool calls and its results, so every tool result of the result has its call before
+ * it and every call its results; no message of head or tail is changed except a stubbed tool output.
+ */
+import type { TranscriptMessage } from '../../domain/vocabulary.js';
+import { toWireMessage } from '../model/wire.js';
+import { countMessageTokens } from './tokens.js';
+
+/** How a compression summary message starts: how a later compression finds it. */
+export const SUMMARY_MARKER = '[Context summary]';
+
+export const SUMMARY_PREAMBLE =
+  `${SUMMARY_MARKER} The earlier part of this conversation was compressed by Gatehouse to fit the ` +
+  "model's context window. This summary replaces it; the messages after it are verbatim.";
+
+/** The stub an old tool output is cut to. */
+export const TOOL_STUB_MARKER = '[tool output removed by compression';
+
+export type CompressionPlan =
+  | {
+      kind: 'plan';
+      head: TranscriptMessage[];
+      /** The middle to summarise, without an earlier summary. */
+      middle: TranscriptMessage[];
+      /** The text of the summary an earlier compression left, to be updated. */
+      previousSummary: string | null;
+      tail: TranscriptMessage[];
+    }
+  | { kind: 'nothing'; reason: string };
+
+export function isSummaryMessage(message: TranscriptMessage): boolean {
+  return message.role === 'user' && (message.content ?? '').startsWith(SUMMARY_MARKER);
+}
+
+/** The summary's own text (without the preamble). */
+export function summaryText(message: TranscriptMessage): string {
+  const content = message.content ?? '';
+  return content.startsWith(SUMMARY_PREAMBLE)
+    ? content.slice(SUMMARY_PREAMBLE.length).trim()
+    : content.slice(SUMMARY_MARKER.length).trim();
+}
+
+export function tokensOf(message: TranscriptMessage): number {
+  return countMessageTokens(toWireMessage(message));
+}
+
+/** Where the head ends (exclusive). */
+function headEnd(messages: readonly TranscriptMessage[]): number {
+  const first = messages.findIndex((m) => m.role === 'user' && !isSummaryMessage(m));
+  if (first < 0) return 0;
+  const next = messages[first + 1];
+  const answered = next?.role === 'assistant' && (next.tool_calls ?? []).length === 0;
+  return answered ? first + 2 : first + 1;
+}
+
+/** Moves an index back until it does not split an assistant message from its tool results. */
+function toBoundary(messages: readonly TranscriptMessage[], index: number): number {
+  let i = index;
+  while (i > 0 && messages[i]?.role === 'tool') i--;
+  return i;
+}
+
+export function planCompression(
+  messages: readonly TranscriptMessage[],
+  options: { tailTokens: number },
+): CompressionPlan {
+  const headStop = headEnd(messages);
+  const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isSummaryMessage(m));
+  let tailStart = messages.length;
+  let tokens = 0;
+  while (tailStart > headStop && (tokens < options.tailTokens || tailStart > lastUser)) {
+    tailStart--;
+    tokens += tokensOf(messages[tailStart]!);
+  }
+  tailStart = toBoundary(messages, tailStart);
+  if (tailStart <= headStop)
+    return { kind: 'nothing', reason: 'the conversation is all head and recent tail' };
+
+  let previousSummary: string | null = null;
+  const middle: TranscriptMessage[] = [];
+  for (const message of messages.slice(headStop, tailStart)) {
+    if (isSummaryMessage(message)) previousSummary = summaryText(message);
+    else middle.push(message);
+  }
+  if (middle.length === 0) return { kind: 'nothing', reason: 'nothing new since the last compression' };
+  return {
+    kind: 'plan',
+    head: messages.slice(0, headStop),
+    middle: middle.map(stubToolOutput),
+    previousSummary,
+    tail: messages.slice(tailStart),
+  };
+}
+
+/** A tool result cut to a stub that says what was removed; other messages unchanged. */
+export function stubToolOutput(message: TranscriptMessage): TranscriptMessage {
+  if (message.role !== 'tool') return message;
+  const content = message.content ?? '';
+  if (content.length <= 400 || content.startsWith(TOOL_STUB_MARKER)) return message;
+  const lines = content.split('\n').length;
+  return {
+    ...message,
+    content:
+      `${TOOL_STUB_MARKER}: ${content.length} characters, ${lines} lines of \`${message.name ?? 'tool'}\` ` +
+      `output; it began: ${content.slice(0, 200)}]`,
+  };
+}
+
+/**
+ * The new transcript: head, the summary, and the tail. With `budgetTokens`, older tool outputs of the
+ * tail are stubbed (oldest first) while the whole is over it; the results of the last tool round stay.
+ */
+export function composeCompressed(
+  plan: Extract<CompressionPlan, { kind: 'plan' }>,
+  summary: string,
+  budgetTokens = Infinity,
+): TranscriptMessage[] {
+  const summaryMessage: TranscriptMessage = {
+    role: 'user',
+    content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}`,
+  };
+  const result = [...plan.head, summaryMessage, ...plan.tail];
+  let total = result.reduce((sum, m) => sum + tokensOf(m), 0);
+  const lastRound = result.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls ?? []).length > 0);
+  for (let i = plan.head.length + 1; i < result.length && total > budgetTokens; i++) {
+    if (i > lastRound && lastRound >= 0) break;
+    const message = result[i]!;
+    if (message.role !== 'tool') continue;
+    const stubbed = stubToolOutput(message);
+    total += tokensOf(stubbed) - tokensOf(message);
+    result[i] = stubbed;
+  }
+  return result;
+}

@@ -1,0 +1,90 @@
+/**
+ * The chat on a terminal (readline in raw mode): single-key approvals, and the prompt in front of
+ * a line typed while a turn runs. Piped input needs neither: lines are used as they come.
+ *
+ * The prompt is in one of three states: `prompt` (the chat waits for a line and readline shows
+ * `> `), `busy` (a turn is writing; no prompt on screen) and `typing` (the user began a line
+ * during the turn: the prompt is shown in front of it, and output from the turn is written above
+ * it, the prompt and the half-typed line drawn again below).
+ */
+import type { Interface, Key } from 'node:readline';
+import type { ChatController } from '../chat/controller.js';
+import { PROMPT } from '../chat/render.js';
+
+type PromptState = 'prompt' | 'busy' | 'typing';
+
+// eslint-disable-next-line no-control-regex
+const ANSI_SEQ = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+export class TerminalKeys {
+  private state: PromptState = 'busy';
+  /** The last thing written did not end a line. */
+  private midLine = false;
+
+  constructor(
+    private readonly rl: Interface,
+    private readonly chat: ChatController,
+    private readonly out: NodeJS.WriteStream,
+  ) {
+    this.wrapKeypresses();
+  }
+
+  /** The chat waits for a line: show the prompt (and what was typed meanwhile). */
+  idle(): void {
+    this.rl.prompt(true);
+    this.state = 'prompt';
+  }
+
+  /** Enter: the line is the chat's now; until it asks again, no prompt is on screen. */
+  lineDone(): void {
+    this.state = 'busy';
+    this.midLine = false;
+  }
+
+  write(text: string): void {
+    if (text === '') return;
+    if (this.state === 'typing') this.out.write('\r\u001b[2K'); // the prompt line goes; drawn again below
+    this.out.write(text);
+    this.midLine = !text.replace(ANSI_SEQ, '').endsWith('\n');
+    if (this.state !== 'typing') return;
+    if (this.midLine)
+      this.state = 'busy'; // shown again at the next key, below the streamed line
+    else this.showPrompt();
+  }
+
+  private showPrompt(): void {
+    if (this.midLine) this.out.write('\n');
+    this.rl.setPrompt(PROMPT);
+    this.rl.prompt(true);
+    this.midLine = true;
+    this.state = 'typing';
+  }
+
+  /**
+   * readline's own keypress listener is wrapped. While an approval is open and nothing is typed
+   * yet, a key that answers it (as its question shows: `[o]nce … [d]eny`) goes to the chat at once,
+   * without Enter, and readline never sees it. The first key of a line typed while a turn runs
+   * puts the prompt in front of it. Every key then goes to readline as before.
+   */
+  private wrapKeypresses(): void {
+    const input = this.rl.terminal ? process.stdin : null;
+    const readlineKeys = input?.listeners('keypress').at(-1) as
+      ((text: string | undefined, key: Key | undefined) => void) | undefined;
+    if (input == null || readlineKeys === undefined) return;
+    input.off('keypress', readlineKeys);
+    input.on('keypress', (text: string | undefined, key: Key | undefined) => {
+      const plain = key?.ctrl !== true && key?.meta !== true;
+      const keys = plain && this.rl.line === '' ? this.chat.singleKeys() : null;
+      const pressed = text?.toLowerCase();
+      if (keys !== null && pressed !== undefined && keys.includes(pressed)) {
+        this.out.write(`${text}\n`);
+        this.midLine = false;
+        this.chat.input(pressed);
+        return;
+      }
+      const printable = plain && text !== undefined && text >= ' ' && key?.name !== 'return';
+      if (printable && this.state === 'busy' && !this.chat.asking()) this.showPrompt();
+      readlineKeys.call(input, text, key);
+    });
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * `gatehouse doctor`: checks what a gateway needs — an owner-only home, a valid config, sound
+ * databases and search indexes — and prints each check with what to do when it fails. Exits 1 when
+ * any check fails. `--repair-search` rebuilds a broken search index (the gateway must be stopped).
+ */
+import { lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig, type LoadedConfig } from '../../../daemon/config.js';
+import { DaemonError } from '../../../daemon/errors.js';
+import { gatewayState } from '../../../daemon/gateway-state.js';
+import type { HomeLayout } from '../../../daemon/home.js';
+import {
+  checkIntegrity,
+  checkSearchIndex,
+  rebuildSearchIndexOf,
+  type Finding,
+} from '../../../storage/sqlite/maintenance.js';
+import { cliHome, say } from '../shared.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** What to do, when the check failed. */
+  fix?: string;
+}
+
+function check(name: string, finding: Finding, fix: string): Check {
+  return finding.ok ? { name, ...finding } : { name, ...finding, fix };
+}
+
+function mode(path: string): number {
+  return lstatSync(path).mode & 0o777;
+}
+
+/** Entries under the home that others may read or enter (the home holds credentials and transcripts). */
+function exposedEntries(root: string, limit = 5): string[] {
+  const exposed: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (exposed.length >= limit) return;
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if ((mode(path) & 0o077) !== 0) exposed.push(`${path} (${mode(path).toString(8)})`);
+      if (entry.isDirectory() && depth < 4) walk(path, depth + 1);
+    }
+  };
+  walk(root, 0);
+  return exposed;
+}
+
+function homeChecks(layout: HomeLayout): Check[] {
+  let stat;
+  try {
+    stat = lstatSync(layout.root);
+  } catch {
+    return [
+      { name: 'home', ok: true, detail: `${layout.root} does not exist yet (the first start creates it)` },
+    ];
+  }
+  if (!stat.isDirectory()) {
+    return [
+      {
+        name: 'home',
+        ok: false,
+        detail: `${layout.root} is not a folder`,
+        fix: 'set GATEHOUSE_HOME to a folder, or move this file aside',
+      },
+    ];
+  }
+  const checks: Check[] = [];
+  const mine = process.getuid === undefined || stat.uid === process.getuid();
+  const rootMode = stat.mode & 0o777;
+  checks.push(
+    mine && (rootMode & 0o077) === 0
+      ? { name: 'home', ok: true, detail: `${layout.root} is yours and owner-only (${rootMode.toString(8)})` }
+      : {
+          name: 'home',
+          ok: false,
+          detail: `${layout.root} is ${mine ? '' : 'not yours and '}mode ${rootMode.toString(8)}`,
+          fix: mine ? `chmod 700 ${layout.root}` : 'use a home of your own (GATEHOUSE_HOME)',
+        },
+  );
+  const exposed = exposedEntries(layout.root);
+  checks.push(
+    exposed.length === 0
+      ? { name: 'permissions', ok: true, detail: 'everything in the home is owner-only' }
+      : {
+          name: 'permissions',
+          ok: false,
+          detail: `others may read: ${exposed.join(', ')}`,
+          fix: `chmod -R go-rwx ${layout.root}`,
+        },
+  );
+  return checks;
+}
+
+function configCheck(layout: HomeLayout): { check: Check; loaded: LoadedConfig | null } {
+  try {
+    const loaded = loadConfig(layout.configFile);
+    const notes = loaded.notices.length > 0 ? ` (note: ${loaded.notices.join('; ')})` : '';
+    return { check: { name: 'config', ok: true, detail: `${layout.configFile} is valid${notes}` }, loaded };
+  } catch (error) {
+    const message = error instanceof DaemonError ? error.message : String(error);
+    return {
+      check: {
+        name: 'config',
+        ok: false,
+        detail: message,
+        fix: `fix the key it names (docs/configuration.md), or move ${layout.configFile} aside to start from defaults`,
+      },
+      loaded: null,
+    };
+  }
+}
+
+function databaseChecks(layout: HomeLayout, profile: string): Check[] {
+  const file = layout.stateDb(profile);
+  try {
+    lstatSync(file);
+  } catch {
+    return [
+      {
+        name: `database ${profile}`,
+        ok: true,
+        detail: `${file} does not exist yet (the first start creates it)`,
+      },
+    ];
+  }
+  const found = checkIntegrity(file);
+  const integrity = check(
+    `database ${profile}`,
+    { ok: found.ok, detail: `${file}: ${found.detail}` },
+    `stop the gateway, move the file aside (mv ${file} ${file}.broken) and restore a backup (made by "gatehouse backup") in its place, or start with an empty store`,
+  );
+  if (!integrity.ok) return [integrity];
+  const search = check(
+    `search ${profile}`,
+    checkSearchIndex(file),
+    'the index is derived from the stored messages, so nothing is lost: stop the gateway and run "gatehouse doctor --repair-search"',
+  );
+  return [integrity, search];
+}
+
+export function runChecks(layout: HomeLayout): Check[] {
+  const checks = homeChecks(layout);
+  const { check: config, loaded } = configCheck(layout);
+  checks.push(config);
+  const profiles = loaded?.config.profiles ?? ['default'];
+  for (const profile of profiles) checks.push(...databaseChecks(layout, profile));
+  const state = gatewayState(layout);
+  checks.push({
+    name: 'gateway',
+    ok: true,
+    detail:
+      state.status === 'running'
+        ? `running (pid ${state.pid}) at ${state.info.url}; control socket ${layout.controlSocket}`
+        : `${state.status}; its control socket will be ${layout.controlSocket}`,
+  });
+  return checks;
+}
+
+/** Rebuilds every failed search index; returns the profiles it rebuilt. */
+function repairSearch(layout: HomeLayout): string[] {
+  if (gatewayState(layout).status !== 'stopped') {
+    throw new DaemonError(
+      'already_running',
+      'stop the gateway first ("gatehouse stop"): the repair rewrites the index',
+    );
+  }
+  const repaired: string[] = [];
+  for (const check of runChecks(layout)) {
+    if (check.ok || !check.name.startsWith('search ')) continue;
+    const profile = check.name.slice('search '.length);
+    rebuildSearchIndexOf(layout.stateDb(profile));
+    repaired.push(profile);
+  }
+  return repaired;
+}
+
+export function registerDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description(
+      'check the home, config, databases and search indexes, and say what to do about each problem',
+    )
+    .option('--json', 'print {"ok", "checks": [{name, ok, detail, fix}]} for scripts')
+    .option('--repair-search', 'rebuild a broken search index from the stored messages (gateway stopped)')
+    .action((flags: { json?: boolean; repairSearch?: boolean }) => {
+      const layout = cliHome();
+      const repaired = flags.repairSearch ? repairSearch(layout) : [];
+      const checks = runChecks(layout);
+      const ok = checks.every((c) => c.ok);
+      if (flags.json) {
+        say(JSON.stringify({ ok, checks, ...(flags.repairSearch ? { repaired } : {}) }, null, 2));
+      } else {
+        for (const profile of repaired) {
+          say(`Rebuilt the search index of profile ${profile} from its stored messages.`);
+        }
+        for (const c of checks) {
+          say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+          if (c.fix) say(`      what to do: ${c.fix}`);
+        }
+        say(ok ? 'All checks passed.' : 'Some checks failed; see "what to do" above.');
+      }
+      if (!ok) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,135 @@
+/**
+ * The dashboard's entry: one Link (WebSocket) for the whole page, a hash router over the pages,
+ * and the login page whenever the link reports `signed_out`. Views are rebuilt on navigation;
+ * an open session keeps its state across reconnects and resyncs itself on `open(reconnected)`.
+ */
+import './style.css';
+import { login, loginEnabled, logout } from './auth.js';
+import { clear, h } from './dom.js';
+import { Link, type LinkState } from './link.js';
+import { newSessionPage, platformSessionPage, sessionsPage, statusPage } from './pages.js';
+import { SessionView } from './session-view.js';
+
+const app = document.getElementById('app')!;
+const nav = document.getElementById('nav')!;
+const linkState = document.getElementById('link-state')!;
+const link = new Link();
+let session: SessionView | null = null;
+
+const STATE_LABELS: Record<LinkState, string> = {
+  idle: '',
+  connecting: 'connecting…',
+  open: 'connected',
+  waiting: 'reconnecting…',
+  signed_out: '',
+  stopped: '',
+};
+
+function show(page: HTMLElement): void {
+  clear(app);
+  app.appendChild(page);
+}
+
+function route(): void {
+  if (link.state !== 'open') return;
+  const hash = location.hash.replace(/^#\/?/, '');
+  session?.close();
+  session = null;
+  const [kind, id] = hash.split('/');
+  if (kind === 's' && id) {
+    session = new SessionView(decodeURIComponent(id), link);
+    show(session.root);
+    void session.attach();
+  } else if (kind === 'p' && id) show(platformSessionPage(link, decodeURIComponent(id)));
+  else if (kind === 'new')
+    show(newSessionPage(link, (sessionId) => (location.hash = `#/s/${encodeURIComponent(sessionId)}`)));
+  else if (kind === 'status') show(statusPage(link));
+  else show(sessionsPage(link));
+}
+
+async function loginPage(): Promise<void> {
+  nav.hidden = true;
+  if (!(await loginEnabled().catch(() => true))) {
+    show(
+      h(
+        'section',
+        { class: 'page login' },
+        h('h1', { text: 'Dashboard login is off' }),
+        h(
+          'p',
+          {},
+          'No dashboard password is set. On the gateway machine run ',
+          h('code', { text: 'gatehouse passwd' }),
+          ', then reload this page.',
+        ),
+      ),
+    );
+    return;
+  }
+  const password = h('input', {
+    type: 'password',
+    name: 'password',
+    autocomplete: 'current-password',
+    attrs: { 'aria-label': 'Password', required: '' },
+  });
+  const error = h('p', { class: 'error', attrs: { role: 'alert' } });
+  const form = h(
+    'form',
+    { class: 'page login' },
+    h('h1', { text: 'Log in' }),
+    h('label', {}, 'Password', password),
+    error,
+    h('button', { type: 'submit', text: 'Log in' }),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    error.textContent = '';
+    void login(password.value).then((result) => {
+      password.value = '';
+      if (result === 'ok') return link.start();
+      error.textContent =
+        result === 'bad_password'
+          ? 'Wrong password.'
+          : result === 'rate_limited'
+            ? 'Too many failed attempts: wait a minute and try again.'
+            : result === 'dashboard_disabled'
+              ? 'No dashboard password is set: run "gatehouse passwd" on the gateway machine.'
+              : 'The gateway refused the login.';
+    });
+  });
+  show(form);
+  password.focus();
+}
+
+link.listen({
+  state(state) {
+    linkState.textContent = STATE_LABELS[state];
+    linkState.dataset['state'] = state;
+    if (state === 'signed_out') {
+      session?.close();
+      session = null;
+      void loginPage();
+    }
+  },
+  open(reconnected) {
+    nav.hidden = false;
+    // An open session catches up from its cursor; any other page is simply drawn again.
+    if (reconnected && session) void session.attach();
+    else route();
+  },
+  notification(method, params) {
+    if (method === 'session.event' && session && params['session_id'] === session.sessionId)
+      session.arrive(params);
+  },
+});
+
+window.addEventListener('hashchange', route);
+document.getElementById('logout')!.addEventListener('click', () => {
+  void logout().then(() => {
+    link.stop();
+    session = null;
+    link.state = 'signed_out';
+    void loginPage();
+  });
+});
+link.start();

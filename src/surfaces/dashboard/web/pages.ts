@@ -1,0 +1,280 @@
+/** The list, new-session and status pages: each draws from public RPC methods only. */
+import { append, clear, count, h, when } from './dom.js';
+import { RpcError, type Link } from './link.js';
+import type { ListedSession } from './wire.js';
+
+const PAGE = 25;
+
+function errorText(error: unknown): string {
+  if (error instanceof RpcError) return `${error.message} (${error.reason})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sessionRow(s: ListedSession): HTMLElement {
+  const origin = s.kind === 'platform' ? (s.platform ?? 'platform') : s.source;
+  return h(
+    'li',
+    { class: 'session-row', attrs: { 'data-session': s.session_id } },
+    h(
+      'a',
+      {
+        href:
+          s.kind === 'local'
+            ? `#/s/${encodeURIComponent(s.session_id)}`
+            : `#/p/${encodeURIComponent(s.session_id)}`,
+      },
+      h('span', { class: 'title', text: s.title ?? s.session_id }),
+      h('span', { class: `state state-${s.state}`, text: s.state }),
+    ),
+    h(
+      'p',
+      { class: 'meta' },
+      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out)`,
+    ),
+  );
+}
+
+export function sessionsPage(link: Link): HTMLElement {
+  const list = h('ul', { class: 'sessions' });
+  const more = h('button', { type: 'button', class: 'link', text: 'More', hidden: true });
+  const status = h('p', { class: 'muted' });
+  const search = h('input', {
+    type: 'search',
+    attrs: { placeholder: 'Search messages', 'aria-label': 'Search' },
+  });
+  let cursor: string | null = null;
+
+  const load = async (reset: boolean) => {
+    if (reset) {
+      clear(list);
+      cursor = null;
+    }
+    try {
+      const page = await link.call<{ sessions: ListedSession[]; next_cursor: string | null }>(
+        'session.list',
+        {
+          scope: 'all',
+          limit: PAGE,
+          ...(cursor ? { cursor } : {}),
+        },
+      );
+      for (const s of page.sessions) list.appendChild(sessionRow(s));
+      cursor = page.next_cursor;
+      more.hidden = cursor === null;
+      status.textContent =
+        list.childElementCount === 0 ? 'No sessions yet: start one with "New session".' : '';
+    } catch (error) {
+      status.textContent = errorText(error);
+    }
+  };
+
+  const find = async (query: string) => {
+    clear(list);
+    more.hidden = true;
+    try {
+      const { hits } = await link.call<{ hits: { session_id: string; snippet: string; role: string }[] }>(
+        'session.search',
+        { query, limit: 50 },
+      );
+      for (const hit of hits) {
+        list.appendChild(
+          h(
+            'li',
+            { class: 'session-row hit', attrs: { 'data-session': hit.session_id } },
+            h('a', { href: `#/s/${encodeURIComponent(hit.session_id)}`, text: hit.session_id }),
+            h('p', { class: 'meta', text: `${hit.role}: ${hit.snippet}` }),
+          ),
+        );
+      }
+      status.textContent = hits.length === 0 ? `Nothing matches "${query}".` : '';
+    } catch (error) {
+      status.textContent = errorText(error);
+    }
+  };
+
+  more.addEventListener('click', () => void load(false));
+  const form = h(
+    'form',
+    {
+      class: 'search',
+      on: {
+        submit: (e) => {
+          e.preventDefault();
+          const query = search.value.trim();
+          void (query === '' ? load(true) : find(query));
+        },
+      },
+    },
+    search,
+    h('button', { type: 'submit', text: 'Search' }),
+  );
+  void load(true);
+  return h('section', { class: 'page' }, h('h1', { text: 'Sessions' }), form, status, list, more);
+}
+
+interface Describe {
+  session_create: {
+    sources: string[];
+    defaults?: { model: string; toolsets: string[] };
+    toolsets?: string[];
+  };
+  storage?: Record<string, number | boolean>;
+  gateway?: {
+    version: string;
+    started_at: string;
+    uptime_s: number;
+    model: { name: string; provider: string; demo: boolean };
+    platforms: { platform: string; state: string; detail: string | null; account: string | null }[];
+  };
+  [field: string]: unknown;
+}
+
+export function newSessionPage(link: Link, opened: (sessionId: string) => void): HTMLElement {
+  const form = h('form', { class: 'page new-session' });
+  const error = h('p', { class: 'error', attrs: { role: 'alert' } });
+  void link.call<Describe>('runtime.describe').then(
+    (describe) => {
+      const contract = describe.session_create;
+      if (!contract.sources.includes('gui')) {
+        error.textContent = 'This gateway does not allow sessions with the gui source.';
+        return;
+      }
+      const title = h('input', {
+        type: 'text',
+        name: 'title',
+        attrs: { 'aria-label': 'Title', placeholder: 'optional' },
+      });
+      const cwd = h('input', {
+        type: 'text',
+        name: 'cwd',
+        attrs: { 'aria-label': 'Working directory', placeholder: 'the gateway default' },
+      });
+      const model = h('input', {
+        type: 'text',
+        name: 'model',
+        value: contract.defaults?.model ?? '',
+        attrs: { 'aria-label': 'Model' },
+      });
+      const chosen = new Set(contract.defaults?.toolsets ?? []);
+      const toolsets = (contract.toolsets ?? [...chosen]).map((name) =>
+        h(
+          'label',
+          { class: 'check' },
+          h('input', { type: 'checkbox', value: name, checked: chosen.has(name) }),
+          ` ${name}`,
+        ),
+      );
+      const requestId = crypto.randomUUID();
+      append(
+        form,
+        h('h1', { text: 'New session' }),
+        h('label', {}, 'Title', title),
+        h('label', {}, 'Working directory', cwd),
+        h('label', {}, 'Model', model),
+        h('fieldset', {}, h('legend', { text: 'Toolsets' }), ...toolsets),
+        error,
+        h('button', { type: 'submit', text: 'Create' }),
+      );
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        const params: Record<string, unknown> = { source: 'gui', request_id: requestId };
+        if (title.value.trim()) params['title'] = title.value.trim();
+        if (cwd.value.trim()) params['cwd'] = cwd.value.trim();
+        if (model.value.trim()) params['model'] = model.value.trim();
+        params['toolsets'] = toolsets
+          .map((label) => label.querySelector('input')!)
+          .filter((box) => box.checked)
+          .map((box) => box.value);
+        link.call<{ session_id: string }>('session.create', params).then(
+          (snapshot) => opened(snapshot.session_id),
+          (err: unknown) => (error.textContent = errorText(err)),
+        );
+      });
+    },
+    (err: unknown) => append(form, error, errorText(err)),
+  );
+  return form;
+}
+
+function table(rows: [string, string][]): HTMLElement {
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...rows.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]),
+  );
+}
+
+export function statusPage(link: Link): HTMLElement {
+  const page = h('section', { class: 'page status' }, h('h1', { text: 'Status' }));
+  void link.call<Describe>('runtime.describe').then(
+    (d) => {
+      const g = d.gateway;
+      if (g) {
+        append(
+          page,
+          h('h2', { text: 'Gateway' }),
+          table([
+            ['version', g.version],
+            ['uptime', `${g.uptime_s}s (since ${when(g.started_at)})`],
+            [
+              'model',
+              g.model.demo
+                ? `${g.model.name} (demo model: a scripted stand-in, not a real model)`
+                : g.model.name,
+            ],
+            ['provider', g.model.provider],
+          ]),
+          h('h2', { text: 'Chat platforms' }),
+          g.platforms.length === 0
+            ? h('p', { class: 'muted', text: 'No chat platform is enabled.' })
+            : table(
+                g.platforms.map((p) => [
+                  p.platform,
+                  `${p.state}${p.account ? ` as ${p.account}` : ''}${p.detail ? `: ${p.detail}` : ''}`,
+                ]),
+              ),
+        );
+      }
+      const counters = Object.entries(d).filter(
+        ([key, value]) =>
+          value !== null &&
+          typeof value === 'object' &&
+          !Array.isArray(value) &&
+          ['storage', 'cache'].includes(key),
+      );
+      for (const [name, values] of counters) {
+        append(
+          page,
+          h('h2', { text: name === 'storage' ? 'Storage' : 'Cache' }),
+          table(
+            Object.entries(values as Record<string, unknown>).map(([k, v]) => [
+              k,
+              typeof v === 'number' ? count(v) : String(v),
+            ]),
+          ),
+        );
+      }
+    },
+    (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
+  );
+  return page;
+}
+
+/** A chat-platform session: its transcript, read a page at a time (it runs in the platform gateway). */
+export function platformSessionPage(link: Link, sessionId: string): HTMLElement {
+  const list = h('div', { class: 'transcript' });
+  const page = h('section', { class: 'page' }, h('h1', { text: sessionId }), list);
+  void link
+    .call<{ messages: { role: string; content: string | null }[] }>('session.messages', {
+      session_id: sessionId,
+      limit: 200,
+    })
+    .then(
+      ({ messages }) => {
+        for (const m of messages)
+          if (m.content) list.appendChild(h('article', { class: `msg msg-${m.role}`, text: m.content }));
+      },
+      (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
+    );
+  return page;
+}

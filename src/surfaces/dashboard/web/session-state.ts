@@ -1,0 +1,332 @@
+/**
+ * One open session as the page knows it, kept exactly-once across reconnects with the CLI's own
+ * cursor rules (../../cli/chat/cursor.ts): an event right after the cursor is applied, one at or
+ * below it is a duplicate, one further ahead (or of another epoch) means resync. A resync replays
+ * `session.events.since` while the daemon still buffers the gap, else rebuilds from a fresh
+ * `session.resume` snapshot — whose messages replace what is shown, so nothing shows twice and no
+ * completed message is lost. No DOM here: the view subscribes to `changed`.
+ */
+import { classifyArrival, planResync, unseenEvents, type CursorPosition } from '../../cli/chat/cursor.js';
+import { RpcError, type Link } from './link.js';
+import type {
+  Message,
+  PendingAdmission,
+  Prompt,
+  Sequenced,
+  SessionInfo,
+  Snapshot,
+  WireEvent,
+} from './wire.js';
+
+/** How many messages a session opens with; older pages load on demand (session.messages). */
+export const FIRST_PAGE = 100;
+
+export interface LiveTool {
+  tool_call_id: string;
+  name: string;
+  arguments: string;
+  summary: string | null;
+  is_error: boolean;
+}
+
+/** What changed, so the view redraws only that part. */
+export type Change = 'all' | 'messages' | 'older' | 'live' | 'prompts' | 'admissions' | 'header';
+
+export interface Submission {
+  submissionId: string;
+  text: string;
+  acknowledged: boolean;
+}
+
+export class SessionState {
+  info: SessionInfo | null = null;
+  messages: Message[] = [];
+  hasOlder = false;
+  position: CursorPosition | null = null;
+  state = 'idle';
+  pausedReason: string | null = null;
+  running: { admission_id: string; generation: number } | null = null;
+  generation = 0;
+  admissions: PendingAdmission[] = [];
+  prompts: Prompt[] = [];
+  live = { text: '', reasoning: '', tools: [] as LiveTool[] };
+  /** Our submissions not yet acknowledged with a receipt: resent with the same id after a reconnect. */
+  unsent: Submission[] = [];
+  /** Answers to prompts that another viewer had already given. */
+  notices: string[] = [];
+  private held: Sequenced[] = [];
+  private syncing = false;
+  private readonly listeners = new Set<(change: Change) => void>();
+
+  constructor(
+    readonly sessionId: string,
+    private readonly link: Link,
+  ) {}
+
+  onChange(listener: (change: Change) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(change: Change): void {
+    for (const l of this.listeners) l(change);
+  }
+
+  /** Attach (and, after a reconnect, catch up), then send what was never acknowledged. */
+  async attach(): Promise<void> {
+    this.syncing = true;
+    try {
+      for (let round = 0; round < 3; round++) {
+        const snapshot = await this.link.call<Snapshot>('session.resume', {
+          session_id: this.sessionId,
+          message_limit: FIRST_PAGE,
+        });
+        const plan = planResync(this.position, snapshot.epoch);
+        if (plan.kind === 'replay') {
+          try {
+            const since = await this.link.call<{ events: Sequenced[] }>('session.events.since', {
+              session_id: this.sessionId,
+              epoch: plan.epoch,
+              after_seq: plan.afterSeq,
+            });
+            for (const e of unseenEvents(since.events, this.position!.lastSeq)) {
+              this.position = { epoch: plan.epoch, lastSeq: e.seq };
+              this.apply(e.event);
+            }
+          } catch (error) {
+            if (!(error instanceof RpcError && error.reason === 'snapshot_required')) throw error;
+            this.fromSnapshot(snapshot);
+          }
+        } else {
+          this.fromSnapshot(snapshot);
+        }
+        if (this.drainHeld()) break;
+      }
+    } finally {
+      this.syncing = false;
+    }
+    await this.resendUnacknowledged();
+  }
+
+  /** A `session.event` notification for this session. */
+  arrive(params: { epoch: number; seq: number; event: WireEvent }): void {
+    const e: Sequenced = { seq: params.seq, event: params.event };
+    if (this.syncing || this.position === null) {
+      this.held.push({ ...e, epoch: params.epoch } as Sequenced & { epoch: number });
+      return;
+    }
+    const arrival = classifyArrival(this.position, params.epoch, params.seq);
+    if (arrival === 'apply') {
+      this.position = { epoch: params.epoch, lastSeq: params.seq };
+      this.apply(params.event);
+    } else if (arrival !== 'duplicate') {
+      this.held.push({ ...e, epoch: params.epoch } as Sequenced & { epoch: number });
+      void this.attach().catch(() => undefined);
+    }
+  }
+
+  /** Applies held events in order; false when a gap remains. */
+  private drainHeld(): boolean {
+    const held = (this.held as (Sequenced & { epoch: number })[]).sort((a, b) => a.seq - b.seq);
+    this.held = [];
+    for (const e of held) {
+      const arrival = classifyArrival(this.position!, e.epoch, e.seq);
+      if (arrival === 'duplicate') continue;
+      if (arrival !== 'apply') return false;
+      this.position = { epoch: e.epoch, lastSeq: e.seq };
+      this.apply(e.event);
+    }
+    return true;
+  }
+
+  private fromSnapshot(s: Snapshot): void {
+    this.info = s.info;
+    this.messages = s.messages;
+    this.hasOlder = s.messages_truncated === true;
+    this.position = { epoch: s.epoch, lastSeq: s.last_seq };
+    this.state = s.state;
+    this.pausedReason = s.paused_reason;
+    this.running = s.running;
+    this.generation = s.execution_generation;
+    this.admissions = s.pending_admissions;
+    this.prompts = s.prompts;
+    this.live = { text: '', reasoning: '', tools: [] };
+    this.changed('all');
+  }
+
+  /** One event, in order. Every completed message arrives as message.stored exactly once. */
+  private apply(e: WireEvent): void {
+    switch (e.type) {
+      case 'admission.queued':
+        if (!this.admissions.some((a) => a.admission_id === e['admission_id'])) {
+          this.admissions.push({
+            admission_id: String(e['admission_id']),
+            submission_id: String(e['submission_id']),
+            state: 'queued',
+          });
+        }
+        return this.changed('admissions');
+      case 'turn.start': {
+        const generation = Number(e['execution_generation']);
+        this.running = { admission_id: String(e['admission_id']), generation };
+        this.generation = generation;
+        this.state = 'running';
+        for (const a of this.admissions) if (a.admission_id === e['admission_id']) a.state = 'running';
+        this.live = { text: '', reasoning: '', tools: [] };
+        this.changed('admissions');
+        return this.changed('header');
+      }
+      case 'text.delta':
+        this.live.text += String(e['text']);
+        return this.changed('live');
+      case 'reasoning.delta':
+        this.live.reasoning += String(e['text']);
+        return this.changed('live');
+      case 'tool.start':
+        // The stored assistant message already draws this call (its output fills in when stored).
+        if (this.messages.some((m) => m.tool_calls?.some((c) => c.id === e['tool_call_id']))) return;
+        this.live.tools.push({
+          tool_call_id: String(e['tool_call_id']),
+          name: String(e['name']),
+          arguments: typeof e['arguments'] === 'string' ? e['arguments'] : '',
+          summary: null,
+          is_error: false,
+        });
+        return this.changed('live');
+      case 'tool.complete': {
+        const tool = this.live.tools.find((t) => t.tool_call_id === e['tool_call_id']);
+        if (tool) {
+          tool.summary = typeof e['summary'] === 'string' ? e['summary'] : '';
+          tool.is_error = e['is_error'] === true;
+        }
+        return this.changed('live');
+      }
+      case 'message.stored': {
+        const message = e['message'] as Message;
+        this.messages.push(message);
+        // The stored message is what was streaming: stop showing the live copy of it.
+        if (message.role === 'assistant') this.live = { ...this.live, text: '', reasoning: '' };
+        if (message.role === 'tool')
+          this.live.tools = this.live.tools.filter((t) => t.tool_call_id !== message.tool_call_id);
+        this.changed('messages');
+        return this.changed('live');
+      }
+      case 'approval.request':
+      case 'clarify.request':
+        if (!this.prompts.some((p) => p.prompt_id === e['prompt_id']))
+          this.prompts.push(e as unknown as Prompt);
+        return this.changed('prompts');
+      case 'approval.settled':
+      case 'clarify.settled':
+        this.prompts = this.prompts.filter((p) => p.prompt_id !== e['prompt_id']);
+        return this.changed('prompts');
+      case 'turn.complete':
+        this.live = { text: '', reasoning: '', tools: [] };
+        this.changed('live');
+        return;
+      case 'admission.settled':
+        this.admissions = this.admissions.filter((a) => a.admission_id !== e['admission_id']);
+        if (this.running?.admission_id === e['admission_id']) {
+          this.running = null;
+          this.state = this.admissions.some((a) => a.state === 'unknown') ? 'unknown' : 'idle';
+        }
+        this.changed('admissions');
+        return this.changed('header');
+      default:
+        return;
+    }
+  }
+
+  /** Older messages, one page before the oldest shown. */
+  async loadOlder(): Promise<void> {
+    const oldest = this.messages.find((m) => typeof m.id === 'number');
+    if (!oldest?.id) return;
+    const page = await this.link.call<{ messages: Message[]; has_more: boolean }>('session.messages', {
+      session_id: this.sessionId,
+      before_id: oldest.id,
+      limit: FIRST_PAGE,
+    });
+    this.messages = [...page.messages, ...this.messages];
+    this.hasOlder = page.has_more;
+    this.changed('older');
+  }
+
+  /**
+   * Sends `text` with a fresh submission_id. When the connection drops before the receipt, the
+   * same id is sent again after the reconnect: the daemon answers a repeat with the first receipt
+   * (`duplicate: true`), so the input runs once however often it is sent.
+   */
+  async submit(text: string): Promise<void> {
+    const submission: Submission = { submissionId: crypto.randomUUID(), text, acknowledged: false };
+    this.unsent.push(submission);
+    await this.send(submission);
+  }
+
+  private async send(submission: Submission): Promise<void> {
+    try {
+      await this.link.call('prompt.submit', {
+        session_id: this.sessionId,
+        submission_id: submission.submissionId,
+        text: submission.text,
+      });
+      submission.acknowledged = true;
+      this.unsent = this.unsent.filter((s) => s !== submission);
+    } catch (error) {
+      if (error instanceof RpcError) {
+        this.unsent = this.unsent.filter((s) => s !== submission);
+        throw error;
+      }
+      // Disconnected: kept in `unsent`, sent again by attach() after the reconnect.
+    }
+    this.changed('admissions');
+  }
+
+  private async resendUnacknowledged(): Promise<void> {
+    for (const submission of [...this.unsent]) await this.send(submission);
+  }
+
+  interrupt(): Promise<unknown> {
+    if (!this.running) return Promise.resolve(null);
+    return this.link.call('session.interrupt', {
+      session_id: this.sessionId,
+      execution_generation: this.running.generation,
+    });
+  }
+
+  cancel(admissionId: string): Promise<unknown> {
+    return this.link.call('prompt.cancel', { session_id: this.sessionId, admission_id: admissionId });
+  }
+
+  async resolveUnknown(admission: PendingAdmission): Promise<void> {
+    await this.link.call('prompt.resolve_unknown', {
+      session_id: this.sessionId,
+      admission_id: admission.admission_id,
+      execution_generation: admission.execution_generation ?? this.generation,
+    });
+    this.admissions = this.admissions.filter((a) => a.admission_id !== admission.admission_id);
+    if (!this.admissions.some((a) => a.state === 'unknown') && this.state === 'unknown') this.state = 'idle';
+    this.changed('admissions');
+    this.changed('header');
+  }
+
+  /** Answers a prompt; a prompt another viewer answered first is reported, not an error. */
+  async answer(prompt: Prompt, value: string | string[]): Promise<void> {
+    const method = prompt.type === 'approval.request' ? 'approval.respond' : 'clarify.respond';
+    const field = prompt.type === 'approval.request' ? 'choice' : 'answer';
+    const result = await this.link.call<{ status: string }>(method, {
+      session_id: this.sessionId,
+      execution_generation: prompt.execution_generation,
+      prompt_id: prompt.prompt_id,
+      [field]: value,
+    });
+    if (result.status === 'already_resolved') {
+      this.notices.push('That prompt was already answered elsewhere.');
+      this.prompts = this.prompts.filter((p) => p.prompt_id !== prompt.prompt_id);
+      this.changed('prompts');
+    }
+  }
+
+  detach(): void {
+    void this.link.call('session.detach', { session_id: this.sessionId }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,359 @@
+/**
+ * The session page: header (title, source, model, state, Interrupt), the transcript (markdown
+ * rendered safely, tool calls collapsible with their output, reasoning dimmed, older pages on
+ * demand), the live turn, open prompts answered inline, the admission queue, and the composer
+ * (Enter sends, Shift-Enter breaks the line, Esc interrupts).
+ */
+import { append, clear, h, when } from './dom.js';
+import type { Link } from './link.js';
+import { RpcError } from './link.js';
+import { markdownElement } from './markdown.js';
+import { SessionState, type Change } from './session-state.js';
+import type { Message, PendingAdmission, Prompt } from './wire.js';
+
+function toolArgs(args: string): string {
+  try {
+    const parsed = JSON.parse(args) as Record<string, unknown>;
+    if (typeof parsed['command'] === 'string') return parsed['command'];
+    return JSON.stringify(parsed, null, 2);
+  } catch {
+    return args;
+  }
+}
+
+function toolBlock(id: string, name: string, args: string, output: string | null, error = false) {
+  return h(
+    'details',
+    { class: `tool${error ? ' tool-error' : ''}`, attrs: { 'data-tool-call': id } },
+    h('summary', {}, h('span', { class: 'tool-name', text: name }), ' ', h('code', { text: toolArgs(args) })),
+    h('pre', { class: 'tool-output', text: output ?? 'running…' }),
+  );
+}
+
+function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
+  if (m.role === 'tool') return null; // shown inside its call
+  if (m.role === 'system') return null;
+  const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
+  if (m.reasoning) append(el, h('div', { class: 'reasoning', text: m.reasoning }));
+  if (m.content)
+    append(el, m.role === 'user' ? h('div', { class: 'text', text: m.content }) : markdownElement(m.content));
+  for (const call of m.tool_calls ?? []) {
+    const output = outputs.get(call.id);
+    append(el, toolBlock(call.id, call.function.name, call.function.arguments, output?.content ?? null));
+  }
+  if (!el.firstChild) return null;
+  if (m.timestamp) append(el, h('time', { class: 'stamp', text: when(m.timestamp) }));
+  return el;
+}
+
+export class SessionView {
+  readonly root: HTMLElement;
+  private readonly state: SessionState;
+  private readonly header = h('div', { class: 'session-head' });
+  private readonly older = h('div', { class: 'older' });
+  private readonly transcript = h('div', { class: 'transcript', attrs: { 'aria-live': 'polite' } });
+  private readonly live = h('div', { class: 'live' });
+  private readonly prompts = h('div', { class: 'prompts' });
+  private readonly queue = h('div', { class: 'queue' });
+  private readonly error = h('p', { class: 'error', attrs: { role: 'alert' } });
+  private readonly input = h('textarea', {
+    class: 'composer-input',
+    attrs: {
+      rows: '2',
+      placeholder: 'Message (Enter sends, Shift-Enter new line, Esc interrupts)',
+      'aria-label': 'Message',
+    },
+  });
+  private shown = 0;
+  private frame = 0;
+  private readonly unlisten: () => void;
+
+  constructor(sessionId: string, link: Link) {
+    this.state = new SessionState(sessionId, link);
+    this.unlisten = this.state.onChange((change) => this.redraw(change));
+    const composer = h(
+      'form',
+      {
+        class: 'composer',
+        on: {
+          submit: (e) => {
+            e.preventDefault();
+            this.send();
+          },
+        },
+      },
+      this.input,
+      h('button', { type: 'submit', text: 'Send' }),
+    );
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        this.send();
+      } else if (e.key === 'Escape') {
+        e.preventDefault();
+        void this.state.interrupt().catch((error: unknown) => this.fail(error));
+      }
+    });
+    this.root = h(
+      'section',
+      { class: 'session' },
+      this.header,
+      this.older,
+      this.transcript,
+      this.live,
+      this.prompts,
+      this.queue,
+      this.error,
+      composer,
+    );
+  }
+
+  get sessionId(): string {
+    return this.state.sessionId;
+  }
+
+  attach(): Promise<void> {
+    return this.state.attach().catch((error: unknown) => this.fail(error));
+  }
+
+  arrive(params: Record<string, unknown>): void {
+    this.state.arrive(params as { epoch: number; seq: number; event: { type: string } });
+  }
+
+  close(): void {
+    this.unlisten();
+    this.state.detach();
+  }
+
+  private send(): void {
+    const text = this.input.value;
+    if (text.trim() === '') return;
+    this.input.value = '';
+    this.error.textContent = '';
+    this.state.submit(text).catch((error: unknown) => {
+      this.input.value = text;
+      this.fail(error);
+    });
+  }
+
+  private fail(error: unknown): void {
+    this.error.textContent =
+      error instanceof RpcError
+        ? `${error.message} (${error.reason})`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+  }
+
+  private redraw(change: Change): void {
+    switch (change) {
+      case 'all':
+        this.drawHeader();
+        this.drawTranscript(true);
+        this.drawLive();
+        this.drawPrompts();
+        this.drawQueue();
+        return;
+      case 'messages':
+        return this.drawTranscript(false);
+      case 'older':
+        return this.drawTranscript(true);
+      case 'live':
+        // Deltas arrive many times a second: draw at most once per frame.
+        if (this.frame === 0) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.drawLive()));
+        return;
+      case 'prompts':
+        return this.drawPrompts();
+      case 'admissions':
+        return this.drawQueue();
+      case 'header':
+        return this.drawHeader();
+    }
+  }
+
+  private drawHeader(): void {
+    const s = this.state;
+    const info = s.info;
+    clear(this.header);
+    append(
+      this.header,
+      h('h1', { text: info?.title ?? s.sessionId }),
+      h(
+        'p',
+        { class: 'meta' },
+        h('span', { class: `state state-${s.state}`, attrs: { 'data-state': s.state }, text: s.state }),
+        ` ${info?.source ?? ''}${info?.platform && info.platform !== info.source ? ` · ${info.platform}` : ''} · ${info?.model ?? 'default model'}`,
+        info?.cwd ? ` · ${info.cwd}` : '',
+      ),
+      s.pausedReason ? h('p', { class: 'error', text: `Paused: ${s.pausedReason}` }) : null,
+      s.running
+        ? h('button', {
+            type: 'button',
+            class: 'danger',
+            text: 'Interrupt',
+            on: { click: () => void s.interrupt().catch((e: unknown) => this.fail(e)) },
+          })
+        : null,
+    );
+  }
+
+  private drawTranscript(full: boolean): void {
+    const messages = this.state.messages;
+    if (full) {
+      clear(this.transcript);
+      this.shown = 0;
+    }
+    const outputs = new Map<string, Message>();
+    for (const m of messages) if (m.role === 'tool' && m.tool_call_id) outputs.set(m.tool_call_id, m);
+    for (const m of messages.slice(this.shown)) {
+      if (m.role === 'tool' && m.tool_call_id) {
+        // A tool's output fills the block its call drew.
+        const block = this.transcript.querySelector(
+          `details[data-tool-call="${CSS.escape(m.tool_call_id)}"] pre`,
+        );
+        if (block) {
+          block.textContent = m.content ?? '';
+          continue;
+        }
+      }
+      const el = messageElement(m, outputs);
+      if (el) this.transcript.appendChild(el);
+    }
+    this.shown = messages.length;
+    clear(this.older);
+    if (this.state.hasOlder) {
+      append(
+        this.older,
+        h('button', {
+          type: 'button',
+          class: 'link',
+          text: 'Load earlier messages',
+          on: { click: () => void this.state.loadOlder().catch((e: unknown) => this.fail(e)) },
+        }),
+      );
+    }
+    if (!full) this.live.scrollIntoView({ block: 'end' });
+  }
+
+  private drawLive(): void {
+    const live = this.state.live;
+    clear(this.live);
+    if (live.reasoning) append(this.live, h('div', { class: 'reasoning', text: live.reasoning }));
+    if (live.text) append(this.live, markdownElement(live.text, 'md streaming'));
+    for (const t of live.tools)
+      append(this.live, toolBlock(t.tool_call_id, t.name, t.arguments, t.summary, t.is_error));
+    this.live.hidden = !this.live.firstChild;
+  }
+
+  private drawPrompts(): void {
+    clear(this.prompts);
+    for (const notice of this.state.notices.splice(0))
+      append(this.prompts, h('p', { class: 'notice', text: notice }));
+    for (const p of this.state.prompts) append(this.prompts, this.promptCard(p));
+  }
+
+  private promptCard(p: Prompt): HTMLElement {
+    const answer = (value: string | string[]) =>
+      void this.state.answer(p, value).catch((e: unknown) => this.fail(e));
+    if (p.type === 'approval.request') {
+      return h(
+        'div',
+        { class: 'prompt approval', attrs: { 'data-prompt': p.prompt_id } },
+        h('strong', { text: 'Approval needed' }),
+        h('pre', { class: 'command', text: p.command ?? '' }),
+        h('p', { class: 'reason', text: p.reason ?? '' }),
+        h(
+          'div',
+          { class: 'choices' },
+          ...(p.choices ?? ['once', 'session', 'always', 'deny']).map((choice) =>
+            h('button', {
+              type: 'button',
+              class: choice === 'deny' ? 'danger' : '',
+              text:
+                choice === 'once'
+                  ? 'Allow once'
+                  : choice === 'session'
+                    ? 'Allow for session'
+                    : choice === 'always'
+                      ? 'Always allow'
+                      : 'Deny',
+              attrs: { 'data-choice': choice },
+              on: { click: () => answer(choice) },
+            }),
+          ),
+        ),
+      );
+    }
+    const field = h('input', { type: 'text', attrs: { 'aria-label': 'Answer', placeholder: 'Your answer' } });
+    return h(
+      'form',
+      {
+        class: 'prompt clarify',
+        attrs: { 'data-prompt': p.prompt_id },
+        on: {
+          submit: (e) => {
+            e.preventDefault();
+            answer(field.value);
+          },
+        },
+      },
+      h('strong', { text: 'Question' }),
+      h('p', { text: p.question ?? '' }),
+      p.choices && p.choices.length > 0
+        ? h(
+            'div',
+            { class: 'choices' },
+            ...p.choices.map((c) => h('button', { type: 'button', text: c, on: { click: () => answer(c) } })),
+          )
+        : null,
+      h(
+        'div',
+        { class: 'row' },
+        field,
+        h('button', { type: 'submit', text: 'Answer' }),
+        h('button', { type: 'button', class: 'link', text: 'Skip', on: { click: () => answer('') } }),
+      ),
+    );
+  }
+
+  private drawQueue(): void {
+    clear(this.queue);
+    const rows = this.state.admissions.filter((a) => a.state !== 'running');
+    const unsent = this.state.unsent.filter((s) => !s.acknowledged);
+    if (rows.length === 0 && unsent.length === 0) return;
+    const list = h('ul', {});
+    for (const a of rows) list.appendChild(this.admissionRow(a));
+    for (const s of unsent)
+      list.appendChild(h('li', { class: 'unsent', text: `sending after reconnect: ${s.text}` }));
+    append(this.queue, h('h2', { text: 'Waiting' }), list);
+  }
+
+  private admissionRow(a: PendingAdmission): HTMLElement {
+    const label = a.text ? `${a.text.slice(0, 80)}` : a.admission_id;
+    if (a.state === 'unknown') {
+      return h(
+        'li',
+        { class: 'unknown', attrs: { 'data-admission': a.admission_id } },
+        h('span', { class: 'state state-unknown', text: 'unknown' }),
+        ` ${label} — it was running when the gateway stopped; it may or may not have finished. `,
+        h('button', {
+          type: 'button',
+          text: 'Resolve',
+          on: { click: () => void this.state.resolveUnknown(a).catch((e: unknown) => this.fail(e)) },
+        }),
+      );
+    }
+    return h(
+      'li',
+      { class: 'queued', attrs: { 'data-admission': a.admission_id } },
+      h('span', { class: 'state state-queued', text: 'queued' }),
+      ` ${label} `,
+      h('button', {
+        type: 'button',
+        class: 'link',
+        text: 'Cancel',
+        on: { click: () => void this.state.cancel(a.admission_id).catch((e: unknown) => this.fail(e)) },
+      }),
+    );
+  }
+}

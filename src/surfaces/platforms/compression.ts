@@ -1,0 +1,106 @@
+/**
+ * Compressing a chat-platform session (SPEC LIN-1): the platform counterpart of
+ * domain/local/compression.ts. The summary first; then ONE transaction writes the child transcript
+ * (linked to its parent), moves the session key's route to it and closes the parent. The caller
+ * holds the lane's turn slot (inside a turn, or a /compress command while nothing runs), so a
+ * compression never runs beside a turn of the same session. A failed summary leaves the transcript
+ * untouched and starts a growing cooldown kept in the store (subject: the session key).
+ */
+import { randomBytes } from 'node:crypto';
+import { newSessionId } from '../../domain/session/lifecycle.js';
+import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import type { CompressionReason } from '../../runtime/context/budget.js';
+import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import { coolingDown, recordFailedCompression } from '../../domain/session/compression-backoff.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import type { TranscriptMessage } from '../../domain/vocabulary.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { MessagingEvents } from './events.js';
+
+export interface PlatformCompressionDeps {
+  readonly store: SessionStore;
+  readonly model: ChatModel;
+  readonly modelName: string | undefined;
+  readonly settings: CompressionSettings;
+  readonly events: TypedEmitter<MessagingEvents>;
+}
+
+export type PlatformCompression =
+  | {
+      kind: 'compressed';
+      sessionId: string;
+      messages: TranscriptMessage[];
+      before: { messages: number; tokens: number };
+      after: { messages: number; tokens: number };
+    }
+  | { kind: 'skipped'; reason: string };
+
+export async function compressPlatformSession(
+  deps: PlatformCompressionDeps,
+  sessionKey: string,
+  parentSessionId: string,
+  reason: CompressionReason,
+  signal?: AbortSignal,
+): Promise<PlatformCompression> {
+  const now = new Date();
+  const waiting = await coolingDown(deps.store, sessionKey, reason, now);
+  if (waiting !== null) return { kind: 'skipped', reason: waiting };
+  const prepared = await prepareCompression({
+    messages: await deps.store.loadTranscript(parentSessionId),
+    model: deps.model,
+    modelName: deps.modelName,
+    settings: deps.settings,
+    signal,
+  });
+  if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
+  if (prepared.kind === 'failed') {
+    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.error, now);
+    deps.events.emit('compression:failed', {
+      session_key: sessionKey,
+      error: prepared.error,
+      retry_after: backoff.retryAfter,
+    });
+    return { kind: 'skipped', reason: prepared.error };
+  }
+  const at = new Date();
+  const child = newSessionId(at, randomBytes(4).toString('hex'));
+  const published = await deps.store.publishCompression({
+    sessionKey,
+    parentSessionId,
+    childSessionId: child,
+    messages: prepared.messages,
+    backoffSubject: sessionKey,
+    now: at,
+  });
+  if (!published)
+    return { kind: 'skipped', reason: 'the conversation moved to another transcript meanwhile' };
+  deps.events.emit('transcript:replaced', {
+    session_key: sessionKey,
+    kind: 'compression',
+    session_id: child,
+  });
+  deps.events.emit('session:compressed', {
+    session_key: sessionKey,
+    reason,
+    messages_before: prepared.before.messages,
+    messages_after: prepared.after.messages,
+    tokens_before: prepared.before.tokens,
+    tokens_after: prepared.after.tokens,
+  });
+  return {
+    kind: 'compressed',
+    sessionId: child,
+    messages: prepared.messages,
+    before: prepared.before,
+    after: prepared.after,
+  };
+}
+
+/** The one-line answer to /compress. */
+export function describeCompression(outcome: PlatformCompression): string {
+  if (outcome.kind === 'skipped') return `Nothing was compressed: ${outcome.reason}.`;
+  return (
+    `Compressed the conversation: ${outcome.before.messages} messages (${outcome.before.tokens} tokens) → ` +
+    `${outcome.after.messages} messages (${outcome.after.tokens} tokens).`
+  );
+}

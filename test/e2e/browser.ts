@@ -1,0 +1,61 @@
+/**
+ * Real Chromium for the dashboard's end-to-end tests: Debian's /usr/bin/chromium driven by
+ * playwright-core (which downloads no browser). CI installs the package (.ci/run); a machine
+ * without it skips these tests with a loud message instead of failing on a missing binary.
+ */
+import { createServer } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../fixtures/chromium.js';
+import { PASSWORD } from './seed-fixture.js';
+
+export { HAVE_CHROMIUM };
+
+if (!HAVE_CHROMIUM) {
+  process.stderr.write(
+    `\n!!! ${CHROMIUM} is missing: the dashboard's browser tests are SKIPPED.\n` +
+      '!!! Install it with: DEBIAN_FRONTEND=noninteractive apt-get install -y chromium (CI does).\n\n',
+  );
+}
+
+export const launchBrowser = launchChromium;
+
+/** A fresh, isolated browser context (its own cookies) with a page open at the dashboard. */
+export async function openDashboard(
+  browser: Browser,
+  url: string,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  const page = await context.newPage();
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  await page.goto(`${url}/`);
+  return { context, page };
+}
+
+export async function logIn(page: Page, password = PASSWORD): Promise<void> {
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+}
+
+/** Logs in and waits for the session list. */
+export async function loggedIn(browser: Browser, url: string) {
+  const opened = await openDashboard(browser, url);
+  await logIn(opened.page);
+  await opened.page.waitForSelector('#link-state[data-state="open"]');
+  await opened.page.getByRole('heading', { name: 'Sessions' }).waitFor();
+  return opened;
+}
+
+/** A port that was free a moment ago, so a restarted daemon can listen where the page looks. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * `serve` / `start` --port and --host (issue 12 item 18): flags win over the config, a bad flag is
+ * one line saying what to do, and the fixed default port gives way to a free one (with a note)
+ * only when another process holds it.
+ */
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PORT } from '../../src/daemon/config.js';
+import { exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome, waitForOutput } from './cli.js';
+import { writeConfig } from './gateway-harness.js';
+
+requireBuild();
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Holds `port` on 127.0.0.1, or returns null when someone else already does (it is taken either way). */
+async function hold(port: number): Promise<Server | null> {
+  const blocker = createServer();
+  return new Promise((resolve) => {
+    blocker.once('error', () => resolve(null));
+    blocker.listen(port, '127.0.0.1', () => resolve(blocker));
+  });
+}
+
+describe('listener flags', { timeout: 120_000 }, () => {
+  it('serve --port/--host override listener.port/host in the config', async () => {
+    const home = tempHome();
+    writeConfig(home, `listener:\n  port: ${await freePort()}\n`);
+    const port = await freePort();
+    const serve = spawnCli(home, ['serve', '--port', String(port), '--host', '127.0.0.1']);
+    const out = await waitForOutput(serve, 'Gatehouse is ready at');
+    expect(out).toContain(`Gatehouse is ready at http://127.0.0.1:${port} `);
+    expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toMatchObject({ ok: true });
+    serve.kill('SIGTERM');
+    expect(await exited(serve)).toBe(0);
+  });
+
+  it('start --port passes the port to the daemon it spawns', async () => {
+    const home = tempHome();
+    const port = await freePort();
+    const start = await runCli(home, ['start', '--port', String(port)]);
+    expect(start.code).toBe(0);
+    expect(start.stdout).toContain(`Gatehouse is running at http://127.0.0.1:${port} `);
+    expect((await runCli(home, ['stop'])).code).toBe(0);
+  });
+
+  it('refuses a remote --host without allow_remote, and a port that is not one, in one line', async () => {
+    const home = tempHome();
+    const remote = await runCli(home, ['serve', '--host', '0.0.0.0']);
+    expect(remote.code).not.toBe(0);
+    expect(isOneLineError(remote.stderr)).toBe(true);
+    expect(remote.stderr).toContain('--host 0.0.0.0 is not a loopback address');
+    const bad = await runCli(home, ['start', '--port', 'eighty']);
+    expect(bad.code).not.toBe(0);
+    expect(isOneLineError(bad.stderr)).toBe(true);
+    expect(bad.stderr).toContain('--port must be a port number from 0 to 65535');
+  });
+
+  it(`the default port ${DEFAULT_PORT} gives way to a free one, with a note, when it is taken`, async () => {
+    const blocker = await hold(DEFAULT_PORT);
+    try {
+      const home = tempHome();
+      const serve = spawnCli(home, ['serve']);
+      let stderr = '';
+      serve.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const out = await waitForOutput(serve, 'Gatehouse is ready at');
+      expect(out).not.toContain(`:${DEFAULT_PORT} `);
+      expect(stderr).toContain(`port ${DEFAULT_PORT} (the default) is taken`);
+      serve.kill('SIGTERM');
+      expect(await exited(serve)).toBe(0);
+    } finally {
+      blocker?.close();
+    }
+  });
+
+  it('a port the owner chose is insisted on: taken is an error naming --port', async () => {
+    const blocker = (await hold(await freePort()))!;
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      const serve = await runCli(tempHome(), ['serve', '--port', String(port)]);
+      expect(serve.code).not.toBe(0);
+      expect(isOneLineError(serve.stderr)).toBe(true);
+      expect(serve.stderr).toContain(`port ${port} is already in use`);
+      expect(serve.stderr).toContain('--port');
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Issue 12 item 11 through the real daemon: with `model.timeout_s: 1` and `model.max_retries: 0`,
+ * a provider that accepts the request and never answers fails the turn as `timeout` after one
+ * attempt (it used to hold the turn for four attempts of 60 s each).
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuild } from './cli.js';
+import { nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
+import { createAttached, tempDir } from './seed-fixture.js';
+
+let daemon: RunningDaemon | null = null;
+let server: http.Server | null = null;
+beforeAll(requireBuild);
+afterEach(async () => {
+  await daemon?.stop();
+  daemon = null;
+  server?.closeAllConnections();
+  server?.close();
+  server = null;
+});
+
+describe('issue 12 item 11: model.timeout_s and model.max_retries', () => {
+  it('a provider that hangs before answering fails the turn as timeout after one attempt', async () => {
+    let received = 0;
+    server = http.createServer((req) => {
+      received++;
+      req.resume(); // read the request, never answer it
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    daemon = await startDaemon({
+      config: [
+        'model:',
+        `  base_url: http://127.0.0.1:${port}/v1`,
+        '  model: hangs',
+        '  timeout_s: 1',
+        '  max_retries: 0',
+        '',
+      ].join('\n'),
+    });
+    const client = await daemon.connect();
+    const session_id = await createAttached(client, { cwd: tempDir() });
+    const done = nextEvent(client, 'turn.complete');
+    await client.call('prompt.submit', { session_id, submission_id: 'h1', text: 'hello?' });
+    const event = (await done).event as unknown as {
+      outcome: string;
+      error: { reason: string; message: string };
+    };
+    expect(event).toMatchObject({ outcome: 'failed', error: { reason: 'timeout' } });
+    expect(event.error.message).toContain('1000 ms');
+    expect(received).toBe(1);
+  });
+});

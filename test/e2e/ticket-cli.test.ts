@@ -1,0 +1,105 @@
+/**
+ * `gatehouse ticket` end to end (issue 12 items 6-8): the command exactly as docs/daemon.md and
+ * docs/rpc-methods.md show it, its ticket used on a real WebSocket upgrade; a worker-adoption ticket
+ * bound to one session reaches that session and nothing else; a full ticket book is reported as
+ * what it is.
+ */
+import { describe, expect, it } from 'vitest';
+import { requestTicket } from '../../src/surfaces/control/client.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { isOneLineError, runCli } from './cli.js';
+import { nextEvent } from './gateway-harness.js';
+import { createAttached, tempDir, useFixture, type Snapshot } from './seed-fixture.js';
+
+const fx = useFixture();
+
+describe('gatehouse ticket', { timeout: 120_000 }, () => {
+  it('prints an interactive ticket that opens a WebSocket with operator powers', async () => {
+    const d = await fx.daemon();
+    const run = await runCli(d.home, ['ticket']);
+    expect(run.code).toBe(0);
+    const ticket = run.stdout.trim();
+    expect(ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const client = await GatewayClient.connect(d.url, ticket);
+    const described = await client.call<{ capabilities: string[]; principal: { provider: string } }>(
+      'runtime.describe',
+      {},
+    );
+    expect(described.principal.provider).toBe('native');
+    expect(described.capabilities).toContain('session:create');
+    await client.close();
+
+    const json = await runCli(d.home, ['ticket', '--json']);
+    const printed = JSON.parse(json.stdout) as { purpose: string; ticket: string; expires_at: string };
+    expect(printed.purpose).toBe('interactive');
+    expect(printed.ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(printed.expires_at)).toBeGreaterThan(Date.now());
+  });
+
+  it('binds a worker-adoption ticket to the named session: resume, submit, answer; another is refused', async () => {
+    const d = await fx.daemon();
+    const owner = await d.connect();
+    const mine = await createAttached(owner, { cwd: tempDir() });
+    const other = await createAttached(owner, { cwd: tempDir() });
+
+    const run = await runCli(d.home, ['ticket', '--purpose', 'worker-adoption', '--session', mine, '--json']);
+    expect(run.code).toBe(0);
+    const minted = JSON.parse(run.stdout) as { ticket: string; sessions: string[] };
+    expect(minted.sessions).toEqual([mine]);
+    const worker = await GatewayClient.connect(d.url, minted.ticket);
+    const described = await worker.call<{ capabilities: string[] }>('runtime.describe', {});
+    expect(described.capabilities).toEqual(['session:read', 'session:submit', 'session:respond']);
+
+    await worker.call<Snapshot>('session.resume', { session_id: mine });
+    const asked = nextEvent(worker, 'clarify.request');
+    await worker.call('prompt.submit', { session_id: mine, submission_id: 'w1', text: 'ask: which? [a|b]' });
+    const question = await asked;
+    const done = nextEvent(worker, 'turn.complete');
+    await worker.call('clarify.respond', {
+      session_id: mine,
+      prompt_id: question.event['prompt_id'],
+      execution_generation: question.event['execution_generation'],
+      answer: 'b',
+    });
+    expect((await done).event).toMatchObject({ outcome: 'completed' });
+
+    const refused = (call: Promise<unknown>) =>
+      expect(call).rejects.toMatchObject({ reason: 'permission_denied' });
+    await refused(worker.call('session.resume', { session_id: other }));
+    await refused(worker.call('prompt.submit', { session_id: other, submission_id: 'w2', text: 'hi' }));
+    await refused(worker.call('session.info', { session_id: 'no-such-session' }));
+    await refused(worker.call('session.create', { cwd: tempDir() }));
+    const listed = await worker.call<{ sessions: { session_id: string }[] }>('session.list', {
+      scope: 'stored',
+    });
+    expect(listed.sessions.map((s) => s.session_id)).toEqual([mine]);
+    await worker.close();
+  });
+
+  it('says what to do for a worker ticket without --session and for an unknown session', async () => {
+    const d = await fx.daemon();
+    const bare = await runCli(d.home, ['ticket', '--purpose', 'worker-adoption']);
+    expect(bare.code).not.toBe(0);
+    expect(isOneLineError(bare.stderr)).toBe(true);
+    expect(bare.stderr).toContain('add --session ID');
+    const unknown = await runCli(d.home, ['ticket', '--purpose', 'worker-adoption', '--session', 'nope']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no session nope');
+  });
+
+  it('reports a full ticket book as what happened, and spent tickets free their slots', async () => {
+    const d = await fx.daemon();
+    const minted: string[] = [];
+    for (let i = 0; i < 1024; i++)
+      minted.push((await requestTicket(d.layout.controlSocket, 'interactive')).ticket);
+    const full = await runCli(d.home, ['ticket']);
+    expect(full.code).not.toBe(0);
+    expect(isOneLineError(full.stderr)).toBe(true);
+    expect(full.stderr).toContain('too many unredeemed tickets');
+    expect(full.stderr).not.toContain('unexpected error');
+    // Redeeming a ticket releases its slot at once (it no longer counts towards the limit).
+    await (await GatewayClient.connect(d.url, minted[0]!)).close();
+    const again = await runCli(d.home, ['ticket']);
+    expect(again.code).toBe(0);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * Issue 12 item 13: the soak runs only when named, with its length from `--minutes`, exactly as
+ * docs/benchmarks.md says (`npm run bench -- soak --minutes 30`); the default run leaves it out.
+ */
+import { describe, expect, it } from 'vitest';
+import soak from '../../bench/soak.bench.js';
+import { parseBenchArgs, runsBench } from '../../bench/select.js';
+
+describe('issue 12 item 13: bench selection', () => {
+  it('`npm run bench -- soak --minutes 30` runs the soak for 30 minutes', () => {
+    const args = parseBenchArgs(['soak', '--minutes', '30']);
+    expect(args).toEqual({ quick: false, minutes: 30, only: ['soak'] });
+    expect(runsBench('soak.bench.ts', args.only, soak.onlyWhenNamed)).toBe(true);
+    expect(runsBench('store.bench.ts', args.only)).toBe(false);
+  });
+
+  it('the default run (`npm run bench`) leaves the soak out and runs the others', () => {
+    const { only } = parseBenchArgs([]);
+    expect(soak.onlyWhenNamed).toBe(true);
+    expect(runsBench('soak.bench.ts', only, soak.onlyWhenNamed)).toBe(false);
+    expect(runsBench('store.bench.ts', only, false)).toBe(true);
+    expect(runsBench('soak.bench.ts', parseBenchArgs(['--quick']).only, soak.onlyWhenNamed)).toBe(false);
+  });
+
+  it('refuses a --minutes that is not a positive number, saying what to give', () => {
+    for (const bad of [
+      ['soak', '--minutes'],
+      ['soak', '--minutes', 'ten'],
+      ['soak', '--minutes', '0'],
+    ]) {
+      expect(() => parseBenchArgs(bad)).toThrow(/--minutes needs a positive number/);
+    }
+  });
+});
