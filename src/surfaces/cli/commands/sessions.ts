@@ -38,7 +38,6 @@ export function registerSessions(program: Command): void {
     .option('--json', 'print JSON for scripts')
     .option('--search <text>', 'full-text search over the messages: every word must appear')
     .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
-    .option('--search <text>', 'full-text search over the messages')
     .option('--show <id>', "print a session's whole history, across its compressions")
     .option(
       '--model-view',
