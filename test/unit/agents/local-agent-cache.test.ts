@@ -170,4 +170,37 @@ describe('idle sessions release their in-memory state', () => {
     expect(recent.events).toHaveLength(last - oldest + 1);
     expect(JSON.stringify(recent.events.map((e) => e.event)).length).toBeLessThanOrEqual(4096 + 200);
   });
+
+  it('a compression inside a turn drops the cached agent; the next turn is built from the compressed transcript', async () => {
+    const compression = { window: 1_000_000, threshold: 0.75, tailTokens: 60 };
+    h = await startLocalHarness({ compression });
+    const id = h.create();
+    for (let i = 0; i < 4; i++)
+      expect(await h.turn(id, `${'words to fill the window '.repeat(20)} ${i}`)).toBe('completed');
+    expect(h.agents.has(id)).toBe(true);
+    const before = h.sessions.validatedReceipt(id)!.current_session_id;
+    const compressed = h.sessions.events.next('transcript:replaced', (e) => e.logical_id === id);
+    // The window shrinks: the next turn compresses before its model call.
+    compression.window = 1200;
+    expect(await h.turn(id, 'after the squeeze')).toBe('completed');
+    await compressed;
+    const after = h.sessions.validatedReceipt(id)!.current_session_id;
+    expect(after).not.toBe(before);
+    // The turn went on with the compressed view, and the cache kept nothing of the old transcript.
+    expect(h.agents.has(id)).toBe(false);
+    const squeezed = lastMessages();
+    expect(squeezed.length).toBeLessThan(1 + 2 * 5);
+    compression.window = 1_000_000;
+    const misses = h.agents.stats().misses;
+    expect(await h.turn(id, 'and once more')).toBe('completed');
+    expect(h.agents.stats().misses).toBe(misses + 1);
+    // The next request is the stored child transcript (what a fresh load gives) up to this turn's
+    // answer, not the old one.
+    const stored = await h.store.loadTranscript(after);
+    expect(
+      lastMessages()
+        .slice(1)
+        .map((m) => m.content),
+    ).toEqual(stored.slice(0, -1).map((m) => m.content));
+  });
 });
