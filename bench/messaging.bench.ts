@@ -13,16 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { makePrincipal, OPERATOR_CAPABILITIES } from '../src/domain/auth/principal.js';
-import { LocalSessions } from '../src/domain/local/service.js';
-import { makeTurnJobRunner } from '../src/domain/local/turn-job.js';
 import { PromptBroker } from '../src/runtime/approvals/broker.js';
 import { startDemoModel } from '../src/runtime/demo/server.js';
 import { ModelClient } from '../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../src/storage/sqlite/delivery-ledger.js';
-import { SqliteLocalStore } from '../src/storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { MessagingGateway } from '../src/surfaces/platforms/gateway.js';
 import { TelegramAdapter } from '../src/surfaces/platforms/telegram/adapter.js';
+import { localSessionsOn } from '../test/fixtures/local-harness.js';
 import { startTelegramStandIn } from '../test/fixtures/telegram-standin.js';
 import { figure, percentile, type Bench } from './lib.js';
 
@@ -118,32 +116,14 @@ async function localTurnRate(
   prompts: PromptBroker,
   dir: string,
 ): Promise<number> {
-  const localStore = new SqliteLocalStore(store.db);
-  const epoch = localStore.openEpoch('bench-messaging');
   const owner = makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES);
-  const sessions: LocalSessions = new LocalSessions({
-    profile: 'default',
-    epoch,
-    store: localStore,
-    sessions: store,
+  const sessions = localSessionsOn({
+    store,
+    dir,
+    model,
     prompts,
-    launchDefaults: { cwd: dir, model: 'gatehouse-demo', toolsets: [], knownToolsets: [], maxTurns: 4 },
-    launchLookups: { isDirectory: () => true, isCodeWorkspace: () => false, readSkill: () => null },
-    accepting: () => true,
     maxConcurrentTurns: n,
     onError: (error) => process.stderr.write(`local session error: ${String(error)}\n`),
-    turnRunner: (service) =>
-      makeTurnJobRunner({
-        sessions: store,
-        prompts,
-        tools: () => [],
-        model: () => model,
-        receipt: (id) => service.validatedReceipt(id),
-        apiKey: (id) => service.apiKeyOf(id),
-        publish: (id, event) => service.publish(id, event),
-        agentStarted: (id) => service.agentStarted(id),
-        fault: () => undefined,
-      }),
   });
   const ids: string[] = [];
   sessions.events.on('session:created', (e) => ids.push(e.logical_id));

@@ -169,6 +169,31 @@ const platformSectionSchema = z.looseObject({
 });
 
 export type PlatformSection = z.output<typeof platformSectionSchema>;
+
+const count = (what: string) =>
+  z
+    .number({ error: `${what} must be a number` })
+    .int({ error: `${what} must be a whole number` })
+    .min(0, {
+      error: `${what} must be 0 or more`,
+    });
+
+/**
+ * The agent cache (SPEC AGC-1..3, docs/agent-cache.md). `memory_high_mb`: `auto` derives the budget
+ * from the cgroup (memory.high, then memory.max) or the machine's RAM; a number fixes it in MiB;
+ * `0` or `off` disables the pressure sweep.
+ */
+const agentCacheSchema = z.strictObject({
+  max_size: count('agent_cache.max_size').default(128),
+  idle_ttl_s: seconds('agent_cache.idle_ttl_s').min(0).default(3600),
+  memory_high_mb: z
+    .union([z.literal('auto'), z.literal('off'), count('agent_cache.memory_high_mb')], {
+      error: 'must be auto, off, or a number of MiB (0 = off)',
+    })
+    .default('auto'),
+  max_evictions_per_pass: count('agent_cache.max_evictions_per_pass').default(16),
+  protect_recent: count('agent_cache.protect_recent').default(8),
+});
 export type TelegramSection = z.output<typeof telegramSchema>;
 
 export const configSchema = z
@@ -235,6 +260,18 @@ export const configSchema = z
       .strictObject({
         group_sessions_per_user: z.boolean().default(true),
         thread_sessions_per_user: z.boolean().default(false),
+        /** Routing entries not updated for this many days are pruned (transcripts kept); 0 = never. */
+        max_age_days: count('sessions.max_age_days').default(0),
+      })
+      .prefault({}),
+    agent_cache: agentCacheSchema.prefault({}),
+    housekeeping: z
+      .strictObject({ interval_s: seconds('housekeeping.interval_s').min(1).default(60) })
+      .prefault({}),
+    events: z
+      .strictObject({
+        replay_max_events: count('events.replay_max_events').min(1).default(2048),
+        replay_max_bytes: count('events.replay_max_bytes').min(1024).default(262_144),
       })
       .prefault({}),
     platforms: z.object({ telegram: telegramSchema.optional() }).catchall(platformSectionSchema).prefault({}),

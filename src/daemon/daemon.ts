@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AdapterStatus } from '../domain/messaging/adapter.js';
+import type { AgentCacheStats } from '../domain/agents/agent-cache.js';
 import { DaemonError, oneLine } from './errors.js';
 import type { GatehouseConfig } from './config.js';
 import { describeModel } from './config.js';
@@ -28,13 +29,15 @@ export interface GatewayInfo {
   model: string;
   /** Each chat platform adapter's state; empty when no platform is enabled. Kept current while running. */
   adapters: AdapterStatus[];
+  /** The agent cache's counters, as of the last housekeeping pass (docs/agent-cache.md). */
+  agent_cache?: AgentCacheStats;
 }
 
 /**
  * The fields services fill in. Once the daemon is ready, advertising again rewrites gateway.json
  * (atomically), so `gatehouse status` sees an adapter's state change without asking the daemon.
  */
-export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters'>>;
+export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache'>>;
 
 export interface DaemonContext {
   readonly layout: HomeLayout;

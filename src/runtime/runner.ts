@@ -58,6 +58,11 @@ export interface RunTurnOptions {
   reasoning?: string | undefined;
   /** The stored transcript before this turn. */
   history: TranscriptMessage[];
+  /**
+   * `history` already mapped by toWireMessage, index for index (the agent cache keeps it, so a turn
+   * does not map the whole history again). Absent: the runner maps `history`.
+   */
+  wireHistory?: readonly WireMessage[];
   /** The user message this turn answers; stored first. */
   input: TranscriptMessage;
   /** The caller already stored `input` (with the claim of its admission): only announce it. */
@@ -173,7 +178,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     let view: TranscriptMessage[] = [...options.history];
     if (options.inputStored) emit({ type: 'message.stored', message: options.input });
     view.push(options.inputStored ? options.input : await store(options.input));
-    let wire = wireOf(options.systemPrompt, view);
+    // The first request reuses the cached wire form of the history when the caller has it; a
+    // compression below rebuilds the wire from the compressed view.
+    let wire = firstWire(options.systemPrompt, view, options.wireHistory);
     const push = (message: TranscriptMessage): void => {
       view.push(message);
       wire.push(toWireMessage(message));
@@ -313,6 +320,19 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
 function wireOf(systemPrompt: string, view: readonly TranscriptMessage[]): WireMessage[] {
   const wire: WireMessage[] = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
   for (const message of view) wire.push(toWireMessage(message));
+  return wire;
+}
+
+/** The first request's wire: `wireHistory` (the wire form of all but the last of `view`) when given. */
+function firstWire(
+  systemPrompt: string,
+  view: readonly TranscriptMessage[],
+  wireHistory: readonly WireMessage[] | undefined,
+): WireMessage[] {
+  if (!wireHistory || wireHistory.length !== view.length - 1) return wireOf(systemPrompt, view);
+  const wire: WireMessage[] = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
+  for (const message of wireHistory) wire.push(message);
+  wire.push(toWireMessage(view[view.length - 1]!));
   return wire;
 }
 

@@ -50,6 +50,18 @@ export interface StoredMessage extends TranscriptMessage {
   timestamp: string;
 }
 
+/**
+ * What a copy of a transcript that ended at some message id needs to catch up (the agent cache):
+ * `messages` are the visible ones after that id. The copy is still a prefix of the stored
+ * transcript only when `anchored` (its last message is still visible) and `edits` is the value it
+ * was taken at: `edits` counts every change other than an append (a rewind, a rewrite, a delete).
+ */
+export interface TranscriptTail {
+  edits: number;
+  anchored: boolean;
+  messages: StoredMessage[];
+}
+
 export interface TranscriptPageOptions {
   /** Only messages with a smaller id (the `id` of the oldest message already shown); absent: the newest. */
   beforeId?: number | null;
@@ -162,12 +174,14 @@ export interface SessionStore {
    * /resume: point the key at an existing physical session (reopening it) and close the current one.
    * With `expectedSessionId` this is a compare-and-swap: when the key no longer points at that
    * session (a concurrent /new or /resume won), nothing changes and the result is null. Also null
-   * when the key has no entry. Throws NotFoundError when the target session does not exist.
+   * when the key has no entry. Throws NotFoundError when the target session does not exist, or, with
+   * `sameKey`, when it never was on this key (a chat may resume only its own conversations; another
+   * chat's id is answered exactly like an unknown one).
    */
   switchSession(
     sessionKey: string,
     targetSessionId: string,
-    options?: { expectedSessionId?: string; now?: Date },
+    options?: { expectedSessionId?: string; sameKey?: boolean; now?: Date },
   ): Promise<SessionEntry | null>;
 
   /** /stop: the next access replaces the session. False if the key has no entry. */
@@ -237,6 +251,13 @@ export interface SessionStore {
 
   /** The visible transcript in order; soft-deleted (rewound, rewritten) messages are excluded. */
   loadTranscript(sessionId: string): Promise<StoredMessage[]>;
+
+  /**
+   * The visible messages after `afterId` (0: all of them) with the transcript's edit counter, so a
+   * cached copy can catch up by appending, or see that it must be rebuilt. Cheap: it reads the new
+   * messages only. Throws NotFoundError when the session does not exist.
+   */
+  loadTranscriptTail(sessionId: string, afterId: number): Promise<TranscriptTail>;
 
   /**
    * One page of the visible transcript, the newest first in paging order: the `limit` newest messages

@@ -172,6 +172,20 @@ export function runSessionStoreSuite(
         expect(await store.switchSession('agent:main:none:dm', '20260101_000000_deadbeef')).toBeNull();
       });
 
+      it('switch_session with same_key refuses a session of another key as not_found', async () => {
+        const mine = await store.getOrCreateSession(KEY, source());
+        await store.resetSession(KEY);
+        const theirs = await store.getOrCreateSession('agent:main:telegram:dm:2002', source());
+        await expect(
+          store.switchSession(KEY, theirs.entry.session_id, { sameKey: true }),
+        ).rejects.toBeInstanceOf(NotFoundError);
+        const back = await store.switchSession(KEY, mine.entry.session_id, { sameKey: true });
+        expect(back!.session_id).toBe(mine.entry.session_id);
+        expect((await store.lookupBySessionId(theirs.entry.session_id))!.session_key).toBe(
+          'agent:main:telegram:dm:2002',
+        );
+      });
+
       it('mark_resume_pending never overrides suspended', async () => {
         await store.getOrCreateSession(KEY, source());
         await store.suspendSession(KEY);
@@ -343,6 +357,31 @@ export function runSessionStoreSuite(
         await store.appendToTranscript(sid, [user('a'), assistant('b'), user('c')]);
         await store.rewriteTranscript(sid, [{ role: 'system', content: 'summary of a, b, c' }]);
         expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['summary of a, b, c']);
+      });
+
+      it('load_transcript_tail: what was appended after an id, and whether the copy still holds', async () => {
+        const first = await store.appendToTranscript(sid, [user('u1'), assistant('a1')]);
+        const empty = await store.loadTranscriptTail(sid, 0);
+        expect(empty.anchored).toBe(true);
+        expect(empty.messages).toEqual(first);
+        const last = first[1]!.id;
+        expect((await store.loadTranscriptTail(sid, last)).messages).toEqual([]);
+        const more = await store.appendToTranscript(sid, [user('u2')]);
+        const tail = await store.loadTranscriptTail(sid, last);
+        expect(tail).toEqual({ edits: empty.edits, anchored: true, messages: more });
+        // A rewind removes the copy's last message: no longer anchored, and counted as an edit.
+        await store.rewindSession(sid, 2);
+        const after = await store.loadTranscriptTail(sid, last);
+        expect(after.anchored).toBe(false);
+        expect(after.edits).toBeGreaterThan(empty.edits);
+        // A rewrite counts too, even when the copy's last id is still visible under its own number.
+        const kept = await store.appendToTranscript(sid, [user('again')]);
+        const before = await store.loadTranscriptTail(sid, kept[0]!.id);
+        await store.rewriteTranscript(sid, [user('summary')]);
+        expect((await store.loadTranscriptTail(sid, kept[0]!.id)).edits).toBeGreaterThan(before.edits);
+        await expect(store.loadTranscriptTail('20200101_000000_00000000', 0)).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
       });
 
       it('load_transcript_page walks the visible transcript back from the newest page', async () => {

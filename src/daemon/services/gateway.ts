@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { AgentCache } from '../../domain/agents/agent-cache.js';
 import { TicketBook } from '../../domain/auth/tickets.js';
 import { creationContract, type LaunchLookups, type LaunchPolicy } from '../../domain/local/launch-policy.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
@@ -35,6 +36,9 @@ import { DEFAULT_PORT, modelClientLimits } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
+import { Housekeeping } from '../housekeeping.js';
+import { memoryReader, type MemoryRoots } from '../memory.js';
+import { isLocalSessionKey } from '../../domain/local/receipt.js';
 
 const DEMO_MODEL_NAME = 'gatehouse-demo';
 const CODE_MARKERS = [
@@ -80,9 +84,15 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
   }
 }
 
-/** Where the gateway service puts its open store for the services after it (the messaging gateway). */
+/**
+ * Where the gateway service puts what the services after it share (the messaging gateway): the
+ * open store, the agent cache, and a hook through which they tell housekeeping which routing
+ * entries have live work (a chat lane running a turn).
+ */
 export interface StoreHolder {
   current: SqliteSessionStore | null;
+  agents?: AgentCache | null;
+  liveKeys?: ((sessionKey: string) => boolean)[];
 }
 
 /**
@@ -101,6 +111,8 @@ export function gatewayService(
   options: {
     env?: NodeJS.ProcessEnv;
     storeHolder?: StoreHolder;
+    /** Where memory is read (tests lay out a cgroup in a temp dir). */
+    memoryRoots?: MemoryRoots;
   } = {},
 ): DaemonService {
   const env = options.env ?? process.env;
@@ -113,6 +125,7 @@ export function gatewayService(
   let epoch = 0;
   let faults: Faults | null = null;
   let ctxLogger: DaemonContext['logger'] | null = null;
+  let housekeeping: Housekeeping | null = null;
 
   return {
     name: 'gateway',
@@ -180,6 +193,17 @@ export function gatewayService(
       });
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
+      const cacheConfig = config.agent_cache;
+      const agents = new AgentCache({
+        source: store,
+        limits: {
+          maxSize: cacheConfig.max_size,
+          idleTtlMs: cacheConfig.idle_ttl_s * 1000,
+          maxEvictionsPerPass: cacheConfig.max_evictions_per_pass,
+          protectRecent: cacheConfig.protect_recent,
+        },
+      });
+      if (options.storeHolder) options.storeHolder.agents = agents;
       sessions = new LocalSessions({
         profile,
         epoch,
@@ -196,6 +220,9 @@ export function gatewayService(
         launchLookups: launchLookups(path.join(profileDir, 'skills')),
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
+        replayCapacity: config.events.replay_max_events,
+        replayMaxBytes: config.events.replay_max_bytes,
+        agents,
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
@@ -215,8 +242,11 @@ export function gatewayService(
             },
             agentStarted: (id) => service.agentStarted(id),
             fault: (point) => faults?.hit(point),
+            agents,
           }),
       });
+      // A replaced or rewritten transcript (compression, reset, rewind) drops the cached copy.
+      sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
 
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
@@ -238,6 +268,7 @@ export function gatewayService(
             checkpoint_failures: store?.checkpointer?.stats.failures ?? 0,
           };
         },
+        agentCache: () => agents.stats(),
         gateway: () =>
           describeGateway(ctx, {
             name: defaultModel,
@@ -312,17 +343,44 @@ export function gatewayService(
         }),
         logger,
       });
+      const liveKeys = options.storeHolder?.liveKeys ?? [];
+      const openStore = store;
+      const localSessions = sessions;
+      housekeeping = new Housekeeping({
+        intervalMs: config.housekeeping.interval_s * 1000,
+        agents,
+        readMemory: memoryReader(cacheConfig.memory_high_mb, options.memoryRoots),
+        releaseIdle: () => localSessions.releaseIdle(),
+        maxAgeDays: config.sessions.max_age_days,
+        // A local session's route belongs to its identity (its receipt names it): never pruned.
+        prune: (maxAgeDays) =>
+          openStore.pruneOldEntries({
+            maxAgeDays,
+            hasLiveProcesses: (key) => isLocalSessionKey(key) || liveKeys.some((isLive) => isLive(key)),
+          }),
+        afterPass: (report) => {
+          ctx.advertise({ agent_cache: agents.stats() });
+          if (report.pruned && report.pruned.length > 0)
+            logger.info({ pruned: report.pruned }, 'routing entries pruned');
+        },
+      });
+      housekeeping.events.on('housekeeping:error', ({ error }) => onError(error, 'housekeeping pass'));
+      housekeeping.start();
+      ctx.advertise({ agent_cache: agents.stats() });
       const recovery = sessions.recover();
       logger.info({ ...recovery }, 'recovery done');
       for (const id of recovery.paused)
         logger.error({ session_id: id }, 'session paused: its receipt did not validate');
     },
     async drain(deadline: number) {
+      housekeeping?.stop();
       const left = (await sessions?.drain(deadline)) ?? [];
       // Turns still running stay `running` in the store: the next start marks them unknown (REC-2).
       if (left.length > 0) ctxLogger?.warn({ admissions: left }, 'drain deadline passed with turns running');
     },
     async stop() {
+      housekeeping?.stop();
+      housekeeping = null;
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);

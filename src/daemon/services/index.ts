@@ -17,13 +17,15 @@ export function defaultServices(
     platforms?: PlatformRegistry;
   } = {},
 ): DaemonService[] {
-  const storeHolder: StoreHolder = { current: null };
+  const storeHolder: StoreHolder = { current: null, agents: null, liveKeys: [] };
   const services: DaemonService[] = [gatewayService({ storeHolder })];
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
     services.push(
       messagingService({
         store: () => storeHolder.current,
+        agents: () => storeHolder.agents ?? null,
+        liveKeys: storeHolder.liveKeys!,
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

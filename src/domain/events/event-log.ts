@@ -17,26 +17,53 @@ export type ReplayResult<E> =
   | { kind: 'events'; events: SequencedEvent<E>[]; last_seq: number }
   | { kind: 'snapshot_required'; last_seq: number; oldest_seq: number | null; reason: 'gap' | 'epoch' };
 
+export interface EventLogBounds<E> {
+  /** Most bytes the buffer keeps (by `sizeOf`); the oldest events go first. Default: no byte cap. */
+  maxBytes?: number;
+  /** The size of one event in bytes, measured once when it is appended. */
+  sizeOf?: (event: E) => number;
+  /**
+   * The last sequence number an earlier log of the same session and epoch published (a hub that
+   * was released while idle and is now rebuilt): numbering goes on after it, and a cursor from
+   * before it gets snapshot_required, never another log's events under its old numbers.
+   */
+  startAfter?: number;
+}
+
 export class SessionEventLog<E> {
   /**
-   * The ring, grown as events arrive rather than preallocated: every session a viewer looks at has a
-   * log, and a full-size ring (2048 slots, ~16 KiB) for each idle one dominated the daemon's memory
-   * per live session. Slot of seq s is (s - 1) % capacity, so the array fills densely from 0.
+   * The buffer, grown as events arrive rather than preallocated: every session a viewer looks at has
+   * a log, and a full-size ring for each idle one dominated the daemon's memory per live session.
+   * Retained events are `buffer[head..]`, in sequence order; the dead prefix is compacted away.
    */
-  private readonly buffer: SequencedEvent<E>[] = [];
-  private lastSeq = 0;
+  private buffer: SequencedEvent<E>[] = [];
+  private sizes: number[] = [];
+  private head = 0;
+  private bytes = 0;
+  private lastSeq: number;
+  private readonly maxBytes: number;
+  private readonly sizeOf: ((event: E) => number) | null;
 
   constructor(
     readonly epoch: number,
     private readonly capacity = 1024,
+    bounds: EventLogBounds<E> = {},
   ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError('capacity must be a positive integer');
+    this.maxBytes = bounds.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.sizeOf = bounds.maxBytes === undefined ? null : (bounds.sizeOf ?? ((e) => JSON.stringify(e).length));
+    this.lastSeq = bounds.startAfter ?? 0;
   }
 
-  /** Slots the ring holds now: what was published, at most `capacity`. */
+  /** Events the buffer holds now: what was published, at most `capacity` and `maxBytes`. */
   get slots(): number {
-    return this.buffer.length;
+    return this.buffer.length - this.head;
+  }
+
+  /** Bytes the retained events measure (0 without a byte cap). */
+  get retainedBytes(): number {
+    return this.bytes;
   }
 
   get last(): number {
@@ -46,12 +73,24 @@ export class SessionEventLog<E> {
   /** The oldest sequence number still replayable, or null when nothing was published yet. */
   get oldest(): number | null {
     if (this.lastSeq === 0) return null;
-    return Math.max(1, this.lastSeq - this.capacity + 1);
+    return this.buffer[this.head]?.seq ?? this.lastSeq + 1;
   }
 
   append(event: E): SequencedEvent<E> {
     const sequenced = { seq: ++this.lastSeq, epoch: this.epoch, event };
-    this.buffer[(sequenced.seq - 1) % this.capacity] = sequenced;
+    const size = this.sizeOf?.(event) ?? 0;
+    this.buffer.push(sequenced);
+    this.sizes.push(size);
+    this.bytes += size;
+    while (this.slots > this.capacity || (this.bytes > this.maxBytes && this.slots > 0)) {
+      this.bytes -= this.sizes[this.head]!;
+      this.head++;
+    }
+    if (this.head > 64 && this.head * 2 > this.buffer.length) {
+      this.buffer = this.buffer.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
     return sequenced;
   }
 
@@ -65,13 +104,15 @@ export class SessionEventLog<E> {
       return { kind: 'snapshot_required', last_seq: this.lastSeq, oldest_seq: this.oldest, reason: 'gap' };
     }
     const oldest = this.oldest;
-    if (oldest !== null && seq + 1 < oldest) {
+    if (seq < this.lastSeq && oldest !== null && seq + 1 < oldest) {
       return { kind: 'snapshot_required', last_seq: this.lastSeq, oldest_seq: oldest, reason: 'gap' };
     }
     const events: SequencedEvent<E>[] = [];
-    for (let s = seq + 1; s <= this.lastSeq; s++) {
-      const item = this.buffer[(s - 1) % this.capacity];
-      if (item?.seq !== s) throw new Error(`event log invariant broken at seq ${s}`);
+    const from = this.head + (seq + 1 - (oldest ?? seq + 1));
+    for (let i = Math.max(from, this.head); i < this.buffer.length; i++) {
+      const item = this.buffer[i]!;
+      if (item.seq !== seq + 1 + events.length)
+        throw new Error(`event log invariant broken at seq ${item.seq}`);
       events.push(item);
     }
     return { kind: 'events', events, last_seq: this.lastSeq };

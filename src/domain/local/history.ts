@@ -6,7 +6,9 @@
  */
 import { isSummaryMessage } from '../../runtime/context/compress.js';
 import type { TranscriptMessage } from '../vocabulary.js';
-import type { LineageStep } from './receipt.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { CreationReceipt, LineageStep } from './receipt.js';
+import { systemPromptFor } from './turn-job.js';
 
 function same(a: TranscriptMessage, b: TranscriptMessage): boolean {
   return a.role === b.role && a.content === b.content && a.tool_call_id === b.tool_call_id;
@@ -43,4 +45,28 @@ export function fullHistory(
     out.push(child[summary]!, ...after.slice(copiedTail(parent, after)));
   });
   return out;
+}
+
+/**
+ * session.history: `full`, every message across the lineage (a compression's summary marks where
+ * it happened); `model`, the system prompt and the current transcript, as the model sees them.
+ */
+export async function sessionHistory(
+  sessions: Pick<SessionStore, 'loadTranscript'>,
+  receipt: CreationReceipt,
+  view: 'full' | 'model',
+): Promise<Record<string, unknown>> {
+  const logicalId = receipt.logical_id;
+  const load = (id: string) => sessions.loadTranscript(id);
+  if (view === 'model') {
+    const messages = await load(receipt.current_session_id);
+    return {
+      session_id: logicalId,
+      view,
+      messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
+    };
+  }
+  const ids = [logicalId, ...receipt.lineage.map((step) => step.to)];
+  const transcripts = await Promise.all(ids.map(load));
+  return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
 }

@@ -34,6 +34,14 @@ export interface EventNotification {
 
 const COALESCED_TYPES = ['text.delta', 'reasoning.delta'] as const;
 
+export interface HubOptions {
+  /** Most events the replay buffer keeps (`events.replay_max_events`). */
+  replayCapacity: number;
+  /** Most bytes it keeps, measured as the events' JSON (`events.replay_max_bytes`). */
+  replayMaxBytes?: number;
+  coalesceMs: number;
+}
+
 export class SessionHub {
   private readonly viewers = new Map<string, Viewer>();
   private readonly log: SessionEventLog<PublicEvent>;
@@ -42,9 +50,14 @@ export class SessionHub {
   constructor(
     readonly logicalId: string,
     epoch: number,
-    options: { replayCapacity: number; coalesceMs: number },
+    options: HubOptions,
+    /** The last seq of this session's previous hub in the epoch (it was released while idle). */
+    startAfter = 0,
   ) {
-    this.log = new SessionEventLog<PublicEvent>(epoch, options.replayCapacity);
+    this.log = new SessionEventLog<PublicEvent>(epoch, options.replayCapacity, {
+      maxBytes: options.replayMaxBytes,
+      startAfter,
+    });
     this.coalescer = new DeltaCoalescer<PublicEvent>((event) => this.fanOut(this.log.append(event)), {
       deltaTypes: COALESCED_TYPES,
       intervalMs: options.coalesceMs,
@@ -59,6 +72,11 @@ export class SessionHub {
   get lastSeq(): number {
     this.coalescer.flush();
     return this.log.last;
+  }
+
+  /** Bytes the replay buffer holds now. */
+  get replayBytes(): number {
+    return this.log.retainedBytes;
   }
 
   get viewerCount(): number {

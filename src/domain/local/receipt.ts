@@ -22,6 +22,11 @@ export function localSessionKey(logicalId: string): string {
   return `${LOCAL_KEY_PREFIX}${logicalId}`;
 }
 
+/** Whether a routing key is a local session's (its route is part of the session's identity). */
+export function isLocalSessionKey(sessionKey: string): boolean {
+  return sessionKey.startsWith(LOCAL_KEY_PREFIX);
+}
+
 /** The logical id whose route key this is, or null for a key that is not a local session's. */
 export function logicalIdOfKey(sessionKey: string): string | null {
   return sessionKey.startsWith(LOCAL_KEY_PREFIX) ? sessionKey.slice(LOCAL_KEY_PREFIX.length) : null;

@@ -113,9 +113,14 @@ export class TurnScheduler {
     if (state.kind !== 'idle') return;
     this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
     this.pump(logicalId).catch((error: unknown) => {
-      this.pumps.set(logicalId, { kind: 'idle' });
+      this.pumps.delete(logicalId);
       this.onError(error, `scheduler pump of ${logicalId}`);
     });
+  }
+
+  /** Whether the session's turn slot is in use (a pump claiming or running, or an exclusive holder). */
+  busy(logicalId: string): boolean {
+    return this.pumps.has(logicalId);
   }
 
   /**
@@ -137,7 +142,7 @@ export class TurnScheduler {
     try {
       return await work();
     } finally {
-      this.pumps.set(logicalId, { kind: 'idle' });
+      this.pumps.delete(logicalId);
       finish();
       if (slot.kicked) this.kick(logicalId);
     }
@@ -200,7 +205,7 @@ export class TurnScheduler {
   private async pump(logicalId: string): Promise<void> {
     for (;;) {
       if (this.draining) {
-        this.pumps.set(logicalId, { kind: 'idle' });
+        this.pumps.delete(logicalId);
         return;
       }
       const release = await this.permits.acquire();
@@ -216,7 +221,7 @@ export class TurnScheduler {
   private async step(logicalId: string): Promise<'again' | 'stop'> {
     const state = this.pumps.get(logicalId);
     if (this.draining || state?.kind !== 'pumping') {
-      this.pumps.set(logicalId, { kind: 'idle' });
+      this.pumps.delete(logicalId);
       return 'stop';
     }
     state.kicked = false;
@@ -228,17 +233,17 @@ export class TurnScheduler {
         await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
         return 'again';
       case 'blocked':
-        this.pumps.set(logicalId, { kind: 'idle' });
+        this.pumps.delete(logicalId);
         this.events.emit('queue:blocked', { logical_id: logicalId, admission_id: claim.admission_id });
         return 'stop';
       case 'paused':
-        this.pumps.set(logicalId, { kind: 'idle' });
+        this.pumps.delete(logicalId);
         this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
         return 'stop';
       case 'busy':
       case 'idle':
         if (state.kicked && !this.draining) return 'again';
-        this.pumps.set(logicalId, { kind: 'idle' });
+        this.pumps.delete(logicalId);
         this.events.emit('queue:idle', { logical_id: logicalId });
         return 'stop';
     }

@@ -4,7 +4,6 @@
  * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
  * nothing of sockets or SQL.
  */
-import { randomBytes } from 'node:crypto';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
@@ -12,29 +11,23 @@ import type { Principal } from '../auth/principal.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
-import { newSessionId } from '../session/lifecycle.js';
-import { SessionSource } from '../session/source.js';
-import { accessFacts, mayAccess, ownerOf, requireAccess, type AccessRow } from './access.js';
-import { SessionHub, type PublicEvent, type Viewer } from './hub.js';
+import { accessFacts, mayAccess, requireAccess, type AccessRow } from './access.js';
+import type { PublicEvent, SessionHub, Viewer } from './hub.js';
+import { eventsSince, SessionHubs } from './hubs.js';
 import { searchVisible } from './search.js';
 import { listAll, sessionMessages, type ListingFacts } from './listing.js';
-import {
-  creationDigest,
-  freezeLaunchPolicy,
-  type CreateSessionParams,
-  type LaunchDefaults,
-  type LaunchLookups,
-} from './launch-policy.js';
-import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import type { CreateSessionParams, LaunchDefaults, LaunchLookups } from './launch-policy.js';
+import { createLocalSession } from './creation.js';
+import type { CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
 import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
-import { compressLocalSession, type LocalCompressionDeps } from './compression.js';
-import { fullHistory } from './history.js';
-import { systemPromptFor } from './turn-job.js';
+import type { LocalCompressionDeps } from './compression.js';
+import { SessionCompressor } from './compress-control.js';
+import { sessionHistory } from './history.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
 export interface LocalEvents extends SchedulerEvents {
@@ -42,7 +35,10 @@ export interface LocalEvents extends SchedulerEvents {
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
   'session:paused': { logical_id: string; failure: string; detail: string };
   'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
-  /** A local session's transcript was replaced or rewritten; session_id is the current physical one. */
+  /**
+   * The session's transcript was replaced or rewritten (compression, reset, undo/rewind, retry);
+   * `session_id` is the physical transcript now current. The agent cache drops its copy.
+   */
   'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
 }
 
@@ -63,7 +59,14 @@ export interface LocalSessionsOptions {
   /** Named test-only fault points; inert in production. */
   fault?: (point: string) => void;
   replayCapacity?: number;
+  /** Byte cap of each session's replay buffer (`events.replay_max_bytes`). */
+  replayMaxBytes?: number;
   coalesceMs?: number;
+  /**
+   * The sessions whose agent is live in memory (the agent cache, keyed by logical id for local
+   * sessions). Absent: an agent counts as live once it started in this epoch.
+   */
+  agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
   /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
   compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
 }
@@ -71,7 +74,7 @@ export interface LocalSessionsOptions {
 export class LocalSessions {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
-  private readonly hubs = new Map<string, SessionHub>();
+  private readonly hubs: SessionHubs;
   /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
   private readonly receipts: ReceiptGate;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
@@ -84,8 +87,14 @@ export class LocalSessions {
   readonly inputs: SessionInputs;
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
+  private readonly compressor: SessionCompressor;
 
   constructor(private readonly options: LocalSessionsOptions) {
+    this.hubs = new SessionHubs(options.epoch, {
+      replayCapacity: options.replayCapacity ?? 2048,
+      ...(options.replayMaxBytes === undefined ? {} : { replayMaxBytes: options.replayMaxBytes }),
+      coalesceMs: options.coalesceMs ?? 16,
+    });
     this.receipts = new ReceiptGate(options.store, options.profile, {
       paused: (logicalId, failure, detail) => {
         options.onError(
@@ -129,6 +138,18 @@ export class LocalSessions {
       assertAccepting: () => this.assertAccepting(),
       now: () => new Date(),
     });
+    this.compressor = new SessionCompressor({
+      store: options.store,
+      sessions: options.sessions,
+      compression: options.compression,
+      scheduler: this.scheduler,
+      receipts: this.receipts,
+      events: this.events,
+      apiKey: (logicalId) => this.apiKeys.get(logicalId),
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      publish: (logicalId, event) => this.hub(logicalId).publish(event),
+      assertAccepting: () => this.assertAccepting(),
+    });
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({
         type: 'admission.settled',
@@ -161,67 +182,18 @@ export class LocalSessions {
     this.liveAgents.add(logicalId);
   }
 
-  /** Compresses a session whose turn slot the caller holds (a running turn, or compress below). */
+  /** Compresses a session whose turn slot the caller holds (a running turn's context budget). */
   compressInSlot(
     logicalId: string,
     reason: CompressionReason,
     signal?: AbortSignal,
   ): Promise<CompressOutcome> {
-    const compression = this.options.compression;
-    if (!compression) return Promise.resolve({ kind: 'skipped', reason: 'compression is not configured' });
-    return compressLocalSession(
-      {
-        ...compression,
-        store: this.options.store,
-        sessions: this.options.sessions,
-        apiKey: (id) => this.apiKeys.get(id),
-        receipt: (id) => this.receipts.get(id),
-        advanced: (receipt) => this.receipts.admit(receipt),
-        publish: (id, event) => this.hub(id).publish(event),
-        replaced: (id, sessionId) =>
-          this.events.emit('transcript:replaced', {
-            logical_id: id,
-            kind: 'compression',
-            session_id: sessionId,
-          }),
-      },
-      logicalId,
-      reason,
-      signal,
-    );
+    return this.compressor.inSlot(logicalId, reason, signal);
   }
 
-  /**
-   * session.compress: compresses now, in the session's turn slot (after a running turn ends; queued
-   * admissions wait for it). Fenced like the other controls: a given execution_generation must be
-   * the session's current one.
-   */
-  async compress(
-    principal: Principal,
-    logicalId: string,
-    generation: number | undefined,
-  ): Promise<Record<string, unknown>> {
-    this.assertAccepting();
-    this.access(principal, logicalId);
-    const current = this.options.store.getLocalSession(logicalId)?.generation ?? 0;
-    if (generation !== undefined && generation !== current) {
-      throw new GatewayError(
-        'stale_generation',
-        `execution_generation ${generation} is not the current one`,
-        {
-          current,
-        },
-      );
-    }
-    if (!this.receipts.ensure(logicalId)) {
-      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`, {
-        session_id: logicalId,
-      });
-    }
-    const outcome = await this.scheduler.exclusive(logicalId, () => this.compressInSlot(logicalId, 'manual'));
-    return outcome.kind === 'compressed'
-      ? { session_id: logicalId, compressed: true, messages: outcome.messages.length }
-      : { session_id: logicalId, compressed: false, why: outcome.reason };
+  /** session.compress (compress-control.ts). */
+  compress(principal: Principal, logicalId: string, generation: number | undefined) {
+    return this.compressor.compress(principal, logicalId, generation);
   }
 
   // ---- recovery ------------------------------------------------------------------------------------
@@ -246,75 +218,21 @@ export class LocalSessions {
 
   // ---- creation ------------------------------------------------------------------------------------
 
+  /** session.create (creation.ts): a new session, or the one this request_id (or title) made. */
   create(principal: Principal, params: CreateSessionParams): Record<string, unknown> {
     this.assertAccepting();
-    const owner = ownerOf(principal);
-    const digest = creationDigest(params);
-    if (params.request_id !== undefined) {
-      const existing = this.options.store.findByRequest(owner, principal.profile, params.request_id);
-      if (existing) return this.repeatCreation(existing, digest, params);
-    } else if (params.title !== undefined) {
-      const titled = this.options.store.findByTitle(owner, principal.profile, params.title);
-      if (titled && this.receipts.ensure(titled.logical_id)) return this.creationResult(titled);
-    }
-    const policy = freezeLaunchPolicy(params, this.options.launchDefaults, this.options.launchLookups);
-    const now = new Date();
-    const logicalId = newSessionId(now, randomBytes(4).toString('hex'));
-    const receipt: CreationReceipt = {
-      kind: RECEIPT_KIND,
-      logical_id: logicalId,
-      current_session_id: logicalId,
-      owner,
-      profile: principal.profile,
-      request_id: params.request_id ?? null,
-      creation_digest: digest,
-      policy,
-      lineage: [],
-      created_at: now.toISOString(),
-    };
-    const origin = new SessionSource({
-      platform: 'local',
-      chat_id: logicalId,
-      chat_name: policy.title,
-    }).toJSON();
-    const result = this.options.store.commitCreation({
-      receipt,
-      origin,
-      title: policy.title,
-      hidden: policy.hidden,
-    });
-    if (result.kind === 'existing') return this.repeatCreation(result.session, digest, params);
-    this.receipts.admit(receipt);
-    if (params.api_key !== undefined) this.apiKeys.set(logicalId, params.api_key);
-    this.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
-    return this.creationResult(result.session);
-  }
-
-  /** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
-  private repeatCreation(existing: LocalSessionRow, digest: string, params: CreateSessionParams) {
-    if (!this.receipts.ensure(existing.logical_id)) {
-      throw new GatewayError(
-        'permission_denied',
-        `session ${existing.logical_id} is paused: its receipt is invalid`,
-        {
-          session_id: existing.logical_id,
-        },
-      );
-    }
-    const receipt = this.receipts.get(existing.logical_id)!;
-    if (receipt.creation_digest !== digest) {
-      throw new GatewayError(
-        'invalid_params',
-        `request_id ${JSON.stringify(params.request_id)} was already used with different fields`,
-        { request_id: params.request_id, session_id: existing.logical_id },
-      );
-    }
-    // A retry may bring the api_key back after a restart (it is never stored).
-    if (params.api_key !== undefined) this.apiKeys.set(existing.logical_id, params.api_key);
-    return this.creationResult(existing);
-  }
-
-  private creationResult(session: LocalSessionRow): Record<string, unknown> {
+    const session = createLocalSession(
+      {
+        store: this.options.store,
+        receipts: this.receipts,
+        apiKeys: this.apiKeys,
+        events: this.events,
+        launchDefaults: this.options.launchDefaults,
+        launchLookups: this.options.launchLookups,
+      },
+      principal,
+      params,
+    );
     return this.snapshotOf(session, []);
   }
 
@@ -337,12 +255,12 @@ export class LocalSessions {
 
   detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
     this.access(principal, logicalId);
-    return { detached: this.hubs.get(logicalId)?.detach(viewerId) ?? false };
+    return { detached: this.hubs.find(logicalId)?.detach(viewerId) ?? false };
   }
 
   /** A connection closed: it leaves every session; executions and prompts stay (LOC-7). */
   viewerGone(viewerId: string): void {
-    for (const hub of this.hubs.values()) hub.detach(viewerId);
+    for (const hub of this.hubs.all()) hub.detach(viewerId);
   }
 
   async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
@@ -386,31 +304,13 @@ export class LocalSessions {
     if (known) this.checked.set(logicalId, { ...known, title });
   }
 
-  /**
-   * session.history: `full`, every message across the lineage (a compression's summary marks where
-   * it happened); `model`, the system prompt and the current transcript, as the model sees them.
-   */
-  async history(
-    principal: Principal,
-    logicalId: string,
-    view: 'full' | 'model',
-  ): Promise<Record<string, unknown>> {
+  /** session.history: the whole lineage, or what the model sees (history.ts). */
+  history(principal: Principal, logicalId: string, view: 'full' | 'model'): Promise<Record<string, unknown>> {
     this.access(principal, logicalId);
     const receipt = this.receipts.get(logicalId);
     if (!receipt)
       throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
-    const load = (id: string) => this.options.sessions.loadTranscript(id);
-    if (view === 'model') {
-      const messages = await load(receipt.current_session_id);
-      return {
-        session_id: logicalId,
-        view,
-        messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
-      };
-    }
-    const ids = [receipt.logical_id, ...receipt.lineage.map((step) => step.to)];
-    const transcripts = await Promise.all(ids.map(load));
-    return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
+    return sessionHistory(this.options.sessions, receipt, view);
   }
 
   info(principal: Principal, logicalId: string): Record<string, unknown> {
@@ -419,14 +319,16 @@ export class LocalSessions {
 
   private infoOf(session: AccessRow): Record<string, unknown> {
     const policy = this.receipts.get(session.logical_id)?.policy;
-    return sessionInfo(session, policy, this.liveAgents.has(session.logical_id));
+    const id = session.logical_id;
+    const live = this.options.agents?.has(id) ?? this.liveAgents.has(id);
+    return sessionInfo(session, policy, live || this.scheduler.running(id) !== null);
   }
 
   list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
     // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
     const rows =
       options.scope === 'live'
-        ? [...this.hubs.keys()]
+        ? [...new Set([...this.hubs.ids(), ...(this.options.agents?.keys() ?? [])])]
             .map((id) => this.options.store.getLocalSession(id))
             .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
         : this.options.store.listLocalSessions({ limit: options.limit * 4 });
@@ -469,33 +371,9 @@ export class LocalSessions {
     return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
   }
 
-  eventsSince(
-    principal: Principal,
-    logicalId: string,
-    epoch: number,
-    afterSeq: number,
-  ): Record<string, unknown> {
+  eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
     this.access(principal, logicalId);
-    const replay = this.hub(logicalId).since(epoch, afterSeq);
-    if (replay.kind === 'snapshot_required') {
-      throw new GatewayError(
-        'snapshot_required',
-        'those events are no longer buffered: resume for a snapshot',
-        {
-          session_id: logicalId,
-          epoch: this.options.epoch,
-          last_seq: replay.last_seq,
-          oldest_seq: replay.oldest_seq,
-          why: replay.reason,
-        },
-      );
-    }
-    return {
-      session_id: logicalId,
-      epoch: this.options.epoch,
-      last_seq: replay.last_seq,
-      events: replay.events.map((e) => ({ seq: e.seq, event: e.event })),
-    };
+    return eventsSince(this.hub(logicalId), logicalId, epoch, afterSeq, this.options.epoch);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------
@@ -526,19 +404,32 @@ export class LocalSessions {
   }
 
   private hub(logicalId: string): SessionHub {
-    let hub = this.hubs.get(logicalId);
-    if (!hub) {
-      hub = new SessionHub(logicalId, this.options.epoch, {
-        replayCapacity: this.options.replayCapacity ?? 2048,
-        coalesceMs: this.options.coalesceMs ?? 16,
-      });
-      this.hubs.set(logicalId, hub);
+    return this.hubs.of(logicalId);
+  }
+
+  /**
+   * Housekeeping: releases the in-memory state of sessions nobody views and nothing runs — their
+   * hub (with its replay buffer) and their cached access facts. Both are rebuilt on demand; the
+   * hub's numbering goes on where it stopped. Returns how many sessions were released.
+   */
+  releaseIdle(): number {
+    const released = this.hubs.releaseIdle(
+      (id) => !this.scheduler.busy(id) && this.options.prompts.pendingPrompts(id).length === 0,
+    );
+    for (const id of released) {
+      this.checked.delete(id);
+      this.liveAgents.delete(id);
     }
-    return hub;
+    return released.length;
+  }
+
+  /** Sessions with a hub in memory now (tests, runtime.describe). */
+  get hubCount(): number {
+    return this.hubs.size;
   }
 
   async drain(deadline: number): Promise<string[]> {
-    for (const hub of this.hubs.values()) hub.flush();
+    for (const hub of this.hubs.all()) hub.flush();
     return this.scheduler.drain(deadline);
   }
 }

@@ -5,9 +5,11 @@
  *
  * The agent is created lazily here, at the first turn (LOC-1): nothing before this touches a model.
  */
+import { AgentCache, type AgentLease } from '../agents/agent-cache.js';
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import type { WireMessage } from '../../runtime/model/wire.js';
 import type {
   CompressionReason,
   CompressOutcome,
@@ -36,6 +38,8 @@ export interface TurnJobDeps {
   agentStarted(logicalId: string): void;
   /** Named test-only fault points (crash tests); inert in production. */
   fault(point: string): void;
+  /** The sessions' live agents between turns (AGC-1); absent: every turn loads from the store. */
+  agents?: AgentCache;
   /** The model's context budget for a policy; without it turns never compress. */
   contextSettings?: (policy: LaunchPolicy) => ContextSettings;
   /** Compresses the session in the turn's slot (compression.ts). */
@@ -65,6 +69,13 @@ export function systemPromptFor(receipt: CreationReceipt): string {
 }
 
 export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<TurnJobResult> {
+  // Without a shared cache, one that keeps nothing: every turn builds its agent from the store.
+  const agents =
+    deps.agents ??
+    new AgentCache({
+      source: deps.sessions,
+      limits: { maxSize: 0, idleTtlMs: 0, maxEvictionsPerPass: 0, protectRecent: 0 },
+    });
   return async (job) => {
     const logicalId = job.session.logical_id;
     const receipt = deps.receipt(logicalId);
@@ -96,16 +107,21 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       return { outcome: 'failed', detail: `launch_credentials_unavailable: ${message}` };
     }
 
-    // A compression inside the turn moves the session to its child transcript: later writes follow.
-    let physicalId = receipt.current_session_id;
-    const stored = await deps.sessions.loadTranscript(physicalId);
-    const { repaired, added, appendable } = closeDanglingToolCalls(stored);
-    if (added.length > 0) {
-      if (appendable) await deps.sessions.appendToTranscript(physicalId, added);
-      else await deps.sessions.rewriteTranscript(physicalId, repaired);
-    }
+    // A compression inside the turn moves the session to its child transcript: later writes follow,
+    // and the cached agent (which holds the old transcript) is dropped.
+    const startedOn = receipt.current_session_id;
+    let physicalId = startedOn;
+    const agent = await agentFor(agents, deps, logicalId, physicalId, {
+      systemPrompt: systemPromptFor(receipt),
+      tools: deps.tools(policy.toolsets),
+    });
     deps.agentStarted(logicalId);
-    deps.fault('turn.claimed');
+    try {
+      deps.fault('turn.claimed');
+    } catch (error) {
+      agent.release();
+      throw error;
+    }
     const compress = deps.compress;
     const context: TurnContext | undefined =
       deps.contextSettings && compress
@@ -114,6 +130,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
             compress: async (reason, signal) => {
               const outcome = await compress(logicalId, reason, signal);
               physicalId = deps.receipt(logicalId)?.current_session_id ?? physicalId;
+              // The runner goes on with the compressed view; the cache's copy is of the old one.
+              if (outcome.kind === 'compressed' || physicalId !== startedOn) agents.invalidate(logicalId);
               return outcome;
             },
           }
@@ -122,53 +140,95 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     // The claim stored the input, and the settlement stores the final answer with the usage in one
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
     let settled = false;
-    const result = await runTurn({
-      sessionId: logicalId,
-      admissionId: job.admission.admission_id,
-      executionGeneration: job.generation,
-      model: deps.model(policy, apiKey),
-      modelName: policy.model,
-      systemPrompt: systemPromptFor(receipt),
-      tools: deps.tools(policy.toolsets),
-      cwd: policy.cwd,
-      yolo: policy.yolo,
-      maxTurns: policy.max_turns,
-      reasoning: policy.reasoning ?? undefined,
-      history: withoutInput(repaired, job.input),
-      ...(context ? { context } : {}),
-      input: job.input,
-      inputStored: true,
-      commitFinal: async (messages, end) => {
-        const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
-        settled = true;
-        if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
-      },
-      transcript: {
-        append: async (_sessionId, messages) => {
-          if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
-          await deps.sessions.appendToTranscript(
-            physicalId,
-            messages.map((m) => ({ ...m, admission_id: job.admission.admission_id })),
-          );
+    let result: TurnResult;
+    try {
+      result = await runTurn({
+        sessionId: logicalId,
+        admissionId: job.admission.admission_id,
+        executionGeneration: job.generation,
+        model: deps.model(policy, apiKey),
+        modelName: policy.model,
+        systemPrompt: agent.systemPrompt,
+        tools: [...agent.tools],
+        cwd: policy.cwd,
+        yolo: policy.yolo,
+        maxTurns: policy.max_turns,
+        reasoning: policy.reasoning ?? undefined,
+        ...historyOf(agent, job.input),
+        ...(context ? { context } : {}),
+        input: job.input,
+        inputStored: true,
+        commitFinal: async (messages, end) => {
+          const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
+          settled = true;
+          if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
         },
-      },
-      prompts: deps.prompts,
-      signal: job.signal,
-      emit: (event) =>
-        publish(
-          event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
-        ),
-    });
+        transcript: {
+          append: async (_sessionId, messages) => {
+            if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
+            await deps.sessions.appendToTranscript(
+              physicalId,
+              messages.map((m) => ({ ...m, admission_id: job.admission.admission_id })),
+            );
+          },
+        },
+        prompts: deps.prompts,
+        signal: job.signal,
+        emit: (event) =>
+          publish(
+            event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
+          ),
+      });
+    } finally {
+      agent.release();
+      // The turn moved to another transcript (a compression): never serve the old one again.
+      if (physicalId !== startedOn) agents.invalidate(logicalId);
+    }
     if (settled) return settlement(result);
     return { ...settlement(result), usage: result.usage };
   };
 }
 
-/** The history before this turn: the stored transcript ends with the input its claim stored. */
-function withoutInput(messages: TranscriptMessage[], input: TranscriptMessage): TranscriptMessage[] {
-  const last = messages.at(-1);
+/**
+ * The session's agent caught up with the store, with any tool call a crash (or a failed write) left
+ * open closed first. Only what this acquire read can hold such a call: everything before it was
+ * checked when it was read. A repair is persisted before the turn goes on, then read back.
+ */
+async function agentFor(
+  agents: AgentCache,
+  deps: TurnJobDeps,
+  logicalId: string,
+  physicalId: string,
+  setup: { systemPrompt: string; tools: ToolDefinition[] },
+): Promise<AgentLease> {
+  const agent = await agents.acquire(logicalId, physicalId, setup);
+  const open = closeDanglingToolCalls(agent.appended);
+  if (open.added.length === 0) return agent;
+  try {
+    if (open.appendable) {
+      await deps.sessions.appendToTranscript(physicalId, open.added);
+    } else {
+      const { repaired } = closeDanglingToolCalls(agent.messages);
+      await deps.sessions.rewriteTranscript(physicalId, repaired);
+    }
+  } finally {
+    agent.release();
+  }
+  return agents.acquire(logicalId, physicalId, setup);
+}
+
+/**
+ * The history before this turn, and its wire form: the stored transcript ends with the input its
+ * claim stored. Copies of the cached arrays (a pointer copy), so the turn cannot change the cache.
+ */
+function historyOf(
+  agent: AgentLease,
+  input: TranscriptMessage,
+): { history: TranscriptMessage[]; wireHistory: WireMessage[] } {
+  const last = agent.messages.at(-1);
   const isInput = last?.role === 'user' && last.admission_id === input.admission_id;
-  return isInput ? messages.slice(0, -1) : messages;
+  const end = isInput ? agent.messages.length - 1 : agent.messages.length;
+  return { history: agent.messages.slice(0, end), wireHistory: agent.wire.slice(0, end) };
 }
 
 function settlement(result: TurnResult): { outcome: TurnResult['outcome']; detail: string | null } {

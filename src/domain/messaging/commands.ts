@@ -3,6 +3,7 @@
 export type ChatCommand =
   | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' }
   | { name: 'queue'; text: string }
+  | { name: 'resume'; sessionId: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
   | { name: 'deny' };
 
@@ -27,6 +28,15 @@ export function parseCommand(text: string): ChatCommand | { name: 'invalid'; mes
           message: 'Usage: /queue <message>. It runs as its own turn after the current ones.',
         }
       : { name: 'queue', text: rest };
+  }
+  if (name === 'resume') {
+    return /^\d{8}_\d{6}_[0-9a-f]{8}$/.test(rest)
+      ? { name: 'resume', sessionId: rest }
+      : {
+          name: 'invalid',
+          message:
+            'Usage: /resume <session id>, e.g. /resume 20260101_120000_0a1b2c3d (/status shows the current one).',
+        };
   }
   if (name === 'approve') {
     const choice = rest === '' ? 'once' : rest.toLowerCase();
@@ -54,6 +64,7 @@ export const HELP_TEXT = [
   '/stop: interrupt the running turn and drop the message waiting behind it',
   '/queue <message>: run <message> as its own turn after the current ones',
   '/status: what this conversation is doing',
+  '/resume <session id>: go back to an earlier conversation of this chat',
   '/undo: forget the last exchange',
   '/retry: forget the last exchange and send its message again',
   '/compress: summarise the older part of the conversation to make room (recent messages stay as they are)',

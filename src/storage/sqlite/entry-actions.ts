@@ -145,7 +145,7 @@ export function switchSession(
   db: SqliteDatabase,
   sessionKey: string,
   targetSessionId: string,
-  options: { expectedSessionId?: string; now?: Date } = {},
+  options: { expectedSessionId?: string; sameKey?: boolean; now?: Date } = {},
 ): SessionEntry | null {
   const at = (options.now ?? new Date()).toISOString();
   return tx(db, () => {
@@ -153,7 +153,8 @@ export function switchSession(
     if (entry === null) return null;
     if (options.expectedSessionId !== undefined && entry.session_id !== options.expectedSessionId)
       return null;
-    if (sessions.readSession(db, targetSessionId) === null) {
+    const target = sessions.readSession(db, targetSessionId);
+    if (target === null || (options.sameKey === true && target.session_key !== sessionKey)) {
       throw new NotFoundError(`no stored session ${JSON.stringify(targetSessionId)} to switch to`);
     }
     if (entry.session_id !== targetSessionId) sessions.closeSession(db, entry.session_id, 'switched', at);

@@ -8,7 +8,11 @@ import type Database from 'better-sqlite3';
 import { MigrationFailedError, SchemaTooNewError } from '../../domain/errors.js';
 
 export interface Migration {
-  /** 1, 2, 3, … with no gaps; never renumbered once released. */
+  /**
+   * 1, 2, 3, … increasing; never renumbered once released. Numbers are handed out to work in
+   * progress in parallel, so a build may lack some (009 before 007 lands): a migration runs when its
+   * own number is not recorded yet, not when it is above the highest one.
+   */
   readonly version: number;
   readonly name: string;
   up(db: Database.Database): void;
@@ -44,10 +48,10 @@ const SCHEMA_MIGRATIONS = `CREATE TABLE IF NOT EXISTS schema_migrations (
 export function migrate(db: Database.Database, file: string, migrations: readonly Migration[]): number[] {
   assertSequence(migrations);
   assertNotTooNew(db, file, migrations);
-  const current = schemaVersion(db);
+  const recorded = recordedVersions(db);
   const applied: number[] = [];
   for (const m of migrations) {
-    if (m.version <= current) continue;
+    if (recorded.has(m.version)) continue;
     try {
       db.transaction(() => {
         // Created with the first migration, so a failed first migration leaves the file untouched.
@@ -67,10 +71,17 @@ export function migrate(db: Database.Database, file: string, migrations: readonl
   return applied;
 }
 
+function recordedVersions(db: Database.Database): Set<number> {
+  if (schemaVersion(db) === 0) return new Set();
+  const rows = db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[];
+  return new Set(rows.map((row) => row.version));
+}
+
 function assertSequence(migrations: readonly Migration[]): void {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) {
-      throw new Error(`migrations must be numbered 1..n without gaps; position ${i} holds ${m.version}`);
+    const previous = i === 0 ? 0 : migrations[i - 1]!.version;
+    if (!Number.isInteger(m.version) || m.version <= previous) {
+      throw new Error(`migrations must be numbered in increasing order; position ${i} holds ${m.version}`);
     }
   });
 }

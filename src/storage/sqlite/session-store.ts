@@ -69,7 +69,7 @@ export class SqliteSessionStore implements SessionStore {
   switchSession(
     sessionKey: string,
     targetSessionId: string,
-    options?: { expectedSessionId?: string; now?: Date },
+    options?: { expectedSessionId?: string; sameKey?: boolean; now?: Date },
   ) {
     return settle(() => entries.switchSession(this.db, sessionKey, targetSessionId, options));
   }
@@ -136,6 +136,10 @@ export class SqliteSessionStore implements SessionStore {
 
   loadTranscript(sessionId: string) {
     return settle(() => transcripts.loadTranscript(this.db, sessionId));
+  }
+
+  loadTranscriptTail(sessionId: string, afterId: number) {
+    return settle(() => transcripts.loadTranscriptTail(this.db, sessionId, afterId));
   }
 
   loadTranscriptPage(sessionId: string, options: TranscriptPageOptions) {

@@ -3,7 +3,7 @@
  * index catches up with them shortly after each write and before every search (ops/search-index.ts),
  * and is rebuilt when stale.
  */
-import { GatehouseError, InvalidParamsError } from '../../domain/errors.js';
+import { GatehouseError, InvalidParamsError, NotFoundError } from '../../domain/errors.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type {
   RewindResult,
@@ -11,6 +11,7 @@ import type {
   SearchIndexStatus,
   SearchOptions,
   StoredMessage,
+  TranscriptTail,
   TranscriptPage,
   TranscriptPageOptions,
 } from '../session-store.js';
@@ -115,6 +116,17 @@ export function rewriteTranscript(
 
 export function loadTranscript(db: SqliteDatabase, sessionId: string): StoredMessage[] {
   return messages.loadVisibleMessages(db, sessionId);
+}
+
+/**
+ * What changed in a transcript since a copy of it ended at message `afterId` (0: an empty copy).
+ * Synchronous on one connection, so the three reads see one state.
+ */
+export function loadTranscriptTail(db: SqliteDatabase, sessionId: string, afterId: number): TranscriptTail {
+  const edits = messages.transcriptEdits(db, sessionId);
+  if (edits === null) throw new NotFoundError(`no stored session ${JSON.stringify(sessionId)}`);
+  const anchored = afterId === 0 || messages.isVisibleMessage(db, sessionId, afterId);
+  return { edits, anchored, messages: messages.loadVisibleMessagesAfter(db, sessionId, afterId) };
 }
 
 export function loadTranscriptPage(

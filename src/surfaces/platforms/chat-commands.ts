@@ -7,6 +7,7 @@ import { HELP_TEXT, type ChatCommand } from '../../domain/messaging/commands.js'
 import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
 import * as queue from '../../domain/messaging/queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import { NotFoundError } from '../../domain/errors.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { RunningTurn } from './turn.js';
 
@@ -100,6 +101,36 @@ export async function carryOutCommand(
         `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
           `${lane.running?.approval ? ', an approval is pending' : ''}.`,
       );
+      break;
+    }
+    case 'resume': {
+      if (lane.running !== null) {
+        await reply('A turn is running; /stop it first.');
+        break;
+      }
+      const current = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+      if (current.session_id === command.sessionId) {
+        await reply(`Already in conversation ${command.sessionId}.`);
+        break;
+      }
+      let switched: Awaited<ReturnType<SessionStore['switchSession']>>;
+      try {
+        // Compare-and-swap: a /new or /resume that changed the conversation meanwhile wins.
+        switched = await store.switchSession(lane.key, command.sessionId, {
+          expectedSessionId: current.session_id,
+          sameKey: true,
+        });
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        await reply(`This chat has no conversation ${command.sessionId}.`);
+        break;
+      }
+      if (switched === null) {
+        await reply('The conversation changed meanwhile (another /new or /resume); nothing was switched.');
+        break;
+      }
+      ctx.prompts.forgetSession(current.session_id);
+      await reply(`Resumed conversation ${command.sessionId}.`);
       break;
     }
     case 'undo':

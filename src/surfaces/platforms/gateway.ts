@@ -21,6 +21,7 @@ import {
 } from '../../domain/messaging/adapter.js';
 import type { ChatCommand } from '../../domain/messaging/commands.js';
 import * as queue from '../../domain/messaging/queue.js';
+import { AgentCache } from '../../domain/agents/agent-cache.js';
 import { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { HomeChannel } from '../../domain/session/context.js';
 import type { SessionKeyOptions } from '../../domain/session/key.js';
@@ -61,6 +62,8 @@ export interface MessagingGatewayOptions {
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
+  /** The daemon's agent cache (AGC-1), shared with local sessions; absent: one that keeps nothing. */
+  agents?: AgentCache;
   /** The model's context budget (SPEC LIN-1); without it conversations are never compressed. */
   compression?: CompressionSettings;
 }
@@ -126,6 +129,12 @@ export class MessagingGateway {
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
+      agents:
+        options.agents ??
+        new AgentCache({
+          source: options.store,
+          limits: { maxSize: 0, idleTtlMs: 0, maxEvictionsPerPass: 0, protectRecent: 0 },
+        }),
       ...(options.compression
         ? {
             compression: {
@@ -138,6 +147,8 @@ export class MessagingGateway {
           }
         : {}),
     };
+    // A replaced transcript (a compression, in a turn or by /compress) drops the lane's cached agent.
+    this.events.on('transcript:replaced', (e) => this.deps.agents.invalidate(e.session_key));
     this.intake = new Intake({
       ledger: options.ledger,
       prompts: options.prompts,

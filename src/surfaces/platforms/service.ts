@@ -18,6 +18,7 @@ import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
+import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
 import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
 
@@ -32,6 +33,10 @@ export interface MessagingServiceOptions {
   store?: () => SqliteSessionStore | null;
   /** Where platforms are looked up by section name; default: builtinPlatforms(). */
   registry?: PlatformRegistry;
+  /** The daemon's agent cache (shared with local sessions); absent: none kept between turns. */
+  agents?: () => AgentCache | null;
+  /** Where this service registers its "has live work" check for route pruning (housekeeping). */
+  liveKeys?: ((sessionKey: string) => boolean)[];
 }
 
 export interface MessagingService extends DaemonService {
@@ -76,6 +81,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,
         },
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
+        ...(options.agents?.() ? { agents: options.agents()! } : {}),
         compression: {
           window: ctx.config.model
             ? (ctx.config.model.context_window ?? defaultContextWindow(ctx.config.model.model))
@@ -84,6 +90,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           tailTokens: ctx.config.compression.tail_tokens,
         },
       });
+      const running = gateway;
+      options.liveKeys?.push((key) => running.describeLane(key).running);
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
       for (const adapter of adapters) gateway.addAdapter(adapter);

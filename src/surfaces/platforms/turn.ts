@@ -17,13 +17,14 @@ import {
 } from '../../domain/session/context.js';
 import { isSharedMultiUserSession, type SessionKeyOptions } from '../../domain/session/key.js';
 import { SessionSource } from '../../domain/session/source.js';
-import type { Platform, TranscriptMessage } from '../../domain/vocabulary.js';
+import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
 import type { ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
+import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
@@ -80,6 +81,8 @@ export interface TurnDeps {
   backlogTaken(sessionKey: string, itemId: string): void;
   connectedPlatforms(): Platform[];
   piiSafePlatforms(): string[];
+  /** The lanes' live agents between turns (AGC-1), keyed by session key. */
+  readonly agents: AgentCache;
   /** The model's context budget and compression; without it turns never compress. */
   readonly compression?: PlatformCompressionDeps;
 }
@@ -130,9 +133,40 @@ export async function executeTurn(
   const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
   const entry = access.entry;
   running.sessionId = entry.session_id;
+  const keyOptions = deps.keyOptionsFor(source.platform);
+  // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
+  // from turn to turn; the speaker is named in the user message instead.
+  const context = buildSessionContext(source, {
+    ...keyOptions,
+    connectedPlatforms: deps.connectedPlatforms(),
+    homeChannels: deps.homeChannels,
+    entry,
+  });
+  const contextPrompt = buildSessionContextPrompt(context, {
+    redactPii: deps.redactPiiFor(source.platform),
+    piiSafePlatforms: deps.piiSafePlatforms(),
+  });
+  const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
   // Read before the input is stored with the marker (the runner is given the input apart), and
   // before the abort check, so nothing is awaited between that check and the start.
-  const history = await deps.store.loadTranscript(entry.session_id);
+  const agent = await deps.agents.acquire(sessionKey, entry.session_id, { systemPrompt, tools: deps.tools });
+  try {
+    await runAgentTurn(deps, sessionKey, event, adapter, running, entry, agent);
+  } finally {
+    agent.release();
+  }
+}
+
+async function runAgentTurn(
+  deps: TurnDeps,
+  sessionKey: string,
+  event: MessageEvent,
+  adapter: PlatformAdapter,
+  running: RunningTurn,
+  entry: SessionEntry,
+  agent: AgentLease,
+): Promise<void> {
+  const source = event.source;
   if (running.abort.signal.aborted) {
     // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
     deps.events.emit('turn:complete', {
@@ -177,19 +211,6 @@ export async function executeTurn(
     text: event.text,
   });
 
-  // KEY-3: the system prompt is built from facts constant for the session, so it is byte-identical
-  // from turn to turn; the speaker is named in the user message instead.
-  const context = buildSessionContext(source, {
-    ...keyOptions,
-    connectedPlatforms: deps.connectedPlatforms(),
-    homeChannels: deps.homeChannels,
-    entry,
-  });
-  const contextPrompt = buildSessionContextPrompt(context, {
-    redactPii: deps.redactPiiFor(source.platform),
-    piiSafePlatforms: deps.piiSafePlatforms(),
-  });
-  const systemPrompt = deps.baseSystemPrompt ? `${deps.baseSystemPrompt}\n\n${contextPrompt}` : contextPrompt;
   const target = {
     platform: source.platform,
     chat_id: source.chat_id,
@@ -206,6 +227,8 @@ export async function executeTurn(
       if (outcome.kind === 'skipped') return outcome;
       // running.sessionId stays: prompts of this turn are bound to the id the turn started with.
       sessionId = outcome.sessionId;
+      // The runner goes on with the compressed view: the cached agent holds the old transcript.
+      deps.agents.invalidate(sessionKey);
       return { kind: 'compressed', messages: outcome.messages };
     },
   };
@@ -233,12 +256,13 @@ export async function executeTurn(
         executionGeneration: 1,
         model: deps.model,
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
-        systemPrompt,
-        tools: deps.tools,
+        systemPrompt: agent.systemPrompt,
+        tools: [...agent.tools],
         cwd: deps.cwd,
         yolo: deps.yolo,
         maxTurns: deps.maxTurns,
-        history,
+        history: [...agent.messages],
+        wireHistory: [...agent.wire],
         input,
         inputStored: true,
         transcript: {

@@ -4,6 +4,7 @@
  * path or secret, and starts nothing. Its `storage` counters show how well group commit is batching.
  */
 import { z } from 'zod';
+import type { AgentCacheStats } from '../../domain/agents/agent-cache.js';
 import { describePrincipal } from '../../domain/auth/principal.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import type { RpcContext } from './connection.js';
@@ -57,6 +58,8 @@ export interface BuiltinSources {
   creationContract: () => CreationContract;
   /** Absent where there is no store (RPC tests). */
   storage?: () => StorageCounters;
+  /** Absent where there is no agent cache (RPC tests). */
+  agentCache?: () => AgentCacheStats;
   /** Absent outside the daemon (RPC tests). */
   gateway?: () => GatewayDescription;
 }
@@ -85,6 +88,7 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
         ...(caller.sessions !== undefined ? { sessions: caller.sessions } : {}),
         session_create: sources.creationContract(),
         ...(sources.storage ? { storage: sources.storage() } : {}),
+        ...(sources.agentCache ? { agent_cache: sources.agentCache() } : {}),
         ...(sources.gateway ? { gateway: sources.gateway() } : {}),
       };
     },

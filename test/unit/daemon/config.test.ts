@@ -33,13 +33,34 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
     expect(config.drain_timeout_s).toBe(30);
-    expect(config.sessions).toEqual({ group_sessions_per_user: true, thread_sessions_per_user: false });
+    expect(config.sessions).toEqual({
+      group_sessions_per_user: true,
+      thread_sessions_per_user: false,
+      max_age_days: 0,
+    });
+    expect(config.agent_cache).toEqual({
+      max_size: 128,
+      idle_ttl_s: 3600,
+      memory_high_mb: 'auto',
+      max_evictions_per_pass: 16,
+      protect_recent: 8,
+    });
+    expect(config.housekeeping).toEqual({ interval_s: 60 });
+    expect(config.events).toEqual({ replay_max_events: 2048, replay_max_bytes: 262_144 });
     expect(notices).toEqual([]);
     expect(describeModel(config)).toBe(DEMO_MODEL_DESCRIPTION);
   });
 
   it('the commented default file written by initHome is valid and equals the defaults', () => {
     expect(parseConfig(DEFAULT_CONFIG_YAML, FILE).config).toEqual(parseConfig('', FILE).config);
+  });
+
+  it('agent_cache.memory_high_mb takes auto, off, 0 or a number of MiB', () => {
+    const of = (v: string) => parseConfig(`agent_cache: {memory_high_mb: ${v}}`, FILE).config.agent_cache;
+    expect(of('auto').memory_high_mb).toBe('auto');
+    expect(of('off').memory_high_mb).toBe('off');
+    expect(of('0').memory_high_mb).toBe(0);
+    expect(of('2048').memory_high_mb).toBe(2048);
   });
 
   it('a configured provider is described by model and URL', () => {
@@ -63,6 +84,9 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     ['profiles: [a, b]\ndefault_profile: c', 'default_profile'],
     ['profiles: ["../escape"]', 'profiles.0'],
     ['drain_timeout_s: -1', 'drain_timeout_s'],
+    ['agent_cache: {memory_high_mb: lots}', 'agent_cache.memory_high_mb'],
+    ['agent_cache: {max_size: -1}', 'agent_cache.max_size'],
+    ['sessions: {max_age_days: 1.5}', 'sessions.max_age_days'],
   ])('%s → %s', (text, path) => {
     const error = failure(text);
     expect(error.code).toBe('config_invalid');

@@ -46,6 +46,60 @@ describe('LOC-11 session event log', () => {
     expect(log.oldest).toBe(53);
   });
 
+  it('is capped in bytes as well as in count: the oldest events go first', () => {
+    const log = new SessionEventLog<string>(1, 100, { maxBytes: 1000, sizeOf: (e) => e.length });
+    for (let i = 0; i < 10; i++) log.append('x'.repeat(300));
+    expect(log.slots).toBe(3);
+    expect(log.retainedBytes).toBe(900);
+    expect(log.oldest).toBe(8);
+    expect(log.since(1, 6)).toMatchObject({ kind: 'snapshot_required', reason: 'gap', oldest_seq: 8 });
+    expect(log.since(1, 7)).toMatchObject({ kind: 'events', last_seq: 10 });
+    // One event larger than the cap is not kept at all: a viewer that missed it needs a snapshot.
+    log.append('y'.repeat(5000));
+    expect(log.slots).toBe(0);
+    expect(log.since(1, 10)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
+    expect(log.since(1, 11)).toEqual({ kind: 'events', events: [], last_seq: 11 });
+  });
+
+  it('a rebuilt log numbers on after the one it replaces; older cursors get snapshot_required', () => {
+    const log = new SessionEventLog<string>(1, 16, { startAfter: 40 });
+    expect(log.since(1, 40)).toEqual({ kind: 'events', events: [], last_seq: 40 });
+    expect(log.since(1, 39)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
+    expect(log.append('a').seq).toBe(41);
+    expect(log.since(1, 40)).toMatchObject({ kind: 'events', events: [{ seq: 41, event: 'a' }] });
+    expect(log.since(1, 12)).toMatchObject({ kind: 'snapshot_required', reason: 'gap', oldest_seq: 41 });
+  });
+
+  it('with a byte cap and a restart point, any cursor still gets every later event or a snapshot', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 16 }),
+        fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 60 }),
+        fc.nat(20),
+        fc.nat(90),
+        (cap, sizes, start, cursor) => {
+          const log = new SessionEventLog<number>(1, cap, {
+            maxBytes: 100,
+            sizeOf: (e) => e,
+            startAfter: start,
+          });
+          for (const size of sizes) log.append(size);
+          const last = start + sizes.length;
+          const result = log.since(1, cursor);
+          if (result.kind === 'events') {
+            expect(result.events.map((e) => e.seq)).toEqual(
+              Array.from({ length: last - cursor }, (_, i) => cursor + 1 + i),
+            );
+            expect(cursor).toBeGreaterThanOrEqual(start);
+          } else {
+            expect(cursor > last || cursor + 1 < (log.oldest ?? 1)).toBe(true);
+          }
+          expect(log.retainedBytes).toBeLessThanOrEqual(100);
+        },
+      ),
+    );
+  });
+
   it('never returns a silent hole: any cursor gets every later event or a snapshot answer', () => {
     fc.assert(
       fc.property(

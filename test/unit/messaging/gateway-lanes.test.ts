@@ -127,7 +127,8 @@ describe('a turn that fails inside the gateway', () => {
     // The real store, except that loading a transcript fails (before the turn takes its message).
     const failing = new Proxy(store, {
       get(target, name, receiver) {
-        if (name === 'loadTranscript') return () => Promise.reject(new Error('disk on fire\nstack…'));
+        if (name === 'loadTranscript' || name === 'loadTranscriptTail')
+          return () => Promise.reject(new Error('disk on fire\nstack…'));
         const value: unknown = Reflect.get(target, name, receiver);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },

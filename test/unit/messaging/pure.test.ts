@@ -47,6 +47,12 @@ describe('chat commands', () => {
     expect(parseCommand('/queue')).toMatchObject({ name: 'invalid' });
     expect(parseCommand('/weather today')).toBeNull();
     expect(parseCommand('hello /new')).toBeNull();
+    expect(parseCommand('/resume 20260101_120000_0a1b2c3d')).toEqual({
+      name: 'resume',
+      sessionId: '20260101_120000_0a1b2c3d',
+    });
+    expect(parseCommand('/resume')).toMatchObject({ name: 'invalid' });
+    expect(parseCommand('/resume ../etc')).toMatchObject({ name: 'invalid' });
   });
 });
 

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MigrationFailedError, SchemaTooNewError } from '../../../src/domain/errors.js';
 import { openDatabase } from '../../../src/storage/sqlite/database.js';
-import { schemaVersion, type Migration } from '../../../src/storage/sqlite/migration.js';
+import { latestVersion, schemaVersion, type Migration } from '../../../src/storage/sqlite/migration.js';
 import { MIGRATIONS } from '../../../src/storage/sqlite/migrations/index.js';
 import { insertSession } from '../../../src/storage/sqlite/ops/sessions.js';
 
@@ -17,9 +17,11 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+const LATEST = latestVersion(MIGRATIONS);
+
 /** A later migration as others will add them, to prove upgrades from every earlier version. */
 const LATER: Migration = {
-  version: MIGRATIONS.length + 1,
+  version: LATEST + 1,
   name: 'test_receipts',
   up(db) {
     db.exec(
@@ -37,13 +39,28 @@ function schemaOf(f: string): unknown[] {
 }
 
 describe('STO-6 schema migrations', () => {
-  it('migrations are numbered 1..n without gaps', () => {
-    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  it('migrations are numbered in increasing order from 1', () => {
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions[0]).toBe(1);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+  });
+
+  it('a migration numbered below one already applied still runs (numbers land out of order)', () => {
+    const first = MIGRATIONS[0]!;
+    const late: Migration = { version: 3, name: 'lands_late', up: (db) => db.exec('CREATE TABLE late (x)') };
+    const after: Migration = { version: 4, name: 'landed_first', up: (db) => db.exec('CREATE TABLE t4 (x)') };
+    openDatabase(file, { migrations: [first, after] }).close();
+    const db = openDatabase(file, { migrations: [first, late, after] });
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual([
+      1, 3, 4,
+    ]);
+    expect(db.prepare(`SELECT name FROM sqlite_schema WHERE name = 'late'`).pluck().get()).toBe('late');
+    db.close();
   });
 
   it('an empty database is migrated to the latest version, recorded in schema_migrations', () => {
     const db = openDatabase(file);
-    expect(schemaVersion(db)).toBe(MIGRATIONS.length);
+    expect(schemaVersion(db)).toBe(LATEST);
     expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual(
       MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
     );
@@ -60,7 +77,7 @@ describe('STO-6 schema migrations', () => {
       if (k >= 1) insertSession(old, { sessionId: 's1', sessionKey: 'k', origin: null, createdAt: 'now' });
       old.close();
       const db = openDatabase(file, { migrations: ALL });
-      expect(schemaVersion(db)).toBe(ALL.length);
+      expect(schemaVersion(db)).toBe(LATEST + 1);
       if (k >= 1) expect(db.prepare('SELECT session_id FROM sessions').pluck().all()).toEqual(['s1']);
       db.close();
       expect(schemaOf(file)).toEqual(schemaOf(fresh));
@@ -79,15 +96,15 @@ describe('STO-6 schema migrations', () => {
     expect(error).toBeInstanceOf(SchemaTooNewError);
     const message = (error as Error).message;
     expect(message).toContain(file);
-    expect(message).toContain(`schema is version ${ALL.length}`);
-    expect(message).toContain(`only knows up to version ${MIGRATIONS.length}`);
+    expect(message).toContain(`schema is version ${LATEST + 1}`);
+    expect(message).toContain(`only knows up to version ${LATEST}`);
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
   it('a failing migration rolls back entirely and the database stays usable at its version', () => {
     openDatabase(file).close();
     const failing: Migration = {
-      version: MIGRATIONS.length + 1,
+      version: LATEST + 1,
       name: 'breaks_halfway',
       up(db) {
         db.exec('CREATE TABLE half_done (x)');
@@ -96,7 +113,7 @@ describe('STO-6 schema migrations', () => {
     };
     expect(() => openDatabase(file, { migrations: [...MIGRATIONS, failing] })).toThrow(MigrationFailedError);
     const db = openDatabase(file);
-    expect(schemaVersion(db)).toBe(MIGRATIONS.length);
+    expect(schemaVersion(db)).toBe(LATEST);
     expect(db.prepare(`SELECT name FROM sqlite_schema WHERE name = 'half_done'`).get()).toBeUndefined();
     db.close();
   });

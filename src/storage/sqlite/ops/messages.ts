@@ -172,3 +172,30 @@ export function rewindFrom(db: Db, sessionId: string, fromId: number, rewindId: 
   statement(db, 'UPDATE rewinds SET rewound_count = ? WHERE id = ?').run(changes, rewindId);
   return changes;
 }
+
+/** The visible messages after `afterId`, in order: what was appended since a copy was taken. */
+export function loadVisibleMessagesAfter(db: Db, sessionId: string, afterId: number): StoredMessage[] {
+  const rows = statement(
+    db,
+    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND id > ? AND removed_at IS NULL ORDER BY id`,
+  ).all(sessionId, afterId) as MessageRow[];
+  return rows.map(messageFromRow);
+}
+
+/** Whether message `id` of the session is still visible. */
+export function isVisibleMessage(db: Db, sessionId: string, id: number): boolean {
+  return (
+    statement(db, 'SELECT 1 FROM messages WHERE id = ? AND session_id = ? AND removed_at IS NULL').get(
+      id,
+      sessionId,
+    ) !== undefined
+  );
+}
+
+/** How often the session's stored messages changed other than by an append (migration 009); null: no session. */
+export function transcriptEdits(db: Db, sessionId: string): number | null {
+  const row = statement(db, 'SELECT transcript_edits FROM sessions WHERE session_id = ?').get(sessionId) as
+    { transcript_edits: number } | undefined;
+  return row?.transcript_edits ?? null;
+}

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { describeModel } from '../../../daemon/config.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
+import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
@@ -23,6 +24,8 @@ export interface StatusReport {
   stale_pid: number | null;
   /** The running daemon's chat platform adapters (from gateway.json); empty when stopped or none. */
   adapters: AdapterStatus[];
+  /** The running daemon's agent cache counters as of its last housekeeping pass; null when stopped. */
+  agent_cache: AgentCacheStats | null;
 }
 
 function statusReport(layout: HomeLayout): StatusReport {
@@ -48,6 +51,7 @@ function statusReport(layout: HomeLayout): StatusReport {
       ...files,
       stale_pid,
       adapters: Array.isArray(info.adapters) ? info.adapters : [],
+      agent_cache: info.agent_cache ?? null,
     };
   }
   let model: string;
@@ -69,6 +73,7 @@ function statusReport(layout: HomeLayout): StatusReport {
     ...files,
     stale_pid,
     adapters: [],
+    agent_cache: null,
   };
 }
 
@@ -85,6 +90,15 @@ export function describeAdapter(adapter: AdapterStatus): string {
     default:
       return `${adapter.platform}: ${adapter.state}`;
   }
+}
+
+/** `12 agents (3.1 MiB), 340 hits, 12 misses; evicted: ttl 0, pressure 0, lru 0, invalidated 1` */
+export function describeAgentCache(stats: AgentCacheStats): string {
+  const evicted = Object.entries(stats.evictions)
+    .map(([cause, n]) => `${cause} ${n}`)
+    .join(', ');
+  const mib = (stats.bytes / 2 ** 20).toFixed(1);
+  return `${stats.size} agents (${mib} MiB), ${stats.hits} hits, ${stats.misses} misses; evicted: ${evicted}`;
 }
 
 function printStatus(report: StatusReport): void {
@@ -106,6 +120,7 @@ function printStatus(report: StatusReport): void {
   if (report.stale_pid !== null)
     say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
   for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(8)} ${value}`);
+  if (report.agent_cache !== null) say(`  agent cache: ${describeAgentCache(report.agent_cache)}`);
   if (report.adapters.length > 0) {
     say('  chat platforms:');
     for (const adapter of report.adapters) say(`    ${describeAdapter(adapter)}`);

@@ -1,0 +1,111 @@
+/**
+ * Creating a local session (SPEC LOC-2, LOC-3): the frozen launch policy and the private creation
+ * receipt, committed with the session's row in one transaction. A repeated request_id returns the
+ * session it made (or invalid_params when the fields differ); a repeated title without one returns
+ * the titled session.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { Principal } from '../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+import { newSessionId } from '../session/lifecycle.js';
+import { SessionSource } from '../session/source.js';
+import { ownerOf } from './access.js';
+import {
+  creationDigest,
+  freezeLaunchPolicy,
+  type CreateSessionParams,
+  type LaunchDefaults,
+  type LaunchLookups,
+} from './launch-policy.js';
+import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import type { ReceiptGate } from './receipt-gate.js';
+import type { LocalEvents } from './service.js';
+
+export interface CreationContext {
+  store: LocalSessionStore;
+  receipts: ReceiptGate;
+  /** LOC-5: api keys live only in the daemon's memory. */
+  apiKeys: Map<string, string>;
+  events: TypedEmitter<LocalEvents>;
+  launchDefaults: LaunchDefaults;
+  launchLookups: LaunchLookups;
+}
+
+/** The session row to answer session.create with: a new one, or the one this request already made. */
+export function createLocalSession(
+  ctx: CreationContext,
+  principal: Principal,
+  params: CreateSessionParams,
+): LocalSessionRow {
+  const owner = ownerOf(principal);
+  const digest = creationDigest(params);
+  if (params.request_id !== undefined) {
+    const existing = ctx.store.findByRequest(owner, principal.profile, params.request_id);
+    if (existing) return repeatCreation(ctx, existing, digest, params);
+  } else if (params.title !== undefined) {
+    const titled = ctx.store.findByTitle(owner, principal.profile, params.title);
+    if (titled && ctx.receipts.ensure(titled.logical_id)) return titled;
+  }
+  const policy = freezeLaunchPolicy(params, ctx.launchDefaults, ctx.launchLookups);
+  const now = new Date();
+  const logicalId = newSessionId(now, randomBytes(4).toString('hex'));
+  const receipt: CreationReceipt = {
+    kind: RECEIPT_KIND,
+    logical_id: logicalId,
+    current_session_id: logicalId,
+    owner,
+    profile: principal.profile,
+    request_id: params.request_id ?? null,
+    creation_digest: digest,
+    policy,
+    lineage: [],
+    created_at: now.toISOString(),
+  };
+  const origin = new SessionSource({
+    platform: 'local',
+    chat_id: logicalId,
+    chat_name: policy.title,
+  }).toJSON();
+  const result = ctx.store.commitCreation({
+    receipt,
+    origin,
+    title: policy.title,
+    hidden: policy.hidden,
+  });
+  if (result.kind === 'existing') return repeatCreation(ctx, result.session, digest, params);
+  ctx.receipts.admit(receipt);
+  if (params.api_key !== undefined) ctx.apiKeys.set(logicalId, params.api_key);
+  ctx.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
+  return result.session;
+}
+
+/** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
+function repeatCreation(
+  ctx: CreationContext,
+  existing: LocalSessionRow,
+  digest: string,
+  params: CreateSessionParams,
+): LocalSessionRow {
+  if (!ctx.receipts.ensure(existing.logical_id)) {
+    throw new GatewayError(
+      'permission_denied',
+      `session ${existing.logical_id} is paused: its receipt is invalid`,
+      {
+        session_id: existing.logical_id,
+      },
+    );
+  }
+  const receipt = ctx.receipts.get(existing.logical_id)!;
+  if (receipt.creation_digest !== digest) {
+    throw new GatewayError(
+      'invalid_params',
+      `request_id ${JSON.stringify(params.request_id)} was already used with different fields`,
+      { request_id: params.request_id, session_id: existing.logical_id },
+    );
+  }
+  // A retry may bring the api_key back after a restart (it is never stored).
+  if (params.api_key !== undefined) ctx.apiKeys.set(existing.logical_id, params.api_key);
+  return existing;
+}
