@@ -3,7 +3,10 @@
  * playwright-core (which downloads no browser). CI installs the package (.ci/run); a machine
  * without it skips these tests with a loud message instead of failing on a missing binary.
  */
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 import { PASSWORD } from './seed-fixture.js';
@@ -18,6 +21,16 @@ if (!HAVE_CHROMIUM) {
 }
 
 export const launchBrowser = launchChromium;
+
+/**
+ * Where a test's screenshot goes: a temp folder, so a test run leaves the work tree as it was;
+ * `GATEHOUSE_SCREENSHOTS=docs/images` refreshes the pictures the docs show.
+ */
+export function screenshotPath(name: string): string {
+  const dir = process.env['GATEHOUSE_SCREENSHOTS'] ?? join(tmpdir(), 'gatehouse-screenshots');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
 
 /** A fresh, isolated browser context (its own cookies) with a page open at the dashboard. */
 export async function openDashboard(

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, HAVE_CHROMIUM, launchBrowser, loggedIn } from './browser.js';
+import { freePort, HAVE_CHROMIUM, launchBrowser, loggedIn, screenshotPath } from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
       await send(first.page, `run: rm -rf ${victim} && echo removed-victim`);
       await first.page.locator('.prompt.approval .command', { hasText: 'rm -rf' }).waitFor();
       await second.page.locator('.prompt.approval').waitFor();
-      await first.page.screenshot({ path: 'docs/images/dashboard-approval.png' });
+      await first.page.screenshot({ path: screenshotPath('dashboard-approval.png') });
       expect(existsSync(victim)).toBe(true);
 
       const done = nextEvent(native, 'turn.complete');
@@ -171,7 +171,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
     const row = page.locator('.session-row', { hasText: 'native-made' });
     await row.waitFor();
     expect(await row.textContent()).toMatch(/idle/);
-    await page.screenshot({ path: 'docs/images/dashboard-sessions.png' });
+    await page.screenshot({ path: screenshotPath('dashboard-sessions.png') });
     await row.getByRole('link').click();
     await page.locator('.msg-user', { hasText: 'native speaks in A' }).waitFor();
     // A turn submitted from the page reaches the native viewer live.
@@ -194,7 +194,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
     });
     await page.getByRole('link', { name: 'Status' }).click();
     await page.getByText('demo model').waitFor();
-    await page.screenshot({ path: 'docs/images/dashboard-status.png', fullPage: true });
+    await page.screenshot({ path: screenshotPath('dashboard-status.png'), fullPage: true });
     await context.close();
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launchBrowser, logIn, loggedIn, openDashboard } from './browser.js';
+import { HAVE_CHROMIUM, launchBrowser, logIn, loggedIn, openDashboard, screenshotPath } from './browser.js';
 import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -64,7 +64,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     await page.getByText('Wrong password.').waitFor();
     await logIn(page);
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-    await page.screenshot({ path: 'docs/images/dashboard-sessions.png' });
+    await page.screenshot({ path: screenshotPath('dashboard-sessions.png') });
     const cookies = await context.cookies();
     expect(cookies.find((c) => c.name === 'gatehouse_session')).toMatchObject({
       httpOnly: true,
@@ -81,7 +81,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     expect(minted.status).toBe(401);
     await page.reload();
     await page.getByRole('button', { name: 'Log in' }).waitFor();
-    await page.screenshot({ path: 'docs/images/dashboard-login.png' });
+    await page.screenshot({ path: screenshotPath('dashboard-login.png') });
     await context.close();
   });
 
