@@ -85,62 +85,6 @@ export function tamper(
   }
 }
 
-/**
- * Writes a valid compression step for `logicalId` straight into the database, as the compression
- * publication does in one transaction: a child transcript holding `summary` and the parent's last
- * `keep` messages, the parent closed for compression, the route and the receipt advanced. Stands in
- * for the compression branch until it is merged (docs/crash-safety.md, "Lineage").
- */
-export function plantCompression(
-  db: Database.Database,
-  logicalId: string,
-  childId: string,
-  summary: string,
-  keep = 0,
-): void {
-  const at = new Date().toISOString();
-  const key = receiptKey(logicalId);
-  const receipt = JSON.parse(
-    (db.prepare('SELECT body FROM private_receipts WHERE key = ?').get(key) as { body: string }).body,
-  ) as { current_session_id: string; lineage: unknown[] };
-  const parent = receipt.current_session_id;
-  const tail = (
-    db
-      .prepare(
-        `SELECT role, content, extra_json FROM messages WHERE session_id = ? AND removed_at IS NULL
-          ORDER BY id DESC LIMIT ?`,
-      )
-      .all(parent, keep) as { role: string; content: string | null; extra_json: string | null }[]
-  ).reverse();
-  db.transaction(() => {
-    db.prepare(
-      `INSERT INTO sessions (session_id, session_key, created_at, parent_session_id, lineage_kind)
-       VALUES (?, ?, ?, ?, 'compression')`,
-    ).run(childId, localSessionKey(logicalId), at, parent);
-    const insert = db.prepare(
-      'INSERT INTO messages (session_id, role, content, extra_json, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    insert.run(childId, 'user', summary, null, at);
-    for (const m of tail) insert.run(childId, m.role, m.content, m.extra_json, at);
-    db.prepare(`UPDATE sessions SET closed_at = ?, closed_reason = 'compression' WHERE session_id = ?`).run(
-      at,
-      parent,
-    );
-    db.prepare('UPDATE routes SET session_id = ? WHERE session_key = ?').run(
-      childId,
-      localSessionKey(logicalId),
-    );
-    db.prepare('UPDATE private_receipts SET body = ? WHERE key = ?').run(
-      JSON.stringify({
-        ...receipt,
-        current_session_id: childId,
-        lineage: [...receipt.lineage, { kind: 'compression', from: parent, to: childId, at }],
-      }),
-      key,
-    );
-  })();
-}
-
 /** Plants a fork: a second child of `logicalId`'s current transcript that its receipt never recorded. */
 export function plantFork(db: Database.Database, logicalId: string, forkId: string): void {
   const receipt = JSON.parse(

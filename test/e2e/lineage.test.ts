@@ -1,8 +1,8 @@
 /**
  * Seed 001's lineage verification (LIN-2, LIN-3), through the real daemon: three separate daemon
- * processes on one home. The first drives a real reset through session.reset, then is SIGKILLed after
- * durable queued admissions; the compression step is planted in the database as the compression
- * publication writes it (plantCompression), as are a fork row and a copied foreign receipt. Cold
+ * processes on one home. The first drives a real reset (session.reset) and a real compression
+ * (session.compress, summarised by the demo model), then is SIGKILLed after durable queued
+ * admissions; a fork row and a copied foreign receipt are planted in the database. Cold
  * daemons keep the reset's empty history, the compressed history, policy and cwd (checked in the
  * model's actual prompt), admission identities and unknown-state blocking; the planted cases stay
  * paused and unclaimed; a further restart runs nothing twice.
@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { plantCompression, plantFork, tamperReceipt } from '../../scripts/torture/tamper.js';
+import { plantFork, tamperReceipt } from '../../scripts/torture/tamper.js';
+import { SUMMARY_MARKER } from '../../src/runtime/context/compress.js';
 import type { DemoModelServer } from '../../src/runtime/demo/server.js';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -48,7 +49,8 @@ describe('LIN-2/LIN-3 lineage across cold restarts (seed 001 lineage verificatio
     'keeps reset and compressed histories, policy, cwd and admissions; refuses forks and copied receipts; runs nothing twice',
     async () => {
       const demo = await rig.model();
-      const config = modelConfig(demo, 'limits: {max_concurrent_turns: 1}');
+      // A small verbatim tail, so C's older turns are the middle a compression summarises.
+      const config = modelConfig(demo, 'limits: {max_concurrent_turns: 1}', 'compression: {tail_tokens: 40}');
       let d = await rig.daemon({ config });
       let client = await d.connect();
       const dirs = new Map<string, string>();
@@ -77,9 +79,19 @@ describe('LIN-2/LIN-3 lineage across cold restarts (seed 001 lineage verificatio
       expect(reset.duplicate).toBe(false);
       await announced;
       expect(texts(await client.call<Snapshot>('session.resume', { session_id: B }))).toEqual([]);
-      // C: a turn whose history the planted compression will summarise.
-      await submit(client, C, 'c before the compression');
-      await quiet(client, C);
+      // C: four turns, then a real compression through the production path: the first exchange
+      // and the last stay verbatim, the two between are summarised by one model call.
+      const cTexts = ['c before the compression', 'c second turn', 'c third turn', 'c fourth turn'];
+      for (const text of cTexts) {
+        await submit(client, C, text);
+        await quiet(client, C);
+      }
+      const compressedEvent = nextEvent(client, 'session.compressed', (e) => e.session_id === C);
+      const compressed = await client.call<{ compressed: boolean; messages: number }>('session.compress', {
+        session_id: C,
+      });
+      expect(compressed.compressed).toBe(true);
+      await compressedEvent;
 
       // One turn holds the only permit; everything submitted after it is durably queued.
       demo.hold();
@@ -99,7 +111,6 @@ describe('LIN-2/LIN-3 lineage across cold restarts (seed 001 lineage verificatio
       demo.release();
 
       const db = new Database(d.layout.stateDb('default'));
-      plantCompression(db, C, 'C-compressed', 'Summary: the user said "c before the compression".');
       plantFork(db, D, 'D-fork');
       tamperReceipt(db, 'copied', E, B);
       db.close();
@@ -113,11 +124,26 @@ describe('LIN-2/LIN-3 lineage across cold restarts (seed 001 lineage verificatio
       const bPrompt = promptOf(demo, queued.get('B')!.admission_id);
       expect(bPrompt.map((m) => m.role)).toEqual(['system', 'user']);
       expect(bPrompt[0]!.content).toContain(`Working directory: ${dirs.get('B')}`);
-      // C: the model sees the summary, not the compressed-away turn.
+      // C: the cold daemon validated the real compression step and the model sees the kept first
+      // exchange, the summary and the tail, not the summarised turns verbatim.
       await quiet(client, C);
       const cPrompt = promptOf(demo, queued.get('C')!.admission_id).map((m) => m.content);
-      expect(cPrompt.slice(1)).toEqual(['Summary: the user said "c before the compression".', 'c queued']);
       expect(cPrompt[0]).toContain(`Working directory: ${dirs.get('C')}`);
+      expect(cPrompt[1]).toBe('c before the compression');
+      expect(cPrompt.filter((c) => c.startsWith(SUMMARY_MARKER))).toHaveLength(1);
+      expect(cPrompt).not.toContain('c second turn');
+      expect(cPrompt).not.toContain('c third turn');
+      expect(cPrompt.at(-1)).toBe('c queued');
+      expect(cPrompt.length).toBeLessThan(1 + 2 * cTexts.length + 1);
+      // The parent transcript stays: the full history still holds every turn once.
+      const full = await client.call<{ messages: { role: string; content: string | null }[] }>(
+        'session.history',
+        { session_id: C, view: 'full' },
+      );
+      const fullUser = full.messages.filter((m) => m.role === 'user').map((m) => m.content ?? '');
+      // Every turn once, and the summary where the compression happened (after the fourth turn).
+      expect(fullUser.filter((c) => !c.startsWith(SUMMARY_MARKER))).toEqual([...cTexts, 'c queued']);
+      expect(fullUser.findIndex((c) => c.startsWith(SUMMARY_MARKER))).toBe(cTexts.length);
       // Lost-ACK retries after either transition get their receipts: same admission, duplicate.
       for (const name of ['B', 'C'] as const) {
         const again = await submit(client, ids.get(name)!, `${name.toLowerCase()} queued`);
