@@ -47,7 +47,13 @@ export { registerBuiltinMethods } from './surfaces/rpc/builtins.js';
 export type { CreationContract, AuthorityDescription, BuiltinSources } from './surfaces/rpc/builtins.js';
 export { startControlServer, ControlSocketError } from './surfaces/control/server.js';
 export type { ControlServer, ControlServerOptions } from './surfaces/control/server.js';
-export { requestTicket, identify, controlRequest, ControlRequestError } from './surfaces/control/client.js';
+export {
+  requestTicket,
+  requestTicketPatiently,
+  identify,
+  controlRequest,
+  ControlRequestError,
+} from './surfaces/control/client.js';
 export type { ControlIdentity, TicketReply } from './surfaces/control/wire.js';
 export { runDaemon } from './daemon/daemon.js';
 export { defaultServices } from './daemon/services/index.js';
