@@ -119,7 +119,8 @@ function printStatus(report: StatusReport): void {
     );
   if (report.stale_pid !== null)
     say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
-  for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(8)} ${value}`);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(width)} ${value}`);
   if (report.agent_cache !== null) say(`  agent cache: ${describeAgentCache(report.agent_cache)}`);
   if (report.adapters.length > 0) {
     say('  chat platforms:');
