@@ -7,6 +7,15 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import {
+  apiBaseUrl,
+  checkProviders,
+  defaultProvider,
+  contextWindow,
+  envName,
+  providersSchema,
+  REASONING_FORMATS,
+} from './config-providers.js';
 import { DaemonError, oneLine } from './errors.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -29,28 +38,9 @@ const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
 const modelSchema = z.strictObject({
-  base_url: z
-    .url({
-      protocol: /^https?$/,
-      error: (issue) =>
-        issue.input === undefined
-          ? 'required: the http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1'
-          : `must be an http(s) URL like https://api.openai.com/v1, got ${JSON.stringify(issue.input)}`,
-    })
-    .refine(
-      (value) => {
-        // Runs even when the URL check above failed; an unparseable value was reported there.
-        if (!URL.canParse(value)) return true;
-        const url = new URL(value);
-        return !url.username && !url.password && !url.search && !url.hash;
-      },
-      { error: 'must not contain credentials, a query or a fragment' },
-    ),
+  base_url: apiBaseUrl,
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
-  api_key_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .optional(),
+  api_key_env: envName.optional(),
   api_key: z.string().min(1).optional(),
   /**
    * Per attempt: the longest wait for the provider to start answering, and the longest silence
@@ -68,7 +58,9 @@ const modelSchema = z.strictObject({
     .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
     .default(3),
   /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
-  context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
+  context_window: contextWindow.optional(),
+  /** How this provider takes a session's reasoning effort (config-providers.ts). */
+  reasoning_format: z.enum(REASONING_FORMATS).default('reasoning_effort'),
 });
 
 const proxyAddress = z
@@ -204,6 +196,11 @@ export const configSchema = z
       .default(['default']),
     default_profile: z.string().optional(),
     model: modelSchema.optional(),
+    /** Several named providers (config-providers.ts); the `model:` block is the one named `default`. */
+    providers: providersSchema.optional(),
+    default_provider: z.string().min(1).optional(),
+    /** Launch options that come from the home (docs/launch.md). */
+    skills: z.strictObject({ offer_available: z.boolean().default(false) }).prefault({}),
     listener: listenerSchema.prefault({}),
     /** The built-in demo model, used when no `model` is configured. */
     demo_model: z
@@ -285,6 +282,7 @@ export const configSchema = z
         message: `"${defaultProfile}" is not listed in profiles`,
       });
     }
+    checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     return { ...config, default_profile: defaultProfile };
   });
 
@@ -447,6 +445,8 @@ function isSecretKey(key: string): boolean {
 export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   const secrets = [config.model?.api_key, config.legacy_token.token];
   if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
+  for (const provider of Object.values(config.providers ?? {}))
+    if (provider.api_key_env) secrets.push(env[provider.api_key_env]);
   for (const section of Object.values(config.platforms) as Record<string, unknown>[]) {
     for (const [key, value] of Object.entries(section)) {
       if (typeof value !== 'string') continue;
@@ -461,6 +461,7 @@ export const DEMO_MODEL_DESCRIPTION = 'built-in demo model (scripted stand-in, n
 
 /** How `status` and the chat banner name the model in use. */
 export function describeModel(config: GatehouseConfig): string {
-  if (!config.model) return DEMO_MODEL_DESCRIPTION;
-  return `${config.model.model} at ${config.model.base_url}`;
+  const provider = defaultProvider(config);
+  if (!provider) return DEMO_MODEL_DESCRIPTION;
+  return `${provider.models[0]!.name} at ${provider.base_url}`;
 }

@@ -7,6 +7,7 @@
  * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
+import { defaultProvider } from '../../daemon/config-providers.js';
 import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
@@ -83,9 +84,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
         ...(options.agents?.() ? { agents: options.agents()! } : {}),
         compression: {
-          window: ctx.config.model
-            ? (ctx.config.model.context_window ?? defaultContextWindow(ctx.config.model.model))
-            : ctx.config.demo_model.context_window,
+          window: platformWindow(ctx.config),
           threshold: ctx.config.compression.threshold,
           tailTokens: ctx.config.compression.tail_tokens,
         },
@@ -168,14 +167,24 @@ function optionsOf(section: PlatformSection): PlatformOptions {
   };
 }
 
+/** Chat platforms talk to the default provider's default model (config-providers.ts). */
 function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel {
-  const model = ctx.config.model;
-  if (model === undefined) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
-  const apiKey = model.api_key ?? (model.api_key_env === undefined ? undefined : env[model.api_key_env]);
+  const provider = defaultProvider(ctx.config);
+  if (provider === null) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
+  const apiKey =
+    provider.api_key ?? (provider.api_key_env === undefined ? undefined : env[provider.api_key_env]);
   return new ModelClient({
-    baseUrl: model.base_url,
-    model: model.model,
+    baseUrl: provider.base_url,
+    model: provider.models[0]!.name,
     apiKey,
-    ...modelClientLimits(model),
+    reasoningFormat: provider.reasoning_format,
+    ...modelClientLimits(ctx.config.model),
   });
+}
+
+function platformWindow(config: GatehouseConfig): number {
+  const provider = defaultProvider(config);
+  if (provider === null) return config.demo_model.context_window;
+  const model = provider.models[0]!;
+  return model.context_window ?? provider.context_window ?? defaultContextWindow(model.name);
 }
