@@ -200,7 +200,7 @@ describe('UX-3 configuration: secrets', () => {
 describe('docs/configuration.md examples', () => {
   const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  it.each(examples.filter((text) => /^(listener|logging):/m.test(text)))('parses:\n%s', (text) => {
+  it.each(examples.filter((text) => /^(listener|logging|providers):/m.test(text)))('parses:\n%s', (text) => {
     expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });
