@@ -63,6 +63,16 @@ async function promptFor(params: Record<string, unknown>): Promise<{ id: string;
   return { id, prompt: systemPrompt(chatRequests(demo)[before]) };
 }
 
+function daemonConfig(): string {
+  return [
+    'model:',
+    `  base_url: ${demo.baseUrl}`,
+    '  model: gatehouse-demo',
+    'skills:',
+    '  offer_available: true',
+  ].join('\n');
+}
+
 beforeAll(async () => {
   requireBuild();
   demo = await startDemoModel();
@@ -71,13 +81,7 @@ beforeAll(async () => {
   repo = writeRepository();
   daemon = await startDaemon({
     home,
-    config: [
-      'model:',
-      `  base_url: ${demo.baseUrl}`,
-      '  model: gatehouse-demo',
-      'skills:',
-      '  offer_available: true',
-    ].join('\n'),
+    config: daemonConfig(),
   });
   client = await daemon.connect();
 });
@@ -173,7 +177,7 @@ describe('pass_session_id', () => {
 });
 
 describe('the frozen prompt', () => {
-  it('is byte-identical on every turn, though the files it was rendered from change', async () => {
+  it('is byte-identical on every turn and after a restart, though the files it was rendered from change', async () => {
     const { id, prompt } = await promptFor({ skills: ['review'], pass_session_id: true });
     writeFileSync(join(repo.root, 'AGENTS.md'), 'Changed after creation.\n');
     writeFileSync(join(daemon.home, 'AGENTS.md'), 'Also changed.\n');
@@ -181,6 +185,14 @@ describe('the frozen prompt', () => {
     await runTurn(client, id, `s-${++turnCount}`, 'again');
     const second = systemPrompt(chatRequests(demo)[before]);
     expect(second).toBe(prompt);
+    // A cold daemon renders nothing again: the prompt comes from the receipt.
+    await daemon.stop();
+    daemon = await startDaemon({ home: daemon.home, config: daemonConfig() });
+    client = await daemon.connect();
+    await client.call('session.resume', { session_id: id });
+    const after = chatRequests(demo).length;
+    await runTurn(client, id, `s-${++turnCount}`, 'after the restart');
+    expect(systemPrompt(chatRequests(demo)[after])).toBe(prompt);
     writeFileSync(join(repo.root, 'AGENTS.md'), `${ROOT_RULE}\n`);
     writeFileSync(join(daemon.home, 'AGENTS.md'), `${PERSONAL}\n`);
   });
