@@ -104,24 +104,28 @@ afterAll(async () => {
 });
 
 describe('provider', () => {
-  it('a session on the second provider reaches its own endpoint with its key and default model', async () => {
-    const session = await createAttached(client, { cwd: tempDir(), toolsets: [], provider: 'beta' });
+  /** A session created with `params` reaches only `on`, with `on`'s key and `model`. */
+  async function reaches(
+    params: Record<string, unknown>,
+    expected: { on: 'alpha' | 'beta'; key: string; model: string },
+  ): Promise<void> {
+    const session = await createAttached(client, { cwd: tempDir(), toolsets: [], ...params });
     const sent = await turn(session);
-    expect(sent.alpha).toBeUndefined();
-    expect(sent.beta?.model).toBe('beta-large');
-    const header = beta.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.headers;
-    expect(header.authorization).toBe(`Bearer ${BETA_KEY}`);
-    expect(await info(session)).toMatchObject({ provider: 'beta', model: 'beta-large' });
+    const other = expected.on === 'alpha' ? 'beta' : 'alpha';
+    expect(sent[other]).toBeUndefined();
+    expect(sent[expected.on]?.model).toBe(expected.model);
+    const server = expected.on === 'alpha' ? alpha : beta;
+    const header = server.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.headers;
+    expect(header.authorization).toBe(`Bearer ${expected.key}`);
+    expect(await info(session)).toMatchObject({ provider: expected.on, model: expected.model });
+  }
+
+  it('a session on the second provider reaches its own endpoint with its key and default model', async () => {
+    await reaches({ provider: 'beta' }, { on: 'beta', key: BETA_KEY, model: 'beta-large' });
   });
 
   it('without provider a session gets the default provider, frozen by name', async () => {
-    const session = await createAttached(client, { cwd: tempDir(), toolsets: [] });
-    const sent = await turn(session);
-    expect(sent.beta).toBeUndefined();
-    expect(sent.alpha?.model).toBe('alpha-model');
-    const header = alpha.requests.filter((r) => r.path === '/v1/chat/completions').at(-1)!.headers;
-    expect(header.authorization).toBe(`Bearer ${ALPHA_KEY}`);
-    expect(await info(session)).toMatchObject({ provider: 'alpha', model: 'alpha-model' });
+    await reaches({}, { on: 'alpha', key: ALPHA_KEY, model: 'alpha-model' });
   });
 
   it('an unknown provider is invalid_params naming the configured ones', async () => {
