@@ -267,3 +267,11 @@ describe('docs/configuration.md examples', () => {
     expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });
+
+describe('docs/messaging.md examples', () => {
+  const docs = readFileSync(new URL('../../../docs/messaging.md', import.meta.url), 'utf8');
+  const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  it.each(examples.filter((text) => /^platforms:\n {2}telegram:/m.test(text)))('parses:\n%s', (text) => {
+    expect(() => parseConfig(text, FILE)).not.toThrow();
+  });
+});
