@@ -165,11 +165,7 @@ export async function fetchToFile(
     },
   });
   try {
-    await pipeline(
-      Readable.fromWeb(response.body),
-      cap,
-      createWriteStream(temp, { mode: 0o600 }),
-    );
+    await pipeline(Readable.fromWeb(response.body), cap, createWriteStream(temp, { mode: 0o600 }));
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
