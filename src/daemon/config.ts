@@ -123,29 +123,97 @@ const listenerSchema = z
   });
 
 /**
+ * Telegram's webhook mode (docs/messaging.md, "Webhook mode"): Telegram posts updates to `url`, a
+ * public HTTPS address whose proxy forwards to the listener on `host:port` (loopback only). Plain
+ * http is accepted for a loopback url, which a self-hosted Bot API server can post to.
+ */
+const telegramWebhookSchema = z
+  .strictObject({
+    url: z.url({
+      protocol: /^https?$/,
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required: the public https URL Telegram posts updates to'
+          : 'must be an https URL',
+    }),
+    secret_token_env: z
+      .string({ error: 'is required: the NAME of the environment variable holding the webhook secret' })
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' }),
+    host: z
+      .string()
+      .refine(isLoopback, { error: 'must be a loopback address: put a TLS proxy in front of it' })
+      .default('127.0.0.1'),
+    port: z
+      .number({ error: 'is required: the port the gateway listens on for the proxy (0 = any free port)' })
+      .int({ error: 'must be a whole number' })
+      .min(0, { error: 'must be a port number' })
+      .max(65535, { error: 'must be a port number' }),
+  })
+  .superRefine((webhook, ctx) => {
+    const url = new URL(webhook.url);
+    if (url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[|\]$/g, ''))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message:
+          'must be https: Telegram posts only to https URLs (plain http is for a loopback Bot API server)',
+      });
+    }
+  });
+
+/**
  * A chat platform adapter (issue 6). The bot token is never written in the file: `token_env` names
  * the environment variable that holds it. Isolation options left out follow `sessions`.
  */
-const telegramSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  token_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .default('TELEGRAM_BOT_TOKEN'),
-  api_root: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-    .default('https://api.telegram.org'),
-  allowed_user_ids: z
-    .array(
-      z.union([z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }), z.number().int()]),
-    )
-    .transform((ids) => ids.map(String))
-    .optional(),
-  group_sessions_per_user: z.boolean().optional(),
-  thread_sessions_per_user: z.boolean().optional(),
-  /** CTX-2: hash user and chat ids in the prompt text. */
-  redact_pii: z.boolean().default(false),
-});
+const telegramSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
+      .default('TELEGRAM_BOT_TOKEN'),
+    api_root: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .default('https://api.telegram.org'),
+    allowed_user_ids: z
+      .array(
+        z.union([
+          z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }),
+          z.number().int(),
+        ]),
+      )
+      .transform((ids) => ids.map(String))
+      .optional(),
+    group_sessions_per_user: z.boolean().optional(),
+    thread_sessions_per_user: z.boolean().optional(),
+    /** CTX-2: hash user and chat ids in the prompt text. */
+    redact_pii: z.boolean().default(false),
+    /** How updates arrive: long polling (getUpdates) or a webhook Telegram posts to. */
+    mode: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),
+    webhook: telegramWebhookSchema.optional(),
+    /** Photos, documents and voice notes larger than this are refused with a reply (Bot API: 20 MB). */
+    max_attachment_mb: z
+      .number({ error: 'must be a number of MB' })
+      .positive({ error: 'must be more than 0' })
+      .max(2000, { error: 'must be at most 2000 (a local Bot API server allows 2 GB)' })
+      .default(20),
+  })
+  .superRefine((section, ctx) => {
+    if (section.mode === 'webhook' && section.webhook === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhook'],
+        message: 'mode: webhook needs a webhook section (url, secret_token_env, port)',
+      });
+    }
+    if (section.mode === 'polling' && section.webhook !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhook'],
+        message: 'is set but mode is polling (the default): set mode: webhook, or remove the webhook section',
+      });
+    }
+  });
 
 /**
  * The section of a platform a plugin registers (docs/messaging.md, "Platforms from
@@ -447,13 +515,17 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
   if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
   for (const provider of Object.values(config.providers ?? {}))
     if (provider.api_key_env) secrets.push(env[provider.api_key_env]);
-  for (const section of Object.values(config.platforms) as Record<string, unknown>[]) {
+  // Nested sections too (platforms.telegram.webhook.secret_token_env).
+  const walk = (section: Record<string, unknown>): void => {
     for (const [key, value] of Object.entries(section)) {
-      if (typeof value !== 'string') continue;
-      if (key.endsWith('_env')) secrets.push(env[value]);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        walk(value as Record<string, unknown>);
+      } else if (typeof value !== 'string') continue;
+      else if (key.endsWith('_env')) secrets.push(env[value]);
       else if (isSecretKey(key)) secrets.push(value);
     }
-  }
+  };
+  for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }
 

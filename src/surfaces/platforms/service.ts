@@ -7,6 +7,7 @@
  * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
+import { join } from 'node:path';
 import { defaultProvider } from '../../daemon/config-providers.js';
 import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
@@ -58,8 +59,11 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     async start(ctx: DaemonContext) {
       const sections = enabledPlatforms(ctx.config);
       if (sections.length === 0) return;
-      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, ctx.configFile, env);
       const profile = ctx.config.default_profile;
+      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
+        configFile: ctx.configFile,
+        profileDir: ctx.layout.profileDir(profile),
+      });
       store = options.store?.() ?? null;
       if (store === null) {
         if (options.store !== undefined) {
@@ -131,8 +135,8 @@ function enabledPlatforms(config: GatehouseConfig): [string, PlatformSection][] 
 function buildAdapters(
   registry: PlatformRegistry,
   sections: readonly [string, PlatformSection][],
-  configFile: string,
   env: NodeJS.ProcessEnv,
+  { configFile, profileDir }: { configFile: string; profileDir: string },
 ): PlatformAdapter[] {
   for (const [name] of sections) {
     if (!registry.has(name)) {
@@ -144,7 +148,8 @@ function buildAdapters(
   }
   return sections.map(([name, section]) => {
     try {
-      return registry.create<PlatformConfig>(name, { name, section, env });
+      const attachmentsDir = join(profileDir, 'attachments', name);
+      return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
       throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
