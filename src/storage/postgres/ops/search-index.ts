@@ -34,13 +34,15 @@ export async function catchUpIndex(sql: Sql): Promise<number | null> {
   return added;
 }
 
-/** Empties the index and fills it from the canonical messages. */
+/** Drops whatever is there (even a damaged index) and rebuilds it from the canonical messages. */
 export async function rebuildIndex(sql: Sql): Promise<void> {
-  await sql.run('TRUNCATE messages_search');
+  await sql.run('DROP TABLE IF EXISTS messages_search');
+  await sql.run('CREATE TABLE messages_search (message_id BIGINT PRIMARY KEY, document TSVECTOR NOT NULL)');
   await sql.run(
     `INSERT INTO messages_search (message_id, document)
      SELECT id, ${DOCUMENT_SQL} FROM messages WHERE content IS NOT NULL`,
   );
+  await sql.run('CREATE INDEX messages_search_document ON messages_search USING GIN (document)');
   await sql.run(
     `INSERT INTO search_index_state (id, stale, indexed_through)
        VALUES (1, 0, (SELECT coalesce(max(id), 0) FROM messages))
