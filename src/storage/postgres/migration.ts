@@ -44,40 +44,52 @@ export async function recordedVersions(sql: Sql): Promise<Set<number>> {
 
 class ForeignSchema extends Error {}
 
-/** Applies every pending migration in order. Returns the versions applied. */
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Applies every pending migration in order; returns the versions applied. The schema's advisory
+ * lock is held throughout, so another instance starting at once waits and then finds them applied.
+ * Each migration and its schema_migrations row go to the server as one multi-statement query,
+ * which PostgreSQL runs as one transaction: all of it, or none of it.
+ */
 export async function migrate(db: PgDatabase, migrations: readonly PgMigration[]): Promise<number[]> {
   const known = latestVersion(migrations);
   return db.exclusive(async (sql) => {
-    const applied: number[] = [];
-    for (const m of migrations) {
+    await sql.run(`SELECT pg_advisory_lock(hashtext('gatehouse:' || current_schema()))`);
+    try {
+      let recorded: Set<number>;
       try {
-        const done = await db.inTransaction(async () => {
-          await sql.run(`SELECT pg_advisory_xact_lock(hashtext('gatehouse:' || current_schema()))`);
-          const recorded = await recordedVersions(sql);
-          const found = Math.max(0, ...recorded);
-          if (found > known) throw new SchemaTooNewError(db.name, found, known);
-          if (recorded.has(m.version)) return false;
-          await sql.run(SCHEMA_MIGRATIONS);
-          await sql.run(m.sql);
-          await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-            m.version,
-            m.name,
-            new Date().toISOString(),
-          ]);
-          return true;
-        });
-        if (done) applied.push(m.version);
+        recorded = await recordedVersions(sql);
       } catch (error) {
-        if (error instanceof ForeignSchema) {
-          throw new StorageUnavailableError(
-            db.name,
-            'the schema holds tables of some other program (no schema_migrations); choose an empty schema',
-          );
-        }
-        if (error instanceof SchemaTooNewError || error instanceof StorageUnavailableError) throw error;
-        throw new MigrationFailedError(db.name, m.version, m.name, error);
+        if (!(error instanceof ForeignSchema)) throw error;
+        throw new StorageUnavailableError(
+          db.name,
+          'the schema holds tables of some other program (no schema_migrations); choose an empty schema',
+        );
       }
+      const found = Math.max(0, ...recorded);
+      if (found > known) throw new SchemaTooNewError(db.name, found, known);
+      const applied: number[] = [];
+      for (const m of migrations) {
+        if (recorded.has(m.version)) continue;
+        try {
+          await sql.run(
+            `${SCHEMA_MIGRATIONS};\n${m.sql};\nINSERT INTO schema_migrations (version, name, applied_at) ` +
+              `VALUES (${m.version}, ${literal(m.name)}, ${literal(new Date().toISOString())})`,
+          );
+        } catch (error) {
+          if (error instanceof StorageUnavailableError) throw error;
+          throw new MigrationFailedError(db.name, m.version, m.name, error);
+        }
+        applied.push(m.version);
+      }
+      return applied;
+    } finally {
+      await sql
+        .run(`SELECT pg_advisory_unlock(hashtext('gatehouse:' || current_schema()))`)
+        .catch(() => undefined);
     }
-    return applied;
   });
 }

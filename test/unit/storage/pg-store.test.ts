@@ -69,6 +69,13 @@ describe('PostgreSQL migrations (STO-6)', () => {
     });
   }
 
+  it('instances opening one schema at once migrate it once (the advisory lock)', async () => {
+    const s = await schema();
+    const [a, b] = await Promise.all([PgDatabase.open(s.url), PgDatabase.open(s.url)]);
+    open.push(a, b);
+    expect(await versions(s)).toEqual(MIGRATIONS.map((m) => m.version));
+  });
+
   it('a failing migration is rolled back whole and the previous version stays', async () => {
     const s = await schema();
     const broken: PgMigration = {
