@@ -19,6 +19,7 @@ import { PostgresSessionStore } from '../src/storage/postgres/session-store.js';
 import { SqliteDeliveryLedger } from '../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, percentile, rate, samples, type Bench, type BenchFigure } from './lib.js';
+import { source } from './store.bench.js';
 
 const NAME = 'store-backends';
 const PG_URL = process.env.GATEHOUSE_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -31,23 +32,7 @@ interface Backend {
 }
 
 function origin(chat: string): SessionSourceFields {
-  return {
-    platform: 'telegram',
-    chat_id: chat,
-    chat_name: chat,
-    chat_type: 'dm',
-    user_id: 'u',
-    user_name: 'u',
-    thread_id: null,
-    chat_topic: null,
-    user_id_alt: null,
-    chat_id_alt: null,
-    is_bot: false,
-    guild_id: null,
-    parent_chat_id: null,
-    message_id: null,
-    role_authorized: false,
-  };
+  return { ...source, platform: 'telegram', chat_id: chat, chat_name: chat };
 }
 
 function openSqlite(): Backend {

@@ -4,41 +4,24 @@
  * caller opens it: session-store.ts, or the group commit). Decisions come from
  * domain/session/lifecycle.ts; SQL lives in ops/.
  */
-import { InvalidParamsError, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
 import {
   decideAccess,
   mayMarkResumePending,
   newEntry,
   ZERO_COUNTERS,
 } from '../../domain/session/lifecycle.js';
-import {
-  CHAT_TYPES,
-  type ResumeReason,
-  type SessionEntry,
-  type SessionSourceFields,
-} from '../../domain/vocabulary.js';
+import type { ResumeReason, SessionEntry, SessionSourceFields } from '../../domain/vocabulary.js';
 import type { ListSessionsOptions, SessionAccess, SessionPage, UsageUpdate } from '../session-store.js';
 import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { checkAccessInput, checkLimit, CLEAR_FLAGS, markerIsCurrent } from '../store-rules.js';
 import { newId } from './actions-common.js';
 import type { Sql } from './database.js';
 import * as routes from './ops/routes.js';
 import * as sessions from './ops/sessions.js';
 import * as markers from './ops/turn-markers.js';
 
-/** A turn marker still belongs to the conversation on its key (as on SQLite: entry-actions.ts). */
-export function markerIsCurrent(
-  entry: SessionEntry | null,
-  marker: { session_id: string },
-): entry is SessionEntry {
-  return entry !== null && entry.session_id === marker.session_id;
-}
-
-export function checkAccessInput(sessionKey: string, source: SessionSourceFields): void {
-  requireKey(sessionKey);
-  if (!(CHAT_TYPES as readonly string[]).includes(source.chat_type)) {
-    throw new InvalidParamsError(`unknown chat_type ${JSON.stringify(source.chat_type)}`);
-  }
-}
+export { checkAccessInput, markerIsCurrent };
 
 export async function getOrCreateSession(
   sql: Sql,
@@ -260,9 +243,7 @@ export async function pruneOldEntries(
 
 export async function listSessions(sql: Sql, options: ListSessionsOptions = {}): Promise<SessionPage> {
   const limit = options.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
-  }
+  checkLimit(limit, 1000);
   const since =
     options.activeMinutes === undefined
       ? null
@@ -296,19 +277,4 @@ async function modify(
   const next = change(entry);
   await routes.writeRoute(sql, next);
   return next;
-}
-
-const CLEAR_FLAGS = {
-  was_auto_reset: false,
-  auto_reset_reason: null,
-  reset_had_activity: false,
-  is_fresh_reset: false,
-  suspended: false,
-  resume_pending: false,
-  resume_reason: null,
-} as const;
-
-function requireKey(sessionKey: string): void {
-  if (typeof sessionKey !== 'string' || sessionKey === '')
-    throw new InvalidParamsError('session key is empty');
 }

@@ -15,6 +15,9 @@ import type {
   TranscriptPageOptions,
   TranscriptTail,
 } from '../session-store.js';
+import { checkLimit, validateMessages } from '../store-rules.js';
+
+export { validateMessages };
 import { requireSession } from './actions-common.js';
 
 export { requireSession as requireSessionOf };
@@ -22,24 +25,6 @@ import type { PgDatabase, Sql } from './database.js';
 import * as messages from './ops/messages.js';
 import * as search from './ops/search-index.js';
 import { ftsTsQuery, plainTsQuery } from './search-query.js';
-
-const MESSAGE_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
-
-export function validateMessages(
-  input: TranscriptMessage | readonly TranscriptMessage[],
-): readonly TranscriptMessage[] {
-  const list: readonly TranscriptMessage[] = Array.isArray(input)
-    ? (input as readonly TranscriptMessage[])
-    : [input as TranscriptMessage];
-  for (const m of list) {
-    if (!MESSAGE_ROLES.has(m.role))
-      throw new InvalidParamsError(`unknown message role ${JSON.stringify(m.role)}`);
-    if (m.content !== null && typeof m.content !== 'string') {
-      throw new InvalidParamsError('message content must be a string or null');
-    }
-  }
-  return list;
-}
 
 /** Appends inside the caller's transaction, and schedules the index catch-up. */
 export async function appendInTransaction(
@@ -96,9 +81,7 @@ export async function loadTranscriptPage(
   options: TranscriptPageOptions,
 ): Promise<TranscriptPage> {
   const limit = options.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
-  }
+  checkLimit(limit, 1000);
   const page = await messages.loadVisiblePage(sql, sessionId, options.beforeId ?? null, limit + 1);
   const more = page.length > limit;
   return { messages: more ? page.slice(1) : page, hasMore: more };
@@ -139,9 +122,7 @@ export async function searchMessages(
 ): Promise<SearchHit[]> {
   if (query.trim() === '') throw new InvalidParamsError('search query is empty');
   const limit = options.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 500, got ${String(limit)}`);
-  }
+  checkLimit(limit, 500);
   const tsquery = options.syntax === 'fts' ? ftsTsQuery(query) : plainTsQuery(query);
   if ((await catchUpSearchIndex(db)) === null) await rebuildSearchIndex(db);
   if (tsquery === null) return [];

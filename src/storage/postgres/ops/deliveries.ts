@@ -1,15 +1,6 @@
 /** Storage operations on the delivery ledger, messaging state facts and restart streaks, on PostgreSQL. */
-import type { DeliveryRow, NewDelivery } from '../../sqlite/ops/deliveries.js';
+import { fromRaw, type DeliveryRow, type NewDelivery, type RawRow } from '../../sqlite/ops/deliveries.js';
 import type { Sql } from '../database.js';
-
-interface RawRow extends Omit<DeliveryRow, 'silent' | 'recovered'> {
-  silent: number;
-  recovered: number;
-}
-
-function fromRaw(row: RawRow): DeliveryRow {
-  return { ...row, silent: row.silent === 1, recovered: row.recovered === 1 };
-}
 
 /** Inserts an obligation; a second record for the same turn is ignored. Returns the row's id. */
 export async function insertDelivery(sql: Sql, row: NewDelivery, at: Date): Promise<number> {
