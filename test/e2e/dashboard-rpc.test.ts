@@ -160,11 +160,15 @@ describe('what the status views read', () => {
     );
     const status = await runCli(d.home, ['status']);
     expect(status.stdout).toContain(`dashboard: ${d.url}/`);
+    const json = JSON.parse((await runCli(d.home, ['status', '--json'])).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ url: d.url, dashboard: `${d.url}/` });
   });
 
   it('gatehouse dashboard says to start the gateway when it is not running', async () => {
     const stopped = await runCli(tempDir(), ['dashboard']);
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toContain('the gateway is not running');
+    const json = JSON.parse((await runCli(tempDir(), ['status', '--json'])).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ running: false, dashboard: null });
   });
 });

@@ -5,7 +5,15 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launchBrowser, logIn, loggedIn, openDashboard, screenshotPath } from './browser.js';
+import {
+  HAVE_CHROMIUM,
+  launchBrowser,
+  logIn,
+  loggedIn,
+  openDashboard,
+  screenshotPath,
+  sendMessage as send,
+} from './browser.js';
 import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -24,11 +32,6 @@ async function newGuiSession(page: Page, cwd: string, title: string): Promise<st
   await page.waitForURL(/#\/s\//);
   await page.getByRole('heading', { name: title }).waitFor();
   return decodeURIComponent(page.url().split('#/s/')[1]!);
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel('Message').fill(text);
-  await page.getByLabel('Message').press('Enter');
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {

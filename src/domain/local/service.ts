@@ -30,6 +30,9 @@ import { SessionCompressor } from './compress-control.js';
 import { sessionHistory } from './history.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
+/** How often a snapshot re-reads a transcript that changed while it was read. */
+const SNAPSHOT_READS = 5;
+
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
@@ -263,17 +266,35 @@ export class LocalSessions {
     for (const hub of this.hubs.all()) hub.detach(viewerId);
   }
 
+  /**
+   * The transcript is read asynchronously while a turn may go on publishing: a message stored and
+   * announced during the read could be counted in `last_seq` yet missing from `messages`, and
+   * then lost to the viewer. So the read is repeated until no event was published during it.
+   */
   async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
     if (!receipt) return this.snapshotOf(session, []);
-    const physicalId = receipt.current_session_id;
-    if (messageLimit === undefined)
-      return this.snapshotOf(session, await this.options.sessions.loadTranscript(physicalId));
-    const page = await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
-    return { ...this.snapshotOf(session, page.messages), messages_truncated: page.hasMore };
+    const hub = this.hub(session.logical_id);
+    for (let attempt = 1; ; attempt++) {
+      const before = hub.lastSeq;
+      const physicalId =
+        this.receipts.get(session.logical_id)?.current_session_id ?? receipt.current_session_id;
+      const page =
+        messageLimit === undefined
+          ? { messages: await this.options.sessions.loadTranscript(physicalId), hasMore: false }
+          : await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
+      if (hub.lastSeq !== before && attempt < SNAPSHOT_READS) continue;
+      // Still moving after the last read: a message shown twice is better than one lost.
+      const snapshot = this.snapshotOf(session, page.messages, before);
+      return messageLimit === undefined ? snapshot : { ...snapshot, messages_truncated: page.hasMore };
+    }
   }
 
-  private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
+  private snapshotOf(
+    session: AccessRow,
+    messages: StoredMessage[],
+    lastSeq?: number,
+  ): Record<string, unknown> {
     const id = session.logical_id;
     // The snapshot shows the current execution generation: read the row now.
     const fresh = this.options.store.getLocalSession(id);
@@ -285,7 +306,7 @@ export class LocalSessions {
       running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
       epoch: this.options.epoch,
-      lastSeq: this.hub(id).lastSeq,
+      lastSeq: lastSeq ?? this.hub(id).lastSeq,
       info: this.infoOf(fresh),
     });
   }

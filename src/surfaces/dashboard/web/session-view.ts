@@ -8,6 +8,7 @@ import { append, clear, h, when } from './dom.js';
 import type { Link } from './link.js';
 import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
+import { actionsRow, type ActionHost } from './session-actions.js';
 import { SessionState, type Change } from './session-state.js';
 import type { Message, PendingAdmission, Prompt } from './wire.js';
 
@@ -56,6 +57,10 @@ export class SessionView {
   private readonly prompts = h('div', { class: 'prompts' });
   private readonly queue = h('div', { class: 'queue' });
   private readonly error = h('p', { class: 'error', attrs: { role: 'alert' } });
+  /** What the last session action did; kept until the next one (or the next message). */
+  private readonly note = h('p', { class: 'notice action-note', attrs: { role: 'status' } });
+  private readonly asking = { label: null as string | null };
+  private readonly host: ActionHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
     attrs: {
@@ -71,6 +76,18 @@ export class SessionView {
   constructor(sessionId: string, link: Link) {
     this.state = new SessionState(sessionId, link);
     this.unlisten = this.state.onChange((change) => this.redraw(change));
+    this.host = {
+      state: this.state,
+      notice: (text) => {
+        this.error.textContent = '';
+        this.note.textContent = text;
+      },
+      fail: (error) => this.fail(error),
+      refill: (text) => {
+        if (this.input.value.trim() === '') this.input.value = text;
+        this.input.focus();
+      },
+    };
     const composer = h(
       'form',
       {
@@ -98,6 +115,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.note,
       this.older,
       this.transcript,
       this.live,
@@ -130,6 +148,7 @@ export class SessionView {
     if (text.trim() === '') return;
     this.input.value = '';
     this.error.textContent = '';
+    this.note.textContent = '';
     this.state.submit(text).catch((error: unknown) => {
       this.input.value = text;
       this.fail(error);
@@ -137,6 +156,7 @@ export class SessionView {
   }
 
   private fail(error: unknown): void {
+    this.note.textContent = '';
     this.error.textContent =
       error instanceof RpcError
         ? `${error.message} (${error.reason})`
@@ -184,6 +204,7 @@ export class SessionView {
         h('span', { class: `state state-${s.state}`, attrs: { 'data-state': s.state }, text: s.state }),
         ` ${info?.source ?? ''}${info?.platform && info.platform !== info.source ? ` · ${info.platform}` : ''} · ${info?.model ?? 'default model'}`,
         info?.cwd ? ` · ${info.cwd}` : '',
+        info?.editor ? h('span', { class: 'editor', text: ` · from ${info.editor}` }) : null,
       ),
       s.pausedReason ? h('p', { class: 'error', text: `Paused: ${s.pausedReason}` }) : null,
       s.running
@@ -194,6 +215,7 @@ export class SessionView {
             on: { click: () => void s.interrupt().catch((e: unknown) => this.fail(e)) },
           })
         : null,
+      actionsRow(this.host, this.asking, () => this.drawHeader()),
     );
   }
 
