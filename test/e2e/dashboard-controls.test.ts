@@ -121,96 +121,108 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
     },
   );
 
-  it('the keyboard: Shift-Enter breaks the line, Enter sends, Esc interrupts; only Compress while running', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const id = await createAttached(native, { cwd: tempDir(), title: 'keys' });
-    const { context, page } = await loggedIn(browser, d.url);
-    await openSession(page, id);
+  it(
+    'the keyboard: Shift-Enter breaks the line, Enter sends, Esc interrupts; only Compress while running',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const native = await d.connect();
+      const id = await createAttached(native, { cwd: tempDir(), title: 'keys' });
+      const { context, page } = await loggedIn(browser, d.url);
+      await openSession(page, id);
 
-    const input = page.getByLabel('Message');
-    await input.click();
-    await page.keyboard.type('line one');
-    await page.keyboard.press('Shift+Enter');
-    await page.keyboard.type('line two');
-    expect(await input.inputValue()).toBe('line one\nline two');
-    expect(await page.locator('.msg-user').count()).toBe(0);
-    const done = nextEvent(native, 'turn.complete', (e) => e.session_id === id);
-    await page.keyboard.press('Enter');
-    expect(String((await done).event['final_text'])).toContain('line one\nline two');
-    expect(await userTexts(native, id)).toEqual(['line one\nline two']);
-    expect(await input.inputValue()).toBe('');
-    await page.locator('.msg-assistant', { hasText: 'line two' }).waitFor();
+      const input = page.getByLabel('Message');
+      await input.click();
+      await page.keyboard.type('line one');
+      await page.keyboard.press('Shift+Enter');
+      await page.keyboard.type('line two');
+      expect(await input.inputValue()).toBe('line one\nline two');
+      expect(await page.locator('.msg-user').count()).toBe(0);
+      const done = nextEvent(native, 'turn.complete', (e) => e.session_id === id);
+      await page.keyboard.press('Enter');
+      expect(String((await done).event['final_text'])).toContain('line one\nline two');
+      expect(await userTexts(native, id)).toEqual(['line one\nline two']);
+      expect(await input.inputValue()).toBe('');
+      await page.locator('.msg-assistant', { hasText: 'line two' }).waitFor();
 
-    const started = nextEvent(native, 'tool.start', (e) => e.session_id === id);
-    await sendMessage(page, 'run: sleep 30');
-    await started;
-    await page.locator('.session-head [data-state="running"]').waitFor();
-    const actions = page.getByRole('group', { name: 'Session actions' });
-    for (const label of ['Retry', 'Undo', 'Reset'])
-      expect(await actions.getByRole('button', { name: label }).isDisabled()).toBe(true);
-    expect(await actions.getByRole('button', { name: 'Compress' }).isDisabled()).toBe(false);
-    const interrupted = nextEvent(native, 'turn.complete', (e) => e.session_id === id);
-    await input.press('Escape');
-    expect((await interrupted).event).toMatchObject({ outcome: 'interrupted' });
-    await page.locator('.session-head [data-state="idle"]').waitFor();
-    expect(await actions.getByRole('button', { name: 'Reset' }).isDisabled()).toBe(false);
-    await context.close();
-  });
+      const started = nextEvent(native, 'tool.start', (e) => e.session_id === id);
+      await sendMessage(page, 'run: sleep 30');
+      await started;
+      await page.locator('.session-head [data-state="running"]').waitFor();
+      const actions = page.getByRole('group', { name: 'Session actions' });
+      for (const label of ['Retry', 'Undo', 'Reset'])
+        expect(await actions.getByRole('button', { name: label }).isDisabled()).toBe(true);
+      expect(await actions.getByRole('button', { name: 'Compress' }).isDisabled()).toBe(false);
+      const interrupted = nextEvent(native, 'turn.complete', (e) => e.session_id === id);
+      await input.press('Escape');
+      expect((await interrupted).event).toMatchObject({ outcome: 'interrupted' });
+      await page.locator('.session-head [data-state="idle"]').waitFor();
+      expect(await actions.getByRole('button', { name: 'Reset' }).isDisabled()).toBe(false);
+      await context.close();
+    },
+  );
 
-  it('at phone width (390x844) the list, a session and the composer fit the screen and work by touch', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const id = await createAttached(native, { cwd: tempDir(), title: 'on the phone' });
-    await runTurn(native, id, 'p1', 'a message with a long unbroken word ' + 'x'.repeat(120));
-    const { context, page } = await loggedIn(browser, d.url, PHONE);
-    const overflow = () =>
-      page.evaluate(() => {
-        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
-          .document.documentElement;
-        return root.scrollWidth;
+  it(
+    'at phone width (390x844) the list, a session and the composer fit the screen and work by touch',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const native = await d.connect();
+      const id = await createAttached(native, { cwd: tempDir(), title: 'on the phone' });
+      await runTurn(native, id, 'p1', 'a message with a long unbroken word ' + 'x'.repeat(120));
+      const { context, page } = await loggedIn(browser, d.url, PHONE);
+      const overflow = () =>
+        page.evaluate(() => {
+          const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
+            .document.documentElement;
+          return root.scrollWidth;
+        });
+
+      const row = page.locator('.session-row', { hasText: 'on the phone' });
+      await row.waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(390);
+      await row.getByRole('link').tap();
+      await page.locator('.msg-user', { hasText: 'a message with' }).waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(390);
+
+      const input = page.getByLabel('Message');
+      const box = (await input.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+      await input.tap();
+      await input.fill('sent from a phone');
+      const send = page.getByRole('button', { name: 'Send' });
+      const sendBox = (await send.boundingBox())!;
+      expect(sendBox.x + sendBox.width).toBeLessThanOrEqual(390);
+      await send.tap();
+      await page.locator('.msg-assistant', { hasText: said('sent from a phone') }).waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(390);
+      await page.screenshot({ path: screenshotPath('dashboard-phone.png') });
+      await context.close();
+    },
+  );
+
+  it(
+    'an acp session shows the editor it came from when session.info reports one',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const native = await d.connect();
+      const id = await createAttached(native, {
+        cwd: tempDir(),
+        title: 'from an editor',
+        source: 'acp',
+        editor: 'Zed',
       });
-
-    const row = page.locator('.session-row', { hasText: 'on the phone' });
-    await row.waitFor();
-    expect(await overflow()).toBeLessThanOrEqual(390);
-    await row.getByRole('link').tap();
-    await page.locator('.msg-user', { hasText: 'a message with' }).waitFor();
-    expect(await overflow()).toBeLessThanOrEqual(390);
-
-    const input = page.getByLabel('Message');
-    const box = (await input.boundingBox())!;
-    expect(box.x).toBeGreaterThanOrEqual(0);
-    expect(box.x + box.width).toBeLessThanOrEqual(390);
-    await input.tap();
-    await input.fill('sent from a phone');
-    const send = page.getByRole('button', { name: 'Send' });
-    const sendBox = (await send.boundingBox())!;
-    expect(sendBox.x + sendBox.width).toBeLessThanOrEqual(390);
-    await send.tap();
-    await page.locator('.msg-assistant', { hasText: said('sent from a phone') }).waitFor();
-    expect(await overflow()).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: screenshotPath('dashboard-phone.png') });
-    await context.close();
-  });
-
-  it('an acp session shows the editor it came from when session.info reports one', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const id = await createAttached(native, {
-      cwd: tempDir(),
-      title: 'from an editor',
-      source: 'acp',
-      editor: 'Zed',
-    });
-    const info = await native.call<{ editor?: string | null }>('session.info', { session_id: id });
-    const { context, page } = await loggedIn(browser, d.url);
-    await openSession(page, id);
-    const meta = page.locator('.session-head .meta');
-    await meta.getByText('acp').waitFor();
-    // The page shows exactly what the gateway reports: the editor when session.info has it.
-    if (info.editor) await meta.locator('.editor', { hasText: `from ${info.editor}` }).waitFor();
-    else expect(await meta.locator('.editor').count()).toBe(0);
-    await context.close();
-  });
+      const info = await native.call<{ editor?: string | null }>('session.info', { session_id: id });
+      const { context, page } = await loggedIn(browser, d.url);
+      await openSession(page, id);
+      const meta = page.locator('.session-head .meta');
+      await meta.getByText('acp').waitFor();
+      // The page shows exactly what the gateway reports: the editor when session.info has it.
+      if (info.editor) await meta.locator('.editor', { hasText: `from ${info.editor}` }).waitFor();
+      else expect(await meta.locator('.editor').count()).toBe(0);
+      await context.close();
+    },
+  );
 });

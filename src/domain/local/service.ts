@@ -28,6 +28,7 @@ import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult }
 import type { LocalCompressionDeps } from './compression.js';
 import { SessionCompressor } from './compress-control.js';
 import { sessionHistory } from './history.js';
+import { PlatformPrompts } from './platform-prompts.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
@@ -88,6 +89,8 @@ export class LocalSessions {
 
   /** prompt.submit, cancel, interrupt, resolve_unknown and prompt answers (inputs.ts). */
   readonly inputs: SessionInputs;
+  /** Prompts of chat-platform turns, answered by operators (platform-prompts.ts). */
+  readonly platformPrompts: PlatformPrompts;
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
   private readonly compressor: SessionCompressor;
@@ -115,6 +118,7 @@ export class LocalSessions {
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
     );
+    this.platformPrompts = new PlatformPrompts(options.sessions);
     this.inputs = new SessionInputs({
       store: options.store,
       prompts: options.prompts,
@@ -375,11 +379,42 @@ export class LocalSessions {
       sessions: this.options.sessions,
       store: this.options.store,
       local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      platformPrompts: (sessionId) => this.platformPrompts.pending(sessionId),
       currentTranscript: (principal, logicalId) => {
         this.access(principal, logicalId);
         return this.receipts.get(logicalId)?.current_session_id ?? null;
       },
     };
+  }
+
+  /** approval.respond: a local session's prompt, or (for operators) a chat-platform turn's. */
+  respondApproval(
+    principal: Principal,
+    params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
+  ): Record<string, unknown> | Promise<Record<string, unknown>> {
+    if (this.isPlatformAnswer(principal, params.session_id))
+      return this.platformPrompts.respondApproval(principal, params);
+    return this.inputs.respondApproval(principal, params);
+  }
+
+  /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
+  private isPlatformAnswer(principal: Principal, sessionId: string): boolean {
+    return principal.sessions === undefined && this.options.store.getLocalSession(sessionId) === null;
+  }
+
+  /** clarify.respond, likewise. */
+  respondClarify(
+    principal: Principal,
+    params: {
+      session_id: string;
+      execution_generation: number;
+      prompt_id: string;
+      answer: string | string[];
+    },
+  ): Record<string, unknown> | Promise<Record<string, unknown>> {
+    if (this.isPlatformAnswer(principal, params.session_id))
+      return this.platformPrompts.respondClarify(principal, params);
+    return this.inputs.respondClarify(principal, params);
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */

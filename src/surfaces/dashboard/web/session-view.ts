@@ -8,9 +8,10 @@ import { append, clear, h, when } from './dom.js';
 import type { Link } from './link.js';
 import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
+import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
 import { SessionState, type Change } from './session-state.js';
-import type { Message, PendingAdmission, Prompt } from './wire.js';
+import type { Message, PendingAdmission } from './wire.js';
 
 function toolArgs(args: string): string {
   try {
@@ -31,7 +32,7 @@ function toolBlock(id: string, name: string, args: string, output: string | null
   );
 }
 
-function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
+export function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
   const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
@@ -271,71 +272,11 @@ export class SessionView {
     clear(this.prompts);
     for (const notice of this.state.notices.splice(0))
       append(this.prompts, h('p', { class: 'notice', text: notice }));
-    for (const p of this.state.prompts) append(this.prompts, this.promptCard(p));
-  }
-
-  private promptCard(p: Prompt): HTMLElement {
-    const answer = (value: string | string[]) =>
-      void this.state.answer(p, value).catch((e: unknown) => this.fail(e));
-    if (p.type === 'approval.request') {
-      return h(
-        'div',
-        { class: 'prompt approval', attrs: { 'data-prompt': p.prompt_id } },
-        h('strong', { text: 'Approval needed' }),
-        h('pre', { class: 'command', text: p.command ?? '' }),
-        h('p', { class: 'reason', text: p.reason ?? '' }),
-        h(
-          'div',
-          { class: 'choices' },
-          ...(p.choices ?? ['once', 'session', 'always', 'deny']).map((choice) =>
-            h('button', {
-              type: 'button',
-              class: choice === 'deny' ? 'danger' : '',
-              text:
-                choice === 'once'
-                  ? 'Allow once'
-                  : choice === 'session'
-                    ? 'Allow for session'
-                    : choice === 'always'
-                      ? 'Always allow'
-                      : 'Deny',
-              attrs: { 'data-choice': choice },
-              on: { click: () => answer(choice) },
-            }),
-          ),
-        ),
+    for (const p of this.state.prompts)
+      append(
+        this.prompts,
+        promptCard(p, (value) => void this.state.answer(p, value).catch((e: unknown) => this.fail(e))),
       );
-    }
-    const field = h('input', { type: 'text', attrs: { 'aria-label': 'Answer', placeholder: 'Your answer' } });
-    return h(
-      'form',
-      {
-        class: 'prompt clarify',
-        attrs: { 'data-prompt': p.prompt_id },
-        on: {
-          submit: (e) => {
-            e.preventDefault();
-            answer(field.value);
-          },
-        },
-      },
-      h('strong', { text: 'Question' }),
-      h('p', { text: p.question ?? '' }),
-      p.choices && p.choices.length > 0
-        ? h(
-            'div',
-            { class: 'choices' },
-            ...p.choices.map((c) => h('button', { type: 'button', text: c, on: { click: () => answer(c) } })),
-          )
-        : null,
-      h(
-        'div',
-        { class: 'row' },
-        field,
-        h('button', { type: 'submit', text: 'Answer' }),
-        h('button', { type: 'button', class: 'link', text: 'Skip', on: { click: () => answer('') } }),
-      ),
-    );
   }
 
   private drawQueue(): void {
