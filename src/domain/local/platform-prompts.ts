@@ -5,18 +5,17 @@
  * open prompts and answer one by its exact id, as the chat's /approve would; nobody else learns
  * that the session exists (`not_found`, as for every session one may not see).
  */
-import type { PendingPrompt, PromptBroker } from '../../runtime/approvals/broker.js';
+import type {
+  ApprovalResponse,
+  ClarifyResponse,
+  PendingPrompt,
+  PromptBroker,
+} from '../../runtime/approvals/broker.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import { isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { isLocalSessionKey } from './receipt.js';
 import { promptAnswerResult } from './views.js';
-
-export interface PromptAnswer {
-  session_id: string;
-  execution_generation: number;
-  prompt_id: string;
-}
 
 export class PlatformPrompts {
   private broker: PromptBroker | null = null;
@@ -40,12 +39,12 @@ export class PlatformPrompts {
     return this.broker?.pendingPrompts(sessionId) ?? [];
   }
 
-  async respondApproval(principal: Principal, params: PromptAnswer & { choice: string }) {
+  async respondApproval(principal: Principal, params: ApprovalResponse) {
     const broker = await this.open(principal, params.session_id);
     return promptAnswerResult(broker.respondApproval(params).status, params);
   }
 
-  async respondClarify(principal: Principal, params: PromptAnswer & { answer: string | string[] }) {
+  async respondClarify(principal: Principal, params: ClarifyResponse) {
     const broker = await this.open(principal, params.session_id);
     return promptAnswerResult(broker.respondClarify(params).status, params);
   }

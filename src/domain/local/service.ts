@@ -4,7 +4,7 @@
  * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
  * nothing of sockets or SQL.
  */
-import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
 import type { Principal } from '../auth/principal.js';
@@ -390,7 +390,7 @@ export class LocalSessions {
   /** approval.respond: a local session's prompt, or (for operators) a chat-platform turn's. */
   respondApproval(
     principal: Principal,
-    params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
+    params: ApprovalResponse,
   ): Record<string, unknown> | Promise<Record<string, unknown>> {
     if (this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
@@ -405,12 +405,7 @@ export class LocalSessions {
   /** clarify.respond, likewise. */
   respondClarify(
     principal: Principal,
-    params: {
-      session_id: string;
-      execution_generation: number;
-      prompt_id: string;
-      answer: string | string[];
-    },
+    params: ClarifyResponse,
   ): Record<string, unknown> | Promise<Record<string, unknown>> {
     if (this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
