@@ -19,8 +19,8 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard page is built for the browser (DOM types) by its own tsconfig.
-    files: ['src/surfaces/dashboard/web/**/*.ts'],
+    // The dashboard page is built for the browser (DOM types) by its own tsconfig, with its unit test.
+    files: ['src/surfaces/dashboard/web/**/*.ts', 'test/unit/dashboard/session-state.test.ts'],
     languageOptions: {
       parserOptions: {
         projectService: false,

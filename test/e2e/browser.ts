@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 import { PASSWORD } from './seed-fixture.js';
 
@@ -32,12 +32,21 @@ export function screenshotPath(name: string): string {
   return join(dir, name);
 }
 
+/** A phone's screen (390x844 CSS pixels), touch, for the narrow layout. */
+export const PHONE: BrowserContextOptions = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 2,
+  isMobile: true,
+  hasTouch: true,
+};
+
 /** A fresh, isolated browser context (its own cookies) with a page open at the dashboard. */
 export async function openDashboard(
   browser: Browser,
   url: string,
+  options: BrowserContextOptions = { viewport: { width: 1100, height: 800 } },
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   page.on('pageerror', (error) => {
     throw error;
@@ -52,12 +61,25 @@ export async function logIn(page: Page, password = PASSWORD): Promise<void> {
 }
 
 /** Logs in and waits for the session list. */
-export async function loggedIn(browser: Browser, url: string) {
-  const opened = await openDashboard(browser, url);
+export async function loggedIn(browser: Browser, url: string, options?: BrowserContextOptions) {
+  const opened = await openDashboard(browser, url, options);
   await logIn(opened.page);
   await opened.page.waitForSelector('#link-state[data-state="open"]');
   await opened.page.getByRole('heading', { name: 'Sessions' }).waitFor();
   return opened;
+}
+
+/** Opens a session's page by its id and waits for its header. */
+export async function openSession(page: Page, sessionId: string): Promise<void> {
+  await page.goto(`${new URL(page.url()).origin}/#/s/${encodeURIComponent(sessionId)}`);
+  await page.waitForSelector('#link-state[data-state="open"]');
+  await page.locator('.session-head h1').waitFor();
+}
+
+/** Types a message into the composer and sends it with Enter. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message').press('Enter');
 }
 
 /** A port that was free a moment ago, so a restarted daemon can listen where the page looks. */

@@ -6,9 +6,17 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, HAVE_CHROMIUM, launchBrowser, loggedIn, screenshotPath } from './browser.js';
+import {
+  freePort,
+  HAVE_CHROMIUM,
+  launchBrowser,
+  loggedIn,
+  openSession,
+  screenshotPath,
+  sendMessage as send,
+} from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
@@ -27,17 +35,6 @@ beforeAll(async () => {
   if (HAVE_CHROMIUM) browser = await launchBrowser();
 });
 afterAll(() => browser?.close());
-
-async function openSession(page: Page, sessionId: string): Promise<void> {
-  await page.goto(`${new URL(page.url()).origin}/#/s/${encodeURIComponent(sessionId)}`);
-  await page.waitForSelector('#link-state[data-state="open"]');
-  await page.locator('.session-head h1').waitFor();
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel('Message').fill(text);
-  await page.getByLabel('Message').press('Enter');
-}
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => {
   it(

@@ -126,45 +126,56 @@ describe('long transcripts a page at a time', () => {
 });
 
 describe('what the status views read', () => {
-  it('runtime.describe has the gateway block; gatehouse dashboard and status print the page URL', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const client = await d.connect();
-    const describe = await client.call<{
-      gateway: {
-        version: string;
-        uptime_s: number;
-        model: { name: string; demo: boolean };
-        platforms: unknown[];
-      };
-      session_create: { defaults: { model: string; toolsets: string[] }; toolsets: string[] };
-    }>('runtime.describe', {});
-    expect(describe.gateway).toMatchObject({
-      version: expect.any(String) as string,
-      model: { name: 'gatehouse-demo', demo: true },
-      platforms: [],
-    });
-    expect(describe.session_create.defaults.model).toBe('gatehouse-demo');
-    expect(describe.session_create.toolsets).toEqual(
-      expect.arrayContaining(describe.session_create.defaults.toolsets),
-    );
-    const health = (await (await fetch(`${d.url}/healthz`)).json()) as Record<string, unknown>;
-    expect(health['dashboard_login']).toBe(true);
+  it(
+    'runtime.describe has the gateway block; gatehouse dashboard and status print the page URL',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const client = await d.connect();
+      const describe = await client.call<{
+        gateway: {
+          version: string;
+          uptime_s: number;
+          model: { name: string; demo: boolean };
+          platforms: unknown[];
+        };
+        session_create: { defaults: { model: string; toolsets: string[] }; toolsets: string[] };
+      }>('runtime.describe', {});
+      expect(describe.gateway).toMatchObject({
+        version: expect.any(String) as string,
+        model: { name: 'gatehouse-demo', demo: true },
+        platforms: [],
+      });
+      expect(describe.session_create.defaults.model).toBe('gatehouse-demo');
+      expect(describe.session_create.toolsets).toEqual(
+        expect.arrayContaining(describe.session_create.defaults.toolsets),
+      );
+      const health = (await (await fetch(`${d.url}/healthz`)).json()) as Record<string, unknown>;
+      expect(health['dashboard_login']).toBe(true);
 
-    const printed = await runCli(d.home, ['dashboard']);
-    expect(printed).toMatchObject({ code: 0, stdout: `${d.url}/\n` });
-    const opened = await runCli(d.home, ['dashboard', '--open'], { env: { PATH: tempDir() } });
-    expect(opened.code).toBe(1);
-    expect(opened.stdout).toBe(`${d.url}/\n`);
-    expect(opened.stderr).toContain(
-      `could not open a browser (xdg-open is missing or failed); open ${d.url}/ yourself`,
-    );
-    const status = await runCli(d.home, ['status']);
-    expect(status.stdout).toContain(`dashboard: ${d.url}/`);
-  });
+      const printed = await runCli(d.home, ['dashboard']);
+      expect(printed).toMatchObject({ code: 0, stdout: `${d.url}/\n` });
+      const opened = await runCli(d.home, ['dashboard', '--open'], { env: { PATH: tempDir() } });
+      expect(opened.code).toBe(1);
+      expect(opened.stdout).toBe(`${d.url}/\n`);
+      expect(opened.stderr).toContain(
+        `could not open a browser (xdg-open is missing or failed); open ${d.url}/ yourself`,
+      );
+      const status = await runCli(d.home, ['status']);
+      expect(status.stdout).toContain(`dashboard: ${d.url}/`);
+      const json = JSON.parse((await runCli(d.home, ['status', '--json'])).stdout) as Record<string, unknown>;
+      expect(json).toMatchObject({ url: d.url, dashboard: `${d.url}/` });
+    },
+  );
 
   it('gatehouse dashboard says to start the gateway when it is not running', async () => {
     const stopped = await runCli(tempDir(), ['dashboard']);
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toContain('the gateway is not running');
+    const json = JSON.parse((await runCli(tempDir(), ['status', '--json'])).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect(json).toMatchObject({ running: false, dashboard: null });
   });
 });

@@ -5,7 +5,15 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launchBrowser, logIn, loggedIn, openDashboard, screenshotPath } from './browser.js';
+import {
+  HAVE_CHROMIUM,
+  launchBrowser,
+  logIn,
+  loggedIn,
+  openDashboard,
+  screenshotPath,
+  sendMessage as send,
+} from './browser.js';
 import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -24,11 +32,6 @@ async function newGuiSession(page: Page, cwd: string, title: string): Promise<st
   await page.waitForURL(/#\/s\//);
   await page.getByRole('heading', { name: title }).waitFor();
   return decodeURIComponent(page.url().split('#/s/')[1]!);
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel('Message').fill(text);
-  await page.getByLabel('Message').press('Enter');
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
@@ -85,25 +88,29 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     await context.close();
   });
 
-  it('creates a gui session, streams a reply, keeps the history over a reload, and renders model HTML inert', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const { context, page } = await loggedIn(browser, d.url);
-    const id = await newGuiSession(page, tempDir(), 'first page session');
-    const native = await d.connect();
-    expect(await native.call('session.info', { session_id: id })).toMatchObject({ source: 'gui' });
+  it(
+    'creates a gui session, streams a reply, keeps the history over a reload, and renders model HTML inert',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const { context, page } = await loggedIn(browser, d.url);
+      const id = await newGuiSession(page, tempDir(), 'first page session');
+      const native = await d.connect();
+      expect(await native.call('session.info', { session_id: id })).toMatchObject({ source: 'gui' });
 
-    await send(page, 'hello **world**');
-    await page.locator('.msg-assistant strong', { hasText: 'world' }).waitFor();
-    const xss = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>';
-    await send(page, xss);
-    await page.locator('.msg-assistant', { hasText: '<script>' }).waitFor();
-    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
-    expect(await page.locator('.transcript img, .transcript script').count()).toBe(0);
+      await send(page, 'hello **world**');
+      await page.locator('.msg-assistant strong', { hasText: 'world' }).waitFor();
+      const xss = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>';
+      await send(page, xss);
+      await page.locator('.msg-assistant', { hasText: '<script>' }).waitFor();
+      expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.locator('.transcript img, .transcript script').count()).toBe(0);
 
-    await page.reload();
-    await page.locator('.msg-user', { hasText: 'hello **world**' }).waitFor();
-    expect(await page.locator('.msg-user').count()).toBe(2);
-    expect(await page.locator('.msg-assistant').count()).toBe(2);
-    await context.close();
-  });
+      await page.reload();
+      await page.locator('.msg-user', { hasText: 'hello **world**' }).waitFor();
+      expect(await page.locator('.msg-user').count()).toBe(2);
+      expect(await page.locator('.msg-assistant').count()).toBe(2);
+      await context.close();
+    },
+  );
 });

@@ -60,6 +60,8 @@ export interface StoreHolder {
   current: SqliteSessionStore | null;
   agents?: AgentCache | null;
   liveKeys?: ((sessionKey: string) => boolean)[];
+  /** The messaging gateway registers its prompt broker here (null when it stops), for operators' answers. */
+  platformPrompts?: ((broker: PromptBroker | null) => void) | null;
 }
 
 export function gatewayService(
@@ -181,6 +183,9 @@ export function gatewayService(
             agents,
           }),
       });
+      const platformPrompts = sessions.platformPrompts;
+      if (options.storeHolder)
+        options.storeHolder.platformPrompts = (broker) => platformPrompts.attach(broker);
       // A replaced or rewritten transcript (compression, reset, rewind) drops the cached copy.
       sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
 

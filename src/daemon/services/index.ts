@@ -17,7 +17,7 @@ export function defaultServices(
     platforms?: PlatformRegistry;
   } = {},
 ): DaemonService[] {
-  const storeHolder: StoreHolder = { current: null, agents: null, liveKeys: [] };
+  const storeHolder: StoreHolder = { current: null, agents: null, liveKeys: [], platformPrompts: null };
   const services: DaemonService[] = [gatewayService({ storeHolder })];
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
@@ -26,6 +26,7 @@ export function defaultServices(
         store: () => storeHolder.current,
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,
+        platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

@@ -29,6 +29,8 @@ export interface ListingFacts {
    * refusal); null while its receipt is invalid (the session is paused).
    */
   currentTranscript(principal: Principal, logicalId: string): string | null;
+  /** The open approvals and questions of a chat-platform session's running turn. */
+  platformPrompts(sessionId: string): unknown[];
 }
 
 function tokens(entry: SessionEntry) {
@@ -122,6 +124,7 @@ export async function sessionMessages(
 ) {
   const id = options.session_id;
   let physicalId: string | null;
+  let prompts: unknown[] | undefined;
   if (facts.store.getLocalSession(id) !== null) {
     physicalId = facts.currentTranscript(principal, id);
     if (physicalId === null)
@@ -132,10 +135,17 @@ export async function sessionMessages(
       throw new GatewayError('not_found', `no session ${id} that you may access`, { session_id: id });
     }
     physicalId = entry.session_id;
+    prompts = facts.platformPrompts(physicalId);
   }
   const page = await facts.sessions.loadTranscriptPage(physicalId, {
     beforeId: options.before_id,
     limit: options.limit,
   });
-  return { session_id: id, messages: page.messages.map(publicMessage), has_more: page.hasMore };
+  return {
+    session_id: id,
+    messages: page.messages.map(publicMessage),
+    has_more: page.hasMore,
+    // A chat-platform session publishes no live events: its open prompts come with its messages.
+    ...(prompts === undefined ? {} : { prompts }),
+  };
 }

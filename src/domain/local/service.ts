@@ -4,7 +4,7 @@
  * answered by exact id, and cold-start recovery. Surfaces (the RPC methods) call this; it knows
  * nothing of sockets or SQL.
  */
-import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
 import type { Principal } from '../auth/principal.js';
@@ -28,7 +28,11 @@ import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult }
 import type { LocalCompressionDeps } from './compression.js';
 import { SessionCompressor } from './compress-control.js';
 import { sessionHistory } from './history.js';
+import { PlatformPrompts } from './platform-prompts.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
+
+/** How often a snapshot re-reads a transcript that changed while it was read. */
+const SNAPSHOT_READS = 5;
 
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
@@ -85,6 +89,8 @@ export class LocalSessions {
 
   /** prompt.submit, cancel, interrupt, resolve_unknown and prompt answers (inputs.ts). */
   readonly inputs: SessionInputs;
+  /** Prompts of chat-platform turns, answered by operators (platform-prompts.ts). */
+  readonly platformPrompts: PlatformPrompts;
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
   private readonly compressor: SessionCompressor;
@@ -112,6 +118,7 @@ export class LocalSessions {
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
     );
+    this.platformPrompts = new PlatformPrompts(options.sessions);
     this.inputs = new SessionInputs({
       store: options.store,
       prompts: options.prompts,
@@ -263,17 +270,35 @@ export class LocalSessions {
     for (const hub of this.hubs.all()) hub.detach(viewerId);
   }
 
+  /**
+   * The transcript is read asynchronously while a turn may go on publishing: a message stored and
+   * announced during the read could be counted in `last_seq` yet missing from `messages`, and
+   * then lost to the viewer. So the read is repeated until no event was published during it.
+   */
   async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
     if (!receipt) return this.snapshotOf(session, []);
-    const physicalId = receipt.current_session_id;
-    if (messageLimit === undefined)
-      return this.snapshotOf(session, await this.options.sessions.loadTranscript(physicalId));
-    const page = await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
-    return { ...this.snapshotOf(session, page.messages), messages_truncated: page.hasMore };
+    const hub = this.hub(session.logical_id);
+    for (let attempt = 1; ; attempt++) {
+      const before = hub.lastSeq;
+      const physicalId =
+        this.receipts.get(session.logical_id)?.current_session_id ?? receipt.current_session_id;
+      const page =
+        messageLimit === undefined
+          ? { messages: await this.options.sessions.loadTranscript(physicalId), hasMore: false }
+          : await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
+      if (hub.lastSeq !== before && attempt < SNAPSHOT_READS) continue;
+      // Still moving after the last read: a message shown twice is better than one lost.
+      const snapshot = this.snapshotOf(session, page.messages, before);
+      return messageLimit === undefined ? snapshot : { ...snapshot, messages_truncated: page.hasMore };
+    }
   }
 
-  private snapshotOf(session: AccessRow, messages: StoredMessage[]): Record<string, unknown> {
+  private snapshotOf(
+    session: AccessRow,
+    messages: StoredMessage[],
+    lastSeq?: number,
+  ): Record<string, unknown> {
     const id = session.logical_id;
     // The snapshot shows the current execution generation: read the row now.
     const fresh = this.options.store.getLocalSession(id);
@@ -285,7 +310,7 @@ export class LocalSessions {
       running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
       epoch: this.options.epoch,
-      lastSeq: this.hub(id).lastSeq,
+      lastSeq: lastSeq ?? this.hub(id).lastSeq,
       info: this.infoOf(fresh),
     });
   }
@@ -354,11 +379,37 @@ export class LocalSessions {
       sessions: this.options.sessions,
       store: this.options.store,
       local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      platformPrompts: (sessionId) => this.platformPrompts.pending(sessionId),
       currentTranscript: (principal, logicalId) => {
         this.access(principal, logicalId);
         return this.receipts.get(logicalId)?.current_session_id ?? null;
       },
     };
+  }
+
+  /** approval.respond: a local session's prompt, or (for operators) a chat-platform turn's. */
+  respondApproval(
+    principal: Principal,
+    params: ApprovalResponse,
+  ): Record<string, unknown> | Promise<Record<string, unknown>> {
+    if (this.isPlatformAnswer(principal, params.session_id))
+      return this.platformPrompts.respondApproval(principal, params);
+    return this.inputs.respondApproval(principal, params);
+  }
+
+  /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
+  private isPlatformAnswer(principal: Principal, sessionId: string): boolean {
+    return principal.sessions === undefined && this.options.store.getLocalSession(sessionId) === null;
+  }
+
+  /** clarify.respond, likewise. */
+  respondClarify(
+    principal: Principal,
+    params: ClarifyResponse,
+  ): Record<string, unknown> | Promise<Record<string, unknown>> {
+    if (this.isPlatformAnswer(principal, params.session_id))
+      return this.platformPrompts.respondClarify(principal, params);
+    return this.inputs.respondClarify(principal, params);
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */

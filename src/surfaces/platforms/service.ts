@@ -39,6 +39,11 @@ export interface MessagingServiceOptions {
   agents?: () => AgentCache | null;
   /** Where this service registers its "has live work" check for route pruning (housekeeping). */
   liveKeys?: ((sessionKey: string) => boolean)[];
+  /**
+   * Where this service registers its prompt broker (null on stop), so an operator on another
+   * client (the dashboard) can answer a chat turn's approval or question.
+   */
+  platformPrompts?: (broker: PromptBroker | null) => void;
 }
 
 export interface MessagingService extends DaemonService {
@@ -73,12 +78,14 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         ownsStore = true;
       }
       const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
+      const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
+      options.platformPrompts?.(prompts);
       gateway = new MessagingGateway({
         store,
         ledger: new SqliteDeliveryLedger(store.db),
         model: options.model ?? configuredModel(ctx, env),
         tools: resolveToolsets(['terminal', 'clarify']),
-        prompts: new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 }),
+        prompts,
         cwd: ctx.layout.profileDir(profile),
         yolo: ctx.config.approvals.mode === 'off',
         keyOptions: {
@@ -109,6 +116,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       await gateway?.stop({ timeoutMs: Math.max(0, deadline - Date.now()) });
     },
     async stop() {
+      options.platformPrompts?.(null);
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
       if (ownsStore) await store?.close();

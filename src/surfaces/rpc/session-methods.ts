@@ -193,11 +193,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('approval.respond', {
       params: s['approval.respond'],
       capability: 'session:approve',
-      handler: (p, c) => sessions.inputs.respondApproval(c.principal, p),
+      handler: (p, c) => sessions.respondApproval(c.principal, p),
     })
     .register('clarify.respond', {
       params: s['clarify.respond'],
       capability: 'session:respond',
-      handler: (p, c) => sessions.inputs.respondClarify(c.principal, p),
+      handler: (p, c) => sessions.respondClarify(c.principal, p),
     });
 }

@@ -13,6 +13,8 @@ export interface StatusReport {
   state: 'running' | 'starting' | 'stopped';
   pid: number | null;
   url: string | null;
+  /** The web dashboard's address (the listener's `/`); null when stopped. */
+  dashboard: string | null;
   epoch: number | null;
   instance_id: string | null;
   started_at: string | null;
@@ -43,6 +45,7 @@ function statusReport(layout: HomeLayout): StatusReport {
       state: 'running',
       pid: state.pid,
       url: info.url,
+      dashboard: info.url ? dashboardUrl(info.url) : null,
       epoch: info.epoch,
       instance_id: info.instance_id,
       started_at: info.started_at,
@@ -65,6 +68,7 @@ function statusReport(layout: HomeLayout): StatusReport {
     state: state.status,
     pid: state.status === 'starting' ? state.pid : null,
     url: null,
+    dashboard: null,
     epoch: null,
     instance_id: null,
     started_at: null,
@@ -105,7 +109,7 @@ function printStatus(report: StatusReport): void {
   const rows: [string, string | number | null][] = [
     ['pid', report.pid],
     ['url', report.url],
-    ['dashboard', report.url === null ? null : dashboardUrl(report.url)],
+    ['dashboard', report.dashboard],
     ['epoch', report.epoch],
     ['uptime', report.uptime_s === null ? null : `${report.uptime_s}s`],
     ['model', report.model],

@@ -7,7 +7,8 @@ import './style.css';
 import { login, loginEnabled, logout } from './auth.js';
 import { clear, h } from './dom.js';
 import { Link, type LinkState } from './link.js';
-import { newSessionPage, platformSessionPage, sessionsPage, statusPage } from './pages.js';
+import { newSessionPage, sessionsPage, statusPage } from './pages.js';
+import { platformSessionPage } from './platform-view.js';
 import { SessionView } from './session-view.js';
 
 const app = document.getElementById('app')!;

@@ -259,22 +259,3 @@ export function statusPage(link: Link): HTMLElement {
   );
   return page;
 }
-
-/** A chat-platform session: its transcript, read a page at a time (it runs in the platform gateway). */
-export function platformSessionPage(link: Link, sessionId: string): HTMLElement {
-  const list = h('div', { class: 'transcript' });
-  const page = h('section', { class: 'page' }, h('h1', { text: sessionId }), list);
-  void link
-    .call<{ messages: { role: string; content: string | null }[] }>('session.messages', {
-      session_id: sessionId,
-      limit: 200,
-    })
-    .then(
-      ({ messages }) => {
-        for (const m of messages)
-          if (m.content) list.appendChild(h('article', { class: `msg msg-${m.role}`, text: m.content }));
-      },
-      (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
-    );
-  return page;
-}

@@ -21,6 +21,17 @@ import type {
 /** How many messages a session opens with; older pages load on demand (session.messages). */
 export const FIRST_PAGE = 100;
 
+/** What identifies a stored message in its turn (message.stored carries no store id). */
+function messageKey(m: Message): string {
+  return JSON.stringify([
+    m.admission_id ?? null,
+    m.role,
+    m.content,
+    m.tool_call_id ?? null,
+    m.tool_calls?.map((c) => c.id) ?? [],
+  ]);
+}
+
 export interface LiveTool {
   tool_call_id: string;
   name: string;
@@ -56,6 +67,10 @@ export class SessionState {
   notices: string[] = [];
   private held: Sequenced[] = [];
   private syncing = false;
+  /** A reset, undo or compression was applied while syncing: take a fresh snapshot after it. */
+  private replaced = false;
+  /** Snapshot messages of the running turn whose message.stored may still arrive (messageKey). */
+  private echoes: { admission_id: string; key: string }[] = [];
   private readonly listeners = new Set<(change: Change) => void>();
 
   constructor(
@@ -72,8 +87,12 @@ export class SessionState {
     for (const l of this.listeners) l(change);
   }
 
-  /** Attach (and, after a reconnect, catch up), then send what was never acknowledged. */
-  async attach(): Promise<void> {
+  /**
+   * Attach (and, after a reconnect, catch up), then send what was never acknowledged. `fresh`
+   * rebuilds from the snapshot even when the cursor could replay: after a reset, an undo or a
+   * compression the shown transcript is no longer the one the events built.
+   */
+  async attach(fresh = false): Promise<void> {
     this.syncing = true;
     try {
       for (let round = 0; round < 3; round++) {
@@ -81,7 +100,7 @@ export class SessionState {
           session_id: this.sessionId,
           message_limit: FIRST_PAGE,
         });
-        const plan = planResync(this.position, snapshot.epoch);
+        const plan = fresh ? { kind: 'snapshot' as const } : planResync(this.position, snapshot.epoch);
         if (plan.kind === 'replay') {
           try {
             const since = await this.link.call<{ events: Sequenced[] }>('session.events.since', {
@@ -100,10 +119,14 @@ export class SessionState {
         } else {
           this.fromSnapshot(snapshot);
         }
-        if (this.drainHeld()) break;
+        if (!this.drainHeld()) continue;
+        if (!this.replaced) break;
+        this.replaced = false;
+        fresh = true;
       }
     } finally {
       this.syncing = false;
+      this.replaced = false;
     }
     await this.resendUnacknowledged();
   }
@@ -140,6 +163,14 @@ export class SessionState {
   }
 
   private fromSnapshot(s: Snapshot): void {
+    // A message a running or queued turn stored just before the snapshot was read may still be
+    // announced after it (the store writes, then publishes; a retry stores its input when it is
+    // admitted and announces it when the turn starts): that announcement is already shown.
+    const unsettled = new Set(s.pending_admissions.map((a) => a.admission_id));
+    if (s.running) unsettled.add(s.running.admission_id);
+    this.echoes = s.messages
+      .filter((m) => m.admission_id !== undefined && unsettled.has(m.admission_id))
+      .map((m) => ({ admission_id: m.admission_id!, key: messageKey(m) }));
     this.info = s.info;
     this.messages = s.messages;
     this.hasOlder = s.messages_truncated === true;
@@ -203,6 +234,12 @@ export class SessionState {
       }
       case 'message.stored': {
         const message = e['message'] as Message;
+        const key = messageKey(message);
+        const echo = this.echoes.findIndex((x) => x.key === key);
+        if (echo >= 0) {
+          this.echoes.splice(echo, 1);
+          return;
+        }
         this.messages.push(message);
         // The stored message is what was streaming: stop showing the live copy of it.
         if (message.role === 'assistant') this.live = { ...this.live, text: '', reasoning: '' };
@@ -224,7 +261,15 @@ export class SessionState {
         this.live = { text: '', reasoning: '', tools: [] };
         this.changed('live');
         return;
+      case 'session.reset':
+      case 'transcript.rewound':
+      case 'session.compressed':
+        // The transcript was replaced under the cursor: show the daemon's new one.
+        if (this.syncing) this.replaced = true;
+        else void this.attach(true).catch(() => undefined);
+        return;
       case 'admission.settled':
+        this.echoes = this.echoes.filter((x) => x.admission_id !== e['admission_id']);
         this.admissions = this.admissions.filter((a) => a.admission_id !== e['admission_id']);
         if (this.running?.admission_id === e['admission_id']) {
           this.running = null;
@@ -324,6 +369,41 @@ export class SessionState {
       this.prompts = this.prompts.filter((p) => p.prompt_id !== prompt.prompt_id);
       this.changed('prompts');
     }
+  }
+
+  /** session.compress now (in the turn slot); says what the model sees afterwards. */
+  async compress(): Promise<string> {
+    const r = await this.link.call<{ compressed: boolean; messages?: number; why?: string }>(
+      'session.compress',
+      { session_id: this.sessionId },
+    );
+    return r.compressed
+      ? `Compressed: the model now sees ${r.messages} messages, the summary among them.`
+      : `Not compressed: ${r.why}.`;
+  }
+
+  /** session.reset: the same session continues on an empty history. */
+  async reset(): Promise<string> {
+    await this.link.call('session.reset', { session_id: this.sessionId, request_id: crypto.randomUUID() });
+    return 'The history was reset: the session continues from an empty conversation.';
+  }
+
+  /** session.undo of the last turn; its text comes back for editing. */
+  async undo(): Promise<{ notice: string; text: string | null }> {
+    const r = await this.link.call<{ turns_undone: number; target_text: string | null }>('session.undo', {
+      session_id: this.sessionId,
+      request_id: crypto.randomUUID(),
+    });
+    return {
+      notice: r.turns_undone === 0 ? 'Nothing to undo.' : 'The last turn was undone.',
+      text: r.target_text ?? null,
+    };
+  }
+
+  /** session.retry: the last message is undone and admitted again. */
+  async retry(): Promise<string> {
+    await this.link.call('session.retry', { session_id: this.sessionId, request_id: crypto.randomUUID() });
+    return 'Sent the last message again.';
   }
 
   detach(): void {

@@ -8,8 +8,10 @@ import { append, clear, h, when } from './dom.js';
 import type { Link } from './link.js';
 import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
+import { promptCard } from './prompt-card.js';
+import { actionsRow, type ActionHost } from './session-actions.js';
 import { SessionState, type Change } from './session-state.js';
-import type { Message, PendingAdmission, Prompt } from './wire.js';
+import type { Message, PendingAdmission } from './wire.js';
 
 function toolArgs(args: string): string {
   try {
@@ -30,7 +32,7 @@ function toolBlock(id: string, name: string, args: string, output: string | null
   );
 }
 
-function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
+export function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
   const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
@@ -56,6 +58,10 @@ export class SessionView {
   private readonly prompts = h('div', { class: 'prompts' });
   private readonly queue = h('div', { class: 'queue' });
   private readonly error = h('p', { class: 'error', attrs: { role: 'alert' } });
+  /** What the last session action did; kept until the next one (or the next message). */
+  private readonly note = h('p', { class: 'notice action-note', attrs: { role: 'status' } });
+  private readonly asking = { label: null as string | null };
+  private readonly host: ActionHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
     attrs: {
@@ -71,6 +77,18 @@ export class SessionView {
   constructor(sessionId: string, link: Link) {
     this.state = new SessionState(sessionId, link);
     this.unlisten = this.state.onChange((change) => this.redraw(change));
+    this.host = {
+      state: this.state,
+      notice: (text) => {
+        this.error.textContent = '';
+        this.note.textContent = text;
+      },
+      fail: (error) => this.fail(error),
+      refill: (text) => {
+        if (this.input.value.trim() === '') this.input.value = text;
+        this.input.focus();
+      },
+    };
     const composer = h(
       'form',
       {
@@ -98,6 +116,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.note,
       this.older,
       this.transcript,
       this.live,
@@ -130,6 +149,7 @@ export class SessionView {
     if (text.trim() === '') return;
     this.input.value = '';
     this.error.textContent = '';
+    this.note.textContent = '';
     this.state.submit(text).catch((error: unknown) => {
       this.input.value = text;
       this.fail(error);
@@ -137,6 +157,7 @@ export class SessionView {
   }
 
   private fail(error: unknown): void {
+    this.note.textContent = '';
     this.error.textContent =
       error instanceof RpcError
         ? `${error.message} (${error.reason})`
@@ -184,6 +205,7 @@ export class SessionView {
         h('span', { class: `state state-${s.state}`, attrs: { 'data-state': s.state }, text: s.state }),
         ` ${info?.source ?? ''}${info?.platform && info.platform !== info.source ? ` · ${info.platform}` : ''} · ${info?.model ?? 'default model'}`,
         info?.cwd ? ` · ${info.cwd}` : '',
+        info?.editor ? h('span', { class: 'editor', text: ` · from ${info.editor}` }) : null,
       ),
       s.pausedReason ? h('p', { class: 'error', text: `Paused: ${s.pausedReason}` }) : null,
       s.running
@@ -194,6 +216,7 @@ export class SessionView {
             on: { click: () => void s.interrupt().catch((e: unknown) => this.fail(e)) },
           })
         : null,
+      actionsRow(this.host, this.asking, () => this.drawHeader()),
     );
   }
 
@@ -249,71 +272,11 @@ export class SessionView {
     clear(this.prompts);
     for (const notice of this.state.notices.splice(0))
       append(this.prompts, h('p', { class: 'notice', text: notice }));
-    for (const p of this.state.prompts) append(this.prompts, this.promptCard(p));
-  }
-
-  private promptCard(p: Prompt): HTMLElement {
-    const answer = (value: string | string[]) =>
-      void this.state.answer(p, value).catch((e: unknown) => this.fail(e));
-    if (p.type === 'approval.request') {
-      return h(
-        'div',
-        { class: 'prompt approval', attrs: { 'data-prompt': p.prompt_id } },
-        h('strong', { text: 'Approval needed' }),
-        h('pre', { class: 'command', text: p.command ?? '' }),
-        h('p', { class: 'reason', text: p.reason ?? '' }),
-        h(
-          'div',
-          { class: 'choices' },
-          ...(p.choices ?? ['once', 'session', 'always', 'deny']).map((choice) =>
-            h('button', {
-              type: 'button',
-              class: choice === 'deny' ? 'danger' : '',
-              text:
-                choice === 'once'
-                  ? 'Allow once'
-                  : choice === 'session'
-                    ? 'Allow for session'
-                    : choice === 'always'
-                      ? 'Always allow'
-                      : 'Deny',
-              attrs: { 'data-choice': choice },
-              on: { click: () => answer(choice) },
-            }),
-          ),
-        ),
+    for (const p of this.state.prompts)
+      append(
+        this.prompts,
+        promptCard(p, (value) => void this.state.answer(p, value).catch((e: unknown) => this.fail(e))),
       );
-    }
-    const field = h('input', { type: 'text', attrs: { 'aria-label': 'Answer', placeholder: 'Your answer' } });
-    return h(
-      'form',
-      {
-        class: 'prompt clarify',
-        attrs: { 'data-prompt': p.prompt_id },
-        on: {
-          submit: (e) => {
-            e.preventDefault();
-            answer(field.value);
-          },
-        },
-      },
-      h('strong', { text: 'Question' }),
-      h('p', { text: p.question ?? '' }),
-      p.choices && p.choices.length > 0
-        ? h(
-            'div',
-            { class: 'choices' },
-            ...p.choices.map((c) => h('button', { type: 'button', text: c, on: { click: () => answer(c) } })),
-          )
-        : null,
-      h(
-        'div',
-        { class: 'row' },
-        field,
-        h('button', { type: 'submit', text: 'Answer' }),
-        h('button', { type: 'button', class: 'link', text: 'Skip', on: { click: () => answer('') } }),
-      ),
-    );
   }
 
   private drawQueue(): void {

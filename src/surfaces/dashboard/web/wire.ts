@@ -41,6 +41,8 @@ export interface SessionInfo {
   toolsets: string[] | null;
   title: string | null;
   created_at: string;
+  /** The editor an acp session was opened from, when the gateway reports one. */
+  editor?: string | null;
 }
 
 export interface Snapshot {
