@@ -128,12 +128,12 @@ export class CheckpointStore {
           `there is no checkpoint ${n} in this session (known: ${known})`,
         );
       }
-      const saved = await this.snapshotLocked(repo, sessionId, {
-        kind: 'rollback',
-        tool: null,
-        label: `before rollback to checkpoint ${n}`,
-        admission_id: null,
-      });
+      const saved = await this.snapshotLocked(
+        repo,
+        sessionId,
+        { kind: 'rollback', tool: null, label: `before rollback to checkpoint ${n}`, admission_id: null },
+        n,
+      );
       if (saved.kind === 'skipped') {
         throw new CheckpointError(
           'too_large',
@@ -166,7 +166,13 @@ export class CheckpointStore {
     });
   }
 
-  private async snapshotLocked(repo: GitRepo, sessionId: string, meta: Meta): Promise<SnapshotOutcome> {
+  /** `keep`: a checkpoint the count limit must not drop now (the one a restore is about to use). */
+  private async snapshotLocked(
+    repo: GitRepo,
+    sessionId: string,
+    meta: Meta,
+    keep?: number,
+  ): Promise<SnapshotOutcome> {
     if (!SESSION_ID.test(sessionId)) throw new Error(`not a session id: ${sessionId}`);
     await this.open(repo);
     const size = await this.measure(repo);
@@ -190,7 +196,8 @@ export class CheckpointStore {
       files: size.files,
       bytes: size.bytes,
     };
-    const dropped = existing.slice(0, Math.max(0, existing.length + 1 - this.limits.maxPerSession));
+    const excess = Math.max(0, existing.length + 1 - this.limits.maxPerSession);
+    const dropped = existing.filter((c) => c.checkpoint !== keep).slice(0, excess);
     if (dropped.length > 0) {
       const input = dropped.map((c) => `delete ${refName(sessionId, c.checkpoint)}\n`).join('');
       await git(repo, ['update-ref', '--stdin'], { input });
