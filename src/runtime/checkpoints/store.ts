@@ -37,6 +37,8 @@ export interface Checkpoint {
   /** 1, 2, … within the session. */
   checkpoint: number;
   commit: string;
+  /** The commit's tree: equal trees are equal working trees. */
+  tree: string;
   created_at: string;
   /** `tool`: before a tool call; `rollback`: the state just before a restore (so it can be undone). */
   kind: 'tool' | 'rollback';
@@ -140,8 +142,8 @@ export class CheckpointStore {
           `the working tree cannot be saved before the rollback (${saved.reason}), so it was not restored`,
         );
       }
-      const current = await treeOf(repo, saved.checkpoint.commit);
-      const wanted = await treeOf(repo, target.commit);
+      const current = saved.checkpoint.tree;
+      const wanted = target.tree;
       const diff = await git(repo, [
         'diff-tree',
         '-r',
@@ -181,16 +183,15 @@ export class CheckpointStore {
     const tree = (await git(repo, ['write-tree'])).stdout.trim();
     const existing = await this.listLocked(repo, sessionId);
     const newest = existing.at(-1);
-    if (newest && (await treeOf(repo, newest.commit)) === tree)
-      return { kind: 'unchanged', checkpoint: newest };
+    if (newest?.tree === tree) return { kind: 'unchanged', checkpoint: newest };
     const n = (newest?.checkpoint ?? 0) + 1;
     const created_at = new Date().toISOString();
-    const subject = JSON.stringify({ ...meta, files: size.files, bytes: size.bytes, created_at });
+    const subject = JSON.stringify({ ...meta, tree, files: size.files, bytes: size.bytes, created_at });
     const commit = (await git(repo, ['commit-tree', tree, '-m', subject])).stdout.trim();
-    await git(repo, ['update-ref', refName(sessionId, n), commit]);
     const checkpoint: Checkpoint = {
       checkpoint: n,
       commit,
+      tree,
       created_at,
       ...meta,
       files: size.files,
@@ -198,12 +199,14 @@ export class CheckpointStore {
     };
     const excess = Math.max(0, existing.length + 1 - this.limits.maxPerSession);
     const dropped = existing.filter((c) => c.checkpoint !== keep).slice(0, excess);
-    if (dropped.length > 0) {
-      const input = dropped.map((c) => `delete ${refName(sessionId, c.checkpoint)}\n`).join('');
-      await git(repo, ['update-ref', '--stdin'], { input });
-      // Commits have no parents: what only the dropped ones held is unreachable now.
-      await git(repo, ['prune', '--expire=now']);
-    }
+    // One transaction: the new ref, and the oldest ones over the count limit gone.
+    const input = [
+      `create ${refName(sessionId, n)} ${commit}\n`,
+      ...dropped.map((c) => `delete ${refName(sessionId, c.checkpoint)}\n`),
+    ].join('');
+    await git(repo, ['update-ref', '--stdin'], { input });
+    // Commits have no parents: what only the dropped ones held is unreachable now.
+    if (dropped.length > 0) await git(repo, ['prune', '--expire=now']);
     return { kind: 'created', checkpoint };
   }
 
@@ -312,8 +315,4 @@ export class CheckpointStore {
 
 function refName(sessionId: string, n: number): string {
   return `${REF_ROOT}/${sessionId}/${n}`;
-}
-
-async function treeOf(repo: GitRepo, commit: string): Promise<string> {
-  return (await git(repo, ['rev-parse', `${commit}^{tree}`])).stdout.trim();
 }
