@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
+import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { runCli } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
 import {
@@ -69,6 +69,26 @@ function userRepo(): string {
   return cwd;
 }
 
+/** checkpoint.restore, answering the approval it raises with `choice`; resolves with its result. */
+async function restoreAnswering(
+  client: GatewayClient,
+  session_id: string,
+  checkpoint: number,
+  choice: 'once' | 'deny',
+): Promise<Record<string, unknown>> {
+  const asked = nextEvent(client, 'approval.request');
+  const restoring = client.call<Record<string, unknown>>('checkpoint.restore', { session_id, checkpoint });
+  const request = (await asked).event;
+  expect(request).toMatchObject({ kind: 'edit', choices: ['once', 'deny'] });
+  await client.call('approval.respond', {
+    session_id,
+    prompt_id: request['prompt_id'],
+    execution_generation: request['execution_generation'],
+    choice,
+  });
+  return restoring;
+}
+
 const DAMAGE = 'rm a.txt && printf changed > b.txt && rm sub/c.bin && echo new > new.txt';
 
 describe('checkpoints and /rollback', () => {
@@ -125,46 +145,25 @@ describe('checkpoints and /rollback', () => {
     expect(listed.checkpoints).toMatchObject([{ checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` }]);
 
     // Denied: nothing changes.
-    let asked = nextEvent(client, 'approval.request');
-    let restoring = client.call<Record<string, unknown>>('checkpoint.restore', { session_id, checkpoint: 1 });
-    let request = (await asked).event;
-    expect(request).toMatchObject({ kind: 'edit', choices: ['once', 'deny'] });
-    await client.call('approval.respond', {
-      session_id,
-      prompt_id: request['prompt_id'],
-      execution_generation: request['execution_generation'],
-      choice: 'deny',
+    await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
+      restored: false,
+      why: 'denied',
     });
-    await expect(restoring).resolves.toMatchObject({ restored: false, why: 'denied' });
     expect(treeDigest(cwd)).toEqual(damaged);
 
     // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
-    asked = nextEvent(client, 'approval.request');
     const restored = nextEvent(client, 'checkpoint.restored');
-    restoring = client.call<Record<string, unknown>>('checkpoint.restore', { session_id, checkpoint: 1 });
-    request = (await asked).event;
-    await client.call('approval.respond', {
-      session_id,
-      prompt_id: request['prompt_id'],
-      execution_generation: request['execution_generation'],
-      choice: 'once',
+    await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
+      restored: true,
+      checkpoint: 1,
+      saved_as: 2,
     });
-    await expect(restoring).resolves.toMatchObject({ restored: true, checkpoint: 1, saved_as: 2 });
     expect((await restored).event).toMatchObject({ checkpoint: 1, recreated: 2, reverted: 1, removed: 1 });
     expect(treeDigest(cwd)).toEqual(before);
     expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
 
     // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
-    asked = nextEvent(client, 'approval.request');
-    restoring = client.call('checkpoint.restore', { session_id, checkpoint: 2 });
-    request = (await asked).event;
-    await client.call('approval.respond', {
-      session_id,
-      prompt_id: request['prompt_id'],
-      execution_generation: request['execution_generation'],
-      choice: 'once',
-    });
-    await restoring;
+    await restoreAnswering(client, session_id, 2, 'once');
     // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
     const filesOnly = (tree: Record<string, string>) =>
       Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
