@@ -3,12 +3,14 @@
  * the limits (count per session, files, bytes), an unchanged tree reusing the newest checkpoint,
  * sessions apart on one shadow repository, and the tool-guard seam that puts them around a tool.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_DEFAULTS, CheckpointStore } from '../../../src/runtime/checkpoints/store.js';
+import { NO_HOOKS } from '../../../src/runtime/hooks/config.js';
 import { runHook } from '../../../src/runtime/hooks/run.js';
+import { openTurnLifecycle } from '../../../src/runtime/lifecycle/session-lifecycle.js';
 import { guardTools, type ToolGuard } from '../../../src/runtime/tool-guards.js';
 import type { ToolContext, ToolDefinition } from '../../../src/runtime/types.js';
 
@@ -113,5 +115,51 @@ describe('runHook', () => {
       kind: 'failed',
       message: 'exited with code 2',
     });
+  });
+});
+
+describe('openTurnLifecycle', () => {
+  const tool: ToolDefinition = {
+    name: 'terminal',
+    toolset: 'terminal',
+    description: 'd',
+    parameters: { type: 'object', properties: {} },
+    run: () => Promise.resolve({ content: 'ran' }),
+  };
+  const signal = new AbortController().signal;
+
+  it('a before_tool hook with on_failure: block stops the call when it fails; an invalid project file is reported', async () => {
+    const cwd = temp('gh-lc-');
+    mkdirSync(join(cwd, '.gatehouse'));
+    writeFileSync(join(cwd, '.gatehouse', 'hooks.yaml'), 'before_tool:\n  - nonsense: true\n');
+    const events: Record<string, unknown>[] = [];
+    const hook = { command: 'exit 7', name: 'strict', timeout_s: 5, on_failure: 'block' as const };
+    const lifecycle = await openTurnLifecycle(
+      {
+        checkpoints: new CheckpointStore(join(temp('gh-home-'), 'checkpoints')),
+        homeHooks: { ...NO_HOOKS, before_tool: [hook] },
+      },
+      { checkpoints: false, acceptHooks: true },
+      { sessionId: 's', admissionId: undefined, cwd, publish: (e) => events.push(e) },
+    );
+    expect(events[0]).toMatchObject({
+      type: 'hook.failed',
+      origin: 'project',
+      hook: '.gatehouse/hooks.yaml',
+    });
+    expect(await lifecycle.turnStart(signal)).toEqual([
+      expect.stringMatching(
+        /^The project's hooks were not run this turn: .*hooks\.yaml: before_tool\.0/,
+      ) as unknown,
+    ]);
+    const [guarded] = guardTools([tool], lifecycle.guards);
+    const result = await guarded!.run({}, { signal, cwd } as unknown as ToolContext);
+    expect(result).toEqual({
+      content:
+        'The before_tool hook "strict" (config.yaml) failed: it exited with code 7. It blocks the call when it fails.\n' +
+        'The tool call did not run.',
+      isError: true,
+    });
+    expect(events[1]).toMatchObject({ type: 'hook.failed', hook: 'strict', message: 'exited with code 7' });
   });
 });
