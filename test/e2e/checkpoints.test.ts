@@ -22,7 +22,9 @@ import {
 } from './seed-fixture.js';
 
 const fx = useFixture();
-const E2E_TIMEOUT_MS = 120_000;
+const E2E_TIMEOUT_MS = 180_000;
+/** Events under a loaded machine: generous, never a timing assertion. */
+const EVENT_WAIT_MS = 90_000;
 const BINARY = Buffer.from([0, 1, 2, 254, 255, 10, 13, 0, 128]);
 
 /** Every path under `root` with its bytes' hash (directories as `dir`): a tree compared whole. */
@@ -76,7 +78,7 @@ async function restoreAnswering(
   checkpoint: number,
   choice: 'once' | 'deny',
 ): Promise<Record<string, unknown>> {
-  const asked = nextEvent(client, 'approval.request');
+  const asked = nextEvent(client, 'approval.request', () => true, EVENT_WAIT_MS);
   const restoring = client.call<Record<string, unknown>>('checkpoint.restore', { session_id, checkpoint });
   const request = (await asked).event;
   expect(request).toMatchObject({ kind: 'edit', choices: ['once', 'deny'] });
@@ -124,83 +126,98 @@ describe('checkpoints and /rollback', () => {
     E2E_TIMEOUT_MS,
   );
 
-  it('checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores', async () => {
-    const d = await fx.daemon();
-    const client = await d.connect();
-    const cwd = userRepo();
-    const before = treeDigest(cwd);
-    const gitBefore = treeDigest(join(cwd, '.git'));
-    const session_id = await createAttached(client, { cwd, checkpoints: true });
+  it(
+    'checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores',
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const cwd = userRepo();
+      const before = treeDigest(cwd);
+      const gitBefore = treeDigest(join(cwd, '.git'));
+      const session_id = await createAttached(client, { cwd, checkpoints: true });
 
-    const created = nextEvent(client, 'checkpoint.created');
-    await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
-    expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
-    const damaged = treeDigest(cwd);
-    expect(damaged).not.toEqual(before);
+      const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
+      await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
+      expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
+      const damaged = treeDigest(cwd);
+      expect(damaged).not.toEqual(before);
 
-    const listed = await client.call<{ checkpoints: { checkpoint: number; kind: string; label: string }[] }>(
-      'checkpoint.list',
-      { session_id },
-    );
-    expect(listed.checkpoints).toMatchObject([{ checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` }]);
+      const listed = await client.call<{
+        checkpoints: { checkpoint: number; kind: string; label: string }[];
+      }>('checkpoint.list', { session_id });
+      expect(listed.checkpoints).toMatchObject([
+        { checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` },
+      ]);
 
-    // Denied: nothing changes.
-    await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
-      restored: false,
-      why: 'denied',
-    });
-    expect(treeDigest(cwd)).toEqual(damaged);
+      // Denied: nothing changes.
+      await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
+        restored: false,
+        why: 'denied',
+      });
+      expect(treeDigest(cwd)).toEqual(damaged);
 
-    // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
-    const restored = nextEvent(client, 'checkpoint.restored');
-    await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
-      restored: true,
-      checkpoint: 1,
-      saved_as: 2,
-    });
-    expect((await restored).event).toMatchObject({ checkpoint: 1, recreated: 2, reverted: 1, removed: 1 });
-    expect(treeDigest(cwd)).toEqual(before);
-    expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
+      // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
+      const restored = nextEvent(client, 'checkpoint.restored', () => true, EVENT_WAIT_MS);
+      await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
+        restored: true,
+        checkpoint: 1,
+        saved_as: 2,
+      });
+      expect((await restored).event).toMatchObject({ checkpoint: 1, recreated: 2, reverted: 1, removed: 1 });
+      expect(treeDigest(cwd)).toEqual(before);
+      expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
 
-    // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
-    await restoreAnswering(client, session_id, 2, 'once');
-    // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
-    const filesOnly = (tree: Record<string, string>) =>
-      Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
-    expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
+      // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
+      await restoreAnswering(client, session_id, 2, 'once');
+      // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
+      const filesOnly = (tree: Record<string, string>) =>
+        Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
+      expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
 
-    const unknown = await client
-      .call('checkpoint.restore', { session_id, checkpoint: 9 })
-      .catch((e: unknown) => e);
-    expect(unknown).toBeInstanceOf(RpcCallError);
-    expect((unknown as RpcCallError).reason).toBe('not_found');
-  });
+      const unknown = await client
+        .call('checkpoint.restore', { session_id, checkpoint: 9 })
+        .catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(RpcCallError);
+      expect((unknown as RpcCallError).reason).toBe('not_found');
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('without checkpoints: true nothing is snapshotted, and checkpoint.list says how to get them', async () => {
-    const d = await fx.daemon();
-    const client = await d.connect();
-    const cwd = userRepo();
-    const session_id = await createAttached(client, { cwd });
-    await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
-    expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
-    expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(false);
-    const refused = await client.call('checkpoint.list', { session_id }).catch((e: unknown) => e);
-    expect((refused as RpcCallError).reason).toBe('invalid_params');
-    expect((refused as RpcCallError).message).toMatch(/created without checkpoints/);
-  });
+  it(
+    'without checkpoints: true nothing is snapshotted, and checkpoint.list says how to get them',
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const cwd = userRepo();
+      const session_id = await createAttached(client, { cwd });
+      await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
+      expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
+      expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(false);
+      const refused = await client.call('checkpoint.list', { session_id }).catch((e: unknown) => e);
+      expect((refused as RpcCallError).reason).toBe('invalid_params');
+      expect((refused as RpcCallError).message).toMatch(/created without checkpoints/);
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('a tree over checkpoints.max_files is skipped, and the viewer and the model are told', async () => {
-    const d = await fx.daemon({ extraConfig: 'checkpoints:\n  max_files: 3\n' });
-    const client = await d.connect();
-    const cwd = userRepo();
-    const session_id = await createAttached(client, { cwd, checkpoints: true });
-    const skipped = nextEvent(client, 'checkpoint.skipped');
-    await runTurn(client, session_id, 's1', 'run: echo hi');
-    expect((await skipped).event['reason']).toMatch(/more than 3 files \(checkpoints\.max_files\)/);
-    expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toMatch(
-      /note: no checkpoint was taken before this call: the working tree has more than 3 files/,
-    );
-    const { checkpoints } = await client.call<{ checkpoints: unknown[] }>('checkpoint.list', { session_id });
-    expect(checkpoints).toEqual([]);
-  });
+  it(
+    'a tree over checkpoints.max_files is skipped, and the viewer and the model are told',
+    async () => {
+      const d = await fx.daemon({ extraConfig: 'checkpoints:\n  max_files: 3\n' });
+      const client = await d.connect();
+      const cwd = userRepo();
+      const session_id = await createAttached(client, { cwd, checkpoints: true });
+      const skipped = nextEvent(client, 'checkpoint.skipped', () => true, EVENT_WAIT_MS);
+      await runTurn(client, session_id, 's1', 'run: echo hi');
+      expect((await skipped).event['reason']).toMatch(/more than 3 files \(checkpoints\.max_files\)/);
+      expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toMatch(
+        /note: no checkpoint was taken before this call: the working tree has more than 3 files/,
+      );
+      const { checkpoints } = await client.call<{ checkpoints: unknown[] }>('checkpoint.list', {
+        session_id,
+      });
+      expect(checkpoints).toEqual([]);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });
