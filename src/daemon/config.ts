@@ -17,6 +17,7 @@ import {
   REASONING_FORMATS,
 } from './config-providers.js';
 import { DaemonError, oneLine } from './errors.js';
+import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
@@ -256,6 +257,15 @@ const agentCacheSchema = z.strictObject({
 });
 export type TelegramSection = z.output<typeof telegramSchema>;
 
+/** Checkpoints of sessions created with `checkpoints: true` (docs/checkpoints.md). */
+const checkpointsSchema = z.strictObject({
+  max_files: count('checkpoints.max_files').min(1).default(10_000),
+  max_bytes: count('checkpoints.max_bytes')
+    .min(1)
+    .default(256 * 1024 * 1024),
+  max_per_session: count('checkpoints.max_per_session').min(1).max(10_000).default(50),
+});
+
 export const configSchema = z
   .strictObject({
     profiles: z
@@ -330,6 +340,9 @@ export const configSchema = z
       })
       .prefault({}),
     agent_cache: agentCacheSchema.prefault({}),
+    checkpoints: checkpointsSchema.prefault({}),
+    /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
+    hooks: HOOKS_SCHEMA.prefault({}),
     housekeeping: z
       .strictObject({ interval_s: seconds('housekeeping.interval_s').min(1).default(60) })
       .prefault({}),

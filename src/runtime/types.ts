@@ -81,6 +81,8 @@ export interface ToolDefinition {
   toolset: string;
   description: string;
   parameters: JsonSchema;
+  /** The tool may change files in the session's cwd: checkpoints snapshot the tree before it runs. */
+  changesFiles?: boolean;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 

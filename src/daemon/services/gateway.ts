@@ -18,6 +18,8 @@ import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import { CheckpointStore } from '../../runtime/checkpoints/store.js';
+import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -140,6 +142,11 @@ export function gatewayService(
         },
       });
       if (options.storeHolder) options.storeHolder.agents = agents;
+      const checkpoints = new CheckpointStore(path.join(profileDir, 'checkpoints'), {
+        maxFiles: config.checkpoints.max_files,
+        maxBytes: config.checkpoints.max_bytes,
+        maxPerSession: config.checkpoints.max_per_session,
+      });
       sessions = new LocalSessions({
         profile,
         epoch,
@@ -164,6 +171,7 @@ export function gatewayService(
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
+        checkpoints,
         turnRunner: (service) =>
           makeTurnJobRunner({
             sessions: store!,
@@ -181,6 +189,12 @@ export function gatewayService(
             agentStarted: (id) => service.agentStarted(id),
             fault: (point) => faults?.hit(point),
             agents,
+            lifecycle: (policy, scope) =>
+              openTurnLifecycle(
+                { checkpoints, homeHooks: config.hooks, env },
+                { checkpoints: policy.checkpoints, acceptHooks: policy.accept_hooks },
+                scope,
+              ),
           }),
       });
       const platformPrompts = sessions.platformPrompts;

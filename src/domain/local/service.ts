@@ -30,6 +30,8 @@ import { SessionCompressor } from './compress-control.js';
 import { sessionHistory } from './history.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
+import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
+import { SessionCheckpoints } from './rollback.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
@@ -73,6 +75,8 @@ export interface LocalSessionsOptions {
   agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
   /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
   compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
+  /** Where checkpoints are kept (LOC-5); without it checkpoint.list and checkpoint.restore refuse. */
+  checkpoints?: CheckpointStore;
 }
 
 export class LocalSessions {
@@ -94,6 +98,8 @@ export class LocalSessions {
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
   private readonly compressor: SessionCompressor;
+  /** checkpoint.list and checkpoint.restore (rollback.ts); null without a checkpoint store. */
+  readonly checkpoints: SessionCheckpoints | null;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.hubs = new SessionHubs(options.epoch, {
@@ -157,6 +163,19 @@ export class LocalSessions {
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       assertAccepting: () => this.assertAccepting(),
     });
+    const store = options.checkpoints;
+    this.checkpoints = store
+      ? new SessionCheckpoints({
+          store: options.store,
+          scheduler: this.scheduler,
+          prompts: options.prompts,
+          checkpoints: store,
+          access: (principal, logicalId) => this.access(principal, logicalId),
+          receipt: (logicalId) => this.receipts.get(logicalId),
+          publish: (logicalId, event) => this.hub(logicalId).publish(event),
+          assertAccepting: () => this.assertAccepting(),
+        })
+      : null;
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({
         type: 'admission.settled',

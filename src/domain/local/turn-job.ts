@@ -17,6 +17,8 @@ import type {
   TurnContext,
 } from '../../runtime/context/budget.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
+import { guardTools } from '../../runtime/tool-guards.js';
+import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
@@ -44,6 +46,8 @@ export interface TurnJobDeps {
   contextSettings?: (policy: LaunchPolicy) => ContextSettings;
   /** Compresses the session in the turn's slot (compression.ts). */
   compress?: (logicalId: string, reason: CompressionReason, signal: AbortSignal) => Promise<CompressOutcome>;
+  /** Checkpoints and hooks around the turn and its tool calls (runtime/lifecycle/); absent: none. */
+  lifecycle?: (policy: LaunchPolicy, scope: LifecycleScope) => Promise<TurnLifecycle>;
 }
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
@@ -151,6 +155,11 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     let settled = false;
     let result: TurnResult;
     try {
+      const admissionId = job.admission.admission_id;
+      const lifecycle = deps.lifecycle
+        ? await deps.lifecycle(policy, { sessionId: logicalId, admissionId, cwd: policy.cwd, publish })
+        : null;
+      const startNotes = lifecycle ? await lifecycle.turnStart(job.signal) : [];
       result = await runTurn({
         sessionId: logicalId,
         admissionId: job.admission.admission_id,
@@ -158,7 +167,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         model: deps.model(policy, apiKey),
         modelName: policy.model,
         systemPrompt: agent.systemPrompt,
-        tools: [...agent.tools],
+        tools: guardTools(agent.tools, lifecycle?.guards ?? []),
         cwd: policy.cwd,
         yolo: policy.yolo,
         maxTurns: policy.max_turns,
@@ -168,8 +177,17 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         input: job.input,
         inputStored: true,
         commitFinal: async (messages, end) => {
-          const accepted = await job.settle({ ...settlement(end), messages, usage: end.usage });
+          // Hook failures outside a tool call are stored with the turn's end, before its last words.
+          const endNotes = lifecycle ? await lifecycle.turnEnd(end, new AbortController().signal) : [];
+          const notes = [...startNotes, ...endNotes].map((content): TranscriptMessage => ({
+            role: 'system',
+            content,
+            admission_id: admissionId,
+          }));
+          const all = [...notes, ...messages];
+          const accepted = await job.settle({ ...settlement(end), messages: all, usage: end.usage });
           settled = true;
+          for (const message of notes) publish({ type: 'message.stored', message });
           if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
         },
         transcript: {

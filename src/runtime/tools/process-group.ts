@@ -20,6 +20,8 @@ export interface RunOptions {
   outputCapBytes: number;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** Written to the command's stdin, which is then closed. Absent: no stdin. */
+  stdin?: string;
 }
 
 export type Termination =
@@ -138,9 +140,12 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       cwd: options.cwd,
       env: options.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
+    // A command that exits without reading its input must not fail the run (EPIPE).
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.stdin);
 
     const finish = (termination: Termination): void => {
       if (settled) return;
@@ -190,8 +195,8 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       stopGroup();
     }, options.timeoutMs);
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
     child.on('error', (error) => finish({ kind: 'spawn_failed', message: error.message }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };

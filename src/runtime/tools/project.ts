@@ -146,6 +146,7 @@ async function approveEdit(
 export const writeFileTool: ToolDefinition = {
   name: 'write_file',
   toolset: 'project',
+  changesFiles: true,
   description:
     'Create or replace a text file inside the working directory (parent directories are created). ' +
     'The user approves each write unless the session runs without approvals.',

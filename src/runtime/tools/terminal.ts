@@ -66,6 +66,7 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
   return {
     name: 'terminal',
     toolset: 'terminal',
+    changesFiles: true,
     description:
       'Run a shell command with bash in the session working directory and return its exit code and ' +
       `combined output (capped at ${settings.outputCapBytes} bytes). Commands that could cause damage ` +

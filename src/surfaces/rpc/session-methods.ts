@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { createSessionParams } from '../../domain/local/launch-policy.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import { TITLE_MAX } from '../../domain/local/titles.js';
+import { GatewayError } from '../../domain/errors.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import type { RpcContext } from './connection.js';
 
@@ -74,6 +75,8 @@ export const SESSION_METHOD_SCHEMAS = {
     turns: z.number().int().min(1).max(1000).default(1),
   }),
   'session.retry': z.strictObject({ session_id: id, request_id: id }),
+  'checkpoint.list': z.strictObject({ session_id: id }),
+  'checkpoint.restore': z.strictObject({ session_id: id, checkpoint: z.number().int().min(1) }),
   'approval.respond': z.strictObject({
     session_id: id,
     execution_generation: generation,
@@ -87,6 +90,11 @@ export const SESSION_METHOD_SCHEMAS = {
     answer: z.union([z.string().max(100_000), z.array(z.string().max(10_000)).max(100)]),
   }),
 } as const;
+
+function checkpointsOf(sessions: LocalSessions): NonNullable<LocalSessions['checkpoints']> {
+  if (sessions.checkpoints) return sessions.checkpoints;
+  throw new GatewayError('invalid_params', 'this gateway keeps no checkpoints');
+}
 
 export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessions: LocalSessions): void {
   const s = SESSION_METHOD_SCHEMAS;
@@ -189,6 +197,16 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.retry'],
       capability: 'session:control',
       handler: (p, c) => sessions.controls.retry(c.principal, p),
+    })
+    .register('checkpoint.list', {
+      params: s['checkpoint.list'],
+      capability: 'session:read',
+      handler: (p, c) => checkpointsOf(sessions).list(c.principal, p.session_id),
+    })
+    .register('checkpoint.restore', {
+      params: s['checkpoint.restore'],
+      capability: 'session:control',
+      handler: (p, c) => checkpointsOf(sessions).restore(c.principal, p),
     })
     .register('approval.respond', {
       params: s['approval.respond'],

@@ -103,6 +103,12 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
   {
+    name: 'rollback',
+    usage: '/rollback [n]',
+    summary: 'list the checkpoints of the working directory, or restore checkpoint n (asks first)',
+    run: (ctx) => rollback(ctx),
+  },
+  {
     // The chat controller runs /title itself (it works while a turn runs); listed here for /help.
     name: 'title',
     usage: '/title <text>',
@@ -112,6 +118,41 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
 ];
+
+interface CheckpointView {
+  checkpoint: number;
+  created_at: string;
+  kind: string;
+  label: string;
+  files: number;
+}
+
+/**
+ * `/rollback` lists the session's checkpoints; `/rollback n` restores one. The restore asks for its
+ * own approval (answered like any other); the `checkpoint.restored` event tells every viewer.
+ */
+async function rollback(ctx: CommandContext): Promise<void> {
+  const say = (text: string) => ctx.view.writeLine(ctx.terminal.style.dim(text));
+  if (ctx.args === '') {
+    const { checkpoints } = await ctx.call<{ checkpoints: CheckpointView[] }>('checkpoint.list', {
+      session_id: ctx.sessionId,
+    });
+    if (checkpoints.length === 0)
+      return say('(no checkpoints yet: one is taken before each tool call that may change files)');
+    const lines = checkpoints.map(
+      (c) =>
+        `  ${String(c.checkpoint).padStart(3)}  ${c.created_at.slice(0, 19).replace('T', ' ')}  ${c.label} (${c.files} files)`,
+    );
+    return say(['Checkpoints (restore one with /rollback <n>):', ...lines].join('\n'));
+  }
+  if (!/^[1-9]\d*$/.test(ctx.args))
+    return say('Usage: /rollback (lists checkpoints) or /rollback <n> (restores one)');
+  const result = await ctx.call<{ restored: boolean; why?: string }>('checkpoint.restore', {
+    session_id: ctx.sessionId,
+    checkpoint: Number(ctx.args),
+  });
+  if (!result.restored) say(`(checkpoint ${ctx.args} was not restored: ${result.why ?? 'refused'})`);
+}
 
 /** The command a line names, with its arguments; null when the line is for the agent. */
 export function parseCommand(line: string): { command: ChatCommand; args: string } | null {

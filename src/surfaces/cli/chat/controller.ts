@@ -28,7 +28,13 @@ import type { Sequenced, Snapshot } from './wire.js';
 export interface ChatOptions extends ChatTerminal {
   layout: HomeLayout;
   resume?: string;
-  create: { cwd?: string; model?: string; source: 'cli' | 'tui' };
+  create: {
+    cwd?: string;
+    model?: string;
+    source: 'cli' | 'tui';
+    /** Further launch fields of session.create (checkpoints, accept_hooks). */
+    launch?: Record<string, unknown>;
+  };
   reconnectGiveUpMs?: number;
 }
 
@@ -83,6 +89,7 @@ export class ChatController {
                 source: this.options.create.source,
                 ...(this.options.create.cwd !== undefined ? { cwd: this.options.create.cwd } : {}),
                 ...(this.options.create.model !== undefined ? { model: this.options.create.model } : {}),
+                ...this.options.create.launch,
               })
             ).session_id;
         }

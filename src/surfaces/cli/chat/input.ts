@@ -29,6 +29,7 @@ export class ChatInput {
   private idleInterrupts = 0;
   /** A command whose answer was lost with the link: run again, with the same request_id. */
   private pendingCommand: { line: string; requestId: string } | null = null;
+  private commandRunning = false;
 
   constructor(
     private readonly view: SessionView,
@@ -87,11 +88,12 @@ export class ChatInput {
         if (!this.host.isReady()) return;
         if (view.inflight && !view.inflight.acknowledged) {
           if (!(await this.submit(view.inflight))) return;
-        } else if (this.pendingCommand && !view.inflight && !view.openPrompt) {
-          if (!(await this.command(this.pendingCommand))) return;
+        } else if (this.pendingCommand && !this.commandRunning && !view.inflight && !view.openPrompt) {
+          this.startCommand(this.pendingCommand);
         } else if (view.openPrompt && this.lines.length > 0) {
+          // Also while a command runs: /rollback waits for the answer to its own approval.
           await this.answer(view.openPrompt, this.lines.shift()!);
-        } else if (!view.inflight && !view.openPrompt && this.lines.length > 0) {
+        } else if (!this.pendingCommand && !view.inflight && !view.openPrompt && this.lines.length > 0) {
           const text = this.lines.shift()!;
           if (text.trim() === '') continue;
           if (parseCommand(text)) {
@@ -113,7 +115,18 @@ export class ChatInput {
       if (view.openPrompt) view.writeLine('(a question is still open; it waits for whoever resumes)');
       return this.host.finish();
     }
-    if (!view.inflight && !view.openPrompt && this.lines.length === 0) this.terminal.idle();
+    if (!this.pendingCommand && !view.inflight && !view.openPrompt && this.lines.length === 0)
+      this.terminal.idle();
+  }
+
+  /** Runs a command beside the pump, which goes on answering prompts; the next line waits for it. */
+  private startCommand(pending: { line: string; requestId: string }): void {
+    this.commandRunning = true;
+    void this.command(pending).then((done) => {
+      this.commandRunning = false;
+      // Not done: the link dropped; the reconnect pumps again and the command runs again, same id.
+      if (done) void this.pump();
+    });
   }
 
   /** Sends one submission; false when the link dropped (the reconnect retries the same id). */

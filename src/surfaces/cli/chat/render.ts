@@ -189,8 +189,24 @@ export function renderEvent(
       }
       return line(style.dim(`(turn ${outcome})`), { streamedText: false });
     }
+    case 'hook.blocked':
+      return line(`  ⛔ blocked by the hook "${str(event['hook'])}": ${str(event['reason'])}`);
+    case 'hook.failed':
+      return line(
+        `  ! the ${str(event['event'])} hook "${str(event['hook'])}" failed: it ${str(event['message'])}`,
+      );
+    case 'checkpoint.skipped':
+      return line(`  ! no checkpoint was taken before ${str(event['tool'])}: ${str(event['reason'])}`);
+    case 'checkpoint.restored':
+      return line(
+        style.dim(
+          `(restored checkpoint ${str(event['checkpoint'])}: ${str(event['recreated'])} recreated, ` +
+            `${str(event['reverted'])} reverted, ${str(event['removed'])} removed; ` +
+            `the files before are checkpoint ${str(event['saved_as'])})`,
+        ),
+      );
     default:
-      // message.stored, admission.* and unknown types show nothing by themselves.
+      // message.stored, admission.*, checkpoint.created and unknown types show nothing by themselves.
       return { text: '', state };
   }
 }

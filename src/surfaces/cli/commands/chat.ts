@@ -19,6 +19,8 @@ interface ChatFlags {
   cwd?: string;
   model?: string;
   source: 'cli' | 'tui';
+  checkpoints?: boolean;
+  acceptHooks?: boolean;
 }
 
 export function registerChat(program: Command): void {
@@ -28,6 +30,14 @@ export function registerChat(program: Command): void {
     .option('--resume <id>', 'attach to an existing session instead of creating one')
     .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
     .option('--model <name>', 'model of a new session (default: the gateway’s)')
+    .option(
+      '--checkpoints',
+      'a new session saves the working directory before each tool call that may change it',
+    )
+    .option(
+      '--accept-hooks',
+      'a new session also runs the hooks the project declares in .gatehouse/hooks.yaml',
+    )
     .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
     .action(async (flags: ChatFlags) => {
       process.exitCode = await runChat(flags);
@@ -37,10 +47,15 @@ export function registerChat(program: Command): void {
 async function runChat(flags: ChatFlags): Promise<number> {
   const layout = cliHome();
   loadCliConfig(layout); // a bad config is reported here, before any daemon is started
-  if (flags.resume !== undefined && (flags.cwd !== undefined || flags.model !== undefined)) {
+  const launch = {
+    ...(flags.checkpoints ? { checkpoints: true } : {}),
+    ...(flags.acceptHooks ? { accept_hooks: true } : {}),
+  };
+  const fresh = flags.cwd !== undefined || flags.model !== undefined || Object.keys(launch).length > 0;
+  if (flags.resume !== undefined && fresh) {
     throw new DaemonError(
       'invalid_input',
-      '--cwd and --model choose how a new session starts; a resumed session keeps its own',
+      '--cwd, --model, --checkpoints and --accept-hooks choose how a new session starts; a resumed session keeps its own',
     );
   }
   const cwd = resolve(flags.cwd ?? process.cwd());
@@ -57,7 +72,12 @@ async function runChat(flags: ChatFlags): Promise<number> {
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
-    create: { cwd, source: flags.source, ...(flags.model !== undefined ? { model: flags.model } : {}) },
+    create: {
+      cwd,
+      source: flags.source,
+      ...(flags.model !== undefined ? { model: flags.model } : {}),
+      launch,
+    },
     tty,
     style: color ? ANSI : PLAIN,
     write: (text) => (keys ? keys.write(text) : process.stdout.write(text)),
