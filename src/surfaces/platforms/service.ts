@@ -16,7 +16,9 @@ import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
+import type { PlatformCursors } from '../../storage/platform-cursors.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
+import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
@@ -57,7 +59,20 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     async start(ctx: DaemonContext) {
       const sections = enabledPlatforms(ctx.config);
       if (sections.length === 0) return;
-      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, ctx.configFile, env);
+      // The cursors live on the store, which opens after the adapters are built (a config error
+      // must fail the start before anything is opened); adapters read them only once started.
+      const cursors: PlatformCursors = {
+        readCursors: (platform) => new SqlitePlatformCursors(store!.db).readCursors(platform),
+        saveCursor: (platform, channel, id) =>
+          new SqlitePlatformCursors(store!.db).saveCursor(platform, channel, id),
+      };
+      const adapters = buildAdapters(
+        options.registry ?? builtinPlatforms(),
+        sections,
+        ctx.configFile,
+        env,
+        cursors,
+      );
       const profile = ctx.config.default_profile;
       store = options.store?.() ?? null;
       if (store === null) {
@@ -134,6 +149,7 @@ function buildAdapters(
   sections: readonly [string, PlatformSection][],
   configFile: string,
   env: NodeJS.ProcessEnv,
+  cursors: PlatformCursors,
 ): PlatformAdapter[] {
   for (const [name] of sections) {
     if (!registry.has(name)) {
@@ -145,7 +161,7 @@ function buildAdapters(
   }
   return sections.map(([name, section]) => {
     try {
-      return registry.create<PlatformConfig>(name, { name, section, env });
+      return registry.create<PlatformConfig>(name, { name, section, env, cursors });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
       throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
