@@ -166,6 +166,7 @@ export class DiscordAdapter implements PlatformAdapter {
     await Promise.resolve(this.gateway?.destroy()).catch(() => undefined);
     this.gateway = null;
     await this.inbound?.settled();
+    await this.inbound?.flush();
     this.become('stopped');
   }
 

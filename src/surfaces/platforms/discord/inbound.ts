@@ -30,6 +30,8 @@ import { channelFactsOf, hasAllowedRole, sourceOf, textForBot, type ChannelFacts
 const CHANNEL_CACHE = 1000;
 /** How many messages a channel's catch-up reads at most (one REST page). */
 const CATCH_UP_LIMIT = 100;
+/** How long a moved cursor waits to be written with the others. */
+const CURSOR_FLUSH_MS = 200;
 
 export interface InboundRules {
   readonly allowedUserIds: ReadonlySet<string> | null;
@@ -46,6 +48,9 @@ export class DiscordInbound {
   private readonly cursors = new Map<string, ChannelCursor>();
   /** The serial chain every inbound event goes through (lookups must not reorder a channel). */
   private chain: Promise<void> = Promise.resolve();
+  /** Cursors moved and not yet written (one per channel), and the timer that writes them. */
+  private readonly unsaved = new Map<string, string>();
+  private flushTimer: NodeJS.Timeout | null = null;
   /** False once the adapter stops: what the gateway drops then must not move a cursor. */
   receiving = false;
 
@@ -206,8 +211,21 @@ export class DiscordInbound {
   private taken(channelId: string, id: bigint): void {
     if (!this.receiving) return;
     const moved = this.cursorOf(channelId).taken(id);
-    if (moved !== null)
-      void this.store?.saveCursor('discord', channelId, String(moved)).catch(() => undefined);
+    if (moved === null || this.store === null) return;
+    // Saved in batches: a cursor a crash left behind only makes the catch-up read (and the inbound
+    // ledger drop) a few messages again, so it need not cost a commit per message.
+    this.unsaved.set(channelId, String(moved));
+    this.flushTimer ??= setTimeout(() => void this.flush(), CURSOR_FLUSH_MS).unref();
+  }
+
+  /** Writes the cursors that moved since the last flush (also when the adapter stops). */
+  async flush(): Promise<void> {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = [...this.unsaved];
+    this.unsaved.clear();
+    for (const [channel, id] of batch)
+      await this.store?.saveCursor('discord', channel, id).catch(() => undefined);
   }
 
   private cursorOf(channelId: string): ChannelCursor {
