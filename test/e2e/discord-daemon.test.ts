@@ -50,7 +50,7 @@ describe('Discord through the real daemon', { timeout: 90_000 }, () => {
     ]);
 
     const json = await runCli(dc.home, ['status', '--json']);
-    expect(JSON.parse(json.stdout).adapters).toEqual([
+    expect((JSON.parse(json.stdout) as { adapters: unknown[] }).adapters).toEqual([
       { platform: 'discord', state: 'running', detail: null, account: '@gatehouse', mode: 'gateway' },
     ]);
     expect((await runCli(dc.home, ['status'])).stdout).toContain('discord: gateway as @gatehouse');

@@ -156,7 +156,7 @@ export class DiscordAdapter implements PlatformAdapter {
       await Promise.resolve(this.gateway?.destroy()).catch(() => undefined);
       this.gateway = null;
       this.become('failed');
-      throw new Error(`discord: cannot connect: ${this.detail}`);
+      throw new Error(`discord: cannot connect: ${this.detail}`, { cause: error });
     }
   }
 

@@ -165,7 +165,7 @@ export class DiscordInbound {
     if (interaction.type === InteractionType.ApplicationCommand && 'name' in interaction.data) {
       text = commandText(
         interaction.data.name,
-        'options' in interaction.data ? (interaction.data.options as never) : undefined,
+        'options' in interaction.data ? interaction.data.options : undefined,
       );
     } else if (interaction.type === InteractionType.MessageComponent) {
       const click = parseApprovalClick(interaction.data.custom_id);

@@ -65,7 +65,7 @@ export function sourceOf(facts: SourceFacts): SessionSource {
   const thread = facts.guildId !== null && isThread(channel.type) && channel.parent_id !== null;
   return new SessionSource({
     platform: 'discord',
-    chat_id: thread ? channel.parent_id! : channel.id,
+    chat_id: thread ? (channel.parent_id ?? channel.id) : channel.id,
     chat_name: facts.guildId === null ? null : channel.name,
     chat_type: facts.guildId === null ? 'dm' : 'group',
     chat_topic: channel.topic,
