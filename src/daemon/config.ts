@@ -130,19 +130,24 @@ const listenerSchema = z
     }
   });
 
+/** A platform's `*_env` key: the NAME of the variable holding a secret, never the secret. */
+const envName = (fallback: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
+    .default(fallback);
+
+const httpUrl = (fallback: string) =>
+  z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback);
+
 /**
  * A chat platform adapter (issue 6). The bot token is never written in the file: `token_env` names
  * the environment variable that holds it. Isolation options left out follow `sessions`.
  */
 const telegramSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  token_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .default('TELEGRAM_BOT_TOKEN'),
-  api_root: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-    .default('https://api.telegram.org'),
+  token_env: envName('TELEGRAM_BOT_TOKEN'),
+  api_root: httpUrl('https://api.telegram.org'),
   allowed_user_ids: z
     .array(
       z.union([z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }), z.number().int()]),
@@ -173,14 +178,9 @@ const snowflakes = (what: string) =>
  */
 const discordSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  token_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .default('DISCORD_BOT_TOKEN'),
+  token_env: envName('DISCORD_BOT_TOKEN'),
   /** The REST API root (the gateway URL is asked of it, GET /gateway/bot). */
-  api_root: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-    .default('https://discord.com/api'),
+  api_root: httpUrl('https://discord.com/api'),
   allowed_user_ids: snowflakes('user'),
   /** A guild member holding one of these roles may talk to the agent (role_authorized). */
   allowed_role_ids: snowflakes('role'),
