@@ -1,7 +1,8 @@
 /**
- * Messaging throughput: N Telegram chats (1,000; quick: 50) each send one message at once through
- * the Bot API stand-in; messages per second end to end (inject → getUpdates → gateway → turn →
- * ledger → sendMessage) with the zero-latency demo model over loopback HTTP, as a ratio to the
+ * Messaging throughput, per platform: N Telegram chats (1,000; quick: 50) each send one message at
+ * once through the Bot API stand-in (inject → getUpdates → gateway → turn → ledger → sendMessage),
+ * then N Discord DMs through the Discord stand-in (MESSAGE_CREATE on the gateway WebSocket →
+ * gateway → turn → ledger → POST /channels/{id}/messages); messages per second end to end with the zero-latency demo model over loopback HTTP, as a ratio to the
  * local-session turn rate measured in the same run through the product's own path: the LocalSessions
  * service with SqliteLocalStore, its scheduler and turn job (admission, claim with the input,
  * settlement with the answer and usage), on the same store file and the same demo model, N sessions
@@ -17,10 +18,13 @@ import { PromptBroker } from '../src/runtime/approvals/broker.js';
 import { startDemoModel } from '../src/runtime/demo/server.js';
 import { ModelClient } from '../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../src/storage/sqlite/delivery-ledger.js';
+import { SqlitePlatformCursors } from '../src/storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { MessagingGateway } from '../src/surfaces/platforms/gateway.js';
+import { DiscordAdapter } from '../src/surfaces/platforms/discord/adapter.js';
 import { TelegramAdapter } from '../src/surfaces/platforms/telegram/adapter.js';
 import { localSessionsOn } from '../test/fixtures/local-harness.js';
+import { startDiscordStandIn } from '../test/fixtures/discord-standin.js';
 import { startTelegramStandIn } from '../test/fixtures/telegram-standin.js';
 import { figure, percentile, type Bench } from './lib.js';
 
@@ -30,79 +34,125 @@ const bench: Bench = {
     const n = Number(process.env.MSG_BENCH_N ?? (quick ? 50 : 1000));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-msg-'));
     const demo = await startDemoModel({ latencyMs: 0 });
-    const standIn = await startTelegramStandIn();
     const store = SqliteSessionStore.open(path.join(dir, 'state.db'));
     const model = new ModelClient({ baseUrl: demo.baseUrl, model: 'gatehouse-demo' });
     const prompts = new PromptBroker();
     try {
       const localRate = await localTurnRate(n, store, model, prompts, dir);
 
-      const gateway = new MessagingGateway({
-        store,
-        ledger: new SqliteDeliveryLedger(store.db),
-        model,
-        tools: [],
-        prompts,
-        cwd: dir,
-      });
-      gateway.addAdapter(new TelegramAdapter({ token: standIn.token, apiRoot: standIn.apiRoot }));
-      await gateway.start();
-      let delivered = 0;
-      const allDelivered = new Promise<void>((resolve) =>
-        gateway.events.on('delivery:sent', () => {
-          if (++delivered === n) resolve();
-        }),
-      );
-      gateway.events.on('delivery:failed', (e) => process.stderr.write(`delivery failed: ${e.message}\n`));
-      gateway.events.on('turn:complete', (e) => {
-        if (e.outcome !== 'completed') process.stderr.write(`turn ${e.outcome}: ${e.final_text}\n`);
-      });
-      const injectedAt = new Map<number, number>();
-      const start = performance.now();
-      for (let i = 0; i < n; i++) {
-        const id = 10_000 + i;
-        injectedAt.set(id, performance.now());
-        standIn.inject({
-          chat: { id, type: 'private' },
-          from: { id, first_name: `u${i}` },
-          text: `hello ${i}`,
-        });
-      }
-      await allDelivered;
-      const elapsed = (performance.now() - start) / 1000;
-      const messagingRate = n / elapsed;
-      const latencies = standIn
-        .sent()
-        .map((call) => call.at - injectedAt.get(call.payload.chat_id as number)!)
-        .sort((a, b) => a - b);
-      await gateway.stop({ timeoutMs: 5000 });
-
-      return [
+      const telegram = await platformRun(store, model, prompts, dir, n, 'telegram');
+      const discord = await platformRun(store, model, prompts, dir, n, 'discord');
+      const figures = (run: PlatformRun, label: string) => [
         figure({
           bench: 'messaging',
-          name: `${n} Telegram chats at once, end to end`,
-          value: messagingRate,
+          name: `${n} ${label} chats at once, end to end`,
+          value: run.rate,
           unit: 'msg/s',
           baseline: { name: 'local-session turns (LocalSessions), same store and model', value: localRate },
           aim: { op: '>=', ratio: 0.7 },
         }),
         figure({
           bench: 'messaging',
-          name: 'inbound-to-reply latency p99',
-          value: percentile(latencies, 99),
+          name: `${label === 'Telegram' ? '' : `${label} `}inbound-to-reply latency p99`,
+          value: percentile(run.latencies, 99),
           unit: 'ms',
           higherIsBetter: false,
-          extra: { p50_ms: percentile(latencies, 50), chats: n },
+          extra: { p50_ms: percentile(run.latencies, 50), chats: n },
         }),
       ];
+      return [...figures(telegram, 'Telegram'), ...figures(discord, 'Discord')];
     } finally {
       await store.close();
-      await standIn.close();
       await demo.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   },
 };
+
+interface PlatformRun {
+  rate: number;
+  latencies: number[];
+}
+
+/**
+ * N chats of one platform, each saying one message at the same moment through the platform's
+ * stand-in (Telegram: getUpdates; Discord: a gateway MESSAGE_CREATE each); messages per second
+ * from the first message to the last reply's delivery, and each reply's latency.
+ */
+async function platformRun(
+  store: SqliteSessionStore,
+  model: ModelClient,
+  prompts: PromptBroker,
+  dir: string,
+  n: number,
+  platform: 'telegram' | 'discord',
+): Promise<PlatformRun> {
+  const gateway = new MessagingGateway({
+    store,
+    ledger: new SqliteDeliveryLedger(store.db),
+    model,
+    tools: [],
+    prompts,
+    cwd: dir,
+  });
+  const telegram = platform === 'telegram' ? await startTelegramStandIn() : null;
+  const discord = platform === 'discord' ? await startDiscordStandIn() : null;
+  try {
+    if (telegram !== null) {
+      gateway.addAdapter(new TelegramAdapter({ token: telegram.token, apiRoot: telegram.apiRoot }));
+    } else {
+      gateway.addAdapter(
+        new DiscordAdapter({
+          token: discord!.token,
+          apiRoot: discord!.apiRoot,
+          registerCommands: false,
+          cursors: new SqlitePlatformCursors(store.db),
+        }),
+      );
+      for (let i = 0; i < n; i++) discord!.channel({ id: String(20_000 + i), type: 1 });
+    }
+    await gateway.start();
+    let delivered = 0;
+    const allDelivered = new Promise<void>((resolve) =>
+      gateway.events.on('delivery:sent', () => {
+        if (++delivered === n) resolve();
+      }),
+    );
+    gateway.events.on('delivery:failed', (e) => process.stderr.write(`delivery failed: ${e.message}\n`));
+    gateway.events.on('turn:complete', (e) => {
+      if (e.outcome !== 'completed') process.stderr.write(`turn ${e.outcome}: ${e.final_text}\n`);
+    });
+    const injectedAt = new Map<string, number>();
+    const start = performance.now();
+    for (let i = 0; i < n; i++) {
+      const id = (platform === 'telegram' ? 10_000 : 20_000) + i;
+      injectedAt.set(String(id), performance.now());
+      if (telegram !== null) {
+        telegram.inject({
+          chat: { id, type: 'private' },
+          from: { id, first_name: `u${i}` },
+          text: `hello ${i}`,
+        });
+      } else {
+        discord!.say(String(id), { id: String(30_000 + i), username: `u${i}` }, `hello ${i}`);
+      }
+    }
+    await allDelivered;
+    const rate = n / ((performance.now() - start) / 1000);
+    const replies =
+      telegram !== null
+        ? telegram.sent().map((call) => ({ chat: String(call.payload.chat_id), at: call.at }))
+        : discord!.calls
+            .filter((c) => c.method === 'POST' && c.path.endsWith('/messages'))
+            .map((c) => ({ chat: c.path.split('/')[2]!, at: c.at }));
+    const latencies = replies.map((r) => r.at - injectedAt.get(r.chat)!).sort((a, b) => a - b);
+    await gateway.stop({ timeoutMs: 5000 });
+    return { rate, latencies };
+  } finally {
+    await telegram?.close();
+    await discord?.close();
+  }
+}
 
 /**
  * Local-session turns through the product's path, in process: N sessions are created first (a

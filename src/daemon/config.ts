@@ -123,6 +123,12 @@ const listenerSchema = z
     }
   });
 
+/** A platform's `*_env` key: the NAME of the variable holding a secret, never the secret. */
+const envNameOr = (fallback: string) => envName.default(fallback);
+
+const httpUrl = (fallback: string) =>
+  z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback);
+
 /**
  * Telegram's webhook mode (docs/messaging.md, "Webhook mode"): Telegram posts updates to `url`, a
  * public HTTPS address whose proxy forwards to the listener on `host:port` (loopback only). Plain
@@ -169,13 +175,8 @@ const telegramWebhookSchema = z
 const telegramSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
-    token_env: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-      .default('TELEGRAM_BOT_TOKEN'),
-    api_root: z
-      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-      .default('https://api.telegram.org'),
+    token_env: envNameOr('TELEGRAM_BOT_TOKEN'),
+    api_root: httpUrl('https://api.telegram.org'),
     allowed_user_ids: z
       .array(
         z.union([
@@ -215,6 +216,47 @@ const telegramSchema = z
       });
     }
   });
+
+const snowflakes = (what: string) =>
+  z
+    .array(
+      z.union([
+        z.string().regex(/^\d+$/, { error: `must be a numeric Discord ${what} id` }),
+        z.number().int(),
+      ]),
+    )
+    .transform((ids) => ids.map(String))
+    .optional();
+
+/**
+ * The Discord adapter (docs/messaging.md, "Discord"). Like Telegram, the token is read from the
+ * variable `token_env` names. Discord ids are never redacted (CTX-2: the agent needs them for
+ * `<@id>` mentions), so `redact_pii: true` is refused rather than ignored.
+ */
+const discordSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  token_env: envNameOr('DISCORD_BOT_TOKEN'),
+  /** The REST API root (the gateway URL is asked of it, GET /gateway/bot). */
+  api_root: httpUrl('https://discord.com/api'),
+  allowed_user_ids: snowflakes('user'),
+  /** A guild member holding one of these roles may talk to the agent (role_authorized). */
+  allowed_role_ids: snowflakes('role'),
+  /** Guild channels the bot answers in (a thread counts as its parent channel). Absent: all. */
+  allowed_channel_ids: snowflakes('channel'),
+  /** In guild channels and threads, answer only messages that mention the bot. */
+  require_mention: z.boolean().default(true),
+  /** Answer direct messages. */
+  answer_dms: z.boolean().default(true),
+  /** Register the chat commands as application (slash) commands at start. */
+  register_commands: z.boolean().default(true),
+  group_sessions_per_user: z.boolean().optional(),
+  thread_sessions_per_user: z.boolean().optional(),
+  redact_pii: z
+    .literal(false, {
+      error: 'Discord ids are never redacted (the agent needs them for mentions); remove redact_pii',
+    })
+    .default(false),
+});
 
 /**
  * The section of a platform a plugin registers (docs/messaging.md, "Platforms from
@@ -256,6 +298,7 @@ const agentCacheSchema = z.strictObject({
   protect_recent: count('agent_cache.protect_recent').default(8),
 });
 export type TelegramSection = z.output<typeof telegramSchema>;
+export type DiscordSection = z.output<typeof discordSchema>;
 
 /** Checkpoints of sessions created with `checkpoints: true` (docs/checkpoints.md). */
 const checkpointsSchema = z.strictObject({
@@ -352,7 +395,10 @@ export const configSchema = z
         replay_max_bytes: count('events.replay_max_bytes').min(1024).default(262_144),
       })
       .prefault({}),
-    platforms: z.object({ telegram: telegramSchema.optional() }).catchall(platformSectionSchema).prefault({}),
+    platforms: z
+      .object({ telegram: telegramSchema.optional(), discord: discordSchema.optional() })
+      .catchall(platformSectionSchema)
+      .prefault({}),
   })
   .transform((config, ctx) => {
     const defaultProfile = config.default_profile ?? config.profiles[0]!;

@@ -23,6 +23,38 @@ export interface MessageEvent {
   readonly internal: boolean;
   /** ISO-8601 UTC, when the gateway received it. */
   readonly received_at: string;
+  /**
+   * The approval prompt a native button answers (an /approve or /deny the adapter made of a
+   * click): the command then answers exactly this prompt, or says it is no longer open.
+   */
+  readonly prompt?: ApprovalBinding;
+}
+
+/** One approval prompt, exactly: its id and the execution generation that asked it. */
+export interface ApprovalBinding {
+  readonly prompt_id: string;
+  readonly execution_generation: number;
+}
+
+/** An approval to render with the platform's own controls (buttons). */
+export interface ApprovalPrompt extends ApprovalBinding {
+  /** What to show: the reason and the command, as the text fallback says it. */
+  readonly text: string;
+}
+
+/** How an approval ended, as its rendered controls show it once disabled. */
+export type ApprovalResult =
+  'approved once' | 'approved for the session' | 'approved always' | 'denied' | 'expired' | 'cancelled';
+
+/**
+ * Native approval controls, for an adapter whose platform has buttons. The gateway asks with
+ * ask(); a click comes back as an /approve or /deny MessageEvent carrying `prompt`. Once the prompt
+ * is settled, however it was answered (a click, a typed /approve, the timeout), settle() disables
+ * the controls and shows the result.
+ */
+export interface ApprovalControls {
+  ask(chatId: string, threadId: string | null, prompt: ApprovalPrompt): Promise<SentMessage>;
+  settle(chatId: string, messageId: string, prompt: ApprovalPrompt, result: ApprovalResult): Promise<void>;
 }
 
 export interface OutboundOptions {
@@ -89,6 +121,14 @@ export interface PlatformAdapter {
   edit(chatId: string, messageId: string, text: string): Promise<void>;
   /** Shows "typing…" in the chat (the platform decides how long it lasts). */
   sendTyping(chatId: string, threadId: string | null): Promise<void>;
+  /** Buttons for approvals; absent: the approval is a text message answered by /approve or /deny. */
+  readonly approvals?: ApprovalControls;
+  /** Shows a tool call as the turn starts it; absent: tool calls are not shown in the chat. */
+  showToolCall?(
+    chatId: string,
+    threadId: string | null,
+    call: { name: string; arguments: string },
+  ): Promise<void>;
   /** The canonical form of a chat id as this platform writes it (so one chat is one key). */
   normalizeChatId(chatId: string): string;
   /** Whether the sender of `source` may talk to the agent. */

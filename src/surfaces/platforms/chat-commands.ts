@@ -166,13 +166,16 @@ export async function carryOutCommand(
     case 'deny': {
       const running = lane.running;
       const pending = running?.approval;
+      // A button names its prompt: it answers that one, never a newer one asked meanwhile.
+      const bound = event.prompt;
       if (running == null || pending == null || running.sessionId === null) {
-        await reply('No approval is waiting.');
+        await reply(bound === undefined ? 'No approval is waiting.' : 'That approval is no longer open.');
         break;
       }
       const result = ctx.prompts.respondApproval({
         session_id: running.sessionId,
-        ...pending,
+        prompt_id: bound?.prompt_id ?? pending.prompt_id,
+        execution_generation: bound?.execution_generation ?? pending.execution_generation,
         choice: command.name === 'deny' ? 'deny' : command.choice,
       });
       await reply(

@@ -5,10 +5,12 @@
  *
  * The messaging daemon service builds one adapter for every enabled section under `platforms:` in
  * the config, each through the factory registered under the section's name, with a PlatformConfig.
- * Telegram is registered as a built-in (builtinPlatforms).
+ * Telegram and Discord are registered as built-ins (builtinPlatforms).
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
+import type { PlatformCursors } from '../../storage/platform-cursors.js';
+import { discordFromConfig } from './discord/factory.js';
 import { telegramFromConfig } from './telegram/factory.js';
 
 export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter;
@@ -30,12 +32,15 @@ export interface PlatformConfig {
    * profile's folder; created owner-only by the adapter when it first stores one.
    */
   readonly attachmentsDir: string;
+  /** Catch-up cursors on the profile's store, for a platform that does not redeliver (Discord). */
+  readonly cursors?: PlatformCursors;
 }
 
-/** A registry with the platforms Gatehouse ships: `telegram`. Plugins register theirs on it. */
+/** A registry with the platforms Gatehouse ships: `telegram`, `discord`. Plugins register theirs on it. */
 export function builtinPlatforms(): PlatformRegistry {
   const registry = new PlatformRegistry();
   registry.register<PlatformConfig>('telegram', telegramFromConfig);
+  registry.register<PlatformConfig>('discord', discordFromConfig);
   return registry;
 }
 

@@ -18,7 +18,9 @@ import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
+import type { PlatformCursors } from '../../storage/platform-cursors.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
+import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
@@ -64,10 +66,18 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     async start(ctx: DaemonContext) {
       const sections = enabledPlatforms(ctx.config);
       if (sections.length === 0) return;
+      // The cursors live on the store, which opens after the adapters are built (a config error
+      // must fail the start before anything is opened); adapters read them only once started.
+      const cursors: PlatformCursors = {
+        readCursors: (platform) => new SqlitePlatformCursors(store!.db).readCursors(platform),
+        saveCursor: (platform, channel, id) =>
+          new SqlitePlatformCursors(store!.db).saveCursor(platform, channel, id),
+      };
       const profile = ctx.config.default_profile;
       const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
         configFile: ctx.configFile,
         profileDir: ctx.layout.profileDir(profile),
+        cursors,
       });
       store = options.store?.() ?? null;
       if (store === null) {
@@ -144,7 +154,7 @@ function buildAdapters(
   registry: PlatformRegistry,
   sections: readonly [string, PlatformSection][],
   env: NodeJS.ProcessEnv,
-  { configFile, profileDir }: { configFile: string; profileDir: string },
+  { configFile, profileDir, cursors }: { configFile: string; profileDir: string; cursors: PlatformCursors },
 ): PlatformAdapter[] {
   for (const [name] of sections) {
     if (!registry.has(name)) {
@@ -157,7 +167,7 @@ function buildAdapters(
   return sections.map(([name, section]) => {
     try {
       const attachmentsDir = join(profileDir, 'attachments', name);
-      return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir });
+      return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
       throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });

@@ -6,7 +6,13 @@
  * when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
-import { inboundRefOf, type MessageEvent, type PlatformAdapter } from '../../domain/messaging/adapter.js';
+import {
+  inboundRefOf,
+  type ApprovalPrompt,
+  type ApprovalResult,
+  type MessageEvent,
+  type PlatformAdapter,
+} from '../../domain/messaging/adapter.js';
 import { isSilentReply } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import {
@@ -21,7 +27,7 @@ import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/voc
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, type TurnResult } from '../../runtime/runner.js';
-import type { ToolDefinition, TurnEvent } from '../../runtime/types.js';
+import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
@@ -102,8 +108,22 @@ export interface RunningTurn {
   /** The turn took its event (in-flight marker set): from here on it is resumed, not rerun. */
   started: boolean;
   /** The approval prompt waiting for this chat, bound to its exact id and generation. */
-  approval: { prompt_id: string; execution_generation: number } | null;
+  approval: PendingApproval | null;
   clarify: { prompt_id: string; execution_generation: number } | null;
+}
+
+/** An approval waiting in a chat; `shown`: the message carrying its buttons, once sent. */
+export interface PendingApproval extends ApprovalPrompt {
+  shown: Promise<string | null> | null;
+}
+
+function approvalResultOf(outcome: ApprovalOutcome): ApprovalResult {
+  if (outcome.kind === 'denied') return 'denied';
+  if (outcome.kind === 'timeout') return 'expired';
+  if (outcome.kind === 'cancelled') return 'cancelled';
+  if (outcome.choice === 'session') return 'approved for the session';
+  if (outcome.choice === 'always') return 'approved always';
+  return 'approved once';
 }
 
 export function newTurnId(): string {
@@ -394,17 +414,43 @@ function onTurnEvent(
       .send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null })
       .catch(() => undefined);
   if (turnEvent.type === 'approval.request') {
-    running.approval = {
+    const prompt = {
       prompt_id: turnEvent.prompt_id,
       execution_generation: turnEvent.execution_generation,
     };
+    const text = `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}`;
+    const approval: PendingApproval = { ...prompt, text, shown: null };
+    running.approval = approval;
     deps.events.emit('approval:asked', { session_key: sessionKey, prompt_id: turnEvent.prompt_id });
-    post(
-      `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}\n\n` +
-        'Reply /approve (or /approve session, /approve always) to allow it, /deny to refuse.',
-    );
+    const controls = adapter.approvals;
+    if (controls === undefined) {
+      post(`${text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`);
+    } else {
+      // Buttons bound to this prompt; settled (disabled) once it is answered from anywhere.
+      approval.shown = controls
+        .ask(event.source.chat_id, event.source.thread_id, { ...prompt, text })
+        .then((sent) => sent.message_id)
+        .catch(() => null);
+    }
   } else if (turnEvent.type === 'approval.settled') {
-    if (running.approval?.prompt_id === turnEvent.prompt_id) running.approval = null;
+    const approval = running.approval;
+    if (approval?.prompt_id !== turnEvent.prompt_id) return;
+    running.approval = null;
+    const controls = adapter.approvals;
+    if (controls === undefined || approval.shown === null) return;
+    const result = approvalResultOf(turnEvent.outcome);
+    void approval.shown
+      .then((messageId) =>
+        messageId === null ? undefined : controls.settle(event.source.chat_id, messageId, approval, result),
+      )
+      .catch(() => undefined);
+  } else if (turnEvent.type === 'tool.start') {
+    void adapter
+      .showToolCall?.(event.source.chat_id, event.source.thread_id, {
+        name: turnEvent.name,
+        arguments: turnEvent.arguments,
+      })
+      .catch(() => undefined);
   } else if (turnEvent.type === 'clarify.request') {
     running.clarify = {
       prompt_id: turnEvent.prompt_id,

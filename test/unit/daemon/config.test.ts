@@ -275,3 +275,30 @@ describe('docs/messaging.md examples', () => {
     expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });
+
+describe('platforms.discord', () => {
+  it('fills the defaults and takes ids as strings', () => {
+    const { config } = parseConfig(
+      'platforms:\n  discord: {allowed_role_ids: [777], allowed_user_ids: ["301"]}',
+      FILE,
+    );
+    expect(config.platforms.discord).toEqual({
+      enabled: true,
+      token_env: 'DISCORD_BOT_TOKEN',
+      api_root: 'https://discord.com/api',
+      allowed_user_ids: ['301'],
+      allowed_role_ids: ['777'],
+      require_mention: true,
+      answer_dms: true,
+      register_commands: true,
+      redact_pii: false,
+    });
+  });
+
+  it('refuses redact_pii, which Discord is exempt from (CTX-2), and an unknown key', () => {
+    expect(failure('platforms:\n  discord: {redact_pii: true}').message).toContain(
+      'Discord ids are never redacted',
+    );
+    expect(failure('platforms:\n  discord: {require_mentions: false}').message).toContain('require_mentions');
+  });
+});

@@ -1,0 +1,276 @@
+/**
+ * The Discord adapter, on the discord.js project's own building blocks: @discordjs/rest (REST,
+ * with Discord's rate limits: 429 answers are waited out as retry-after and the bucket headers
+ * say) and @discordjs/ws (the gateway: HELLO, IDENTIFY, heartbeats, RESUME after a reconnect
+ * (op 7), a fresh IDENTIFY after an invalid session (op 9)). The API root is configurable (REST's
+ * `api`); the gateway URL is what GET /gateway/bot answers, which is how tests reach the stand-in.
+ *
+ * Replies are plain content split at Discord's 2,000 characters (splitMessage keeps code fences
+ * balanced per message), with mentions limited to users. Approvals are buttons (commands.ts), tool
+ * calls a short line each. Inbound and the catch-up after a restart are inbound.ts.
+ */
+import { API } from '@discordjs/core';
+import { REST } from '@discordjs/rest';
+import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
+import {
+  AllowedMentionsTypes,
+  GatewayDispatchEvents,
+  GatewayIntentBits,
+  type GatewayDispatchPayload,
+  type GatewayReadyDispatchData,
+} from 'discord-api-types/v10';
+import {
+  allowlistAuthorizer,
+  type ApprovalControls,
+  type AdapterState,
+  type AdapterStatus,
+  type InboundSink,
+  type OutboundOptions,
+  type PlatformAdapter,
+  type SentMessage,
+  type StatusListener,
+} from '../../../domain/messaging/adapter.js';
+import { splitMessage } from '../../../domain/messaging/split.js';
+import type { SessionSource } from '../../../domain/session/source.js';
+import type { PlatformCursors } from '../../../storage/platform-cursors.js';
+import { approvalButtons, settledText, slashCommandsBody } from './commands.js';
+import { DiscordInbound } from './inbound.js';
+import { channelOfTarget, DISCORD_MESSAGE_LIMIT } from './source.js';
+
+export interface DiscordAdapterOptions {
+  token: string;
+  /** Default https://discord.com/api. */
+  apiRoot?: string;
+  /** Users who may talk to the agent. With neither this nor allowedRoleIds: everyone who can reach the bot. */
+  allowedUserIds?: readonly string[];
+  /** Guild members with one of these roles may talk to the agent (role_authorized). */
+  allowedRoleIds?: readonly string[];
+  /** Guild channels answered in (threads by their parent). Absent: every channel. */
+  allowedChannelIds?: readonly string[];
+  /** Guild messages must mention the bot. Default true. */
+  requireMention?: boolean;
+  /** Direct messages are answered. Default true. */
+  answerDms?: boolean;
+  /** Register the slash commands at start. Default true. */
+  registerCommands?: boolean;
+  /** Where the catch-up cursors are kept; absent: no catch-up after a restart. */
+  cursors?: PlatformCursors;
+}
+
+const INTENTS =
+  GatewayIntentBits.Guilds |
+  GatewayIntentBits.GuildMessages |
+  GatewayIntentBits.DirectMessages |
+  GatewayIntentBits.MessageContent;
+
+export class DiscordAdapter implements PlatformAdapter {
+  readonly platform = 'discord';
+  /** CTX-2: Discord ids are never redacted (the agent writes `<@id>` mentions with them). */
+  readonly piiSafe = false;
+  readonly approvals: ApprovalControls;
+  private readonly rest: REST;
+  private readonly api: API;
+  private readonly allowed: (source: SessionSource) => boolean;
+  private gateway: WebSocketManager | null = null;
+  private inbound: DiscordInbound | null = null;
+  private state: AdapterState = 'stopped';
+  private detail: string | null = null;
+  private account: string | null = null;
+  private botId = '';
+  private onStatus: StatusListener | null = null;
+  /** Open approvals posted in a thread, by message id: settle() edits them there (one per turn). */
+  private readonly approvalChannels = new Map<string, string>();
+
+  constructor(private readonly options: DiscordAdapterOptions) {
+    this.rest = new REST({
+      version: '10',
+      ...(options.apiRoot === undefined ? {} : { api: options.apiRoot.replace(/\/+$/, '') }),
+    }).setToken(options.token);
+    this.api = new API(this.rest);
+    const roles = options.allowedRoleIds ?? [];
+    // Roles alone restrict too: only their holders (stamped role_authorized) pass.
+    this.allowed = allowlistAuthorizer(options.allowedUserIds ?? (roles.length > 0 ? [] : undefined));
+    this.approvals = {
+      ask: async (chatId, threadId, prompt) => {
+        const channel = channelOfTarget(chatId, threadId);
+        const message = await this.api.channels.createMessage(channel, {
+          content: prompt.text.slice(0, DISCORD_MESSAGE_LIMIT),
+          components: approvalButtons(prompt, false),
+          allowed_mentions: { parse: [] },
+        });
+        if (channel !== chatId) this.approvalChannels.set(message.id, channel);
+        return { message_id: message.id };
+      },
+      settle: async (chatId, messageId, prompt, result) => {
+        // A thread is a channel of its own: the approval is edited where it was posted.
+        const channel = this.approvalChannels.get(messageId) ?? chatId;
+        this.approvalChannels.delete(messageId);
+        await this.api.channels.editMessage(channel, messageId, {
+          content: settledText(prompt, result).slice(0, DISCORD_MESSAGE_LIMIT),
+          components: approvalButtons(prompt, true),
+        });
+      },
+    };
+  }
+
+  async start(sink: InboundSink, onStatus?: StatusListener): Promise<void> {
+    if (this.state === 'running' || this.state === 'starting') return;
+    this.onStatus = onStatus ?? null;
+    this.detail = null;
+    this.become('starting');
+    try {
+      const me = await this.api.users.getCurrent();
+      this.botId = me.id;
+      this.account = `@${me.username}`;
+      const inbound = new DiscordInbound(
+        this.api,
+        sink,
+        {
+          allowedUserIds: this.options.allowedUserIds ? new Set(this.options.allowedUserIds) : null,
+          allowedRoleIds: new Set(this.options.allowedRoleIds ?? []),
+          allowedChannelIds: this.options.allowedChannelIds ? new Set(this.options.allowedChannelIds) : null,
+          requireMention: this.options.requireMention ?? true,
+          answerDms: this.options.answerDms ?? true,
+        },
+        (source) => this.authorize(source),
+        this.options.cursors ?? null,
+        () => this.botId,
+      );
+      await inbound.load();
+      inbound.receiving = true;
+      this.inbound = inbound;
+      const gateway = new WebSocketManager({ token: this.options.token, intents: INTENTS, rest: this.rest });
+      this.gateway = gateway;
+      gateway.on(WebSocketShardEvents.Dispatch, (payload) => this.dispatch(payload));
+      gateway.on(WebSocketShardEvents.Closed, () => {
+        if (this.state === 'running') this.become('starting');
+      });
+      gateway.on(WebSocketShardEvents.Resumed, () => this.become('running'));
+      gateway.on(WebSocketShardEvents.Error, (error) => {
+        this.detail = this.scrub(error);
+      });
+      await gateway.connect();
+      this.become('running');
+    } catch (error) {
+      this.detail = this.scrub(error);
+      await Promise.resolve(this.gateway?.destroy()).catch(() => undefined);
+      this.gateway = null;
+      this.become('failed');
+      throw new Error(`discord: cannot connect: ${this.detail}`, { cause: error });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    if (this.inbound !== null) this.inbound.receiving = false;
+    await Promise.resolve(this.gateway?.destroy()).catch(() => undefined);
+    this.gateway = null;
+    await this.inbound?.settled();
+    await this.inbound?.flush();
+    this.become('stopped');
+  }
+
+  private dispatch(payload: GatewayDispatchPayload): void {
+    const inbound = this.inbound;
+    if (inbound === null || !inbound.receiving) return;
+    if (payload.t === GatewayDispatchEvents.Ready) this.ready(payload.d, inbound);
+    else if (payload.t === GatewayDispatchEvents.MessageCreate) inbound.onMessage(payload.d);
+    else if (payload.t === GatewayDispatchEvents.InteractionCreate) inbound.onInteraction(payload.d);
+  }
+
+  /** A new gateway session: nothing said before it will be replayed, so the channels catch up. */
+  private ready(data: GatewayReadyDispatchData, inbound: DiscordInbound): void {
+    this.botId = data.user.id;
+    this.account = `@${data.user.username}`;
+    inbound.catchUp();
+    this.become('running');
+    if (this.options.registerCommands ?? true) {
+      void this.api.applicationCommands
+        .bulkOverwriteGlobalCommands(data.application.id, slashCommandsBody())
+        .catch((error: unknown) => {
+          this.detail = `slash commands not registered: ${this.scrub(error)}`;
+          this.onStatus?.(this.status());
+        });
+    }
+  }
+
+  private become(state: AdapterState): void {
+    if (this.state === state) return;
+    this.state = state;
+    if (state === 'running') this.detail = null;
+    this.onStatus?.(this.status());
+  }
+
+  async send(chatId: string, text: string, options: OutboundOptions): Promise<SentMessage[]> {
+    const channel = channelOfTarget(chatId, options.thread_id);
+    const sent: SentMessage[] = [];
+    const pieces = splitMessage(text === '' ? '(empty reply)' : text, DISCORD_MESSAGE_LIMIT);
+    for (const [index, piece] of pieces.entries()) {
+      const message = await this.api.channels.createMessage(channel, {
+        content: piece,
+        allowed_mentions: { parse: [AllowedMentionsTypes.User] },
+        // Only the first piece quotes the question; a vanished message must not fail the send.
+        ...(index === 0 && options.reply_to !== null
+          ? { message_reference: { message_id: options.reply_to, fail_if_not_exists: false } }
+          : {}),
+      });
+      sent.push({ message_id: message.id });
+    }
+    return sent;
+  }
+
+  async edit(chatId: string, messageId: string, text: string): Promise<void> {
+    await this.api.channels.editMessage(chatId, messageId, { content: text.slice(0, DISCORD_MESSAGE_LIMIT) });
+  }
+
+  async sendTyping(chatId: string, threadId: string | null): Promise<void> {
+    await this.api.channels.showTyping(channelOfTarget(chatId, threadId));
+  }
+
+  async showToolCall(
+    chatId: string,
+    threadId: string | null,
+    call: { name: string; arguments: string },
+  ): Promise<void> {
+    await this.api.channels.createMessage(channelOfTarget(chatId, threadId), {
+      content: toolLine(call),
+      allowed_mentions: { parse: [] },
+    });
+  }
+
+  normalizeChatId(chatId: string): string {
+    return chatId.trim();
+  }
+
+  authorize(source: SessionSource): boolean {
+    return this.allowed(source);
+  }
+
+  status(): AdapterStatus {
+    return {
+      platform: this.platform,
+      state: this.state,
+      detail: this.detail,
+      account: this.account,
+      mode: 'gateway',
+    };
+  }
+
+  private scrub(error: unknown): string {
+    const line = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+    return line.split(this.options.token).join('***');
+  }
+}
+
+/** `⚙ terminal: ls -la`: the tool and its arguments (a command when there is one), short. */
+export function toolLine(call: { name: string; arguments: string }): string {
+  let detail = call.arguments;
+  try {
+    const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
+    if (typeof parsed.command === 'string') detail = parsed.command;
+  } catch {
+    // not JSON: shown as it came
+  }
+  const short = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
+  return `⚙ ${call.name}: \`${short.replace(/`/g, "'")}\``;
+}

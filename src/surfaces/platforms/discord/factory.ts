@@ -1,0 +1,28 @@
+/** The Discord adapter built from its config section (`platforms.discord`), for the registry. */
+import type { DiscordSection } from '../../../daemon/config.js';
+import { DaemonError } from '../../../daemon/errors.js';
+import type { PlatformConfig } from '../registry.js';
+import { DiscordAdapter } from './adapter.js';
+
+export function discordFromConfig(config: PlatformConfig): DiscordAdapter {
+  // The config schema checked this section's keys when the file was loaded.
+  const section = config.section as DiscordSection;
+  const token = config.env[section.token_env];
+  if (token === undefined || token.trim() === '') {
+    throw new DaemonError(
+      'service_failed',
+      `discord: the environment variable ${section.token_env} (platforms.discord.token_env) holding the bot token is not set`,
+    );
+  }
+  return new DiscordAdapter({
+    token,
+    apiRoot: section.api_root,
+    requireMention: section.require_mention,
+    answerDms: section.answer_dms,
+    registerCommands: section.register_commands,
+    ...(section.allowed_user_ids === undefined ? {} : { allowedUserIds: section.allowed_user_ids }),
+    ...(section.allowed_role_ids === undefined ? {} : { allowedRoleIds: section.allowed_role_ids }),
+    ...(section.allowed_channel_ids === undefined ? {} : { allowedChannelIds: section.allowed_channel_ids }),
+    ...(config.cursors === undefined ? {} : { cursors: config.cursors }),
+  });
+}
