@@ -38,7 +38,6 @@ import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { memoryReader, type MemoryRoots } from '../memory.js';
-import { isLocalSessionKey } from '../../domain/local/receipt.js';
 
 const DEMO_MODEL_NAME = 'gatehouse-demo';
 const CODE_MARKERS = [
@@ -92,7 +91,8 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
 export interface StoreHolder {
   current: SqliteSessionStore | null;
   agents?: AgentCache | null;
-  liveKeys?: ((sessionKey: string) => boolean)[];
+  /** Where services with live work register the session keys running now (route pruning skips them). */
+  liveKeys?: (() => Iterable<string>)[];
 }
 
 /**
@@ -352,11 +352,11 @@ export function gatewayService(
         readMemory: memoryReader(cacheConfig.memory_high_mb, options.memoryRoots),
         releaseIdle: () => localSessions.releaseIdle(),
         maxAgeDays: config.sessions.max_age_days,
-        // A local session's route belongs to its identity (its receipt names it): never pruned.
+        // The store itself never prunes a local session's route; running lanes are named here.
         prune: (maxAgeDays) =>
           openStore.pruneOldEntries({
             maxAgeDays,
-            hasLiveProcesses: (key) => isLocalSessionKey(key) || liveKeys.some((isLive) => isLive(key)),
+            liveSessionKeys: new Set(liveKeys.flatMap((running) => [...running()])),
           }),
         afterPass: (report) => {
           ctx.advertise({ agent_cache: agents.stats() });

@@ -35,8 +35,8 @@ export interface MessagingServiceOptions {
   registry?: PlatformRegistry;
   /** The daemon's agent cache (shared with local sessions); absent: none kept between turns. */
   agents?: () => AgentCache | null;
-  /** Where this service registers its "has live work" check for route pruning (housekeeping). */
-  liveKeys?: ((sessionKey: string) => boolean)[];
+  /** Where this service registers the session keys it has a turn running for (route pruning). */
+  liveKeys?: (() => Iterable<string>)[];
 }
 
 export interface MessagingService extends DaemonService {
@@ -91,7 +91,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         },
       });
       const running = gateway;
-      options.liveKeys?.push((key) => running.describeLane(key).running);
+      options.liveKeys?.push(() => running.runningSessionKeys());
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
       for (const adapter of adapters) gateway.addAdapter(adapter);
