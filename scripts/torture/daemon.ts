@@ -28,6 +28,18 @@ export class EarlyExit extends Error {
   }
 }
 
+/**
+ * Every daemon started and not yet exited. A harness that stops early (a test timed out, the
+ * process ends) must not leave one running: `killAll` ends them, and so does this process's exit.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => killAll());
+
+/** SIGKILLs every daemon this process started that is still running. */
+export function killAll(): void {
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export class DaemonProcess {
   readonly layout: HomeLayout;
   readonly exited: Promise<Exit>;
@@ -48,6 +60,8 @@ export class DaemonProcess {
       env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     const daemon = new DaemonProcess(home, child);
     if (log) {
       child.stdout.pipe(log, { end: false });

@@ -137,6 +137,7 @@ export class LocalSessions {
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       assertAccepting: () => this.assertAccepting(),
       now: () => new Date(),
+      fault: (point) => options.fault?.(point),
     });
     this.compressor = new SessionCompressor({
       store: options.store,
@@ -149,6 +150,7 @@ export class LocalSessions {
       access: (principal, logicalId) => this.access(principal, logicalId),
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       assertAccepting: () => this.assertAccepting(),
+      fault: (point) => options.fault?.(point),
     });
     this.events.on('turn:settled', (e) => {
       this.hub(e.logical_id).publish({
