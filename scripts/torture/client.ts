@@ -170,7 +170,6 @@ export class TortureClient {
         session_id: session.session_id,
       });
       if (done.compressed) this.ledger.compressions++;
-      if (process.env["TDEBUG"]) process.stderr.write(`compress ${JSON.stringify(done)}\n`);
       return;
     }
     const ack = await client.call<{ admission_id: string; duplicate: boolean }>('prompt.submit', {

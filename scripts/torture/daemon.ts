@@ -37,7 +37,8 @@ process.once('exit', () => killAll());
 
 /** SIGKILLs every daemon this process started that is still running. */
 export function killAll(): void {
-  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of running)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
 export class DaemonProcess {

@@ -140,10 +140,14 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       epoch = daemon.epoch;
       const killAfter = fault ? FAULT_BUDGET_MS : rng.int(30, 900);
       for (const c of clients)
-        c.plan(rng, fault === 'creation.transaction' || rng.next() < 0.3, rng.int(2, 4), (id, r) =>
-          fault === 'approval.pending' && r.next() < 0.5
-            ? { text: `run: echo ${id} >> ran.log && sudo true`, tool: false }
-            : workloadText(id, r),
+        c.plan(
+          rng,
+          fault === 'creation.transaction' || rng.next() < 0.3,
+          rng.int(2, 4),
+          (id, r) =>
+            fault === 'approval.pending' && r.next() < 0.5
+              ? { text: `run: echo ${id} >> ran.log && sudo true`, tool: false }
+              : workloadText(id, r),
           { reset: fault?.startsWith('reset.') === true, compress: fault?.startsWith('compress.') === true },
         );
       // Half of the unknowns stay unresolved for a while: what is queued behind them must wait.

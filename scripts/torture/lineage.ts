@@ -111,7 +111,8 @@ function checkHistory(
   }
   for (const { admission_id } of started) {
     const n = inputs.get(admission_id) ?? 0;
-    if (n !== 1) violations.push(`session ${id}: started admission ${admission_id} has ${n} inputs in its history`);
+    if (n !== 1)
+      violations.push(`session ${id}: started admission ${admission_id} has ${n} inputs in its history`);
   }
   // Reset segments: transcripts joined by compressions belong to one segment.
   const segmentOf = new Map<string, number>();
@@ -143,7 +144,8 @@ function notACompressionOf(parent: TranscriptMessage[], child: TranscriptMessage
       (m.tool_calls ?? []).map((c) => c.id),
     ]);
   for (let i = 0; i < summary; i++)
-    if (parent[i] === undefined || key(parent[i]!) !== key(child[i]!)) return `head message ${i} is not the parent's`;
+    if (parent[i] === undefined || key(parent[i]!) !== key(child[i]!))
+      return `head message ${i} is not the parent's`;
   // After the summary: copies of parent messages first (indices into the parent), then new ones.
   const indexOf = new Map(parent.map((m, j) => [key(m), j]));
   const copied: number[] = [];

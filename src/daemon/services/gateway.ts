@@ -194,8 +194,11 @@ export function gatewayService(
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
       const cacheConfig = config.agent_cache;
+      const readMemory = memoryReader(cacheConfig.memory_high_mb, options.memoryRoots);
       const agents = new AgentCache({
         source: store,
+        // Also swept for pressure as it grows, not only on the housekeeping interval.
+        readMemory,
         limits: {
           maxSize: cacheConfig.max_size,
           idleTtlMs: cacheConfig.idle_ttl_s * 1000,
@@ -349,7 +352,7 @@ export function gatewayService(
       housekeeping = new Housekeeping({
         intervalMs: config.housekeeping.interval_s * 1000,
         agents,
-        readMemory: memoryReader(cacheConfig.memory_high_mb, options.memoryRoots),
+        readMemory,
         releaseIdle: () => localSessions.releaseIdle(),
         maxAgeDays: config.sessions.max_age_days,
         // The store itself never prunes a local session's route; running lanes are named here.

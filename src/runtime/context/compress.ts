@@ -92,10 +92,11 @@ export function planCompression(
     recent--;
     tokens += tokensOf(messages[recent]!);
   }
-  // Never less than the last tool round (the assistant message with calls, and its results on).
+  recent = toBoundary(messages, recent);
+  // Inside a tool loop the tail is never less than its last round (the call and its results on).
   const lastRound = messages.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls ?? []).length > 0);
-  recent = Math.min(toBoundary(messages, recent), Math.max(lastRound, headStop));
-  if (lastUser >= 0 && recent > lastUser + 1) return inTurnPlan(messages, headStop, lastUser, recent);
+  const loopRecent = Math.min(recent, lastRound);
+  if (lastUser >= 0 && loopRecent > lastUser + 1) return inTurnPlan(messages, headStop, lastUser, loopRecent);
   const tailStart = toBoundary(messages, Math.min(recent, Math.max(lastUser, headStop)));
   if (tailStart <= headStop)
     return { kind: 'nothing', reason: 'the conversation is all head and recent tail' };
