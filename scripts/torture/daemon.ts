@@ -29,16 +29,34 @@ export class EarlyExit extends Error {
 }
 
 /**
- * Every daemon started and not yet exited. A harness that stops early (a test timed out, the
- * process ends) must not leave one running: `killAll` ends them, and so does this process's exit.
+ * The daemons of one torture run that have not exited yet. A run that stops early (its test timed
+ * out) must not leave one running beside later tests: `killAll` ends them, and every daemon still
+ * running when this process exits is killed too.
  */
-const running = new Set<ChildProcess>();
-process.once('exit', () => killAll());
+export class DaemonSet {
+  readonly children = new Set<ChildProcess>();
 
-/** SIGKILLs every daemon this process started that is still running. */
-export function killAll(): void {
-  for (const child of running)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  add(child: ChildProcess): void {
+    this.children.add(child);
+    everyDaemon.add(child);
+    child.once('exit', () => {
+      this.children.delete(child);
+      everyDaemon.delete(child);
+    });
+  }
+
+  killAll(): void {
+    for (const child of this.children) killIfRunning(child);
+  }
+}
+
+const everyDaemon = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of everyDaemon) killIfRunning(child);
+});
+
+function killIfRunning(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
 export class DaemonProcess {
@@ -56,13 +74,17 @@ export class DaemonProcess {
   }
 
   /** Spawns `gatehouse serve` and resolves once it prints that it is ready. */
-  static async start(home: string, env: NodeJS.ProcessEnv, log: WriteStream | null): Promise<DaemonProcess> {
+  static async start(
+    home: string,
+    env: NodeJS.ProcessEnv,
+    log: WriteStream | null,
+    owner?: DaemonSet,
+  ): Promise<DaemonProcess> {
     const child = spawn(process.execPath, [CLI, 'serve'], {
       env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
+    (owner ?? new DaemonSet()).add(child);
     const daemon = new DaemonProcess(home, child);
     if (log) {
       child.stdout.pipe(log, { end: false });

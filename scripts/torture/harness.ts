@@ -23,7 +23,7 @@ import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { checkInvariants, type AdmissionFact, type SnapshotMessage, type Tally } from './checks.js';
 import { checkLineages } from './lineage.js';
 import { Ledger, TortureClient } from './client.js';
-import { DaemonProcess, EarlyExit, killAll, openLog } from './daemon.js';
+import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
 import { tamper, TAMPER_KINDS } from './tamper.js';
@@ -73,7 +73,8 @@ function workloadText(id: string, rng: Rng): { text: string; tool: boolean } {
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
   const began = Date.now();
   // A run given up on (its test timed out) must not leave its daemon running beside later tests.
-  const abandon = (): void => killAll();
+  const daemons = new DaemonSet();
+  const abandon = (): void => daemons.killAll();
   options.signal?.addEventListener('abort', abandon, { once: true });
   const log = options.log ?? (() => undefined);
   const rng = new Rng(options.seed);
@@ -125,7 +126,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       const env = fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {};
       let daemon: DaemonProcess;
       try {
-        daemon = await DaemonProcess.start(home, env, daemonLog);
+        daemon = await DaemonProcess.start(home, env, daemonLog, daemons);
       } catch (error) {
         // Recovery restarted queued turns before "ready", and one of them reached the fault.
         if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
@@ -185,7 +186,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     }
 
     // The final drain: no faults; every client retries what is pending; unknowns get resolved.
-    const daemon = await DaemonProcess.start(home, {}, daemonLog);
+    const daemon = await DaemonProcess.start(home, {}, daemonLog, daemons);
     const transcripts = await drain(daemon, clients, ledger, [...toResolve.values()], resolved, log);
     const stop = await daemon.stop();
     if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
@@ -226,7 +227,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     };
   } finally {
     options.signal?.removeEventListener('abort', abandon);
-    killAll();
+    daemons.killAll();
     daemonLog.end();
     await demo.close();
     if (!options.keep) rmSync(root, { recursive: true, force: true });

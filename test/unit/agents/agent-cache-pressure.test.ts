@@ -22,7 +22,7 @@ const source: TranscriptSource = {
             ),
       anchored: true,
       edits: 0,
-    }) as ReturnType<TranscriptSource['loadTranscriptTail']>,
+    }),
 };
 
 const setup = { systemPrompt: 'test', tools: [] };
