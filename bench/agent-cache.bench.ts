@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { AgentCache } from '../src/domain/agents/agent-cache.js';
-import { DEFAULT_LIMITS, type CacheLimits } from '../src/domain/agents/cache-policy.js';
+import { DEFAULT_LIMITS, type CacheLimits, type MemoryReading } from '../src/domain/agents/cache-policy.js';
 import { makePrincipal, OPERATOR_CAPABILITIES } from '../src/domain/auth/principal.js';
 import type { LocalSessions } from '../src/domain/local/service.js';
 import type { TranscriptMessage } from '../src/domain/vocabulary.js';
@@ -68,10 +68,10 @@ interface Rig {
 
 let submissions = 0;
 
-function rig(limits: CacheLimits): Rig {
+function rig(limits: CacheLimits, readMemory?: () => MemoryReading): Rig {
   const dir = benchDir();
   const store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  const agents = new AgentCache({ source: store, limits });
+  const agents = new AgentCache({ source: store, limits, ...(readMemory ? { readMemory } : {}) });
   const owner = makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES);
   const sessions = localSessionsOn({
     store,
@@ -145,18 +145,21 @@ async function overhead(limits: CacheLimits, sizes: number[], turns: number): Pr
 
 async function memory(quick: boolean): Promise<BenchFigure[]> {
   const sessions = quick ? 300 : 1000;
-  const r = rig({ ...DEFAULT_LIMITS, maxSize: sessions, idleTtlMs: 0 });
+  // The budget is known once the idle reading is taken; the cache reads it as the daemon's does.
+  let budget = Infinity;
+  const reading = (): MemoryReading => ({ anonBytes: processAnonBytes(), budgetBytes: budget });
+  const r = rig({ ...DEFAULT_LIMITS, maxSize: sessions, idleTtlMs: 0 }, reading);
   try {
     const ids = Array.from({ length: sessions }, () => r.create());
     for (const id of ids) await r.seed(id, 200, 400);
     // Idle: the stored sessions exist (and SQLite's page cache holds them), no agent is cached.
     for (let i = 0; i < 3; i++) gc();
     const idle = processAnonBytes();
-    const budget = idle + 50 * MiB;
+    budget = idle + 50 * MiB;
     const housekeeping = new Housekeeping({
       intervalMs: 60_000,
       agents: r.agents,
-      readMemory: () => ({ anonBytes: processAnonBytes(), budgetBytes: budget }),
+      readMemory: reading,
       releaseIdle: () => r.sessions.releaseIdle(),
       maxAgeDays: 0,
       prune: () => Promise.resolve([]),
@@ -166,8 +169,8 @@ async function memory(quick: boolean): Promise<BenchFigure[]> {
       await r.turn(id, `hello ${i}`);
       if (i % 10 === 9) {
         await housekeeping.pass();
-        peak = Math.max(peak, processAnonBytes());
       }
+      peak = Math.max(peak, processAnonBytes());
     }
     await housekeeping.pass();
     for (let i = 0; i < 3; i++) gc();

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { daemonEnvironment } from '../src/daemon/allocator.js';
 import { homeLayout } from '../src/daemon/home.js';
 import { GatewayClient, type Notification } from '../src/surfaces/client/rpc-client.js';
 import { requestTicket } from '../src/surfaces/control/client.js';
@@ -69,7 +70,8 @@ export async function startBenchDaemon(config?: string, parent?: string): Promis
   // GATEHOUSE_BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the daemon.
   const nodeArgs = (process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
-    env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' },
+    // The environment `gatehouse start` gives the daemon (its allocator settings included).
+    env: daemonEnvironment({ ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end();

@@ -87,10 +87,19 @@ async function drive(daemon: BenchDaemon, cwd: string, until: number, driver: nu
 }
 
 /** Viewers that join, look at two live sessions and leave, one a second, until `until`. */
-async function passers(daemon: BenchDaemon, until: number): Promise<number> {
+async function passers(daemon: BenchDaemon, until: number, refused: { count: number }): Promise<number> {
   let joined = 0;
   while (Date.now() < until) {
-    const viewer: GatewayClient = await daemon.connect();
+    let viewer: GatewayClient;
+    try {
+      viewer = await daemon.connect();
+    } catch (error) {
+      // A refused ticket or connection is counted, not fatal: a busy daemon may turn one away.
+      if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) throw error;
+      refused.count++;
+      await sleep(1_000);
+      continue;
+    }
     const { sessions } = await viewer.call<{ sessions: { session_id: string }[] }>('session.list', {
       scope: 'live',
       limit: 50,
@@ -124,6 +133,7 @@ const bench: Bench = {
     );
     const cwd = tempDir('gh-soak-cwd-');
     const samples: Sample[] = [];
+    const refused = { count: 0 };
     const start = Date.now();
     const until = start + totalMs;
     const sampler = setInterval(() => {
@@ -134,7 +144,7 @@ const bench: Bench = {
         Promise.all(Array.from({ length: DRIVERS }, (_, d) => drive(daemon, cwd, until, d))).then((t) =>
           t.reduce((a, b) => a + b, 0),
         ),
-        passers(daemon, until),
+        passers(daemon, until, refused),
       ]);
       clearInterval(sampler);
       const warm = samples.filter((s) => s.atMs <= warmupMs && s.atMs > warmupMs - 30_000);
@@ -159,6 +169,7 @@ const bench: Bench = {
             turns,
             turns_per_s: Number((turns / (totalMs / 1000)).toFixed(1)),
             passing_viewers: viewers,
+            passing_viewers_refused: refused.count,
             peak_after_warmup_kib: peak,
             peak_ratio: Number((peak / baseline).toFixed(3)),
             samples: samples.length,

@@ -4,6 +4,7 @@
  * violation, naming the seed that replays the run.
  */
 import { parseArgs } from 'node:util';
+import { FAULT_POINTS, type FaultPoint } from '../src/daemon/faults.js';
 import { runTorture } from './torture/harness.js';
 
 const { values } = parseArgs({
@@ -13,8 +14,16 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '3' },
     keep: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
+    // e.g. --faults compress.summarised,compress.transaction: arm only these points.
+    faults: { type: 'string' },
   },
 });
+const faults = values.faults?.split(',').map((f) => f.trim()) as FaultPoint[] | undefined;
+for (const f of faults ?? [])
+  if (!FAULT_POINTS.includes(f)) {
+    process.stderr.write(`torture: unknown fault point "${f}"; known: ${FAULT_POINTS.join(', ')}\n`);
+    process.exit(2);
+  }
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
 const iterations = Number(values.iterations);
 process.stderr.write(`torture: ${iterations} iterations, seed ${seed}\n`);
@@ -23,6 +32,7 @@ const summary = await runTorture({
   seed,
   clients: Number(values.clients),
   keep: values.keep,
+  ...(faults ? { faults } : {}),
   log: values.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
 });
 const { violations, ...figures } = summary;

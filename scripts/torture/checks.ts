@@ -4,6 +4,7 @@
  * every tool execution (ran.log lines).
  */
 import type { RecordedRequest } from '../../src/runtime/demo/server.js';
+import { SUMMARY_MARKER } from '../../src/runtime/context/compress.js';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { Ledger } from './client.js';
 
@@ -66,13 +67,17 @@ function turnStarts(requests: readonly RecordedRequest[]): Map<string, number> {
   return starts;
 }
 
-/** A request the model saw must close every tool call with exactly one result. */
+/** A request the model saw must close every tool call with exactly one result, and hold no orphan result. */
 function danglingInRequest(r: RecordedRequest): string | null {
   const messages = (r.body?.messages ?? []) as Message[];
   const results = new Map<string, number>();
+  const calls = new Set<string>();
   for (const m of messages) {
-    if (m.role === 'tool' && typeof m.tool_call_id === 'string')
+    for (const call of m.tool_calls ?? []) calls.add(String(call.id));
+    if (m.role === 'tool' && typeof m.tool_call_id === 'string') {
+      if (!calls.has(m.tool_call_id)) return `tool result ${m.tool_call_id} answers no earlier call`;
       results.set(m.tool_call_id, (results.get(m.tool_call_id) ?? 0) + 1);
+    }
   }
   for (const m of messages) {
     for (const call of m.tool_calls ?? []) {
@@ -208,6 +213,8 @@ function checkTranscript(
       results.set(m.tool_call_id, (results.get(m.tool_call_id) ?? 0) + 1);
   const calls = new Set<string>();
   for (const m of messages) {
+    // A compression's summary (session.history marks where one happened) belongs to no admission.
+    if (m.role === 'user' && (m.content ?? '').startsWith(SUMMARY_MARKER)) continue;
     const key = JSON.stringify([m.role, m.content, m.admission_id, m.tool_call_id ?? null]);
     if (seen.has(key)) out.push(`session ${sessionId}: duplicated ${m.role} message of ${m.admission_id}`);
     seen.add(key);

@@ -14,7 +14,8 @@ import type { Rng } from './rng.js';
 export type Op =
   | { kind: 'create'; request_id: string; cwd: string }
   | { kind: 'submit'; request_id: string; submission_id: string; text: string; tool: boolean }
-  | { kind: 'reset'; request_id: string; reset_id: string };
+  | { kind: 'reset'; request_id: string; reset_id: string }
+  | { kind: 'compress'; request_id: string };
 
 export interface AckedAdmission {
   admission_id: string;
@@ -34,8 +35,11 @@ export class Ledger {
   /** Submissions refused because their session is paused (never acknowledged). */
   refused = 0;
   retries = 0;
-  /** session.reset calls acknowledged (first answers, not repeats), by session id. */
+  /** session.reset calls acknowledged (each request_id once), by session id. */
   readonly resets = new Map<string, number>();
+  readonly resetIds = new Set<string>();
+  /** session.compress calls that answered `compressed: true`. */
+  compressions = 0;
   readonly violations: string[] = [];
 
   ackCreation(requestId: string, sessionId: string, cwd: string): void {
@@ -81,6 +85,8 @@ export class TortureClient {
     wantCreate: boolean,
     submits: number,
     texts: (id: string, rng: Rng) => { text: string; tool: boolean },
+    /** An iteration armed at a reset or compression fault point makes sure the workload gets there. */
+    force: { reset?: boolean; compress?: boolean } = {},
   ) {
     const mine = [...this.ledger.sessions.keys()].filter(
       (r) => r.startsWith(`${this.name}-`) && !this.ledger.tampered.has(r),
@@ -91,15 +97,32 @@ export class TortureClient {
       mine.push(request_id);
     }
     // Now and then a session is reset between inputs (LIN-2): its history must stay whole.
-    if (rng.next() < 0.25) {
+    if (force.reset || rng.next() < 0.25) {
       const reset_id = `${this.name}-r${++this.resetCounter}`;
       this.pending.push({ kind: 'reset', request_id: rng.pick(mine), reset_id });
     }
-    for (let i = 0; i < submits; i++) {
+    // And now and then compressed (LIN-1), between inputs or while one of its turns runs.
+    const compressAt = force.compress ? submits : rng.next() < 0.35 ? rng.int(0, submits) : -1;
+    // Forced: the session with the most inputs so far, after this round's (the most to compress).
+    const busiest = (): string =>
+      [...mine].sort((a, b) => this.inputsOf(b) - this.inputsOf(a))[0] ?? rng.pick(mine);
+    // Forced: this round's inputs all go to that session, so it has something to compress.
+    const target = force.compress ? busiest() : null;
+    for (let i = 0; i <= submits; i++) {
+      if (i === compressAt) this.pending.push({ kind: 'compress', request_id: target ?? rng.pick(mine) });
+      if (i === submits) break;
       const submission_id = `${this.name}-m${++this.submitCounter}`;
-      const request_id = rng.pick(mine);
+      const request_id = target ?? rng.pick(mine);
       this.pending.push({ kind: 'submit', request_id, submission_id, ...texts(submission_id, rng) });
     }
+  }
+
+  /** Inputs planned for a session so far (acknowledged or pending). */
+  private inputsOf(requestId: string): number {
+    const session = this.ledger.sessions.get(requestId)?.session_id;
+    let n = this.pending.filter((op) => op.kind === 'submit' && op.request_id === requestId).length;
+    for (const a of this.ledger.admissions.values()) if (a.session_id === session) n++;
+    return n;
   }
 
   /**
@@ -141,6 +164,14 @@ export class TortureClient {
     }
     const session = this.ledger.sessions.get(op.request_id)!;
     if (op.kind === 'reset') return this.reset(client, session.session_id, op.reset_id);
+    if (op.kind === 'compress') {
+      // Waits for the session's turn slot; repeated after a lost answer, it finds less to do.
+      const done = await client.call<{ compressed: boolean }>('session.compress', {
+        session_id: session.session_id,
+      });
+      if (done.compressed) this.ledger.compressions++;
+      return;
+    }
     const ack = await client.call<{ admission_id: string; duplicate: boolean }>('prompt.submit', {
       session_id: session.session_id,
       submission_id: op.submission_id,
@@ -163,8 +194,12 @@ export class TortureClient {
           session_id: sessionId,
           request_id: resetId,
         });
+        // A repeat may be the first answer this reset gets (the daemon died after committing it).
         if (done.duplicate) this.ledger.retries++;
-        else this.ledger.resets.set(sessionId, (this.ledger.resets.get(sessionId) ?? 0) + 1);
+        if (!this.ledger.resetIds.has(resetId)) {
+          this.ledger.resetIds.add(resetId);
+          this.ledger.resets.set(sessionId, (this.ledger.resets.get(sessionId) ?? 0) + 1);
+        }
         return;
       } catch (error) {
         if (!(error instanceof RpcCallError && error.reason === 'session_busy') || attempt >= 400)

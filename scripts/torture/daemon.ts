@@ -28,6 +28,37 @@ export class EarlyExit extends Error {
   }
 }
 
+/**
+ * The daemons of one torture run that have not exited yet. A run that stops early (its test timed
+ * out) must not leave one running beside later tests: `killAll` ends them, and every daemon still
+ * running when this process exits is killed too.
+ */
+export class DaemonSet {
+  readonly children = new Set<ChildProcess>();
+
+  add(child: ChildProcess): void {
+    this.children.add(child);
+    everyDaemon.add(child);
+    child.once('exit', () => {
+      this.children.delete(child);
+      everyDaemon.delete(child);
+    });
+  }
+
+  killAll(): void {
+    for (const child of this.children) killIfRunning(child);
+  }
+}
+
+const everyDaemon = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of everyDaemon) killIfRunning(child);
+});
+
+function killIfRunning(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export class DaemonProcess {
   readonly layout: HomeLayout;
   readonly exited: Promise<Exit>;
@@ -43,11 +74,17 @@ export class DaemonProcess {
   }
 
   /** Spawns `gatehouse serve` and resolves once it prints that it is ready. */
-  static async start(home: string, env: NodeJS.ProcessEnv, log: WriteStream | null): Promise<DaemonProcess> {
+  static async start(
+    home: string,
+    env: NodeJS.ProcessEnv,
+    log: WriteStream | null,
+    owner?: DaemonSet,
+  ): Promise<DaemonProcess> {
     const child = spawn(process.execPath, [CLI, 'serve'], {
       env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    (owner ?? new DaemonSet()).add(child);
     const daemon = new DaemonProcess(home, child);
     if (log) {
       child.stdout.pipe(log, { end: false });

@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { FAULT_POINTS, FAULT_ENV } from '../../src/daemon/faults.js';
+import { FAULT_POINTS, FAULT_ENV, type FaultPoint } from '../../src/daemon/faults.js';
 import { startDemoModel } from '../../src/runtime/demo/server.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { checkInvariants, type AdmissionFact, type SnapshotMessage, type Tally } from './checks.js';
 import { checkLineages } from './lineage.js';
 import { Ledger, TortureClient } from './client.js';
-import { DaemonProcess, EarlyExit, openLog } from './daemon.js';
+import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
 import { tamper, TAMPER_KINDS } from './tamper.js';
@@ -35,6 +35,10 @@ export interface TortureOptions {
   /** Keep the temp home (for a failing seed). */
   keep?: boolean;
   log?: (line: string) => void;
+  /** The fault points the armed iterations cycle through (default: all of them). */
+  faults?: readonly FaultPoint[];
+  /** Aborting ends the run: its daemon is killed at once and the run rejects. */
+  signal?: AbortSignal;
 }
 
 export interface TortureSummary extends Tally {
@@ -46,6 +50,9 @@ export interface TortureSummary extends Tally {
   retries: number;
   /** Resets in the final lineages of untampered sessions. */
   resets: number;
+  /** Compressions in the final lineages of untampered sessions, and those acknowledged. */
+  compressions: number;
+  compressions_acknowledged: number;
   violations: string[];
   home: string;
   elapsed_ms: number;
@@ -65,6 +72,10 @@ function workloadText(id: string, rng: Rng): { text: string; tool: boolean } {
 
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
   const began = Date.now();
+  // A run given up on (its test timed out) must not leave its daemon running beside later tests.
+  const daemons = new DaemonSet();
+  const abandon = (): void => daemons.killAll();
+  options.signal?.addEventListener('abort', abandon, { once: true });
   const log = options.log ?? (() => undefined);
   const rng = new Rng(options.seed);
   const root = mkdtempSync(join(tmpdir(), 'gh-torture-'));
@@ -78,6 +89,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     [
       `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo}`,
       'approvals: {timeout_s: 1}',
+      // A compression keeps only the last user message on: short torture sessions can compress.
+      'compression: {tail_tokens: 0}',
       'drain_timeout_s: 5',
     ].join('\n'),
     { mode: 0o600 },
@@ -105,13 +118,15 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
 
   try {
     for (let i = 0; i < options.iterations; i++) {
+      options.signal?.throwIfAborted();
       // Even iterations arm the next fault point (starting where the seed says, so short runs with
       // different seeds cover different points); odd ones kill at a random moment.
-      const fault = i % 2 === 0 ? FAULT_POINTS[(options.seed + i / 2) % FAULT_POINTS.length]! : null;
+      const points = options.faults ?? FAULT_POINTS;
+      const fault = i % 2 === 0 ? points[(options.seed + i / 2) % points.length]! : null;
       const env = fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {};
       let daemon: DaemonProcess;
       try {
-        daemon = await DaemonProcess.start(home, env, daemonLog);
+        daemon = await DaemonProcess.start(home, env, daemonLog, daemons);
       } catch (error) {
         // Recovery restarted queued turns before "ready", and one of them reached the fault.
         if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
@@ -126,10 +141,15 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       epoch = daemon.epoch;
       const killAfter = fault ? FAULT_BUDGET_MS : rng.int(30, 900);
       for (const c of clients)
-        c.plan(rng, fault === 'creation.transaction' || rng.next() < 0.3, rng.int(2, 4), (id, r) =>
-          fault === 'approval.pending' && r.next() < 0.5
-            ? { text: `run: echo ${id} >> ran.log && sudo true`, tool: false }
-            : workloadText(id, r),
+        c.plan(
+          rng,
+          fault === 'creation.transaction' || rng.next() < 0.3,
+          rng.int(2, 4),
+          (id, r) =>
+            fault === 'approval.pending' && r.next() < 0.5
+              ? { text: `run: echo ${id} >> ran.log && sudo true`, tool: false }
+              : workloadText(id, r),
+          { reset: fault?.startsWith('reset.') === true, compress: fault?.startsWith('compress.') === true },
         );
       // Half of the unknowns stay unresolved for a while: what is queued behind them must wait.
       const resolveNow = [...toResolve.values()].filter(() => rng.next() < 0.5);
@@ -166,7 +186,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     }
 
     // The final drain: no faults; every client retries what is pending; unknowns get resolved.
-    const daemon = await DaemonProcess.start(home, {}, daemonLog);
+    const daemon = await DaemonProcess.start(home, {}, daemonLog, daemons);
     const transcripts = await drain(daemon, clients, ledger, [...toResolve.values()], resolved, log);
     const stop = await daemon.stop();
     if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
@@ -199,11 +219,15 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       refused: ledger.refused,
       retries: ledger.retries,
       resets: lineage.resets,
+      compressions: lineage.compressions,
+      compressions_acknowledged: ledger.compressions,
       violations,
       home: root,
       elapsed_ms: Date.now() - began,
     };
   } finally {
+    options.signal?.removeEventListener('abort', abandon);
+    daemons.killAll();
     daemonLog.end();
     await demo.close();
     if (!options.keep) rmSync(root, { recursive: true, force: true });
@@ -322,7 +346,11 @@ async function drain(
           );
         }
         if (snap.pending_admissions.length === 0) {
-          transcripts.set(id, snap.messages);
+          // The whole history across compressions and resets, each copied message once.
+          const history = await g.call<{ messages: SnapshotMessage[] }>('session.history', {
+            session_id: id,
+          });
+          transcripts.set(id, history.messages);
           break;
         }
         if (Date.now() > deadline) throw new Error(`session ${id} never drained`);

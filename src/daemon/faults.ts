@@ -9,7 +9,11 @@
  * (the tool call is stored, the tool has not run), tool.running (while the tool runs), tool.result
  * (the tool finished, its result not yet stored), approval.pending (a human is being asked),
  * creation.transaction (inside the creation transaction), settle.transaction (inside settlement),
- * reset.transaction (inside the reset transaction, after the new transcript and route are written).
+ * reset.transaction (inside the reset transaction, after the new transcript and route are written),
+ * reset.committed (the reset is committed, memory and the caller not yet told), compress.summarised
+ * (the summary call answered, nothing published), compress.transaction (inside the publication
+ * transaction, after the child transcript, route and receipt are written), compress.committed (the
+ * publication is committed, memory and viewers not yet told).
  */
 import type { Logger } from './logger.js';
 
@@ -26,6 +30,10 @@ export const FAULT_POINTS = [
   'creation.transaction',
   'settle.transaction',
   'reset.transaction',
+  'reset.committed',
+  'compress.summarised',
+  'compress.transaction',
+  'compress.committed',
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -208,12 +208,13 @@ export interface SessionStore {
 
   /**
    * Removes routing entries not updated for `maxAgeDays` (0 disables), closing their physical
-   * sessions (transcripts kept). Skips suspended entries and keys for which `hasLiveProcesses`
-   * answers true. Returns the removed keys.
+   * sessions (transcripts kept). Never removes a suspended entry, the route of a local session (a
+   * logical row of the local store owns it: the route is part of that session's identity), or a
+   * key of `liveSessionKeys` (sessions with a turn or process running now). Returns the removed keys.
    */
   pruneOldEntries(options: {
     maxAgeDays: number;
-    hasLiveProcesses?: (sessionKey: string) => boolean;
+    liveSessionKeys?: ReadonlySet<string>;
     now?: Date;
   }): Promise<string[]>;
 

@@ -1,11 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { runTorture } from '../../scripts/torture/harness.js';
 import { requireBuild } from './cli.js';
 
 /**
  * A bounded torture run inside `npm test`: a fixed seed (reproducible) and one random seed (new
- * interleavings every run; printed so a failure can be replayed with `npm run torture -- --seed S`).
+ * interleavings every run; printed so a failure can be replayed with `npm run torture -- --seed S`),
+ * and one run armed only at the fault points inside compression and reset (LIN-1, LIN-2), whose
+ * extra invariant is that a logical session's history is always exactly its parent's or its
+ * child's. A run that outlives its test is aborted, which kills its daemon.
  */
+let abort = new AbortController();
+afterEach(() => {
+  abort.abort();
+  abort = new AbortController();
+});
+
 describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
   const randomSeed = Math.floor(Math.random() * 2 ** 31);
 
@@ -19,7 +28,7 @@ describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
       process.stderr.write(
         `torture seed ${seed} (replay: npm run torture -- --iterations 6 --seed ${seed})\n`,
       );
-      const summary = await runTorture({ iterations: 6, seed });
+      const summary = await runTorture({ iterations: 6, seed, signal: abort.signal });
       expect(summary.violations, `replay with --seed ${seed}`).toEqual([]);
       expect(summary.lost).toBe(0);
       expect(summary.duplicated).toBe(0);
@@ -29,4 +38,29 @@ describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
     },
     120_000,
   );
+
+  it('kills inside compression and reset: every history stays exactly its parent or its child', async () => {
+    requireBuild();
+    const faults = [
+      'reset.committed',
+      'compress.summarised',
+      'compress.transaction',
+      'compress.committed',
+    ] as const;
+    const seed = 5;
+    process.stderr.write(
+      `torture seed ${seed} (replay: npm run torture -- --iterations 8 --seed ${seed} --faults ${faults.join(',')})\n`,
+    );
+    const summary = await runTorture({ iterations: 8, seed, faults, signal: abort.signal });
+    expect(summary.violations, `replay with --seed ${seed}`).toEqual([]);
+    expect(summary.lost).toBe(0);
+    expect(summary.duplicated).toBe(0);
+    expect(summary.compressions).toBeGreaterThan(0);
+    expect(summary.resets).toBeGreaterThan(0);
+    // At least one daemon died inside a compression or a reset.
+    expect(
+      faults.some((f) => (summary.kills[f] ?? 0) > 0),
+      JSON.stringify(summary.kills),
+    ).toBe(true);
+  }, 150_000);
 });

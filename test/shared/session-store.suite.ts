@@ -230,7 +230,7 @@ export function runSessionStoreSuite(
         const removed = await store.pruneOldEntries({
           maxAgeDays: 30,
           now,
-          hasLiveProcesses: (key) => key === 'k:live',
+          liveSessionKeys: new Set(['k:live']),
         });
         expect(removed).toEqual(['k:old']);
         const left = (await store.listSessions()).entries.map((e) => e.session_key).sort();

@@ -40,7 +40,6 @@ import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { memoryReader, type MemoryRoots } from '../memory.js';
-import { isLocalSessionKey } from '../../domain/local/receipt.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -61,7 +60,8 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
 export interface StoreHolder {
   current: SqliteSessionStore | null;
   agents?: AgentCache | null;
-  liveKeys?: ((sessionKey: string) => boolean)[];
+  /** Where services with live work register the session keys running now (route pruning skips them). */
+  liveKeys?: (() => Iterable<string>)[];
   /** The messaging gateway registers its prompt broker here (null when it stops), for operators' answers. */
   platformPrompts?: ((broker: PromptBroker | null) => void) | null;
 }
@@ -132,8 +132,11 @@ export function gatewayService(
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
       const cacheConfig = config.agent_cache;
+      const readMemory = memoryReader(cacheConfig.memory_high_mb, options.memoryRoots);
       const agents = new AgentCache({
         source: store,
+        // Also swept for pressure as it grows, not only on the housekeeping interval.
+        readMemory,
         limits: {
           maxSize: cacheConfig.max_size,
           idleTtlMs: cacheConfig.idle_ttl_s * 1000,
@@ -310,14 +313,14 @@ export function gatewayService(
       housekeeping = new Housekeeping({
         intervalMs: config.housekeeping.interval_s * 1000,
         agents,
-        readMemory: memoryReader(cacheConfig.memory_high_mb, options.memoryRoots),
+        readMemory,
         releaseIdle: () => localSessions.releaseIdle(),
         maxAgeDays: config.sessions.max_age_days,
-        // A local session's route belongs to its identity (its receipt names it): never pruned.
+        // The store itself never prunes a local session's route; running lanes are named here.
         prune: (maxAgeDays) =>
           openStore.pruneOldEntries({
             maxAgeDays,
-            hasLiveProcesses: (key) => isLocalSessionKey(key) || liveKeys.some((isLive) => isLive(key)),
+            liveSessionKeys: new Set(liveKeys.flatMap((running) => [...running()])),
           }),
         afterPass: (report) => {
           ctx.advertise({ agent_cache: agents.stats() });

@@ -68,7 +68,17 @@ export interface AgentCacheOptions {
   limits: CacheLimits;
   /** Milliseconds of any monotonic clock; injectable for tests. */
   now?: () => number;
+  /**
+   * The memory reading of the pressure sweep. With it, the cache also sweeps when it has grown by
+   * `pressureCheckBytes` since its last reading (a fast fill outruns the housekeeping interval);
+   * one reading per that many bytes cached keeps the cost bounded.
+   */
+  readMemory?: () => MemoryReading;
+  /** Default 4 MiB. */
+  pressureCheckBytes?: number;
 }
+
+export const PRESSURE_CHECK_BYTES = 4 * 1024 * 1024;
 
 interface Entry {
   readonly key: string;
@@ -99,6 +109,8 @@ export class AgentCache {
   private readonly now: () => number;
   private hits = 0;
   private misses = 0;
+  /** Estimated bytes added to entries since the last memory reading. */
+  private grownSinceReading = 0;
   private readonly evictions: Record<EvictionCause, number> = { ttl: 0, pressure: 0, lru: 0, invalidated: 0 };
 
   constructor(private readonly options: AgentCacheOptions) {
@@ -137,7 +149,7 @@ export class AgentCache {
           entry.setup = setup;
           entry.wireTools = setup.tools.map(toWireTool);
         }
-        this.append(entry, tail.messages);
+        this.grew(this.append(entry, tail.messages));
         this.touch(entry);
         return this.lease(entry, tail.messages, true);
       }
@@ -161,6 +173,7 @@ export class AgentCache {
 
   /** Pressure sweep (AGC-2) for one memory reading. Returns the keys evicted. */
   sweepPressure(memory: MemoryReading): string[] {
+    this.grownSinceReading = 0;
     const victims = pressureVictims(this.facts(), this.options.limits, memory);
     for (const key of victims) this.evict(key, 'pressure');
     return victims;
@@ -216,16 +229,29 @@ export class AgentCache {
     this.entries.delete(key);
     for (const victim of capacityVictims(this.facts(), this.options.limits, 1)) this.evict(victim, 'lru');
     this.entries.set(key, entry);
+    this.grew(entry.bytes);
     return this.lease(entry, tail.messages, false);
   }
 
-  private append(entry: Entry, messages: readonly StoredMessage[]): void {
+  /** Counts growth and sweeps for pressure once it passes pressureCheckBytes (never `busy` entries). */
+  private grew(bytes: number): void {
+    const read = this.options.readMemory;
+    if (read === undefined) return;
+    this.grownSinceReading += bytes;
+    if (this.grownSinceReading < (this.options.pressureCheckBytes ?? PRESSURE_CHECK_BYTES)) return;
+    this.sweepPressure(read());
+  }
+
+  /** Appends to the entry; returns the estimated bytes added. */
+  private append(entry: Entry, messages: readonly StoredMessage[]): number {
+    const before = entry.bytes;
     for (const message of messages) {
       entry.messages.push(message);
       entry.wire.push(toWireMessage(message));
       entry.bytes += messageBytes(message);
       entry.lastId = message.id;
     }
+    return entry.bytes - before;
   }
 
   /** Most recently used last: Map order is the LRU order. */

@@ -28,6 +28,8 @@ export interface CompressContext {
   access(principal: Principal, logicalId: string): AccessRow;
   publish(logicalId: string, event: PublicEvent): void;
   assertAccepting(): void;
+  /** Named test-only fault points (crash tests); inert in production. */
+  fault?: (point: string) => void;
 }
 
 export class SessionCompressor {
@@ -46,6 +48,7 @@ export class SessionCompressor {
         receipt: (id) => receipts.get(id),
         advanced: (receipt) => receipts.admit(receipt),
         publish: (id, event) => this.ctx.publish(id, event),
+        fault: (point) => this.ctx.fault?.(point),
         replaced: (id, sessionId) =>
           this.ctx.events.emit('transcript:replaced', {
             logical_id: id,

@@ -33,6 +33,8 @@ export interface LocalCompressionDeps {
   publish(logicalId: string, event: { type: string; [field: string]: unknown }): void;
   /** After the commit: 'transcript:replaced' for the agent cache. */
   replaced(logicalId: string, sessionId: string): void;
+  /** Named test-only fault points (crash tests); inert in production. */
+  fault?: (point: 'compress.summarised' | 'compress.committed') => void;
   now?: () => Date;
 }
 
@@ -69,6 +71,7 @@ export async function compressLocalSession(
     });
     return { kind: 'skipped', reason: prepared.error };
   }
+  deps.fault?.('compress.summarised');
   const at = deps.now?.() ?? new Date();
   const child = newSessionId(at, randomBytes(4).toString('hex'));
   const advanced: CreationReceipt = {
@@ -86,6 +89,7 @@ export async function compressLocalSession(
     now: at,
   });
   if (!committed) return { kind: 'skipped', reason: 'the session moved to another transcript meanwhile' };
+  deps.fault?.('compress.committed');
   deps.advanced(advanced);
   deps.replaced(logicalId, child);
   deps.publish(logicalId, {

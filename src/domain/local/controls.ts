@@ -38,6 +38,8 @@ export interface ControlContext {
   publish(logicalId: string, event: PublicEvent): void;
   assertAccepting(): void;
   now(): Date;
+  /** Named test-only fault points (crash tests); inert in production. */
+  fault?: (point: string) => void;
 }
 
 /** The submission_id of the admission a session.retry makes: derived, so a repeat finds it. */
@@ -65,6 +67,7 @@ export class SessionControls {
     }
     const step = result.receipt.lineage.findLast((s) => s.request_id === params.request_id)!;
     if (result.kind === 'reset') {
+      this.ctx.fault?.('reset.committed');
       this.ctx.admitReceipt(result.receipt);
       this.ctx.publish(session.logical_id, { type: 'session.reset', at: step.at });
       this.ctx.events.emit('transcript:replaced', {

@@ -10,8 +10,11 @@ import type { SessionStore } from '../../storage/session-store.js';
 import type { CreationReceipt, LineageStep } from './receipt.js';
 import { systemPromptFor } from './turn-job.js';
 
-function same(a: TranscriptMessage, b: TranscriptMessage): boolean {
-  return a.role === b.role && a.content === b.content && a.tool_call_id === b.tool_call_id;
+/** Whether `copy` is `original` copied into a child (a tool output may have been cut to a stub). */
+function same(original: TranscriptMessage, copy: TranscriptMessage): boolean {
+  if (original.role === 'tool' && copy.role === 'tool' && original.tool_call_id !== undefined)
+    return original.tool_call_id === copy.tool_call_id;
+  return original.role === copy.role && original.content === copy.content;
 }
 
 /** How many messages after the child's summary repeat the end of the parent. */
@@ -21,6 +24,17 @@ function copiedTail(parent: readonly TranscriptMessage[], after: readonly Transc
     if (tail.every((m, i) => same(m, after[i]!))) return k;
   }
   return 0;
+}
+
+/**
+ * How many messages at the start of `after` (what follows a child's summary) are copies: the
+ * parent's tail, or, after a compression inside a tool loop, the turn's question followed by the
+ * loop's most recent steps (compress.ts inTurnPlan).
+ */
+function copiedPart(parent: readonly TranscriptMessage[], after: readonly TranscriptMessage[]): number {
+  const tail = copiedTail(parent, after);
+  if (tail > 0 || after[0]?.role !== 'user' || !parent.some((m) => same(m, after[0]!))) return tail;
+  return 1 + copiedTail(parent, after.slice(1));
 }
 
 /**
@@ -42,7 +56,7 @@ export function fullHistory(
       return;
     }
     const after = child.slice(summary + 1);
-    out.push(child[summary]!, ...after.slice(copiedTail(parent, after)));
+    out.push(child[summary]!, ...after.slice(copiedPart(parent, after)));
   });
   return out;
 }

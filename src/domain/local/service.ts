@@ -150,6 +150,7 @@ export class LocalSessions {
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       assertAccepting: () => this.assertAccepting(),
       now: () => new Date(),
+      fault: (point) => options.fault?.(point),
     });
     this.compressor = new SessionCompressor({
       store: options.store,
@@ -162,6 +163,7 @@ export class LocalSessions {
       access: (principal, logicalId) => this.access(principal, logicalId),
       publish: (logicalId, event) => this.hub(logicalId).publish(event),
       assertAccepting: () => this.assertAccepting(),
+      fault: (point) => options.fault?.(point),
     });
     const store = options.checkpoints;
     this.checkpoints = store

@@ -7,7 +7,9 @@
  * - head: the first exchange (the first user message, and the answer after it when that answer
  *   called no tools) is kept verbatim: it usually states the goal;
  * - tail: the most recent messages, at least `tailTokens` of them and never less than the last
- *   user message and everything after it, are kept verbatim;
+ *   user message and everything after it, are kept verbatim — except inside one long tool loop
+ *   (the steps after the last user message alone pass `tailTokens`): then the last user message
+ *   and the loop's most recent steps are kept and its earlier steps summarised (inTurnPlan);
  * - middle: everything between, summarised by one model call (summary-prompt.ts). A summary left by
  *   an earlier compression sits at the start of the middle: it is handed to the summariser as the
  *   previous summary to UPDATE, never summarised as conversation;
@@ -83,20 +85,53 @@ export function planCompression(
 ): CompressionPlan {
   const headStop = headEnd(messages);
   const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isSummaryMessage(m));
-  let tailStart = messages.length;
+  // The most recent messages worth `tailTokens`, at a boundary that keeps tool pairs whole.
+  let recent = messages.length;
   let tokens = 0;
-  while (tailStart > headStop && (tokens < options.tailTokens || tailStart > lastUser)) {
-    tailStart--;
-    tokens += tokensOf(messages[tailStart]!);
+  while (recent > headStop && tokens < options.tailTokens) {
+    recent--;
+    tokens += tokensOf(messages[recent]!);
   }
-  tailStart = toBoundary(messages, tailStart);
+  recent = toBoundary(messages, recent);
+  // Inside a tool loop the tail is never less than its last round (the call and its results on).
+  const lastRound = messages.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls ?? []).length > 0);
+  const loopRecent = Math.min(recent, lastRound);
+  if (lastUser >= 0 && loopRecent > lastUser + 1) return inTurnPlan(messages, headStop, lastUser, loopRecent);
+  const tailStart = toBoundary(messages, Math.min(recent, Math.max(lastUser, headStop)));
   if (tailStart <= headStop)
     return { kind: 'nothing', reason: 'the conversation is all head and recent tail' };
+  return withMiddle(messages, headStop, messages.slice(headStop, tailStart), messages.slice(tailStart));
+}
 
-  let previousSummary: string | null = null;
+/**
+ * Inside one long tool loop (the steps after the last user message alone are worth more than the
+ * tail): the last user message is kept verbatim, the loop's earlier steps are summarised with the
+ * rest of the middle, and the tail is its most recent steps from an assistant message on, so every
+ * tool result kept still follows its call. Without this a single question followed by hundreds of
+ * tool calls could never be compressed.
+ */
+function inTurnPlan(
+  messages: readonly TranscriptMessage[],
+  headStop: number,
+  lastUser: number,
+  recent: number,
+): CompressionPlan {
+  const question = lastUser >= headStop ? [messages[lastUser]!] : [];
+  const middle = messages.slice(headStop, recent).filter((_, i) => i + headStop !== lastUser);
+  return withMiddle(messages, headStop, middle, [...question, ...messages.slice(recent)]);
+}
+
+function withMiddle(
+  messages: readonly TranscriptMessage[],
+  headStop: number,
+  between: readonly TranscriptMessage[],
+  tail: TranscriptMessage[],
+): CompressionPlan {
+  // A summary an earlier compression left is the one to update (normally one; joined if several).
+  const previous: string[] = [];
   const middle: TranscriptMessage[] = [];
-  for (const message of messages.slice(headStop, tailStart)) {
-    if (isSummaryMessage(message)) previousSummary = summaryText(message);
+  for (const message of between) {
+    if (isSummaryMessage(message)) previous.push(summaryText(message));
     else middle.push(message);
   }
   if (middle.length === 0) return { kind: 'nothing', reason: 'nothing new since the last compression' };
@@ -104,8 +139,8 @@ export function planCompression(
     kind: 'plan',
     head: messages.slice(0, headStop),
     middle: middle.map(stubToolOutput),
-    previousSummary,
-    tail: messages.slice(tailStart),
+    previousSummary: previous.length > 0 ? previous.join('\n\n') : null,
+    tail,
   };
 }
 

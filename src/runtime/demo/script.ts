@@ -10,6 +10,7 @@
  *   a compression request      → a deterministic summary (summary.ts)
  *   anything else              → echoes the user's text
  */
+import { createHash } from 'node:crypto';
 import { demoSummary, isSummaryRequest } from './summary.js';
 
 export const DEMO_MODEL_ID = 'gatehouse-demo';
@@ -53,7 +54,9 @@ export function scriptReply(body: DemoRequestBody): DemoReply {
       .map((t) => t.function?.name)
       .filter((n): n is string => typeof n === 'string'),
   );
-  const callId = `call_demo_${messages.length}`;
+  // Unique within a conversation, as a provider's are (a compression or reset shortens the
+  // request, so its length alone would repeat an id), and still the same for the same request.
+  const callId = `call_demo_${messages.length}_${createHash('sha256').update(JSON.stringify(messages)).digest('hex').slice(0, 8)}`;
   if (!last)
     return { reasoning: null, text: `${DEMO_LABEL}: there is no message to answer.`, toolCall: null };
   if (last.role === 'tool') {

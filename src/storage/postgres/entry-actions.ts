@@ -224,14 +224,14 @@ export async function recoverInterruptedTurns(
 
 export async function pruneOldEntries(
   sql: Sql,
-  options: { maxAgeDays: number; hasLiveProcesses?: (sessionKey: string) => boolean; now?: Date },
+  options: { maxAgeDays: number; liveSessionKeys?: ReadonlySet<string>; now?: Date },
 ): Promise<string[]> {
   if (!(options.maxAgeDays > 0)) return [];
   const now = options.now ?? new Date();
   const before = new Date(now.getTime() - options.maxAgeDays * 86_400_000).toISOString();
   const removed: string[] = [];
   for (const key of await routes.listPrunableRoutes(sql, before)) {
-    if (options.hasLiveProcesses?.(key) === true) continue;
+    if (options.liveSessionKeys?.has(key) === true) continue;
     const entry = (await routes.readRoute(sql, key))!;
     await sessions.closeSession(sql, entry.session_id, 'pruned', now.toISOString());
     await routes.deleteRoute(sql, key);

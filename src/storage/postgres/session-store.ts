@@ -87,11 +87,7 @@ export class PostgresSessionStore implements SessionStore {
     return this.db.transaction((sql) => entries.recoverInterruptedTurns(sql, options));
   }
 
-  pruneOldEntries(options: {
-    maxAgeDays: number;
-    hasLiveProcesses?: (sessionKey: string) => boolean;
-    now?: Date;
-  }) {
+  pruneOldEntries(options: { maxAgeDays: number; liveSessionKeys?: ReadonlySet<string>; now?: Date }) {
     return this.db.transaction((sql) => entries.pruneOldEntries(sql, options));
   }
 

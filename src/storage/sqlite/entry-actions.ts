@@ -238,7 +238,7 @@ export function pruneOldEntries(
   db: SqliteDatabase,
   options: {
     maxAgeDays: number;
-    hasLiveProcesses?: (sessionKey: string) => boolean;
+    liveSessionKeys?: ReadonlySet<string>;
     now?: Date;
   },
 ): string[] {
@@ -248,7 +248,7 @@ export function pruneOldEntries(
   return tx(db, () => {
     const removed: string[] = [];
     for (const key of routes.listPrunableRoutes(db, before)) {
-      if (options.hasLiveProcesses?.(key) === true) continue;
+      if (options.liveSessionKeys?.has(key) === true) continue;
       const entry = routes.readRoute(db, key)!;
       sessions.closeSession(db, entry.session_id, 'pruned', now.toISOString());
       routes.deleteRoute(db, key);

@@ -47,7 +47,9 @@ import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 /** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
 export interface StoreFaults {
-  hit(point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction'): void;
+  hit(
+    point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction' | 'compress.transaction',
+  ): void;
 }
 
 export class SqliteLocalStore implements LocalSessionStore {
@@ -265,9 +267,10 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean {
     const { receipt } = publication;
-    return publishCompression(this.db, publication, () =>
-      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt)),
-    );
+    return publishCompression(this.db, publication, () => {
+      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+      this.faults?.hit('compress.transaction');
+    });
   }
 
   cancelQueued(admissionId: string): boolean {

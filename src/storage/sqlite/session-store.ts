@@ -98,11 +98,7 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => entries.recoverInterruptedTurns(this.db, options));
   }
 
-  pruneOldEntries(options: {
-    maxAgeDays: number;
-    hasLiveProcesses?: (sessionKey: string) => boolean;
-    now?: Date;
-  }) {
+  pruneOldEntries(options: { maxAgeDays: number; liveSessionKeys?: ReadonlySet<string>; now?: Date }) {
     return settle(() => entries.pruneOldEntries(this.db, options));
   }
 

@@ -292,6 +292,11 @@ export class MessagingGateway {
     }
   }
 
+  /** The session keys with a turn running now (housekeeping never prunes their routes). */
+  runningSessionKeys(): string[] {
+    return [...this.lanes.values()].filter((lane) => lane.running != null).map((lane) => lane.key);
+  }
+
   /** Status of one lane, for /status and operators. */
   describeLane(sessionKey: string): { running: boolean; depth: number } {
     const lane = this.lanes.get(sessionKey);

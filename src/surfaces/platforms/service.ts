@@ -39,8 +39,8 @@ export interface MessagingServiceOptions {
   registry?: PlatformRegistry;
   /** The daemon's agent cache (shared with local sessions); absent: none kept between turns. */
   agents?: () => AgentCache | null;
-  /** Where this service registers its "has live work" check for route pruning (housekeeping). */
-  liveKeys?: ((sessionKey: string) => boolean)[];
+  /** Where this service registers the session keys it has a turn running for (route pruning). */
+  liveKeys?: (() => Iterable<string>)[];
   /**
    * Where this service registers its prompt broker (null on stop), so an operator on another
    * client (the dashboard) can answer a chat turn's approval or question.
@@ -111,7 +111,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         },
       });
       const running = gateway;
-      options.liveKeys?.push((key) => running.describeLane(key).running);
+      options.liveKeys?.push(() => running.runningSessionKeys());
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
       for (const adapter of adapters) gateway.addAdapter(adapter);

@@ -71,7 +71,19 @@ describe('planCompression and composeCompressed', () => {
           expect(child.slice(0, plan.head.length)).toEqual(messages.slice(0, plan.head.length));
           const lastUser = messages.findLastIndex((m) => m.role === 'user');
           const fromLastUser = messages.slice(lastUser);
-          expect(child.slice(-fromLastUser.length)).toEqual(fromLastUser);
+          const afterQuestion = fromLastUser.slice(1).reduce((sum, m) => sum + tokensOf(m), 0);
+          // The last user message is always kept verbatim, and what follows it in the child is a
+          // verbatim suffix of the transcript: all of the turn so far, or (inside a tool loop worth
+          // more than the tail) its most recent steps from an assistant message on.
+          const question = child.findLastIndex((m) => m.role === 'user' && !isSummaryMessage(m));
+          expect(child[question]).toEqual(messages[lastUser]);
+          const kept = child.slice(question + 1).filter((m) => !isSummaryMessage(m));
+          expect(kept).toEqual(messages.slice(messages.length - kept.length));
+          if (afterQuestion <= tailTokens) expect(kept).toEqual(fromLastUser.slice(1));
+          else if (kept.length < fromLastUser.length - 1) {
+            expect(kept[0]?.role).toBe('assistant');
+            expect(kept.reduce((sum, m) => sum + tokensOf(m), 0)).toBeGreaterThanOrEqual(tailTokens);
+          }
           const tail = plan.tail.reduce((sum, m) => sum + tokensOf(m), 0);
           expect(tail >= tailTokens || plan.tail.length + plan.head.length + plan.middle.length >= 1).toBe(
             true,
@@ -129,9 +141,12 @@ describe('planCompression and composeCompressed', () => {
       ],
       true,
     );
-    const plan = planCompression(messages, { tailTokens: 0 });
+    // A tail worth exactly the open turn: the whole loop is kept, so its outputs are what shrinks.
+    const turn = messages.slice(messages.findLastIndex((m) => m.role === 'user') + 1);
+    const plan = planCompression(messages, { tailTokens: turn.reduce((sum, m) => sum + tokensOf(m), 0) });
     expect(plan.kind).toBe('plan');
     if (plan.kind !== 'plan') return;
+    expect(plan.tail.slice(1)).toEqual(turn);
     const child = composeCompressed(plan, 'S', 100);
     const tools = child.filter((m) => m.role === 'tool');
     expect(tools[0]!.content).toContain(TOOL_STUB_MARKER);

@@ -1,4 +1,5 @@
 /** Storage operations on the routing map (STO-3) on PostgreSQL; rows map as on SQLite (route-row.ts). */
+import { localSessionKey } from '../../../domain/local/receipt.js';
 import type { SessionEntry } from '../../../domain/vocabulary.js';
 import type { UsageUpdate } from '../../session-store.js';
 import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from '../../sqlite/ops/route-row.js';
@@ -108,10 +109,16 @@ export async function listRoutePage(sql: Sql, query: RoutePageQuery): Promise<Se
   return rows.map(entryFromRow);
 }
 
+/** Routes idle since `before`, not suspended, and not a local session's (its logical row owns it). */
 export async function listPrunableRoutes(sql: Sql, before: string): Promise<string[]> {
+  const prefix = localSessionKey('');
   const rows = await sql.rows<{ session_key: string }>(
-    'SELECT session_key FROM routes WHERE updated_at < $1 AND suspended = 0 ORDER BY updated_at',
-    [before],
+    `SELECT session_key FROM routes
+      WHERE updated_at < $1 AND suspended = 0
+        AND NOT (left(session_key, $2) = $3
+                 AND substr(session_key, $2 + 1) IN (SELECT logical_id FROM local_sessions))
+      ORDER BY updated_at`,
+    [before, prefix.length, prefix],
   );
   return rows.map((r) => r.session_key);
 }

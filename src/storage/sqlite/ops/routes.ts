@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { SessionEntry } from '../../../domain/vocabulary.js';
 import type { UsageUpdate } from '../../session-store.js';
+import { localSessionKey } from '../../../domain/local/receipt.js';
 import { statement } from '../statements.js';
 import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from './route-row.js';
 
@@ -108,10 +109,19 @@ export function listRoutePage(db: Db, query: RoutePageQuery): SessionEntry[] {
 }
 
 /** Keys of routes last updated before `before`, excluding suspended ones, oldest first. */
+/**
+ * Routes not updated since `before`, except suspended ones and those a local session owns (the
+ * route key `localSessionKey(logical_id)` of a row in local_sessions: part of its identity).
+ */
 export function listPrunableRoutes(db: Db, before: string): string[] {
+  const prefix = localSessionKey('');
   const rows = statement(
     db,
-    `SELECT session_key FROM routes WHERE updated_at < ? AND suspended = 0 ORDER BY updated_at`,
-  ).all(before) as { session_key: string }[];
+    `SELECT session_key FROM routes
+      WHERE updated_at < ? AND suspended = 0
+        AND NOT (substr(session_key, 1, ?) = ?
+                 AND substr(session_key, ?) IN (SELECT logical_id FROM local_sessions))
+      ORDER BY updated_at`,
+  ).all(before, prefix.length, prefix, prefix.length + 1) as { session_key: string }[];
   return rows.map((r) => r.session_key);
 }

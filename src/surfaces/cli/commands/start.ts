@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { GatewayInfo } from '../../../daemon/daemon.js';
+import { daemonEnvironment } from '../../../daemon/allocator.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState, readGatewayInfo } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
@@ -59,7 +60,7 @@ export async function spawnDaemon(layout: HomeLayout, serveArgs: string[] = []):
   const child = spawn(process.execPath, [...process.execArgv, script, 'serve', ...serveArgs], {
     detached: true,
     stdio: ['ignore', log, log],
-    env: process.env,
+    env: daemonEnvironment(process.env),
   });
   closeSync(log);
   child.unref();
