@@ -39,6 +39,7 @@ import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { memoryReader, type MemoryRoots } from '../memory.js';
 import { isLocalSessionKey } from '../../domain/local/receipt.js';
+import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 
 const DEMO_MODEL_NAME = 'gatehouse-demo';
 const CODE_MARKERS = [
@@ -52,8 +53,12 @@ const CODE_MARKERS = [
 ];
 const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
-function launchLookups(skillsDir: string): LaunchLookups {
+function launchLookups(skillsDir: string, workers: WorkerPool): LaunchLookups {
   return {
+    safeModeRefusal: () => {
+      const support = workers.probe();
+      return support.ok ? null : support.reason;
+    },
     isDirectory: (p) => {
       try {
         return fs.statSync(p).isDirectory();
@@ -126,6 +131,7 @@ export function gatewayService(
   let faults: Faults | null = null;
   let ctxLogger: DaemonContext['logger'] | null = null;
   let housekeeping: Housekeeping | null = null;
+  let workers: WorkerPool | null = null;
 
   return {
     name: 'gateway',
@@ -187,6 +193,13 @@ export function gatewayService(
         tailTokens: config.compression.tail_tokens,
       });
 
+      workers = new WorkerPool({
+        ...config.safe_mode,
+        runDir: layout.runDir,
+        idleMs: config.safe_mode.idle_s * 1000,
+        extraEnv: config.safe_mode.env,
+        env,
+      });
       const prompts = new PromptBroker({
         alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
         approvalTimeoutMs: config.approvals.timeout_s * 1000,
@@ -217,7 +230,7 @@ export function gatewayService(
           knownToolsets: toolRegistry.list().map((t) => t.name),
           maxTurns: 50,
         },
-        launchLookups: launchLookups(path.join(profileDir, 'skills')),
+        launchLookups: launchLookups(path.join(profileDir, 'skills'), workers),
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         replayCapacity: config.events.replay_max_events,
@@ -230,7 +243,10 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names) => toolRegistry.resolve(names),
+            tools: (names, policy) =>
+              policy?.safe_mode
+                ? isolateTools(toolRegistry.resolve(names), workers!)
+                : toolRegistry.resolve(names),
             model: modelOf,
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
@@ -381,6 +397,8 @@ export function gatewayService(
     async stop() {
       housekeeping?.stop();
       housekeeping = null;
+      workers?.close();
+      workers = null;
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);

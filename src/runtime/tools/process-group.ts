@@ -20,6 +20,13 @@ export interface RunOptions {
   outputCapBytes: number;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /**
+   * A program that sets up the process and then execs `bash -c command` in its place (the
+   * isolated worker's `prlimit …`), so the group leader keeps its pid. Absent: bash itself.
+   */
+  launcher?: readonly string[];
+  /** Every chunk of output as it arrives (before the cap), for live progress. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export type Termination =
@@ -134,7 +141,8 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let watch: NodeJS.Timeout | undefined;
 
-    const child = spawn('bash', ['-c', options.command], {
+    const [program, ...args] = [...(options.launcher ?? []), 'bash', '-c', options.command];
+    const child = spawn(program, args, {
       cwd: options.cwd,
       env: options.env,
       detached: true,
@@ -190,8 +198,12 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       stopGroup();
     }, options.timeoutMs);
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    const take = (chunk: Buffer): void => {
+      output.push(chunk);
+      options.onOutput?.(chunk);
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
     child.on('error', (error) => finish({ kind: 'spawn_failed', message: error.message }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
