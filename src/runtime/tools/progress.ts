@@ -4,7 +4,6 @@
  * command prints: only a tail of at most TAIL_BYTES is kept (never the whole stream), and at most
  * one update leaves every PROGRESS_INTERVAL_MS, and only when something new was printed.
  */
-import { performance } from 'node:perf_hooks';
 
 /** What a tool reports while it runs (the runner adds the tool_call_id). */
 export type ToolProgress = {
@@ -59,9 +58,10 @@ export class ProgressReporter {
     const joined = chunk.length >= TAIL_BYTES ? chunk : Buffer.concat([this.tail, chunk]);
     this.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - TAIL_BYTES)));
     this.dirty = true;
+    if (this.timer !== undefined) return; // the pending tick sends it
     const wait = this.lastSent + this.intervalMs - performance.now();
     if (wait <= 0) this.send();
-    else this.timer ??= setTimeout(() => this.send(), wait);
+    else this.timer = setTimeout(() => this.send(), wait);
   }
 
   /** No more reports (the tool finished: its result says the rest). */
