@@ -158,24 +158,38 @@ class IsolatedWorker {
         entry.context.reportProgress?.(message.progress);
         return;
       case 'approval.ask':
-        clearTimeout(entry.deadline);
-        void entry.context.requestApproval(message.request).then((outcome) => {
-          if (this.pending.has(message.call)) entry.arm();
-          this.send({ type: 'approval.answer', call: message.call, ask: message.ask, outcome });
-        });
-        return;
+        return this.relay(entry, message.call, entry.context.requestApproval(message.request), (outcome) => ({
+          type: 'approval.answer',
+          call: message.call,
+          ask: message.ask,
+          outcome,
+        }));
       case 'clarify.ask':
-        clearTimeout(entry.deadline);
-        void entry.context.askClarify(message.request).then((outcome) => {
-          if (this.pending.has(message.call)) entry.arm();
-          this.send({ type: 'clarify.answer', call: message.call, ask: message.ask, outcome });
-        });
-        return;
+        return this.relay(entry, message.call, entry.context.askClarify(message.request), (outcome) => ({
+          type: 'clarify.answer',
+          call: message.call,
+          ask: message.ask,
+          outcome,
+        }));
       case 'result':
         this.settle(message.call, message.result);
         if (this.pending.size === 0) this.armIdle();
         return;
     }
+  }
+
+  /** A human is asked for the worker: its deadline waits, and runs again once the answer goes back. */
+  private relay<T>(
+    entry: PendingCall,
+    call: number,
+    question: Promise<T>,
+    answer: (outcome: T) => HostMessage,
+  ): void {
+    clearTimeout(entry.deadline);
+    void question.then((outcome) => {
+      if (this.pending.has(call)) entry.arm();
+      this.send(answer(outcome));
+    });
   }
 
   private settle(call: number, result: ToolResult): void {
