@@ -27,6 +27,7 @@ import { SqliteLocalStore } from '../src/storage/sqlite/local-store.js';
 import type { NewAdmission } from '../src/storage/local-store.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, percentile, type Bench } from './lib.js';
+import { emptyLookups, oneProvider } from '../test/fixtures/launch-fixtures.js';
 
 const CLI = resolve(import.meta.dirname, '../dist/surfaces/cli/main.js');
 const OWNER = { subject: 'owner', provider: 'native' };
@@ -43,8 +44,16 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
   const params = { cwd, model: 'gatehouse-demo' };
   const policy = freezeLaunchPolicy(
     params,
-    { cwd, model: 'gatehouse-demo', toolsets: [], knownToolsets: [], maxTurns: 10 },
-    { isDirectory: () => true, isCodeWorkspace: () => false, readSkill: () => null },
+    {
+      cwd,
+      model: 'gatehouse-demo',
+      toolsets: [],
+      knownToolsets: [],
+      maxTurns: 10,
+      providers: oneProvider(),
+      offerSkills: false,
+    },
+    emptyLookups(),
   );
   const digest = creationDigest(params);
   const ids: string[] = [];

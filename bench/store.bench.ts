@@ -11,7 +11,7 @@ import { openDatabase } from '../src/storage/sqlite/database.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, medianMs, rate, type Bench, type BenchFigure } from './lib.js';
 
-const source: SessionSourceFields = {
+export const source: SessionSourceFields = {
   platform: 'local',
   chat_id: 'bench',
   chat_name: 'bench',

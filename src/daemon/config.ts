@@ -7,6 +7,15 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import {
+  apiBaseUrl,
+  checkProviders,
+  defaultProvider,
+  contextWindow,
+  envName,
+  providersSchema,
+  REASONING_FORMATS,
+} from './config-providers.js';
 import { DaemonError, oneLine } from './errors.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -29,28 +38,9 @@ const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
 const modelSchema = z.strictObject({
-  base_url: z
-    .url({
-      protocol: /^https?$/,
-      error: (issue) =>
-        issue.input === undefined
-          ? 'required: the http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1'
-          : `must be an http(s) URL like https://api.openai.com/v1, got ${JSON.stringify(issue.input)}`,
-    })
-    .refine(
-      (value) => {
-        // Runs even when the URL check above failed; an unparseable value was reported there.
-        if (!URL.canParse(value)) return true;
-        const url = new URL(value);
-        return !url.username && !url.password && !url.search && !url.hash;
-      },
-      { error: 'must not contain credentials, a query or a fragment' },
-    ),
+  base_url: apiBaseUrl,
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
-  api_key_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .optional(),
+  api_key_env: envName.optional(),
   api_key: z.string().min(1).optional(),
   /**
    * Per attempt: the longest wait for the provider to start answering, and the longest silence
@@ -68,7 +58,9 @@ const modelSchema = z.strictObject({
     .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
     .default(3),
   /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
-  context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
+  context_window: contextWindow.optional(),
+  /** How this provider takes a session's reasoning effort (config-providers.ts). */
+  reasoning_format: z.enum(REASONING_FORMATS).default('reasoning_effort'),
 });
 
 const proxyAddress = z
@@ -131,29 +123,97 @@ const listenerSchema = z
   });
 
 /**
+ * Telegram's webhook mode (docs/messaging.md, "Webhook mode"): Telegram posts updates to `url`, a
+ * public HTTPS address whose proxy forwards to the listener on `host:port` (loopback only). Plain
+ * http is accepted for a loopback url, which a self-hosted Bot API server can post to.
+ */
+const telegramWebhookSchema = z
+  .strictObject({
+    url: z.url({
+      protocol: /^https?$/,
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required: the public https URL Telegram posts updates to'
+          : 'must be an https URL',
+    }),
+    secret_token_env: z
+      .string({ error: 'is required: the NAME of the environment variable holding the webhook secret' })
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' }),
+    host: z
+      .string()
+      .refine(isLoopback, { error: 'must be a loopback address: put a TLS proxy in front of it' })
+      .default('127.0.0.1'),
+    port: z
+      .number({ error: 'is required: the port the gateway listens on for the proxy (0 = any free port)' })
+      .int({ error: 'must be a whole number' })
+      .min(0, { error: 'must be a port number' })
+      .max(65535, { error: 'must be a port number' }),
+  })
+  .superRefine((webhook, ctx) => {
+    const url = new URL(webhook.url);
+    if (url.protocol === 'http:' && !isLoopback(url.hostname.replace(/^\[|\]$/g, ''))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message:
+          'must be https: Telegram posts only to https URLs (plain http is for a loopback Bot API server)',
+      });
+    }
+  });
+
+/**
  * A chat platform adapter (issue 6). The bot token is never written in the file: `token_env` names
  * the environment variable that holds it. Isolation options left out follow `sessions`.
  */
-const telegramSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  token_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
-    .default('TELEGRAM_BOT_TOKEN'),
-  api_root: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-    .default('https://api.telegram.org'),
-  allowed_user_ids: z
-    .array(
-      z.union([z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }), z.number().int()]),
-    )
-    .transform((ids) => ids.map(String))
-    .optional(),
-  group_sessions_per_user: z.boolean().optional(),
-  thread_sessions_per_user: z.boolean().optional(),
-  /** CTX-2: hash user and chat ids in the prompt text. */
-  redact_pii: z.boolean().default(false),
-});
+const telegramSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the NAME of an environment variable' })
+      .default('TELEGRAM_BOT_TOKEN'),
+    api_root: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .default('https://api.telegram.org'),
+    allowed_user_ids: z
+      .array(
+        z.union([
+          z.string().regex(/^\d+$/, { error: 'must be a numeric Telegram user id' }),
+          z.number().int(),
+        ]),
+      )
+      .transform((ids) => ids.map(String))
+      .optional(),
+    group_sessions_per_user: z.boolean().optional(),
+    thread_sessions_per_user: z.boolean().optional(),
+    /** CTX-2: hash user and chat ids in the prompt text. */
+    redact_pii: z.boolean().default(false),
+    /** How updates arrive: long polling (getUpdates) or a webhook Telegram posts to. */
+    mode: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),
+    webhook: telegramWebhookSchema.optional(),
+    /** Photos, documents and voice notes larger than this are refused with a reply (Bot API: 20 MB). */
+    max_attachment_mb: z
+      .number({ error: 'must be a number of MB' })
+      .positive({ error: 'must be more than 0' })
+      .max(2000, { error: 'must be at most 2000 (a local Bot API server allows 2 GB)' })
+      .default(20),
+  })
+  .superRefine((section, ctx) => {
+    if (section.mode === 'webhook' && section.webhook === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhook'],
+        message: 'mode: webhook needs a webhook section (url, secret_token_env, port)',
+      });
+    }
+    if (section.mode === 'polling' && section.webhook !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhook'],
+        message: 'is set but mode is polling (the default): set mode: webhook, or remove the webhook section',
+      });
+    }
+  });
 
 /**
  * The section of a platform a plugin registers (docs/messaging.md, "Platforms from
@@ -204,6 +264,11 @@ export const configSchema = z
       .default(['default']),
     default_profile: z.string().optional(),
     model: modelSchema.optional(),
+    /** Several named providers (config-providers.ts); the `model:` block is the one named `default`. */
+    providers: providersSchema.optional(),
+    default_provider: z.string().min(1).optional(),
+    /** Launch options that come from the home (docs/launch.md). */
+    skills: z.strictObject({ offer_available: z.boolean().default(false) }).prefault({}),
     listener: listenerSchema.prefault({}),
     /** The built-in demo model, used when no `model` is configured. */
     demo_model: z
@@ -300,6 +365,7 @@ export const configSchema = z
         message: `"${defaultProfile}" is not listed in profiles`,
       });
     }
+    checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     return { ...config, default_profile: defaultProfile };
   });
 
@@ -462,13 +528,19 @@ function isSecretKey(key: string): boolean {
 export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   const secrets = [config.model?.api_key, config.legacy_token.token];
   if (config.model?.api_key_env) secrets.push(env[config.model.api_key_env]);
-  for (const section of Object.values(config.platforms) as Record<string, unknown>[]) {
+  for (const provider of Object.values(config.providers ?? {}))
+    if (provider.api_key_env) secrets.push(env[provider.api_key_env]);
+  // Nested sections too (platforms.telegram.webhook.secret_token_env).
+  const walk = (section: Record<string, unknown>): void => {
     for (const [key, value] of Object.entries(section)) {
-      if (typeof value !== 'string') continue;
-      if (key.endsWith('_env')) secrets.push(env[value]);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        walk(value as Record<string, unknown>);
+      } else if (typeof value !== 'string') continue;
+      else if (key.endsWith('_env')) secrets.push(env[value]);
       else if (isSecretKey(key)) secrets.push(value);
     }
-  }
+  };
+  for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }
 
@@ -476,6 +548,7 @@ export const DEMO_MODEL_DESCRIPTION = 'built-in demo model (scripted stand-in, n
 
 /** How `status` and the chat banner name the model in use. */
 export function describeModel(config: GatehouseConfig): string {
-  if (!config.model) return DEMO_MODEL_DESCRIPTION;
-  return `${config.model.model} at ${config.model.base_url}`;
+  const provider = defaultProvider(config);
+  if (!provider) return DEMO_MODEL_DESCRIPTION;
+  return `${provider.models[0]!.name} at ${provider.base_url}`;
 }

@@ -118,6 +118,14 @@ default_profile: default
 #   base_url: https://api.openai.com/v1
 #   model: gpt-4o-mini
 #   api_key_env: OPENAI_API_KEY   # the NAME of the environment variable holding the key
+#
+# Several providers instead (a session picks one with session.create's provider):
+# providers:
+#   openai:
+#     base_url: https://api.openai.com/v1
+#     api_key_env: OPENAI_API_KEY
+#     models: [gpt-4o-mini, gpt-4.1]
+# default_provider: openai
 
 listener:
   host: 127.0.0.1

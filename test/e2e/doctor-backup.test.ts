@@ -150,7 +150,8 @@ describe('homes that used to leave the user stuck', { timeout: 120_000 }, () => 
     expect(Buffer.byteLength(join(home, 'gateway.sock'))).toBeGreaterThan(107);
     const socket = homeLayout(home).controlSocket;
     expect(socket).toMatch(/^\/tmp\/gatehouse-\d+\/[0-9a-f]{16}\.sock$/);
-    const start = await runCli(home, ['start']);
+    // --port 0: another daemon on the default port would otherwise add a fallback note to stderr.
+    const start = await runCli(home, ['start', '--port', '0']);
     expect(start.stderr).toBe('');
     expect(start.code).toBe(0);
     try {

@@ -154,6 +154,13 @@ const launchCases: Case[] = [
   ['unknown reasoning', 'session.create', { reasoning: 'extreme' }, 'reasoning'],
   ['unknown skill', 'session.create', { skills: ['no-such-skill'] }, 'skills'],
   ['skills in safe mode', 'session.create', { skills: ['x'], safe_mode: true }, 'skills'],
+  ['unknown provider', 'session.create', { provider: 'no-such-provider' }, 'provider'],
+  [
+    'provider with base_url',
+    'session.create',
+    { provider: 'default', base_url: 'https://x.example/v1' },
+    'provider',
+  ],
   ['empty api_key', 'session.create', { api_key: '' }, 'api_key'],
   ['empty request_id', 'session.create', { request_id: '' }, 'request_id'],
   ['non-string title', 'session.create', { title: 42 }, 'title'],

@@ -49,9 +49,13 @@ export interface TelegramDaemon {
   userMessages(marker: string): string[];
 }
 
-/** `telegramYaml`: extra lines under `platforms.telegram:` (indented by the caller); `yaml`: top-level. */
+/**
+ * `telegramYaml`: extra lines under `platforms.telegram:` (indented by the caller), or a function
+ * giving them when the home is written (after the file's earlier beforeAll hooks ran); `yaml`:
+ * top-level.
+ */
 export function useTelegramDaemon(
-  options: { telegramYaml?: string[]; yaml?: string[] } = {},
+  options: { telegramYaml?: string[] | (() => string[]); yaml?: string[] } = {},
 ): TelegramDaemon {
   let standIn: TelegramStandIn;
   let model: DemoModelServer;
@@ -78,7 +82,9 @@ export function useTelegramDaemon(
         '  telegram:',
         `    token_env: ${TOKEN_ENV}`,
         `    api_root: ${standIn.apiRoot}`,
-        ...(options.telegramYaml ?? []),
+        ...(typeof options.telegramYaml === 'function'
+          ? options.telegramYaml()
+          : (options.telegramYaml ?? [])),
         '',
       ].join('\n'),
     );

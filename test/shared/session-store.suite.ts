@@ -1,6 +1,6 @@
 /**
  * The behaviour every SessionStore backend must show (STO-2, ENT-2). A backend's test file calls
- * runSessionStoreSuite with a factory; SQLite runs it now, PostgreSQL will run the same cases.
+ * runSessionStoreSuite with a factory; SQLite and PostgreSQL run the same cases.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionSourceFields, TranscriptMessage } from '../../src/domain/vocabulary.js';
@@ -489,6 +489,68 @@ export function runSessionStoreSuite(
           );
         }
       });
+    });
+
+    describe('LIN-1 publishCompression, parentOf and the compression backoff', () => {
+      it('moves the route to a child linked to its parent; the parent stays searchable; a second publish from the old parent changes nothing', async () => {
+        const { entry } = await store.getOrCreateSession('k1', source());
+        await store.appendToTranscript(entry.session_id, [user('the zanzibar plan'), assistant('ok')]);
+        const publication = {
+          sessionKey: 'k1',
+          parentSessionId: entry.session_id,
+          childSessionId: 'child-1',
+          messages: [user('[Context summary] short')],
+          backoffSubject: 'k1',
+        };
+        expect(await store.publishCompression(publication)).toBe(true);
+        expect((await store.lookupBySessionId('child-1'))?.session_key).toBe('k1');
+        expect(await store.parentOf('child-1')).toBe(entry.session_id);
+        expect(await store.parentOf(entry.session_id)).toBeNull();
+        expect((await store.loadTranscript('child-1')).map((m) => m.content)).toEqual([
+          '[Context summary] short',
+        ]);
+        expect((await store.searchMessages('zanzibar')).map((h) => h.session_id)).toEqual([entry.session_id]);
+        // The route no longer points at the parent: nothing is written, not even the child row.
+        expect(await store.publishCompression({ ...publication, childSessionId: 'child-2' })).toBe(false);
+        expect(await store.loadTranscript('child-2')).toEqual([]);
+        expect(await store.parentOf('child-2')).toBeNull();
+      });
+
+      it('keeps a failed compression backoff across a reopen and clears it with the next success', async () => {
+        const { entry } = await store.getOrCreateSession('k2', source());
+        const backoff = {
+          failures: 2,
+          retryAfter: '2030-01-01T00:00:00.000Z',
+          lastError: 'the summary call failed',
+        };
+        expect(await store.compressionBackoff('k2')).toBeNull();
+        await store.recordCompressionFailure('k2', backoff);
+        await store.recordCompressionFailure('k2', { ...backoff, failures: 3 });
+        store = await h.reopen();
+        expect(await store.compressionBackoff('k2')).toEqual({ ...backoff, failures: 3 });
+        await store.publishCompression({
+          sessionKey: 'k2',
+          parentSessionId: entry.session_id,
+          childSessionId: 'child-3',
+          messages: [],
+          backoffSubject: 'k2',
+        });
+        expect(await store.compressionBackoff('k2')).toBeNull();
+      });
+    });
+
+    it('STO-4 rebuildSearchIndex keeps every message findable; searchIndexStatus reports a usable index', async () => {
+      const { entry } = await store.getOrCreateSession(KEY, source());
+      await store.appendToTranscript(entry.session_id, [user('first kiwi'), assistant('second kiwi')]);
+      expect(await store.searchIndexStatus()).toEqual({ stale: false });
+      await store.rebuildSearchIndex();
+      await store.appendToTranscript(entry.session_id, user('third kiwi'));
+      expect((await store.searchMessages('kiwi')).map((h) => h.snippet)).toEqual([
+        'third [kiwi]',
+        'second [kiwi]',
+        'first [kiwi]',
+      ]);
+      expect(await store.searchIndexStatus()).toEqual({ stale: false });
     });
 
     it('everything persists across a reopen', async () => {

@@ -20,7 +20,7 @@ export function gatehouseVersion(): string {
 
 export function describeGateway(
   ctx: Pick<DaemonContext, 'info'>,
-  model: { name: string; demo: boolean },
+  model: { name: string; demo: boolean; provider?: string },
 ): GatewayDescription {
   const startedAt = ctx.info.started_at;
   return {
@@ -29,6 +29,7 @@ export function describeGateway(
     uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(startedAt)) / 1000)),
     // The base URL is not a secret but says nothing a viewer needs; the provider kind is enough.
     model: { name: model.name, provider: model.demo ? 'demo' : 'openai-compatible', demo: model.demo },
+    ...(model.provider !== undefined ? { default_provider: model.provider } : {}),
     platforms: ctx.info.adapters.map((a) => ({
       platform: a.platform,
       state: a.state,

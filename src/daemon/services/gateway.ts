@@ -9,17 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { AgentCache } from '../../domain/agents/agent-cache.js';
 import { TicketBook } from '../../domain/auth/tickets.js';
-import { creationContract, type LaunchLookups, type LaunchPolicy } from '../../domain/local/launch-policy.js';
+import { creationContract, type LaunchPolicy } from '../../domain/local/launch-policy.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
-import { defaultContextWindow } from '../../runtime/context/windows.js';
-import type { GatehouseConfig } from '../config.js';
 import { LocalSessions } from '../../domain/local/service.js';
 import { makeTurnJobRunner } from '../../domain/local/turn-job.js';
 import { Dispatcher } from '../../protocol/dispatcher.js';
 import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
-import { ModelClient } from '../../runtime/model/client.js';
+import type { ChatModel } from '../../runtime/model/client.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -32,7 +30,9 @@ import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
 import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
-import { DEFAULT_PORT, modelClientLimits } from '../config.js';
+import { DEFAULT_PORT } from '../config.js';
+import { launchLookups } from '../launch-files.js';
+import { DEMO_MODEL_NAME, ProviderTable } from './providers.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
@@ -40,43 +40,6 @@ import { Housekeeping } from '../housekeeping.js';
 import { memoryReader, type MemoryRoots } from '../memory.js';
 import { isLocalSessionKey } from '../../domain/local/receipt.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
-
-const DEMO_MODEL_NAME = 'gatehouse-demo';
-const CODE_MARKERS = [
-  '.git',
-  'package.json',
-  'pyproject.toml',
-  'Cargo.toml',
-  'go.mod',
-  'pom.xml',
-  'Makefile',
-];
-const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-
-function launchLookups(skillsDir: string, workers: WorkerPool): LaunchLookups {
-  return {
-    safeModeRefusal: () => {
-      const support = workers.probe();
-      return support.ok ? null : support.reason;
-    },
-    isDirectory: (p) => {
-      try {
-        return fs.statSync(p).isDirectory();
-      } catch {
-        return false;
-      }
-    },
-    isCodeWorkspace: (p) => CODE_MARKERS.some((m) => fs.existsSync(path.join(p, m))),
-    readSkill: (name) => {
-      if (!SKILL_NAME.test(name) || name.includes('..')) return null;
-      try {
-        return fs.readFileSync(path.join(skillsDir, `${name}.md`), 'utf8');
-      } catch {
-        return null;
-      }
-    },
-  };
-}
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -98,18 +61,6 @@ export interface StoreHolder {
   current: SqliteSessionStore | null;
   agents?: AgentCache | null;
   liveKeys?: ((sessionKey: string) => boolean)[];
-}
-
-/**
- * The context window of a session's model: the configured provider's `model.context_window`, a
- * known family's window for a model named elsewhere, or the demo model's window.
- */
-function contextWindowFor(config: GatehouseConfig, policy: LaunchPolicy): number {
-  if (policy.base_url) return defaultContextWindow(policy.model);
-  if (!config.model) return config.demo_model.context_window;
-  if (policy.model === config.model.model && config.model.context_window !== undefined)
-    return config.model.context_window;
-  return defaultContextWindow(policy.model);
 }
 
 export function gatewayService(
@@ -154,41 +105,20 @@ export function gatewayService(
       epoch = localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
 
-      let baseUrl: string;
-      let defaultModel: string;
-      let defaultKey: string | undefined;
-      if (config.model) {
-        baseUrl = config.model.base_url;
-        defaultModel = config.model.model;
-        defaultKey =
-          config.model.api_key ?? (config.model.api_key_env ? env[config.model.api_key_env] : undefined);
-      } else {
+      if (ProviderTable.needsDemo(config)) {
         demo = await startDemoModel({
           host: '127.0.0.1',
           port: 0,
           record: false,
           contextWindow: config.demo_model.context_window,
         });
-        baseUrl = demo.baseUrl;
-        defaultModel = DEMO_MODEL_NAME;
       }
-      const clients = new Map<string, ModelClient>();
-      const modelFor = (url: string, key: string | undefined, model: string): ModelClient => {
-        const cacheKey = JSON.stringify([url, key ?? '', model]);
-        let client = clients.get(cacheKey);
-        if (!client) {
-          client = new ModelClient({ baseUrl: url, apiKey: key, model, ...modelClientLimits(config.model) });
-          clients.set(cacheKey, client);
-        }
-        return client;
-      };
-
-      const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ModelClient =>
-        policy.base_url
-          ? modelFor(policy.base_url, apiKey, policy.model)
-          : modelFor(baseUrl, apiKey ?? defaultKey, policy.model);
+      const providers = new ProviderTable(config, env, demo?.baseUrl ?? null);
+      const defaultModel = providers.defaultModel(providers.defaultProvider);
+      const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
+        providers.model(policy, apiKey);
       const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
-        window: contextWindowFor(config, policy),
+        window: providers.contextWindow(policy),
         threshold: config.compression.threshold,
         tailTokens: config.compression.tail_tokens,
       });
@@ -229,8 +159,16 @@ export function gatewayService(
           toolsets: DEFAULT_TOOLSETS,
           knownToolsets: toolRegistry.list().map((t) => t.name),
           maxTurns: 50,
+          providers,
+          offerSkills: config.skills.offer_available,
         },
-        launchLookups: launchLookups(path.join(profileDir, 'skills'), workers),
+        launchLookups: {
+          ...launchLookups(layout.root),
+          safeModeRefusal: () => {
+            const support = workers!.probe();
+            return support.ok ? null : support.reason;
+          },
+        },
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         replayCapacity: config.events.replay_max_events,
@@ -269,7 +207,12 @@ export function gatewayService(
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
         creationContract: () => ({
           ...creationContract(),
-          defaults: { model: defaultModel, toolsets: [...DEFAULT_TOOLSETS] },
+          defaults: {
+            model: defaultModel,
+            provider: providers.defaultProvider,
+            toolsets: [...DEFAULT_TOOLSETS],
+          },
+          providers: providers.describe(),
           toolsets: toolRegistry.list().map((t) => t.name),
         }),
         storage: () => {
@@ -289,6 +232,7 @@ export function gatewayService(
           describeGateway(ctx, {
             name: defaultModel,
             demo: demo !== null || defaultModel === DEMO_MODEL_NAME,
+            provider: providers.defaultProvider,
           }),
       });
       registerSessionMethods(dispatcher, sessions);

@@ -8,6 +8,17 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import {
+  freezeProvider,
+  renderAvailableSkills,
+  renderPersonalInstructions,
+  renderProjectRules,
+  renderSkill,
+  type InstructionFile,
+  type ProviderCatalogue,
+  type SkillDocument,
+  type SkillSummary,
+} from './launch-context.js';
 
 /** Client surfaces and the agent platform each one runs as (LOC-4). */
 export const LOCAL_SOURCES = {
@@ -64,6 +75,7 @@ export interface LaunchPolicy {
   toolsets: string[];
   /** `focus` when the cwd is a code workspace and toolsets were not explicit (decided once). */
   coding_context: 'focus' | null;
+  /** The configured provider, chosen at creation; null when the session has its own base_url. */
   provider: string | null;
   base_url: string | null;
   /** Whether the creator supplied an api_key (held in the owner's memory only, LOC-5). */
@@ -73,6 +85,12 @@ export interface LaunchPolicy {
   skills: string[];
   /** The skills' text, rendered once into the frozen prompt at creation. */
   skills_prompt: string | null;
+  /** The project's instruction files (unless ignore_rules), rendered once at creation. */
+  rules_prompt?: string | null;
+  /** The owner's personal instructions from the home (unless ignore_user_config). */
+  personal_prompt?: string | null;
+  /** The skills offered to the model by name and description (`skills.offer_available`). */
+  available_skills_prompt?: string | null;
   yolo: boolean;
   checkpoints: boolean;
   accept_hooks: boolean;
@@ -94,13 +112,23 @@ export interface LaunchDefaults {
   /** Toolsets that exist in this daemon. */
   knownToolsets: readonly string[];
   maxTurns: number;
+  /** The configured providers (launch-context.ts). */
+  providers: ProviderCatalogue;
+  /** Whether the frozen prompt lists the home's skills for the model (`skills.offer_available`). */
+  offerSkills: boolean;
 }
 
 export interface LaunchLookups {
   isDirectory(path: string): boolean;
   isCodeWorkspace(path: string): boolean;
-  /** The text of a named skill of the profile, or null when there is no such skill. */
-  readSkill(name: string): string | null;
+  /** A named skill of the home, or null when there is no such skill. */
+  readSkill(name: string): SkillDocument | null;
+  /** Every skill of the home. */
+  listSkills(): SkillSummary[];
+  /** The project's instruction files for `cwd`, outermost first. */
+  projectRules(cwd: string): InstructionFile[];
+  /** The owner's personal instructions in the home, or null. */
+  personalInstructions(): InstructionFile | null;
   /** Why this host cannot isolate a safe_mode session, or null when it can. */
   safeModeRefusal?(): string | null;
 }
@@ -191,32 +219,39 @@ export function freezeLaunchPolicy(
       throw new LaunchPolicyError('skills', 'skills cannot be combined with safe_mode or ignore_user_config');
     }
     const rendered = skills.map((name) => {
-      const text = lookups.readSkill(name);
-      if (text === null) throw new LaunchPolicyError('skills', `unknown skill "${name}"`);
-      return `## Skill: ${name}\n\n${text.trim()}`;
+      const skill = lookups.readSkill(name);
+      if (skill === null)
+        throw new LaunchPolicyError('skills', `unknown skill "${name}": see gatehouse skills`);
+      return renderSkill(skill);
     });
     skillsPrompt = rendered.join('\n\n');
   }
+  const { provider, model } = freezeProvider(params, defaults.providers, defaults.model);
+  const ignoreRules = params.ignore_rules ?? false;
 
   return {
     source,
     platform: LOCAL_SOURCES[source],
     cwd,
-    model: params.model ?? defaults.model,
+    model,
     toolsets,
     coding_context: !explicit && source !== 'tool' && lookups.isCodeWorkspace(cwd) ? 'focus' : null,
-    provider: params.provider ?? null,
+    provider,
     base_url: params.base_url === undefined ? null : validateBaseUrl(params.base_url),
     requires_api_key: params.api_key !== undefined,
     reasoning: params.reasoning ?? null,
     max_turns: params.max_turns ?? defaults.maxTurns,
     skills,
     skills_prompt: skillsPrompt,
+    rules_prompt: ignoreRules ? null : renderProjectRules(lookups.projectRules(cwd)),
+    personal_prompt: ignoreUserConfig ? null : renderPersonalInstructions(lookups.personalInstructions()),
+    available_skills_prompt:
+      ignoreUserConfig || !defaults.offerSkills ? null : renderAvailableSkills(lookups.listSkills()),
     yolo: params.yolo ?? false,
     checkpoints: params.checkpoints ?? false,
     accept_hooks: params.accept_hooks ?? false,
     pass_session_id: params.pass_session_id ?? false,
-    ignore_rules: params.ignore_rules ?? false,
+    ignore_rules: ignoreRules,
     safe_mode: safeMode,
     ignore_user_config: ignoreUserConfig,
     editor: params.editor ?? null,

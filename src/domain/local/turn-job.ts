@@ -60,6 +60,8 @@ export function systemPromptFor(receipt: CreationReceipt): string {
       `Source: local ${policy.source} session (platform ${policy.platform})`,
       `Working directory: ${policy.cwd}`,
       'Connected platforms: local',
+      // pass_session_id: the agent may quote its logical id (stable across compression and reset).
+      ...(policy.pass_session_id ? [`Session id: ${receipt.logical_id}`] : []),
     ].join('\n'),
   ];
   if (policy.coding_context === 'focus') {
@@ -67,7 +69,14 @@ export function systemPromptFor(receipt: CreationReceipt): string {
       'The working directory is a code workspace: focus on the code, and keep changes minimal and tested.',
     );
   }
-  if (policy.skills_prompt) parts.push(policy.skills_prompt);
+  // Rendered at creation (launch-context.ts) and frozen in the receipt.
+  for (const section of [
+    policy.personal_prompt,
+    policy.rules_prompt,
+    policy.skills_prompt,
+    policy.available_skills_prompt,
+  ])
+    if (section) parts.push(section);
   return parts.join('\n\n');
 }
 

@@ -39,6 +39,11 @@ export interface ModelClientOptions {
   /** Longest silence between two pieces of a streamed body. Default 60 s. */
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * How the provider takes a reasoning effort: `reasoning_effort: "low"` (OpenAI, the default) or
+   * `reasoning: {effort: "low"}` (OpenRouter). `none`: the provider takes none, nothing is sent.
+   */
+  reasoningFormat?: 'reasoning_effort' | 'reasoning_object' | 'none';
 }
 
 /** One piece of output as it streams. Tool-call pieces are accumulated, not streamed to callers. */
@@ -49,7 +54,7 @@ export interface ChatRequest {
   tools?: WireTool[];
   /** Overrides the client's model for this request. */
   model?: string;
-  /** Sent as `reasoning_effort` when set (e.g. `low`, `medium`, `high`). */
+  /** Sent in the provider's form (`reasoningFormat`) when set (e.g. `low`, `medium`, `high`). */
   reasoningEffort?: string | undefined;
   /** Default true. */
   stream?: boolean;
@@ -97,7 +102,7 @@ export class ModelClient implements ChatModel {
     };
     if (request.tools && request.tools.length > 0) body.tools = request.tools;
     if (stream) body.stream_options = { include_usage: true };
-    if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort;
+    if (request.reasoningEffort) Object.assign(body, this.reasoningField(request.reasoningEffort));
     const payload = JSON.stringify(body);
     // Once a delta reached the caller, a retry would show the user a second, different answer.
     const progress = { emitted: false };
@@ -117,6 +122,17 @@ export class ModelClient implements ChatModel {
           throw new ModelError('cancelled', 'The model request was cancelled.', null, attempt);
         }
       }
+    }
+  }
+
+  private reasoningField(effort: string): Record<string, unknown> {
+    switch (this.options.reasoningFormat ?? 'reasoning_effort') {
+      case 'reasoning_effort':
+        return { reasoning_effort: effort };
+      case 'reasoning_object':
+        return { reasoning: { effort } };
+      case 'none':
+        return {};
     }
   }
 

@@ -11,6 +11,8 @@ export const MODEL_ERROR_KINDS = [
   'timeout',
   'bad_response',
   'cancelled',
+  /** The session's frozen provider is no longer configured (the daemon's config changed). */
+  'provider_unavailable',
 ] as const;
 export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 

@@ -42,7 +42,7 @@ import * as markers from './ops/turn-markers.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
 
-function toDelivery(row: ledger.DeliveryRow): Delivery {
+export function toDelivery(row: ledger.DeliveryRow): Delivery {
   return {
     delivery_id: row.delivery_id,
     turn_id: row.turn_id,
@@ -62,7 +62,7 @@ function toDelivery(row: ledger.DeliveryRow): Delivery {
   };
 }
 
-function eventToJson(event: MessageEvent): string {
+export function eventToJson(event: MessageEvent): string {
   return JSON.stringify({
     source: event.source.toJSON(),
     text: event.text,
@@ -71,7 +71,7 @@ function eventToJson(event: MessageEvent): string {
   });
 }
 
-function eventFromJson(text: string): MessageEvent {
+export function eventFromJson(text: string): MessageEvent {
   const raw = JSON.parse(text) as { source: unknown; text: string; internal: boolean; received_at: string };
   return {
     source: SessionSource.fromJSON(raw.source),

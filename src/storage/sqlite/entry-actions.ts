@@ -3,20 +3,16 @@
  * entry, the physical session rows and the turn markers. Decisions come from
  * domain/session/lifecycle.ts; SQL lives in ops/.
  */
-import { InvalidParamsError, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
 import {
   decideAccess,
   mayMarkResumePending,
   newEntry,
   ZERO_COUNTERS,
 } from '../../domain/session/lifecycle.js';
-import {
-  CHAT_TYPES,
-  type ResumeReason,
-  type SessionEntry,
-  type SessionSourceFields,
-} from '../../domain/vocabulary.js';
+import type { ResumeReason, SessionEntry, SessionSourceFields } from '../../domain/vocabulary.js';
 import type { ListSessionsOptions, SessionAccess, SessionPage, UsageUpdate } from '../session-store.js';
+import { checkAccessInput, checkLimit, CLEAR_FLAGS, markerIsCurrent } from '../store-rules.js';
 import { newId, tx } from './actions-common.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { SqliteDatabase } from './database.js';
@@ -30,10 +26,7 @@ export function getOrCreateSession(
   source: SessionSourceFields,
   options: { forceNew?: boolean; now?: Date } = {},
 ): SessionAccess {
-  requireKey(sessionKey);
-  if (!(CHAT_TYPES as readonly string[]).includes(source.chat_type)) {
-    throw new InvalidParamsError(`unknown chat_type ${JSON.stringify(source.chat_type)}`);
-  }
+  checkAccessInput(sessionKey, source);
   const now = options.now ?? new Date();
   const at = now.toISOString();
   return tx(db, (): SessionAccess => {
@@ -241,18 +234,6 @@ export function recoverInterruptedTurns(
   });
 }
 
-/**
- * A turn marker still belongs to the conversation on its key: the entry exists and points at the
- * marker's session. After a reset, a switch or a prune it does not, and the interrupted turn is
- * dropped instead of resumed into another conversation (used by the messaging recovery too).
- */
-export function markerIsCurrent(
-  entry: SessionEntry | null,
-  marker: { session_id: string },
-): entry is SessionEntry {
-  return entry !== null && entry.session_id === marker.session_id;
-}
-
 export function pruneOldEntries(
   db: SqliteDatabase,
   options: {
@@ -280,9 +261,7 @@ export function pruneOldEntries(
 
 export function listSessions(db: SqliteDatabase, options: ListSessionsOptions = {}): SessionPage {
   const limit = options.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
-  }
+  checkLimit(limit, 1000);
   const since =
     options.activeMinutes === undefined
       ? null
@@ -323,17 +302,4 @@ function modify(
   });
 }
 
-const CLEAR_FLAGS = {
-  was_auto_reset: false,
-  auto_reset_reason: null,
-  reset_had_activity: false,
-  is_fresh_reset: false,
-  suspended: false,
-  resume_pending: false,
-  resume_reason: null,
-} as const;
-
-function requireKey(sessionKey: string): void {
-  if (typeof sessionKey !== 'string' || sessionKey === '')
-    throw new InvalidParamsError('session key is empty');
-}
+export { markerIsCurrent };

@@ -15,13 +15,12 @@ import type {
   TranscriptPage,
   TranscriptPageOptions,
 } from '../session-store.js';
+import { checkLimit, validateMessages } from '../store-rules.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { atSynchronousNormal } from './statements.js';
 import * as messages from './ops/messages.js';
 import * as search from './ops/search-index.js';
-
-const MESSAGE_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 export function appendToTranscript(
   db: SqliteDatabase,
@@ -135,9 +134,7 @@ export function loadTranscriptPage(
   options: TranscriptPageOptions,
 ): TranscriptPage {
   const limit = options.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
-  }
+  checkLimit(limit, 1000);
   const page = messages.loadVisiblePage(db, sessionId, options.beforeId ?? null, limit + 1);
   const more = page.length > limit;
   return { messages: more ? page.slice(1) : page, hasMore: more };
@@ -187,9 +184,7 @@ export function rewindInTransaction(
 export function searchMessages(db: SqliteDatabase, query: string, options: SearchOptions = {}): SearchHit[] {
   if (query.trim() === '') throw new InvalidParamsError('search query is empty');
   const limit = options.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new InvalidParamsError(`limit must be an integer from 1 to 500, got ${String(limit)}`);
-  }
+  checkLimit(limit, 500);
   if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
   return search.searchIndex(db, query, {
     sessionId: options.sessionId ?? null,
@@ -205,15 +200,4 @@ export function rebuildSearchIndex(db: SqliteDatabase): void {
 /** Whether the index can answer now: it catches up first, which is where a broken index shows. */
 export function searchIndexStatus(db: SqliteDatabase): SearchIndexStatus {
   return { stale: catchUpSearchIndex(db) === null };
-}
-
-function validateMessages(list: readonly TranscriptMessage[]): readonly TranscriptMessage[] {
-  for (const m of list) {
-    if (!MESSAGE_ROLES.has(m.role))
-      throw new InvalidParamsError(`unknown message role ${JSON.stringify(m.role)}`);
-    if (m.content !== null && typeof m.content !== 'string') {
-      throw new InvalidParamsError('message content must be a string or null');
-    }
-  }
-  return list;
 }

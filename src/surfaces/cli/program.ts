@@ -9,6 +9,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerPasswd } from './commands/passwd.js';
 import { registerServe } from './commands/serve.js';
 import { registerSessions } from './commands/sessions.js';
+import { registerSkills } from './commands/skills.js';
 import { registerStart } from './commands/start.js';
 import { registerStatus } from './commands/status.js';
 import { registerStop } from './commands/stop.js';
@@ -31,6 +32,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerTicket(program);
   registerChat(program);
   registerSessions(program);
+  registerSkills(program);
   registerBackup(program);
   registerDoctor(program);
   registerDemoModel(program, deps);

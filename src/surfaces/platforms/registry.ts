@@ -25,6 +25,11 @@ export interface PlatformConfig {
   readonly section: Readonly<Record<string, unknown>>;
   /** The daemon's environment: secrets are read from variables the section names, never the file. */
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * The folder this platform keeps files its users send (photos, documents) in, inside the
+   * profile's folder; created owner-only by the adapter when it first stores one.
+   */
+  readonly attachmentsDir: string;
 }
 
 /** A registry with the platforms Gatehouse ships: `telegram`. Plugins register theirs on it. */

@@ -7,6 +7,8 @@
  * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
+import { join } from 'node:path';
+import { defaultProvider } from '../../daemon/config-providers.js';
 import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
@@ -57,8 +59,11 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     async start(ctx: DaemonContext) {
       const sections = enabledPlatforms(ctx.config);
       if (sections.length === 0) return;
-      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, ctx.configFile, env);
       const profile = ctx.config.default_profile;
+      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
+        configFile: ctx.configFile,
+        profileDir: ctx.layout.profileDir(profile),
+      });
       store = options.store?.() ?? null;
       if (store === null) {
         if (options.store !== undefined) {
@@ -83,9 +88,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
         ...(options.agents?.() ? { agents: options.agents()! } : {}),
         compression: {
-          window: ctx.config.model
-            ? (ctx.config.model.context_window ?? defaultContextWindow(ctx.config.model.model))
-            : ctx.config.demo_model.context_window,
+          window: platformWindow(ctx.config),
           threshold: ctx.config.compression.threshold,
           tailTokens: ctx.config.compression.tail_tokens,
         },
@@ -132,8 +135,8 @@ function enabledPlatforms(config: GatehouseConfig): [string, PlatformSection][] 
 function buildAdapters(
   registry: PlatformRegistry,
   sections: readonly [string, PlatformSection][],
-  configFile: string,
   env: NodeJS.ProcessEnv,
+  { configFile, profileDir }: { configFile: string; profileDir: string },
 ): PlatformAdapter[] {
   for (const [name] of sections) {
     if (!registry.has(name)) {
@@ -145,7 +148,8 @@ function buildAdapters(
   }
   return sections.map(([name, section]) => {
     try {
-      return registry.create<PlatformConfig>(name, { name, section, env });
+      const attachmentsDir = join(profileDir, 'attachments', name);
+      return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
       throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
@@ -168,14 +172,24 @@ function optionsOf(section: PlatformSection): PlatformOptions {
   };
 }
 
+/** Chat platforms talk to the default provider's default model (config-providers.ts). */
 function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel {
-  const model = ctx.config.model;
-  if (model === undefined) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
-  const apiKey = model.api_key ?? (model.api_key_env === undefined ? undefined : env[model.api_key_env]);
+  const provider = defaultProvider(ctx.config);
+  if (provider === null) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
+  const apiKey =
+    provider.api_key ?? (provider.api_key_env === undefined ? undefined : env[provider.api_key_env]);
   return new ModelClient({
-    baseUrl: model.base_url,
-    model: model.model,
+    baseUrl: provider.base_url,
+    model: provider.models[0]!.name,
     apiKey,
-    ...modelClientLimits(model),
+    reasoningFormat: provider.reasoning_format,
+    ...modelClientLimits(ctx.config.model),
   });
+}
+
+function platformWindow(config: GatehouseConfig): number {
+  const provider = defaultProvider(config);
+  if (provider === null) return config.demo_model.context_window;
+  const model = provider.models[0]!;
+  return model.context_window ?? provider.context_window ?? defaultContextWindow(model.name);
 }

@@ -13,8 +13,10 @@ import type { RpcContext } from './connection.js';
 export interface CreationContract {
   sources: string[];
   parameters: Record<string, unknown>;
-  /** The model and toolsets a session gets when `session.create` names none (no paths). */
-  defaults?: { model: string; toolsets: string[] };
+  /** The model, provider and toolsets a session gets when `session.create` names none (no paths). */
+  defaults?: { model: string; provider?: string; toolsets: string[] };
+  /** The configured providers `provider` may name: names and models only, never a URL or a key. */
+  providers?: { name: string; default: boolean; models: string[]; demo: boolean }[];
   /** Every toolset name `toolsets` may list. */
   toolsets?: string[];
 }
@@ -49,6 +51,8 @@ export interface GatewayDescription {
   uptime_s: number;
   /** The default model; `demo` is true for the built-in scripted stand-in (no provider account). */
   model: { name: string; provider: string; demo: boolean };
+  /** The name of the provider sessions get by default (`runtime.describe` session_create.providers). */
+  default_provider?: string;
   /** Each chat platform adapter and its state (empty when none is enabled). */
   platforms: { platform: string; state: string; detail: string | null; account: string | null }[];
 }

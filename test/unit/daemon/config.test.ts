@@ -197,10 +197,81 @@ describe('UX-3 configuration: secrets', () => {
   });
 });
 
+describe('platforms.telegram: webhook mode and attachments', () => {
+  const telegram = (lines: string[]) =>
+    ['platforms:', '  telegram:', ...lines.map((l) => `    ${l}`)].join('\n');
+  const webhook = [
+    'mode: webhook',
+    'webhook:',
+    '  url: https://bot.example.com/tg',
+    '  secret_token_env: TG_SECRET',
+    '  port: 8443',
+  ];
+
+  it('defaults to polling with a 20 MB attachment limit', () => {
+    const section = parseConfig(telegram(['token_env: TG']), FILE).config.platforms.telegram!;
+    expect(section.mode).toBe('polling');
+    expect(section.webhook).toBeUndefined();
+    expect(section.max_attachment_mb).toBe(20);
+  });
+
+  it('takes a webhook section with mode: webhook, listening on loopback by default', () => {
+    const section = parseConfig(telegram(webhook), FILE).config.platforms.telegram!;
+    expect(section.webhook).toEqual({
+      url: 'https://bot.example.com/tg',
+      secret_token_env: 'TG_SECRET',
+      host: '127.0.0.1',
+      port: 8443,
+    });
+  });
+
+  it.each([
+    [['mode: webhook'], 'platforms.telegram.webhook: mode: webhook needs a webhook section'],
+    [webhook.slice(1), 'platforms.telegram.webhook: is set but mode is polling'],
+    [
+      [...webhook.slice(0, 2), '  url: http://bot.example.com/tg', ...webhook.slice(3)],
+      'platforms.telegram.webhook.url: must be https',
+    ],
+    [[...webhook, '  host: 0.0.0.0'], 'platforms.telegram.webhook.host: must be a loopback address'],
+    [webhook.slice(0, 4), 'platforms.telegram.webhook.port: is required'],
+    [
+      [...webhook.slice(0, 3), ...webhook.slice(4)],
+      'platforms.telegram.webhook.secret_token_env: is required',
+    ],
+    [[...webhook, '  path: /x'], 'path'],
+    [['max_attachment_mb: 0'], 'platforms.telegram.max_attachment_mb: must be more than 0'],
+    [['mode: push'], 'platforms.telegram.mode: must be polling or webhook'],
+  ])('refuses %j, naming the key', (lines, message) => {
+    expect(failure(telegram(lines)).message).toContain(message);
+  });
+
+  it('accepts plain http for a loopback URL (a self-hosted Bot API server posts there)', () => {
+    const lines = [...webhook.slice(0, 2), '  url: http://127.0.0.1:9000/tg', ...webhook.slice(3)];
+    expect(parseConfig(telegram(lines), FILE).config.platforms.telegram!.webhook!.url).toBe(
+      'http://127.0.0.1:9000/tg',
+    );
+  });
+
+  it('scrubs the webhook secret named in the nested section', () => {
+    const { config } = parseConfig(telegram(['token_env: TG', ...webhook]), FILE);
+    expect(configSecrets(config, { TG: '123:tok', TG_SECRET: 'the-webhook-secret' }).sort()).toEqual(
+      ['123:tok', 'the-webhook-secret'].sort(),
+    );
+  });
+});
+
 describe('docs/configuration.md examples', () => {
   const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  it.each(examples.filter((text) => /^(listener|logging):/m.test(text)))('parses:\n%s', (text) => {
+  it.each(examples.filter((text) => /^(listener|logging|providers):/m.test(text)))('parses:\n%s', (text) => {
+    expect(() => parseConfig(text, FILE)).not.toThrow();
+  });
+});
+
+describe('docs/messaging.md examples', () => {
+  const docs = readFileSync(new URL('../../../docs/messaging.md', import.meta.url), 'utf8');
+  const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  it.each(examples.filter((text) => /^platforms:\n {2}telegram:/m.test(text)))('parses:\n%s', (text) => {
     expect(() => parseConfig(text, FILE)).not.toThrow();
   });
 });

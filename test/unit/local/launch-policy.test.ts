@@ -9,6 +9,7 @@ import {
   type LaunchDefaults,
   type LaunchLookups,
 } from '../../../src/domain/local/launch-policy.js';
+import { emptyLookups } from '../../fixtures/launch-fixtures.js';
 
 const defaults: LaunchDefaults = {
   cwd: '/home/me',
@@ -16,12 +17,22 @@ const defaults: LaunchDefaults = {
   toolsets: ['terminal', 'clarify'],
   knownToolsets: ['terminal', 'clarify', 'project', 'desktop_ui', 'catalog'],
   maxTurns: 50,
+  providers: {
+    defaultProvider: 'default',
+    names: ['default', 'openrouter', 'plain'],
+    defaultModel: (name) => `${name}-model`,
+    acceptsReasoning: (name) => name !== 'plain',
+  },
+  offerSkills: false,
 };
-const lookups: LaunchLookups = {
+const lookups: LaunchLookups = emptyLookups({
   isDirectory: (p) => ['/home/me', '/work/app', '/work/notes'].includes(p),
   isCodeWorkspace: (p) => p === '/work/app',
-  readSkill: (name) => (name === 'review' ? 'Review carefully.\n' : null),
-};
+  readSkill: (name) =>
+    name === 'review'
+      ? { name, description: 'Reviews code', path: '/h/skills/review/SKILL.md', body: 'Review carefully.\n' }
+      : null,
+});
 
 function freeze(params: unknown) {
   return freezeLaunchPolicy(createSessionParams.parse(params), defaults, lookups);
@@ -103,7 +114,6 @@ describe('LOC-5 launch fields', () => {
       cwd: '/work/app',
       model: 'm-1',
       provider: 'openrouter',
-      base_url: 'https://api.example.com/v1/',
       api_key: 'sk-secret',
       reasoning: 'high',
       max_turns: 7,
@@ -120,7 +130,7 @@ describe('LOC-5 launch fields', () => {
       cwd: '/work/app',
       model: 'm-1',
       provider: 'openrouter',
-      base_url: 'https://api.example.com/v1',
+      base_url: null,
       requires_api_key: true,
       reasoning: 'high',
       max_turns: 7,
@@ -131,6 +141,20 @@ describe('LOC-5 launch fields', () => {
     });
     expect(policy.skills_prompt).toContain('Review carefully.');
     expect(JSON.stringify(policy)).not.toContain('sk-secret');
+  });
+
+  it('a base_url session has its own endpoint and no configured provider', () => {
+    const policy = freeze({ base_url: 'https://api.example.com/v1/', model: 'm-2' });
+    expect(policy).toMatchObject({ provider: null, base_url: 'https://api.example.com/v1', model: 'm-2' });
+  });
+
+  it('the provider is frozen by name, with its default model when none is asked for', () => {
+    expect(freeze({})).toMatchObject({ provider: 'default', model: 'default-model' });
+    expect(freeze({ provider: 'openrouter' })).toMatchObject({
+      provider: 'openrouter',
+      model: 'openrouter-model',
+    });
+    expect(freeze({ provider: 'openrouter', model: 'x-1' }).model).toBe('x-1');
   });
 
   it('safe_mode implies ignore_user_config', () => {
@@ -149,6 +173,9 @@ describe('LOC-5 launch fields', () => {
     [{ editor: 'vim' }, 'editor'],
     [{ skills: ['nope'] }, 'skills'],
     [{ skills: ['review'], safe_mode: true }, 'skills'],
+    [{ provider: 'nope' }, 'provider'],
+    [{ provider: 'openrouter', base_url: 'https://x.example/v1' }, 'provider'],
+    [{ provider: 'plain', reasoning: 'low' }, 'reasoning'],
   ])('rejects %j naming %s', (params, field) => {
     expect(rejection(params)).toMatchObject({ field });
   });

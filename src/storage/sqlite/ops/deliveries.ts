@@ -26,12 +26,12 @@ export type NewDelivery = Omit<
   'delivery_id' | 'recorded_at' | 'recorded_at_epoch' | 'delivered_at' | 'recovered'
 >;
 
-interface RawRow extends Omit<DeliveryRow, 'silent' | 'recovered'> {
+export interface RawRow extends Omit<DeliveryRow, 'silent' | 'recovered'> {
   silent: number;
   recovered: number;
 }
 
-function fromRaw(row: RawRow): DeliveryRow {
+export function fromRaw(row: RawRow): DeliveryRow {
   return { ...row, silent: row.silent === 1, recovered: row.recovered === 1 };
 }
 

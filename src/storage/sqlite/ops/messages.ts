@@ -18,7 +18,7 @@ const EXTRA_FIELDS = [
   'interrupted',
 ] as const satisfies readonly (keyof TranscriptMessage)[];
 
-interface MessageRow {
+export interface MessageRow {
   id: number;
   session_id: string;
   role: string;
@@ -27,7 +27,7 @@ interface MessageRow {
   created_at: string;
 }
 
-function extraJson(message: TranscriptMessage): string | null {
+export function extraJson(message: TranscriptMessage): string | null {
   const extra: Record<string, unknown> = {};
   let any = false;
   for (const field of EXTRA_FIELDS) {
@@ -39,7 +39,7 @@ function extraJson(message: TranscriptMessage): string | null {
   return any ? JSON.stringify(extra) : null;
 }
 
-function messageFromRow(row: MessageRow): StoredMessage {
+export function messageFromRow(row: MessageRow): StoredMessage {
   const extra = row.extra_json === null ? {} : (JSON.parse(row.extra_json) as Partial<TranscriptMessage>);
   return {
     role: row.role as MessageRole,

@@ -1,13 +1,14 @@
 /**
- * The Telegram adapter, on grammY with long polling. The Bot API root is configurable (grammY's
- * `client.apiRoot`), which is also how tests point it at the loopback stand-in.
+ * The Telegram adapter, on grammY, with long polling or (configured explicitly) a webhook. The Bot
+ * API root is configurable (grammY's `client.apiRoot`), which is also how tests point it at the
+ * loopback stand-in.
  *
  * Replies are sent as plain text (no parse_mode), split at Telegram's 4096-character limit by
  * splitMessage, which keeps code fences whole per message. A 429 answer is retried after the
  * `retry_after` Telegram asks for, a bounded number of times.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Bot, type Transformer } from 'grammy';
+import { Bot, GrammyError, type Context, type Transformer } from 'grammy';
 import {
   allowlistAuthorizer,
   type AdapterState,
@@ -20,7 +21,26 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
+import {
+  attachmentOf,
+  AttachmentTooLarge,
+  describeStored,
+  describeUnfetched,
+  fetchToFile,
+  storedName,
+  tooLargeReply,
+  type TelegramAttachment,
+} from './attachments.js';
 import { normalizeTelegramChatId, sourceOfMessage, TELEGRAM_MESSAGE_LIMIT, textForBot } from './source.js';
+import { listenForWebhook, type WebhookListener } from './webhook.js';
+
+/** Webhook mode: Telegram posts to `url`; the proxy in front forwards to `host:port`. */
+export interface TelegramWebhookOptions {
+  url: string;
+  secretToken: string;
+  host: string;
+  port: number;
+}
 
 export interface TelegramAdapterOptions {
   token: string;
@@ -34,6 +54,12 @@ export interface TelegramAdapterOptions {
   maxRateLimitRetries?: number;
   /** The longest retry_after honoured, in seconds; longer fails the call. Default 60. */
   maxRetryAfterSeconds?: number;
+  /** Present: webhook mode instead of long polling. */
+  webhook?: TelegramWebhookOptions;
+  /** Where photos, documents and voice notes are stored. Absent: they are refused with a reply. */
+  attachmentsDir?: string;
+  /** The largest attachment accepted, in bytes. Default 20 MB (the Bot API's download limit). */
+  maxAttachmentBytes?: number;
 }
 
 export class TelegramAdapter implements PlatformAdapter {
@@ -45,6 +71,7 @@ export class TelegramAdapter implements PlatformAdapter {
   private detail: string | null = null;
   private account: string | null = null;
   private polling: Promise<void> | null = null;
+  private listener: WebhookListener | null = null;
   private onStatus: StatusListener | null = null;
   /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
   private readonly untaken = new Set<Promise<void>>();
@@ -68,26 +95,55 @@ export class TelegramAdapter implements PlatformAdapter {
     this.onStatus = onStatus ?? null;
     this.detail = null;
     this.become('starting');
-    // An update is confirmed to Telegram by the next getUpdates call (its offset). The handler hands
-    // each update to the gateway without waiting, so a batch is taken concurrently (its durable
-    // writes share group commits), and the getUpdates transformer below waits until every update
-    // handed in so far was taken: nothing is confirmed before the gateway has it on disk, and a
-    // crash before that gets it again.
+    // Polling: an update is confirmed to Telegram by the next getUpdates call (its offset). The
+    // handler hands each update to the gateway without waiting, so a batch is taken concurrently
+    // (its durable writes share group commits), and the getUpdates transformer waits until every
+    // update handed in so far was taken: nothing is confirmed before the gateway has it on disk,
+    // and a crash before that gets it again.
+    // Webhook: the handler returns once the update was taken, and only then is Telegram answered.
+    const take = (work: Promise<void>): Promise<void> | undefined => {
+      if (this.options.webhook !== undefined) return work;
+      // The sink never rejects; a failed reply to an attachment over the limit must not stop polling.
+      const settled = work.catch(() => undefined);
+      this.untaken.add(settled);
+      void settled.finally(() => this.untaken.delete(settled));
+      return undefined;
+    };
     this.bot.on('message:text', (ctx) => {
       const source = sourceOfMessage(ctx.message);
-      // getMe ran before polling began, so the bot's own username is known for every update. A
-      // message for another bot is not handed in: the next getUpdates confirms it like any other.
+      // getMe ran before updates began, so the bot's own username is known for every update. A
+      // message for another bot is not handed in: it is confirmed like any other.
       const text = textForBot(ctx.message.text, source.chat_type, ctx.me.username);
       if (text === null) return;
-      const taken = sink({
-        source,
-        text,
-        internal: false,
-        received_at: new Date().toISOString(),
-      });
-      this.untaken.add(taken);
-      void taken.finally(() => this.untaken.delete(taken));
+      return take(sink({ source, text, internal: false, received_at: new Date().toISOString() }));
     });
+    this.bot.on(['message:photo', 'message:document', 'message:voice'], (ctx) =>
+      take(this.takeAttachment(ctx, sink)),
+    );
+    try {
+      if (this.options.webhook === undefined) await this.startPolling();
+      else await this.startWebhook(this.options.webhook);
+    } catch (error) {
+      // The reason is shown by `gatehouse status` and kept in gateway.json: never a secret.
+      this.detail = this.scrub(oneLine(error));
+      this.become('failed');
+      // No `cause`: the original error may carry the token or the secret, and causes get logged.
+      // eslint-disable-next-line preserve-caught-error
+      throw new Error(`telegram: cannot start ${this.mode()}: ${this.detail}`);
+    }
+  }
+
+  private mode(): 'polling' | 'webhook' {
+    return this.options.webhook === undefined ? 'polling' : 'webhook';
+  }
+
+  private scrub(text: string): string {
+    let out = text.split(this.options.token).join('***');
+    if (this.options.webhook !== undefined) out = out.split(this.options.webhook.secretToken).join('***');
+    return out;
+  }
+
+  private async startPolling(): Promise<void> {
     // One bad update must not stop polling; the gateway never throws from the sink anyway.
     this.bot.catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
@@ -104,12 +160,94 @@ export class TelegramAdapter implements PlatformAdapter {
         .catch((error: unknown) => {
           // Also reached when polling dies after start (a revoked token, a second poller): the
           // status then says why, though start() resolved long ago.
-          // The reason is shown by `gatehouse status` and kept in gateway.json: never the token.
-          this.detail = oneLine(error).split(this.options.token).join('***');
+          this.detail = this.scrub(oneLine(error));
           this.become('failed');
-          reject(new Error(`telegram: cannot start polling: ${this.detail}`));
+          reject(error instanceof Error ? error : new Error(String(error)));
         });
     });
+  }
+
+  private async startWebhook(webhook: TelegramWebhookOptions): Promise<void> {
+    // A handler error rejects handleUpdate (bot.catch serves polling only), and the listener
+    // answers 500: Telegram delivers the update again.
+    await this.bot.init();
+    this.account = `@${this.bot.botInfo.username}`;
+    this.listener = await listenForWebhook(this.bot, {
+      host: webhook.host,
+      port: webhook.port,
+      path: new URL(webhook.url).pathname,
+      secretToken: webhook.secretToken,
+    });
+    try {
+      // Updates Telegram holds from while the gateway was down are kept (drop_pending_updates off).
+      await this.bot.api.setWebhook(webhook.url, {
+        secret_token: webhook.secretToken,
+        allowed_updates: ['message'],
+      });
+    } catch (error) {
+      await this.listener.close();
+      this.listener = null;
+      throw error;
+    }
+    this.become('running');
+  }
+
+  /** The webhook listener's port (webhook mode, once started), for tests and status. */
+  webhookPort(): number | null {
+    return this.listener?.port ?? null;
+  }
+
+  /**
+   * A photo, document or voice note: stored, then handed in with a line that tells the model what
+   * it is and where it lies, followed by the caption. Over the limit: the sender is told and nothing
+   * is handed in. A fetch that fails still hands the message in, saying so: nothing is dropped.
+   */
+  private async takeAttachment(ctx: Context, sink: InboundSink): Promise<void> {
+    const message = ctx.message!;
+    const source = sourceOfMessage(message);
+    const caption =
+      message.caption === undefined ? '' : textForBot(message.caption, source.chat_type, ctx.me.username);
+    if (caption === null) return;
+    const maxBytes = this.options.maxAttachmentBytes ?? 20 * 1024 * 1024;
+    const attachment = attachmentOf(message, maxBytes)!;
+    const described = await this.store(attachment, maxBytes);
+    if (described.kind === 'too_large') {
+      await this.bot.api.sendMessage(message.chat.id, tooLargeReply(attachment, described.bytes, maxBytes), {
+        ...(source.thread_id === null ? {} : { message_thread_id: Number(source.thread_id) }),
+        reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
+      });
+      return;
+    }
+    const text = caption === '' ? described.line : `${described.line}\n${caption}`;
+    await sink({ source, text, internal: false, received_at: new Date().toISOString() });
+  }
+
+  private async store(
+    attachment: TelegramAttachment,
+    maxBytes: number,
+  ): Promise<{ kind: 'stored'; line: string } | { kind: 'too_large'; bytes: number }> {
+    if (attachment.file_size !== null && attachment.file_size > maxBytes) {
+      return { kind: 'too_large', bytes: attachment.file_size };
+    }
+    const dir = this.options.attachmentsDir;
+    if (dir === undefined) {
+      return { kind: 'stored', line: describeUnfetched(attachment, 'this gateway keeps no attachments') };
+    }
+    try {
+      const file = await this.bot.api.getFile(attachment.file_id);
+      if (file.file_path === undefined) throw new Error('the Bot API gave no file_path');
+      const root = this.options.apiRoot?.replace(/\/+$/, '') ?? 'https://api.telegram.org';
+      const url = `${root}/file/bot${this.options.token}/${file.file_path}`;
+      const stored = await fetchToFile(url, dir, storedName(attachment, file.file_path), maxBytes);
+      return { kind: 'stored', line: describeStored(attachment, stored.path, stored.bytes) };
+    } catch (error) {
+      if (error instanceof AttachmentTooLarge) return { kind: 'too_large', bytes: error.bytes };
+      // The Bot API refuses getFile for files over its download limit.
+      if (error instanceof GrammyError && /too big/i.test(error.description)) {
+        return { kind: 'too_large', bytes: Math.max(attachment.file_size ?? 0, maxBytes + 1) };
+      }
+      return { kind: 'stored', line: describeUnfetched(attachment, this.scrub(oneLine(error))) };
+    }
   }
 
   async stop(): Promise<void> {
@@ -117,6 +255,9 @@ export class TelegramAdapter implements PlatformAdapter {
     if (this.bot.isRunning()) await this.bot.stop();
     await this.polling;
     this.polling = null;
+    // The webhook stays set: Telegram keeps what arrives meanwhile and delivers it after the restart.
+    await this.listener?.close();
+    this.listener = null;
     this.become('stopped');
   }
 
@@ -170,7 +311,7 @@ export class TelegramAdapter implements PlatformAdapter {
       state: this.state,
       detail: this.detail,
       account: this.account,
-      mode: 'polling',
+      mode: this.mode(),
     };
   }
 }

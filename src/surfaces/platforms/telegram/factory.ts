@@ -2,7 +2,7 @@
 import type { TelegramSection } from '../../../daemon/config.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import type { PlatformConfig } from '../registry.js';
-import { TelegramAdapter } from './adapter.js';
+import { TelegramAdapter, type TelegramWebhookOptions } from './adapter.js';
 
 export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
   // The config schema checked this section's keys when the file was loaded.
@@ -18,5 +18,29 @@ export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
     token,
     apiRoot: section.api_root,
     ...(section.allowed_user_ids === undefined ? {} : { allowedUserIds: section.allowed_user_ids }),
+    ...(section.mode === 'webhook' ? { webhook: webhookOf(section, config.env) } : {}),
+    attachmentsDir: config.attachmentsDir,
+    maxAttachmentBytes: Math.floor(section.max_attachment_mb * 1024 * 1024),
   });
+}
+
+/** Telegram's rule for secret_token: 1-256 characters of A-Z, a-z, 0-9, _ and -. */
+const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+
+function webhookOf(section: TelegramSection, env: NodeJS.ProcessEnv): TelegramWebhookOptions {
+  const webhook = section.webhook!;
+  const secret = env[webhook.secret_token_env];
+  if (secret === undefined || secret === '') {
+    throw new DaemonError(
+      'service_failed',
+      `telegram: the environment variable ${webhook.secret_token_env} (platforms.telegram.webhook.secret_token_env) holding the webhook secret is not set`,
+    );
+  }
+  if (!SECRET_TOKEN.test(secret)) {
+    throw new DaemonError(
+      'service_failed',
+      `telegram: the webhook secret in ${webhook.secret_token_env} must be 1 to 256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule); generate one with: openssl rand -hex 32`,
+    );
+  }
+  return { url: webhook.url, secretToken: secret, host: webhook.host, port: webhook.port };
 }

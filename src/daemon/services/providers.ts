@@ -1,0 +1,153 @@
+/**
+ * The daemon's providers at run time: each configured provider (the `model:` block, the `providers`
+ * section) or the built-in demo model, the model client of each session's frozen choice, and each
+ * model's context window (issue 11: per model, else per provider, else a known family's, else the
+ * default). runtime.describe shows their names and models, never a URL or a key.
+ */
+import type { ProviderCatalogue } from '../../domain/local/launch-context.js';
+import type { LaunchPolicy } from '../../domain/local/launch-policy.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import { ModelClient } from '../../runtime/model/client.js';
+import { ModelError } from '../../runtime/model/errors.js';
+import { defaultContextWindow } from '../../runtime/context/windows.js';
+import {
+  configuredProviders,
+  DEMO_PROVIDER,
+  type ProviderSettings,
+  type ReasoningFormat,
+} from '../config-providers.js';
+import { modelClientLimits, type GatehouseConfig } from '../config.js';
+
+export const DEMO_MODEL_NAME = 'gatehouse-demo';
+
+/** A provider as runtime.describe shows it. */
+export interface ProviderDescription {
+  name: string;
+  default: boolean;
+  models: string[];
+  demo: boolean;
+}
+
+interface Entry {
+  settings: ProviderSettings;
+  apiKey: string | undefined;
+  /** The demo model's own window, which it enforces. */
+  demoWindow: number | null;
+}
+
+export class ProviderTable implements ProviderCatalogue {
+  readonly defaultProvider: string;
+  readonly names: readonly string[];
+  private readonly entries = new Map<string, Entry>();
+  private readonly clients = new Map<string, ModelClient>();
+
+  /** `demoBaseUrl`: where the built-in demo model listens, when nothing is configured. */
+  constructor(
+    private readonly config: GatehouseConfig,
+    env: NodeJS.ProcessEnv,
+    demoBaseUrl: string | null,
+  ) {
+    for (const settings of configuredProviders(config)) {
+      const apiKey = settings.api_key ?? (settings.api_key_env ? env[settings.api_key_env] : undefined);
+      this.entries.set(settings.name, { settings, apiKey, demoWindow: null });
+    }
+    if (this.entries.size === 0) {
+      if (demoBaseUrl === null)
+        throw new Error('no provider is configured and the demo model is not running');
+      this.entries.set(DEMO_PROVIDER, {
+        settings: {
+          name: DEMO_PROVIDER,
+          base_url: demoBaseUrl,
+          models: [{ name: DEMO_MODEL_NAME, context_window: config.demo_model.context_window }],
+          context_window: config.demo_model.context_window,
+          reasoning_format: 'reasoning_effort',
+        },
+        apiKey: undefined,
+        demoWindow: config.demo_model.context_window,
+      });
+    }
+    this.names = [...this.entries.keys()];
+    const wanted = config.default_provider;
+    this.defaultProvider = wanted !== undefined && this.entries.has(wanted) ? wanted : this.names[0]!;
+  }
+
+  /** Whether anything but the built-in demo model is configured. */
+  static needsDemo(config: GatehouseConfig): boolean {
+    return configuredProviders(config).length === 0;
+  }
+
+  defaultModel(provider: string): string {
+    return this.entry(provider).settings.models[0]!.name;
+  }
+
+  acceptsReasoning(provider: string): boolean {
+    return this.entry(provider).settings.reasoning_format !== 'none';
+  }
+
+  describe(): ProviderDescription[] {
+    return this.names.map((name) => ({
+      name,
+      default: name === this.defaultProvider,
+      models: this.entry(name).settings.models.map((m) => m.name),
+      demo: this.entry(name).demoWindow !== null,
+    }));
+  }
+
+  /** The model client of a session: its own base_url, its frozen provider, or the default. */
+  model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel {
+    if (policy.base_url) return this.client(policy.base_url, apiKey, policy.model, 'reasoning_effort');
+    const name = policy.provider ?? this.defaultProvider;
+    const entry = this.entries.get(name);
+    if (!entry) return unavailable(name);
+    return this.client(
+      entry.settings.base_url,
+      apiKey ?? entry.apiKey,
+      policy.model,
+      entry.settings.reasoning_format,
+    );
+  }
+
+  /** The context window of a session's model. */
+  contextWindow(policy: LaunchPolicy): number {
+    if (policy.base_url) return defaultContextWindow(policy.model);
+    const entry = this.entries.get(policy.provider ?? this.defaultProvider);
+    if (!entry) return defaultContextWindow(policy.model);
+    const own = entry.settings.models.find((m) => m.name === policy.model)?.context_window;
+    return own ?? entry.demoWindow ?? entry.settings.context_window ?? defaultContextWindow(policy.model);
+  }
+
+  private entry(name: string): Entry {
+    const entry = this.entries.get(name);
+    if (!entry) throw new Error(`unknown provider ${name}`);
+    return entry;
+  }
+
+  private client(url: string, key: string | undefined, model: string, format: ReasoningFormat): ModelClient {
+    const cacheKey = JSON.stringify([url, key ?? '', model, format]);
+    let client = this.clients.get(cacheKey);
+    if (!client) {
+      client = new ModelClient({
+        baseUrl: url,
+        apiKey: key,
+        model,
+        reasoningFormat: format,
+        ...modelClientLimits(this.config.model),
+      });
+      this.clients.set(cacheKey, client);
+    }
+    return client;
+  }
+}
+
+/** The model of a session whose frozen provider left the configuration: every call says so. */
+function unavailable(name: string): ChatModel {
+  return {
+    complete: () =>
+      Promise.reject(
+        new ModelError(
+          'provider_unavailable',
+          `This session's provider "${name}" is no longer configured: add it back to config.yaml, or start a new session.`,
+        ),
+      ),
+  };
+}

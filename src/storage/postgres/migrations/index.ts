@@ -1,0 +1,16 @@
+/**
+ * Every PostgreSQL schema migration, in order: one per SQLite migration, with the same number
+ * (test/unit/storage/pg-migrations.test.ts fails when the two lists differ).
+ */
+import type { PgMigration } from '../migration.js';
+import { migration as m001 } from './001_sessions.js';
+import { migration as m002 } from './002_local_sessions.js';
+import { migration as m003 } from './003_messaging.js';
+import { migration as m004 } from './004_inbound_ledger.js';
+import { migration as m005 } from './005_inbound_backlog.js';
+import { migration as m006 } from './006_search_watermark.js';
+import { migration as m007 } from './007_compression.js';
+import { migration as m008 } from './008_lineage.js';
+import { migration as m009 } from './009_transcript_edits.js';
+
+export const MIGRATIONS: readonly PgMigration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
