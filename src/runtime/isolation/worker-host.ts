@@ -297,9 +297,16 @@ export class WorkerPool {
     return this.workers.size;
   }
 
-  /** Stops every worker (daemon shutdown). */
+  /**
+   * Stops every worker (daemon shutdown). Their directories and cgroups are removed now: the daemon
+   * may exit before the workers' exit events arrive.
+   */
   close(): void {
-    for (const worker of [...this.workers.values()]) worker.kill('was stopped with the gateway');
+    for (const worker of [...this.workers.values()]) {
+      worker.kill('was stopped with the gateway');
+      if (worker.cgroup) removeDir(worker.cgroup);
+      fs.rmSync(worker.dir, { recursive: true, force: true });
+    }
   }
 
   /** The allow-list, and a HOME and TMPDIR of the worker's own. */
