@@ -399,6 +399,21 @@ export const configSchema = z
       .object({ telegram: telegramSchema.optional(), discord: discordSchema.optional() })
       .catchall(platformSectionSchema)
       .prefault({}),
+    /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */
+    safe_mode: z
+      .strictObject({
+        memory_mb: count('safe_mode.memory_mb').min(16).default(2048),
+        cpu_s: count('safe_mode.cpu_s').min(1).default(600),
+        open_files: count('safe_mode.open_files').min(16).default(1024),
+        processes: count('safe_mode.processes').min(4).default(256),
+        idle_s: seconds('safe_mode.idle_s').min(1).default(60),
+        env: z
+          .array(
+            z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be environment variable names' }),
+          )
+          .default([]),
+      })
+      .prefault({}),
   })
   .transform((config, ctx) => {
     const defaultProfile = config.default_profile ?? config.profiles[0]!;

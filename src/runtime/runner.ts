@@ -153,6 +153,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
   /** What a human answered to the approval of the tool call running now (kept on its tool message). */
   let approval: ToolOutcome['approval'];
+  /** The tool call running now, whose progress `reportProgress` publishes. */
+  let running: { id: string; name: string } | null = null;
   const context: ToolContext = {
     cwd: options.cwd,
     signal,
@@ -166,6 +168,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       return outcome;
     },
     askClarify: (request) => options.prompts.askClarify(scope, request),
+    reportProgress: (progress) => {
+      if (running) emit({ type: 'tool.output', tool_call_id: running.id, name: running.name, ...progress });
+    },
   };
   const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
   const wireTools = options.tools.map(toWireTool);
@@ -277,7 +282,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           arguments: toolCall.function.arguments,
         });
         approval = undefined;
+        running = { id: toolCall.id, name: toolCall.function.name };
         const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
+        running = null;
         interrupted ||= step.interrupted;
         const stored = await store({
           role: 'tool',

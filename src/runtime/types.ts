@@ -3,6 +3,7 @@
  * typed event stream of a turn. The runtime knows nothing of sockets or RPC; the gateway drives it.
  */
 import type { TokenUsage, TranscriptMessage } from '../domain/vocabulary.js';
+import type { ToolProgress } from './tools/progress.js';
 
 /** JSON Schema of a tool's arguments, exactly as the model is shown it. */
 export type JsonSchema = {
@@ -66,6 +67,8 @@ export interface ToolContext {
   requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
   /** Asks the user a question; resolves when answered, skipped, timed out or cancelled. */
   askClarify(request: ClarifyRequest): Promise<ClarifyOutcome>;
+  /** Live progress of this call (throttled by the tool), published as `tool.output`. */
+  reportProgress?(progress: ToolProgress): void;
 }
 
 export interface ToolResult {
@@ -94,6 +97,8 @@ export type TurnEvent =
   | { type: 'text.delta'; text: string }
   | { type: 'reasoning.delta'; text: string }
   | { type: 'tool.start'; tool_call_id: string; name: string; arguments: string }
+  /** A running tool's progress: at most a few a second, the last line and the time so far. */
+  | ({ type: 'tool.output'; tool_call_id: string; name: string } & ToolProgress)
   | {
       type: 'tool.complete';
       tool_call_id: string;

@@ -41,6 +41,8 @@ const ANSI_SEQ = /\u001b\[[0-9;]*[A-Za-z]/g;
 /** A running program whose output we can wait on (plain text, ANSI stripped). */
 class Session {
   output = '';
+  /** Everything as written, escapes and carriage returns included. */
+  raw = '';
   private waiters: { text: string; from: number; resolve(): void }[] = [];
   readonly exit: Promise<number | null>;
 
@@ -51,6 +53,7 @@ class Session {
   }
 
   private take(chunk: string): void {
+    this.raw += chunk;
     this.output += chunk.replace(ANSI_SEQ, '').replace(/\r/g, ''); // a terminal ends lines with \r\n
     this.waiters = this.waiters.filter((w) => {
       if (!this.output.includes(w.text, w.from)) return true;
@@ -308,6 +311,31 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
       await again.waitFor('(turn interrupted)');
       again.type('\u0004');
       expect(await again.exit).toBe(0);
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'issue 12 item 19: a running tool shows a live line (spinner, seconds, last output line), cleared by the result',
+    async () => {
+      const home = newHome();
+      const tty = onTerminal(home, ['chat', '--cwd', workDir()]);
+      await tty.waitFor('Ctrl-D detaches');
+      const mark = tty.output.length;
+      tty.type('run: for i in 1 2 3 4 5; do echo step $i; sleep 0.6; done\r');
+      await tty.waitFor('⚙ terminal for i in', mark);
+      // The live line while the command runs: the tool, whole seconds so far, the last line printed.
+      await tty.waitFor(' terminal 1s · step 2', mark);
+      await tty.waitFor('· step 4', mark);
+      await tty.waitFor('↳ exit code 0', mark);
+      // The live line was erased in place: the result follows the tool line's own line on screen.
+      const raw = tty.raw.slice(tty.raw.indexOf('⚙ terminal for i in'));
+      /* eslint-disable no-control-regex */
+      expect(raw).toMatch(/\r\u001b\[2K(\u001b\[2m)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] terminal \ds/);
+      expect(raw).toMatch(/\r\u001b\[2K(\u001b\[[0-9;]*m)*\s+↳ exit code 0/);
+      /* eslint-enable no-control-regex */
+      tty.type('\u0004');
+      expect(await tty.exit).toBe(0);
     },
     E2E_TIMEOUT_MS,
   );

@@ -40,6 +40,7 @@ import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { memoryReader, type MemoryRoots } from '../memory.js';
+import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -85,6 +86,7 @@ export function gatewayService(
   let faults: Faults | null = null;
   let ctxLogger: DaemonContext['logger'] | null = null;
   let housekeeping: Housekeeping | null = null;
+  let workers: WorkerPool | null = null;
 
   return {
     name: 'gateway',
@@ -125,6 +127,13 @@ export function gatewayService(
         tailTokens: config.compression.tail_tokens,
       });
 
+      workers = new WorkerPool({
+        ...config.safe_mode,
+        runDir: layout.runDir,
+        idleMs: config.safe_mode.idle_s * 1000,
+        extraEnv: config.safe_mode.env,
+        env,
+      });
       const prompts = new PromptBroker({
         alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
         approvalTimeoutMs: config.approvals.timeout_s * 1000,
@@ -165,7 +174,13 @@ export function gatewayService(
           providers,
           offerSkills: config.skills.offer_available,
         },
-        launchLookups: launchLookups(layout.root),
+        launchLookups: {
+          ...launchLookups(layout.root),
+          safeModeRefusal: () => {
+            const support = workers!.probe();
+            return support.ok ? null : support.reason;
+          },
+        },
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         replayCapacity: config.events.replay_max_events,
@@ -179,7 +194,10 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names) => toolRegistry.resolve(names),
+            tools: (names, policy) =>
+              policy?.safe_mode
+                ? isolateTools(toolRegistry.resolve(names), workers!)
+                : toolRegistry.resolve(names),
             model: modelOf,
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
@@ -345,6 +363,8 @@ export function gatewayService(
     async stop() {
       housekeeping?.stop();
       housekeeping = null;
+      workers?.close();
+      workers = null;
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);

@@ -129,6 +129,8 @@ export interface LaunchLookups {
   projectRules(cwd: string): InstructionFile[];
   /** The owner's personal instructions in the home, or null. */
   personalInstructions(): InstructionFile | null;
+  /** Why this host cannot isolate a safe_mode session, or null when it can. */
+  safeModeRefusal?(): string | null;
 }
 
 /** A launch request that breaks a rule: always `invalid_params`, naming the field. */
@@ -206,6 +208,9 @@ export function freezeLaunchPolicy(
   }
 
   const safeMode = params.safe_mode ?? false;
+  const refusal = safeMode ? (lookups.safeModeRefusal?.() ?? null) : null;
+  if (refusal !== null)
+    throw new LaunchPolicyError('safe_mode', `safe_mode cannot be honoured here: ${refusal}`);
   const ignoreUserConfig = safeMode || (params.ignore_user_config ?? false);
   const skills = [...new Set(params.skills ?? [])];
   let skillsPrompt: string | null = null;

@@ -28,8 +28,11 @@ import type { TurnJob, TurnJobResult } from './scheduler.js';
 export interface TurnJobDeps {
   sessions: SessionStore;
   prompts: PromptHost;
-  /** The tools of a session's toolsets (already validated at creation). */
-  tools(toolsets: readonly string[]): ToolDefinition[];
+  /**
+   * The tools of a session's toolsets (already validated at creation); `policy` decides where they
+   * run (a safe_mode session's tools run in its isolated worker).
+   */
+  tools(toolsets: readonly string[], policy?: LaunchPolicy): ToolDefinition[];
   /** The model client for a policy; `apiKey` is the creator's in-memory key, when one was given. */
   model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel;
   /** The receipt validated for this epoch, or null when the session is paused. */
@@ -126,7 +129,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     let physicalId = startedOn;
     const agent = await agentFor(agents, deps, logicalId, physicalId, {
       systemPrompt: systemPromptFor(receipt),
-      tools: deps.tools(policy.toolsets),
+      tools: deps.tools(policy.toolsets, policy),
     });
     deps.agentStarted(logicalId);
     try {

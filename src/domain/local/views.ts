@@ -35,6 +35,8 @@ export function sessionInfo(
     editor: policy?.editor ?? null,
     cwd: policy?.cwd ?? null,
     toolsets: policy?.toolsets ?? null,
+    safe_mode: policy?.safe_mode ?? false,
+    ignore_user_config: policy?.ignore_user_config ?? false,
     title: session.title,
     hidden: session.hidden,
     profile: session.profile,

@@ -22,6 +22,13 @@ export interface RunOptions {
   killGraceMs: number;
   /** Written to the command's stdin, which is then closed. Absent: no stdin. */
   stdin?: string;
+  /**
+   * A program that sets up the process and then execs `bash -c command` in its place (the
+   * isolated worker's `prlimit …`), so the group leader keeps its pid. Absent: bash itself.
+   */
+  launcher?: readonly string[];
+  /** Every chunk of output as it arrives (before the cap), for live progress. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export type Termination =
@@ -136,7 +143,8 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let watch: NodeJS.Timeout | undefined;
 
-    const child = spawn('bash', ['-c', options.command], {
+    const [program, ...args] = [...(options.launcher ?? []), 'bash', '-c', options.command];
+    const child = spawn(program, args, {
       cwd: options.cwd,
       env: options.env,
       detached: true,
@@ -195,8 +203,12 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       stopGroup();
     }, options.timeoutMs);
 
-    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
+    const take = (chunk: Buffer): void => {
+      output.push(chunk);
+      options.onOutput?.(chunk);
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
     child.on('error', (error) => finish({ kind: 'spawn_failed', message: error.message }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };

@@ -8,6 +8,7 @@ import { INTERRUPTED_MARK } from '../tool-step.js';
 import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { scrubEnvironment } from './env.js';
 import { runInProcessGroup, type RunResult } from './process-group.js';
+import { ProgressReporter } from './progress.js';
 
 export interface TerminalOptions {
   /** Used when the model gives no timeout_s. */
@@ -20,6 +21,8 @@ export interface TerminalOptions {
   killGraceMs?: number;
   /** The environment to scrub and pass on; the gateway's own by default. */
   env?: NodeJS.ProcessEnv;
+  /** Execs the command under limits (the isolated worker's `prlimit …`); see process-group.ts. */
+  launcher?: readonly string[];
 }
 
 export const TERMINAL_DEFAULTS = {
@@ -102,6 +105,9 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       if (refusal !== null) return refusal;
       if (context.signal.aborted) return notApproved({ kind: 'cancelled' });
 
+      const progress = context.reportProgress
+        ? new ProgressReporter((p) => context.reportProgress?.(p))
+        : null;
       const result = await runInProcessGroup({
         command,
         cwd: context.cwd,
@@ -110,7 +116,9 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
         signal: context.signal,
         outputCapBytes: settings.outputCapBytes,
         killGraceMs: settings.killGraceMs,
-      });
+        ...(settings.launcher ? { launcher: settings.launcher } : {}),
+        ...(progress ? { onOutput: (chunk: Buffer) => progress.push(chunk) } : {}),
+      }).finally(() => progress?.stop());
       if (result.termination.kind === 'interrupted') return interruptedResult(result.output, notes);
       const { status, isError } = describe(result, timeoutS);
       if (result.strayStopped)

@@ -15,6 +15,7 @@ import {
   type StoredMessageView,
   type Style,
 } from './render.js';
+import { ToolSpinner } from './spinner.js';
 import type { Snapshot, Submission } from './wire.js';
 
 /** Where the chat writes, and how the terminal in front of it behaves. */
@@ -48,10 +49,25 @@ export class SessionView {
   /** Admissions seen settling, so a receipt arriving after its admission settled ends the wait. */
   private readonly settled = new Set<string>();
 
-  constructor(private readonly terminal: ChatTerminal) {}
+  /** The live line of the running tool (terminals only). */
+  private readonly spinner: ToolSpinner;
+
+  constructor(private readonly terminal: ChatTerminal) {
+    this.spinner = new ToolSpinner((text) => terminal.write(text), terminal.style);
+  }
 
   /** One event in seq order: updates what the chat knows, then shows it. */
   apply(event: ChatEvent): void {
+    if (event.type === 'tool.output') {
+      // Progress is for a live terminal; a pipe or a log gets the result line only.
+      if (this.terminal.tty && this.openPrompt === null)
+        this.spinner.show(String(event['name']), {
+          last_line: event['last_line'],
+          elapsed_ms: event['elapsed_ms'],
+        });
+      return;
+    }
+    this.spinner.stop();
     const mine = this.inflight;
     switch (event.type) {
       case 'turn.start':
@@ -102,6 +118,7 @@ export class SessionView {
     const rendered = renderEvent(this.render, event, this.terminal.style);
     this.render = rendered.state;
     if (rendered.text) this.terminal.write(rendered.text);
+    if (event.type === 'tool.start' && this.terminal.tty) this.spinner.show(String(event['name']));
   }
 
   /** Rebuilds from a snapshot: the messages not shown yet, the cursor, the turn and the open prompt. */
@@ -150,6 +167,7 @@ export class SessionView {
 
   /** Finishes a half-written line before the chat's last words. */
   endLine(): void {
+    this.spinner.stop();
     if (this.render.midLine) this.terminal.write('\n');
   }
 
@@ -158,6 +176,7 @@ export class SessionView {
   }
 
   private writeOut(text: string): void {
+    this.spinner.stop();
     if (this.render.midLine) this.terminal.write('\n');
     this.render = { ...this.render, midLine: false };
     this.terminal.write(text);

@@ -1,0 +1,107 @@
+/**
+ * The safe-mode worker process (docs/tools.md, "Safe mode"): started by the daemon with a minimal
+ * environment, in its own working directory, pids cgroup and (where the kernel allows) network
+ * namespace. It runs the tools that touch the machine and nothing else: no model, no store, no
+ * secrets. Every command it starts is exec'd under the rlimits by `settings.launcher`.
+ *
+ * It lives as long as its IPC channel: when the daemon goes away (or releases it) it exits.
+ */
+import process from 'node:process';
+import { createTerminalTool } from '../tools/terminal.js';
+import { projectTools } from '../tools/project.js';
+import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
+import { killCgroupMembers } from './limits.js';
+import type { HostMessage, WorkerMessage, WorkerSettings } from './protocol.js';
+
+const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
+const tools = new Map<string, ToolDefinition>(
+  [createTerminalTool({ launcher: settings.launcher }), ...projectTools].map((t) => [t.name, t]),
+);
+
+interface Running {
+  abort: AbortController;
+  answers: Map<number, (outcome: never) => void>;
+}
+const running = new Map<number, Running>();
+let nextAsk = 1;
+
+function send(message: WorkerMessage): void {
+  process.send?.(message);
+}
+
+function ask<T>(entry: Running, message: (ask: number) => WorkerMessage): Promise<T> {
+  const id = nextAsk++;
+  return new Promise<T>((resolve) => {
+    entry.answers.set(id, resolve);
+    send(message(id));
+  });
+}
+
+async function run(message: Extract<HostMessage, { type: 'run' }>): Promise<void> {
+  const entry: Running = { abort: new AbortController(), answers: new Map() };
+  running.set(message.call, entry);
+  const tool = tools.get(message.tool);
+  const context: ToolContext = {
+    cwd: message.cwd,
+    signal: entry.abort.signal,
+    sessionId: message.session_id,
+    admissionId: message.admission_id ?? undefined,
+    executionGeneration: message.execution_generation,
+    yolo: message.yolo,
+    requestApproval: (request) =>
+      ask<ApprovalOutcome>(entry, (id) => ({
+        type: 'approval.ask',
+        call: message.call,
+        ask: id,
+        request,
+      })),
+    askClarify: (request) =>
+      ask<ClarifyOutcome>(entry, (id) => ({
+        type: 'clarify.ask',
+        call: message.call,
+        ask: id,
+        request,
+      })),
+    reportProgress: (progress) => send({ type: 'progress', call: message.call, progress }),
+  };
+  let result: ToolResult;
+  try {
+    result = tool
+      ? await tool.run(message.args, context)
+      : { content: `The tool "${message.tool}" does not run in the isolated worker.`, isError: true };
+  } catch (error) {
+    result = {
+      content: `The tool "${message.tool}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      isError: true,
+    };
+  }
+  // Whatever a command left behind (a fork bomb's children, a process that left its group).
+  if (settings.cgroup) killCgroupMembers(settings.cgroup, process.pid);
+  running.delete(message.call);
+  send({ type: 'result', call: message.call, result });
+}
+
+process.on('message', (raw: HostMessage) => {
+  switch (raw.type) {
+    case 'run':
+      void run(raw);
+      break;
+    case 'abort':
+      running.get(raw.call)?.abort.abort();
+      break;
+    case 'approval.answer':
+    case 'clarify.answer': {
+      const entry = running.get(raw.call);
+      const answer = entry?.answers.get(raw.ask);
+      entry?.answers.delete(raw.ask);
+      (answer as ((outcome: unknown) => void) | undefined)?.(raw.outcome);
+      break;
+    }
+  }
+});
+// The daemon is gone or released us: stop what runs, then exit.
+process.on('disconnect', () => {
+  for (const entry of running.values()) entry.abort.abort();
+  if (settings.cgroup) killCgroupMembers(settings.cgroup, process.pid);
+  process.exit(0);
+});

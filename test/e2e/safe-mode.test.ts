@@ -1,0 +1,202 @@
+/**
+ * Safe mode (issue 15, SPEC LOC-5) through the real daemon, the demo model and real bash: a
+ * safe_mode session's tools run in an isolated worker process with an allow-listed environment,
+ * rlimits, a pids cgroup and no network; a worker that dies fails only its own tool call.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { nextEvent, type RunningDaemon } from './gateway-harness.js';
+import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } from './seed-fixture.js';
+
+const fx = useFixture();
+const E2E_TIMEOUT_MS = 120_000;
+const CANARY = 'canary-7f3a9c';
+const LIMITS = ['safe_mode:', '  memory_mb: 256', '  cpu_s: 20', '  processes: 48', '  idle_s: 30'].join(
+  '\n',
+);
+
+async function daemon(): Promise<RunningDaemon> {
+  return fx.daemon({ extraConfig: LIMITS, env: { ...process.env, SAFE_MODE_TEST_CANARY: CANARY } });
+}
+
+/** Runs `command` in a new turn and returns what the model was told the terminal returned. */
+async function run(client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> {
+  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === sessionId, 60_000);
+  await client.call('prompt.submit', { session_id: sessionId, submission_id: id, text: `run: ${command}` });
+  expect((await done).event['outcome']).toBe('completed');
+  return lastToolResult(chatRequests(fx.demo).at(-1)!);
+}
+
+/** Live processes whose command line contains `needle` (and their parent pids). */
+function processes(needle: string): { pid: number; ppid: number }[] {
+  const out: { pid: number; ppid: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (!cmdline.includes(needle)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      out.push({ pid: Number(entry), ppid: Number(fields[1]) });
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return out;
+}
+
+const netnsWorks = spawnSync('unshare', ['--net', 'true']).status === 0;
+
+describe('safe mode: the isolated worker', () => {
+  it(
+    'a safe-mode command cannot read the daemon environment; a normal session can (the matching case)',
+    async () => {
+      const d = await daemon();
+      const client = await d.connect();
+      const cwd = tempDir();
+      const normal = await createAttached(client, { cwd, yolo: true });
+      const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      const show = 'echo "canary=[$SAFE_MODE_TEST_CANARY] home=[$HOME] pwd=[$(pwd)]"';
+
+      expect(await run(client, normal, 'n1', show)).toContain(`canary=[${CANARY}]`);
+      const isolated = await run(client, safe, 's1', show);
+      expect(isolated).toContain('canary=[]');
+      expect(isolated).toContain(`pwd=[${cwd}]`); // tools still work in the session's cwd
+      expect(isolated).toMatch(new RegExp(`home=\\[${d.layout.runDir}/workers/[^\\]]+\\]`));
+
+      // safe_mode implies ignore_user_config in the frozen policy, and session.info says both.
+      const info = await client.call<Record<string, unknown>>('session.info', { session_id: safe });
+      expect(info).toMatchObject({ safe_mode: true, ignore_user_config: true });
+      const plain = await client.call<Record<string, unknown>>('session.info', { session_id: normal });
+      expect(plain).toMatchObject({ safe_mode: false, ignore_user_config: false });
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'unbounded allocation and a fork bomb are stopped by the limits; the daemon and other sessions go on',
+    async () => {
+      const d = await daemon();
+      const client = await d.connect();
+      const cwd = tempDir();
+      const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      const other = await createAttached(client, { cwd, yolo: true });
+
+      const grown = await run(client, safe, 'alloc', 'x=a; while true; do x=$x$x; done');
+      expect(grown).toMatch(/^(exit code [1-9]|killed by signal)/);
+      expect(grown).toMatch(/cannot allocate|xmalloc|memory/i);
+
+      // The bomb, then (builtins only: nothing left to fork) three busy seconds and the cgroup's count.
+      const bomb = await run(
+        client,
+        safe,
+        'bomb',
+        ':(){ :|:& };:; SECONDS=0; while (( SECONDS < 3 )); do true; done; ' +
+          'while IFS=: read -r _ c p; do [[ $c == pids ]] && g=/sys/fs/cgroup/pids$p; ' +
+          '[[ -z $c && -z $g ]] && g=/sys/fs/cgroup$p; done < /proc/self/cgroup; ' +
+          'read -r cur < $g/pids.current; read -r max < $g/pids.max; echo "pids=$cur max=$max"',
+      );
+      expect(bomb).toMatch(/fork: (retry: )?Resource temporarily unavailable/);
+      const [, current, max] = /pids=(\d+) max=(\d+)/.exec(bomb) ?? [];
+      expect(Number(max)).toBe(48);
+      expect(Number(current)).toBeLessThanOrEqual(48);
+      expect(await run(client, other, 'other', 'echo still-healthy')).toContain('still-healthy');
+      // Nothing of the bomb is left running, and the safe session works again.
+      expect(await run(client, safe, 'after', 'echo safe-again')).toContain('safe-again');
+      const health = (await fetch(`${d.url}/healthz`).then((r) => r.json())) as { state: string };
+      expect(health.state).toBe('ready');
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'SIGKILL of the worker mid-command fails that tool call cleanly; the next turn gets a fresh worker',
+    async () => {
+      const d = await daemon();
+      const client = await d.connect();
+      const safe = await createAttached(client, { cwd: tempDir(), yolo: true, safe_mode: true });
+
+      const started = nextEvent(client, 'tool.start', (e) => e.session_id === safe);
+      const completed = nextEvent(client, 'tool.complete', (e) => e.session_id === safe);
+      const done = nextEvent(client, 'turn.complete', (e) => e.session_id === safe);
+      await client.call('prompt.submit', { session_id: safe, submission_id: 'k1', text: 'run: sleep 41.5' });
+      await started;
+      let workers: { pid: number; ppid: number }[] = [];
+      while (workers.length === 0 || processes('sleep 41.5').length === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        workers = processes('worker-main.js').filter((p) => p.ppid === d.child.pid);
+      }
+      expect(workers).toHaveLength(1);
+      process.kill(workers[0]!.pid, 'SIGKILL');
+
+      const failed = (await completed).event;
+      expect(failed['is_error']).toBe(true);
+      expect(String(failed['summary'])).toMatch(/isolated worker .*killed by SIGKILL/);
+      expect((await done).event['outcome']).toBe('completed');
+      expect(processes('sleep 41.5')).toHaveLength(0); // what it ran went with it
+
+      expect(await run(client, safe, 'k2', 'echo fresh-worker')).toContain('fresh-worker');
+      const fresh = processes('worker-main.js').filter((p) => p.ppid === d.child.pid);
+      expect(fresh.map((p) => p.pid)).not.toContain(workers[0]!.pid);
+      const health = (await fetch(`${d.url}/healthz`).then((r) => r.json())) as { state: string };
+      expect(health.state).toBe('ready');
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it.runIf(netnsWorks)(
+    'a safe-mode command cannot connect to a loopback listener; a normal session can',
+    async () => {
+      const connections: net.Socket[] = [];
+      const server = net.createServer((socket) => {
+        connections.push(socket);
+        socket.end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      try {
+        const d = await daemon();
+        const client = await d.connect();
+        const cwd = tempDir();
+        const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+        const normal = await createAttached(client, { cwd, yolo: true });
+        const probe = `(echo hi > /dev/tcp/127.0.0.1/${port}) 2>&1 && echo net=connected || echo net=refused`;
+
+        expect(await run(client, safe, 'net1', probe)).toContain('net=refused');
+        expect(connections).toHaveLength(0);
+        expect(await run(client, normal, 'net2', probe)).toContain('net=connected');
+        expect(connections.length).toBeGreaterThan(0);
+      } finally {
+        for (const socket of connections) socket.destroy();
+        server.close();
+      }
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'limits the kernel refuses make session.create refuse safe_mode with invalid_params naming why',
+    async () => {
+      const nrOpen = Number(readFileSync('/proc/sys/fs/nr_open', 'utf8'));
+      const d = await fx.daemon({ extraConfig: `safe_mode:\n  open_files: ${nrOpen + 1}\n` });
+      const client = await d.connect();
+      const cwd = tempDir();
+      await expect(client.call('session.create', { cwd, safe_mode: true })).rejects.toMatchObject({
+        reason: 'invalid_params',
+        details: { field: 'safe_mode' },
+      });
+      await expect(client.call('session.create', { cwd, safe_mode: true })).rejects.toThrow(
+        /kernel refused the safe_mode limits/,
+      );
+      // The same daemon creates a normal session, and nothing was created for the refused one.
+      const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd });
+      expect(session_id).toBeTruthy();
+      expect(existsSync(`${d.layout.runDir}/workers`)).toBe(false);
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
