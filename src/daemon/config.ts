@@ -243,7 +243,31 @@ export const configSchema = z
       })
       .prefault({}),
     limits: z
-      .strictObject({ max_concurrent_turns: z.number().int().min(1).max(1024).default(8) })
+      .strictObject({
+        max_concurrent_turns: z.number().int().min(1).max(1024).default(8),
+        /** A turn's wall-clock limit from its first claim; past it it settles failed/turn_timeout. */
+        turn_timeout_s: seconds('limits.turn_timeout_s')
+          .min(1, { error: 'limits.turn_timeout_s must be at least 1 second' })
+          .default(1800),
+      })
+      .prefault({}),
+    /** REC-7 step resume after a crash (docs/crash-safety.md). */
+    recovery: z
+      .strictObject({
+        /** A tool that was running at the crash: `unknown` (block until resolved) or `close` it honestly. */
+        running_tool: z
+          .enum(['unknown', 'close'], { error: 'recovery.running_tool must be unknown or close' })
+          .default('unknown'),
+        /** The consecutive crash of one turn that makes it unknown (1: every crash does). */
+        max_resumes: z
+          .number({ error: 'recovery.max_resumes must be a whole number from 1 to 100' })
+          .int({ error: 'recovery.max_resumes must be a whole number from 1 to 100' })
+          .min(1, { error: 'recovery.max_resumes must be a whole number from 1 to 100' })
+          .max(100, { error: 'recovery.max_resumes must be a whole number from 1 to 100' })
+          .default(3),
+        /** A started turn resumes by itself only within this many seconds of its start. */
+        auto_continue_freshness_s: seconds('recovery.auto_continue_freshness_s').min(0).default(3600),
+      })
       .prefault({}),
     drain_timeout_s: seconds('drain_timeout_s').min(0).default(30),
     logging: z

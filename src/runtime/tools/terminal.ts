@@ -82,6 +82,7 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       required: ['command'],
       additionalProperties: false,
     },
+    marksOwnStart: true,
     async run(args, context) {
       const command = args.command;
       if (typeof command !== 'string' || command.trim() === '') {
@@ -101,6 +102,8 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       if (refusal !== null) return refusal;
       if (context.signal.aborted) return notApproved({ kind: 'cancelled' });
 
+      // REC-7: durably started before the process exists; a crash from here on is never re-run.
+      await context.markStarted();
       const result = await runInProcessGroup({
         command,
         cwd: context.cwd,
