@@ -300,7 +300,12 @@ async function resumeAt(
   job: TurnJob,
   stored: TranscriptMessage[],
   runningTool: RunningToolPolicy,
-): Promise<{ step: ResumeStep; turn: TranscriptMessage[]; calls: TurnBoundaryCalls; closed: string | null } | null> {
+): Promise<{
+  step: ResumeStep;
+  turn: TranscriptMessage[];
+  calls: TurnBoundaryCalls;
+  closed: string | null;
+} | null> {
   const boundary = turnBoundary(stored, job.admission.tool_started);
   if (boundary.kind === 'lost') return null;
   if (boundary.kind === 'model') return { step: 'model', turn: stored, calls: [], closed: null };
@@ -322,11 +327,7 @@ async function resumeAt(
   const prompt = job.admission.prompt;
   const first = boundary.calls[0];
   const step: ResumeStep =
-    first === undefined
-      ? 'model'
-      : prompt?.tool_call_id === first.id
-        ? prompt.type
-        : 'tool';
+    first === undefined ? 'model' : prompt?.tool_call_id === first.id ? prompt.type : 'tool';
   return { step, turn, calls: boundary.calls, closed: boundary.closed?.id ?? null };
 }
 
@@ -346,14 +347,16 @@ function promptsOf(
   let pending = interrupted;
   const scoped = (scope: TurnScope, type: StoredPrompt['type']): TurnScope => {
     const callId = currentCall();
-    const reuse = pending !== null && pending.type === type && pending.tool_call_id === callId ? pending : null;
+    const reuse =
+      pending !== null && pending.type === type && pending.tool_call_id === callId ? pending : null;
     pending = null;
     const requestType = type === 'approval' ? 'approval.request' : 'clarify.request';
     return {
       ...scope,
       ...(reuse ? { resumePrompt: { prompt_id: reuse.prompt_id, requested_at: reuse.requested_at } } : {}),
       emit: (event) => {
-        if (event.type !== requestType || callId === null || !('prompt_id' in event)) return scope.emit(event);
+        if (event.type !== requestType || callId === null || !('prompt_id' in event))
+          return scope.emit(event);
         const record: StoredPrompt = {
           prompt_id: event.prompt_id,
           type,

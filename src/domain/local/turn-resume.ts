@@ -49,9 +49,14 @@ export interface OrphanFacts {
 
 export type UnknownReason = 'tool_running' | 'max_resumes' | 'stale';
 
-export type RecoveryDecision = { kind: 'resume' } | { kind: 'unknown'; reason: UnknownReason; detail: string };
+export type RecoveryDecision =
+  { kind: 'resume' } | { kind: 'unknown'; reason: UnknownReason; detail: string };
 
-export function decideRecovery(facts: OrphanFacts, settings: RecoverySettings, now: number): RecoveryDecision {
+export function decideRecovery(
+  facts: OrphanFacts,
+  settings: RecoverySettings,
+  now: number,
+): RecoveryDecision {
   if (facts.tool_started !== null && settings.runningTool === 'unknown') {
     return {
       kind: 'unknown',
@@ -80,9 +85,7 @@ export function decideRecovery(facts: OrphanFacts, settings: RecoverySettings, n
 
 /** Where a resumed turn goes on. `closed`: the running tool call recovery closes with an honest result. */
 export type TurnBoundary =
-  | { kind: 'model' }
-  | { kind: 'tools'; calls: ToolCall[]; closed: ToolCall | null }
-  | { kind: 'lost' };
+  { kind: 'model' } | { kind: 'tools'; calls: ToolCall[]; closed: ToolCall | null } | { kind: 'lost' };
 
 /** The step a resumed turn starts with, for `turn.resumed`. */
 export type ResumeStep = 'model' | 'tool' | 'approval' | 'clarify';
@@ -93,7 +96,9 @@ export type ResumeStep = 'model' | 'tool' | 'approval' | 'clarify';
  * ones), which the runner never writes; recovery then treats the turn as unknown.
  */
 export function turnBoundary(turn: readonly TranscriptMessage[], toolStarted: string | null): TurnBoundary {
-  const answered = new Set(turn.flatMap((m) => (m.role === 'tool' && m.tool_call_id ? [m.tool_call_id] : [])));
+  const answered = new Set(
+    turn.flatMap((m) => (m.role === 'tool' && m.tool_call_id ? [m.tool_call_id] : [])),
+  );
   const last = [...turn].reverse().find((m) => m.role === 'assistant');
   const open = (last?.tool_calls ?? []).filter((c) => !answered.has(c.id));
   if (open.length === 0) return toolStarted === null ? { kind: 'model' } : { kind: 'lost' };

@@ -308,7 +308,9 @@ export class SqliteLocalStore implements LocalSessionStore {
   }
 
   markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean> {
-    return this.group.run(() => admissions.writeStep(this.db, fence, { tool_started: toolCallId, prompt: null }));
+    return this.group.run(() =>
+      admissions.writeStep(this.db, fence, { tool_started: toolCallId, prompt: null }),
+    );
   }
 
   recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean> {
