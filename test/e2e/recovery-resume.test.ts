@@ -51,8 +51,9 @@ async function bufferedEvents(
 /** The last tool message of the last model request of an admission. */
 function lastToolResult(demo: DemoModelServer, admissionId: string): string {
   const request = demo.requests.filter((r) => r.headers['x-gatehouse-admission'] === admissionId).at(-1);
-  const tools = (request?.body?.messages ?? []).filter((m: { role?: unknown }) => m.role === 'tool');
-  return String((tools.at(-1) as { content?: unknown } | undefined)?.content ?? '');
+  const tools = (request?.body?.messages ?? []).filter((m) => m.role === 'tool');
+  const content = tools.at(-1)?.content;
+  return typeof content === 'string' ? content : '';
 }
 
 async function crashedTurn(options: {
