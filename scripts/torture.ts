@@ -13,6 +13,8 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '3' },
     keep: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
+    /** `recovery.max_resumes` for the daemon; 1 = every started turn unknown (no step resume). */
+    'max-resumes': { type: 'string' },
   },
 });
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
@@ -23,6 +25,7 @@ const summary = await runTorture({
   seed,
   clients: Number(values.clients),
   keep: values.keep,
+  ...(values['max-resumes'] === undefined ? {} : { maxResumes: Number(values['max-resumes']) }),
   log: values.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
 });
 const { violations, ...figures } = summary;
