@@ -28,6 +28,12 @@ export const IGNORED_TIMER_KEYS = [
 const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
+/** A whole number in [min, max], every failure said in one sentence naming the key. */
+const wholeNumber = (what: string, min: number, max: number) => {
+  const error = `${what} must be a whole number from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
 const modelSchema = z.strictObject({
   base_url: z
     .url({
@@ -61,12 +67,7 @@ const modelSchema = z.strictObject({
     .max(3600, { error: 'model.timeout_s must be at most 3600 seconds' })
     .default(60),
   /** Retries after the first attempt of a request that failed before any output (0 = never). */
-  max_retries: z
-    .number({ error: 'model.max_retries must be a whole number from 0 to 10' })
-    .int({ error: 'model.max_retries must be a whole number from 0 to 10' })
-    .min(0, { error: 'model.max_retries must be a whole number from 0 to 10' })
-    .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
-    .default(3),
+  max_retries: wholeNumber('model.max_retries', 0, 10).default(3),
   /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
   context_window: z.number().int().min(1024, { error: 'must be at least 1024 tokens' }).optional(),
 });
@@ -259,12 +260,7 @@ export const configSchema = z
           .enum(['unknown', 'close'], { error: 'recovery.running_tool must be unknown or close' })
           .default('unknown'),
         /** The consecutive crash of one turn that makes it unknown (1: every crash does). */
-        max_resumes: z
-          .number({ error: 'recovery.max_resumes must be a whole number from 1 to 100' })
-          .int({ error: 'recovery.max_resumes must be a whole number from 1 to 100' })
-          .min(1, { error: 'recovery.max_resumes must be a whole number from 1 to 100' })
-          .max(100, { error: 'recovery.max_resumes must be a whole number from 1 to 100' })
-          .default(3),
+        max_resumes: wholeNumber('recovery.max_resumes', 1, 100).default(3),
         /** A started turn resumes by itself only within this many seconds of its start. */
         auto_continue_freshness_s: seconds('recovery.auto_continue_freshness_s').min(0).default(3600),
       })
