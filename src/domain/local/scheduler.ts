@@ -200,7 +200,9 @@ export class TurnScheduler {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
     // claimed, another exclusive holder of the slot) is busy.
-    const free = state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming);
+    // A turn recovery resumed (REC-7) and not yet running holds the slot too.
+    const free =
+      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
     if (!free) return { kind: 'busy' };
     const value = fn();
     this.kick(logicalId);

@@ -161,9 +161,15 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     let resumePoint: Awaited<ReturnType<typeof resumeAt>> = null;
     try {
       if (job.resumed) {
-        resumePoint = await resumeAt(job, turn.turn, deps.runningTool ?? RECOVERY_DEFAULTS.runningTool);
+        // Only the turn's own calls may be open: anything else left open before it is not its to run.
+        const clean = turn.found && closeDanglingToolCalls(turn.history).added.length === 0;
+        resumePoint = clean
+          ? await resumeAt(job, turn.turn, deps.runningTool ?? RECOVERY_DEFAULTS.runningTool)
+          : null;
         if (resumePoint === null) {
           agent.release();
+          // The next turn reads the transcript afresh, so whatever this one left open is closed.
+          agents.invalidate(logicalId);
           return {
             outcome: 'failed',
             detail: 'resume_inconsistent: the stored turn does not match its step record; it was not resumed',
@@ -282,13 +288,14 @@ async function agentFor(
 function historyOf(
   agent: AgentLease,
   input: TranscriptMessage,
-): { history: TranscriptMessage[]; wireHistory: WireMessage[]; turn: TranscriptMessage[] } {
+): { history: TranscriptMessage[]; wireHistory: WireMessage[]; turn: TranscriptMessage[]; found: boolean } {
   const split = input.admission_id === undefined ? null : splitAtInput(agent.messages, input.admission_id);
   const end = split?.before ?? agent.messages.length;
   return {
     history: agent.messages.slice(0, end),
     wireHistory: agent.wire.slice(0, end),
     turn: split?.turn ?? [],
+    found: split !== null,
   };
 }
 
