@@ -16,6 +16,8 @@ const { values } = parseArgs({
     quiet: { type: 'boolean', default: false },
     // e.g. --faults compress.summarised,compress.transaction: arm only these points.
     faults: { type: 'string' },
+    /** `recovery.max_resumes` for the daemon; 1 = every started turn unknown (no step resume). */
+    'max-resumes': { type: 'string' },
   },
 });
 const faults = values.faults?.split(',').map((f) => f.trim()) as FaultPoint[] | undefined;
@@ -33,6 +35,7 @@ const summary = await runTorture({
   clients: Number(values.clients),
   keep: values.keep,
   ...(faults ? { faults } : {}),
+  ...(values['max-resumes'] === undefined ? {} : { maxResumes: Number(values['max-resumes']) }),
   log: values.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
 });
 const { violations, ...figures } = summary;

@@ -17,6 +17,9 @@ export interface AdmissionFact {
   started_at: string | null;
   settled_at: string | null;
   detail: string | null;
+  /** How many times recovery resumed the turn (REC-7): each resume may repeat one model call. */
+  resumes: number;
+  text: string;
 }
 
 export interface SnapshotMessage {
@@ -41,6 +44,12 @@ export interface Evidence {
   resolved: Set<string>;
   /** Admissions that were queued in a session when its receipt was tampered with. */
   queuedWhenTampered: Set<string>;
+  /** Why each resolved admission had become `unknown` (its detail before it was resolved). */
+  unknownReasons: Map<string, string>;
+  /** submission id → when the harness first approved its command (ms since the epoch). */
+  approvals: Map<string, number>;
+  /** `recovery.max_resumes` of the run (1: no step resume; every started turn is unknown). */
+  maxResumes: number;
 }
 
 export interface Tally {
@@ -48,6 +57,10 @@ export interface Tally {
   completed: number;
   failed: number;
   unknown: number;
+  /** Unknown admissions by the reason recovery gave (tool_running, max_resumes). */
+  unknown_reasons: Record<string, number>;
+  /** Approved commands that ran (once each, after their approval). */
+  approved_runs: number;
   paused: number;
   lost: number;
   duplicated: number;
@@ -95,17 +108,33 @@ export function checkInvariants(e: Evidence): { tally: Tally; violations: string
     [...e.ledger.tampered.keys()].map((r) => e.ledger.sessions.get(r)?.session_id).filter(Boolean),
   );
   const starts = turnStarts(e.requests);
+  // One marker line per tool execution: `<submission id> [<ms>]`.
   const runs = new Map<string, number>();
-  for (const line of e.ran) runs.set(line, (runs.get(line) ?? 0) + 1);
+  const ranAt = new Map<string, number>();
+  for (const line of e.ran) {
+    const [id = '', at] = line.split(' ');
+    runs.set(id, (runs.get(id) ?? 0) + 1);
+    if (at !== undefined) ranAt.set(id, Number(at));
+  }
   const tally: Tally = {
     admissions: 0,
     completed: 0,
     failed: 0,
     unknown: 0,
+    unknown_reasons: {},
+    approved_runs: 0,
     paused: 0,
     lost: 0,
     duplicated: 0,
   };
+
+  // Approved commands: at most once (counted below with every tool) and only after the approval.
+  for (const [id, at] of ranAt) {
+    const approved = e.approvals.get(id);
+    if (approved === undefined) violations.push(`approval-gated command of ${id} ran without an approval`);
+    else if (at < approved - 5) violations.push(`approval-gated command of ${id} ran before its approval`);
+    else tally.approved_runs++;
+  }
 
   // 1 + 2: every acknowledged admission settled exactly once, or unknown because it had started.
   for (const ack of e.ledger.admissions.values()) {
@@ -113,7 +142,10 @@ export function checkInvariants(e: Evidence): { tally: Tally; violations: string
     const row = byId.get(ack.admission_id);
     const started = starts.get(ack.admission_id) ?? 0;
     const executed = runs.get(ack.submission_id) ?? 0;
-    if (started > 1 || executed > 1) {
+    // A resumed turn may call the model again (REC-7), one more start per resume at most; a tool
+    // execution never repeats.
+    const maxStarts = 1 + (row?.resumes ?? 0);
+    if (started > maxStarts || executed > 1) {
       tally.duplicated++;
       violations.push(
         `admission ${ack.admission_id} (${ack.submission_id}) ran ${started} turns, ${executed} tools`,
@@ -143,18 +175,28 @@ export function checkInvariants(e: Evidence): { tally: Tally; violations: string
       case 'failed':
         if (row.state === 'completed') tally.completed++;
         else tally.failed++;
-        if (started !== 1)
-          violations.push(`admission ${row.admission_id} ${row.state} after ${started} turn starts`);
+        if (started < 1 || started > maxStarts)
+          violations.push(
+            `admission ${row.admission_id} ${row.state} after ${started} turn starts (${row.resumes} resumes)`,
+          );
         if (row.state === 'completed' && ack.tool && executed !== 1)
           violations.push(`admission ${row.admission_id} completed with its tool run ${executed} times`);
         break;
-      case 'interrupted':
+      case 'interrupted': {
         tally.unknown++;
         if (!e.resolved.has(row.admission_id) || row.started_at === null)
           violations.push(
             `admission ${row.admission_id} interrupted without having started and been resolved`,
           );
+        // REC-7: unknown only when its tool was running at the kill (or the stuck-loop rule).
+        const reason = (e.unknownReasons.get(row.admission_id) ?? '').split(':')[0] || 'none';
+        tally.unknown_reasons[reason] = (tally.unknown_reasons[reason] ?? 0) + 1;
+        if (reason === 'tool_running' && !row.text.startsWith('run:'))
+          violations.push(`admission ${row.admission_id} unknown (tool_running) but it runs no tool`);
+        else if (reason !== 'tool_running' && reason !== 'max_resumes' && e.maxResumes !== 1)
+          violations.push(`admission ${row.admission_id} unknown for "${reason}": no tool was running`);
         break;
+      }
       default:
         tally.lost++;
         violations.push(`admission ${row.admission_id} ended ${row.state}: never completed`);

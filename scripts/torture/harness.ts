@@ -27,6 +27,7 @@ import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
 import { tamper, TAMPER_KINDS } from './tamper.js';
+import { APPROVE_MARK, approveMarked, refreshUnknowns } from './approver.js';
 
 export interface TortureOptions {
   iterations: number;
@@ -34,6 +35,8 @@ export interface TortureOptions {
   clients?: number;
   /** Keep the temp home (for a failing seed). */
   keep?: boolean;
+  /** `recovery.max_resumes` (1: no step resume, every started turn unknown, as before REC-7). */
+  maxResumes?: number;
   log?: (line: string) => void;
   /** The fault points the armed iterations cycle through (default: all of them). */
   faults?: readonly FaultPoint[];
@@ -61,13 +64,27 @@ export interface TortureSummary extends Tally {
 /** How long a fault-armed iteration may take to reach its point before a random kill instead. */
 const FAULT_BUDGET_MS = 4000;
 
+/**
+ * Every tool execution writes its marker (the submission id, unique per admission, and the time in
+ * ms) to ran.log in the session's harness-owned directory: one line per execution.
+ */
 function workloadText(id: string, rng: Rng): { text: string; tool: boolean } {
   const roll = rng.next();
   if (roll < 0.45) return { text: `hello from ${id}`, tool: false };
   if (roll < 0.8) return { text: `run: echo ${id} >> ran.log`, tool: true };
-  if (roll < 0.95) return { text: `run: echo ${id} >> ran.log; sleep 0.3`, tool: true };
-  // Needs an approval nobody gives: it times out (approvals.timeout_s: 1) and the tool is denied.
-  return { text: `run: echo ${id} >> ran.log && sudo true`, tool: false };
+  if (roll < 0.93) return { text: `run: echo ${id} >> ran.log; sleep 0.3`, tool: true };
+  if (roll < 0.965) return approvalText(id, false);
+  return approvalText(id, true);
+}
+
+/**
+ * A command that needs an approval (sudo). Unapproved ones time out (approvals.timeout_s: 1) and
+ * never run; `# approve` ones are approved by the harness's approver (approver.ts).
+ */
+function approvalText(id: string, approve: boolean): { text: string; tool: boolean } {
+  return approve
+    ? { text: `run: echo ${id} $(date +%s%3N) >> ran.log && sudo -n true ${APPROVE_MARK}`, tool: false }
+    : { text: `run: echo ${id} >> ran.log && sudo true`, tool: false };
 }
 
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
@@ -92,6 +109,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       // A compression keeps only the last user message on: short torture sessions can compress.
       'compression: {tail_tokens: 0}',
       'drain_timeout_s: 5',
+      // `maxResumes: 1` is the behaviour before step resume (every started turn unknown).
+      ...(options.maxResumes === undefined ? [] : [`recovery: {max_resumes: ${options.maxResumes}}`]),
     ].join('\n'),
     { mode: 0o600 },
   );
@@ -114,6 +133,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const queuedWhenTampered = new Set<string>();
   /** Admissions left `running` by a kill: they are `unknown` after the restart. */
   const toResolve = new Map<string, Unknown>();
+  /** Why each admission became `unknown` (its detail when the harness first saw it unknown). */
+  const unknownReasons = new Map<string, string>();
+  /** submission id → when the approver first approved its command (ms). */
+  const approvals = new Map<string, number>();
   let epoch = 0;
 
   try {
@@ -152,9 +175,13 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
           { reset: fault?.startsWith('reset.') === true, compress: fault?.startsWith('compress.') === true },
         );
       // Half of the unknowns stay unresolved for a while: what is queued behind them must wait.
+      // Recovery resumed some of them (they are no longer unknown); the rest are, under a generation.
+      refreshUnknowns(stateDb, toResolve, unknownReasons);
       const resolveNow = [...toResolve.values()].filter(() => rng.next() < 0.5);
+      const stopApprover = new AbortController();
       const work = Promise.all([
         ...clients.map((c) => session(daemon, (g) => c.run(g))),
+        session(daemon, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
         session(daemon, (g) => resolveUnknowns(g, ledger, resolveNow, resolved, toResolve)),
       ]);
       const exit = await Promise.race([
@@ -166,6 +193,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       const by = exit?.signal === 'SIGKILL' && fault ? fault : 'random';
       kills[by] = (kills[by] ?? 0) + 1;
       await daemon.kill();
+      stopApprover.abort();
       await work;
       for (const u of runningAdmissions(stateDb, ledger)) {
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
@@ -187,7 +215,12 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
 
     // The final drain: no faults; every client retries what is pending; unknowns get resolved.
     const daemon = await DaemonProcess.start(home, {}, daemonLog, daemons);
+    refreshUnknowns(stateDb, toResolve, unknownReasons);
+    const stopApprover = new AbortController();
+    const approving = session(daemon, (g) => approveMarked(g, ledger, approvals, stopApprover.signal));
     const transcripts = await drain(daemon, clients, ledger, [...toResolve.values()], resolved, log);
+    stopApprover.abort();
+    await approving;
     const stop = await daemon.stop();
     if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
     const evidence = readStore(daemon.layout.stateDb('default'));
@@ -203,6 +236,9 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       transcripts,
       resolved,
       queuedWhenTampered,
+      unknownReasons,
+      approvals,
+      maxResumes: options.maxResumes ?? 3,
     });
     const untampered = [...ledger.sessions]
       .filter(([r]) => !ledger.tampered.has(r))
@@ -369,7 +405,8 @@ function readStore(file: string): { admissions: AdmissionFact[]; sessionsPerRequ
   try {
     const admissions = db
       .prepare(
-        `SELECT admission_id, logical_id, submission_id, seq, state, started_at, settled_at, detail FROM admissions`,
+        `SELECT admission_id, logical_id, submission_id, seq, state, started_at, settled_at, detail, resumes,
+         text FROM admissions`,
       )
       .all() as AdmissionFact[];
     const perRequest = db

@@ -38,6 +38,12 @@ export const IGNORED_TIMER_KEYS = [
 const seconds = (what: string) =>
   z.number({ error: `${what} must be a number of seconds` }).int({ error: `${what} must be a whole number` });
 
+/** A whole number in [min, max], every failure said in one sentence naming the key. */
+const wholeNumber = (what: string, min: number, max: number) => {
+  const error = `${what} must be a whole number from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
 const modelSchema = z.strictObject({
   base_url: apiBaseUrl,
   model: z.string({ error: 'must be the model name, a string' }).min(1, { error: 'must not be empty' }),
@@ -52,12 +58,7 @@ const modelSchema = z.strictObject({
     .max(3600, { error: 'model.timeout_s must be at most 3600 seconds' })
     .default(60),
   /** Retries after the first attempt of a request that failed before any output (0 = never). */
-  max_retries: z
-    .number({ error: 'model.max_retries must be a whole number from 0 to 10' })
-    .int({ error: 'model.max_retries must be a whole number from 0 to 10' })
-    .min(0, { error: 'model.max_retries must be a whole number from 0 to 10' })
-    .max(10, { error: 'model.max_retries must be a whole number from 0 to 10' })
-    .default(3),
+  max_retries: wholeNumber('model.max_retries', 0, 10).default(3),
   /** Tokens the model accepts in one request; unset: a known family's window, else 128,000. */
   context_window: contextWindow.optional(),
   /** How this provider takes a session's reasoning effort (config-providers.ts). */
@@ -361,7 +362,26 @@ export const configSchema = z
       })
       .prefault({}),
     limits: z
-      .strictObject({ max_concurrent_turns: z.number().int().min(1).max(1024).default(8) })
+      .strictObject({
+        max_concurrent_turns: z.number().int().min(1).max(1024).default(8),
+        /** A turn's wall-clock limit from its first claim; past it it settles failed/turn_timeout. */
+        turn_timeout_s: seconds('limits.turn_timeout_s')
+          .min(1, { error: 'limits.turn_timeout_s must be at least 1 second' })
+          .default(1800),
+      })
+      .prefault({}),
+    /** REC-7 step resume after a crash (docs/crash-safety.md). */
+    recovery: z
+      .strictObject({
+        /** A tool that was running at the crash: `unknown` (block until resolved) or `close` it honestly. */
+        running_tool: z
+          .enum(['unknown', 'close'], { error: 'recovery.running_tool must be unknown or close' })
+          .default('unknown'),
+        /** The consecutive crash of one turn that makes it unknown (1: every crash does). */
+        max_resumes: wholeNumber('recovery.max_resumes', 1, 100).default(3),
+        /** A started turn resumes by itself only within this many seconds of its start. */
+        auto_continue_freshness_s: seconds('recovery.auto_continue_freshness_s').min(0).default(3600),
+      })
       .prefault({}),
     drain_timeout_s: seconds('drain_timeout_s').min(0).default(30),
     logging: z

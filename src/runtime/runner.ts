@@ -11,7 +11,7 @@
  * A crash between storing a call and its result leaves a dangling call; before the next turn the
  * gateway closes it with closeDanglingToolCalls (transcript-repair.ts), which says its effect is unknown.
  */
-import type { TokenUsage, ToolOutcome, TranscriptMessage } from '../domain/vocabulary.js';
+import type { TokenUsage, ToolCall, ToolOutcome, TranscriptMessage } from '../domain/vocabulary.js';
 import { isModelError } from './model/errors.js';
 import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
 import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
@@ -87,7 +87,21 @@ export interface RunTurnOptions {
    * call retried once. Without it the runner sends the whole history as it is.
    */
   context?: TurnContext;
+  /**
+   * REC-7: the turn goes on after a crash. `turn` is what it had stored after its input (replayed
+   * to the model as it is), `calls` the stored tool calls still to run, first; then model calls as
+   * usual. The input is already stored.
+   */
+  resume?: { turn: readonly TranscriptMessage[]; calls: readonly ToolCall[] };
+  /**
+   * REC-7: records durably that a tool call's execution starts, before its process is spawned (see
+   * ToolContext.markStarted). Absent: nothing is recorded.
+   */
+  markToolStarted?: (call: ToolCall) => Promise<void>;
 }
+
+/** The abort reason of a turn past `limits.turn_timeout_s`: it settles `failed` / `turn_timeout`. */
+export const TURN_TIMEOUT = 'turn_timeout';
 
 export type TurnComplete = Extract<TurnEvent, { type: 'turn.complete' }>;
 /** What runTurn resolves with: the data of its `turn.complete` event. */
@@ -150,11 +164,20 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     return finishNow(outcome, finalText, error);
   };
 
+  /** Ends a turn its signal stopped: an interrupt, a cancel, or the turn's wall-clock limit. */
+  const stop = (last: TranscriptMessage[] = []): Promise<TurnResult> =>
+    signal.reason === TURN_TIMEOUT
+      ? finish('failed', last, null, {
+          reason: TURN_TIMEOUT,
+          message: 'The turn ran past its time limit (limits.turn_timeout_s) and was stopped.',
+        })
+      : finish(stopOutcome(), last);
+
   const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
+  /** The tool call running now (its started mark names it; `reportProgress` publishes its progress). */
+  let current: ToolCall | undefined;
   /** What a human answered to the approval of the tool call running now (kept on its tool message). */
   let approval: ToolOutcome['approval'];
-  /** The tool call running now, whose progress `reportProgress` publishes. */
-  let running: { id: string; name: string } | null = null;
   const context: ToolContext = {
     cwd: options.cwd,
     signal,
@@ -169,7 +192,12 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     },
     askClarify: (request) => options.prompts.askClarify(scope, request),
     reportProgress: (progress) => {
-      if (running) emit({ type: 'tool.output', tool_call_id: running.id, name: running.name, ...progress });
+      if (current) {
+        emit({ type: 'tool.output', tool_call_id: current.id, name: current.function.name, ...progress });
+      }
+    },
+    markStarted: async () => {
+      if (current && options.markToolStarted) await options.markToolStarted(current);
     },
   };
   const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
@@ -204,11 +232,59 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     };
     let overflowRetried = false;
 
-    for (let call = 0; call < maxTurns; call++) {
-      if (signal.aborted) return await finish(stopOutcome());
+    /** Runs stored tool calls in order, each result stored; true when the turn was interrupted. */
+    const runTools = async (calls: readonly ToolCall[]): Promise<boolean> => {
+      let interrupted = false;
+      for (const toolCall of calls) {
+        emit({
+          type: 'tool.start',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          arguments: toolCall.function.arguments,
+        });
+        approval = undefined;
+        current = toolCall;
+        const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
+        current = undefined;
+        interrupted ||= step.interrupted;
+        const stored = await store({
+          role: 'tool',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          content: step.result.content,
+          tool_outcome: {
+            is_error: step.result.isError === true,
+            ...(approval === undefined ? {} : { approval }),
+          },
+          ...(step.interrupted ? { interrupted: true } : {}),
+        });
+        push(stored);
+        emit({
+          type: 'tool.complete',
+          tool_call_id: toolCall.id,
+          name: toolCall.function.name,
+          summary: summarize(step.result.content),
+          is_error: step.result.isError === true,
+          duration_ms: step.durationMs,
+        });
+      }
+      return interrupted;
+    };
+
+    // A resumed turn: what it stored is replayed as it is, its open tool calls run first, and its
+    // earlier model calls count against max_turns.
+    let call = 0;
+    if (options.resume) {
+      for (const message of options.resume.turn) push(message);
+      call = options.resume.turn.filter((m) => m.role === 'assistant').length;
+      if ((await runTools(options.resume.calls)) || signal.aborted) return await stop();
+    }
+
+    for (; call < maxTurns; call++) {
+      if (signal.aborted) return await stop();
       if (budget && overThreshold(budget.settings, options.systemPrompt, view, toolsJson, reported)) {
         await compress('threshold');
-        if (signal.aborted) return await finish(stopOutcome());
+        if (signal.aborted) return await stop();
       }
       let streamed = '';
       let result: ChatResult;
@@ -229,10 +305,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       } catch (error) {
         if (signal.aborted) {
           // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
-          return await finish(
-            stopOutcome(),
-            streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : [],
-          );
+          return await stop(streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : []);
         }
         if (isModelError(error) && error.kind === 'context_overflow' && budget && !streamed) {
           // Compress once and retry this call once; only then is the overflow the turn's end.
@@ -273,41 +346,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         ),
       );
       push(assistant);
-      let interrupted = false;
-      for (const toolCall of result.toolCalls) {
-        emit({
-          type: 'tool.start',
-          tool_call_id: toolCall.id,
-          name: toolCall.function.name,
-          arguments: toolCall.function.arguments,
-        });
-        approval = undefined;
-        running = { id: toolCall.id, name: toolCall.function.name };
-        const step = await runToolStep(toolCall, toolsByName, context, options.toolStopGraceMs ?? 2000);
-        running = null;
-        interrupted ||= step.interrupted;
-        const stored = await store({
-          role: 'tool',
-          tool_call_id: toolCall.id,
-          name: toolCall.function.name,
-          content: step.result.content,
-          tool_outcome: {
-            is_error: step.result.isError === true,
-            ...(approval === undefined ? {} : { approval }),
-          },
-          ...(step.interrupted ? { interrupted: true } : {}),
-        });
-        push(stored);
-        emit({
-          type: 'tool.complete',
-          tool_call_id: toolCall.id,
-          name: toolCall.function.name,
-          summary: summarize(step.result.content),
-          is_error: step.result.isError === true,
-          duration_ms: step.durationMs,
-        });
-      }
-      if (interrupted || signal.aborted) return await finish(stopOutcome());
+      const interrupted = await runTools(result.toolCalls);
+      if (interrupted || signal.aborted) return await stop();
     }
     return await finish('failed', [], null, {
       reason: 'max_turns',

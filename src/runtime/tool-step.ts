@@ -65,7 +65,10 @@ export async function runToolStep(
   if (typeof args === 'string')
     return { result: { content: args, isError: true }, durationMs: elapsed(), interrupted: false };
 
+  // REC-7 seam: the durable started mark, before anything of the tool runs (unless the tool marks
+  // its own start, right before its side effect).
   const running = Promise.resolve()
+    .then(() => (tool.marksOwnStart ? undefined : context.markStarted()))
     .then(() => tool.run(args, context))
     .then(
       (result): ToolResult => result,

@@ -69,6 +69,13 @@ export interface ToolContext {
   askClarify(request: ClarifyRequest): Promise<ClarifyOutcome>;
   /** Live progress of this call (throttled by the tool), published as `tool.output`. */
   reportProgress?(progress: ToolProgress): void;
+  /**
+   * REC-7: records durably that this call's side effect starts; resolves once it is durable. A tool
+   * that sets `marksOwnStart` calls it itself right before its first side effect (after any
+   * approval); for every other tool the runner calls it before `run`. Rejects when the turn no
+   * longer owns its admission or the store cannot write: then nothing may run.
+   */
+  markStarted(): Promise<void>;
 }
 
 export interface ToolResult {
@@ -86,6 +93,11 @@ export interface ToolDefinition {
   parameters: JsonSchema;
   /** The tool may change files in the session's cwd: checkpoints snapshot the tree before it runs. */
   changesFiles?: boolean;
+  /**
+   * The tool calls context.markStarted itself, right before its side effect (a tool that asks a
+   * human first, or has no side effect and never calls it). Otherwise it is marked before `run`.
+   */
+  marksOwnStart?: boolean;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 
@@ -94,6 +106,17 @@ export type TurnOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 /** The typed event stream of one turn (SPEC LOC-11). Fields are the wire's snake_case. */
 export type TurnEvent =
   | { type: 'turn.start'; admission_id: string | undefined; execution_generation: number }
+  | {
+      /** REC-7: the turn goes on after a crash, at `step`, under a new generation. */
+      type: 'turn.resumed';
+      admission_id: string | undefined;
+      execution_generation: number;
+      step: 'model' | 'tool' | 'approval' | 'clarify';
+      /** How many times this turn has been resumed, this one included. */
+      resumes: number;
+      /** The tool call recovery closed with an honest result (`recovery.running_tool: close`). */
+      closed_tool_call_id: string | null;
+    }
   | { type: 'text.delta'; text: string }
   | { type: 'reasoning.delta'; text: string }
   | { type: 'tool.start'; tool_call_id: string; name: string; arguments: string }
@@ -148,6 +171,11 @@ export interface TurnScope {
   signal: AbortSignal;
   /** Publishes a turn event to the session's viewers. */
   emit(event: TurnEvent): void;
+  /**
+   * REC-7: the next prompt recreates one a crash interrupted: same prompt id, timeout counted from
+   * its original request time. Absent: a new prompt.
+   */
+  resumePrompt?: { prompt_id: string; requested_at: string };
 }
 
 /**

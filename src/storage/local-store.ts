@@ -47,6 +47,29 @@ export interface AdmissionRow {
   settled_at: string | null;
   /** A human-readable note on how it settled (error message, who resolved it). */
   detail: string | null;
+  /** How many times recovery resumed this turn after a crash (REC-7). */
+  resumes: number;
+  /** The tool call marked started whose result is not stored yet (REC-7): it was running. */
+  tool_started: string | null;
+  /** The prompt the turn is waiting on, recreated by recovery with the same id (REC-7). */
+  prompt: StoredPrompt | null;
+}
+
+/** An open approval or clarify prompt of a running turn, as the store keeps it. */
+export interface StoredPrompt {
+  prompt_id: string;
+  type: 'approval' | 'clarify';
+  /** The tool call that asked. */
+  tool_call_id: string;
+  /** When it was first asked (ISO); its timeout counts from here, across restarts. */
+  requested_at: string;
+}
+
+/** Names the running turn a step record belongs to: written only while epoch and generation own it. */
+export interface TurnFence {
+  admission_id: string;
+  epoch: number;
+  generation: number;
 }
 
 export interface NewCreation {
@@ -79,15 +102,17 @@ export type AdmitResult =
   | { kind: 'conflict'; admission: AdmissionRow }
   | { kind: 'unknown_session' };
 
+export interface Claimed {
+  kind: 'claimed';
+  session: LocalSessionRow;
+  admission: AdmissionRow;
+  generation: number;
+  /** The admission's text as stored in the transcript by the claim (with its admission_id). */
+  input: TranscriptMessage;
+}
+
 export type ClaimResult =
-  | {
-      kind: 'claimed';
-      session: LocalSessionRow;
-      admission: AdmissionRow;
-      generation: number;
-      /** The admission's text as stored in the transcript by the claim (with its admission_id). */
-      input: TranscriptMessage;
-    }
+  | Claimed
   | { kind: 'idle' }
   | { kind: 'busy'; admission_id: string }
   | { kind: 'blocked'; admission_id: string }
@@ -221,6 +246,24 @@ export interface LocalSessionStore {
   cancelQueued(admissionId: string): boolean;
   /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */
   markOrphansUnknown(currentEpoch: number): AdmissionRow[];
+  /** REC-7: the admissions still `running` from an older epoch (read only). */
+  orphans(currentEpoch: number): AdmissionRow[];
+  /**
+   * REC-7: takes an orphan over for `epoch` under a new generation, counting one more resume; the
+   * turn goes on from its stored boundary. Null when it is no longer a running orphan.
+   */
+  resumeOrphan(admissionId: string, epoch: number): Claimed | null;
+  /** An orphan recovery will not resume becomes `unknown`, with why in its detail. */
+  markUnknown(admissionId: string, currentEpoch: number, detail: string): boolean;
+  /**
+   * REC-7 step boundaries of a running turn, group-committed and fenced (false: stale, nothing
+   * written). markToolStarted is written before the tool's process is spawned (and clears the
+   * prompt it waited on); recordToolResult appends the result and clears the mark in one commit;
+   * recordPrompt keeps (or, with null, drops) the prompt the turn waits on.
+   */
+  markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean>;
+  recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean>;
+  recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean>;
   /** Settles an `unknown` admission as interrupted; false when it is not unknown or the generation differs. */
   resolveUnknown(admissionId: string, generation: number, detail: string): boolean;
 }

@@ -50,7 +50,7 @@ describe('REC-2 a lost acknowledgement after the admission commit', () => {
   });
 });
 
-describe('REC-2 a started turn becomes unknown; the queue behind it waits, then runs in FIFO order once', () => {
+describe('REC-2 a started turn that is not resumed becomes unknown; the queue behind it waits, then runs in FIFO order once', () => {
   type Case = { name: string; faults?: string; first: string; trigger: 'fault' | 'model' | 'tool' };
   const cases: Case[] = [
     { name: 'turn.claimed (fault point)', faults: 'turn.claimed@2', first: 'first turn', trigger: 'fault' },
@@ -59,7 +59,9 @@ describe('REC-2 a started turn becomes unknown; the queue behind it waits, then 
   ];
   it.each(cases)('$name', async ({ faults, first, trigger }) => {
     const demo = await rig.model();
-    const config = modelConfig(demo);
+    // REC-7 resumes a turn that stood at a step boundary; max_resumes 1 keeps every crash unknown
+    // here, so the queue behind it is seen to wait. A running tool is unknown by default.
+    const config = modelConfig(demo, ...(trigger === 'tool' ? [] : ['recovery: {max_resumes: 1}']));
     const cwd = tempDir();
     let d = await rig.daemon({ config, env: faults ? { GATEHOUSE_TEST_FAULTS: faults } : {} });
     let client = await d.connect();

@@ -183,6 +183,12 @@ export function gatewayService(
         },
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
+        turnTimeoutMs: config.limits.turn_timeout_s * 1000,
+        recovery: {
+          runningTool: config.recovery.running_tool,
+          maxResumes: config.recovery.max_resumes,
+          freshnessS: config.recovery.auto_continue_freshness_s,
+        },
         replayCapacity: config.events.replay_max_events,
         replayMaxBytes: config.events.replay_max_bytes,
         agents,
@@ -201,6 +207,7 @@ export function gatewayService(
             model: modelOf,
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
+            runningTool: config.recovery.running_tool,
             receipt: (id) => service.validatedReceipt(id),
             apiKey: (id) => service.apiKeyOf(id),
             publish: (id, event) => {

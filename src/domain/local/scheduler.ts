@@ -18,12 +18,15 @@
 import type { TranscriptMessage } from '../vocabulary.js';
 import type {
   AdmissionRow,
+  Claimed,
   LocalSessionRow,
   LocalSessionStore,
   SettleOutcome,
+  StoredPrompt,
 } from '../../storage/local-store.js';
 import type { UsageUpdate } from '../../storage/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
+import { TURN_TIMEOUT } from '../../runtime/runner.js';
 
 /** How a turn ended, and what its settlement stores with it. */
 export interface TurnJobResult {
@@ -48,6 +51,22 @@ export interface TurnJob {
    * admission, and then nothing of it was written. Call at most once.
    */
   settle(result: TurnJobResult): Promise<boolean>;
+  /** REC-7: the turn's step boundaries, written durably under its fence (see LocalSessionStore). */
+  steps: TurnSteps;
+  /** REC-7: recovery resumed this turn after a crash; it goes on from its stored boundary. */
+  resumed: boolean;
+}
+
+/** The step records of one running turn; each rejects when the turn no longer owns its admission. */
+export interface TurnSteps {
+  toolStarted(toolCallId: string): Promise<void>;
+  toolResult(messages: readonly TranscriptMessage[]): Promise<void>;
+  prompt(prompt: StoredPrompt | null): Promise<void>;
+}
+
+export interface SchedulerOptions {
+  /** `limits.turn_timeout_s` in ms, counted from the turn's first claim; past it the turn is stopped. */
+  turnTimeoutMs?: number;
 }
 
 export type TurnJobRunner = (job: TurnJob) => Promise<TurnJobResult>;
@@ -79,7 +98,7 @@ type PumpState =
    * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
    * `claiming`: a claim is on its way to the store (a turn may be starting).
    */
-  | { kind: 'pumping'; kicked: boolean; claiming: boolean }
+  | { kind: 'pumping'; kicked: boolean; claiming: boolean; resumed?: Claimed }
   /** Something else holds the session's turn slot (a compression): kicks wait for it. */
   | { kind: 'exclusive'; kicked: boolean; done: Promise<void> }
   | {
@@ -103,7 +122,22 @@ export class TurnScheduler {
     private readonly runTurn: TurnJobRunner,
     private readonly events: SchedulerEmit,
     private readonly onError: (error: unknown, context: string) => void,
+    private readonly options: SchedulerOptions = {},
   ) {}
+
+  /**
+   * REC-7: runs a turn recovery took over (resumeOrphan) as the session's next turn, then goes on
+   * with its queue. Only at cold start, before anything of the session was kicked.
+   */
+  resume(claimed: Claimed): void {
+    const logicalId = claimed.session.logical_id;
+    if (this.draining || this.pumps.has(logicalId)) return;
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false, resumed: claimed });
+    this.pump(logicalId).catch((error: unknown) => {
+      this.pumps.delete(logicalId);
+      this.onError(error, `scheduler pump of ${logicalId}`);
+    });
+  }
 
   /** Makes sure the session's queue is being worked on. Cheap and idempotent. */
   kick(logicalId: string): void {
@@ -166,7 +200,9 @@ export class TurnScheduler {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
     // claimed, another exclusive holder of the slot) is busy.
-    const free = state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming);
+    // A turn recovery resumed (REC-7) and not yet running holds the slot too.
+    const free =
+      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
     if (!free) return { kind: 'busy' };
     const value = fn();
     this.kick(logicalId);
@@ -226,11 +262,13 @@ export class TurnScheduler {
     }
     state.kicked = false;
     state.claiming = true;
-    const claim = await this.store.claimNext(logicalId, this.epoch);
+    const resumed = state.resumed;
+    delete state.resumed;
+    const claim = resumed ?? (await this.store.claimNext(logicalId, this.epoch));
     state.claiming = false;
     switch (claim.kind) {
       case 'claimed':
-        await this.execute(logicalId, claim.session, claim.admission, claim.generation, claim.input);
+        await this.execute(logicalId, claim, resumed !== undefined);
         return 'again';
       case 'blocked':
         this.pumps.delete(logicalId);
@@ -249,14 +287,10 @@ export class TurnScheduler {
     }
   }
 
-  private async execute(
-    logicalId: string,
-    session: LocalSessionRow,
-    admission: AdmissionRow,
-    generation: number,
-    input: TranscriptMessage,
-  ): Promise<void> {
+  private async execute(logicalId: string, claim: Claimed, resumed: boolean): Promise<void> {
+    const { session, admission, generation, input } = claim;
     const abort = new AbortController();
+    const timer = this.turnTimer(admission, abort);
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.pumps.set(logicalId, {
@@ -272,6 +306,14 @@ export class TurnScheduler {
       generation,
     });
     const fence = { admission_id: admission.admission_id, epoch: this.epoch, generation };
+    const owned = (accepted: boolean): void => {
+      if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
+    };
+    const steps: TurnSteps = {
+      toolStarted: async (id) => owned(await this.store.markToolStarted(fence, id)),
+      toolResult: async (messages) => owned(await this.store.recordToolResult(fence, messages)),
+      prompt: async (prompt) => owned(await this.store.recordPrompt(fence, prompt)),
+    };
     let settled: { result: TurnJobResult; accepted: boolean } | null = null;
     const settle = async (result: TurnJobResult): Promise<boolean> => {
       if (settled) throw new Error(`turn ${admission.admission_id} settled twice`);
@@ -290,6 +332,8 @@ export class TurnScheduler {
           input,
           signal: abort.signal,
           settle,
+          steps,
+          resumed,
         });
       } catch (error) {
         this.onError(error, `turn ${admission.admission_id}`);
@@ -306,8 +350,19 @@ export class TurnScheduler {
         accepted: settled.accepted,
       });
     } finally {
+      clearTimeout(timer);
       this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
       finish();
     }
+  }
+
+  /** `limits.turn_timeout_s`: aborts the turn (reason turn_timeout) once it has run that long. */
+  private turnTimer(admission: AdmissionRow, abort: AbortController): NodeJS.Timeout | undefined {
+    const limit = this.options.turnTimeoutMs;
+    if (limit === undefined) return undefined;
+    const started = admission.started_at === null ? Date.now() : Date.parse(admission.started_at);
+    const timer = setTimeout(() => abort.abort(TURN_TIMEOUT), Math.max(0, started + limit - Date.now()));
+    timer.unref();
+    return timer;
   }
 }

@@ -6,6 +6,8 @@
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import { recoverOrphans } from './recovery.js';
+import { RECOVERY_DEFAULTS, type RecoverySettings } from './turn-resume.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import { Semaphore } from '../concurrency/semaphore.js';
@@ -40,7 +42,14 @@ export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
   'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
   'session:paused': { logical_id: string; failure: string; detail: string };
-  'recovery:done': { epoch: number; unknown: string[]; queued_sessions: number; paused: string[] };
+  'recovery:done': {
+    epoch: number;
+    unknown: string[];
+    /** REC-7: started turns taken over at their last durable step. */
+    resumed: string[];
+    queued_sessions: number;
+    paused: string[];
+  };
   /**
    * The session's transcript was replaced or rewritten (compression, reset, undo/rewind, retry);
    * `session_id` is the physical transcript now current. The agent cache drops its copy.
@@ -77,6 +86,10 @@ export interface LocalSessionsOptions {
   compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
   /** Where checkpoints are kept (LOC-5); without it checkpoint.list and checkpoint.restore refuse. */
   checkpoints?: CheckpointStore;
+  /** REC-7 step resume (`recovery.*`); defaults: RECOVERY_DEFAULTS. */
+  recovery?: RecoverySettings;
+  /** `limits.turn_timeout_s` in ms; absent: no limit. */
+  turnTimeoutMs?: number;
 }
 
 export class LocalSessions {
@@ -123,6 +136,7 @@ export class LocalSessions {
       options.turnRunner(this),
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
+      options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs },
     );
     this.platformPrompts = new PlatformPrompts(options.sessions);
     this.inputs = new SessionInputs({
@@ -227,19 +241,35 @@ export class LocalSessions {
   // ---- recovery ------------------------------------------------------------------------------------
 
   /**
-   * Cold start (REC-1, REC-2): admissions that were running in an older epoch become `unknown`;
-   * sessions with queued work get their receipts validated and their queues started. Cost follows
-   * what is queued, not the stored history: other sessions are validated on first use.
+   * Cold start (REC-1, REC-2, REC-7): each admission that was running in an older epoch resumes at
+   * its last durable step under a new generation, or becomes `unknown` with the reason
+   * (decideRecovery); sessions with queued work get their receipts validated and their queues
+   * started. Cost follows what is queued, not the stored history: other sessions are validated on
+   * first use.
    */
   recover(): LocalEvents['recovery:done'] {
-    const unknown = this.options.store.markOrphansUnknown(this.options.epoch).map((a) => a.admission_id);
-    const queued = this.options.store.sessionsWithQueued();
+    const { store, epoch } = this.options;
+    const { unknown, resumed } = recoverOrphans(
+      store,
+      epoch,
+      this.options.recovery ?? RECOVERY_DEFAULTS,
+      Date.now(),
+      (logicalId) => this.receipts.ensure(logicalId),
+    );
+    for (const claimed of resumed) this.scheduler.resume(claimed);
+    const queued = store.sessionsWithQueued();
     const paused: string[] = [];
     for (const logicalId of queued) {
       if (this.receipts.ensure(logicalId)) this.scheduler.kick(logicalId);
       else paused.push(logicalId);
     }
-    const done = { epoch: this.options.epoch, unknown, queued_sessions: queued.length, paused };
+    const done = {
+      epoch,
+      unknown,
+      resumed: resumed.map((c) => c.admission.admission_id),
+      queued_sessions: queued.length,
+      paused,
+    };
     this.events.emit('recovery:done', done);
     return done;
   }

@@ -16,14 +16,23 @@ import type {
   ContextSettings,
   TurnContext,
 } from '../../runtime/context/budget.js';
-import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
+import type { PromptHost, ToolDefinition, TurnEvent, TurnScope } from '../../runtime/types.js';
+import type { StoredPrompt } from '../../storage/local-store.js';
 import { guardTools } from '../../runtime/tool-guards.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
-import type { TurnJob, TurnJobResult } from './scheduler.js';
+import type { TurnJob, TurnJobResult, TurnSteps } from './scheduler.js';
+import {
+  RECOVERY_DEFAULTS,
+  RESTARTED_WHILE_RUNNING,
+  splitAtInput,
+  turnBoundary,
+  type ResumeStep,
+  type RunningToolPolicy,
+} from './turn-resume.js';
 
 export interface TurnJobDeps {
   sessions: SessionStore;
@@ -51,6 +60,8 @@ export interface TurnJobDeps {
   compress?: (logicalId: string, reason: CompressionReason, signal: AbortSignal) => Promise<CompressOutcome>;
   /** Checkpoints and hooks around the turn and its tool calls (runtime/lifecycle/); absent: none. */
   lifecycle?: (policy: LaunchPolicy, scope: LifecycleScope) => Promise<TurnLifecycle>;
+  /** `recovery.running_tool`: how a resumed turn treats the tool that was running at the crash. */
+  runningTool?: RunningToolPolicy;
 }
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
@@ -127,10 +138,15 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     // and the cached agent (which holds the old transcript) is dropped.
     const startedOn = receipt.current_session_id;
     let physicalId = startedOn;
-    const agent = await agentFor(agents, deps, logicalId, physicalId, {
-      systemPrompt: systemPromptFor(receipt),
-      tools: deps.tools(policy.toolsets, policy),
-    });
+    const agent = await agentFor(
+      agents,
+      deps,
+      logicalId,
+      physicalId,
+      { systemPrompt: systemPromptFor(receipt), tools: deps.tools(policy.toolsets, policy) },
+      // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
+      !job.resumed,
+    );
     deps.agentStarted(logicalId);
     try {
       deps.fault('turn.claimed');
@@ -157,6 +173,39 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
     let settled = false;
     let result: TurnResult;
+    const turn = historyOf(agent, job.input);
+    let resumePoint: Awaited<ReturnType<typeof resumeAt>> = null;
+    try {
+      if (job.resumed) {
+        // Only the turn's own calls may be open: anything else left open before it is not its to run.
+        const clean = turn.found && closeDanglingToolCalls(turn.history).added.length === 0;
+        resumePoint = clean
+          ? await resumeAt(job, turn.turn, deps.runningTool ?? RECOVERY_DEFAULTS.runningTool)
+          : null;
+        if (resumePoint === null) {
+          agent.release();
+          // The next turn reads the transcript afresh, so whatever this one left open is closed.
+          agents.invalidate(logicalId);
+          return {
+            outcome: 'failed',
+            detail: 'resume_inconsistent: the stored turn does not match its step record; it was not resumed',
+          };
+        }
+        publish({
+          type: 'turn.resumed',
+          admission_id: job.admission.admission_id,
+          execution_generation: job.generation,
+          step: resumePoint.step,
+          resumes: job.admission.resumes,
+          closed_tool_call_id: resumePoint.closed,
+        });
+      }
+    } catch (error) {
+      agent.release();
+      throw error;
+    }
+    let currentCall: string | null = null;
+    const prompts = promptsOf(deps.prompts, job.steps, job.admission.prompt, () => currentCall);
     try {
       const admissionId = job.admission.admission_id;
       const lifecycle = deps.lifecycle
@@ -175,7 +224,10 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         yolo: policy.yolo,
         maxTurns: policy.max_turns,
         reasoning: policy.reasoning ?? undefined,
-        ...historyOf(agent, job.input),
+        history: turn.history,
+        wireHistory: turn.wireHistory,
+        ...(resumePoint ? { resume: { turn: resumePoint.turn, calls: resumePoint.calls } } : {}),
+        markToolStarted: (call) => job.steps.toolStarted(call.id),
         ...(context ? { context } : {}),
         input: job.input,
         inputStored: true,
@@ -195,19 +247,27 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         },
         transcript: {
           append: async (_sessionId, messages) => {
-            if (messages.some((m) => m.role === 'tool')) deps.fault('tool.result');
+            const stamped = messages.map((m) => ({ ...m, admission_id: job.admission.admission_id }));
+            if (messages.some((m) => m.role === 'tool')) {
+              // A tool result clears the tool's started mark in the same commit (REC-7).
+              deps.fault('tool.result');
+              await job.steps.toolResult(stamped);
+              return;
+            }
             await deps.sessions.appendToTranscript(
               physicalId,
               messages.map((m) => ({ ...m, admission_id: job.admission.admission_id })),
             );
           },
         },
-        prompts: deps.prompts,
+        prompts,
         signal: job.signal,
-        emit: (event) =>
+        emit: (event) => {
+          if (event.type === 'tool.start') currentCall = event.tool_call_id;
           publish(
             event.type === 'turn.complete' ? { ...event, admission_id: job.admission.admission_id } : event,
-          ),
+          );
+        },
       });
     } finally {
       agent.release();
@@ -230,9 +290,12 @@ async function agentFor(
   logicalId: string,
   physicalId: string,
   setup: { systemPrompt: string; tools: ToolDefinition[] },
+  repair: boolean,
 ): Promise<AgentLease> {
   const agent = await agents.acquire(logicalId, physicalId, setup);
-  const open = closeDanglingToolCalls(agent.appended);
+  // A resumed turn was claimed after any earlier crash's calls were closed, so the only open calls
+  // it can see are its own.
+  const open = closeDanglingToolCalls(repair ? agent.appended : []);
   if (open.added.length === 0) return agent;
   try {
     if (open.appendable) {
@@ -249,16 +312,106 @@ async function agentFor(
 
 /**
  * The history before this turn, and its wire form: the stored transcript ends with the input its
- * claim stored. Copies of the cached arrays (a pointer copy), so the turn cannot change the cache.
+ * claim stored, or (a resumed turn) with the input and what the turn stored after it (`turn`).
+ * Copies of the cached arrays (a pointer copy), so the turn cannot change the cache.
  */
 function historyOf(
   agent: AgentLease,
   input: TranscriptMessage,
-): { history: TranscriptMessage[]; wireHistory: WireMessage[] } {
-  const last = agent.messages.at(-1);
-  const isInput = last?.role === 'user' && last.admission_id === input.admission_id;
-  const end = isInput ? agent.messages.length - 1 : agent.messages.length;
-  return { history: agent.messages.slice(0, end), wireHistory: agent.wire.slice(0, end) };
+): { history: TranscriptMessage[]; wireHistory: WireMessage[]; turn: TranscriptMessage[]; found: boolean } {
+  const split = input.admission_id === undefined ? null : splitAtInput(agent.messages, input.admission_id);
+  const end = split?.before ?? agent.messages.length;
+  return {
+    history: agent.messages.slice(0, end),
+    wireHistory: agent.wire.slice(0, end),
+    turn: split?.turn ?? [],
+    found: split !== null,
+  };
+}
+
+/**
+ * Where a resumed turn goes on (turn-resume.ts), with the running tool call closed by an honest
+ * result first when the policy says so. Null: the stored turn and its step record disagree.
+ */
+async function resumeAt(
+  job: TurnJob,
+  stored: TranscriptMessage[],
+  runningTool: RunningToolPolicy,
+): Promise<{
+  step: ResumeStep;
+  turn: TranscriptMessage[];
+  calls: TurnBoundaryCalls;
+  closed: string | null;
+} | null> {
+  const boundary = turnBoundary(stored, job.admission.tool_started);
+  if (boundary.kind === 'lost') return null;
+  if (boundary.kind === 'model') return { step: 'model', turn: stored, calls: [], closed: null };
+  const turn = [...stored];
+  if (boundary.closed) {
+    // Recovery resumes a turn with a running tool only under `close` (decideRecovery).
+    if (runningTool !== 'close') return null;
+    const result: TranscriptMessage = {
+      role: 'tool',
+      tool_call_id: boundary.closed.id,
+      name: boundary.closed.function.name,
+      content: RESTARTED_WHILE_RUNNING,
+      tool_outcome: { is_error: true },
+      admission_id: job.admission.admission_id,
+    };
+    await job.steps.toolResult([result]);
+    turn.push(result);
+  }
+  const prompt = job.admission.prompt;
+  const first = boundary.calls[0];
+  const step: ResumeStep =
+    first === undefined ? 'model' : prompt?.tool_call_id === first.id ? prompt.type : 'tool';
+  return { step, turn, calls: boundary.calls, closed: boundary.closed?.id ?? null };
+}
+
+type TurnBoundaryCalls = Extract<ReturnType<typeof turnBoundary>, { kind: 'tools' }>['calls'];
+
+/**
+ * The prompt host of one turn: every prompt it opens is recorded durably before viewers are shown
+ * it (REC-7), and the prompt a crash interrupted is recreated with its id and original time for the
+ * same tool call.
+ */
+function promptsOf(
+  host: PromptHost,
+  steps: TurnSteps,
+  interrupted: StoredPrompt | null,
+  currentCall: () => string | null,
+): PromptHost {
+  let pending = interrupted;
+  const scoped = (scope: TurnScope, type: StoredPrompt['type']): TurnScope => {
+    const callId = currentCall();
+    const reuse =
+      pending !== null && pending.type === type && pending.tool_call_id === callId ? pending : null;
+    pending = null;
+    const requestType = type === 'approval' ? 'approval.request' : 'clarify.request';
+    return {
+      ...scope,
+      ...(reuse ? { resumePrompt: { prompt_id: reuse.prompt_id, requested_at: reuse.requested_at } } : {}),
+      emit: (event) => {
+        if (event.type !== requestType || callId === null || !('prompt_id' in event))
+          return scope.emit(event);
+        const record: StoredPrompt = {
+          prompt_id: event.prompt_id,
+          type,
+          tool_call_id: callId,
+          requested_at: reuse?.requested_at ?? new Date().toISOString(),
+        };
+        // Shown once durable; a failed record still shows it (it is then not recreated after a crash).
+        steps.prompt(record).then(
+          () => scope.emit(event),
+          () => scope.emit(event),
+        );
+      },
+    };
+  };
+  return {
+    requestApproval: (scope, request) => host.requestApproval(scoped(scope, 'approval'), request),
+    askClarify: (scope, request) => host.askClarify(scoped(scope, 'clarify'), request),
+  };
 }
 
 function settlement(result: TurnResult): { outcome: TurnResult['outcome']; detail: string | null } {

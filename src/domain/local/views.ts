@@ -84,6 +84,9 @@ export function sessionSnapshot(facts: {
       seq: a.seq,
       text: a.text,
       execution_generation: a.generation,
+      // Why an `unknown` admission was not resumed (tool_running, max_resumes, stale: REC-7).
+      detail: a.detail,
+      resumes: a.resumes,
     })),
     prompts: facts.prompts,
     execution_generation: session.generation,

@@ -137,7 +137,7 @@ export class PromptBroker implements PromptHost {
     const choices = request.kind === 'edit' ? EDIT_CHOICES : APPROVAL_CHOICES;
     const event: ApprovalRequestEvent = {
       type: 'approval.request',
-      prompt_id: newPromptId(),
+      prompt_id: scope.resumePrompt?.prompt_id ?? newPromptId(),
       execution_generation: scope.executionGeneration,
       kind: request.kind,
       command: redactSecrets(request.command),
@@ -158,7 +158,7 @@ export class PromptBroker implements PromptHost {
     const multiSelect = request.multi_select === true;
     const event: ClarifyRequestEvent = {
       type: 'clarify.request',
-      prompt_id: newPromptId(),
+      prompt_id: scope.resumePrompt?.prompt_id ?? newPromptId(),
       execution_generation: scope.executionGeneration,
       question: request.question,
       choices: request.choices !== undefined && request.choices.length > 0 ? [...request.choices] : null,
@@ -234,11 +234,10 @@ export class PromptBroker implements PromptHost {
     decide: (value: unknown) => O | null,
   ): Promise<O> {
     return new Promise<O>((resolve) => {
-      const snapshot: PendingPrompt = {
-        ...event,
-        session_id: scope.sessionId,
-        created_at: new Date().toISOString(),
-      };
+      // A prompt recreated after a crash (REC-7) keeps its original request time and timeout.
+      const createdAt = scope.resumePrompt?.requested_at ?? new Date().toISOString();
+      const waitMs = Math.max(0, timeoutMs - Math.max(0, Date.now() - Date.parse(createdAt)));
+      const snapshot: PendingPrompt = { ...event, session_id: scope.sessionId, created_at: createdAt };
       const settle = (outcome: O): void => {
         if (!this.open.delete(event.prompt_id)) return;
         clearTimeout(timer);
@@ -255,7 +254,7 @@ export class PromptBroker implements PromptHost {
         resolve(outcome);
       };
       const onAbort = (): void => settle({ kind: 'cancelled' } as O);
-      const timer = setTimeout(() => settle({ kind: 'timeout' } as O), timeoutMs);
+      const timer = setTimeout(() => settle({ kind: 'timeout' } as O), waitMs);
       this.open.set(event.prompt_id, {
         snapshot,
         answer: (value) => {

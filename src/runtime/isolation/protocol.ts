@@ -33,13 +33,17 @@ export type HostMessage =
     }
   | { type: 'abort'; call: number }
   | { type: 'approval.answer'; call: number; ask: number; outcome: ApprovalOutcome }
-  | { type: 'clarify.answer'; call: number; ask: number; outcome: ClarifyOutcome };
+  | { type: 'clarify.answer'; call: number; ask: number; outcome: ClarifyOutcome }
+  /** The started mark is durable (`error` null), or could not be written: then nothing may run. */
+  | { type: 'started.answer'; call: number; ask: number; error: string | null };
 
 /** Worker → daemon. */
 export type WorkerMessage =
   | { type: 'progress'; call: number; progress: ToolProgress }
   | { type: 'approval.ask'; call: number; ask: number; request: ApprovalRequest }
   | { type: 'clarify.ask'; call: number; ask: number; request: ClarifyRequest }
+  /** REC-7: the tool is about to start its side effect; the daemon records that durably first. */
+  | { type: 'started.ask'; call: number; ask: number }
   | { type: 'result'; call: number; result: ToolResult };
 
 /** What the daemon tells a worker at start (its argv[2], JSON). */
@@ -61,6 +65,8 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | null {
     case 'approval.ask':
     case 'clarify.ask':
       return typeof m['ask'] === 'number' && typeof m['request'] === 'object' ? (m as WorkerMessage) : null;
+    case 'started.ask':
+      return typeof m['ask'] === 'number' ? (m as WorkerMessage) : null;
     case 'result': {
       const result = m['result'] as Record<string, unknown> | null;
       return result && typeof result['content'] === 'string' ? (m as WorkerMessage) : null;

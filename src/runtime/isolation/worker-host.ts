@@ -171,6 +171,16 @@ class IsolatedWorker {
           ask: message.ask,
           outcome,
         }));
+      case 'started.ask':
+        return this.relay(
+          entry,
+          message.call,
+          entry.context.markStarted().then(
+            () => null,
+            (error: unknown) => (error instanceof Error ? error.message : String(error)),
+          ),
+          (error) => ({ type: 'started.answer', call: message.call, ask: message.ask, error }),
+        );
       case 'result':
         this.settle(message.call, message.result);
         if (this.pending.size === 0) this.armIdle();

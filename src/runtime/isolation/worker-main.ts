@@ -63,6 +63,15 @@ async function run(message: Extract<HostMessage, { type: 'run' }>): Promise<void
         request,
       })),
     reportProgress: (progress) => send({ type: 'progress', call: message.call, progress }),
+    // The daemon writes the started mark; a refusal rejects, and the tool then runs nothing.
+    markStarted: async () => {
+      const error = await ask<string | null>(entry, (id) => ({
+        type: 'started.ask',
+        call: message.call,
+        ask: id,
+      }));
+      if (error !== null) throw new Error(error);
+    },
   };
   let result: ToolResult;
   try {
@@ -90,11 +99,14 @@ process.on('message', (raw: HostMessage) => {
       running.get(raw.call)?.abort.abort();
       break;
     case 'approval.answer':
-    case 'clarify.answer': {
+    case 'clarify.answer':
+    case 'started.answer': {
       const entry = running.get(raw.call);
       const answer = entry?.answers.get(raw.ask);
       entry?.answers.delete(raw.ask);
-      (answer as ((outcome: unknown) => void) | undefined)?.(raw.outcome);
+      (answer as ((outcome: unknown) => void) | undefined)?.(
+        raw.type === 'started.answer' ? raw.error : raw.outcome,
+      );
       break;
     }
   }

@@ -40,6 +40,8 @@ export const clarifyTool: ToolDefinition = {
     required: ['question'],
     additionalProperties: false,
   },
+  // Asking has no side effect: never marked started, so a crash while it waits recreates the question.
+  marksOwnStart: true,
   async run(args, context) {
     const request = toRequest(args);
     if (typeof request === 'string') return fail(request);

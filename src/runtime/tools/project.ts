@@ -159,6 +159,7 @@ export const writeFileTool: ToolDefinition = {
     required: ['path', 'content'],
     additionalProperties: false,
   },
+  marksOwnStart: true,
   async run(args, context) {
     if (typeof args.content !== 'string') return fail('`content` must be a string.');
     const target = await confinePath(context.cwd, args.path);
@@ -167,6 +168,7 @@ export const writeFileTool: ToolDefinition = {
     const bytes = Buffer.byteLength(args.content);
     const refusal = await approveEdit(context, relative, bytes);
     if (refusal !== null) return refusal;
+    await context.markStarted();
     try {
       await fs.mkdir(path.dirname(target), { recursive: true });
       await fs.writeFile(target, args.content);

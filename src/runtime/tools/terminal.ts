@@ -86,6 +86,7 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       required: ['command'],
       additionalProperties: false,
     },
+    marksOwnStart: true,
     async run(args, context) {
       const command = args.command;
       if (typeof command !== 'string' || command.trim() === '') {
@@ -108,6 +109,8 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       const progress = context.reportProgress
         ? new ProgressReporter((p) => context.reportProgress?.(p))
         : null;
+      // REC-7: durably started before the process exists; a crash from here on is never re-run.
+      await context.markStarted();
       const result = await runInProcessGroup({
         command,
         cwd: context.cwd,

@@ -17,6 +17,7 @@ import { newEntry } from '../../domain/session/lifecycle.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type {
   AdmitResult,
+  Claimed,
   ClaimResult,
   CreationResult,
   LocalSessionRow,
@@ -29,6 +30,8 @@ import type {
   RetryResult,
   RewindCommit,
   Settlement,
+  StoredPrompt,
+  TurnFence,
 } from '../local-store.js';
 import type { CompressionPublication } from '../session-store.js';
 import type { LineageFacts } from '../../domain/local/lineage.js';
@@ -279,6 +282,52 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   markOrphansUnknown(currentEpoch: number) {
     return tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch));
+  }
+
+  orphans(currentEpoch: number) {
+    return admissions.orphans(this.db, currentEpoch);
+  }
+
+  resumeOrphan(admissionId: string, epoch: number): Claimed | null {
+    return tx(this.db, () => {
+      const before = admissions.readAdmission(this.db, admissionId);
+      if (!before || before.state !== 'running') return null;
+      const session = creations.readLocalSession(this.db, before.logical_id);
+      if (!session) return null;
+      const generation = creations.nextGeneration(this.db, before.logical_id);
+      const admission = admissions.resumeOrphan(this.db, admissionId, epoch, generation);
+      if (!admission) return null;
+      const input: TranscriptMessage = {
+        role: 'user',
+        content: admission.text,
+        admission_id: admission.admission_id,
+      };
+      return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
+    });
+  }
+
+  markUnknown(admissionId: string, currentEpoch: number, detail: string): boolean {
+    return tx(this.db, () => admissions.markUnknown(this.db, admissionId, currentEpoch, detail));
+  }
+
+  markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean> {
+    return this.group.run(() =>
+      admissions.writeStep(this.db, fence, { tool_started: toolCallId, prompt: null }),
+    );
+  }
+
+  recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean> {
+    return this.group.run(() => {
+      const logicalId = admissions.fencedLogicalId(this.db, fence);
+      if (logicalId === null) return false;
+      appendInTransaction(this.db, this.physicalId(logicalId), messages, this.now());
+      admissions.writeStep(this.db, fence, { tool_started: null, prompt: null });
+      return true;
+    });
+  }
+
+  recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean> {
+    return this.group.run(() => admissions.writeStep(this.db, fence, { prompt }));
   }
 
   resolveUnknown(admissionId: string, generation: number, detail: string): boolean {

@@ -55,6 +55,31 @@ describe('UX-3 configuration: defaults', () => {
     expect(parseConfig(DEFAULT_CONFIG_YAML, FILE).config).toEqual(parseConfig('', FILE).config);
   });
 
+  it('REC-7 recovery.* and limits.turn_timeout_s: defaults, values, and refusals that name the key', () => {
+    const { config } = parseConfig('', FILE);
+    expect(config.recovery).toEqual({
+      running_tool: 'unknown',
+      max_resumes: 3,
+      auto_continue_freshness_s: 3600,
+    });
+    expect(config.limits.turn_timeout_s).toBe(1800);
+    const set = parseConfig(
+      'recovery: {running_tool: close, max_resumes: 1}\nlimits: {turn_timeout_s: 5}',
+      FILE,
+    );
+    expect(set.config.recovery).toMatchObject({ running_tool: 'close', max_resumes: 1 });
+    expect(set.config.limits.turn_timeout_s).toBe(5);
+    expect(failure('recovery: {running_tool: retry}').message).toMatch(
+      /recovery.running_tool must be unknown or close/,
+    );
+    expect(failure('recovery: {max_resumes: 0}').message).toMatch(
+      /recovery.max_resumes must be a whole number from 1 to 100/,
+    );
+    expect(failure('limits: {turn_timeout_s: 0}').message).toMatch(
+      /limits.turn_timeout_s must be at least 1 second/,
+    );
+  });
+
   it('agent_cache.memory_high_mb takes auto, off, 0 or a number of MiB', () => {
     const of = (v: string) => parseConfig(`agent_cache: {memory_high_mb: ${v}}`, FILE).config.agent_cache;
     expect(of('auto').memory_high_mb).toBe('auto');

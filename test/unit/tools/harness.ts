@@ -38,6 +38,7 @@ export function harness(
     yolo: options.yolo ?? false,
     requestApproval: (request) => broker.requestApproval(scope, request),
     askClarify: (request) => broker.askClarify(scope, request),
+    markStarted: () => Promise.resolve(),
   };
   return { scope, events, controller, context };
 }

@@ -12,5 +12,19 @@ import { migration as m006 } from './006_search_watermark.js';
 import { migration as m007 } from './007_compression.js';
 import { migration as m008 } from './008_lineage.js';
 import { migration as m009 } from './009_transcript_edits.js';
+import { migration as m010 } from './010_turn_steps.js';
+import { migration as m013 } from './013_platform_cursors.js';
 
-export const MIGRATIONS: readonly PgMigration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009];
+export const MIGRATIONS: readonly PgMigration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m009,
+  m010,
+  m013,
+];

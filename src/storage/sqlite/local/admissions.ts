@@ -1,6 +1,12 @@
 /** Durable admissions (LOC-8, REC-2, REC-3): insert, claim, settle, and the crash sweep. */
 import type { AdmissionState } from '../../../domain/local/admission.js';
-import type { AdmissionRow, NewAdmission, SettleOutcome } from '../../local-store.js';
+import type {
+  AdmissionRow,
+  NewAdmission,
+  SettleOutcome,
+  StoredPrompt,
+  TurnFence,
+} from '../../local-store.js';
 import type { SqliteDatabase } from '../database.js';
 import { statement } from '../statements.js';
 
@@ -21,6 +27,9 @@ interface Row {
   started_at: string | null;
   settled_at: string | null;
   detail: string | null;
+  resumes: number;
+  tool_started: string | null;
+  prompt_json: string | null;
 }
 
 function fromRow(row: Row): AdmissionRow {
@@ -40,6 +49,9 @@ function fromRow(row: Row): AdmissionRow {
     started_at: row.started_at,
     settled_at: row.settled_at,
     detail: row.detail,
+    resumes: row.resumes,
+    tool_started: row.tool_started,
+    prompt: row.prompt_json === null ? null : (JSON.parse(row.prompt_json) as StoredPrompt),
   };
 }
 
@@ -89,6 +101,9 @@ export function insertAdmission(
     started_at: null,
     settled_at: null,
     detail: null,
+    resumes: 0,
+    tool_started: null,
+    prompt: null,
   };
 }
 
@@ -203,4 +218,75 @@ export function resolveUnknown(
      WHERE admission_id = ? AND state = 'unknown' AND generation = ?`,
   ).run(detail, at, admissionId, generation);
   return info.changes === 1;
+}
+
+export function orphans(db: SqliteDatabase, currentEpoch: number): AdmissionRow[] {
+  return (
+    statement(db, `SELECT * FROM admissions WHERE state = 'running' AND epoch < ? ORDER BY seq`).all(
+      currentEpoch,
+    ) as Row[]
+  ).map(fromRow);
+}
+
+/** Takes a running orphan over for `epoch` under `generation`, one more resume. */
+export function resumeOrphan(
+  db: SqliteDatabase,
+  admissionId: string,
+  epoch: number,
+  generation: number,
+): AdmissionRow | null {
+  const row = statement(
+    db,
+    `UPDATE admissions SET epoch = ?, generation = ?, resumes = resumes + 1
+     WHERE admission_id = ? AND state = 'running' AND epoch < ? RETURNING *`,
+  ).get(epoch, generation, admissionId, epoch) as Row | undefined;
+  return row ? fromRow(row) : null;
+}
+
+export function markUnknown(
+  db: SqliteDatabase,
+  admissionId: string,
+  currentEpoch: number,
+  detail: string,
+): boolean {
+  const info = statement(
+    db,
+    `UPDATE admissions SET state = 'unknown', detail = ?
+     WHERE admission_id = ? AND state = 'running' AND epoch < ?`,
+  ).run(detail, admissionId, currentEpoch);
+  return info.changes === 1;
+}
+
+/** Writes the step columns of a running turn while the fence owns it; false when stale. */
+export function writeStep(
+  db: SqliteDatabase,
+  fence: TurnFence,
+  step: { tool_started?: string | null; prompt?: StoredPrompt | null },
+): boolean {
+  const sets: string[] = [];
+  const values: (string | null)[] = [];
+  if (step.tool_started !== undefined) {
+    sets.push('tool_started = ?');
+    values.push(step.tool_started);
+  }
+  if (step.prompt !== undefined) {
+    sets.push('prompt_json = ?');
+    values.push(step.prompt === null ? null : JSON.stringify(step.prompt));
+  }
+  const info = statement(
+    db,
+    `UPDATE admissions SET ${sets.join(', ')}
+     WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ?`,
+  ).run(...values, fence.admission_id, fence.epoch, fence.generation);
+  return info.changes === 1;
+}
+
+/** The logical session of a running admission the fence owns, or null. */
+export function fencedLogicalId(db: SqliteDatabase, fence: TurnFence): string | null {
+  const row = statement(
+    db,
+    `SELECT logical_id FROM admissions
+     WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ?`,
+  ).get(fence.admission_id, fence.epoch, fence.generation) as { logical_id: string } | undefined;
+  return row?.logical_id ?? null;
 }

@@ -1,0 +1,35 @@
+/**
+ * Cold-start recovery of started turns (REC-2, REC-7): every admission still `running` from an older
+ * epoch either resumes at its last durable step under this epoch and a new generation, or becomes
+ * `unknown` with the reason in its detail. The decision is turn-resume.ts's; this applies it.
+ */
+import type { Claimed, LocalSessionStore } from '../../storage/local-store.js';
+import { decideRecovery, type RecoverySettings } from './turn-resume.js';
+
+export function recoverOrphans(
+  store: LocalSessionStore,
+  epoch: number,
+  settings: RecoverySettings,
+  now: number,
+  /** Validates the session's receipt (REC-1); false: the session is paused and nothing of it runs. */
+  receiptValid: (logicalId: string) => boolean,
+): { unknown: string[]; resumed: Claimed[] } {
+  const unknown: string[] = [];
+  const resumed: Claimed[] = [];
+  for (const orphan of store.orphans(epoch)) {
+    const decision = decideRecovery(orphan, settings, now);
+    if (decision.kind === 'resume') {
+      const claimed = receiptValid(orphan.logical_id) ? store.resumeOrphan(orphan.admission_id, epoch) : null;
+      if (claimed) {
+        resumed.push(claimed);
+        continue;
+      }
+    }
+    const detail =
+      decision.kind === 'unknown' ? decision.detail : 'paused: the session receipt did not validate';
+    if (store.markUnknown(orphan.admission_id, epoch, detail)) unknown.push(orphan.admission_id);
+  }
+  // Whatever is still running from an older epoch (nothing, unless written meanwhile) is unknown.
+  unknown.push(...store.markOrphansUnknown(epoch).map((a) => a.admission_id));
+  return { unknown, resumed };
+}
