@@ -50,7 +50,14 @@ describe('LIN-2/LIN-3 lineage across cold restarts (seed 001 lineage verificatio
     async () => {
       const demo = await rig.model();
       // A small verbatim tail, so C's older turns are the middle a compression summarises.
-      const config = modelConfig(demo, 'limits: {max_concurrent_turns: 1}', 'compression: {tail_tokens: 40}');
+      // max_resumes 1: a turn started at the crash becomes unknown (no step resume), so the cold
+      // daemons show unknown-state blocking as the seed's lineage verification asks.
+      const config = modelConfig(
+        demo,
+        'limits: {max_concurrent_turns: 1}',
+        'compression: {tail_tokens: 40}',
+        'recovery: {max_resumes: 1}',
+      );
       let d = await rig.daemon({ config });
       let client = await d.connect();
       const dirs = new Map<string, string>();
