@@ -232,10 +232,21 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     };
     let overflowRetried = false;
 
-    /** Runs stored tool calls in order, each result stored; true when the turn was interrupted. */
-    const runTools = async (calls: readonly ToolCall[]): Promise<boolean> => {
+    /**
+     * Runs stored tool calls in order, each result stored. Resolves `interrupted` when the turn was
+     * interrupted, or the failure of a call that fails its turn (calls after it are answered without
+     * running, so the transcript stays whole); null when the turn goes on.
+     */
+    const runTools = async (
+      calls: readonly ToolCall[],
+    ): Promise<'interrupted' | { reason: string; message: string } | null> => {
       let interrupted = false;
+      let failure: { reason: string; message: string } | undefined;
       for (const toolCall of calls) {
+        if (failure) {
+          push(await store(notRun(toolCall, failure.message)));
+          continue;
+        }
         emit({
           type: 'tool.start',
           tool_call_id: toolCall.id,
@@ -267,9 +278,13 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
           is_error: step.result.isError === true,
           duration_ms: step.durationMs,
         });
+        if (!step.interrupted) failure = step.result.failTurn;
       }
-      return interrupted;
+      return interrupted ? 'interrupted' : (failure ?? null);
     };
+    /** Ends the turn after its tools when they asked it to end: interrupted, or failed. */
+    const afterTools = (ran: Awaited<ReturnType<typeof runTools>>): Promise<TurnResult> | null =>
+      ran === 'interrupted' || signal.aborted ? stop() : ran ? finish('failed', [], null, ran) : null;
 
     // A resumed turn: what it stored is replayed as it is, its open tool calls run first, and its
     // earlier model calls count against max_turns.
@@ -277,7 +292,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     if (options.resume) {
       for (const message of options.resume.turn) push(message);
       call = options.resume.turn.filter((m) => m.role === 'assistant').length;
-      if ((await runTools(options.resume.calls)) || signal.aborted) return await stop();
+      const ended = afterTools(await runTools(options.resume.calls));
+      if (ended) return await ended;
     }
 
     for (; call < maxTurns; call++) {
@@ -346,8 +362,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
         ),
       );
       push(assistant);
-      const interrupted = await runTools(result.toolCalls);
-      if (interrupted || signal.aborted) return await stop();
+      const ended = afterTools(await runTools(result.toolCalls));
+      if (ended) return await ended;
     }
     return await finish('failed', [], null, {
       reason: 'max_turns',
@@ -401,6 +417,17 @@ function overflowMessage(context: TurnContext, outcome: CompressOutcome | null):
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The answer to a call that never ran because an earlier call of its batch failed the turn. */
+function notRun(call: ToolCall, why: string): TranscriptMessage {
+  return {
+    role: 'tool',
+    tool_call_id: call.id,
+    name: call.function.name,
+    content: `This tool call did not run: ${why}`,
+    tool_outcome: { is_error: true },
+  };
 }
 
 function withReasoning(message: TranscriptMessage, reasoning: string | null): TranscriptMessage {

@@ -83,6 +83,12 @@ export interface ToolResult {
   content: string;
   /** The tool failed; the content says why. Fed back to the model, never a crash. */
   isError?: boolean;
+  /**
+   * The machinery that runs tools failed, not the tool (the safe-mode worker crashed or hung): the
+   * result is stored as usual, then the turn settles `failed` with this reason and message instead
+   * of asking the model to go on. Never set by a tool's own output.
+   */
+  failTurn?: { reason: string; message: string };
 }
 
 export interface ToolDefinition {

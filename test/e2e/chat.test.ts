@@ -166,7 +166,7 @@ describe('UX-1 gatehouse chat with piped input', () => {
   );
 
   it(
-    'refuses bad options with one line and exits cleanly on empty input',
+    'refuses bad options with one line (launch flags with --resume too) and exits cleanly on empty input',
     async () => {
       const home = newHome();
       const bad = await runCli(home, ['chat', '--cwd', '/no/such/dir']);
@@ -181,6 +181,17 @@ describe('UX-1 gatehouse chat with piped input', () => {
       expect(unknown.code).toBe(1);
       expect(isOneLineError(unknown.stderr)).toBe(true);
       expect(unknown.stderr).toContain('no session 20200101_000000_deadbeef');
+      // Launch flags cannot change a session that already exists: refused, naming why.
+      const session_id = sessionIdIn(empty.stdout);
+      for (const flag of ['--checkpoints', '--accept-hooks']) {
+        const refused = await runCli(home, ['chat', '--resume', session_id, flag], { input: '' });
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toBe('');
+        expect(isOneLineError(refused.stderr)).toBe(true);
+        expect(refused.stderr.trim()).toBe(
+          'gatehouse: --cwd, --model, --checkpoints and --accept-hooks choose how a new session starts; a resumed session keeps its own',
+        );
+      }
     },
     E2E_TIMEOUT_MS,
   );

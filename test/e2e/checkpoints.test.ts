@@ -220,4 +220,28 @@ describe('checkpoints and /rollback', () => {
     },
     E2E_TIMEOUT_MS,
   );
+
+  it(
+    'checkpoints: true on a host without git is refused with invalid_params naming why',
+    async () => {
+      const noGit = tempDir(); // a PATH where no git is found
+      const d = await fx.daemon({ env: { ...process.env, PATH: noGit } });
+      const client = await d.connect();
+      const cwd = userRepo();
+      const refused = (await client
+        .call('session.create', { cwd, checkpoints: true })
+        .catch((e: unknown) => e)) as RpcCallError;
+      expect(refused).toBeInstanceOf(RpcCallError);
+      expect(refused.reason).toBe('invalid_params');
+      expect(refused.details).toMatchObject({ field: 'checkpoints' });
+      expect(refused.message).toMatch(/checkpoints cannot be honoured here: git was not found/);
+      // The same daemon still creates a session without checkpoints; none was made for the refusal.
+      const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd });
+      const { sessions } = await client.call<{ sessions: { session_id: string }[] }>('session.list', {
+        scope: 'stored',
+      });
+      expect(sessions.map((s) => s.session_id)).toEqual([session_id]);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

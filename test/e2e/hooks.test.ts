@@ -1,7 +1,8 @@
 /**
  * Hooks (LOC-5 `accept_hooks`, docs/hooks.md) through the real daemon, the demo model and real bash:
  * a before_tool hook of config.yaml blocks a command with a reason the user and the model both see;
- * a hook that hangs is stopped at its timeout and reported (event and transcript); a project's own
+ * a hook that hangs is stopped at its timeout, and failing after_tool and turn_start hooks are
+ * reported (event and transcript); a project's own
  * hooks (.gatehouse/hooks.yaml) run only in a session created with accept_hooks: true.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -66,6 +67,64 @@ describe('hooks', () => {
       expect(String(input['cwd'])).toContain('gh-work-');
       expect(input['session_id']).toMatch(/^\d{8}_\d{6}_[0-9a-f]{8}$/);
       expect(input['admission_id']).toEqual(expect.any(String));
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'a failing after_tool and a failing turn_start hook are reported: hook.failed events and the transcript',
+    async () => {
+      const d = await fx.daemon({
+        extraConfig: [
+          'hooks:',
+          '  after_tool:',
+          '    - { name: audit, command: "echo audit store is down; exit 3", tools: [terminal] }',
+          '  turn_start:',
+          '    - { name: greet, command: "echo greeter broke >&2; exit 5" }',
+        ].join('\n'),
+      });
+      const client = await d.connect();
+      const cwd = tempDir();
+      const session_id = await createAttached(client, { cwd });
+
+      const afterTool = nextEvent(
+        client,
+        'hook.failed',
+        (e) => e.event['event'] === 'after_tool',
+        EVENT_WAIT_MS,
+      );
+      const turnStart = nextEvent(
+        client,
+        'hook.failed',
+        (e) => e.event['event'] === 'turn_start',
+        EVENT_WAIT_MS,
+      );
+      await runTurn(client, session_id, 's1', 'run: echo ran > out.txt');
+      expect((await afterTool).event).toMatchObject({
+        hook: 'audit',
+        origin: 'home',
+        tool_name: 'terminal',
+        message: 'exited with code 3: audit store is down',
+      });
+      expect((await turnStart).event).toMatchObject({
+        hook: 'greet',
+        origin: 'home',
+        message: 'exited with code 5: greeter broke',
+      });
+      // Neither failure stops anything: the command ran and the turn completed.
+      expect(readFileSync(join(cwd, 'out.txt'), 'utf8')).toBe('ran\n');
+
+      const snap = await client.call<Snapshot>('session.resume', { session_id });
+      const tool = snap.messages.find((m) => m.role === 'tool')!;
+      expect(tool.content).toContain(
+        'note: The after_tool hook "audit" (config.yaml) failed: it exited with code 3: audit store is down.',
+      );
+      expect(snap.messages).toContainEqual(
+        expect.objectContaining({
+          role: 'system',
+          content: 'The turn_start hook "greet" (config.yaml) failed: it exited with code 5: greeter broke.',
+        }),
+      );
     },
     E2E_TIMEOUT_MS,
   );

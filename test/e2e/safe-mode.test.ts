@@ -1,9 +1,10 @@
 /**
  * Safe mode (issue 15, SPEC LOC-5) through the real daemon, the demo model and real bash: a
  * safe_mode session's tools run in an isolated worker process with an allow-listed environment,
- * rlimits, a pids cgroup and no network; a worker that dies fails only its own tool call.
+ * rlimits, a pids cgroup and no network; a worker that dies fails only its own turn.
  */
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +48,16 @@ function processes(needle: string): { pid: number; ppid: number }[] {
     }
   }
   return out;
+}
+
+/** The parent pid of a live process (1 once it is gone). */
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 1;
+  }
 }
 
 const netnsWorks = spawnSync('unshare', ['--net', 'true']).status === 0;
@@ -114,30 +125,68 @@ describe('safe mode: the isolated worker', () => {
   );
 
   it(
-    'SIGKILL of the worker mid-command fails that tool call cleanly; the next turn gets a fresh worker',
+    'SIGKILL of the worker mid-command fails that turn (worker_failed); other sessions and the next turn work',
     async () => {
       const d = await daemon();
       const client = await d.connect();
-      const safe = await createAttached(client, { cwd: tempDir(), yolo: true, safe_mode: true });
+      const cwd = tempDir();
+      const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      const other = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      expect(await run(client, other, 'o1', 'echo other-before')).toContain('other-before');
 
       const started = nextEvent(client, 'tool.start', (e) => e.session_id === safe);
       const completed = nextEvent(client, 'tool.complete', (e) => e.session_id === safe);
       const done = nextEvent(client, 'turn.complete', (e) => e.session_id === safe);
+      const settled = nextEvent(client, 'admission.settled', (e) => e.session_id === safe, 60_000);
+      const requestsBefore = chatRequests(fx.demo).length;
       await client.call('prompt.submit', { session_id: safe, submission_id: 'k1', text: 'run: sleep 41.5' });
       await started;
       let workers: { pid: number; ppid: number }[] = [];
-      while (workers.length === 0 || processes('sleep 41.5').length === 0) {
+      while (workers.length < 2 || processes('sleep 41.5').length === 0) {
         await new Promise((r) => setTimeout(r, 50));
         workers = processes('worker-main.js').filter((p) => p.ppid === d.child.pid);
       }
+      expect(workers).toHaveLength(2); // one per session
+      // The worker running the sleep: an ancestor of its process.
+      const ancestors = new Set<number>();
+      for (let pid = processes('sleep 41.5')[0]!.pid; pid > 1; pid = parentOf(pid)) ancestors.add(pid);
+      workers = workers.filter((w) => ancestors.has(w.pid));
       expect(workers).toHaveLength(1);
       process.kill(workers[0]!.pid, 'SIGKILL');
 
       const failed = (await completed).event;
       expect(failed['is_error']).toBe(true);
       expect(String(failed['summary'])).toMatch(/isolated worker .*killed by SIGKILL/);
-      expect((await done).event['outcome']).toBe('completed');
+      const turn = (await done).event;
+      expect(turn['outcome']).toBe('failed');
+      expect(turn['error']).toMatchObject({ reason: 'worker_failed' });
+      expect(String((turn['error'] as { message: string }).message)).toMatch(
+        /isolated worker .*killed by SIGKILL, so this turn failed/,
+      );
+      expect((await settled).event['outcome']).toBe('failed');
+      // The turn ended there: the model was not asked to go on after the crash.
+      expect(chatRequests(fx.demo).length).toBe(requestsBefore + 1);
       expect(processes('sleep 41.5')).toHaveLength(0); // what it ran went with it
+      // The admission is settled failed with the reason (not `unknown`), the tool result stored.
+      const db = new Database(d.layout.stateDb('default'), { readonly: true, fileMustExist: true });
+      try {
+        const row = db
+          .prepare(`SELECT state, detail FROM admissions WHERE logical_id = ? AND submission_id = 'k1'`)
+          .get(safe) as { state: string; detail: string | null };
+        expect(row.state).toBe('failed');
+        expect(row.detail ?? '').toMatch(/^worker_failed: /);
+      } finally {
+        db.close();
+      }
+      const history = await client.call<{ messages: { role: string; content: string }[] }>(
+        'session.history',
+        { session_id: safe },
+      );
+      expect(history.messages.at(-1)).toMatchObject({ role: 'tool' });
+      expect(history.messages.at(-1)!.content).toMatch(/killed by SIGKILL/);
+
+      // Another safe-mode session, with its own worker, was untouched.
+      expect(await run(client, other, 'o2', 'echo other-after')).toContain('other-after');
 
       expect(await run(client, safe, 'k2', 'echo fresh-worker')).toContain('fresh-worker');
       const fresh = processes('worker-main.js').filter((p) => p.ppid === d.child.pid);

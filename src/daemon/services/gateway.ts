@@ -18,6 +18,7 @@ import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
@@ -154,6 +155,7 @@ export function gatewayService(
         },
       });
       if (options.storeHolder) options.storeHolder.agents = agents;
+      let gitFound = false;
       const checkpoints = new CheckpointStore(path.join(profileDir, 'checkpoints'), {
         maxFiles: config.checkpoints.max_files,
         maxBytes: config.checkpoints.max_bytes,
@@ -179,6 +181,13 @@ export function gatewayService(
           safeModeRefusal: () => {
             const support = workers!.probe();
             return support.ok ? null : support.reason;
+          },
+          checkpointsRefusal: () => {
+            // Once git is found it stays; until then every checkpoints request looks again.
+            if (gitFound) return null;
+            const refusal = gitRefusal(env);
+            gitFound = refusal === null;
+            return refusal;
           },
         },
         accepting: () => ctx.lifecycle.accepting(),

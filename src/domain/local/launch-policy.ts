@@ -131,6 +131,8 @@ export interface LaunchLookups {
   personalInstructions(): InstructionFile | null;
   /** Why this host cannot isolate a safe_mode session, or null when it can. */
   safeModeRefusal?(): string | null;
+  /** Why this host cannot take checkpoints (no git), or null when it can. */
+  checkpointsRefusal?(): string | null;
 }
 
 /** A launch request that breaks a rule: always `invalid_params`, naming the field. */
@@ -211,6 +213,9 @@ export function freezeLaunchPolicy(
   const refusal = safeMode ? (lookups.safeModeRefusal?.() ?? null) : null;
   if (refusal !== null)
     throw new LaunchPolicyError('safe_mode', `safe_mode cannot be honoured here: ${refusal}`);
+  const noCheckpoints = params.checkpoints === true ? (lookups.checkpointsRefusal?.() ?? null) : null;
+  if (noCheckpoints !== null)
+    throw new LaunchPolicyError('checkpoints', `checkpoints cannot be honoured here: ${noCheckpoints}`);
   const ignoreUserConfig = safeMode || (params.ignore_user_config ?? false);
   const skills = [...new Set(params.skills ?? [])];
   let skillsPrompt: string | null = null;

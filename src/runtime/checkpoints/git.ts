@@ -5,7 +5,7 @@
  * never looks for, reads or writes the `.git` of the user's own repository — git itself refuses to
  * track any path named `.git`, so the user's repository is not copied either.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 export interface GitRepo {
   /** The shadow repository (a bare-style git dir in the home). */
@@ -89,4 +89,27 @@ export function git(
     });
     if (options.input !== undefined) child.stdin!.end(options.input);
   });
+}
+
+/**
+ * Why this host cannot take checkpoints, or null when it can: they need a `git` on the daemon's
+ * PATH. Run at `session.create` with `checkpoints: true` (a few milliseconds), so a session is never
+ * accepted with checkpoints that would silently not be taken.
+ */
+export function gitRefusal(env: NodeJS.ProcessEnv = process.env): string | null {
+  const probe = spawnSync('git', ['--version'], {
+    env: { PATH: env['PATH'] ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 10_000,
+  });
+  if (probe.error) {
+    const missing = (probe.error as NodeJS.ErrnoException).code === 'ENOENT';
+    return missing
+      ? "git was not found on the gateway's PATH (checkpoints snapshot the working tree with git); install git, or create the session without checkpoints"
+      : `git could not be run (${probe.error.message}); create the session without checkpoints`;
+  }
+  if (probe.status !== 0) {
+    return `git --version failed (exit ${probe.status}); create the session without checkpoints`;
+  }
+  return null;
 }

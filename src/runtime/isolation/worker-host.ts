@@ -4,8 +4,9 @@
  *
  * A worker is a small state machine: `running` (it answers calls) → `stopped` (it exited, was
  * killed or released). Every way it can end settles the calls it held with a tool error that says
- * what happened, so the turn goes on cleanly (the model is told) and the daemon, and every other
- * session, never notice; the session's next call starts a fresh worker.
+ * what happened and fails their turn (`worker_failed`): the result is stored, the turn settles
+ * `failed`, and the daemon, and every other session, never notice; the session's next call starts a
+ * fresh worker. A daemon shutdown is the exception: it stops the worker without failing the turn.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,6 +31,10 @@ export const WORKER_ENV_ALLOW: readonly string[] = ['PATH', 'LANG', 'LC_ALL', 'L
 const HANG_MARGIN_MS = 10_000;
 /** Time an interrupted call has to answer before its worker is killed. */
 const ABORT_GRACE_MS = 5_000;
+/** Why a worker is stopped at daemon shutdown: the turn is not failed for it. */
+const GATEWAY_STOP = 'was stopped with the gateway';
+/** The `error.reason` of a turn whose worker crashed or hung. */
+export const WORKER_FAILED = 'worker_failed';
 
 export interface WorkerPoolOptions extends SafeModeLimits {
   /** Where workers get their private directories (owner-only). */
@@ -221,7 +226,8 @@ class IsolatedWorker {
     this.state = 'stopped';
     clearTimeout(this.idle);
     const why = this.stopReason ?? what;
-    for (const call of [...this.pending.keys()]) this.settle(call, workerGone(why));
+    const gone = workerGone(why, why !== GATEWAY_STOP);
+    for (const call of [...this.pending.keys()]) this.settle(call, gone);
     if (this.cgroup) {
       killCgroupMembers(this.cgroup);
       removeDir(this.cgroup);
@@ -231,13 +237,15 @@ class IsolatedWorker {
   }
 }
 
-function workerGone(why: string): ToolResult {
-  return {
-    content:
-      `The isolated worker that runs this session's tools ${why}; this tool call did not complete and ` +
-      'its effect is unknown. The next tool call starts a fresh worker.',
-    isError: true,
-  };
+function workerGone(why: string, failTurn = false): ToolResult {
+  const content =
+    `The isolated worker that runs this session's tools ${why}; this tool call did not complete and ` +
+    'its effect is unknown. The next tool call starts a fresh worker.';
+  if (!failTurn) return { content, isError: true };
+  const message =
+    `The isolated worker that runs this session's tools ${why}, so this turn failed; ` +
+    'the effect of its last tool call is unknown. The next turn starts a fresh worker.';
+  return { content, isError: true, failTurn: { reason: WORKER_FAILED, message } };
 }
 
 function timeoutS(args: Record<string, unknown>): number {
@@ -313,7 +321,7 @@ export class WorkerPool {
    */
   close(): void {
     for (const worker of [...this.workers.values()]) {
-      worker.kill('was stopped with the gateway');
+      worker.kill(GATEWAY_STOP);
       if (worker.cgroup) removeDir(worker.cgroup);
       fs.rmSync(worker.dir, { recursive: true, force: true });
     }

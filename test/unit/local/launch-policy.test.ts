@@ -196,6 +196,29 @@ describe('LOC-5 launch fields', () => {
     expect(createSessionParams.safeParse(params).success).toBe(false);
   });
 
+  it('checkpoints on a host without git are refused naming why; the lookup is asked only for them', () => {
+    let asked = 0;
+    const noGit = emptyLookups({
+      ...lookups,
+      checkpointsRefusal: () => {
+        asked++;
+        return 'git was not found';
+      },
+    });
+    const attempt = () =>
+      freezeLaunchPolicy(createSessionParams.parse({ checkpoints: true }), defaults, noGit);
+    expect(attempt).toThrow(LaunchPolicyError);
+    expect(attempt).toThrow(/checkpoints cannot be honoured here: git was not found/);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as LaunchPolicyError).field).toBe('checkpoints');
+    }
+    expect(asked).toBe(3);
+    expect(freezeLaunchPolicy(createSessionParams.parse({}), defaults, noGit).checkpoints).toBe(false);
+    expect(asked).toBe(3);
+  });
+
   it('accepts editor only with acp', () => {
     expect(freeze({ source: 'acp', editor: 'zed' }).editor).toBe('zed');
   });
