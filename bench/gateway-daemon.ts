@@ -44,6 +44,8 @@ export interface BenchDaemon {
   url: string;
   /** Milliseconds from spawn to the ready line on stdout. */
   readyMs: number;
+  /** The first 10,000 characters the daemon wrote on stderr. */
+  stderr(): string;
   connect(): Promise<GatewayClient>;
   /** Ends the daemon (SIGTERM, SIGKILL if it lingers: the bench keeps nothing) and removes its home. */
   close(): Promise<void>;
@@ -56,9 +58,14 @@ export function requireBuild(): void {
 /** Spawns `gatehouse serve` in a fresh temp home and waits for its ready line. */
 /**
  * Starts `gatehouse serve` on a temp home. `parent` puts that home elsewhere than the system temp
- * directory (e.g. on tmpfs, to take the disk's flush cost out of a measurement).
+ * directory (e.g. on tmpfs, to take the disk's flush cost out of a measurement); `extraNodeArgs`
+ * are Node options for the daemon (e.g. `--inspect=127.0.0.1:0`, to force a GC in it).
  */
-export async function startBenchDaemon(config?: string, parent?: string): Promise<BenchDaemon> {
+export async function startBenchDaemon(
+  config?: string,
+  parent?: string,
+  extraNodeArgs: string[] = [],
+): Promise<BenchDaemon> {
   requireBuild();
   const base = parent ? mkdtempSync(path.join(parent, 'gh-bench-')) : tempDir('gh-bench-');
   const home = path.join(base, 'home');
@@ -68,7 +75,10 @@ export async function startBenchDaemon(config?: string, parent?: string): Promis
   }
   const start = performance.now();
   // GATEHOUSE_BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the daemon.
-  const nodeArgs = (process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [
+    ...(process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean),
+    ...extraNodeArgs,
+  ];
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     // The environment `gatehouse start` gives the daemon (its allocator settings included).
     env: daemonEnvironment({ ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
@@ -102,6 +112,7 @@ export async function startBenchDaemon(config?: string, parent?: string): Promis
     pid: child.pid!,
     url: info.url,
     readyMs,
+    stderr: () => errors,
     async connect() {
       const { ticket } = await requestTicket(layout.controlSocket, 'interactive');
       const client = await GatewayClient.connect(info.url, ticket);

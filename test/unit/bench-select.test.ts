@@ -22,6 +22,14 @@ describe('issue 12 item 13: bench selection', () => {
     expect(runsBench('soak.bench.ts', parseBenchArgs(['--quick']).only, soak.onlyWhenNamed)).toBe(false);
   });
 
+  it('`npm run bench -- large-outputs` runs that bench alone, as docs/benchmarks.md shows', async () => {
+    const { default: largeOutputs } = await import('../../bench/large-outputs.bench.js');
+    const { only } = parseBenchArgs(['large-outputs']);
+    expect(largeOutputs.name).toBe('large-outputs');
+    expect(runsBench('large-outputs.bench.ts', only, largeOutputs.onlyWhenNamed)).toBe(true);
+    expect(runsBench('agent-cache.bench.ts', only)).toBe(false);
+  });
+
   it('refuses a --minutes that is not a positive number, saying what to give', () => {
     for (const bad of [
       ['soak', '--minutes'],
