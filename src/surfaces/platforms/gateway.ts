@@ -59,6 +59,13 @@ export interface MessagingGatewayOptions {
   homeChannels?: HomeChannel[];
   /** In-flight markers older than this are dropped at start without resuming. Default one day. */
   recoveryMaxAgeSeconds?: number;
+  /**
+   * `recovery.auto_continue_freshness_s`: a turn a crash interrupted is auto-continued (REC-4) only
+   * if it started at most this long ago; an older one is not, and its chat is told. Absent: no limit.
+   */
+  freshnessSeconds?: number;
+  /** `limits.turn_timeout_s` in ms: a turn running longer is stopped (turn_timeout). Absent: no limit. */
+  turnTimeoutMs?: number;
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
@@ -119,6 +126,7 @@ export class MessagingGateway {
       cwd: options.cwd,
       yolo: options.yolo ?? false,
       maxTurns: options.maxTurns ?? 20,
+      turnTimeoutMs: options.turnTimeoutMs ?? null,
       baseSystemPrompt: options.baseSystemPrompt ?? '',
       keyOptionsFor: (p) => ({ ...options.keyOptions, ...options.platformOptions?.[p]?.keyOptions }),
       redactPiiFor: (p) => options.platformOptions?.[p]?.redactPii ?? options.redactPii ?? false,
@@ -203,8 +211,12 @@ export class MessagingGateway {
     }
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
+      ...(this.options.freshnessSeconds === undefined
+        ? {}
+        : { freshnessSeconds: this.options.freshnessSeconds }),
     });
-    for (const key of report.settled) await this.options.store.clearResumePending(key);
+    // Answered already (settled) or too old to continue (stale, its chat told): not auto-continued.
+    for (const key of [...report.settled, ...report.stale]) await this.options.store.clearResumePending(key);
     for (const key of report.resumed) this.deps.streaking.add(key);
     const delivered = await this.deliverer.sweep();
     const autoContinued = await this.autoContinue();

@@ -26,7 +26,7 @@ import { SessionSource } from '../../domain/session/source.js';
 import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
-import { runTurn, type TurnResult } from '../../runtime/runner.js';
+import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
 import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -39,6 +39,11 @@ import type { TurnContext } from '../../runtime/context/budget.js';
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
   'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
+
+/** What a chat is told when its turn ran past `limits.turn_timeout_s` and was stopped. */
+export const TURN_TIMEOUT_NOTICE =
+  'Stopped: that request took longer than the time one turn may run (limits.turn_timeout_s), so it ' +
+  'was stopped. Send it again, perhaps in smaller steps.';
 
 /** The auto-continue event (REC-4) of every resume_pending session whose platform is connected. */
 export async function* resumeEvents(
@@ -74,6 +79,8 @@ export interface TurnDeps {
   readonly cwd: string;
   readonly yolo: boolean;
   readonly maxTurns: number;
+  /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */
+  readonly turnTimeoutMs: number | null;
   readonly baseSystemPrompt: string;
   /** The session-key options of a platform (KEY-1), and whether its prompt ids are hashed (CTX-2). */
   keyOptionsFor(platform: string): SessionKeyOptions;
@@ -267,6 +274,7 @@ async function runAgentTurn(
   // its way to sending it; released after the turn's own delivery attempt.
   const release = deps.deliverer.reserve(running.turnId);
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
+  const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let result: TurnResult;
   try {
     try {
@@ -312,6 +320,7 @@ async function runAgentTurn(
         emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
       });
     } finally {
+      stopClock();
       stopTyping();
     }
     deps.events.emit('turn:complete', {
@@ -347,6 +356,7 @@ function replyFor(
     const text = result.final_text ?? '';
     return replyOf(text, isSilentReply(text));
   }
+  if (result.error?.reason === TURN_TIMEOUT) return replyOf(TURN_TIMEOUT_NOTICE, false);
   return replyOf(`Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`, false);
 }
 
@@ -461,6 +471,18 @@ function onTurnEvent(
   } else if (turnEvent.type === 'clarify.settled') {
     if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
   }
+}
+
+/**
+ * `limits.turn_timeout_s`: aborts the turn like /stop, with the reason turn_timeout, once it has run
+ * `limitMs`. The runner then settles it failed/turn_timeout and its reply tells the chat why (once,
+ * on the ledger like any reply). Returns the function that disarms it.
+ */
+function timeLimit(abort: AbortController, limitMs: number | null): () => void {
+  if (limitMs === null) return () => {};
+  const timer = setTimeout(() => abort.abort(TURN_TIMEOUT), limitMs);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /** Shows "typing…" now and every `intervalMs` until the returned function is called. */
