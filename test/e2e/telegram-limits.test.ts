@@ -84,4 +84,30 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     expect(replies.at(-1)).toBe(said('after another restart'));
     expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
   });
+
+  it('a turn a graceful stop cut at its deadline is not continued after a restart past the window; the chat is told once', async () => {
+    const chat = dm(803);
+    const { standIn, model } = tg;
+    await tg.kill();
+    tg.reconfigure(['drain_timeout_s: 0', 'recovery:', '  auto_continue_freshness_s: 1']);
+    await tg.start();
+    const resumesBefore = asked(RESUME_NOTE);
+    const seen = model.requests.length;
+    model.hold();
+    standIn.inject({ chat, from: user(803), text: 'cut by the drain' });
+    await model.waitForRequests(seen + 1);
+    expect(await tg.stop()).toBe(0); // marks it resume_pending (shutdown_timeout) at once
+    model.release();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+
+    await tg.start();
+    expect(await tg.waitForText(chat.id, /too old to continue/)).toBe(STALE_NOTICE);
+    expect(await tg.ask(chat, user(803), 'after the stop')).toBe(said('after the stop'));
+    expect(await tg.stop()).toBe(0);
+    await tg.start();
+    expect(await tg.ask(chat, user(803), 'once more')).toBe(said('once more'));
+    expect(tg.repliesTo(chat.id)).toEqual([STALE_NOTICE, said('after the stop'), said('once more')]);
+    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(tg.userMessages('once more')).toEqual(['cut by the drain', 'after the stop', 'once more']);
+  });
 });

@@ -49,7 +49,7 @@ export const TURN_TIMEOUT_NOTICE =
 export async function* resumeEvents(
   store: SessionStore,
   connected: (platform: string) => boolean,
-): AsyncGenerator<{ sessionKey: string; event: MessageEvent }> {
+): AsyncGenerator<{ sessionKey: string; entry: SessionEntry; event: MessageEvent }> {
   let cursor: string | null = null;
   do {
     const page = await store.listSessions({ limit: 500, cursor });
@@ -62,7 +62,7 @@ export async function* resumeEvents(
         internal: true,
         received_at: new Date().toISOString(),
       };
-      yield { sessionKey: entry.session_key, event };
+      yield { sessionKey: entry.session_key, entry, event };
     }
     cursor = page.nextCursor;
   } while (cursor !== null);
