@@ -27,6 +27,7 @@ import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/voc
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
+import { keepTyping, timeLimit } from './turn-clocks.js';
 import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -471,30 +472,4 @@ function onTurnEvent(
   } else if (turnEvent.type === 'clarify.settled') {
     if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
   }
-}
-
-/**
- * `limits.turn_timeout_s`: aborts the turn like /stop, with the reason turn_timeout, once it has run
- * `limitMs`. The runner then settles it failed/turn_timeout and its reply tells the chat why (once,
- * on the ledger like any reply). Returns the function that disarms it.
- */
-function timeLimit(abort: AbortController, limitMs: number | null): () => void {
-  if (limitMs === null) return () => {};
-  const timer = setTimeout(() => abort.abort(TURN_TIMEOUT), limitMs);
-  timer.unref();
-  return () => clearTimeout(timer);
-}
-
-/** Shows "typing…" now and every `intervalMs` until the returned function is called. */
-function keepTyping(
-  adapter: PlatformAdapter,
-  chatId: string,
-  threadId: string | null,
-  intervalMs: number,
-): () => void {
-  const tick = () => void adapter.sendTyping(chatId, threadId).catch(() => undefined);
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }
