@@ -57,6 +57,16 @@ export interface MessagingRecoveryReport {
   readonly suspended: readonly string[];
   /** Keys whose reply was persisted: the ledger sweep delivers it, the turn is not rerun. */
   readonly settled: readonly string[];
+  /** Keys whose interrupted turn was too old to continue: not resumed, STALE_NOTICE owed. */
+  readonly stale: readonly string[];
+}
+
+/** Start-up recovery's limits: orphan markers are dropped, stale turns are not continued. */
+export interface RecoverOptions {
+  readonly maxAgeSeconds: number;
+  /** `recovery.auto_continue_freshness_s`; absent: no limit. */
+  readonly freshnessSeconds?: number;
+  readonly now?: Date;
 }
 
 /**
@@ -180,7 +190,7 @@ export interface DeliveryLedger {
    * pending; stuck → suspended), drops all markers and prunes taken inbound rows older than
    * INBOUND_RETENTION_SECONDS.
    */
-  recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport>;
+  recover(options: RecoverOptions): Promise<MessagingRecoveryReport>;
   /** The key finished a turn: it is no longer on a restart streak. */
   endStreak(sessionKey: string): Promise<void>;
 }

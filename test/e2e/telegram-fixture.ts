@@ -31,6 +31,8 @@ export interface TelegramDaemon {
   readonly daemon: RunningDaemon | null;
   /** `env`: extra environment for this daemon only (a TZ, say). */
   start(env?: NodeJS.ProcessEnv): Promise<RunningDaemon>;
+  /** Rewrites the config with these top-level lines instead of `yaml`; the next start reads it. */
+  reconfigure(yaml: readonly string[]): void;
   /** SIGKILL: no drain, no clean-shutdown marker. */
   kill(): Promise<void>;
   /** Graceful stop (SIGTERM); resolves with the exit code. */
@@ -66,28 +68,26 @@ export function useTelegramDaemon(
     [TOKEN_ENV]: standIn.token,
   });
 
+  const configText = (yaml: readonly string[]): string =>
+    [
+      'model:',
+      `  base_url: ${model.baseUrl}`,
+      '  model: gatehouse-demo',
+      ...yaml,
+      'platforms:',
+      '  telegram:',
+      `    token_env: ${TOKEN_ENV}`,
+      `    api_root: ${standIn.apiRoot}`,
+      ...(typeof options.telegramYaml === 'function' ? options.telegramYaml() : (options.telegramYaml ?? [])),
+      '',
+    ].join('\n');
+
   beforeAll(async () => {
     requireBuild();
     standIn = await startTelegramStandIn();
     model = await startDemoModel();
     home = tempHome();
-    writeConfig(
-      home,
-      [
-        'model:',
-        `  base_url: ${model.baseUrl}`,
-        '  model: gatehouse-demo',
-        ...(options.yaml ?? []),
-        'platforms:',
-        '  telegram:',
-        `    token_env: ${TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}`,
-        ...(typeof options.telegramYaml === 'function'
-          ? options.telegramYaml()
-          : (options.telegramYaml ?? [])),
-        '',
-      ].join('\n'),
-    );
+    writeConfig(home, configText(options.yaml ?? []));
   });
 
   afterAll(async () => {
@@ -118,6 +118,9 @@ export function useTelegramDaemon(
     async start(extra) {
       daemon = await startDaemon({ home, env: env(extra) });
       return daemon;
+    },
+    reconfigure(yaml) {
+      writeConfig(home, configText(yaml));
     },
     async kill() {
       await daemon?.kill();

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/domain/errors.js';
 import type { InboundRef, MessageEvent } from '../../src/domain/messaging/adapter.js';
-import { STUCK_LOOP_RESTARTS, SUSPENDED_NOTICE } from '../../src/domain/messaging/recovery.js';
+import { STALE_NOTICE, STUCK_LOOP_RESTARTS, SUSPENDED_NOTICE } from '../../src/domain/messaging/recovery.js';
 import { SessionSource } from '../../src/domain/session/source.js';
 import {
   INBOUND_RETENTION_SECONDS,
@@ -197,6 +197,7 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
         resumed: [],
         suspended: [],
         settled: [],
+        stale: [],
       });
       expect((await store.lookupBySessionId(sid))?.resume_pending).toBe(false);
       expect((await ledger.recover(RECOVER)).cleanShutdown).toBe(false);
@@ -226,6 +227,25 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
       }
       expect((await store.lookupBySessionId(sid))?.suspended).toBe(true);
       expect((await ledger.listUndelivered()).map((d) => d.text)).toEqual([SUSPENDED_NOTICE]);
+    });
+
+    it('recovery does not resume a turn older than freshnessSeconds and owes its chat the stale notice once', async () => {
+      const now = new Date('2026-05-01T00:00:00Z');
+      const started = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000);
+      await ledger.startTurn(KEY, null, { now: started(120) });
+      await ledger.startTurn(OTHER, null, { now: started(30) });
+      const report = await ledger.recover({ ...RECOVER, freshnessSeconds: 60, now });
+      expect(report).toMatchObject({ resumed: [OTHER], stale: [KEY] });
+      expect((await store.lookupBySessionId(sid))?.resume_pending).toBe(false);
+      const owed = await ledger.listUndelivered();
+      expect(owed.map((d) => [d.session_key, d.text])).toEqual([[KEY, STALE_NOTICE]]);
+      expect(owed[0]).toMatchObject({ recovered: false, target: { chat_id: '111', reply_to: null } });
+      // Its marker is gone with it: the next recovery neither resumes it nor tells the chat again.
+      expect(await ledger.recover({ ...RECOVER, freshnessSeconds: 60, now })).toMatchObject({
+        resumed: [],
+        stale: [],
+      });
+      expect(await ledger.listUndelivered()).toHaveLength(1);
     });
 
     it('recovery forgets inbound records older than the retention and keeps the rest', async () => {

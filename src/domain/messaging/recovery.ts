@@ -26,6 +26,11 @@ export interface RecoveryFacts {
   readonly nowEpoch: number;
   /** Markers older than this are orphans from long ago, dropped without resuming. */
   readonly maxAgeSeconds: number;
+  /**
+   * `recovery.auto_continue_freshness_s`: a turn that started longer ago than this is not
+   * continued (REC-4); its chat is told instead (STALE_NOTICE). Absent: no limit.
+   */
+  readonly freshnessSeconds?: number;
   readonly markers: readonly MarkerFact[];
   /** Consecutive unclean restarts that found each key mid-turn, before this one. */
   readonly streaks: ReadonlyMap<string, number>;
@@ -40,6 +45,8 @@ export interface RecoveryPlan {
   readonly suspend: readonly string[];
   /** Keys whose persisted reply the ledger sweep delivers: no resume, no regeneration. */
   readonly settled: readonly string[];
+  /** Turns too old to continue (freshnessSeconds): not resumed, their chat is told once. */
+  readonly stale: readonly MarkerFact[];
   /** The streak table after this start. */
   readonly streaks: ReadonlyMap<string, number>;
 }
@@ -62,14 +69,25 @@ export const SUSPENDED_NOTICE =
   'may be what keeps stopping it: that conversation was closed and will not be continued. Your ' +
   'next message starts a new one.';
 
+/**
+ * What a chat is told when the turn a crash interrupted started longer ago than
+ * `recovery.auto_continue_freshness_s`: it is not continued, and the conversation goes on.
+ */
+export const STALE_NOTICE =
+  'The gateway restarted while it was answering your earlier message, and that request is now too ' +
+  'old to continue, so it was not continued. Send it again if you still need it; your next message ' +
+  'carries on the conversation.';
+
 export function planRecovery(facts: RecoveryFacts): RecoveryPlan {
   // A clean stop drained every turn: leftover markers are orphans and nothing is stuck.
-  if (facts.cleanShutdown) return { resume: [], suspend: [], settled: [], streaks: new Map() };
+  if (facts.cleanShutdown) return { resume: [], suspend: [], settled: [], stale: [], streaks: new Map() };
   const resume: string[] = [];
   const suspend: string[] = [];
   const settled: string[] = [];
+  const stale: MarkerFact[] = [];
   const streaks = new Map<string, number>();
   const oldest = facts.nowEpoch - facts.maxAgeSeconds;
+  const freshest = facts.freshnessSeconds === undefined ? null : facts.nowEpoch - facts.freshnessSeconds;
   for (const marker of facts.markers) {
     if (marker.replyPersisted) {
       settled.push(marker.session_key);
@@ -79,12 +97,16 @@ export function planRecovery(facts: RecoveryFacts): RecoveryPlan {
     const streak = (facts.streaks.get(marker.session_key) ?? 0) + 1;
     if (streak >= facts.stuckAfter) {
       suspend.push(marker.session_key);
-    } else if (marker.started_at_epoch >= oldest) {
+    } else if (marker.started_at_epoch < oldest) {
+      // An orphan from long ago: dropped without a word, as before.
+    } else if (freshest !== null && marker.started_at_epoch < freshest) {
+      stale.push(marker);
+    } else {
       resume.push(marker.session_key);
       streaks.set(marker.session_key, streak);
     }
   }
-  return { resume, suspend, settled, streaks };
+  return { resume, suspend, settled, stale, streaks };
 }
 
 /** Replies made only of a silence token deliver nothing (REC-4, and the normal path alike). */

@@ -8,6 +8,7 @@ import {
   NOTICE_PREFIX,
   planRecovery,
   STUCK_LOOP_RESTARTS,
+  STALE_NOTICE,
   SUSPENDED_NOTICE,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
@@ -21,6 +22,7 @@ import {
   type DeliveryLedger,
   type InboundOutcome,
   type MessagingRecoveryReport,
+  type RecoverOptions,
   type ReplyRecord,
   type StoredBacklogItem,
   type TurnEnd,
@@ -138,22 +140,22 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     });
   }
 
-  /** REC-5: the chat of a suspended conversation is told, through the ledger like any reply. */
-  private async oweSuspendedNotice(sql: Sql, sessionKey: string, now: Date): Promise<void> {
+  /** REC-4/5: a chat is told of a suspended or stale conversation, through the ledger like any reply. */
+  private async oweNotice(sql: Sql, sessionKey: string, tag: string, text: string, now: Date): Promise<void> {
     const entry = await readRoute(sql, sessionKey);
     const origin = entry?.origin;
     if (!entry || !origin) return;
     await ledger.insertDelivery(
       sql,
       {
-        turn_id: `${NOTICE_PREFIX}suspended:${sessionKey}:${entry.session_id}`,
+        turn_id: `${NOTICE_PREFIX}${tag}:${sessionKey}:${entry.session_id}`,
         session_key: sessionKey,
         session_id: entry.session_id,
         platform: origin.platform,
         chat_id: origin.chat_id,
         thread_id: origin.thread_id,
         reply_to: null,
-        text: SUSPENDED_NOTICE,
+        text,
         silent: false,
       },
       now,
@@ -204,7 +206,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     return this.group.run((sql) => ledger.deleteStreak(sql, sessionKey));
   }
 
-  recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport> {
+  recover(options: RecoverOptions): Promise<MessagingRecoveryReport> {
     const now = options.now ?? new Date();
     return this.db.transaction(async (sql) => {
       const cleanShutdown = (await ledger.readState(sql, CLEAN_SHUTDOWN)) !== null;
@@ -224,19 +226,31 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
         cleanShutdown,
         nowEpoch: Math.floor(now.getTime() / 1000),
         maxAgeSeconds: options.maxAgeSeconds,
+        ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
         markers: facts,
         streaks: await ledger.readStreaks(sql),
         stuckAfter: STUCK_LOOP_RESTARTS,
       });
       for (const key of plan.suspend) {
         await suspendSession(sql, key);
-        await this.oweSuspendedNotice(sql, key, now);
+        await this.oweNotice(sql, key, 'suspended', SUSPENDED_NOTICE, now);
+      }
+      // REC-4: too old to continue. The notice id names the turn's start, so a later stale turn
+      // in the same conversation is told again, and this one once.
+      for (const marker of plan.stale) {
+        await this.oweNotice(sql, marker.session_key, `stale:${marker.started_at_epoch}`, STALE_NOTICE, now);
       }
       for (const key of plan.resume) await markResumePending(sql, key, 'restart_interrupted', { now });
       await ledger.replaceStreaks(sql, plan.streaks);
       await markers.deleteAllTurnMarkers(sql);
       await inbound.pruneTaken(sql, Math.floor(now.getTime() / 1000) - INBOUND_RETENTION_SECONDS);
-      return { cleanShutdown, resumed: plan.resume, suspended: plan.suspend, settled: plan.settled };
+      return {
+        cleanShutdown,
+        resumed: plan.resume,
+        suspended: plan.suspend,
+        settled: plan.settled,
+        stale: plan.stale.map((m) => m.session_key),
+      };
     });
   }
 

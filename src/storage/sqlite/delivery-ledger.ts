@@ -10,6 +10,7 @@ import {
   planRecovery,
   STUCK_LOOP_RESTARTS,
   NOTICE_PREFIX,
+  STALE_NOTICE,
   SUSPENDED_NOTICE,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
@@ -24,6 +25,7 @@ import {
   type DeliveryLedger,
   type InboundOutcome,
   type MessagingRecoveryReport,
+  type RecoverOptions,
   type ReplyRecord,
   type StoredBacklogItem,
   type TurnEnd,
@@ -214,24 +216,24 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
   }
 
   /**
-   * REC-5: the chat of a suspended conversation is told, through the ledger like any reply, so the
+   * REC-4/5: the chat of a suspended or stale conversation is told, through the ledger like any reply, so the
    * notice is sent once however the start-up goes. A key with no known origin has no chat to tell.
    */
-  private oweSuspendedNotice(sessionKey: string, now: Date): void {
+  private oweNotice(sessionKey: string, tag: string, text: string, now: Date): void {
     const entry = readRoute(this.db, sessionKey);
     const origin = entry?.origin;
     if (!entry || !origin) return;
     ledger.insertDelivery(
       this.db,
       {
-        turn_id: `${NOTICE_PREFIX}suspended:${sessionKey}:${entry.session_id}`,
+        turn_id: `${NOTICE_PREFIX}${tag}:${sessionKey}:${entry.session_id}`,
         session_key: sessionKey,
         session_id: entry.session_id,
         platform: origin.platform,
         chat_id: origin.chat_id,
         thread_id: origin.thread_id,
         reply_to: null,
-        text: SUSPENDED_NOTICE,
+        text,
         silent: false,
       },
       now,
@@ -284,7 +286,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     return this.group.run(() => ledger.deleteStreak(this.db, sessionKey));
   }
 
-  recover(options: { maxAgeSeconds: number; now?: Date }): Promise<MessagingRecoveryReport> {
+  recover(options: RecoverOptions): Promise<MessagingRecoveryReport> {
     const now = options.now ?? new Date();
     return settle(() =>
       tx(this.db, () => {
@@ -302,13 +304,20 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           cleanShutdown,
           nowEpoch: Math.floor(now.getTime() / 1000),
           maxAgeSeconds: options.maxAgeSeconds,
+          ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
+          ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
           markers: facts,
           streaks: ledger.readStreaks(this.db),
           stuckAfter: STUCK_LOOP_RESTARTS,
         });
         for (const key of plan.suspend) {
           suspendSession(this.db, key);
-          this.oweSuspendedNotice(key, now);
+          this.oweNotice(key, 'suspended', SUSPENDED_NOTICE, now);
+        }
+        // REC-4: too old to continue. The notice id names the turn's start, so a later stale turn
+        // in the same conversation is told again, and this one once.
+        for (const marker of plan.stale) {
+          this.oweNotice(marker.session_key, `stale:${marker.started_at_epoch}`, STALE_NOTICE, now);
         }
         for (const key of plan.resume) markResumePending(this.db, key, 'restart_interrupted', { now });
         ledger.replaceStreaks(this.db, plan.streaks);
@@ -319,6 +328,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           resumed: plan.resume,
           suspended: plan.suspend,
           settled: plan.settled,
+          stale: plan.stale.map((m) => m.session_key),
         };
       }),
     );

@@ -28,7 +28,9 @@ import type { SessionKeyOptions } from '../../domain/session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import { targetOfOrigin, type DeliveryLedger } from '../../storage/delivery-ledger.js';
+import { NOTICE_PREFIX, STALE_NOTICE } from '../../domain/messaging/recovery.js';
+import type { SessionEntry } from '../../domain/vocabulary.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
@@ -59,6 +61,13 @@ export interface MessagingGatewayOptions {
   homeChannels?: HomeChannel[];
   /** In-flight markers older than this are dropped at start without resuming. Default one day. */
   recoveryMaxAgeSeconds?: number;
+  /**
+   * `recovery.auto_continue_freshness_s`: a turn a crash interrupted is auto-continued (REC-4) only
+   * if it started at most this long ago; an older one is not, and its chat is told. Absent: no limit.
+   */
+  freshnessSeconds?: number;
+  /** `limits.turn_timeout_s` in ms: a turn running longer is stopped (turn_timeout). Absent: no limit. */
+  turnTimeoutMs?: number;
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
@@ -71,6 +80,15 @@ export interface MessagingGatewayOptions {
 export interface PlatformOptions {
   readonly keyOptions?: SessionKeyOptions;
   readonly redactPii?: boolean;
+}
+
+/**
+ * A drain's resume_pending older than the window, counted from when the drain marked it (the
+ * turn's own start is not kept across a clean stop; it was no later than that).
+ */
+function isStale(entry: SessionEntry, freshnessSeconds: number): boolean {
+  if (entry.resume_reason !== 'shutdown_timeout' || entry.last_resume_marked_at === null) return false;
+  return Date.now() - Date.parse(entry.last_resume_marked_at) > freshnessSeconds * 1000;
 }
 
 export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
@@ -119,6 +137,7 @@ export class MessagingGateway {
       cwd: options.cwd,
       yolo: options.yolo ?? false,
       maxTurns: options.maxTurns ?? 20,
+      turnTimeoutMs: options.turnTimeoutMs ?? null,
       baseSystemPrompt: options.baseSystemPrompt ?? '',
       keyOptionsFor: (p) => ({ ...options.keyOptions, ...options.platformOptions?.[p]?.keyOptions }),
       redactPiiFor: (p) => options.platformOptions?.[p]?.redactPii ?? options.redactPii ?? false,
@@ -203,8 +222,12 @@ export class MessagingGateway {
     }
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
+      ...(this.options.freshnessSeconds === undefined
+        ? {}
+        : { freshnessSeconds: this.options.freshnessSeconds }),
     });
-    for (const key of report.settled) await this.options.store.clearResumePending(key);
+    // Answered already (settled) or too old to continue (stale, its chat told): not auto-continued.
+    for (const key of [...report.settled, ...report.stale]) await this.options.store.clearResumePending(key);
     for (const key of report.resumed) this.deps.streaking.add(key);
     const delivered = await this.deliverer.sweep();
     const autoContinued = await this.autoContinue();
@@ -398,16 +421,40 @@ export class MessagingGateway {
     );
   }
 
-  /** REC-4: every resume_pending session whose platform is connected continues once. */
+  /**
+   * REC-4: every resume_pending session whose platform is connected continues once. One a drain
+   * marked (shutdown_timeout) longer ago than the freshness window is not: its chat is told once,
+   * through the ledger (a crash's stale turns were told by recovery already).
+   */
   private async autoContinue(): Promise<string[]> {
     const continued: string[] = [];
-    for await (const { sessionKey, event } of resumeEvents(this.options.store, (p) => this.adapters.has(p))) {
+    const freshness = this.options.freshnessSeconds;
+    const resumable = resumeEvents(this.options.store, (p) => this.adapters.has(p));
+    for await (const { sessionKey, entry, event } of resumable) {
+      if (freshness !== undefined && isStale(entry, freshness)) {
+        await this.oweStaleNotice(entry);
+        continue;
+      }
       // resume_pending brings it back at every start until a turn completes: never on the backlog.
       this.lanes.markDerived(event);
       await this.arrive(this.lanes.open(sessionKey), { kind: 'internal', payload: event });
       continued.push(sessionKey);
     }
     return continued;
+  }
+
+  /** The stale notice on the ledger (idempotent per marking), then the end of resume_pending. */
+  private async oweStaleNotice(entry: SessionEntry): Promise<void> {
+    const delivery = await this.options.ledger.recordReply({
+      turnId: `${NOTICE_PREFIX}stale:${entry.session_key}:${entry.session_id}:${entry.last_resume_marked_at}`,
+      sessionKey: entry.session_key,
+      sessionId: entry.session_id,
+      target: targetOfOrigin(entry.origin!),
+      text: STALE_NOTICE,
+      silent: false,
+    });
+    await this.options.store.clearResumePending(entry.session_key);
+    await this.deliverer.deliver(delivery);
   }
 
   private track(work: Promise<void>): void {

@@ -98,6 +98,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         prompts,
         cwd: ctx.layout.profileDir(profile),
         yolo: ctx.config.approvals.mode === 'off',
+        turnTimeoutMs: ctx.config.limits.turn_timeout_s * 1000,
+        freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,

@@ -26,7 +26,8 @@ import { SessionSource } from '../../domain/session/source.js';
 import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
-import { runTurn, type TurnResult } from '../../runtime/runner.js';
+import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
+import { keepTyping, timeLimit } from './turn-clocks.js';
 import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -40,11 +41,16 @@ import type { TurnContext } from '../../runtime/context/budget.js';
 export const RESUME_NOTE =
   'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
 
+/** What a chat is told when its turn ran past `limits.turn_timeout_s` and was stopped. */
+export const TURN_TIMEOUT_NOTICE =
+  'Stopped: that request took longer than the time one turn may run (limits.turn_timeout_s), so it ' +
+  'was stopped. Send it again, perhaps in smaller steps.';
+
 /** The auto-continue event (REC-4) of every resume_pending session whose platform is connected. */
 export async function* resumeEvents(
   store: SessionStore,
   connected: (platform: string) => boolean,
-): AsyncGenerator<{ sessionKey: string; event: MessageEvent }> {
+): AsyncGenerator<{ sessionKey: string; entry: SessionEntry; event: MessageEvent }> {
   let cursor: string | null = null;
   do {
     const page = await store.listSessions({ limit: 500, cursor });
@@ -57,7 +63,7 @@ export async function* resumeEvents(
         internal: true,
         received_at: new Date().toISOString(),
       };
-      yield { sessionKey: entry.session_key, event };
+      yield { sessionKey: entry.session_key, entry, event };
     }
     cursor = page.nextCursor;
   } while (cursor !== null);
@@ -74,6 +80,8 @@ export interface TurnDeps {
   readonly cwd: string;
   readonly yolo: boolean;
   readonly maxTurns: number;
+  /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */
+  readonly turnTimeoutMs: number | null;
   readonly baseSystemPrompt: string;
   /** The session-key options of a platform (KEY-1), and whether its prompt ids are hashed (CTX-2). */
   keyOptionsFor(platform: string): SessionKeyOptions;
@@ -267,6 +275,7 @@ async function runAgentTurn(
   // its way to sending it; released after the turn's own delivery attempt.
   const release = deps.deliverer.reserve(running.turnId);
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
+  const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let result: TurnResult;
   try {
     try {
@@ -312,6 +321,7 @@ async function runAgentTurn(
         emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
       });
     } finally {
+      stopClock();
       stopTyping();
     }
     deps.events.emit('turn:complete', {
@@ -347,6 +357,7 @@ function replyFor(
     const text = result.final_text ?? '';
     return replyOf(text, isSilentReply(text));
   }
+  if (result.error?.reason === TURN_TIMEOUT) return replyOf(TURN_TIMEOUT_NOTICE, false);
   return replyOf(`Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`, false);
 }
 
@@ -461,18 +472,4 @@ function onTurnEvent(
   } else if (turnEvent.type === 'clarify.settled') {
     if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
   }
-}
-
-/** Shows "typing…" now and every `intervalMs` until the returned function is called. */
-function keepTyping(
-  adapter: PlatformAdapter,
-  chatId: string,
-  threadId: string | null,
-  intervalMs: number,
-): () => void {
-  const tick = () => void adapter.sendTyping(chatId, threadId).catch(() => undefined);
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

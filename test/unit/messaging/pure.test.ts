@@ -92,7 +92,7 @@ describe('REC-4, REC-5 recovery decisions', () => {
       markers: [{ session_key: 'k', started_at_epoch: 999_999, replyPersisted: false }],
       streaks: new Map([['k', 2]]),
     });
-    expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
+    expect(plan).toEqual({ resume: [], suspend: [], settled: [], stale: [], streaks: new Map() });
   });
 
   it('a marker whose key moved to another session (reset, switch, prune) is dropped, not resumed', () => {
@@ -102,7 +102,7 @@ describe('REC-4, REC-5 recovery decisions', () => {
       markers: [{ session_key: 'reset', started_at_epoch: 999_990, replyPersisted: false, moved: true }],
       streaks: new Map([['reset', 2]]),
     });
-    expect(plan).toEqual({ resume: [], suspend: [], settled: [], streaks: new Map() });
+    expect(plan).toEqual({ resume: [], suspend: [], settled: [], stale: [], streaks: new Map() });
   });
 
   it('persisted → settled, missing → resume, stale → dropped, third restart → suspended', () => {
@@ -124,6 +124,27 @@ describe('REC-4, REC-5 recovery decisions', () => {
     expect(plan.resume).toEqual(['mid']);
     expect(plan.suspend).toEqual(['stuck']);
     expect(plan.streaks).toEqual(new Map([['mid', 1]]));
+  });
+
+  it('a turn older than freshnessSeconds is stale (told, not resumed); an orphan past maxAge is dropped silently', () => {
+    const fresh = { session_key: 'fresh', started_at_epoch: 999_950, replyPersisted: false };
+    const old = { session_key: 'old', started_at_epoch: 999_900, replyPersisted: false };
+    const orphan = { session_key: 'orphan', started_at_epoch: 990_000, replyPersisted: false };
+    const stuck = { session_key: 'stuck', started_at_epoch: 999_000, replyPersisted: false };
+    const plan = planRecovery({
+      ...base,
+      cleanShutdown: false,
+      freshnessSeconds: 60,
+      markers: [fresh, old, orphan, stuck],
+      streaks: new Map([['stuck', 2]]),
+    });
+    expect(plan.resume).toEqual(['fresh']);
+    expect(plan.stale).toEqual([old]);
+    expect(plan.suspend).toEqual(['stuck']);
+    expect(plan.streaks).toEqual(new Map([['fresh', 1]]));
+    // Without the window, the same old turn is resumed.
+    const unlimited = planRecovery({ ...base, cleanShutdown: false, markers: [old] });
+    expect(unlimited).toMatchObject({ resume: ['old'], stale: [] });
   });
 
   it('treats silence tokens and empty answers as nothing to deliver', () => {
