@@ -247,11 +247,7 @@ export class TelegramAdapter implements PlatformAdapter {
     // A message older than 48 hours comes as inaccessible (date 0): its chat is still known.
     const message = query.message;
     if (click === null || message === undefined) return answer('That approval is no longer open.');
-    const source = sourceOfMessage({ ...message, from: query.from } as Parameters<
-      typeof sourceOfMessage
-    >[0]).with({
-      message_id: `cb${query.id}`,
-    });
+    const source = sourceOfMessage({ ...message, from: query.from }).with({ message_id: `cb${query.id}` });
     if (!this.authorize(source)) return answer('You are not allowed to do this here.');
     const event: MessageEvent = {
       source,
