@@ -173,3 +173,44 @@ describe('Telegram webhook mode', () => {
     }
   });
 });
+
+describe('Telegram webhook mode: approval buttons', () => {
+  it('asks for callback queries, hands a click in bound to its prompt, and answers it once taken', async () => {
+    standIn = await startTelegramStandIn();
+    const port = await freePort();
+    adapter = webhookAdapter(standIn, port);
+    const handedIn: MessageEvent[] = [];
+    await adapter.start((event) => {
+      handedIn.push(event);
+      return Promise.resolve();
+    });
+    const setWebhook = standIn.calls.find((c) => c.method === 'setWebhook')!;
+    expect(setWebhook.payload.allowed_updates).toEqual(['message', 'callback_query']);
+    standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'hello' });
+    await expect.poll(() => handedIn.length).toBe(1);
+    const prompt = {
+      prompt_id: 'prm_AAAAAAAAAAAAAAAAAAAAAA',
+      execution_generation: 37,
+      text: 'Approval needed',
+    };
+    const sent = await adapter.approvals.ask(String(ALICE.id), null, prompt);
+    const click = standIn.click(
+      ALICE.id,
+      Number(sent.message_id),
+      ALICE,
+      'gh:s:11:prm_AAAAAAAAAAAAAAAAAAAAAA',
+    );
+    await standIn.waitForConfirmed(click);
+    expect(handedIn[1]).toMatchObject({
+      text: '/approve session',
+      prompt: { prompt_id: prompt.prompt_id, execution_generation: 37 },
+    });
+    expect(handedIn[1]!.source.message_id).toBe(`cb${standIn.queryId(click)}`);
+    expect(await standIn.waitForAnswer(standIn.queryId(click))).toMatchObject({ text: null });
+    await adapter.approvals.settle(String(ALICE.id), sent.message_id, prompt, 'approved for the session');
+    expect(standIn.shown(ALICE.id, Number(sent.message_id))).toEqual({
+      text: 'Approval needed\n\nAnswered: approved for the session.',
+      reply_markup: undefined,
+    });
+  });
+});
