@@ -95,8 +95,9 @@ describe('QUE-1 QUE-2 while a turn runs', () => {
     fs.writeFileSync(path.join(doomed, 'file.txt'), 'x');
     fs.mkdirSync(kept);
 
+    // Asked with buttons (telegram-approvals.test.ts); a typed /approve answers it as well.
     expect(await tg.ask(chat, user, `run: rm -rf ${doomed}`)).toMatch(
-      /^Approval needed: deletes files recursively[\s\S]*\/approve/,
+      /^Approval needed: deletes files recursively/,
     );
     expect(fs.existsSync(doomed)).toBe(true);
     expect(await tg.ask(chat, user, '/approve')).toBe('Approved.');

@@ -38,6 +38,24 @@ function webhookAdapter(s: TelegramStandIn, port: number): TelegramAdapter {
   });
 }
 
+/** A stand-in and a started webhook adapter whose sink takes every event at once. */
+async function startTaking(): Promise<{
+  standIn: TelegramStandIn;
+  adapter: TelegramAdapter;
+  port: number;
+  handedIn: MessageEvent[];
+}> {
+  const s = (standIn = await startTelegramStandIn());
+  const port = await freePort();
+  const a = (adapter = webhookAdapter(s, port));
+  const handedIn: MessageEvent[] = [];
+  await a.start((event) => {
+    handedIn.push(event);
+    return Promise.resolve();
+  });
+  return { standIn: s, adapter: a, port, handedIn };
+}
+
 const within = (promise: Promise<unknown>, ms: number) =>
   Promise.race([promise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
@@ -70,14 +88,7 @@ describe('Telegram webhook mode', () => {
   });
 
   it('refuses a post without the secret or with a wrong one, and hands nothing in', async () => {
-    standIn = await startTelegramStandIn();
-    const port = await freePort();
-    adapter = webhookAdapter(standIn, port);
-    const handedIn: MessageEvent[] = [];
-    await adapter.start((event) => {
-      handedIn.push(event);
-      return Promise.resolve();
-    });
+    const { port, handedIn } = await startTaking();
     const update = {
       update_id: 99,
       message: { message_id: 5, date: 0, chat: dmWith(ALICE), from: ALICE, text: 'forged' },
@@ -171,5 +182,39 @@ describe('Telegram webhook mode', () => {
     } finally {
       blocker.close();
     }
+  });
+});
+
+describe('Telegram webhook mode: approval buttons', () => {
+  it('asks for callback queries, hands a click in bound to its prompt, and answers it once taken', async () => {
+    const { standIn, adapter, handedIn } = await startTaking();
+    const setWebhook = standIn.calls.find((c) => c.method === 'setWebhook')!;
+    expect(setWebhook.payload.allowed_updates).toEqual(['message', 'callback_query']);
+    standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'hello' });
+    await expect.poll(() => handedIn.length).toBe(1);
+    const prompt = {
+      prompt_id: 'prm_AAAAAAAAAAAAAAAAAAAAAA',
+      execution_generation: 37,
+      text: 'Approval needed',
+    };
+    const sent = await adapter.approvals.ask(String(ALICE.id), null, prompt);
+    const click = standIn.click(
+      ALICE.id,
+      Number(sent.message_id),
+      ALICE,
+      'gh:s:11:prm_AAAAAAAAAAAAAAAAAAAAAA',
+    );
+    await standIn.waitForConfirmed(click);
+    expect(handedIn[1]).toMatchObject({
+      text: '/approve session',
+      prompt: { prompt_id: prompt.prompt_id, execution_generation: 37 },
+    });
+    expect(handedIn[1]!.source.message_id).toBe(`cb${standIn.queryId(click)}`);
+    expect(await standIn.waitForAnswer(standIn.queryId(click))).toMatchObject({ text: null });
+    await adapter.approvals.settle(String(ALICE.id), sent.message_id, prompt, 'approved for the session');
+    expect(standIn.shown(ALICE.id, Number(sent.message_id))).toEqual({
+      text: 'Approval needed\n\nAnswered: approved for the session.',
+      reply_markup: undefined,
+    });
   });
 });

@@ -12,8 +12,10 @@ import { Bot, GrammyError, type Context, type Transformer } from 'grammy';
 import {
   allowlistAuthorizer,
   type AdapterState,
+  type ApprovalControls,
   type AdapterStatus,
   type InboundSink,
+  type MessageEvent,
   type OutboundOptions,
   type PlatformAdapter,
   type SentMessage,
@@ -21,6 +23,7 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
+import { approvalKeyboard, parseCallbackData, settledApprovalText, typedApprovalText } from './approvals.js';
 import {
   attachmentOf,
   AttachmentTooLarge,
@@ -75,6 +78,30 @@ export class TelegramAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
   /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
   private readonly untaken = new Set<Promise<void>>();
+  /** Approvals as inline keyboards; a click comes back as an /approve or /deny bound to its prompt. */
+  readonly approvals: ApprovalControls = {
+    ask: async (chatId, threadId, prompt) => {
+      const keyboard = approvalKeyboard(prompt);
+      const message = await this.bot.api.sendMessage(
+        chatIdOf(chatId),
+        (keyboard === null ? typedApprovalText(prompt) : prompt.text).slice(0, TELEGRAM_MESSAGE_LIMIT),
+        {
+          ...(threadId === null ? {} : { message_thread_id: Number(threadId) }),
+          ...(keyboard === null ? {} : { reply_markup: keyboard }),
+        },
+      );
+      return { message_id: String(message.message_id) };
+    },
+    settle: async (chatId, messageId, prompt, result) => {
+      // An empty keyboard removes the buttons with the same edit that shows the outcome.
+      await this.bot.api.editMessageText(
+        chatIdOf(chatId),
+        Number(messageId),
+        settledApprovalText(prompt, result).slice(0, TELEGRAM_MESSAGE_LIMIT),
+        { reply_markup: { inline_keyboard: [] } },
+      );
+    },
+  };
 
   constructor(private readonly options: TelegramAdapterOptions) {
     this.bot = new Bot(options.token, {
@@ -117,6 +144,7 @@ export class TelegramAdapter implements PlatformAdapter {
       if (text === null) return;
       return take(sink({ source, text, internal: false, received_at: new Date().toISOString() }));
     });
+    this.bot.on('callback_query:data', (ctx) => this.takeClick(ctx, sink, take));
     this.bot.on(['message:photo', 'message:document', 'message:voice'], (ctx) =>
       take(this.takeAttachment(ctx, sink)),
     );
@@ -149,7 +177,7 @@ export class TelegramAdapter implements PlatformAdapter {
     await new Promise<void>((resolve, reject) => {
       this.polling = this.bot
         .start({
-          allowed_updates: ['message'],
+          allowed_updates: ['message', 'callback_query'],
           timeout: this.options.pollTimeoutSeconds ?? 30,
           onStart: (me) => {
             this.account = `@${me.username}`;
@@ -182,7 +210,7 @@ export class TelegramAdapter implements PlatformAdapter {
       // Updates Telegram holds from while the gateway was down are kept (drop_pending_updates off).
       await this.bot.api.setWebhook(webhook.url, {
         secret_token: webhook.secretToken,
-        allowed_updates: ['message'],
+        allowed_updates: ['message', 'callback_query'],
       });
     } catch (error) {
       await this.listener.close();
@@ -195,6 +223,40 @@ export class TelegramAdapter implements PlatformAdapter {
   /** The webhook listener's port (webhook mode, once started), for tests and status. */
   webhookPort(): number | null {
     return this.listener?.port ?? null;
+  }
+
+  /**
+   * A click on an approval button. Answered with answerCallbackQuery (Telegram shows a spinner
+   * until then): at once with an alert for a sender the allow-list does not admit (nothing reaches
+   * the gateway), otherwise once the gateway took the /approve or /deny made of it. The event's
+   * message id is the callback query's (prefixed, so it never equals a message's): a redelivered
+   * click is dropped by the inbound ledger, and the prompt binding refuses an answered prompt.
+   */
+  private takeClick(
+    ctx: Context,
+    sink: InboundSink,
+    take: (work: Promise<void>) => Promise<void> | undefined,
+  ): Promise<void> | undefined {
+    const query = ctx.callbackQuery!;
+    const answer = (text?: string) =>
+      ctx
+        .answerCallbackQuery(text === undefined ? undefined : { text, show_alert: true })
+        .then(() => undefined)
+        .catch(() => undefined);
+    const click = parseCallbackData(query.data ?? '');
+    // A message older than 48 hours comes as inaccessible (date 0): its chat is still known.
+    const message = query.message;
+    if (click === null || message === undefined) return answer('That approval is no longer open.');
+    const source = sourceOfMessage({ ...message, from: query.from }).with({ message_id: `cb${query.id}` });
+    if (!this.authorize(source)) return answer('You are not allowed to do this here.');
+    const event: MessageEvent = {
+      source,
+      text: click.text,
+      internal: false,
+      received_at: new Date().toISOString(),
+      prompt: click.prompt,
+    };
+    return take(sink(event).then(() => answer()));
   }
 
   /**
@@ -274,7 +336,7 @@ export class TelegramAdapter implements PlatformAdapter {
       const message = await this.bot.api.sendMessage(chatIdOf(chatId), piece, {
         ...(options.thread_id === null ? {} : { message_thread_id: Number(options.thread_id) }),
         // Only the first piece quotes the question; quoting a vanished message must not fail a send.
-        ...(index === 0 && options.reply_to !== null
+        ...(index === 0 && options.reply_to !== null && /^\d+$/.test(options.reply_to)
           ? { reply_parameters: { message_id: Number(options.reply_to), allow_sending_without_reply: true } }
           : {}),
       });
