@@ -172,3 +172,37 @@ export function killCgroupMembers(dir: string, keep?: number): void {
     }
   }
 }
+
+/** How many tasks the cgroup still counts against pids.max, or null when it cannot be read. */
+function pidsCurrent(dir: string): number | null {
+  try {
+    return Number(fs.readFileSync(path.join(dir, 'pids.current'), 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+/** The threads of `pid` (each counts against pids.max), or 0 once it is gone. */
+function threadsOf(pid: number): number {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Kills every member of the cgroup but `keep`, then waits until the cgroup counts only `keep`'s own
+ * threads again, at most `timeoutMs`. A killed process leaves cgroup.procs at once but counts against
+ * pids.max until its parent (often init, for a fork bomb's orphans) has reaped it: a command started
+ * before then would find the limit still full and fail to fork.
+ */
+export async function drainCgroup(dir: string, keep: number, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    killCgroupMembers(dir, keep);
+    const current = pidsCurrent(dir);
+    if (current === null || current <= threadsOf(keep) || Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

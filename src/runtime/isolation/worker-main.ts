@@ -10,7 +10,7 @@ import process from 'node:process';
 import { createTerminalTool } from '../tools/terminal.js';
 import { projectTools } from '../tools/project.js';
 import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
-import { killCgroupMembers } from './limits.js';
+import { drainCgroup, killCgroupMembers } from './limits.js';
 import type { HostMessage, WorkerMessage, WorkerSettings } from './protocol.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
@@ -84,8 +84,9 @@ async function run(message: Extract<HostMessage, { type: 'run' }>): Promise<void
       isError: true,
     };
   }
-  // Whatever a command left behind (a fork bomb's children, a process that left its group).
-  if (settings.cgroup) killCgroupMembers(settings.cgroup, process.pid);
+  // Whatever a command left behind (a fork bomb's children, a process that left its group), and
+  // until they are reaped, so the next command can fork.
+  if (settings.cgroup) await drainCgroup(settings.cgroup, process.pid);
   running.delete(message.call);
   send({ type: 'result', call: message.call, result });
 }
