@@ -176,7 +176,8 @@ describe('REC-4 property: any interleaving of turns, sweeps and failed sends', (
       ),
       { numRuns: 150 },
     );
-  });
+    // 150 runs each open a fresh SQLite ledger: seconds alone, far longer on a loaded machine.
+  }, 180_000);
 });
 
 /** Lets the scheduler run tasks (and the microtasks between them) until `work` settles. */
