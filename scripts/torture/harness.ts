@@ -40,6 +40,8 @@ export interface TortureOptions {
   log?: (line: string) => void;
   /** The fault points the armed iterations cycle through (default: all of them). */
   faults?: readonly FaultPoint[];
+  /** How long an armed iteration may take to reach its point before a random kill (default 4 s). */
+  faultBudgetMs?: number;
   /** Aborting ends the run: its daemon is killed at once and the run rejects. */
   signal?: AbortSignal;
 }
@@ -162,7 +164,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       if (daemon.epoch <= epoch)
         ledger.violations.push(`epoch ${daemon.epoch} after ${epoch}: not increasing`);
       epoch = daemon.epoch;
-      const killAfter = fault ? FAULT_BUDGET_MS : rng.int(30, 900);
+      const killAfter = fault ? (options.faultBudgetMs ?? FAULT_BUDGET_MS) : rng.int(30, 900);
       for (const c of clients)
         c.plan(
           rng,

@@ -104,7 +104,7 @@ describe('Telegram webhook mode and attachments through the real daemon', () => 
     const update = tg.standIn.inject({ chat: DM, from: LEE, text: 'sent-while-down' });
     await expect
       .poll(() => tg.standIn.webhookPosts.some((p) => p.update_id === update && p.status === 0), {
-        timeout: 10_000,
+        timeout: 30_000,
       })
       .toBe(true);
     await tg.start({ [SECRET_ENV]: SECRET });

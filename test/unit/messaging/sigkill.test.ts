@@ -19,7 +19,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-msgkill-'));
   standIn = await startTelegramStandIn();
   model = await startDemoModel();
-});
+}, 120_000); // transpiling all of src/: seconds alone, far longer on a loaded machine
 
 afterAll(async () => {
   model.release();

@@ -12,7 +12,7 @@ let writer: string;
 beforeAll(() => {
   js = buildPlainJs();
   writer = js.fixture('routing-map-writer.ts');
-});
+}, 120_000); // transpiling all of src/: seconds alone, far longer on a loaded machine
 afterAll(() => {
   js.cleanup();
   fs.rmSync(dir, { recursive: true, force: true });
