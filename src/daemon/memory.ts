@@ -185,8 +185,8 @@ export const RECLAIM_TIME_SHARE = 0.25;
  * the memory the evicted transcripts held goes back to the system before the next reading, instead
  * of being counted (and evicted for again) until the collector happens to run. A full collection
  * stops the event loop for a moment, so after each one the next waits until that collection is at
- * most `timeShare` of the time since it started (a 20 ms collection allows the next one 80 ms
- * later at 0.25). Returns whether it collected.
+ * most `timeShare` of the time since it started (at 0.25, a 20 ms collection allows the next one
+ * 80 ms after it started). Returns whether it collected.
  */
 export function garbageCollector(
   options: { timeShare?: number; collect?: () => void; now?: () => number } = {},
@@ -201,7 +201,7 @@ export function garbageCollector(
     collect ??= exposedGc();
     collect();
     const end = now();
-    nextAt = end + (end - start) / share;
+    nextAt = start + (end - start) / share;
     return true;
   };
 }
