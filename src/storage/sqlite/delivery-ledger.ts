@@ -305,7 +305,6 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           nowEpoch: Math.floor(now.getTime() / 1000),
           maxAgeSeconds: options.maxAgeSeconds,
           ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
-          ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
           markers: facts,
           streaks: ledger.readStreaks(this.db),
           stuckAfter: STUCK_LOOP_RESTARTS,
