@@ -14,6 +14,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import type { MemoryReading } from '../domain/agents/cache-policy.js';
 
 export interface MemoryRoots {
@@ -163,5 +165,43 @@ export function memoryReader(setting: MemoryHighSetting, roots: MemoryRoots = {}
     if (budgetBytes === null) return { anonBytes: 0, budgetBytes: null };
     const group = findCgroupMemory(roots);
     return { anonBytes: group?.anonBytes ?? processAnonBytes(roots), budgetBytes };
+  };
+}
+
+/**
+ * Node's full garbage collection, which it exposes only under --expose-gc: the flag is set at run
+ * time and the function is taken from a fresh context, where V8 installs it once the flag is on.
+ */
+export function exposedGc(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+/** The share of time forced collections may take (garbageCollector): a quarter, under pressure only. */
+export const RECLAIM_TIME_SHARE = 0.25;
+
+/**
+ * What the agent cache calls after a pressure sweep evicted agents: a full garbage collection, so
+ * the memory the evicted transcripts held goes back to the system before the next reading, instead
+ * of being counted (and evicted for again) until the collector happens to run. A full collection
+ * stops the event loop for a moment, so after each one the next waits until that collection is at
+ * most `timeShare` of the time since it started (at 0.25, a 20 ms collection allows the next one
+ * 80 ms after it started). Returns whether it collected.
+ */
+export function garbageCollector(
+  options: { timeShare?: number; collect?: () => void; now?: () => number } = {},
+): () => boolean {
+  const share = options.timeShare ?? RECLAIM_TIME_SHARE;
+  const now = options.now ?? (() => performance.now());
+  let collect = options.collect;
+  let nextAt = -Infinity;
+  return () => {
+    const start = now();
+    if (start < nextAt) return false;
+    collect ??= exposedGc();
+    collect();
+    const end = now();
+    nextAt = start + (end - start) / share;
+    return true;
   };
 }

@@ -66,6 +66,11 @@ export interface RecoverOptions {
   readonly maxAgeSeconds: number;
   /** `recovery.auto_continue_freshness_s`; absent: no limit. */
   readonly freshnessSeconds?: number;
+  /**
+   * `recovery.max_resumes`: the consecutive unclean restart that finds a key mid-turn suspends it
+   * (REC-5) instead of continuing it. Default STUCK_LOOP_RESTARTS (3).
+   */
+  readonly stuckAfter?: number;
   readonly now?: Date;
 }
 

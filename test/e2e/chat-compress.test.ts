@@ -43,5 +43,17 @@ describe('gatehouse chat /compress', () => {
     expect(model.stdout).not.toContain('you said: second message');
     expect(model.stdout).toContain('user asked: second message');
     expect(model.stdout).toContain('you said: fifth message');
+    // --json prints session.history's result, for scripts.
+    const json = await runCli(home, ['sessions', '--show', id, '--model-view', '--json']);
+    expect(json.code).toBe(0);
+    const shown = JSON.parse(json.stdout) as {
+      session_id: string;
+      view: string;
+      messages: { role: string }[];
+    };
+    expect(shown).toMatchObject({ session_id: id, view: 'model' });
+    expect(shown.messages[0]!.role).toBe('system');
+    // The system prompt, the 5 messages the compression left, then the fifth message and its answer.
+    expect(shown.messages.length).toBe(8);
   }, 120_000);
 });

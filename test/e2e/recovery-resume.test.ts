@@ -96,8 +96,11 @@ describe('REC-7 a turn killed at a step boundary resumes there and completes exa
     { point: 'tool.recorded', text: 'run: echo once >> ran.log', step: 'tool', starts: 1, ran: 1 },
     // Killed inside settlement: the final answer rolled back; the model is asked again.
     { point: 'settle.transaction', text: 'settled once', step: 'model', starts: 2, ran: 0 },
+    // Every tool result stored, the next model call streaming: that call is repeated with the
+    // stored result, and the tool does not run again.
+    { point: 'model.streaming', text: 'run: echo once >> ran.log', step: 'model', starts: 1, ran: 1 },
   ];
-  it.each(cases)('$point', async ({ point, text, step, starts, ran }) => {
+  it.each(cases)('$point: $text', async ({ point, text, step, starts, ran }) => {
     const first = await crashedTurn({ faults: point, text });
     await died(first.d);
     const d = await rig.daemon({ home: first.d.home, config: first.config });
@@ -117,6 +120,7 @@ describe('REC-7 a turn killed at a step boundary resumes there and completes exa
         expect(mine.filter((r) => r.tool_call_id === call.id)).toHaveLength(1);
     expect(turnStarts(first.demo, first.ack.admission_id)).toBe(starts);
     expect(ranLog(first.cwd)).toEqual(ran === 1 ? ['once'] : []);
+    if (ran === 1) expect(lastToolResult(first.demo, first.ack.admission_id)).toMatch(/^exit code 0/);
   });
 });
 

@@ -3,10 +3,11 @@
  * the real daemon and the loopback Bot API stand-in: a turn held at the demo model past the limit is
  * stopped and its chat told once; a turn SIGKILLed mid-flight and restarted after its freshness
  * window is not continued, and its chat is told once that it was too old (the continued case, with
- * the default window, is in telegram-crash.test.ts).
+ * the default window, is in telegram-crash.test.ts); `recovery.max_resumes` applies to them as the
+ * stuck-loop count (REC-5).
  */
 import { describe, expect, it } from 'vitest';
-import { STALE_NOTICE } from '../../src/domain/messaging/recovery.js';
+import { STALE_NOTICE, suspendedNotice } from '../../src/domain/messaging/recovery.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
 import { RESUME_NOTE, TURN_TIMEOUT_NOTICE } from '../../src/surfaces/platforms/turn.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
@@ -109,5 +110,30 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     expect(tg.repliesTo(chat.id)).toEqual([STALE_NOTICE, said('after the stop'), said('once more')]);
     expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
     expect(tg.userMessages('once more')).toEqual(['cut by the drain', 'after the stop', 'once more']);
+  });
+
+  it('recovery.max_resumes: 1 suspends a chat whose turn a SIGKILL cut, instead of continuing it; the chat is told once', async () => {
+    const chat = dm(804);
+    const { standIn, model } = tg;
+    await tg.kill();
+    tg.reconfigure(['recovery:', '  max_resumes: 1']);
+    await tg.start();
+    const resumesBefore = asked(RESUME_NOTE);
+    const seen = model.requests.length;
+    model.hold();
+    standIn.inject({ chat, from: user(804), text: 'cut once' });
+    await model.waitForRequests(seen + 1);
+    await tg.kill();
+    await standIn.whenNoneHeld();
+    model.release();
+
+    await tg.start();
+    expect(await tg.waitForText(chat.id, /interrupted by a restart/)).toBe(suspendedNotice(1));
+    expect(await tg.ask(chat, user(804), 'a new start')).toBe(said('a new start'));
+    // Not continued, and the next message starts a new conversation without the cut one.
+    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(asked('cut once')).toBe(1);
+    expect(tg.userMessages('a new start')).toEqual(['a new start']);
+    expect(tg.repliesTo(chat.id)).toEqual([suspendedNotice(1), said('a new start')]);
   });
 });

@@ -6,7 +6,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/domain/errors.js';
 import type { InboundRef, MessageEvent } from '../../src/domain/messaging/adapter.js';
-import { STALE_NOTICE, STUCK_LOOP_RESTARTS, SUSPENDED_NOTICE } from '../../src/domain/messaging/recovery.js';
+import {
+  STALE_NOTICE,
+  STUCK_LOOP_RESTARTS,
+  SUSPENDED_NOTICE,
+  suspendedNotice,
+} from '../../src/domain/messaging/recovery.js';
 import { SessionSource } from '../../src/domain/session/source.js';
 import {
   INBOUND_RETENTION_SECONDS,
@@ -227,6 +232,23 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
       }
       expect((await store.lookupBySessionId(sid))?.suspended).toBe(true);
       expect((await ledger.listUndelivered()).map((d) => d.text)).toEqual([SUSPENDED_NOTICE]);
+    });
+
+    it('recovery.max_resumes: with stuckAfter 1 the first unclean restart that finds a turn suspends it, with its own notice', async () => {
+      await ledger.startTurn(KEY, null);
+      ({ store, ledger } = await h.reopen());
+      expect(await ledger.recover({ ...RECOVER, stuckAfter: 1 })).toMatchObject({
+        resumed: [],
+        suspended: [KEY],
+      });
+      expect((await store.lookupBySessionId(sid))?.suspended).toBe(true);
+      expect((await ledger.listUndelivered()).map((d) => d.text)).toEqual([suspendedNotice(1)]);
+      expect(suspendedNotice(1)).toContain('a restart of the gateway,');
+      // At 2, the first restart continues the turn and the second suspends it.
+      await ledger.startTurn(OTHER, null);
+      expect((await ledger.recover({ ...RECOVER, stuckAfter: 2 })).resumed).toEqual([OTHER]);
+      await ledger.startTurn(OTHER, null);
+      expect((await ledger.recover({ ...RECOVER, stuckAfter: 2 })).suspended).toEqual([OTHER]);
     });
 
     it('recovery does not resume a turn older than freshnessSeconds and owes its chat the stale notice once', async () => {

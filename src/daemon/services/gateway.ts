@@ -40,7 +40,7 @@ import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
-import { memoryReader, type MemoryRoots } from '../memory.js';
+import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
@@ -147,6 +147,8 @@ export function gatewayService(
         source: store,
         // Also swept for pressure as it grows, not only on the housekeeping interval.
         readMemory,
+        // What a pressure sweep evicted goes back to the system before the next reading.
+        reclaim: garbageCollector(),
         limits: {
           maxSize: cacheConfig.max_size,
           idleTtlMs: cacheConfig.idle_ttl_s * 1000,

@@ -76,6 +76,13 @@ export interface AgentCacheOptions {
   readMemory?: () => MemoryReading;
   /** Default 4 MiB. */
   pressureCheckBytes?: number;
+  /**
+   * Called after a pressure sweep evicted agents, to return their memory to the system now (the
+   * daemon forces a garbage collection, rate-limited: memory.ts garbageCollector). Without it the
+   * evicted transcripts stay in the reading until the collector happens to run, and a fast fill
+   * overshoots the budget by that garbage.
+   */
+  reclaim?: () => void;
 }
 
 export const PRESSURE_CHECK_BYTES = 4 * 1024 * 1024;
@@ -176,6 +183,7 @@ export class AgentCache {
     this.grownSinceReading = 0;
     const victims = pressureVictims(this.facts(), this.options.limits, memory);
     for (const key of victims) this.evict(key, 'pressure');
+    if (victims.length > 0) this.options.reclaim?.();
     return victims;
   }
 

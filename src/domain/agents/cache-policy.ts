@@ -85,9 +85,17 @@ export interface MemoryReading {
 }
 
 /**
+ * The share of the budget a pressure sweep frees below it (a low-water mark): evicting only the
+ * excess leaves memory exactly at the budget, so the garbage of the next turns would take it over
+ * again before the next sweep; 1/16 below it leaves them room and makes sweeps rarer.
+ */
+export const PRESSURE_HEADROOM = 1 / 16;
+
+/**
  * Pressure (AGC-2): when anonymous memory is over budget, least-recently-used evictable entries
- * outside the `protectRecent` most recent, until their estimated bytes cover the excess, at most
- * `maxEvictionsPerPass`. Under budget (or with no budget) nothing.
+ * outside the `protectRecent` most recent, until their estimated bytes cover the excess plus the
+ * headroom (PRESSURE_HEADROOM of the budget), at most `maxEvictionsPerPass`. Under budget (or with
+ * no budget) nothing.
  */
 export function pressureVictims(
   entries: readonly EntryFacts[],
@@ -95,7 +103,7 @@ export function pressureVictims(
   memory: MemoryReading,
 ): string[] {
   if (memory.budgetBytes === null || memory.anonBytes <= memory.budgetBytes) return [];
-  const excess = memory.anonBytes - memory.budgetBytes;
+  const excess = memory.anonBytes - memory.budgetBytes + memory.budgetBytes * PRESSURE_HEADROOM;
   const ordered = byRecency(entries);
   const candidates = ordered.slice(0, Math.max(0, ordered.length - Math.max(0, limits.protectRecent)));
   const victims: string[] = [];

@@ -63,11 +63,23 @@ export function isGatewayNotice(turnId: string): boolean {
   return turnId.startsWith(NOTICE_PREFIX);
 }
 
-/** What a chat is told when its conversation was suspended by stuck-loop detection (REC-5). */
-export const SUSPENDED_NOTICE =
-  `Your last message was interrupted by ${STUCK_LOOP_RESTARTS} restarts of the gateway in a row, so it ` +
-  'may be what keeps stopping it: that conversation was closed and will not be continued. Your ' +
-  'next message starts a new one.';
+/**
+ * What a chat is told when its conversation was suspended by stuck-loop detection (REC-5), at the
+ * `restarts`-th consecutive restart that found it mid-turn (`recovery.max_resumes`).
+ */
+export function suspendedNotice(restarts: number): string {
+  const why =
+    restarts === 1
+      ? 'a restart of the gateway, and this gateway continues no interrupted request'
+      : `${restarts} restarts of the gateway in a row, so it may be what keeps stopping it`;
+  return (
+    `Your last message was interrupted by ${why}: that conversation was closed and will not be ` +
+    'continued. Your next message starts a new one.'
+  );
+}
+
+/** The notice at the default count. */
+export const SUSPENDED_NOTICE = suspendedNotice(STUCK_LOOP_RESTARTS);
 
 /**
  * What a chat is told when the turn a crash interrupted started longer ago than

@@ -9,7 +9,7 @@ import {
   planRecovery,
   STUCK_LOOP_RESTARTS,
   STALE_NOTICE,
-  SUSPENDED_NOTICE,
+  suspendedNotice,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
 import type { InboundRef } from '../../domain/messaging/adapter.js';
@@ -222,6 +222,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
           });
         }
       }
+      const stuckAfter = options.stuckAfter ?? STUCK_LOOP_RESTARTS;
       const plan = planRecovery({
         cleanShutdown,
         nowEpoch: Math.floor(now.getTime() / 1000),
@@ -229,11 +230,11 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
         ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
         markers: facts,
         streaks: await ledger.readStreaks(sql),
-        stuckAfter: STUCK_LOOP_RESTARTS,
+        stuckAfter,
       });
       for (const key of plan.suspend) {
         await suspendSession(sql, key);
-        await this.oweNotice(sql, key, 'suspended', SUSPENDED_NOTICE, now);
+        await this.oweNotice(sql, key, 'suspended', suspendedNotice(stuckAfter), now);
       }
       // REC-4: too old to continue. The notice id names the turn's start, so a later stale turn
       // in the same conversation is told again, and this one once.

@@ -11,7 +11,7 @@ import {
   STUCK_LOOP_RESTARTS,
   NOTICE_PREFIX,
   STALE_NOTICE,
-  SUSPENDED_NOTICE,
+  suspendedNotice,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
 import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
@@ -300,19 +300,19 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
               replyPersisted: this.adoptPersistedReply(marker, now),
               moved: !markerIsCurrent(readRoute(this.db, marker.session_key), marker),
             }));
+        const stuckAfter = options.stuckAfter ?? STUCK_LOOP_RESTARTS;
         const plan = planRecovery({
           cleanShutdown,
           nowEpoch: Math.floor(now.getTime() / 1000),
           maxAgeSeconds: options.maxAgeSeconds,
           ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
-          ...(options.freshnessSeconds === undefined ? {} : { freshnessSeconds: options.freshnessSeconds }),
           markers: facts,
           streaks: ledger.readStreaks(this.db),
-          stuckAfter: STUCK_LOOP_RESTARTS,
+          stuckAfter,
         });
         for (const key of plan.suspend) {
           suspendSession(this.db, key);
-          this.oweNotice(key, 'suspended', SUSPENDED_NOTICE, now);
+          this.oweNotice(key, 'suspended', suspendedNotice(stuckAfter), now);
         }
         // REC-4: too old to continue. The notice id names the turn's start, so a later stale turn
         // in the same conversation is told again, and this one once.

@@ -66,6 +66,11 @@ export interface MessagingGatewayOptions {
    * if it started at most this long ago; an older one is not, and its chat is told. Absent: no limit.
    */
   freshnessSeconds?: number;
+  /**
+   * `recovery.max_resumes`: the consecutive crash that finds a chat's turn still running suspends
+   * its conversation (REC-5) instead of continuing it, as it makes a local turn `unknown`. Default 3.
+   */
+  maxResumes?: number;
   /** `limits.turn_timeout_s` in ms: a turn running longer is stopped (turn_timeout). Absent: no limit. */
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
@@ -225,6 +230,7 @@ export class MessagingGateway {
       ...(this.options.freshnessSeconds === undefined
         ? {}
         : { freshnessSeconds: this.options.freshnessSeconds }),
+      ...(this.options.maxResumes === undefined ? {} : { stuckAfter: this.options.maxResumes }),
     });
     // Answered already (settled) or too old to continue (stale, its chat told): not auto-continued.
     for (const key of [...report.settled, ...report.stale]) await this.options.store.clearResumePending(key);

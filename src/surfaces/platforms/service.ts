@@ -100,6 +100,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         yolo: ctx.config.approvals.mode === 'off',
         turnTimeoutMs: ctx.config.limits.turn_timeout_s * 1000,
         freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
+        maxResumes: ctx.config.recovery.max_resumes,
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,

@@ -67,4 +67,38 @@ describe('pressure checked on insert', () => {
     await fill(none, 20);
     expect(none.stats()).toMatchObject({ size: 20, evictions: { pressure: 0 } });
   });
+
+  it('reclaims after a sweep that evicted, before the next reading, and only then', async () => {
+    const log: (number | 'reclaim')[] = [];
+    let anon = 2_000_000_000;
+    const cache: AgentCache = new AgentCache({
+      source,
+      limits: { ...DEFAULT_LIMITS, maxSize: 1000 },
+      // Each reading logs the pressure evictions so far.
+      readMemory: () => {
+        log.push(cache.stats().evictions.pressure);
+        return { anonBytes: anon, budgetBytes: 1_000_000_000 };
+      },
+      reclaim: () => log.push('reclaim'),
+      pressureCheckBytes: 4 * 1024 * 1024,
+    });
+    await fill(cache, 20);
+    log.push(cache.stats().evictions.pressure);
+    const readings = log.filter((e) => e !== 'reclaim');
+    expect(readings.at(-1)).toBeGreaterThan(0);
+    // Between two readings: one reclaim if the sweep of the first evicted, none if it did not.
+    let at = 0;
+    for (let i = 1; i < readings.length; i++) {
+      const next = log.indexOf(readings[i]!, at + 1);
+      const between = log.slice(at + 1, next);
+      expect(between).toEqual(readings[i]! > readings[i - 1]! ? ['reclaim'] : []);
+      at = next;
+    }
+    // Under budget nothing is evicted, so nothing is collected.
+    log.length = 0;
+    anon = 1;
+    await fill(cache, 40);
+    expect(log.length).toBeGreaterThan(0);
+    expect(log).not.toContain('reclaim');
+  });
 });

@@ -64,5 +64,18 @@ describe('a compression whose summary call fails', () => {
     expect(grown.failures).toBe(2);
     expect(Date.parse(grown.retryAfter)).toBeGreaterThan(Date.parse(backoff.retryAfter));
     await store.close();
+
+    // The cooldown is in the store: after a restart an automatic try still waits for it.
+    const reopened = SqliteSessionStore.open(path.join(dir, 'state.db'));
+    expect(await reopened.compressionBackoff('k')).toEqual(grown);
+    const afterRestart = await compressPlatformSession(
+      { ...deps, store: reopened },
+      'k',
+      entry.session_id,
+      'threshold',
+    );
+    expect(afterRestart.kind === 'skipped' && afterRestart.reason).toContain('the next try is after');
+    expect(calls).toBe(2);
+    await reopened.close();
   });
 });

@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  exposedGc,
   findCgroupMemory,
+  garbageCollector,
   memoryBudget,
   memoryReader,
   parseLimit,
@@ -83,5 +85,37 @@ describe('memory budget and anonymous memory (AGC-2)', () => {
     expect(parseLimit(null)).toBeNull();
     expect(parseRssAnon('RssAnon:\t 10 kB\n')).toBe(10240);
     expect(parseProcCgroup('12:memory,foo:/a:b\n0::/x\n')).toEqual({ v2: '/x', v1Memory: '/a:b' });
+  });
+});
+
+describe('the collection after a pressure eviction', () => {
+  it('is rate-limited to a share of the time: at 0.25 the next of a 20 ms collection waits until 80 ms after its start', () => {
+    let clock = 0;
+    let collected = 0;
+    const collect = garbageCollector({
+      timeShare: 0.25,
+      now: () => clock,
+      collect: () => {
+        collected++;
+        clock += 20;
+      },
+    });
+    expect(collect()).toBe(true);
+    expect(clock).toBe(20);
+    clock = 79;
+    expect(collect()).toBe(false);
+    clock = 80;
+    expect(collect()).toBe(true);
+    expect(collected).toBe(2);
+  });
+
+  it("exposedGc collects what nothing references any more (Node's own gc, flag set at run time)", async () => {
+    const gc = exposedGc();
+    // Made in a function of its own, so nothing here keeps the object alive.
+    const ref = ((): WeakRef<{ payload: string }> => new WeakRef({ payload: 'x'.repeat(1_000_000) }))();
+    // A WeakRef's target is kept until the job that created it ended.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(ref.deref()).toBeUndefined();
   });
 });
