@@ -117,8 +117,10 @@ interface Describe {
     sources: string[];
     defaults?: { model: string; toolsets: string[] };
     toolsets?: string[];
+    providers?: { name: string; default: boolean; models: string[]; demo: boolean }[];
   };
   storage?: Record<string, number | boolean>;
+  agent_cache?: Record<string, number | Record<string, number>>;
   gateway?: {
     version: string;
     started_at: string;
@@ -204,6 +206,15 @@ function table(rows: [string, string][]): HTMLElement {
   );
 }
 
+/** Counter rows; a nested block (the agent cache's evictions by cause) as `name.key` rows. */
+function counterRows(values: Record<string, unknown>, prefix = ''): [string, string][] {
+  return Object.entries(values).flatMap(([k, v]): [string, string][] =>
+    v !== null && typeof v === 'object'
+      ? counterRows(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [[`${prefix}${k}`, typeof v === 'number' ? count(v) : String(v)]],
+  );
+}
+
 export function statusPage(link: Link): HTMLElement {
   const page = h('section', { class: 'page status' }, h('h1', { text: 'Status' }));
   void link.call<Describe>('runtime.describe').then(
@@ -235,25 +246,21 @@ export function statusPage(link: Link): HTMLElement {
               ),
         );
       }
-      const counters = Object.entries(d).filter(
-        ([key, value]) =>
-          value !== null &&
-          typeof value === 'object' &&
-          !Array.isArray(value) &&
-          ['storage', 'cache'].includes(key),
-      );
-      for (const [name, values] of counters) {
+      const providers = d.session_create.providers ?? [];
+      if (providers.length > 0) {
         append(
           page,
-          h('h2', { text: name === 'storage' ? 'Storage' : 'Cache' }),
+          h('h2', { text: 'Providers' }),
           table(
-            Object.entries(values as Record<string, unknown>).map(([k, v]) => [
-              k,
-              typeof v === 'number' ? count(v) : String(v),
+            providers.map((p) => [
+              p.name,
+              `${p.models.join(', ') || '—'}${p.default ? ' (default)' : ''}${p.demo ? ' (demo model)' : ''}`,
             ]),
           ),
         );
       }
+      if (d.storage) append(page, h('h2', { text: 'Storage' }), table(counterRows(d.storage)));
+      if (d.agent_cache) append(page, h('h2', { text: 'Agent cache' }), table(counterRows(d.agent_cache)));
     },
     (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
   );
