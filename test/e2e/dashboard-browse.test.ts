@@ -269,6 +269,65 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard list, transcript and queue in Chr
   );
 
   it(
+    'a new session offers only what runtime.describe allows: its providers, their models and its toolsets',
+    { timeout: 120_000 },
+    async () => {
+      // Two providers, both the test's demo model under different names and model lists.
+      const demo = (extra.demo = await startDemoModel());
+      const d = (extra.daemon = await startDaemon({
+        config: [
+          'providers:',
+          '  local:',
+          `    base_url: ${demo.baseUrl}`,
+          '    models: [gatehouse-demo, local-large]',
+          '  spare:',
+          `    base_url: ${demo.baseUrl}`,
+          '    models: [spare-small, spare-large]',
+          'default_provider: local',
+          await dashboardConfig(),
+        ].join('\n'),
+      }));
+      const native = await d.connect();
+      const contract = (
+        await native.call<{ session_create: { toolsets: string[]; defaults: { toolsets: string[] } } }>(
+          'runtime.describe',
+          {},
+        )
+      ).session_create;
+      const { context, page } = await loggedIn(browser, d.url);
+      await page.getByRole('link', { name: 'New session' }).click();
+      const options = (label: string) =>
+        page.getByLabel(label, { exact: true }).locator('option').allTextContents();
+      await page.getByLabel('Provider').waitFor();
+      expect(await options('Provider')).toEqual(['local', 'spare']);
+      expect(await page.getByLabel('Provider').inputValue()).toBe('local');
+      expect(await options('Model')).toEqual(['gatehouse-demo', 'local-large']);
+      const boxes = page.locator('fieldset input[type="checkbox"]');
+      expect(
+        await boxes.evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value)),
+      ).toEqual(contract.toolsets);
+
+      // Another provider offers its own models; the session is created with the choices made.
+      await page.getByLabel('Provider').selectOption('spare');
+      expect(await options('Model')).toEqual(['spare-small', 'spare-large']);
+      await page.getByLabel('Model', { exact: true }).selectOption('spare-large');
+      await page.getByLabel('Title').fill('chosen in the form');
+      const dropped = contract.defaults.toolsets[0]!;
+      await page.locator(`fieldset input[value="${dropped}"]`).uncheck();
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.waitForURL(/#\/s\//);
+      const id = decodeURIComponent(page.url().split('#/s/')[1]!);
+      const info = await native.call<{ provider: string; model: string; toolsets: string[]; source: string }>(
+        'session.info',
+        { session_id: id },
+      );
+      expect(info).toMatchObject({ source: 'gui', provider: 'spare', model: 'spare-large' });
+      expect(info.toolsets).not.toContain(dropped);
+      await context.close();
+    },
+  );
+
+  it(
     'the status page shows the gateway, the providers, the storage counters and the agent cache',
     { timeout: 90_000 },
     async () => {

@@ -151,12 +151,35 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         name: 'cwd',
         attrs: { 'aria-label': 'Working directory', placeholder: 'the gateway default' },
       });
-      const model = h('input', {
-        type: 'text',
-        name: 'model',
-        value: contract.defaults?.model ?? '',
-        attrs: { 'aria-label': 'Model' },
-      });
+      // Provider and model are chosen from the contract's list, never typed: the page offers only
+      // what the gateway allows. Changing the provider offers its models, its first one chosen.
+      const providers = contract.providers ?? [];
+      const provider = h(
+        'select',
+        { name: 'provider', attrs: { 'aria-label': 'Provider' } },
+        ...providers.map((p) =>
+          h('option', {
+            value: p.name,
+            text: `${p.name}${p.demo ? ' (demo model)' : ''}`,
+            selected: p.default,
+          }),
+        ),
+      );
+      const model = h('select', { name: 'model', attrs: { 'aria-label': 'Model' } });
+      const offerModels = (initial: boolean) => {
+        clear(model);
+        const chosen = providers.find((p) => p.name === provider.value);
+        for (const name of chosen?.models ?? [])
+          model.appendChild(
+            h('option', {
+              value: name,
+              text: name,
+              selected: initial && name === contract.defaults?.model,
+            }),
+          );
+      };
+      offerModels(true);
+      provider.addEventListener('change', () => offerModels(false));
       const chosen = new Set(contract.defaults?.toolsets ?? []);
       const toolsets = (contract.toolsets ?? [...chosen]).map((name) =>
         h(
@@ -172,7 +195,8 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         h('h1', { text: 'New session' }),
         h('label', {}, 'Title', title),
         h('label', {}, 'Working directory', cwd),
-        h('label', {}, 'Model', model),
+        providers.length > 0 ? h('label', {}, 'Provider', provider) : null,
+        providers.length > 0 ? h('label', {}, 'Model', model) : null,
         h('fieldset', {}, h('legend', { text: 'Toolsets' }), ...toolsets),
         error,
         h('button', { type: 'submit', text: 'Create' }),
@@ -182,7 +206,8 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         const params: Record<string, unknown> = { source: 'gui', request_id: requestId };
         if (title.value.trim()) params['title'] = title.value.trim();
         if (cwd.value.trim()) params['cwd'] = cwd.value.trim();
-        if (model.value.trim()) params['model'] = model.value.trim();
+        if (provider.value) params['provider'] = provider.value;
+        if (model.value) params['model'] = model.value;
         params['toolsets'] = toolsets
           .map((label) => label.querySelector('input')!)
           .filter((box) => box.checked)
