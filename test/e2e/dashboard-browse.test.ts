@@ -2,10 +2,13 @@
  * The dashboard's list, transcript and queue in real Chromium (issue 13): the session list a page
  * at a time by recent activity, search, a long transcript opened on its newest page with earlier
  * pages on demand, a turn streaming live (text and reasoning deltas, reasoning dimmed, the tool
- * call collapsible with its output), queued admissions with Cancel, an `unknown` admission left by
- * a daemon SIGKILL with Resolve, and the status page's counters — against the real daemon child
- * process and the demo model.
+ * call collapsible with its output), an approval card with its secret masked and denied, queued
+ * admissions with Cancel, an `unknown` admission left by a daemon SIGKILL with Resolve, the
+ * new-session form limited to the creation contract, and the status page's counters — against
+ * the real daemon child process and the demo model.
  */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
@@ -24,6 +27,7 @@ import {
   chatRequests,
   createAttached,
   dashboardConfig,
+  lastToolResult,
   runTurn,
   tempDir,
   useFixture,
@@ -264,6 +268,35 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard list, transcript and queue in Chr
       );
       expect(users).toContain('keep me');
       expect(users).not.toContain('cancel me');
+      await context.close();
+    },
+  );
+
+  it(
+    'an approval card shows the command with its secret masked and the reason; Deny leaves the files alone',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const native = await d.connect();
+      const cwd = tempDir();
+      const kept = join(cwd, 'kept');
+      mkdirSync(kept);
+      const sessionId = await createAttached(native, { cwd, title: 'deny' });
+      const { context, page } = await loggedIn(browser, d.url);
+      await openSession(page, sessionId);
+
+      await send(page, `run: API_TOKEN=hunter2hunter2hunter2 rm -rf ${kept}`);
+      const card = page.locator('.prompt.approval');
+      await card.waitFor();
+      expect(await card.locator('.command').textContent()).toBe(`API_TOKEN=*** rm -rf ${kept}`);
+      expect(await card.textContent()).not.toContain('hunter2');
+      expect(await card.textContent()).toContain('deletes files recursively');
+      const done = nextEvent(native, 'turn.complete', (e) => e.session_id === sessionId);
+      await card.getByRole('button', { name: 'Deny' }).click();
+      await done;
+      await card.waitFor({ state: 'detached' });
+      expect(existsSync(kept)).toBe(true);
+      expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toMatch(/denied/i);
       await context.close();
     },
   );
