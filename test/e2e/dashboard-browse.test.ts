@@ -3,9 +3,10 @@
  * at a time by recent activity, search, a long transcript opened on its newest page with earlier
  * pages on demand, a turn streaming live (text and reasoning deltas, reasoning dimmed, the tool
  * call collapsible with its output), an approval card with its secret masked and denied, queued
- * admissions with Cancel, an `unknown` admission left by a daemon SIGKILL with Resolve, the
- * new-session form limited to the creation contract, and the status page's counters — against
- * the real daemon child process and the demo model.
+ * admissions with Cancel, an `unknown` admission left by a daemon SIGKILL with Resolve, a dropped
+ * connection caught up from its cursor with `session.events.since`, the new-session form limited
+ * to the creation contract, and the status page's counters — against the real daemon child process
+ * and the demo model.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -268,6 +269,62 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard list, transcript and queue in Chr
       );
       expect(users).toContain('keep me');
       expect(users).not.toContain('cancel me');
+      await context.close();
+    },
+  );
+
+  it(
+    'a dropped connection catches up with session.events.since from its cursor: what happened meanwhile shows once',
+    { timeout: 90_000 },
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const native = await d.connect();
+      const sessionId = await createAttached(native, { cwd: tempDir(), title: 'blip' });
+      const { context, page } = await loggedIn(browser, d.url);
+      // The page's WebSocket through a route the test can cut (a network blip, the daemon up).
+      const sockets: { close(): Promise<void> }[] = [];
+      const sent: { id: number; method: string }[] = [];
+      const replies = new Map<number, Record<string, unknown>>();
+      let cut = false;
+      await page.routeWebSocket(/\/api\/ws/, (ws) => {
+        if (cut) return void ws.close();
+        sockets.push(ws);
+        const server = ws.connectToServer();
+        ws.onMessage((m) => {
+          const frame = JSON.parse(String(m)) as { id?: number; method?: string };
+          if (frame.id !== undefined && frame.method) sent.push({ id: frame.id, method: frame.method });
+          server.send(m);
+        });
+        server.onMessage((m) => {
+          const frame = JSON.parse(String(m)) as { id?: number };
+          if (frame.id !== undefined) replies.set(frame.id, frame);
+          ws.send(m);
+        });
+      });
+      await page.reload();
+      await openSession(page, sessionId);
+      await send(page, 'before the blip');
+      await page.locator('.msg-assistant', { hasText: said('before the blip') }).waitFor();
+
+      cut = true;
+      for (const ws of sockets.splice(0)) await ws.close();
+      await page.waitForSelector('#link-state[data-state="waiting"]');
+      await runTurn(native, sessionId, 'away', 'while the page was away');
+      const before = sent.length;
+      cut = false;
+      await page.locator('.msg-assistant', { hasText: said('while the page was away') }).waitFor();
+
+      const catchUp = sent.slice(before).find((f) => f.method === 'session.events.since');
+      expect(catchUp).toBeDefined();
+      await expect.poll(() => replies.has(catchUp!.id)).toBe(true);
+      const reply = replies.get(catchUp!.id)!;
+      expect(reply['error']).toBeUndefined();
+      expect((reply['result'] as { events: unknown[] }).events.length).toBeGreaterThan(0);
+      expect(await page.locator('.msg-user .text').allTextContents()).toEqual([
+        'before the blip',
+        'while the page was away',
+      ]);
+      expect(await page.locator('.msg-assistant').count()).toBe(2);
       await context.close();
     },
   );
