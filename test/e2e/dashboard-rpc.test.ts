@@ -4,6 +4,8 @@
  * `session.resume`'s `message_limit` (long transcripts a page at a time), `runtime.describe`'s
  * gateway block, and the `gatehouse dashboard` / `gatehouse status` lines — against the real daemon.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionSource } from '../../src/domain/session/source.js';
 import { buildSessionKey } from '../../src/domain/session/key.js';
@@ -161,6 +163,15 @@ describe('what the status views read', () => {
       expect(opened.stderr).toContain(
         `could not open a browser (xdg-open is missing or failed); open ${d.url}/ yourself`,
       );
+      // With a desktop: xdg-open (here a stand-in that notes what it was given) gets the URL.
+      const desktop = tempDir();
+      const asked = join(desktop, 'asked.txt');
+      writeFileSync(join(desktop, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > ${asked}\n`, { mode: 0o755 });
+      const browsed = await runCli(d.home, ['dashboard', '--open'], {
+        env: { PATH: `${desktop}:${process.env['PATH']}` },
+      });
+      expect(browsed).toMatchObject({ code: 0, stdout: `${d.url}/\n`, stderr: '' });
+      await expect.poll(() => existsSync(asked) && readFileSync(asked, 'utf8')).toBe(`${d.url}/`);
       const status = await runCli(d.home, ['status']);
       expect(status.stdout).toContain(`dashboard: ${d.url}/`);
       const json = JSON.parse((await runCli(d.home, ['status', '--json'])).stdout) as Record<string, unknown>;

@@ -73,6 +73,18 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
       httpOnly: true,
       sameSite: 'Strict',
     });
+    // No secret where the page's scripts (or a URL) could hand it on: nothing stored, the cookie
+    // unreadable to the page, the address without a token.
+    const held = await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        localStorage: { length: number };
+        sessionStorage: { length: number };
+        document: { cookie: string };
+      };
+      return { local: g.localStorage.length, session: g.sessionStorage.length, cookie: g.document.cookie };
+    });
+    expect(held).toEqual({ local: 0, session: 0, cookie: '' });
+    expect(page.url()).toBe(`${d.url}/`);
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('button', { name: 'Log in' }).waitFor();
     // The old cookie no longer mints a ticket.

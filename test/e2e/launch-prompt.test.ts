@@ -147,6 +147,19 @@ describe('skills, the available-skills list and personal instructions (ignore_us
     expect(prompt).toContain(ROOT_RULE);
   });
 
+  it('safe_mode implies it: no personal instructions, no skills list; naming a skill is refused', async () => {
+    const { prompt } = await promptFor({ safe_mode: true });
+    expect(prompt).not.toContain(PERSONAL);
+    expect(prompt).not.toContain('## Available skills');
+    expect(prompt).toContain(ROOT_RULE);
+    for (const flag of [{ safe_mode: true }, { ignore_user_config: true }]) {
+      const error = await client
+        .call('session.create', { cwd: repo.sub, skills: ['review'], ...flag })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ reason: 'invalid_params', details: { field: 'skills' } });
+    }
+  });
+
   it('an unknown skill is invalid_params naming skills, and creates nothing', async () => {
     const listed = await client.call<{ sessions: unknown[] }>('session.list', {
       scope: 'stored',

@@ -125,6 +125,31 @@ describe('safe mode: the isolated worker', () => {
   );
 
   it(
+    'CPU time, open files and address space are limited per command: a busy loop is stopped at cpu_s; a normal session has no such limits',
+    async () => {
+      const d = await fx.daemon({
+        extraConfig: ['safe_mode:', '  memory_mb: 300', '  cpu_s: 2', '  open_files: 64'].join('\n'),
+      });
+      const client = await d.connect();
+      const cwd = tempDir();
+      const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      const normal = await createAttached(client, { cwd, yolo: true });
+      const show = 'echo "cpu=$(ulimit -t) files=$(ulimit -n) as=$(ulimit -v)"';
+
+      expect(await run(client, safe, 'l1', show)).toContain(`cpu=2 files=64 as=${300 * 1024}`);
+      const plain = await run(client, normal, 'l2', show);
+      expect(plain).toContain('cpu=unlimited');
+      expect(plain).not.toContain('files=64 ');
+      // Two seconds of CPU, and the kernel stops the loop (SIGKILL, as the soft and hard limits
+      // are the same; SIGXCPU where it sees the soft one first), long before the command timeout.
+      const spun = await run(client, safe, 'l3', 'while :; do :; done');
+      expect(spun).toMatch(/^killed by signal (SIGKILL|SIGXCPU)/);
+      expect(await run(client, safe, 'l4', 'echo after-the-loop')).toContain('after-the-loop');
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
     'SIGKILL of the worker mid-command fails that turn (worker_failed); other sessions and the next turn work',
     async () => {
       const d = await daemon();

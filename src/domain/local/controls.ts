@@ -136,6 +136,7 @@ export class SessionControls {
         type: 'admission.queued',
         admission_id: a.admission_id,
         submission_id: submissionId,
+        text: a.text,
       });
     }
     return {

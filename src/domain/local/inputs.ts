@@ -102,6 +102,7 @@ export class SessionInputs {
           type: 'admission.queued',
           admission_id: result.admission.admission_id,
           submission_id: params.submission_id,
+          text: params.text,
         });
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.

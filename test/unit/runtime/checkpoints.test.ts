@@ -10,7 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_DEFAULTS, CheckpointStore } from '../../../src/runtime/checkpoints/store.js';
 import { NO_HOOKS } from '../../../src/runtime/hooks/config.js';
 import { runHook } from '../../../src/runtime/hooks/run.js';
+import { checkpointGuard } from '../../../src/runtime/lifecycle/checkpoint-guard.js';
 import { openTurnLifecycle } from '../../../src/runtime/lifecycle/session-lifecycle.js';
+import { resolveToolsets } from '../../../src/runtime/tools/registry.js';
 import { guardTools, type ToolGuard } from '../../../src/runtime/tool-guards.js';
 import type { ToolContext, ToolDefinition } from '../../../src/runtime/types.js';
 
@@ -60,6 +62,43 @@ describe('CheckpointStore', () => {
       reason: expect.stringMatching(/more than 50 bytes \(checkpoints\.max_bytes\)/) as unknown,
     });
     expect(await bytes.list('s', cwd)).toEqual([]);
+  });
+});
+
+describe('checkpointGuard', () => {
+  it('saves the tree before a project write and a terminal call, never before a tool that only reads', async () => {
+    const cwd = temp('gh-ck-tools-');
+    writeFileSync(join(cwd, 'kept.txt'), 'before');
+    const store = new CheckpointStore(join(temp('gh-home-'), 'checkpoints'), CHECKPOINT_DEFAULTS);
+    const published: { type: string; [field: string]: unknown }[] = [];
+    const guard = checkpointGuard(store, {
+      sessionId: 's',
+      admissionId: undefined,
+      cwd,
+      publish: (e) => published.push(e),
+    });
+    const tools = new Map(resolveToolsets(['terminal', 'clarify', 'project']).map((t) => [t.name, t]));
+    const context = { signal: new AbortController().signal, cwd } as unknown as ToolContext;
+    const guarded = (name: string, args: Record<string, unknown>) =>
+      guard.before({ tool: tools.get(name)!, args, context });
+
+    for (const [name, args] of [
+      ['read_file', { path: 'kept.txt' }],
+      ['list_directory', {}],
+      ['clarify', { question: 'q' }],
+    ] as const) {
+      await guarded(name, args);
+    }
+    expect(await store.list('s', cwd)).toEqual([]);
+
+    await guarded('write_file', { path: 'new.txt', content: 'x' });
+    writeFileSync(join(cwd, 'kept.txt'), 'changed');
+    await guarded('terminal', { command: 'true' });
+    expect((await store.list('s', cwd)).map((c) => c.label)).toEqual([
+      'write_file: new.txt',
+      'terminal: true',
+    ]);
+    expect(published.map((e) => e.type)).toEqual(['checkpoint.created', 'checkpoint.created']);
   });
 });
 

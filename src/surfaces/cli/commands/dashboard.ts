@@ -8,13 +8,28 @@ export function dashboardUrl(listenerUrl: string): string {
   return `${listenerUrl.replace(/\/$/, '')}/`;
 }
 
-/** Runs xdg-open; resolves false when it is missing or fails (no desktop, a server, a container). */
+/** How long xdg-open may take to hand the URL over before the command stops waiting for it. */
+const OPEN_WAIT_MS = 5_000;
+
+/**
+ * Runs xdg-open; resolves false when it is missing or fails (no desktop, a server, a container).
+ * The child is waited for, not unref'd at once: with nothing else keeping Node alive, an unref'd
+ * child would let the process end with this promise unsettled (exit code 13). One that is still
+ * running after OPEN_WAIT_MS (a browser started in its place) is let go, detached.
+ */
 function openInBrowser(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const child = spawn('xdg-open', [url], { stdio: 'ignore', detached: true });
-    child.once('error', () => resolve(false));
-    child.once('exit', (code) => resolve(code === 0));
-    child.unref();
+    const letGo = setTimeout(() => {
+      child.unref();
+      resolve(true);
+    }, OPEN_WAIT_MS);
+    const settle = (opened: boolean) => {
+      clearTimeout(letGo);
+      resolve(opened);
+    };
+    child.once('error', () => settle(false));
+    child.once('exit', (code) => settle(code === 0));
   });
 }
 

@@ -117,8 +117,10 @@ interface Describe {
     sources: string[];
     defaults?: { model: string; toolsets: string[] };
     toolsets?: string[];
+    providers?: { name: string; default: boolean; models: string[]; demo: boolean }[];
   };
   storage?: Record<string, number | boolean>;
+  agent_cache?: Record<string, number | Record<string, number>>;
   gateway?: {
     version: string;
     started_at: string;
@@ -149,12 +151,35 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         name: 'cwd',
         attrs: { 'aria-label': 'Working directory', placeholder: 'the gateway default' },
       });
-      const model = h('input', {
-        type: 'text',
-        name: 'model',
-        value: contract.defaults?.model ?? '',
-        attrs: { 'aria-label': 'Model' },
-      });
+      // Provider and model are chosen from the contract's list, never typed: the page offers only
+      // what the gateway allows. Changing the provider offers its models, its first one chosen.
+      const providers = contract.providers ?? [];
+      const provider = h(
+        'select',
+        { name: 'provider', attrs: { 'aria-label': 'Provider' } },
+        ...providers.map((p) =>
+          h('option', {
+            value: p.name,
+            text: `${p.name}${p.demo ? ' (demo model)' : ''}`,
+            selected: p.default,
+          }),
+        ),
+      );
+      const model = h('select', { name: 'model', attrs: { 'aria-label': 'Model' } });
+      const offerModels = (initial: boolean) => {
+        clear(model);
+        const chosen = providers.find((p) => p.name === provider.value);
+        for (const name of chosen?.models ?? [])
+          model.appendChild(
+            h('option', {
+              value: name,
+              text: name,
+              selected: initial && name === contract.defaults?.model,
+            }),
+          );
+      };
+      offerModels(true);
+      provider.addEventListener('change', () => offerModels(false));
       const chosen = new Set(contract.defaults?.toolsets ?? []);
       const toolsets = (contract.toolsets ?? [...chosen]).map((name) =>
         h(
@@ -170,7 +195,8 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         h('h1', { text: 'New session' }),
         h('label', {}, 'Title', title),
         h('label', {}, 'Working directory', cwd),
-        h('label', {}, 'Model', model),
+        providers.length > 0 ? h('label', {}, 'Provider', provider) : null,
+        providers.length > 0 ? h('label', {}, 'Model', model) : null,
         h('fieldset', {}, h('legend', { text: 'Toolsets' }), ...toolsets),
         error,
         h('button', { type: 'submit', text: 'Create' }),
@@ -180,7 +206,8 @@ export function newSessionPage(link: Link, opened: (sessionId: string) => void):
         const params: Record<string, unknown> = { source: 'gui', request_id: requestId };
         if (title.value.trim()) params['title'] = title.value.trim();
         if (cwd.value.trim()) params['cwd'] = cwd.value.trim();
-        if (model.value.trim()) params['model'] = model.value.trim();
+        if (provider.value) params['provider'] = provider.value;
+        if (model.value) params['model'] = model.value;
         params['toolsets'] = toolsets
           .map((label) => label.querySelector('input')!)
           .filter((box) => box.checked)
@@ -201,6 +228,15 @@ function table(rows: [string, string][]): HTMLElement {
     'dl',
     { class: 'facts' },
     ...rows.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]),
+  );
+}
+
+/** Counter rows; a nested block (the agent cache's evictions by cause) as `name.key` rows. */
+function counterRows(values: Record<string, unknown>, prefix = ''): [string, string][] {
+  return Object.entries(values).flatMap(([k, v]): [string, string][] =>
+    v !== null && typeof v === 'object'
+      ? counterRows(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [[`${prefix}${k}`, typeof v === 'number' ? count(v) : String(v)]],
   );
 }
 
@@ -235,25 +271,21 @@ export function statusPage(link: Link): HTMLElement {
               ),
         );
       }
-      const counters = Object.entries(d).filter(
-        ([key, value]) =>
-          value !== null &&
-          typeof value === 'object' &&
-          !Array.isArray(value) &&
-          ['storage', 'cache'].includes(key),
-      );
-      for (const [name, values] of counters) {
+      const providers = d.session_create.providers ?? [];
+      if (providers.length > 0) {
         append(
           page,
-          h('h2', { text: name === 'storage' ? 'Storage' : 'Cache' }),
+          h('h2', { text: 'Providers' }),
           table(
-            Object.entries(values as Record<string, unknown>).map(([k, v]) => [
-              k,
-              typeof v === 'number' ? count(v) : String(v),
+            providers.map((p) => [
+              p.name,
+              `${p.models.join(', ') || '—'}${p.default ? ' (default)' : ''}${p.demo ? ' (demo model)' : ''}`,
             ]),
           ),
         );
       }
+      if (d.storage) append(page, h('h2', { text: 'Storage' }), table(counterRows(d.storage)));
+      if (d.agent_cache) append(page, h('h2', { text: 'Agent cache' }), table(counterRows(d.agent_cache)));
     },
     (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
   );

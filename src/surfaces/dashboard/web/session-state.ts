@@ -194,6 +194,7 @@ export class SessionState {
             admission_id: String(e['admission_id']),
             submission_id: String(e['submission_id']),
             state: 'queued',
+            ...(typeof e['text'] === 'string' ? { text: e['text'] } : {}),
           });
         }
         return this.changed('admissions');
