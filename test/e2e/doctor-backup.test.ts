@@ -73,6 +73,14 @@ describe('gatehouse backup', { timeout: 120_000 }, () => {
     expect(written.startsWith(join(d.home, 'backups', 'default-'))).toBe(true);
     expect(statSync(join(d.home, 'backups')).mode & 0o777).toBe(0o700);
     expect(statSync(written).mode & 0o777).toBe(0o600);
+
+    // `gatehouse backup [PATH] [--profile NAME]`, as docs/daemon.md shows it.
+    const named = await runCli(d.home, ['backup', '--profile', 'default', join(tempDir(), 'named.db')]);
+    expect(named.code).toBe(0);
+    const unknown = await runCli(d.home, ['backup', '--profile', 'nope']);
+    expect(unknown.code).not.toBe(0);
+    expect(isOneLineError(unknown.stderr)).toBe(true);
+    expect(unknown.stderr).toContain('--profile nope is not one of the profiles');
   });
 });
 
