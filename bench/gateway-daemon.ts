@@ -79,7 +79,8 @@ export async function startBenchDaemon(
     ...(process.env['GATEHOUSE_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean),
     ...extraNodeArgs,
   ];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+  // --port 0: a bench daemon never takes the default port from (or gives way to) another daemon.
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0'], {
     // The environment `gatehouse start` gives the daemon (its allocator settings included).
     env: daemonEnvironment({ ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -11,15 +11,26 @@
  * - a passing viewer every second: it connects with a fresh ticket, resumes two conversations,
  *   waits for one event and leaves.
  *
- * RSS (VmRSS of the daemon process) is sampled every 2 s. The warm-up is the first quarter of the
- * run (at most 5 minutes). Baseline: the median RSS of the last 30 s of the warm-up. Figure: the
- * median RSS of the last 10% of the run (at least 30 s), as a ratio to the baseline; aim <= 1.05.
- * The highest sample after the warm-up is reported alongside.
+ * The agent cache keeps an idle session's transcript for `agent_cache.idle_ttl_s` (default an
+ * hour, up to 128 sessions): with the default the cache is still filling at the end of a 30-minute
+ * soak (about 1 MiB per detached session here), growth up to a configured bound that the
+ * agent-cache bench measures. The soak sets the TTL to CACHE_TTL_S so the cache reaches its steady
+ * state inside the warm-up, and what the figure shows is memory that grows past every bound.
+ *
+ * RSS (VmRSS of the daemon process) and the agent cache's size (the daemon's gateway.json) are
+ * sampled every 2 s; once a minute a GC is forced in the daemon over its inspector and its live
+ * JavaScript heap read. The warm-up is the first quarter of the run (at most 5 minutes). Baseline:
+ * the median RSS of the second half of the warm-up (at least 30 s: RSS swings by tens of MiB as
+ * the 1 MiB outputs come and go, so a shorter window measures a swing). Figure: the median RSS of
+ * the last 10% of the run (at least 30 s), as a ratio to the baseline; aim <= 1.05. The highest
+ * sample after the warm-up, and the live heap and cache of each minute, are reported alongside.
  *
  * Topology: daemon = `gatehouse serve` child (approvals off); demo model = `gatehouse demo-model`
  * child, so neither the model nor the bench's clients count in the daemon's RSS.
  */
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { homeLayout } from '../src/daemon/home.js';
 import type { GatewayClient } from '../src/surfaces/client/rpc-client.js';
 import {
   CompletionRouter,
@@ -29,12 +40,14 @@ import {
   tempDir,
   type BenchDaemon,
 } from './gateway-daemon.js';
+import { forceGc, heapMiB } from './inspector.js';
 import { figure, percentile, type Bench } from './lib.js';
 
 const DRIVERS = 4;
 const CONVERSATIONS_PER_DRIVER = 2;
 const TURNS_PER_CONVERSATION = 20;
 const SAMPLE_MS = 2_000;
+const CACHE_TTL_S = 120;
 const OUTPUT_BYTES = [1024, 16 * 1024, 128 * 1024, 512 * 1024, 1024 * 1024];
 
 function promptFor(n: number): string {
@@ -58,6 +71,27 @@ function median(values: number[]): number {
 interface Sample {
   atMs: number;
   rssKiB: number;
+  /** The agent cache's entries and estimated bytes, as the daemon last advertised them. */
+  cache: { size: number; bytes: number } | null;
+}
+
+/** The agent cache's counters from the daemon's gateway.json (refreshed by each housekeeping pass). */
+function agentCache(daemon: BenchDaemon): Sample['cache'] {
+  try {
+    const info = JSON.parse(readFileSync(homeLayout(daemon.home).gatewayJson, 'utf8')) as {
+      agent_cache?: { size: number; bytes: number };
+    };
+    return info.agent_cache ? { size: info.agent_cache.size, bytes: info.agent_cache.bytes } : null;
+  } catch {
+    return null; // being rewritten at this instant
+  }
+}
+
+/** Median of each minute of `values` taken at `atMs`, joined for the report. */
+function perMinute<T extends { atMs: number }>(items: T[], minutes: number, value: (t: T) => number): string {
+  return Array.from({ length: minutes }, (_, m) =>
+    median(items.filter((s) => Math.floor(s.atMs / 60_000) === m).map(value)),
+  ).join(' ');
 }
 
 /** One viewer that keeps two conversations busy until `until`. Returns how many turns it ran. */
@@ -128,17 +162,28 @@ const bench: Bench = {
         '  model: gatehouse-demo',
         'approvals:',
         '  mode: off',
+        'agent_cache:',
+        `  idle_ttl_s: ${CACHE_TTL_S}`,
         '',
       ].join('\n'),
+      undefined,
+      ['--inspect=127.0.0.1:0'],
     );
     const cwd = tempDir('gh-soak-cwd-');
     const samples: Sample[] = [];
     const refused = { count: 0 };
     const start = Date.now();
     const until = start + totalMs;
+    const heaps: { atMs: number; liveMiB: number }[] = [];
     const sampler = setInterval(() => {
-      samples.push({ atMs: Date.now() - start, rssKiB: rssKiB(daemon.pid) });
+      samples.push({ atMs: Date.now() - start, rssKiB: rssKiB(daemon.pid), cache: agentCache(daemon) });
     }, SAMPLE_MS);
+    const heapReader = setInterval(() => {
+      void forceGc(daemon)
+        .then(() => heapMiB(daemon))
+        .then((heap) => heaps.push({ atMs: Date.now() - start, liveMiB: heap['heap_used_mib']! }))
+        .catch(() => undefined); // a missed reading is a gap in the report, not a failed run
+    }, 60_000);
     try {
       const [turns, viewers] = await Promise.all([
         Promise.all(Array.from({ length: DRIVERS }, (_, d) => drive(daemon, cwd, until, d))).then((t) =>
@@ -147,20 +192,26 @@ const bench: Bench = {
         passers(daemon, until, refused),
       ]);
       clearInterval(sampler);
-      const warm = samples.filter((s) => s.atMs <= warmupMs && s.atMs > warmupMs - 30_000);
+      clearInterval(heapReader);
+      const baselineMs = Math.max(30_000, warmupMs / 2);
+      const warm = samples.filter((s) => s.atMs <= warmupMs && s.atMs > warmupMs - baselineMs);
       const tailMs = Math.max(30_000, totalMs / 10);
       const tail = samples.filter((s) => s.atMs > totalMs - tailMs);
       const after = samples.filter((s) => s.atMs > warmupMs);
       const baseline = median(warm.map((s) => s.rssKiB));
       const end = median(tail.map((s) => s.rssKiB));
       const peak = Math.max(...after.map((s) => s.rssKiB));
+      const minutesRun = Math.ceil(totalMs / 60_000);
       return [
         figure({
           bench: 'soak',
           name: `daemon RSS at the end of a ${totalMs / 60_000}-minute soak (median of last ${Math.round(tailMs / 1000)} s)`,
           value: end,
           unit: 'KiB',
-          baseline: { name: 'median RSS of the last 30 s of the warm-up', value: baseline },
+          baseline: {
+            name: `median RSS of the last ${Math.round(baselineMs / 1000)} s of the warm-up`,
+            value: baseline,
+          },
           higherIsBetter: false,
           aim: { op: '<=', ratio: 1.05 },
           extra: {
@@ -173,15 +224,26 @@ const bench: Bench = {
             peak_after_warmup_kib: peak,
             peak_ratio: Number((peak / baseline).toFixed(3)),
             samples: samples.length,
+            agent_cache_ttl_s: CACHE_TTL_S,
             // The median of each minute, to show the trend and not only its two ends.
-            rss_median_per_minute_kib: Array.from({ length: Math.ceil(totalMs / 60_000) }, (_, m) =>
-              median(samples.filter((s) => Math.floor(s.atMs / 60_000) === m).map((s) => s.rssKiB)),
-            ).join(' '),
+            rss_median_per_minute_kib: perMinute(samples, minutesRun, (s) => s.rssKiB),
+            agent_cache_entries_per_minute: perMinute(
+              samples.filter((s) => s.cache),
+              minutesRun,
+              (s) => s.cache!.size,
+            ),
+            agent_cache_mib_per_minute: perMinute(
+              samples.filter((s) => s.cache),
+              minutesRun,
+              (s) => Math.round((s.cache!.bytes / 2 ** 20) * 10) / 10,
+            ),
+            live_js_heap_mib_per_minute: heaps.map((h) => h.liveMiB).join(' '),
           },
         }),
       ];
     } finally {
       clearInterval(sampler);
+      clearInterval(heapReader);
       await daemon.close();
       await model.close();
     }

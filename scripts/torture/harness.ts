@@ -111,6 +111,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       // A compression keeps only the last user message on: short torture sessions can compress.
       'compression: {tail_tokens: 0}',
       'drain_timeout_s: 5',
+      // Any free port: a torture run beside other daemons never takes (or waits for) the default.
+      'listener: {port: 0}',
       // `maxResumes: 1` is the behaviour before step resume (every started turn unknown).
       ...(options.maxResumes === undefined ? [] : [`recovery: {max_resumes: ${options.maxResumes}}`]),
     ].join('\n'),

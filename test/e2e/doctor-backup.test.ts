@@ -13,7 +13,7 @@ import { homeLayout } from '../../src/daemon/home.js';
 import { processStartTime } from '../../src/daemon/pidfile.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { isOneLineError, runCli, tempHome } from './cli.js';
-import { startDaemon } from './gateway-harness.js';
+import { startDaemon, writeConfig } from './gateway-harness.js';
 import { createAttached, runTurn, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -73,6 +73,14 @@ describe('gatehouse backup', { timeout: 120_000 }, () => {
     expect(written.startsWith(join(d.home, 'backups', 'default-'))).toBe(true);
     expect(statSync(join(d.home, 'backups')).mode & 0o777).toBe(0o700);
     expect(statSync(written).mode & 0o777).toBe(0o600);
+
+    // `gatehouse backup [PATH] [--profile NAME]`, as docs/daemon.md shows it.
+    const named = await runCli(d.home, ['backup', '--profile', 'default', join(tempDir(), 'named.db')]);
+    expect(named.code).toBe(0);
+    const unknown = await runCli(d.home, ['backup', '--profile', 'nope']);
+    expect(unknown.code).not.toBe(0);
+    expect(isOneLineError(unknown.stderr)).toBe(true);
+    expect(unknown.stderr).toContain('--profile nope is not one of the profiles');
   });
 });
 
@@ -143,6 +151,28 @@ describe('homes that used to leave the user stuck', { timeout: 120_000 }, () => 
     expect(isOneLineError(run.stderr)).toBe(true);
     expect(run.stderr).toContain('cannot create the Gatehouse home /proc/nope');
     expect(run.stderr).toContain('set GATEHOUSE_HOME to a writable directory');
+  });
+
+  it('model.base_url that is not a URL, or missing, is one line naming the key and what it must be', async () => {
+    const cases: [string, string][] = [
+      ['model:\n  base_url: notaurl\n  model: m\n', 'model.base_url: must be an http(s) URL like https://'],
+      ['model:\n  model: m\n', 'model.base_url: required: the http(s) URL of an OpenAI-compatible API'],
+    ];
+    for (const [yaml, expected] of cases) {
+      const home = tempHome();
+      writeConfig(home, yaml);
+      const file = homeLayout(home).configFile;
+      for (const args of [['start'], ['chat']]) {
+        const run = await runCli(home, args, { input: 'hello\n' });
+        expect(run.code).not.toBe(0);
+        expect(isOneLineError(run.stderr)).toBe(true);
+        expect(run.stderr).toContain(`${file}: ${expected}`);
+        expect(run.stderr).not.toContain('unexpected error');
+      }
+      const checked = await doctor(home);
+      expect(checked.code).toBe(1);
+      expect(checked.report.checks.find((c) => c.name === 'config')!.detail).toContain(expected);
+    }
   });
 
   it('a home too long for a Unix socket path still starts, hands out tickets and stops', async () => {

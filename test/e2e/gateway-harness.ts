@@ -3,7 +3,8 @@
  * connects real WebSocket clients with real tickets from its control socket.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { GatewayClient, type Notification } from '../../src/surfaces/client/rpc-client.js';
@@ -26,13 +27,24 @@ export function writeConfig(home: string, yaml: string): void {
   writeFileSync(homeLayout(home).configFile, yaml, { mode: 0o600 });
 }
 
+/**
+ * `--port 0` unless the home's config names a listener port (a test of a fixed port): a test daemon
+ * never takes the default port 7423 from, or gives way to, the owner's daemon or another test's.
+ */
+export function testPortArgs(layout: HomeLayout): string[] {
+  const config = existsSync(layout.configFile)
+    ? (parse(readFileSync(layout.configFile, 'utf8')) as { listener?: { port?: unknown } } | null)
+    : null;
+  return config?.listener?.port === undefined ? ['--port', '0'] : [];
+}
+
 export async function startDaemon(
   options: { home?: string; env?: NodeJS.ProcessEnv; config?: string } = {},
 ): Promise<RunningDaemon> {
   const home = options.home ?? tempHome();
   if (options.config !== undefined) writeConfig(home, options.config);
   const layout = homeLayout(home);
-  const child = spawnCli(home, ['serve'], options.env);
+  const child = spawnCli(home, ['serve', ...testPortArgs(layout)], options.env);
   child.stdin!.end();
   await waitForOutput(child, 'Gatehouse is ready at');
   const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string; epoch: number };

@@ -1,5 +1,5 @@
 /** Issue 12 item 4 against the real daemon: owner-only files, and a log a flood cannot grow. */
-import { chmodSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SUPPRESSED_MESSAGE } from '../../src/daemon/logger.js';
@@ -70,5 +70,20 @@ describe('the log stays bounded under a flood (issue 12 item 4)', () => {
     expect(written).toBeLessThanOrEqual(10);
     expect(summaries.reduce((sum, s) => sum + s.suppressed!, 0)).toBe(1000 - written);
     expect(entries.length).toBeLessThan(60);
+  });
+});
+
+describe('logging.max_size_mb and logging.keep_files reach the daemon (issue 12 item 4)', () => {
+  it('a 2 KiB limit rotates the log of a few starts, keeping one owner-only older file', async () => {
+    const config = 'logging:\n  max_size_mb: 0.002\n  keep_files: 1\n';
+    const first = await startDaemon({ config });
+    const { logFile } = first.layout;
+    expect(await first.stop()).toBe(0);
+    for (let i = 0; i < 3; i++) expect(await (await startDaemon({ home: first.home })).stop()).toBe(0);
+    expect(existsSync(`${logFile}.1`)).toBe(true);
+    expect(existsSync(`${logFile}.2`)).toBe(false);
+    expect(statSync(`${logFile}.1`).mode & 0o777).toBe(0o600);
+    // Rotation happens before a write would pass the limit, so no file grows far past it.
+    expect(statSync(`${logFile}.1`).size).toBeLessThan(4096);
   });
 });

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
 import { selfSigned } from '../shared/self-signed.js';
 import { exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome, waitForOutput } from './cli.js';
-import { writeConfig } from './gateway-harness.js';
+import { testPortArgs, writeConfig } from './gateway-harness.js';
 
 beforeAll(requireBuild);
 
@@ -38,7 +38,7 @@ describe('AUTH-6 remote bind', () => {
       home,
       `listener:\n  host: 127.0.0.1\n  allow_remote: true\n  tls:\n    cert: ${certFile}\n    key: ${keyFile}\n`,
     );
-    const serve = spawnCli(home, ['serve']);
+    const serve = spawnCli(home, ['serve', ...testPortArgs(homeLayout(home))]);
     const ready = await waitForOutput(serve, 'Gatehouse is ready at');
     expect(ready).toMatch(/ready at https:\/\/127\.0\.0\.1:\d+/);
     const url = (JSON.parse(readFileSync(homeLayout(home).gatewayJson, 'utf8')) as { url: string }).url;

@@ -7,11 +7,22 @@
 import { describe, expect, it } from 'vitest';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { isOneLineError, runCli } from './cli.js';
+import type { ChildProcess } from 'node:child_process';
+import { finished, isOneLineError, runCli, spawnCli } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
 import { createAttached, tempDir, useFixture, type Snapshot } from './seed-fixture.js';
 
 const fx = useFixture();
+
+function waitForStderr(child: ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve();
+    });
+  });
+}
 
 describe('gatehouse ticket', { timeout: 120_000 }, () => {
   it('prints an interactive ticket that opens a WebSocket with operator powers', async () => {
@@ -97,8 +108,19 @@ describe('gatehouse ticket', { timeout: 120_000 }, () => {
     expect(isOneLineError(full.stderr)).toBe(true);
     expect(full.stderr).toContain('too many unredeemed tickets');
     expect(full.stderr).not.toContain('unexpected error');
+    // A chat meeting the full book says why it waits, and goes on once a slot frees.
+    const chat = spawnCli(d.home, ['chat', '--cwd', tempDir()]);
+    chat.stdin!.end('hello while the book is full\n');
+    const chatRun = finished(chat);
+    await waitForStderr(chat, 'waiting for one to free up');
     // Redeeming a ticket releases its slot at once (it no longer counts towards the limit).
     await (await GatewayClient.connect(d.url, minted[0]!)).close();
+    const chatted = await chatRun;
+    expect(chatted.code).toBe(0);
+    expect(chatted.stderr).toContain(
+      'gatehouse: note: the gateway refused a ticket: too many unredeemed tickets',
+    );
+    expect(chatted.stdout).toContain('you said: hello while the book is full');
     const again = await runCli(d.home, ['ticket']);
     expect(again.code).toBe(0);
   });

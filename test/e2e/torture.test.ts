@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runTorture } from '../../scripts/torture/harness.js';
 import { requireBuild } from './cli.js';
@@ -9,6 +10,24 @@ import { requireBuild } from './cli.js';
  * extra invariant is that a logical session's history is always exactly its parent's or its
  * child's. A run that outlives its test is aborted, which kills its daemon.
  */
+/** Pids of this process's children running `gatehouse serve` (zombies excluded). */
+function servingChildren(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== process.pid || state === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('serve'))
+        found.push(Number(entry));
+    } catch {
+      continue; // the process ended while being read
+    }
+  }
+  return found;
+}
+
 let abort = new AbortController();
 afterEach(() => {
   abort.abort();
@@ -38,6 +57,21 @@ describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
     },
     120_000,
   );
+
+  it('a run aborted once it has spawned its daemon (its test timed out) leaves no daemon behind', async () => {
+    requireBuild();
+    const own = new AbortController();
+    const run = runTorture({ iterations: 1000, seed: 11, signal: own.signal }).catch(() => undefined);
+    // A bounded poll: no event tells another process that the harness's daemon has started.
+    const deadline = Date.now() + 60_000;
+    while (servingChildren().length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    const running = servingChildren();
+    expect(running.length).toBe(1);
+    own.abort();
+    await run;
+    expect(servingChildren()).toEqual([]);
+  }, 120_000);
 
   it('kills inside compression and reset: every history stays exactly its parent or its child', async () => {
     requireBuild();

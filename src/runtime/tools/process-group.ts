@@ -88,7 +88,9 @@ class CappedOutput {
     const head = Buffer.concat(this.head).toString('utf8');
     const tail = Buffer.concat(this.tail).toString('utf8');
     if (this.dropped === 0) return head + tail;
-    return `${head}\n[… output truncated: ${this.dropped} bytes dropped …]\n${tail}`;
+    // ASCII only: one non-Latin-1 character (an ellipsis, say) would make V8 store the whole capped
+    // output two bytes per character, in every copy the daemon keeps (agent cache, replay buffers).
+    return `${head}\n[... output truncated: ${this.dropped} bytes dropped ...]\n${tail}`;
   }
 }
 

@@ -61,7 +61,7 @@ describe('RUN-1 RUN-2 RUN-4 turns end to end: demo model over HTTP, real tools, 
     const sent = lastMessageSent(rig.demo, 1);
     expect(sent?.role).toBe('tool');
     const content = String(sent?.content);
-    expect(content).toMatch(/\[… output truncated: \d+ bytes dropped …\]/);
+    expect(content).toMatch(/\[\.\.\. output truncated: \d+ bytes dropped \.\.\.\]/);
     expect(content).toContain('THE-END'); // the tail survives the cap
     expect(content.length).toBeLessThan(70_000);
     const stored = await rig.store.loadTranscript(rig.sessionId);

@@ -36,6 +36,14 @@ describe('STO-1 durable configuration', () => {
     expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
     db.close();
   });
+
+  it('bounds its page cache at 64 MiB: the memory it fills as the database grows (the soak) stops there', () => {
+    const db = openDatabase(path.join(dir, 'state.db'));
+    // Negative: a size in KiB, not pages. The daemon's RSS grows by this much at most as its
+    // database outgrows the cache (docs/benchmarks.md, the soak), then stays.
+    expect(db.pragma('cache_size', { simple: true })).toBe(-64 * 1024);
+    db.close();
+  });
 });
 
 describe('STO-5 a database that cannot be used is refused, nothing written', () => {

@@ -46,9 +46,18 @@ describe('RUN-2 terminal tool', () => {
       { command: "printf 'HEAD'; head -c 5000 /dev/zero | tr '\\0' x; printf 'TAIL'" },
       context,
     );
-    expect(result.content).toContain('[… output truncated: 4008 bytes dropped …]');
+    expect(result.content).toContain('[... output truncated: 4008 bytes dropped ...]');
     expect(result.content).toContain('HEAD');
     expect(result.content).toContain('TAIL');
+  });
+
+  it('keeps a capped ASCII output ASCII, so V8 stores it one byte per character', async () => {
+    const { context } = setup();
+    const tool = createTerminalTool({ outputCapBytes: 1000 });
+    const result = await tool.run({ command: "head -c 5000 /dev/zero | tr '\\0' x" }, context);
+    expect(result.content).toContain('output truncated');
+    // eslint-disable-next-line no-control-regex
+    expect(result.content).toMatch(/^[\x00-\x7f]*$/);
   });
 
   it('kills the whole process group on timeout', async () => {

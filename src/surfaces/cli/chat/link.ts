@@ -10,6 +10,7 @@ import { initHome, type HomeLayout } from '../../../daemon/home.js';
 import { requestTicketPatiently } from '../../control/client.js';
 import { GatewayClient } from '../../client/rpc-client.js';
 import { spawnDaemon } from '../commands/start.js';
+import { note } from '../shared.js';
 
 export interface Link {
   client: GatewayClient;
@@ -54,8 +55,13 @@ export async function openLink(layout: HomeLayout, options: { start?: boolean } 
   const { info, started } = await ensureDaemon(layout, options.start ?? true);
   if (!info.url)
     throw new DaemonError('start_failed', `the gateway advertises no URL; see ${layout.logFile}`);
-  // A full ticket book frees itself within one ticket lifetime: wait for it rather than give up.
-  const { ticket } = await requestTicketPatiently(layout.controlSocket, 'interactive');
+  // A full ticket book frees itself within one ticket lifetime: wait for it rather than give up,
+  // and say once why nothing happens yet.
+  const { ticket } = await requestTicketPatiently(layout.controlSocket, 'interactive', {
+    onWait: (message, attempt) => {
+      if (attempt === 0) note(`the gateway refused a ticket: ${message}; waiting for one to free up`);
+    },
+  });
   const client = await GatewayClient.connect(info.url, ticket);
   return { client, info, started };
 }
