@@ -52,6 +52,9 @@ interface Handed {
 
 const REFUSAL = 'You are not allowed to do this here.';
 
+/** A field of a payload that should be a string; '' when it is not. */
+const field = (value: unknown): string => (typeof value === 'string' ? value : '');
+
 interface Conversation {
   readonly name: string | null;
   readonly topic: string | null;
@@ -139,9 +142,9 @@ export class SlackInbound {
 
   /** A slash command (`/stop`, `/gatehouse stop`): the chat command it names, in its channel. */
   private async command(body: Record<string, unknown>): Promise<Handed | null> {
-    const text = slashCommandText(String(body.command ?? ''), String(body.text ?? ''));
-    const channel = String(body.channel_id ?? '');
-    const user = String(body.user_id ?? '');
+    const text = slashCommandText(field(body.command), field(body.text));
+    const channel = field(body.channel_id);
+    const user = field(body.user_id);
     if (text === null || channel === '' || user === '') return null;
     const kind = conversationKind(undefined, channel);
     if (kind !== 'im' && !this.channelAllowed(channel)) return null;
@@ -152,7 +155,7 @@ export class SlackInbound {
       userId: user,
       // Slack sends no thread with a slash command: it applies to the channel's own conversation.
       threadTs: null,
-      messageId: `command:${String(body.trigger_id ?? '')}`,
+      messageId: `command:${field(body.trigger_id)}`,
     });
     if (!this.authorize(source)) return { event: null, response: { text: REFUSAL } };
     // The acknowledgement's text is shown to the one who typed the command only.
@@ -177,7 +180,7 @@ export class SlackInbound {
       kind: conversationKind(undefined, channel),
       userId: user,
       threadTs: message?.thread_ts ?? null,
-      messageId: `action:${action?.action_ts ?? String(body.trigger_id ?? '')}`,
+      messageId: `action:${action?.action_ts ?? field(body.trigger_id)}`,
     });
     if (!this.authorize(source)) {
       // Refused where only the one who clicked sees it; nothing reaches the gateway.
