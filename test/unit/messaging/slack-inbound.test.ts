@@ -44,13 +44,13 @@ describe('Slack inbound', () => {
     const ts = standIn.say('D0ANN', ANN, 'hello');
     await standIn.waitForHeldLookup(ANN.id);
     const [envelope] = standIn.envelopesOf(ts);
-    // Not acknowledged in time: Slack delivers it again, on the same socket.
-    await standIn.waitForDeliveries(envelope!, 2);
+    // Not acknowledged in time: Slack delivers it again (three retries), on the same socket.
+    await standIn.waitForDeliveries(envelope!, 4);
     standIn.releaseLookups();
     await arrival;
     expect(standIn.acks).toEqual([]);
     take();
-    await standIn.waitForAck(envelope!);
+    await standIn.waitForAck(envelope!, 4);
     await adapter.stop();
     expect(handed.map((e) => [e.text, e.source.user_name, e.source.message_id])).toEqual([
       ['hello', 'Ann', ts],

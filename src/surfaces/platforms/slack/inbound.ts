@@ -7,7 +7,8 @@
  * to the next connection after a crash. So an envelope is acknowledged only once the gateway has
  * taken its event (made it durable or dropped it on purpose): a crash in between leaves Slack to
  * deliver it again, and the inbound ledger drops a redelivery of what was taken. A redelivery that
- * arrives while the first delivery is still being handed in waits for it, then is acknowledged.
+ * arrives while the first delivery is still being handed in waits for it, then is acknowledged;
+ * one of an event this process saw taken is acknowledged at once.
  */
 import type { WebClient } from '@slack/web-api';
 import type { InboundSink, MessageEvent } from '../../../domain/messaging/adapter.js';
@@ -26,6 +27,8 @@ import {
 
 /** Lookups kept per kind (oldest dropped first): bounded whatever the size of the workspace. */
 const CACHE_SIZE = 1000;
+/** How many taken events a process remembers; older redeliveries are left to the inbound ledger. */
+const TAKEN_KEPT = 1000;
 /** Message subtypes that are something a person said; the others (edits, joins, bots) are not. */
 const SPOKEN_SUBTYPES = new Set([undefined, 'file_share', 'thread_broadcast']);
 
@@ -65,6 +68,8 @@ export class SlackInbound {
   private readonly conversations = new Map<string, Promise<Conversation>>();
   /** Events handed in and not yet taken, by chat and message id: a redelivery waits for them. */
   private readonly handing = new Map<string, Promise<void>>();
+  /** Events this process saw taken (the newest TAKEN_KEPT): a redelivery is only acknowledged. */
+  private readonly taken = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
   /** False once the adapter stops: envelopes left then are not acknowledged (Slack redelivers). */
   receiving = false;
@@ -99,13 +104,21 @@ export class SlackInbound {
     }
     const { event, response } = handed;
     const key = `${event.source.chat_id}\u0000${event.source.message_id}`;
+    if (this.taken.has(key)) {
+      await this.acknowledge(envelope);
+      return;
+    }
     const earlier = this.handing.get(key);
     if (earlier !== undefined) {
       // The same event, delivered again before the first delivery was taken: once it is, both go.
       void earlier.then(() => this.acknowledge(envelope));
       return;
     }
-    const taken = this.sink(event).then(() => this.acknowledge(envelope, response));
+    const taken = this.sink(event).then(() => {
+      this.taken.add(key);
+      if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
+      return this.acknowledge(envelope, response);
+    });
     this.handing.set(key, taken);
     void taken.finally(() => this.handing.delete(key));
   }
