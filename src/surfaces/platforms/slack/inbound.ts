@@ -70,7 +70,11 @@ export class SlackInbound {
   private readonly handing = new Map<string, Promise<void>>();
   /** Events this process saw taken (the newest TAKEN_KEPT): a redelivery is only acknowledged. */
   private readonly taken = new Set<string>();
-  private chain: Promise<void> = Promise.resolve();
+  /**
+   * One serial chain per conversation: its envelopes are handed in in arrival order (a name
+   * lookup must not reorder them), while conversations do not wait on each other's lookups.
+   */
+  private readonly chains = new Map<string, Promise<void>>();
   /** False once the adapter stops: envelopes left then are not acknowledged (Slack redelivers). */
   receiving = false;
 
@@ -83,12 +87,19 @@ export class SlackInbound {
   ) {}
 
   onEnvelope(envelope: Envelope): void {
-    this.chain = this.chain.then(() => this.envelope(envelope)).catch(() => undefined);
+    const channel = channelOf(envelope.body ?? {});
+    const next = (this.chains.get(channel) ?? Promise.resolve())
+      .then(() => this.envelope(envelope))
+      .catch(() => undefined);
+    this.chains.set(channel, next);
+    void next.then(() => {
+      if (this.chains.get(channel) === next) this.chains.delete(channel);
+    });
   }
 
   /** Resolves once every envelope so far was handed in. */
   settled(): Promise<void> {
-    return this.chain;
+    return Promise.all(this.chains.values()).then(() => undefined);
   }
 
   private async envelope(envelope: Envelope): Promise<void> {
@@ -268,6 +279,13 @@ export class SlackInbound {
       { name: null, topic: null },
     );
   }
+}
+
+/** The conversation an envelope's payload is about, whatever its type ('' when it names none). */
+function channelOf(body: Record<string, unknown>): string {
+  const event = body.event as { channel?: unknown } | undefined;
+  const channel = body.channel as { id?: unknown } | undefined;
+  return field(event?.channel) || field(body.channel_id) || field(channel?.id);
 }
 
 /**
