@@ -2,7 +2,10 @@
  * Messaging throughput, per platform: N Telegram chats (1,000; quick: 50) each send one message at
  * once through the Bot API stand-in (inject → getUpdates → gateway → turn → ledger → sendMessage),
  * then N Discord DMs through the Discord stand-in (MESSAGE_CREATE on the gateway WebSocket →
- * gateway → turn → ledger → POST /channels/{id}/messages); messages per second end to end with the zero-latency demo model over loopback HTTP, as a ratio to the
+ * gateway → turn → ledger → POST /channels/{id}/messages), then N Slack DMs through the Slack
+ * stand-in (an events_api envelope on the Socket Mode WebSocket, acknowledged once taken →
+ * gateway → turn → ledger → chat.postMessage); messages per second end to end with the
+ * zero-latency demo model over loopback HTTP, as a ratio to the
  * local-session turn rate measured in the same run through the product's own path: the LocalSessions
  * service with SqliteLocalStore, its scheduler and turn job (admission, claim with the input,
  * settlement with the answer and usage), on the same store file and the same demo model, N sessions
@@ -22,9 +25,11 @@ import { SqlitePlatformCursors } from '../src/storage/sqlite/platform-cursors.js
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { MessagingGateway } from '../src/surfaces/platforms/gateway.js';
 import { DiscordAdapter } from '../src/surfaces/platforms/discord/adapter.js';
+import { SlackAdapter } from '../src/surfaces/platforms/slack/adapter.js';
 import { TelegramAdapter } from '../src/surfaces/platforms/telegram/adapter.js';
 import { localSessionsOn } from '../test/fixtures/local-harness.js';
 import { startDiscordStandIn } from '../test/fixtures/discord-standin.js';
+import { startSlackStandIn } from '../test/fixtures/slack-standin.js';
 import { startTelegramStandIn } from '../test/fixtures/telegram-standin.js';
 import { figure, percentile, type Bench } from './lib.js';
 
@@ -42,6 +47,7 @@ const bench: Bench = {
 
       const telegram = await platformRun(store, model, prompts, dir, n, 'telegram');
       const discord = await platformRun(store, model, prompts, dir, n, 'discord');
+      const slack = await platformRun(store, model, prompts, dir, n, 'slack');
       const figures = (run: PlatformRun, label: string) => [
         figure({
           bench: 'messaging',
@@ -60,7 +66,7 @@ const bench: Bench = {
           extra: { p50_ms: percentile(run.latencies, 50), chats: n },
         }),
       ];
-      return [...figures(telegram, 'Telegram'), ...figures(discord, 'Discord')];
+      return [...figures(telegram, 'Telegram'), ...figures(discord, 'Discord'), ...figures(slack, 'Slack')];
     } finally {
       await store.close();
       await demo.close();
@@ -76,7 +82,8 @@ interface PlatformRun {
 
 /**
  * N chats of one platform, each saying one message at the same moment through the platform's
- * stand-in (Telegram: getUpdates; Discord: a gateway MESSAGE_CREATE each); messages per second
+ * stand-in (Telegram: getUpdates; Discord: a gateway MESSAGE_CREATE each; Slack: an envelope
+ * each on the socket); messages per second
  * from the first message to the last reply's delivery, and each reply's latency.
  */
 async function platformRun(
@@ -85,7 +92,7 @@ async function platformRun(
   prompts: PromptBroker,
   dir: string,
   n: number,
-  platform: 'telegram' | 'discord',
+  platform: 'telegram' | 'discord' | 'slack',
 ): Promise<PlatformRun> {
   const gateway = new MessagingGateway({
     store,
@@ -97,8 +104,17 @@ async function platformRun(
   });
   const telegram = platform === 'telegram' ? await startTelegramStandIn() : null;
   const discord = platform === 'discord' ? await startDiscordStandIn() : null;
+  const slack = platform === 'slack' ? await startSlackStandIn() : null;
   try {
-    if (telegram !== null) {
+    if (slack !== null) {
+      gateway.addAdapter(
+        new SlackAdapter({ botToken: slack.botToken, appToken: slack.appToken, apiRoot: slack.apiRoot }),
+      );
+      for (let i = 0; i < n; i++) {
+        slack.conversation({ id: `D${40_000 + i}`, kind: 'im' });
+        slack.user({ id: `U${50_000 + i}`, name: `u${i}` });
+      }
+    } else if (telegram !== null) {
       gateway.addAdapter(new TelegramAdapter({ token: telegram.token, apiRoot: telegram.apiRoot }));
     } else {
       gateway.addAdapter(
@@ -125,9 +141,11 @@ async function platformRun(
     const injectedAt = new Map<string, number>();
     const start = performance.now();
     for (let i = 0; i < n; i++) {
-      const id = (platform === 'telegram' ? 10_000 : 20_000) + i;
-      injectedAt.set(String(id), performance.now());
-      if (telegram !== null) {
+      const id = (platform === 'telegram' ? 10_000 : platform === 'discord' ? 20_000 : 40_000) + i;
+      injectedAt.set(slack !== null ? `D${id}` : String(id), performance.now());
+      if (slack !== null) {
+        slack.say(`D${id}`, { id: `U${50_000 + i}`, name: `u${i}` }, `hello ${i}`);
+      } else if (telegram !== null) {
         telegram.inject({
           chat: { id, type: 'private' },
           from: { id, first_name: `u${i}` },
@@ -140,17 +158,22 @@ async function platformRun(
     await allDelivered;
     const rate = n / ((performance.now() - start) / 1000);
     const replies =
-      telegram !== null
-        ? telegram.sent().map((call) => ({ chat: String(call.payload.chat_id), at: call.at }))
-        : discord!.calls
-            .filter((c) => c.method === 'POST' && c.path.endsWith('/messages'))
-            .map((c) => ({ chat: c.path.split('/')[2]!, at: c.at }));
+      slack !== null
+        ? slack.calls
+            .filter((c) => c.method === 'chat.postMessage')
+            .map((c) => ({ chat: String(c.body.channel), at: c.at }))
+        : telegram !== null
+          ? telegram.sent().map((call) => ({ chat: String(call.payload.chat_id), at: call.at }))
+          : discord!.calls
+              .filter((c) => c.method === 'POST' && c.path.endsWith('/messages'))
+              .map((c) => ({ chat: c.path.split('/')[2]!, at: c.at }));
     const latencies = replies.map((r) => r.at - injectedAt.get(r.chat)!).sort((a, b) => a - b);
     await gateway.stop({ timeoutMs: 5000 });
     return { rate, latencies };
   } finally {
     await telegram?.close();
     await discord?.close();
+    await slack?.close();
   }
 }
 

@@ -259,6 +259,33 @@ const discordSchema = z.strictObject({
     .default(false),
 });
 
+const slackIds = (what: string, pattern: RegExp, example: string) =>
+  z.array(z.string().regex(pattern, { error: `must be a Slack ${what} id, like ${example}` })).optional();
+
+/**
+ * The Slack adapter in Socket Mode (docs/messaging.md, "Slack"): two secrets, each read from the
+ * variable its `_env` key names: the bot token (xoxb-…) for the Web API and the app-level token
+ * (xapp-…) that opens the socket.
+ */
+const slackSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  bot_token_env: envNameOr('SLACK_BOT_TOKEN'),
+  app_token_env: envNameOr('SLACK_APP_TOKEN'),
+  /** The Web API root (the socket's URL is asked of it, apps.connections.open). */
+  api_root: httpUrl('https://slack.com/api'),
+  allowed_user_ids: slackIds('user', /^[UW][A-Z0-9]+$/, 'U0123ABCD'),
+  /** Channels the bot answers in (a thread counts as its channel; DMs are not channels). Absent: all. */
+  allowed_channel_ids: slackIds('channel', /^[CG][A-Z0-9]+$/, 'C0123ABCD'),
+  /** In channels and threads, answer only messages that mention the bot. */
+  require_mention: z.boolean().default(true),
+  /** Answer direct messages. */
+  answer_dms: z.boolean().default(true),
+  group_sessions_per_user: z.boolean().optional(),
+  thread_sessions_per_user: z.boolean().optional(),
+  /** CTX-2: hash user and chat ids in the prompt text. */
+  redact_pii: z.boolean().default(false),
+});
+
 /**
  * The section of a platform a plugin registers (docs/messaging.md, "Platforms from
  * configuration"). The keys every platform shares are checked here; the platform's own keys pass
@@ -300,6 +327,7 @@ const agentCacheSchema = z.strictObject({
 });
 export type TelegramSection = z.output<typeof telegramSchema>;
 export type DiscordSection = z.output<typeof discordSchema>;
+export type SlackSection = z.output<typeof slackSchema>;
 
 /** Checkpoints of sessions created with `checkpoints: true` (docs/checkpoints.md). */
 const checkpointsSchema = z.strictObject({
@@ -416,7 +444,11 @@ export const configSchema = z
       })
       .prefault({}),
     platforms: z
-      .object({ telegram: telegramSchema.optional(), discord: discordSchema.optional() })
+      .object({
+        telegram: telegramSchema.optional(),
+        discord: discordSchema.optional(),
+        slack: slackSchema.optional(),
+      })
       .catchall(platformSectionSchema)
       .prefault({}),
     /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */

@@ -5,12 +5,13 @@
  *
  * The messaging daemon service builds one adapter for every enabled section under `platforms:` in
  * the config, each through the factory registered under the section's name, with a PlatformConfig.
- * Telegram and Discord are registered as built-ins (builtinPlatforms).
+ * Telegram, Discord and Slack are registered as built-ins (builtinPlatforms).
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
 import type { PlatformCursors } from '../../storage/platform-cursors.js';
 import { discordFromConfig } from './discord/factory.js';
+import { slackFromConfig } from './slack/factory.js';
 import { telegramFromConfig } from './telegram/factory.js';
 
 export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter;
@@ -36,11 +37,12 @@ export interface PlatformConfig {
   readonly cursors?: PlatformCursors;
 }
 
-/** A registry with the platforms Gatehouse ships: `telegram`, `discord`. Plugins register theirs on it. */
+/** A registry with the platforms Gatehouse ships: `telegram`, `discord`, `slack`. Plugins register theirs on it. */
 export function builtinPlatforms(): PlatformRegistry {
   const registry = new PlatformRegistry();
   registry.register<PlatformConfig>('telegram', telegramFromConfig);
   registry.register<PlatformConfig>('discord', discordFromConfig);
+  registry.register<PlatformConfig>('slack', slackFromConfig);
   return registry;
 }
 

@@ -327,3 +327,33 @@ describe('platforms.discord', () => {
     expect(failure('platforms:\n  discord: {require_mentions: false}').message).toContain('require_mentions');
   });
 });
+
+describe('platforms.slack', () => {
+  it('fills the defaults: two token variables, the Web API root, mentions in channels, DMs answered', () => {
+    const { config } = parseConfig(
+      'platforms:\n  slack: {allowed_user_ids: [U0ANN], allowed_channel_ids: [C0GEN]}',
+      FILE,
+    );
+    expect(config.platforms.slack).toEqual({
+      enabled: true,
+      bot_token_env: 'SLACK_BOT_TOKEN',
+      app_token_env: 'SLACK_APP_TOKEN',
+      api_root: 'https://slack.com/api',
+      allowed_user_ids: ['U0ANN'],
+      allowed_channel_ids: ['C0GEN'],
+      require_mention: true,
+      answer_dms: true,
+      redact_pii: false,
+    });
+  });
+
+  it('refuses an id that is not a Slack one, a token written in the file, and an unknown key', () => {
+    expect(failure('platforms:\n  slack: {allowed_user_ids: [ann]}').message).toContain(
+      'must be a Slack user id, like U0123ABCD',
+    );
+    expect(failure('platforms:\n  slack: {allowed_channel_ids: [D0KIM]}').message).toContain(
+      'must be a Slack channel id, like C0123ABCD',
+    );
+    expect(failure('platforms:\n  slack: {bot_token: xoxb-1}').message).toContain('bot_token');
+  });
+});

@@ -141,4 +141,19 @@ describe('Discord inbound', () => {
     const read = standIn.calls.find((c) => c.method === 'GET' && c.path === '/channels/500/messages')!;
     expect(read.query.get('after')).toBe(takenId);
   });
+
+  it("a channel's first message writes its cursor before it is handed in: a crash within the batch window still reads the channel back", async () => {
+    standIn = await startDiscordStandIn();
+    standIn.channel({ id: '501', type: 1 });
+    const cursors = memoryCursors();
+    const rowsAtHanding: (string | undefined)[] = [];
+    await started(() => {
+      rowsAtHanding.push(cursors.rows.get('501'));
+      return Promise.resolve();
+    }, cursors);
+    const id = standIn.say('501', ANN, 'first words');
+    await until(() => rowsAtHanding.length === 1);
+    // Just before the message, so the catch-up after a crash reads it (the ledger drops it if taken).
+    expect(rowsAtHanding).toEqual([String(BigInt(id) - 1n)]);
+  });
 });

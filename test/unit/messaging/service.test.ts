@@ -155,7 +155,7 @@ describe('platforms from configuration, through the platform registry', () => {
     const failure = service.start(ctx);
     await expect(failure).rejects.toMatchObject({ code: 'config_invalid' });
     await expect(failure).rejects.toThrow(
-      /platforms\.telegarm: there is no chat platform named "telegarm" \(known: telegram, discord\)/,
+      /platforms\.telegarm: there is no chat platform named "telegarm" \(known: telegram, discord, slack\)/,
     );
     // Nothing was started or opened: no adapter polled Telegram.
     expect(standIn.calls).toEqual([]);

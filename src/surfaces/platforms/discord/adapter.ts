@@ -33,7 +33,8 @@ import {
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
 import type { PlatformCursors } from '../../../storage/platform-cursors.js';
-import { approvalButtons, settledText, slashCommandsBody } from './commands.js';
+import { settledText, toolLine } from '../native-controls.js';
+import { approvalButtons, slashCommandsBody } from './commands.js';
 import { DiscordInbound } from './inbound.js';
 import { channelOfTarget, DISCORD_MESSAGE_LIMIT } from './source.js';
 
@@ -260,17 +261,4 @@ export class DiscordAdapter implements PlatformAdapter {
     const line = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
     return line.split(this.options.token).join('***');
   }
-}
-
-/** `⚙ terminal: ls -la`: the tool and its arguments (a command when there is one), short. */
-export function toolLine(call: { name: string; arguments: string }): string {
-  let detail = call.arguments;
-  try {
-    const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
-    if (typeof parsed.command === 'string') detail = parsed.command;
-  } catch {
-    // not JSON: shown as it came
-  }
-  const short = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
-  return `⚙ ${call.name}: \`${short.replace(/`/g, "'")}\``;
 }

@@ -46,6 +46,8 @@ type Facts = ChannelFacts & { guild_id: string | null };
 export class DiscordInbound {
   private readonly channels = new Map<string, Promise<Facts>>();
   private readonly cursors = new Map<string, ChannelCursor>();
+  /** Channels with a cursor row in the store: only these are read back at a READY. */
+  private readonly stored = new Set<string>();
   /** The serial chain every inbound event goes through (lookups must not reorder a channel). */
   private chain: Promise<void> = Promise.resolve();
   /** Cursors moved and not yet written (one per channel), and the timer that writes them. */
@@ -68,6 +70,7 @@ export class DiscordInbound {
     if (this.store === null) return;
     for (const [channel, id] of await this.store.readCursors('discord')) {
       this.cursors.set(channel, new ChannelCursor(snowflake(id)));
+      this.stored.add(channel);
     }
   }
 
@@ -115,6 +118,7 @@ export class DiscordInbound {
     const cursor = this.cursorOf(data.channel_id);
     const id = snowflake(data.id);
     if (id <= cursor.value) return;
+    await this.anchor(data.channel_id, id);
     cursor.handed(id);
     const event = await this.eventOf(data, caughtUp).catch(() => null);
     if (event === null || author.id === this.botId() || author.bot === true) {
@@ -206,6 +210,20 @@ export class DiscordInbound {
         await respond({ content: `\`${text}\`` });
       }
     });
+  }
+
+  /**
+   * A channel's first message: its cursor row is written (just before the message) before the
+   * message is handed in. A channel with no row is never read back, so the batched writes alone
+   * would lose what was said there while the daemon was down whenever it died within one batch
+   * of the channel's first message.
+   */
+  private async anchor(channelId: string, id: bigint): Promise<void> {
+    if (this.store === null || this.stored.has(channelId)) return;
+    this.stored.add(channelId);
+    await this.store
+      .saveCursor('discord', channelId, String(id - 1n))
+      .catch(() => this.stored.delete(channelId));
   }
 
   private taken(channelId: string, id: bigint): void {

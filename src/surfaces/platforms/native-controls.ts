@@ -1,0 +1,92 @@
+/**
+ * What every platform with buttons and slash commands shares: the chat commands offered as native
+ * commands, the four approval choices a prompt's buttons carry, the id that binds a click to its
+ * exact prompt and generation, and the one-line rendering of a tool call. Pure: the adapters turn
+ * these into their own wire shapes (Discord components, Slack Block Kit).
+ */
+import type { ApprovalBinding, ApprovalPrompt, ApprovalResult } from '../../domain/messaging/adapter.js';
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly option?: { name: string; description: string; required: boolean; choices?: readonly string[] };
+}
+
+/** The chat commands a platform registers or accepts as its own slash commands. */
+export const SLASH_COMMANDS: readonly CommandSpec[] = [
+  { name: 'new', description: 'Start a new conversation (queued messages are dropped)' },
+  { name: 'reset', description: 'Start a new conversation (same as /new)' },
+  { name: 'stop', description: 'Interrupt the running turn and drop the message waiting behind it' },
+  {
+    name: 'queue',
+    description: 'Run a message as its own turn after the current ones',
+    option: { name: 'message', description: 'The message to queue', required: true },
+  },
+  { name: 'status', description: 'What this conversation is doing' },
+  { name: 'undo', description: 'Forget the last exchange' },
+  { name: 'retry', description: 'Forget the last exchange and send its message again' },
+  {
+    name: 'approve',
+    description: 'Allow the pending approval',
+    option: {
+      name: 'scope',
+      description: 'once (default), for this session, or always',
+      required: false,
+      choices: ['once', 'session', 'always'],
+    },
+  },
+  { name: 'deny', description: 'Refuse the pending approval' },
+  { name: 'compress', description: 'Summarise the older part of the conversation to make room' },
+  { name: 'help', description: 'The list of commands' },
+];
+
+/** `/name argument` for a native command, or null for a name that is not one of ours. */
+export function nativeCommandText(name: string, argument: string): string | null {
+  if (!SLASH_COMMANDS.some((c) => c.name === name)) return null;
+  const rest = argument.trim();
+  return rest === '' ? `/${name}` : `/${name} ${rest}`;
+}
+
+export const APPROVAL_CHOICES = ['once', 'session', 'always', 'deny'] as const;
+export type ApprovalChoice = (typeof APPROVAL_CHOICES)[number];
+
+export const APPROVAL_LABELS: Record<ApprovalChoice, string> = {
+  once: 'Approve once',
+  session: 'Approve for session',
+  always: 'Always approve',
+  deny: 'Deny',
+};
+
+/** `gh:<choice>:<generation>:<prompt id>`, cut to `max` characters (Discord allows 100). */
+export function approvalButtonId(choice: ApprovalChoice, prompt: ApprovalBinding, max: number): string {
+  return `gh:${choice}:${prompt.execution_generation}:${prompt.prompt_id}`.slice(0, max);
+}
+
+/** A clicked approval button's id → the command text and the prompt it answers; null: not ours. */
+export function parseApprovalClick(id: string): { text: string; prompt: ApprovalBinding } | null {
+  const match = /^gh:(once|session|always|deny):(\d+):(.+)$/.exec(id);
+  if (match === null) return null;
+  const choice = match[1] as ApprovalChoice;
+  return {
+    text: choice === 'deny' ? '/deny' : `/approve ${choice}`,
+    prompt: { prompt_id: match[3]!, execution_generation: Number(match[2]) },
+  };
+}
+
+/** The text of a settled approval's message. */
+export function settledText(prompt: ApprovalPrompt, result: ApprovalResult): string {
+  return `${prompt.text}\n\nAnswered: ${result}.`;
+}
+
+/** `⚙ terminal: ls -la`: the tool and its arguments (a command when there is one), short. */
+export function toolLine(call: { name: string; arguments: string }): string {
+  let detail = call.arguments;
+  try {
+    const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
+    if (typeof parsed.command === 'string') detail = parsed.command;
+  } catch {
+    // not JSON: shown as it came
+  }
+  const short = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
+  return `⚙ ${call.name}: \`${short.replace(/`/g, "'")}\``;
+}

@@ -1,0 +1,36 @@
+/** The Slack adapter built from its config section (`platforms.slack`), for the registry. */
+import type { SlackSection } from '../../../daemon/config.js';
+import { DaemonError } from '../../../daemon/errors.js';
+import type { PlatformConfig } from '../registry.js';
+import { SlackAdapter } from './adapter.js';
+
+export function slackFromConfig(config: PlatformConfig): SlackAdapter {
+  // The config schema checked this section's keys when the file was loaded.
+  const section = config.section as SlackSection;
+  const secret = (key: 'bot_token_env' | 'app_token_env', what: string, prefix: string): string => {
+    const value = config.env[section[key]]?.trim();
+    if (value === undefined || value === '') {
+      throw new DaemonError(
+        'service_failed',
+        `slack: the environment variable ${section[key]} (platforms.slack.${key}) holding the ${what} is not set`,
+      );
+    }
+    if (!value.startsWith(prefix)) {
+      // A bot token where the app token belongs would be retried for ever by the SDK: said now.
+      throw new DaemonError(
+        'service_failed',
+        `slack: ${section[key]} (platforms.slack.${key}) must hold the ${what}, which starts with ${prefix}`,
+      );
+    }
+    return value;
+  };
+  return new SlackAdapter({
+    botToken: secret('bot_token_env', 'bot token', 'xoxb-'),
+    appToken: secret('app_token_env', 'app-level token (Socket Mode)', 'xapp-'),
+    apiRoot: section.api_root,
+    requireMention: section.require_mention,
+    answerDms: section.answer_dms,
+    ...(section.allowed_user_ids === undefined ? {} : { allowedUserIds: section.allowed_user_ids }),
+    ...(section.allowed_channel_ids === undefined ? {} : { allowedChannelIds: section.allowed_channel_ids }),
+  });
+}
