@@ -107,7 +107,7 @@ export function gatewayService(
           `${failure.message}: every write is refused until the daemon restarts`,
         ),
       );
-      epoch = localStore.openEpoch(ctx.instanceId);
+      epoch = await localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
 
       if (ProviderTable.needsDemo(config)) {
@@ -331,7 +331,7 @@ export function gatewayService(
         homeRoot: layout.root,
         tickets,
         grant: { subject: 'native:owner', profile },
-        sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,
+        sessionExists: async (id) => (await localStore?.getLocalSession(id))?.profile === profile,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,
@@ -365,7 +365,7 @@ export function gatewayService(
       housekeeping.events.on('housekeeping:error', ({ error }) => onError(error, 'housekeeping pass'));
       housekeeping.start();
       ctx.advertise({ agent_cache: agents.stats() });
-      const recovery = sessions.recover();
+      const recovery = await sessions.recover();
       logger.info({ ...recovery }, 'recovery done');
       for (const id of recovery.paused)
         logger.error({ session_id: id }, 'session paused: its receipt did not validate');
@@ -384,7 +384,7 @@ export function gatewayService(
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);
-      if (localStore && epoch > 0) localStore.markCleanShutdown(epoch);
+      if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);
       if (options.storeHolder) options.storeHolder.current = null;
       await store?.close().catch(() => undefined);
       control = rpc = demo = null;

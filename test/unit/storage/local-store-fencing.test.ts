@@ -21,17 +21,17 @@ describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'gh-fence-')), 'state.db');
     const sessions = SqliteSessionStore.open(file);
     const store = new SqliteLocalStore(sessions.db);
-    const oldEpoch = store.openEpoch('first');
-    store.commitCreation({ receipt: receipt('L1'), origin, title: null, hidden: false });
+    const oldEpoch = await store.openEpoch('first');
+    await store.commitCreation({ receipt: receipt('L1'), origin, title: null, hidden: false });
     await Promise.all([store.admit(admission('a1')), store.admit(admission('a2'))]);
     const first = await store.claimNext('L1', oldEpoch);
     expect(first).toMatchObject({ kind: 'claimed', generation: 1 });
 
     // The process of oldEpoch is presumed dead: a new start opens a higher epoch and sweeps.
-    const newEpoch = store.openEpoch('second');
+    const newEpoch = await store.openEpoch('second');
     expect(newEpoch).toBeGreaterThan(oldEpoch);
-    expect(store.markOrphansUnknown(newEpoch).map((a) => a.admission_id)).toEqual(['a1']);
-    expect(store.resolveUnknown('a1', 1, 'resolved by test')).toBe(true);
+    expect((await store.markOrphansUnknown(newEpoch)).map((a) => a.admission_id)).toEqual(['a1']);
+    expect(await store.resolveUnknown('a1', 1, 'resolved by test')).toBe(true);
     const second = await store.claimNext('L1', newEpoch);
     expect(second).toMatchObject({ kind: 'claimed', generation: 2 });
 
@@ -39,12 +39,19 @@ describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
     expect(await store.settle(fence('a1', oldEpoch, 1))).toBe(false);
     expect(await store.settle(fence('a2', oldEpoch, 2))).toBe(false);
     expect(await store.settle(fence('a2', newEpoch, 1))).toBe(false);
-    expect(store.getAdmission('a1')).toMatchObject({ state: 'interrupted', detail: 'resolved by test' });
-    expect(store.getAdmission('a2')).toMatchObject({ state: 'running', epoch: newEpoch, generation: 2 });
+    expect(await store.getAdmission('a1')).toMatchObject({
+      state: 'interrupted',
+      detail: 'resolved by test',
+    });
+    expect(await store.getAdmission('a2')).toMatchObject({
+      state: 'running',
+      epoch: newEpoch,
+      generation: 2,
+    });
 
     // The owner of the claim settles it.
     expect(await store.settle(fence('a2', newEpoch, 2))).toBe(true);
-    expect(store.getAdmission('a2')).toMatchObject({ state: 'completed' });
+    expect(await store.getAdmission('a2')).toMatchObject({ state: 'completed' });
     await sessions.close();
   });
 
@@ -52,9 +59,9 @@ describe('REC-3 epoch and generation fencing on the SQLite local store', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'gh-fence-')), 'state.db');
     const sessions = SqliteSessionStore.open(file);
     const store = new SqliteLocalStore(sessions.db);
-    const crashed = store.openEpoch('crashed');
-    const clean = store.openEpoch('clean');
-    store.markCleanShutdown(clean);
+    const crashed = await store.openEpoch('crashed');
+    const clean = await store.openEpoch('clean');
+    await store.markCleanShutdown(clean);
     const rows = sessions.db
       .prepare('SELECT epoch, clean_shutdown_at FROM authority_epochs ORDER BY epoch')
       .all() as { epoch: number; clean_shutdown_at: string | null }[];

@@ -6,8 +6,8 @@ import { openLocalStore, testAdmission } from '../../shared/local-fixtures.js';
 let sessions: SqliteSessionStore | undefined;
 afterEach(async () => sessions?.close());
 
-function storeWithSession(): { store: SqliteLocalStore; epoch: number } {
-  const rig = openLocalStore(['L1']);
+async function storeWithSession(): Promise<{ store: SqliteLocalStore; epoch: number }> {
+  const rig = await openLocalStore(['L1']);
   sessions = rig.sessions;
   return rig;
 }
@@ -30,7 +30,7 @@ const usage = async () => (await sessions!.lookupBySessionId('L1'))?.total_token
 
 describe('the turn path of the SQLite local store', () => {
   it('admits once per submission: a repeat is existing, other text a conflict, no session unknown', async () => {
-    const { store } = storeWithSession();
+    const { store } = await storeWithSession();
     const first = await store.admit(admission('a1'));
     expect(first).toMatchObject({ kind: 'admitted', admission: { admission_id: 'a1', state: 'queued' } });
     const repeat = await store.admit({ ...admission('a1'), admission_id: 'other-id' });
@@ -38,11 +38,11 @@ describe('the turn path of the SQLite local store', () => {
     const changed = await store.admit({ ...admission('a1'), admission_id: 'x', digest: 'different' });
     expect(changed).toMatchObject({ kind: 'conflict', admission: { admission_id: 'a1' } });
     expect(await store.admit(testAdmission('no-such-session', 'a9'))).toEqual({ kind: 'unknown_session' });
-    expect(store.unsettled('L1').map((a) => a.admission_id)).toEqual(['a1']);
+    expect((await store.unsettled('L1')).map((a) => a.admission_id)).toEqual(['a1']);
   });
 
   it('a claim stores the admission text as the user message in the same commit', async () => {
-    const { store, epoch } = storeWithSession();
+    const { store, epoch } = await storeWithSession();
     await store.admit(admission('a1'));
     expect(await transcript()).toEqual([]);
     const claim = await store.claimNext('L1', epoch);
@@ -53,11 +53,11 @@ describe('the turn path of the SQLite local store', () => {
       input: { role: 'user', content: 'text of a1', admission_id: 'a1' },
     });
     expect(await transcript()).toEqual([['user', 'text of a1', 'a1']]);
-    expect(store.getAdmission('a1')).toMatchObject({ state: 'running', epoch, generation: 1 });
+    expect(await store.getAdmission('a1')).toMatchObject({ state: 'running', epoch, generation: 1 });
   });
 
   it('a settlement stores the final messages and adds the usage with it', async () => {
-    const { store, epoch } = storeWithSession();
+    const { store, epoch } = await storeWithSession();
     await store.admit(admission('a1'));
     await store.claimNext('L1', epoch);
     const accepted = await store.settle(answer(epoch, 1, 'the answer', 10));
@@ -67,22 +67,22 @@ describe('the turn path of the SQLite local store', () => {
       ['assistant', 'the answer', 'a1'],
     ]);
     expect(await usage()).toBe(10);
-    expect(store.getAdmission('a1')).toMatchObject({ state: 'completed' });
+    expect(await store.getAdmission('a1')).toMatchObject({ state: 'completed' });
   });
 
   it('a stale settlement (REC-3) writes neither its messages nor its usage', async () => {
-    const { store, epoch } = storeWithSession();
+    const { store, epoch } = await storeWithSession();
     await store.admit(admission('a1'));
     await store.claimNext('L1', epoch);
     const accepted = await store.settle(answer(epoch, 2, 'from a stale turn', 99));
     expect(accepted).toBe(false);
     expect(await transcript()).toEqual([['user', 'text of a1', 'a1']]);
     expect(await usage()).toBe(0);
-    expect(store.getAdmission('a1')).toMatchObject({ state: 'running' });
+    expect(await store.getAdmission('a1')).toMatchObject({ state: 'running' });
   });
 
   it('admissions, claims and settlements of many sessions made in one tick share one commit', async () => {
-    const { store, epoch } = storeWithSession();
+    const { store, epoch } = await storeWithSession();
     const before = store.group.stats.batches;
     await Promise.all([store.admit(admission('a1')), store.admit(admission('a2'))]);
     expect(store.group.stats.batches).toBe(before + 1);
