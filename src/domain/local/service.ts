@@ -5,7 +5,7 @@
  * nothing of sockets or SQL.
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
-import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import { recoverOrphans } from './recovery.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from './turn-resume.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
@@ -336,6 +336,10 @@ export class LocalSessions {
     const hub = this.hub(session.logical_id);
     for (let attempt = 1; ; attempt++) {
       const before = hub.lastSeq;
+      // The row and the admissions are read before the transcript: a settlement committed between
+      // the reads then shows its messages with the admission still pending (read again by a
+      // viewer that waits), never settled without its final answer.
+      const state = await this.readState(session.logical_id);
       const physicalId =
         this.receipts.get(session.logical_id)?.current_session_id ?? receipt.current_session_id;
       const page =
@@ -344,24 +348,30 @@ export class LocalSessions {
           : await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
       if (hub.lastSeq !== before && attempt < SNAPSHOT_READS) continue;
       // Still moving after the last read: a message shown twice is better than one lost.
-      const snapshot = await this.snapshotOf(session, page.messages, before);
+      const snapshot = await this.snapshotOf(session, page.messages, before, state);
       return messageLimit === undefined ? snapshot : { ...snapshot, messages_truncated: page.hasMore };
     }
+  }
+
+  /** The session's row (its current execution generation) and its unsettled admissions. */
+  private async readState(id: string): Promise<{ fresh: LocalSessionRow; unsettled: AdmissionRow[] }> {
+    const fresh = await this.options.store.getLocalSession(id);
+    if (!fresh) throw new GatewayError('not_found', `no session ${id}`, { session_id: id });
+    return { fresh, unsettled: await this.options.store.unsettled(id) };
   }
 
   private async snapshotOf(
     session: AccessRow,
     messages: StoredMessage[],
     lastSeq?: number,
+    state?: { fresh: LocalSessionRow; unsettled: AdmissionRow[] },
   ): Promise<Record<string, unknown>> {
     const id = session.logical_id;
-    // The snapshot shows the current execution generation: read the row now.
-    const fresh = await this.options.store.getLocalSession(id);
-    if (!fresh) throw new GatewayError('not_found', `no session ${id}`, { session_id: id });
+    const { fresh, unsettled } = state ?? (await this.readState(id));
     return sessionSnapshot({
       session: fresh,
       messages,
-      unsettled: await this.options.store.unsettled(id),
+      unsettled,
       running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
       epoch: this.options.epoch,
