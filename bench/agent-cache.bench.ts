@@ -62,7 +62,7 @@ interface Rig {
   sessions: LocalSessions;
   store: SqliteSessionStore;
   agents: AgentCache;
-  create(): string;
+  create(): Promise<string>;
   seed(logicalId: string, messages: number, size: number): Promise<void>;
   turn(logicalId: string, text: string): Promise<void>;
   close(): Promise<void>;
@@ -70,7 +70,10 @@ interface Rig {
 
 let submissions = 0;
 
-function rig(limits: CacheLimits, memory?: { read: () => MemoryReading; reclaim: () => void }): Rig {
+async function rig(
+  limits: CacheLimits,
+  memory?: { read: () => MemoryReading; reclaim: () => void },
+): Promise<Rig> {
   const dir = benchDir();
   const store = SqliteSessionStore.open(path.join(dir, 'state.db'));
   const agents = new AgentCache({
@@ -79,7 +82,7 @@ function rig(limits: CacheLimits, memory?: { read: () => MemoryReading; reclaim:
     ...(memory ? { readMemory: memory.read, reclaim: memory.reclaim } : {}),
   });
   const owner = makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES);
-  const sessions = localSessionsOn({
+  const sessions = await localSessionsOn({
     store,
     dir,
     model: zeroLatency,
@@ -91,7 +94,7 @@ function rig(limits: CacheLimits, memory?: { read: () => MemoryReading; reclaim:
     sessions,
     store,
     agents,
-    create: () => sessions.create(owner, { toolsets: [], cwd: dir })['session_id'] as string,
+    create: async () => (await sessions.create(owner, { toolsets: [], cwd: dir }))['session_id'] as string,
     async seed(logicalId, messages, size) {
       const physical = sessions.validatedReceipt(logicalId)!.current_session_id;
       const text = 'x'.repeat(size);
@@ -123,9 +126,9 @@ function rig(limits: CacheLimits, memory?: { read: () => MemoryReading; reclaim:
 
 /** Median turn time (ms) per history size, the sizes alternated turn by turn. */
 async function overhead(limits: CacheLimits, sizes: number[], turns: number): Promise<number[]> {
-  const r = rig(limits);
+  const r = await rig(limits);
   try {
-    const ids = sizes.map(() => r.create());
+    const ids = await Promise.all(sizes.map(() => r.create()));
     for (const [i, id] of ids.entries()) {
       await r.seed(id, sizes[i]!, 200);
       await r.turn(id, 'warm up');
@@ -175,12 +178,12 @@ async function fill(sessions: number, reclaim: boolean): Promise<MemoryRun> {
     gcs.ms += performance.now() - start;
   };
   const collector = reclaim ? garbageCollector({ collect: timedGc }) : () => false;
-  const r = rig(
+  const r = await rig(
     { ...DEFAULT_LIMITS, maxSize: sessions, idleTtlMs: 0 },
     { read: reading, reclaim: collector },
   );
   try {
-    const ids = Array.from({ length: sessions }, () => r.create());
+    const ids = await Promise.all(Array.from({ length: sessions }, () => r.create()));
     for (const id of ids) await r.seed(id, 200, 400);
     // Idle: the stored sessions exist (and SQLite's page cache holds them), no agent is cached.
     for (let i = 0; i < 3; i++) gc();

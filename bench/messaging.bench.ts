@@ -190,7 +190,7 @@ async function localTurnRate(
   dir: string,
 ): Promise<number> {
   const owner = makePrincipal('native:owner', 'native', 'default', OPERATOR_CAPABILITIES);
-  const sessions = localSessionsOn({
+  const sessions = await localSessionsOn({
     store,
     dir,
     model,
@@ -200,7 +200,7 @@ async function localTurnRate(
   });
   const ids: string[] = [];
   sessions.events.on('session:created', (e) => ids.push(e.logical_id));
-  for (let i = 0; i < n; i++) sessions.create(owner, { request_id: `bench-${i}`, toolsets: [] });
+  for (let i = 0; i < n; i++) await sessions.create(owner, { request_id: `bench-${i}`, toolsets: [] });
   let settled = 0;
   const allSettled = new Promise<void>((resolve) =>
     sessions.events.on('turn:settled', (e) => {

@@ -58,6 +58,7 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
   const digest = creationDigest(params);
   const ids: string[] = [];
   const admissions: NewAdmission[] = [];
+  const created: Promise<unknown>[] = [];
   // One outer transaction: the store's own transactions nest as savepoints.
   store.db.transaction(() => {
     for (let i = 0; i < sessions; i++) {
@@ -75,7 +76,8 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
         lineage: [],
         created_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
       };
-      local.commitCreation({ receipt, origin: origin(id), title: null, hidden: false });
+      // SQLite's store runs each call at once, inside this transaction; its answers are awaited after.
+      created.push(local.commitCreation({ receipt, origin: origin(id), title: null, hidden: false }));
     }
     const perSession = Math.ceil(queued / queuedSessions);
     for (let n = 0; n < queued; n++) {
@@ -92,6 +94,7 @@ async function populate(file: string, cwd: string, sessions: number, queued: num
       });
     }
   })();
+  await Promise.all(created);
   // Group commit batches these (512 to a transaction).
   await Promise.all(admissions.map((a) => local.admit(a)));
   await store.close();

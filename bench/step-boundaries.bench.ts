@@ -37,7 +37,7 @@ const bench: Bench = {
     const client = new ModelClient({ baseUrl: demo.baseUrl, model: 'gatehouse-demo' });
     const store = SqliteSessionStore.open(join(dir, 'state.db'));
     const local = new SqliteLocalStore(store.db);
-    const epoch = local.openEpoch('bench');
+    const epoch = await local.openEpoch('bench');
     const id = '20260101_000000_0000beef';
     const params = { cwd: dir, model: 'gatehouse-demo' };
     const policy = freezeLaunchPolicy(
@@ -66,7 +66,7 @@ const bench: Bench = {
       created_at: new Date().toISOString(),
     };
     const origin = new SessionSource({ platform: 'local', chat_id: id }).toJSON();
-    local.commitCreation({ receipt, origin, title: null, hidden: false });
+    await local.commitCreation({ receipt, origin, title: null, hidden: false });
 
     let counter = 0;
     const turn = async (steps: boolean): Promise<void> => {

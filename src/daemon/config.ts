@@ -437,6 +437,28 @@ export const configSchema = z
     housekeeping: z
       .strictObject({ interval_s: seconds('housekeeping.interval_s').min(1).default(60) })
       .prefault({}),
+    /** Where sessions are stored (docs/storage.md): the profile's SQLite file, or PostgreSQL. */
+    store: z
+      .strictObject({
+        kind: z.enum(['sqlite', 'postgres'], { error: 'must be sqlite or postgres' }).default('sqlite'),
+        /** The environment variable holding the PostgreSQL URL; the URL itself is never in the file. */
+        url_env: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+          .optional(),
+      })
+      .superRefine((store, ctx) => {
+        if (store.kind === 'postgres' && store.url_env === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['url_env'],
+            message:
+              'is required with kind: postgres: name the environment variable that holds the URL, e.g. url_env: GATEHOUSE_PG_URL',
+          });
+        if (store.kind === 'sqlite' && store.url_env !== undefined)
+          ctx.addIssue({ code: 'custom', path: ['url_env'], message: 'is only used with kind: postgres' });
+      })
+      .prefault({}),
     events: z
       .strictObject({
         replay_max_events: count('events.replay_max_events').min(1).default(2048),
@@ -477,6 +499,14 @@ export const configSchema = z
       });
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
+    const platforms = Object.entries(config.platforms).filter(([, section]) => section?.enabled === true);
+    if (config.store.kind === 'postgres' && platforms.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['store', 'kind'],
+        message: `postgres does not carry chat platforms yet (${platforms.map(([name]) => name).join(', ')} enabled): use kind: sqlite, or disable them`,
+      });
+    }
     return { ...config, default_profile: defaultProfile };
   });
 
@@ -662,4 +692,11 @@ export function describeModel(config: GatehouseConfig): string {
   const provider = defaultProvider(config);
   if (!provider) return DEMO_MODEL_DESCRIPTION;
   return `${provider.models[0]!.name} at ${provider.base_url}`;
+}
+
+/** The store a config selects, as status and doctor show it (the variable's name, never the URL). */
+export function describeStore(config: GatehouseConfig): string {
+  return config.store.kind === 'postgres'
+    ? `postgres (URL from $${config.store.url_env})`
+    : 'sqlite (state.db in the profile folder)';
 }

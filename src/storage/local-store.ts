@@ -2,6 +2,7 @@
  * The storage contract of gateway-owned local sessions: authority epochs, creation receipts and
  * durable admissions. Backend-neutral: SQLite implements it now, PostgreSQL later, and both pass the
  * same shared suite. Every method is one transaction; nothing is acknowledged before it commits.
+ * Every method answers with a promise: a backend may reach its database over a connection.
  *
  * The three methods of the turn path — admit, claimNext and settle — are group-committed: calls made
  * together (from any number of sessions) share one transaction and one log flush, and
@@ -169,44 +170,51 @@ export type RetryResult =
   /** There is no user turn to retry. */
   | { kind: 'nothing' };
 
+/** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
+export interface StoreFaults {
+  hit(
+    point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction' | 'compress.transaction',
+  ): void;
+}
+
 export interface LocalSessionStore {
   /** Opens a new authority epoch, durably. Returns its number (strictly increasing). */
-  openEpoch(instanceId: string): number;
+  openEpoch(instanceId: string): Promise<number>;
   /** Records that `epoch` ended with a graceful stop. */
-  markCleanShutdown(epoch: number): void;
+  markCleanShutdown(epoch: number): Promise<void>;
 
   /**
    * LOC-1/LOC-3: in ONE transaction, the physical session row, its route and the private creation
    * receipt; or the existing identity when the same owner+profile already used this request_id
    * (the caller compares creation digests).
    */
-  commitCreation(creation: NewCreation): CreationResult;
-  findByRequest(owner: OwnerRef, profile: string, requestId: string): LocalSessionRow | null;
-  findByTitle(owner: OwnerRef, profile: string, title: string): LocalSessionRow | null;
-  getLocalSession(logicalId: string): LocalSessionRow | null;
-  listLocalSessions(options: { limit: number; includeHidden?: boolean }): LocalSessionRow[];
-  allLogicalIds(): string[];
+  commitCreation(creation: NewCreation): Promise<CreationResult>;
+  findByRequest(owner: OwnerRef, profile: string, requestId: string): Promise<LocalSessionRow | null>;
+  findByTitle(owner: OwnerRef, profile: string, title: string): Promise<LocalSessionRow | null>;
+  getLocalSession(logicalId: string): Promise<LocalSessionRow | null>;
+  listLocalSessions(options: { limit: number; includeHidden?: boolean }): Promise<LocalSessionRow[]>;
+  allLogicalIds(): Promise<string[]>;
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
-  readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null };
-  setPaused(logicalId: string, reason: string | null): void;
+  readReceiptEvidence(logicalId: string): Promise<{ raw: string | null; routedSessionId: string | null }>;
+  setPaused(logicalId: string, reason: string | null): Promise<void>;
   /** Sets a session's title; with `onlyIfUntitled`, only when it has none. True when it changed. */
-  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean;
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<boolean>;
   /**
    * The local session a physical transcript belongs to (every transcript of its lineage lives on
    * its route key), or null when the transcript is not a local session's.
    */
-  logicalIdOfTranscript(sessionId: string): string | null;
+  logicalIdOfTranscript(sessionId: string): Promise<string | null>;
   /** LIN-3: what the store holds about each physical transcript named (null when it does not exist). */
-  readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null>;
+  readLineageFacts(sessionIds: readonly string[]): Promise<Map<string, LineageFacts | null>>;
 
   /**
    * LIN-2: in ONE transaction, closes the current transcript (`reset`), creates its empty child,
    * points the route at it and writes the receipt with the reset step. Admissions, the policy and
    * the owner stay on the logical row untouched.
    */
-  commitReset(reset: NewReset): ResetResult;
+  commitReset(reset: NewReset): Promise<ResetResult>;
   /** Rewinds the current transcript of a local session by `turns` user turns, idempotent by request. */
-  commitRewind(rewind: NewRewind): RewindCommit;
+  commitRewind(rewind: NewRewind): Promise<RewindCommit>;
   /**
    * Undoes the last user turn of the current transcript and admits its text again as `admission`
    * (whose submission_id is derived from the request), in one transaction; idempotent by that id.
@@ -215,15 +223,15 @@ export interface LocalSessionStore {
     admission: Omit<NewAdmission, 'text' | 'digest'>;
     request_key: string;
     at: string;
-  }): RetryResult;
+  }): Promise<RetryResult>;
 
   /** LOC-8: one durable admission (group-committed with whatever else is queued with it). */
   admit(admission: NewAdmission): Promise<AdmitResult>;
-  getAdmission(admissionId: string): AdmissionRow | null;
+  getAdmission(admissionId: string): Promise<AdmissionRow | null>;
   /** Unsettled admissions (queued, running, unknown) of a session in FIFO order. */
-  unsettled(logicalId: string): AdmissionRow[];
+  unsettled(logicalId: string): Promise<AdmissionRow[]>;
   /** Logical ids that have queued admissions, for the scheduler after a restart. */
-  sessionsWithQueued(): string[];
+  sessionsWithQueued(): Promise<string[]>;
   /**
    * Claims the next admission of a session for `epoch`, bumping its generation, and in the same
    * transaction appends its text as the user message of the session's transcript: a started turn's
@@ -241,20 +249,20 @@ export interface LocalSessionStore {
    * lineage step). The logical row, its policy, owner and admissions are untouched. False, with
    * nothing written, when the route no longer points at the parent.
    */
-  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean;
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): Promise<boolean>;
   /** Cancels a queued admission; false when it is no longer queued. */
-  cancelQueued(admissionId: string): boolean;
+  cancelQueued(admissionId: string): Promise<boolean>;
   /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */
-  markOrphansUnknown(currentEpoch: number): AdmissionRow[];
+  markOrphansUnknown(currentEpoch: number): Promise<AdmissionRow[]>;
   /** REC-7: the admissions still `running` from an older epoch (read only). */
-  orphans(currentEpoch: number): AdmissionRow[];
+  orphans(currentEpoch: number): Promise<AdmissionRow[]>;
   /**
    * REC-7: takes an orphan over for `epoch` under a new generation, counting one more resume; the
    * turn goes on from its stored boundary. Null when it is no longer a running orphan.
    */
-  resumeOrphan(admissionId: string, epoch: number): Claimed | null;
+  resumeOrphan(admissionId: string, epoch: number): Promise<Claimed | null>;
   /** An orphan recovery will not resume becomes `unknown`, with why in its detail. */
-  markUnknown(admissionId: string, currentEpoch: number, detail: string): boolean;
+  markUnknown(admissionId: string, currentEpoch: number, detail: string): Promise<boolean>;
   /**
    * REC-7 step boundaries of a running turn, group-committed and fenced (false: stale, nothing
    * written). markToolStarted is written before the tool's process is spawned (and clears the
@@ -265,5 +273,5 @@ export interface LocalSessionStore {
   recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean>;
   recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean>;
   /** Settles an `unknown` admission as interrupted; false when it is not unknown or the generation differs. */
-  resolveUnknown(admissionId: string, generation: number, detail: string): boolean;
+  resolveUnknown(admissionId: string, generation: number, detail: string): Promise<boolean>;
 }

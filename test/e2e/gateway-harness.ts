@@ -9,6 +9,42 @@ import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { GatewayClient, type Notification } from '../../src/surfaces/client/rpc-client.js';
 import { exited, spawnCli, tempHome, waitForOutput } from './cli.js';
+import { createTestSchema, type TestSchema } from '../shared/postgres.js';
+
+/** The stores an end-to-end case can run on (`store.kind`). */
+export type Backend = 'sqlite' | 'postgres';
+export const BACKENDS: readonly Backend[] = ['sqlite', 'postgres'];
+
+const STORE_URL_ENV = 'GH_E2E_STORE_URL';
+/** PostgreSQL schemas of the homes started on postgres: one per home, so a restart finds its data. */
+const schemas = new Map<string, TestSchema>();
+
+/** Drops the schemas of the homes started on postgres (call it after each test). */
+export async function dropTestSchemas(): Promise<void> {
+  const all = [...schemas.values()];
+  schemas.clear();
+  for (const schema of all) await schema.drop();
+}
+
+/** The config and environment that put a home's daemon on `backend`, a fresh schema per home. */
+async function onBackend(
+  home: string,
+  backend: Backend,
+  config: string | undefined,
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<{ config: string | undefined; env: NodeJS.ProcessEnv | undefined }> {
+  if (backend === 'sqlite') return { config, env };
+  let schema = schemas.get(home);
+  if (!schema) {
+    schema = await createTestSchema();
+    schemas.set(home, schema);
+  }
+  const store = `store: {kind: postgres, url_env: ${STORE_URL_ENV}}`;
+  return {
+    config: config === undefined ? store : `${config}\n${store}`,
+    env: { ...env, [STORE_URL_ENV]: schema.url },
+  };
+}
 
 export interface RunningDaemon {
   home: string;
@@ -39,12 +75,13 @@ export function testPortArgs(layout: HomeLayout): string[] {
 }
 
 export async function startDaemon(
-  options: { home?: string; env?: NodeJS.ProcessEnv; config?: string } = {},
+  options: { home?: string; env?: NodeJS.ProcessEnv; config?: string; store?: Backend } = {},
 ): Promise<RunningDaemon> {
   const home = options.home ?? tempHome();
-  if (options.config !== undefined) writeConfig(home, options.config);
+  const { config, env } = await onBackend(home, options.store ?? 'sqlite', options.config, options.env);
+  if (config !== undefined) writeConfig(home, config);
   const layout = homeLayout(home);
-  const child = spawnCli(home, ['serve', ...testPortArgs(layout)], options.env);
+  const child = spawnCli(home, ['serve', ...testPortArgs(layout)], env);
   child.stdin!.end();
   await waitForOutput(child, 'Gatehouse is ready at');
   const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string; epoch: number };

@@ -9,7 +9,13 @@ import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/ser
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { exited } from './cli.js';
-import { nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
+import {
+  dropTestSchemas,
+  nextEvent,
+  startDaemon,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 
 export interface Snapshot {
   session_id: string;
@@ -44,6 +50,8 @@ export interface Ack {
 export class RecoveryRig {
   readonly models: DemoModelServer[] = [];
   readonly daemons: RunningDaemon[] = [];
+  /** The store the daemons run on (`store.kind`); a case may run on each. */
+  store: Backend = 'sqlite';
 
   async model(): Promise<DemoModelServer> {
     const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
@@ -52,7 +60,7 @@ export class RecoveryRig {
   }
 
   async daemon(options: { home?: string; config: string; env?: NodeJS.ProcessEnv }): Promise<RunningDaemon> {
-    const d = await startDaemon(options);
+    const d = await startDaemon({ ...options, store: this.store });
     this.daemons.push(d);
     return d;
   }
@@ -61,6 +69,7 @@ export class RecoveryRig {
     for (const m of this.models) m.release();
     await Promise.all(this.daemons.splice(0).map((d) => d.kill().catch(() => undefined)));
     await Promise.all(this.models.splice(0).map((m) => m.close().catch(() => undefined)));
+    await dropTestSchemas();
   }
 }
 

@@ -48,13 +48,13 @@ export interface LocalStoreRig {
 }
 
 /** A fresh database file with one epoch opened and a local session created for each id. */
-export function openLocalStore(logicalIds: readonly string[]): LocalStoreRig {
+export async function openLocalStore(logicalIds: readonly string[]): Promise<LocalStoreRig> {
   const sessions = SqliteSessionStore.open(join(mkdtempSync(join(tmpdir(), 'gh-local-')), 'state.db'));
   const store = new SqliteLocalStore(sessions.db);
-  const epoch = store.openEpoch('test');
+  const epoch = await store.openEpoch('test');
   for (const id of logicalIds) {
     const origin = new SessionSource({ platform: 'local', chat_id: id }).toJSON();
-    store.commitCreation({ receipt: testReceipt(id), origin, title: null, hidden: false });
+    await store.commitCreation({ receipt: testReceipt(id), origin, title: null, hidden: false });
   }
   return { sessions, store, epoch };
 }

@@ -22,8 +22,9 @@ import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
-import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
-import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
+import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { SessionStore } from '../../storage/session-store.js';
+import type { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
@@ -42,6 +43,7 @@ import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
+import { openGatewayStores, type GatewayStores } from './stores.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -77,8 +79,9 @@ export function gatewayService(
   } = {},
 ): DaemonService {
   const env = options.env ?? process.env;
-  let store: SqliteSessionStore | null = null;
-  let localStore: SqliteLocalStore | null = null;
+  let stores: GatewayStores | null = null;
+  let store: SessionStore | null = null;
+  let localStore: LocalSessionStore | null = null;
   let demo: DemoModelServer | null = null;
   let rpc: RpcServer | null = null;
   let control: ControlServer | null = null;
@@ -98,16 +101,19 @@ export function gatewayService(
       const profile = config.default_profile;
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
-      store = SqliteSessionStore.open(layout.stateDb(profile), { backgroundCheckpoints: true });
-      if (options.storeHolder) options.storeHolder.current = store;
-      localStore = new SqliteLocalStore(store.db, () => new Date(), faults);
-      localStore.group.onFailure((failure) =>
-        logger.error(
-          { file: failure.file, reason: failure.reason },
-          `${failure.message}: every write is refused until the daemon restarts`,
-        ),
-      );
-      epoch = localStore.openEpoch(ctx.instanceId);
+      stores = await openGatewayStores({
+        config,
+        env,
+        stateDb: layout.stateDb(profile),
+        faults,
+        logger,
+      });
+      store = stores.sessions;
+      localStore = stores.local;
+      // Chat platforms run on SQLite only (the config refuses them with postgres).
+      if (options.storeHolder) options.storeHolder.current = stores.sqlite;
+      logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
+      epoch = await localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
 
       if (ProviderTable.needsDemo(config)) {
@@ -255,18 +261,7 @@ export function gatewayService(
           providers: providers.describe(),
           toolsets: toolRegistry.list().map((t) => t.name),
         }),
-        storage: () => {
-          const { stats, failed } = localStore!.group;
-          return {
-            writable: failed === null,
-            commit_batches: stats.batches,
-            committed_operations: stats.operations,
-            log_flushes: stats.flushes,
-            inline_flushes: stats.inlineFlushes,
-            checkpoints: store?.checkpointer?.stats.checkpoints ?? 0,
-            checkpoint_failures: store?.checkpointer?.stats.failures ?? 0,
-          };
-        },
+        storage: () => stores!.describe(),
         agentCache: () => agents.stats(),
         gateway: () =>
           describeGateway(ctx, {
@@ -333,7 +328,7 @@ export function gatewayService(
         homeRoot: layout.root,
         tickets,
         grant: { subject: 'native:owner', profile },
-        sessionExists: (id) => localStore?.getLocalSession(id)?.profile === profile,
+        sessionExists: async (id) => (await localStore?.getLocalSession(id))?.profile === profile,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,
@@ -367,7 +362,7 @@ export function gatewayService(
       housekeeping.events.on('housekeeping:error', ({ error }) => onError(error, 'housekeeping pass'));
       housekeeping.start();
       ctx.advertise({ agent_cache: agents.stats() });
-      const recovery = sessions.recover();
+      const recovery = await sessions.recover();
       logger.info({ ...recovery }, 'recovery done');
       for (const id of recovery.paused)
         logger.error({ session_id: id }, 'session paused: its receipt did not validate');
@@ -386,10 +381,11 @@ export function gatewayService(
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
       await demo?.close().catch(() => undefined);
-      if (localStore && epoch > 0) localStore.markCleanShutdown(epoch);
+      if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);
       if (options.storeHolder) options.storeHolder.current = null;
-      await store?.close().catch(() => undefined);
+      await stores?.close().catch(() => undefined);
       control = rpc = demo = null;
+      stores = null;
       store = null;
       localStore = null;
     },

@@ -25,7 +25,7 @@ export interface CompressContext {
   receipts: ReceiptGate;
   events: TypedEmitter<LocalEvents>;
   apiKey(logicalId: string): string | undefined;
-  access(principal: Principal, logicalId: string): AccessRow;
+  access(principal: Principal, logicalId: string): Promise<AccessRow>;
   publish(logicalId: string, event: PublicEvent): void;
   assertAccepting(): void;
   /** Named test-only fault points (crash tests); inert in production. */
@@ -73,8 +73,8 @@ export class SessionCompressor {
     generation: number | undefined,
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
-    this.ctx.access(principal, logicalId);
-    const current = this.ctx.store.getLocalSession(logicalId)?.generation ?? 0;
+    await this.ctx.access(principal, logicalId);
+    const current = (await this.ctx.store.getLocalSession(logicalId))?.generation ?? 0;
     if (generation !== undefined && generation !== current) {
       throw new GatewayError(
         'stale_generation',
@@ -84,7 +84,7 @@ export class SessionCompressor {
         },
       );
     }
-    if (!this.ctx.receipts.ensure(logicalId)) {
+    if (!(await this.ctx.receipts.ensure(logicalId))) {
       throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`, {
         session_id: logicalId,
       });

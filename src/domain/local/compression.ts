@@ -79,7 +79,7 @@ export async function compressLocalSession(
     current_session_id: child,
     lineage: [...receipt.lineage, { kind: 'compression', from: parent, to: child, at: at.toISOString() }],
   };
-  const committed = deps.store.commitCompression({
+  const committed = await deps.store.commitCompression({
     sessionKey: localSessionKey(logicalId),
     parentSessionId: parent,
     childSessionId: child,

@@ -30,7 +30,7 @@ export interface ControlContext {
   store: LocalSessionStore;
   scheduler: TurnScheduler;
   events: TypedEmitter<LocalEvents>;
-  access(principal: Principal, logicalId: string): AccessRow;
+  access(principal: Principal, logicalId: string): Promise<AccessRow>;
   /** The receipt validated in this epoch (access() validated it). */
   receipt(logicalId: string): CreationReceipt | undefined;
   /** Records a receipt this daemon just committed. */
@@ -50,10 +50,13 @@ export function retrySubmissionId(requestId: string): string {
 export class SessionControls {
   constructor(private readonly ctx: ControlContext) {}
 
-  reset(principal: Principal, params: { session_id: string; request_id: string }): Record<string, unknown> {
-    const { session, receipt } = this.open(principal, params.session_id);
+  async reset(
+    principal: Principal,
+    params: { session_id: string; request_id: string },
+  ): Promise<Record<string, unknown>> {
+    const { session, receipt } = await this.open(principal, params.session_id);
     const now = this.ctx.now();
-    const result = this.inSlot(session.logical_id, () =>
+    const result = await this.inSlot(session.logical_id, () =>
       this.ctx.store.commitReset({
         logical_id: session.logical_id,
         expected_session_id: receipt.current_session_id,
@@ -79,13 +82,13 @@ export class SessionControls {
     return { session_id: session.logical_id, reset_at: step.at, duplicate: result.kind === 'duplicate' };
   }
 
-  undo(
+  async undo(
     principal: Principal,
     params: { session_id: string; request_id: string; turns: number },
-  ): Record<string, unknown> {
-    const { session } = this.open(principal, params.session_id);
+  ): Promise<Record<string, unknown>> {
+    const { session } = await this.open(principal, params.session_id);
     const id = session.logical_id;
-    const undone = this.inSlot(id, () =>
+    const undone = await this.inSlot(id, () =>
       this.ctx.store.commitRewind({
         logical_id: id,
         request_key: `${id}:undo:${params.request_id}`,
@@ -103,11 +106,14 @@ export class SessionControls {
     };
   }
 
-  retry(principal: Principal, params: { session_id: string; request_id: string }): Record<string, unknown> {
-    const { session } = this.open(principal, params.session_id);
+  async retry(
+    principal: Principal,
+    params: { session_id: string; request_id: string },
+  ): Promise<Record<string, unknown>> {
+    const { session } = await this.open(principal, params.session_id);
     const id = session.logical_id;
     const submissionId = retrySubmissionId(params.request_id);
-    const result = this.inSlot(id, () =>
+    const result = await this.inSlot(id, () =>
       this.ctx.store.commitRetry({
         admission: {
           admission_id: newAdmissionId(),
@@ -152,17 +158,20 @@ export class SessionControls {
   }
 
   /** The session and its validated receipt, if the caller may control it now. */
-  private open(principal: Principal, logicalId: string): { session: AccessRow; receipt: CreationReceipt } {
+  private async open(
+    principal: Principal,
+    logicalId: string,
+  ): Promise<{ session: AccessRow; receipt: CreationReceipt }> {
     this.ctx.assertAccepting();
-    const session = this.ctx.access(principal, logicalId);
+    const session = await this.ctx.access(principal, logicalId);
     refusePaused(session);
     const receipt = this.ctx.receipt(session.logical_id);
     if (!receipt) throw new Error(`session ${logicalId} has no validated receipt`);
     return { session, receipt };
   }
 
-  private inSlot<T>(logicalId: string, fn: () => T): T {
-    const ran = this.ctx.scheduler.control(logicalId, fn);
+  private async inSlot<T>(logicalId: string, fn: () => Promise<T>): Promise<T> {
+    const ran = await this.ctx.scheduler.control(logicalId, fn);
     if (ran.kind === 'busy') {
       throw new GatewayError(
         'session_busy',

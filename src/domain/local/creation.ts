@@ -34,19 +34,19 @@ export interface CreationContext {
 }
 
 /** The session row to answer session.create with: a new one, or the one this request already made. */
-export function createLocalSession(
+export async function createLocalSession(
   ctx: CreationContext,
   principal: Principal,
   params: CreateSessionParams,
-): LocalSessionRow {
+): Promise<LocalSessionRow> {
   const owner = ownerOf(principal);
   const digest = creationDigest(params);
   if (params.request_id !== undefined) {
-    const existing = ctx.store.findByRequest(owner, principal.profile, params.request_id);
+    const existing = await ctx.store.findByRequest(owner, principal.profile, params.request_id);
     if (existing) return repeatCreation(ctx, existing, digest, params);
   } else if (params.title !== undefined) {
-    const titled = ctx.store.findByTitle(owner, principal.profile, params.title);
-    if (titled && ctx.receipts.ensure(titled.logical_id)) return titled;
+    const titled = await ctx.store.findByTitle(owner, principal.profile, params.title);
+    if (titled && (await ctx.receipts.ensure(titled.logical_id))) return titled;
   }
   const policy = freezeLaunchPolicy(params, ctx.launchDefaults, ctx.launchLookups);
   const now = new Date();
@@ -68,7 +68,7 @@ export function createLocalSession(
     chat_id: logicalId,
     chat_name: policy.title,
   }).toJSON();
-  const result = ctx.store.commitCreation({
+  const result = await ctx.store.commitCreation({
     receipt,
     origin,
     title: policy.title,
@@ -82,13 +82,13 @@ export function createLocalSession(
 }
 
 /** LOC-3: the same request_id returns the same identity, or invalid_params when fields differ. */
-function repeatCreation(
+async function repeatCreation(
   ctx: CreationContext,
   existing: LocalSessionRow,
   digest: string,
   params: CreateSessionParams,
-): LocalSessionRow {
-  if (!ctx.receipts.ensure(existing.logical_id)) {
+): Promise<LocalSessionRow> {
+  if (!(await ctx.receipts.ensure(existing.logical_id))) {
     throw new GatewayError(
       'permission_denied',
       `session ${existing.logical_id} is paused: its receipt is invalid`,

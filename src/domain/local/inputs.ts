@@ -22,12 +22,12 @@ export interface InputContext {
   scheduler: TurnScheduler;
   events: TypedEmitter<LocalEvents>;
   /** The session if the principal may use it (receipt validated), or a clear refusal. */
-  access(principal: Principal, logicalId: string): AccessRow;
+  access(principal: Principal, logicalId: string): Promise<AccessRow>;
   publish(logicalId: string, event: PublicEvent): void;
   /** True when the session's receipt is valid in this epoch (it may run). */
-  ensureReceipt(logicalId: string): boolean;
+  ensureReceipt(logicalId: string): Promise<boolean>;
   /** Titles an untitled session from its first message (titles.ts). */
-  titleFromFirst(session: AccessRow, text: string): void;
+  titleFromFirst(session: AccessRow, text: string): Promise<void>;
   /** Throws runtime_draining while the daemon drains. */
   assertAccepting(): void;
   /** Named test-only fault points; inert in production. */
@@ -69,7 +69,7 @@ export class SessionInputs {
     params: { session_id: string; submission_id: string; text: string },
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
-    const session = this.ctx.access(principal, params.session_id);
+    const session = await this.ctx.access(principal, params.session_id);
     refusePaused(session);
     const binding = bindingOf(principal, session);
     const result = await this.ctx.store.admit({
@@ -107,7 +107,7 @@ export class SessionInputs {
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.
         setImmediate(() => this.ctx.scheduler.kick(session.logical_id));
-        if (session.title === null) this.ctx.titleFromFirst(session, params.text);
+        if (session.title === null) await this.ctx.titleFromFirst(session, params.text);
         break;
       case 'existing':
         break;
@@ -124,13 +124,17 @@ export class SessionInputs {
     };
   }
 
-  cancel(principal: Principal, logicalId: string, admissionId: string): Record<string, unknown> {
-    this.ctx.access(principal, logicalId);
-    const admission = this.ctx.store.getAdmission(admissionId);
+  async cancel(
+    principal: Principal,
+    logicalId: string,
+    admissionId: string,
+  ): Promise<Record<string, unknown>> {
+    await this.ctx.access(principal, logicalId);
+    const admission = await this.ctx.store.getAdmission(admissionId);
     if (admission?.logical_id !== logicalId) {
       throw new GatewayError('not_found', `no admission ${admissionId} in session ${logicalId}`);
     }
-    const cancelled = this.ctx.store.cancelQueued(admissionId);
+    const cancelled = await this.ctx.store.cancelQueued(admissionId);
     if (cancelled) {
       this.ctx.publish(logicalId, {
         type: 'admission.settled',
@@ -139,11 +143,15 @@ export class SessionInputs {
       });
       this.ctx.scheduler.kick(logicalId);
     }
-    return { cancelled, state: this.ctx.store.getAdmission(admissionId)?.state };
+    return { cancelled, state: (await this.ctx.store.getAdmission(admissionId))?.state };
   }
 
-  interrupt(principal: Principal, logicalId: string, generation: number): Record<string, unknown> {
-    this.ctx.access(principal, logicalId);
+  async interrupt(
+    principal: Principal,
+    logicalId: string,
+    generation: number,
+  ): Promise<Record<string, unknown>> {
+    await this.ctx.access(principal, logicalId);
     const result = this.ctx.scheduler.interrupt(logicalId, generation);
     if (result === 'stale_generation') {
       throw new GatewayError(
@@ -157,9 +165,9 @@ export class SessionInputs {
     return { interrupted: result === 'interrupted' };
   }
 
-  resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
-    this.ctx.access(principal, logicalId);
-    const admission = this.ctx.store.getAdmission(admissionId);
+  async resolveUnknown(principal: Principal, logicalId: string, admissionId: string, generation: number) {
+    await this.ctx.access(principal, logicalId);
+    const admission = await this.ctx.store.getAdmission(admissionId);
     // A retry after a lost acknowledgement finds its own resolution: the same answer, nothing changes.
     if (
       admission?.logical_id === logicalId &&
@@ -178,7 +186,7 @@ export class SessionInputs {
         `admission ${admissionId} ran as generation ${admission.generation}`,
       );
     }
-    const resolved = this.ctx.store.resolveUnknown(
+    const resolved = await this.ctx.store.resolveUnknown(
       admissionId,
       generation,
       `resolved by ${principal.subject}`,
@@ -189,20 +197,20 @@ export class SessionInputs {
         admission_id: admissionId,
         outcome: 'interrupted',
       });
-      if (this.ctx.ensureReceipt(logicalId)) this.ctx.scheduler.kick(logicalId);
+      if (await this.ctx.ensureReceipt(logicalId)) this.ctx.scheduler.kick(logicalId);
     }
     return { resolved, outcome: 'interrupted', duplicate: false };
   }
 
-  respondApproval(
+  async respondApproval(
     principal: Principal,
     params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
-  ): Record<string, unknown> {
-    this.ctx.access(principal, params.session_id);
+  ): Promise<Record<string, unknown>> {
+    await this.ctx.access(principal, params.session_id);
     return promptAnswerResult(this.ctx.prompts.respondApproval(params).status, params);
   }
 
-  respondClarify(
+  async respondClarify(
     principal: Principal,
     params: {
       session_id: string;
@@ -210,8 +218,8 @@ export class SessionInputs {
       prompt_id: string;
       answer: string | string[];
     },
-  ): Record<string, unknown> {
-    this.ctx.access(principal, params.session_id);
+  ): Promise<Record<string, unknown>> {
+    await this.ctx.access(principal, params.session_id);
     return promptAnswerResult(this.ctx.prompts.respondClarify(params).status, params);
   }
 }

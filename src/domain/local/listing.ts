@@ -23,12 +23,12 @@ export interface ListingFacts {
   sessions: SessionStore;
   store: LocalSessionStore;
   /** info + state (idle, running, unknown, paused) of a local session the caller may see. */
-  local(row: LocalSessionRow): { info: Record<string, unknown>; state: ListedState };
+  local(row: LocalSessionRow): Promise<{ info: Record<string, unknown>; state: ListedState }>;
   /**
    * The current physical transcript of a local session the caller may access (or a not_found
    * refusal); null while its receipt is invalid (the session is paused).
    */
-  currentTranscript(principal: Principal, logicalId: string): string | null;
+  currentTranscript(principal: Principal, logicalId: string): Promise<string | null>;
   /** The open approvals and questions of a chat-platform session's running turn. */
   platformPrompts(sessionId: string): unknown[];
 }
@@ -57,16 +57,16 @@ function platformState(entry: SessionEntry): ListedState {
   return entry.resume_pending ? 'queued' : 'idle';
 }
 
-function listedRow(
+async function listedRow(
   facts: ListingFacts,
   principal: Principal,
   entry: SessionEntry,
-): Record<string, unknown> | null {
+): Promise<Record<string, unknown> | null> {
   if (entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
-    const row = facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
+    const row = await facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
     if (!visibleLocal(principal, row)) return null;
-    const { info, state: current } = facts.local(row);
-    const queued = facts.store.unsettled(row.logical_id).some((a) => a.state === 'queued');
+    const { info, state: current } = await facts.local(row);
+    const queued = (await facts.store.unsettled(row.logical_id)).some((a) => a.state === 'queued');
     const state = current === 'idle' && queued ? 'queued' : current;
     return { ...info, kind: 'local', state, last_activity: entry.updated_at, tokens: tokens(entry) };
   }
@@ -105,7 +105,7 @@ export async function listAll(
       });
     }
     for (const entry of page.entries) {
-      const row = listedRow(facts, principal, entry);
+      const row = await listedRow(facts, principal, entry);
       if (row) sessions.push(row);
     }
     cursor = page.nextCursor;
@@ -125,8 +125,8 @@ export async function sessionMessages(
   const id = options.session_id;
   let physicalId: string | null;
   let prompts: unknown[] | undefined;
-  if (facts.store.getLocalSession(id) !== null) {
-    physicalId = facts.currentTranscript(principal, id);
+  if ((await facts.store.getLocalSession(id)) !== null) {
+    physicalId = await facts.currentTranscript(principal, id);
     if (physicalId === null)
       throw new GatewayError('permission_denied', `session ${id} is paused`, { session_id: id });
   } else {

@@ -21,6 +21,8 @@ const PAUSE_PREFIX = 'receipt ';
 
 export class ReceiptGate {
   private readonly validated = new Map<string, CreationReceipt>();
+  /** Checks in flight, by logical id. */
+  private readonly checking = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly store: LocalSessionStore,
@@ -38,28 +40,41 @@ export class ReceiptGate {
     this.validated.set(receipt.logical_id, receipt);
   }
 
-  /** True when the session may run: its receipt agrees with the store and this profile. */
-  ensure(logicalId: string): boolean {
-    if (this.validated.has(logicalId)) return true;
-    const check = this.check(logicalId);
+  /**
+   * True when the session may run: its receipt agrees with the store and this profile. Checks of
+   * one session are serialised (one in flight, later callers share its answer), so a refused receipt
+   * pauses the session and is announced once however many requests arrive together.
+   */
+  ensure(logicalId: string): Promise<boolean> {
+    if (this.validated.has(logicalId)) return Promise.resolve(true);
+    const pending = this.checking.get(logicalId);
+    if (pending) return pending;
+    const check = this.validate(logicalId).finally(() => this.checking.delete(logicalId));
+    this.checking.set(logicalId, check);
+    return check;
+  }
+
+  private async validate(logicalId: string): Promise<boolean> {
+    const check = await this.check(logicalId);
     if (check.ok) {
       this.validated.set(logicalId, check.receipt);
-      const row = this.store.getLocalSession(logicalId);
-      if (row?.paused_reason?.startsWith(PAUSE_PREFIX)) this.store.setPaused(logicalId, null);
+      const row = await this.store.getLocalSession(logicalId);
+      if (row?.paused_reason?.startsWith(PAUSE_PREFIX)) await this.store.setPaused(logicalId, null);
       return true;
     }
     const reason = `${PAUSE_PREFIX}${check.failure}: ${check.detail}`;
-    if (this.store.getLocalSession(logicalId)?.paused_reason === reason) return false;
-    this.store.setPaused(logicalId, reason);
+    if ((await this.store.getLocalSession(logicalId))?.paused_reason === reason) return false;
+    await this.store.setPaused(logicalId, reason);
     this.hooks.paused(logicalId, check.failure, check.detail);
     return false;
   }
 
   /** REC-1 on the receipt and its route, then LIN-3 on every step of its lineage. */
-  private check(logicalId: string): ReceiptCheck {
-    const check = checkReceipt({ logicalId, ...this.store.readReceiptEvidence(logicalId) }, this.profile);
+  private async check(logicalId: string): Promise<ReceiptCheck> {
+    const evidence = await this.store.readReceiptEvidence(logicalId);
+    const check = checkReceipt({ logicalId, ...evidence }, this.profile);
     if (!check.ok) return check;
-    const facts = this.store.readLineageFacts(lineageChain(check.receipt));
+    const facts = await this.store.readLineageFacts(lineageChain(check.receipt));
     const lineage = checkLineage(check.receipt, facts, localSessionKey(logicalId));
     return lineage.ok ? check : lineage;
   }

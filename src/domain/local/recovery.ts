@@ -6,20 +6,22 @@
 import type { Claimed, LocalSessionStore } from '../../storage/local-store.js';
 import { decideRecovery, type RecoverySettings } from './turn-resume.js';
 
-export function recoverOrphans(
+export async function recoverOrphans(
   store: LocalSessionStore,
   epoch: number,
   settings: RecoverySettings,
   now: number,
   /** Validates the session's receipt (REC-1); false: the session is paused and nothing of it runs. */
-  receiptValid: (logicalId: string) => boolean,
-): { unknown: string[]; resumed: Claimed[] } {
+  receiptValid: (logicalId: string) => Promise<boolean>,
+): Promise<{ unknown: string[]; resumed: Claimed[] }> {
   const unknown: string[] = [];
   const resumed: Claimed[] = [];
-  for (const orphan of store.orphans(epoch)) {
+  for (const orphan of await store.orphans(epoch)) {
     const decision = decideRecovery(orphan, settings, now);
     if (decision.kind === 'resume') {
-      const claimed = receiptValid(orphan.logical_id) ? store.resumeOrphan(orphan.admission_id, epoch) : null;
+      const claimed = (await receiptValid(orphan.logical_id))
+        ? await store.resumeOrphan(orphan.admission_id, epoch)
+        : null;
       if (claimed) {
         resumed.push(claimed);
         continue;
@@ -27,9 +29,9 @@ export function recoverOrphans(
     }
     const detail =
       decision.kind === 'unknown' ? decision.detail : 'paused: the session receipt did not validate';
-    if (store.markUnknown(orphan.admission_id, epoch, detail)) unknown.push(orphan.admission_id);
+    if (await store.markUnknown(orphan.admission_id, epoch, detail)) unknown.push(orphan.admission_id);
   }
   // Whatever is still running from an older epoch (nothing, unless written meanwhile) is unknown.
-  unknown.push(...store.markOrphansUnknown(epoch).map((a) => a.admission_id));
+  unknown.push(...(await store.markOrphansUnknown(epoch)).map((a) => a.admission_id));
   return { unknown, resumed };
 }

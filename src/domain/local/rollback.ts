@@ -26,7 +26,7 @@ export interface RollbackContext {
   scheduler: TurnScheduler;
   prompts: PromptHost;
   checkpoints: CheckpointStore;
-  access(principal: Principal, logicalId: string): AccessRow;
+  access(principal: Principal, logicalId: string): Promise<AccessRow>;
   receipt(logicalId: string): CreationReceipt | undefined;
   publish(logicalId: string, event: PublicEvent): void;
   assertAccepting(): void;
@@ -36,7 +36,7 @@ export class SessionCheckpoints {
   constructor(private readonly ctx: RollbackContext) {}
 
   async list(principal: Principal, logicalId: string): Promise<Record<string, unknown>> {
-    const { cwd } = this.open(principal, logicalId);
+    const { cwd } = await this.open(principal, logicalId);
     const checkpoints = await this.ctx.checkpoints.list(logicalId, cwd);
     return { session_id: logicalId, cwd, checkpoints: checkpoints.map(publicCheckpoint) };
   }
@@ -47,7 +47,7 @@ export class SessionCheckpoints {
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
     const id = params.session_id;
-    const { cwd } = this.open(principal, id);
+    const { cwd } = await this.open(principal, id);
     const running = this.ctx.scheduler.running(id);
     if (running !== null) {
       throw new GatewayError(
@@ -66,7 +66,7 @@ export class SessionCheckpoints {
           checkpoint: params.checkpoint,
         });
       }
-      const approval = await this.ctx.prompts.requestApproval(this.scope(id), {
+      const approval = await this.ctx.prompts.requestApproval(await this.scope(id), {
         kind: 'edit',
         command: `rollback to checkpoint ${target.checkpoint} (${target.label}, ${target.created_at})`,
         reason: 'puts the files of the working directory back as they were; files created since are removed',
@@ -96,8 +96,8 @@ export class SessionCheckpoints {
   }
 
   /** The session's cwd, if the caller may use its checkpoints. */
-  private open(principal: Principal, logicalId: string): { cwd: string } {
-    const session = this.ctx.access(principal, logicalId);
+  private async open(principal: Principal, logicalId: string): Promise<{ cwd: string }> {
+    const session = await this.ctx.access(principal, logicalId);
     refusePaused(session);
     const policy = this.ctx.receipt(logicalId)?.policy;
     if (!policy) throw new Error(`session ${logicalId} has no validated receipt`);
@@ -112,11 +112,11 @@ export class SessionCheckpoints {
   }
 
   /** The approval belongs to no turn: it is bound to the session's current generation. */
-  private scope(logicalId: string) {
+  private async scope(logicalId: string) {
     return {
       sessionId: logicalId,
       admissionId: undefined,
-      executionGeneration: this.ctx.store.getLocalSession(logicalId)?.generation ?? 0,
+      executionGeneration: (await this.ctx.store.getLocalSession(logicalId))?.generation ?? 0,
       signal: new AbortController().signal,
       emit: (event: TurnEvent) => this.ctx.publish(logicalId, event),
     };

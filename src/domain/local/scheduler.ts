@@ -113,6 +113,8 @@ export type InterruptResult = 'interrupted' | 'stale_generation' | 'not_running'
 
 export class TurnScheduler {
   private readonly pumps = new Map<string, PumpState>();
+  /** Sessions whose slot a control holds (see control()): their pumps claim nothing until it ends. */
+  private readonly held = new Map<string, Promise<void>>();
   private draining = false;
 
   constructor(
@@ -154,7 +156,7 @@ export class TurnScheduler {
 
   /** Whether the session's turn slot is in use (a pump claiming or running, or an exclusive holder). */
   busy(logicalId: string): boolean {
-    return this.pumps.has(logicalId);
+    return this.pumps.has(logicalId) || this.held.has(logicalId);
   }
 
   /**
@@ -164,6 +166,11 @@ export class TurnScheduler {
    */
   async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
     for (;;) {
+      const held = this.held.get(logicalId);
+      if (held) {
+        await held;
+        continue;
+      }
       const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
       if (state.kind === 'idle') break;
       if (state.kind === 'running' || state.kind === 'exclusive') await state.done;
@@ -192,21 +199,31 @@ export class TurnScheduler {
 
   /**
    * Runs a control (reset, undo, retry) in the session's turn slot (LIN-2): only while no turn of
-   * the session runs or is being claimed. `fn` is synchronous — one store transaction — so no claim
-   * can come between; afterwards the queue is kicked, so inputs accepted before or during the
-   * control go on. Returns `busy` (and runs nothing) while a turn holds the slot.
+   * the session runs or is being claimed. While `fn` (one store transaction) is on its way the slot
+   * is held: a pump of the session claims nothing until it is done, and a second control is busy.
+   * Afterwards the queue is kicked, so inputs accepted before or during the control go on. Returns
+   * `busy` (and runs nothing) while a turn or another control holds the slot.
    */
-  control<T>(logicalId: string, fn: () => T): { kind: 'done'; value: T } | { kind: 'busy' } {
+  async control<T>(
+    logicalId: string,
+    fn: () => Promise<T>,
+  ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' }> {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
     // claimed, another exclusive holder of the slot) is busy.
     // A turn recovery resumed (REC-7) and not yet running holds the slot too.
     const free =
       state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
-    if (!free) return { kind: 'busy' };
-    const value = fn();
-    this.kick(logicalId);
-    return { kind: 'done', value };
+    if (!free || this.held.has(logicalId)) return { kind: 'busy' };
+    let release!: () => void;
+    this.held.set(logicalId, new Promise<void>((resolve) => (release = resolve)));
+    try {
+      return { kind: 'done', value: await fn() };
+    } finally {
+      this.held.delete(logicalId);
+      release();
+      this.kick(logicalId);
+    }
   }
 
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */
@@ -244,6 +261,11 @@ export class TurnScheduler {
         this.pumps.delete(logicalId);
         return;
       }
+      const held = this.held.get(logicalId);
+      if (held) {
+        await held;
+        continue;
+      }
       const release = await this.permits.acquire();
       try {
         if ((await this.step(logicalId)) === 'stop') return;
@@ -260,6 +282,8 @@ export class TurnScheduler {
       this.pumps.delete(logicalId);
       return 'stop';
     }
+    // A control took the slot while this pump waited for its permit: wait for it (permit released).
+    if (this.held.has(logicalId) && state.resumed === undefined) return 'again';
     state.kicked = false;
     state.claiming = true;
     const resumed = state.resumed;

@@ -27,11 +27,11 @@ export async function searchVisible(
   // A hit names its physical transcript; a reset or a compression moved the session to a child,
   // and every transcript of its lineage is found (and reported) under the logical id.
   const verdicts = new Map<string, string | null>();
-  const visibleAs = (sessionId: string): string | null => {
+  const visibleAs = async (sessionId: string): Promise<string | null> => {
     let logical = verdicts.get(sessionId);
     if (logical === undefined) {
-      const id = store.logicalIdOfTranscript(sessionId);
-      const row = id === null ? null : store.getLocalSession(id);
+      const id = await store.logicalIdOfTranscript(sessionId);
+      const row = id === null ? null : await store.getLocalSession(id);
       const ok =
         row !== null &&
         mayAccess(principal, row) &&
@@ -41,15 +41,12 @@ export async function searchVisible(
     }
     return logical;
   };
-  return {
-    query: options.query,
-    hits: hits
-      .flatMap((h) => {
-        const sessionId = visibleAs(h.session_id);
-        return sessionId === null
-          ? []
-          : [{ session_id: sessionId, role: h.role, snippet: h.snippet, timestamp: h.timestamp }];
-      })
-      .slice(0, options.limit),
-  };
+  const visible: SearchResult['hits'] = [];
+  for (const h of hits) {
+    if (visible.length === options.limit) break;
+    const sessionId = await visibleAs(h.session_id);
+    if (sessionId !== null)
+      visible.push({ session_id: sessionId, role: h.role, snippet: h.snippet, timestamp: h.timestamp });
+  }
+  return { query: options.query, hits: visible };
 }

@@ -5,7 +5,7 @@
  * nothing of sockets or SQL.
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
-import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import { recoverOrphans } from './recovery.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from './turn-resume.js';
 import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
@@ -149,7 +149,7 @@ export class LocalSessions {
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
       titleFromFirst: (session, text) => {
         const title = titleFromMessage(text);
-        if (title !== null) this.storeTitle(session.logical_id, title, true);
+        return title === null ? Promise.resolve() : this.storeTitle(session.logical_id, title, true);
       },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
@@ -247,22 +247,26 @@ export class LocalSessions {
    * started. Cost follows what is queued, not the stored history: other sessions are validated on
    * first use.
    */
-  recover(): LocalEvents['recovery:done'] {
+  async recover(): Promise<LocalEvents['recovery:done']> {
     const { store, epoch } = this.options;
-    const { unknown, resumed } = recoverOrphans(
+    const { unknown, resumed } = await recoverOrphans(
       store,
       epoch,
       this.options.recovery ?? RECOVERY_DEFAULTS,
       Date.now(),
       (logicalId) => this.receipts.ensure(logicalId),
     );
-    for (const claimed of resumed) this.scheduler.resume(claimed);
-    const queued = store.sessionsWithQueued();
+    const queued = await store.sessionsWithQueued();
     const paused: string[] = [];
+    const ready: string[] = [];
     for (const logicalId of queued) {
-      if (this.receipts.ensure(logicalId)) this.scheduler.kick(logicalId);
+      if (await this.receipts.ensure(logicalId)) ready.push(logicalId);
       else paused.push(logicalId);
     }
+    // Turns start only once everything is read, after the last await: nothing of recovery runs
+    // beside them, and the caller (the daemon's start) goes on in this same tick.
+    for (const claimed of resumed) this.scheduler.resume(claimed);
+    for (const logicalId of ready) this.scheduler.kick(logicalId);
     const done = {
       epoch,
       unknown,
@@ -277,9 +281,9 @@ export class LocalSessions {
   // ---- creation ------------------------------------------------------------------------------------
 
   /** session.create (creation.ts): a new session, or the one this request_id (or title) made. */
-  create(principal: Principal, params: CreateSessionParams): Record<string, unknown> {
+  async create(principal: Principal, params: CreateSessionParams): Promise<Record<string, unknown>> {
     this.assertAccepting();
-    const session = createLocalSession(
+    const session = await createLocalSession(
       {
         store: this.options.store,
         receipts: this.receipts,
@@ -300,19 +304,19 @@ export class LocalSessions {
    * With `messageLimit` the snapshot carries only the newest messages (and `messages_truncated`);
    * older ones are read with session.messages, so a long session opens by its last page.
    */
-  resume(
+  async resume(
     principal: Principal,
     viewer: Viewer,
     logicalId: string,
     messageLimit?: number,
   ): Promise<Record<string, unknown>> {
-    const session = this.access(principal, logicalId);
+    const session = await this.access(principal, logicalId);
     this.hub(logicalId).attach(viewer);
     return this.snapshot(session, messageLimit);
   }
 
-  detach(principal: Principal, viewerId: string, logicalId: string): { detached: boolean } {
-    this.access(principal, logicalId);
+  async detach(principal: Principal, viewerId: string, logicalId: string): Promise<{ detached: boolean }> {
+    await this.access(principal, logicalId);
     return { detached: this.hubs.find(logicalId)?.detach(viewerId) ?? false };
   }
 
@@ -328,10 +332,14 @@ export class LocalSessions {
    */
   async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
-    if (!receipt) return this.snapshotOf(session, []);
+    if (!receipt) return await this.snapshotOf(session, []);
     const hub = this.hub(session.logical_id);
     for (let attempt = 1; ; attempt++) {
       const before = hub.lastSeq;
+      // The row and the admissions are read before the transcript: a settlement committed between
+      // the reads then shows its messages with the admission still pending (read again by a
+      // viewer that waits), never settled without its final answer.
+      const state = await this.readState(session.logical_id);
       const physicalId =
         this.receipts.get(session.logical_id)?.current_session_id ?? receipt.current_session_id;
       const page =
@@ -340,24 +348,30 @@ export class LocalSessions {
           : await this.options.sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
       if (hub.lastSeq !== before && attempt < SNAPSHOT_READS) continue;
       // Still moving after the last read: a message shown twice is better than one lost.
-      const snapshot = this.snapshotOf(session, page.messages, before);
+      const snapshot = await this.snapshotOf(session, page.messages, before, state);
       return messageLimit === undefined ? snapshot : { ...snapshot, messages_truncated: page.hasMore };
     }
   }
 
-  private snapshotOf(
+  /** The session's row (its current execution generation) and its unsettled admissions. */
+  private async readState(id: string): Promise<{ fresh: LocalSessionRow; unsettled: AdmissionRow[] }> {
+    const fresh = await this.options.store.getLocalSession(id);
+    if (!fresh) throw new GatewayError('not_found', `no session ${id}`, { session_id: id });
+    return { fresh, unsettled: await this.options.store.unsettled(id) };
+  }
+
+  private async snapshotOf(
     session: AccessRow,
     messages: StoredMessage[],
     lastSeq?: number,
-  ): Record<string, unknown> {
+    state?: { fresh: LocalSessionRow; unsettled: AdmissionRow[] },
+  ): Promise<Record<string, unknown>> {
     const id = session.logical_id;
-    // The snapshot shows the current execution generation: read the row now.
-    const fresh = this.options.store.getLocalSession(id);
-    if (!fresh) throw new GatewayError('not_found', `no session ${id}`, { session_id: id });
+    const { fresh, unsettled } = state ?? (await this.readState(id));
     return sessionSnapshot({
       session: fresh,
       messages,
-      unsettled: this.options.store.unsettled(id),
+      unsettled,
       running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
       epoch: this.options.epoch,
@@ -367,30 +381,34 @@ export class LocalSessions {
   }
 
   /** session.title: the owner (or an operator) names the session. */
-  retitle(principal: Principal, logicalId: string, title: string): Record<string, unknown> {
-    this.access(principal, logicalId);
-    this.storeTitle(logicalId, title, false);
+  async retitle(principal: Principal, logicalId: string, title: string): Promise<Record<string, unknown>> {
+    await this.access(principal, logicalId);
+    await this.storeTitle(logicalId, title, false);
     return { session_id: logicalId, title };
   }
 
   /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
-  private storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): void {
-    if (!this.options.store.setTitle(logicalId, title, onlyIfUntitled)) return;
+  private async storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<void> {
+    if (!(await this.options.store.setTitle(logicalId, title, onlyIfUntitled))) return;
     const known = this.checked.get(logicalId);
     if (known) this.checked.set(logicalId, { ...known, title });
   }
 
   /** session.history: the whole lineage, or what the model sees (history.ts). */
-  history(principal: Principal, logicalId: string, view: 'full' | 'model'): Promise<Record<string, unknown>> {
-    this.access(principal, logicalId);
+  async history(
+    principal: Principal,
+    logicalId: string,
+    view: 'full' | 'model',
+  ): Promise<Record<string, unknown>> {
+    await this.access(principal, logicalId);
     const receipt = this.receipts.get(logicalId);
     if (!receipt)
       throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
     return sessionHistory(this.options.sessions, receipt, view);
   }
 
-  info(principal: Principal, logicalId: string): Record<string, unknown> {
-    return this.infoOf(this.access(principal, logicalId));
+  async info(principal: Principal, logicalId: string): Promise<Record<string, unknown>> {
+    return this.infoOf(await this.access(principal, logicalId));
   }
 
   private infoOf(session: AccessRow): Record<string, unknown> {
@@ -400,18 +418,25 @@ export class LocalSessions {
     return sessionInfo(session, policy, live || this.scheduler.running(id) !== null);
   }
 
-  list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }): Record<string, unknown> {
+  async list(
+    principal: Principal,
+    options: { limit: number; scope: 'live' | 'stored' },
+  ): Promise<Record<string, unknown>> {
     // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
     const rows =
       options.scope === 'live'
-        ? [...new Set([...this.hubs.ids(), ...(this.options.agents?.keys() ?? [])])]
-            .map((id) => this.options.store.getLocalSession(id))
-            .filter((row): row is LocalSessionRow => row !== null && !row.hidden)
-        : this.options.store.listLocalSessions({ limit: options.limit * 4 });
-    const sessions = rows
-      .filter((row) => mayAccess(principal, row))
-      .slice(0, options.limit)
-      .map((row) => ({ ...this.infoOf(row), state: this.stateOf(row) }));
+        ? (
+            await Promise.all(
+              [...new Set([...this.hubs.ids(), ...(this.options.agents?.keys() ?? [])])].map((id) =>
+                this.options.store.getLocalSession(id),
+              ),
+            )
+          ).filter((row): row is LocalSessionRow => row !== null && !row.hidden)
+        : await this.options.store.listLocalSessions({ limit: options.limit * 4 });
+    const visible = rows.filter((row) => mayAccess(principal, row)).slice(0, options.limit);
+    const sessions = await Promise.all(
+      visible.map(async (row) => ({ ...this.infoOf(row), state: await this.stateOf(row) })),
+    );
     return { scope: options.scope, sessions };
   }
 
@@ -429,36 +454,30 @@ export class LocalSessions {
     return {
       sessions: this.options.sessions,
       store: this.options.store,
-      local: (row) => ({ info: this.infoOf(row), state: this.stateOf(row) }),
+      local: async (row) => ({ info: this.infoOf(row), state: await this.stateOf(row) }),
       platformPrompts: (sessionId) => this.platformPrompts.pending(sessionId),
-      currentTranscript: (principal, logicalId) => {
-        this.access(principal, logicalId);
+      currentTranscript: async (principal, logicalId) => {
+        await this.access(principal, logicalId);
         return this.receipts.get(logicalId)?.current_session_id ?? null;
       },
     };
   }
 
   /** approval.respond: a local session's prompt, or (for operators) a chat-platform turn's. */
-  respondApproval(
-    principal: Principal,
-    params: ApprovalResponse,
-  ): Record<string, unknown> | Promise<Record<string, unknown>> {
-    if (this.isPlatformAnswer(principal, params.session_id))
+  async respondApproval(principal: Principal, params: ApprovalResponse): Promise<Record<string, unknown>> {
+    if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
     return this.inputs.respondApproval(principal, params);
   }
 
   /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
-  private isPlatformAnswer(principal: Principal, sessionId: string): boolean {
-    return principal.sessions === undefined && this.options.store.getLocalSession(sessionId) === null;
+  private async isPlatformAnswer(principal: Principal, sessionId: string): Promise<boolean> {
+    return principal.sessions === undefined && (await this.options.store.getLocalSession(sessionId)) === null;
   }
 
   /** clarify.respond, likewise. */
-  respondClarify(
-    principal: Principal,
-    params: ClarifyResponse,
-  ): Record<string, unknown> | Promise<Record<string, unknown>> {
-    if (this.isPlatformAnswer(principal, params.session_id))
+  async respondClarify(principal: Principal, params: ClarifyResponse): Promise<Record<string, unknown>> {
+    if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
     return this.inputs.respondClarify(principal, params);
   }
@@ -468,13 +487,14 @@ export class LocalSessions {
     return searchVisible(this.options.sessions, this.options.store, principal, options);
   }
 
-  private stateOf(row: LocalSessionRow): SessionState {
+  private async stateOf(row: LocalSessionRow): Promise<SessionState> {
     const id = row.logical_id;
-    return sessionState(row, this.scheduler.running(id), this.options.store.unsettled(id));
+    const unsettled = await this.options.store.unsettled(id);
+    return sessionState(row, this.scheduler.running(id), unsettled);
   }
 
-  eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
-    this.access(principal, logicalId);
+  async eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
+    await this.access(principal, logicalId);
     return eventsSince(this.hub(logicalId), logicalId, epoch, afterSeq, this.options.epoch);
   }
 
@@ -494,13 +514,13 @@ export class LocalSessions {
    * the first check of the epoch its access facts cannot change, so they are kept and the store is
    * not read again on the hot path (every prompt.submit passes here).
    */
-  private access(principal: Principal, logicalId: string): AccessRow {
+  private async access(principal: Principal, logicalId: string): Promise<AccessRow> {
     const known = this.checked.get(logicalId);
     if (known) return requireAccess(principal, known, logicalId);
-    const session = requireAccess(principal, this.options.store.getLocalSession(logicalId), logicalId);
+    const session = requireAccess(principal, await this.options.store.getLocalSession(logicalId), logicalId);
     // The first use in this epoch validates the receipt, which may pause or unpause the row.
-    const valid = this.receipts.ensure(logicalId);
-    const fresh = this.options.store.getLocalSession(logicalId) ?? session;
+    const valid = await this.receipts.ensure(logicalId);
+    const fresh = (await this.options.store.getLocalSession(logicalId)) ?? session;
     if (valid) this.checked.set(logicalId, accessFacts(fresh));
     return fresh;
   }

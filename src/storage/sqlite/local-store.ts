@@ -1,9 +1,10 @@
 /**
  * LocalSessionStore on SQLite: the same database (and connection) as the session store, so a creation
  * commits its physical session row, route and receipt in one transaction (LOC-1), and a claim or a
- * settlement commits the transcript messages of its turn with it. Synchronous methods are one
- * IMMEDIATE transaction, durable (synchronous=FULL) on return; admit, claimNext and settle go through
- * the connection's CommitGroup and resolve once their shared commit is durable.
+ * settlement commits the transcript messages of its turn with it. Most methods run one IMMEDIATE
+ * transaction at once, in the caller's tick, and resolve durable (synchronous=FULL); admit, claimNext,
+ * settle and the step methods go through the connection's CommitGroup and resolve once their shared
+ * commit is durable.
  */
 import { nextStep } from '../../domain/local/admission.js';
 import {
@@ -31,6 +32,7 @@ import type {
   RewindCommit,
   Settlement,
   StoredPrompt,
+  StoreFaults,
   TurnFence,
 } from '../local-store.js';
 import type { CompressionPublication } from '../session-store.js';
@@ -48,11 +50,18 @@ import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
-/** Test-only hook points inside transactions (crash tests arm them to die mid-transaction). */
-export interface StoreFaults {
-  hit(
-    point: 'creation.transaction' | 'settle.transaction' | 'reset.transaction' | 'compress.transaction',
-  ): void;
+export type { StoreFaults } from '../local-store.js';
+
+/**
+ * Runs a synchronous store operation and answers with a promise, as the contract asks. It runs at
+ * once, in the caller's tick: a thrown error becomes a rejection, never a synchronous throw.
+ */
+function answer<T>(operation: () => T): Promise<T> {
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 export class SqliteLocalStore implements LocalSessionStore {
@@ -71,46 +80,53 @@ export class SqliteLocalStore implements LocalSessionStore {
     return this.now().toISOString();
   }
 
-  openEpoch(instanceId: string): number {
-    return tx(this.db, () => epochs.openEpoch(this.db, instanceId, this.at()));
+  openEpoch(instanceId: string): Promise<number> {
+    return answer(() => tx(this.db, () => epochs.openEpoch(this.db, instanceId, this.at())));
   }
 
-  markCleanShutdown(epoch: number): void {
-    tx(this.db, () => epochs.markCleanShutdown(this.db, epoch, this.at()));
+  markCleanShutdown(epoch: number): Promise<void> {
+    return answer(() => tx(this.db, () => epochs.markCleanShutdown(this.db, epoch, this.at())));
   }
 
-  commitCreation(creation: NewCreation): CreationResult {
+  commitCreation(creation: NewCreation): Promise<CreationResult> {
     const { receipt } = creation;
-    return tx(this.db, () => {
-      if (receipt.request_id !== null) {
-        const existing = creations.findByRequest(this.db, receipt.owner, receipt.profile, receipt.request_id);
-        if (existing)
-          return { kind: 'existing', session: existing, receipt: this.receiptOf(existing.logical_id) };
-      }
-      const at = receipt.created_at;
-      const key = localSessionKey(receipt.logical_id);
-      insertSession(this.db, {
-        sessionId: receipt.current_session_id,
-        sessionKey: key,
-        origin: creation.origin,
-        createdAt: at,
-      });
-      writeRoute(this.db, newEntry(key, receipt.current_session_id, creation.origin, at));
-      creations.insertLocalSession(this.db, {
-        logical_id: receipt.logical_id,
-        profile: receipt.profile,
-        owner: receipt.owner,
-        request_id: receipt.request_id,
-        source: receipt.policy.source,
-        title: creation.title,
-        hidden: creation.hidden,
-        created_at: at,
-      });
-      this.faults?.hit('creation.transaction');
-      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
-      const session = creations.readLocalSession(this.db, receipt.logical_id)!;
-      return { kind: 'created', session, receipt };
-    });
+    return answer(() =>
+      tx(this.db, () => {
+        if (receipt.request_id !== null) {
+          const existing = creations.findByRequest(
+            this.db,
+            receipt.owner,
+            receipt.profile,
+            receipt.request_id,
+          );
+          if (existing)
+            return { kind: 'existing', session: existing, receipt: this.receiptOf(existing.logical_id) };
+        }
+        const at = receipt.created_at;
+        const key = localSessionKey(receipt.logical_id);
+        insertSession(this.db, {
+          sessionId: receipt.current_session_id,
+          sessionKey: key,
+          origin: creation.origin,
+          createdAt: at,
+        });
+        writeRoute(this.db, newEntry(key, receipt.current_session_id, creation.origin, at));
+        creations.insertLocalSession(this.db, {
+          logical_id: receipt.logical_id,
+          profile: receipt.profile,
+          owner: receipt.owner,
+          request_id: receipt.request_id,
+          source: receipt.policy.source,
+          title: creation.title,
+          hidden: creation.hidden,
+          created_at: at,
+        });
+        this.faults?.hit('creation.transaction');
+        creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+        const session = creations.readLocalSession(this.db, receipt.logical_id)!;
+        return { kind: 'created', session, receipt };
+      }),
+    );
   }
 
   /** The stored receipt, parsed; only for rows this store just wrote or validated. */
@@ -118,59 +134,65 @@ export class SqliteLocalStore implements LocalSessionStore {
     return JSON.parse(creations.readReceipt(this.db, receiptKey(logicalId)) ?? 'null') as CreationReceipt;
   }
 
-  findByRequest(owner: OwnerRef, profile: string, requestId: string): LocalSessionRow | null {
-    return creations.findByRequest(this.db, owner, profile, requestId);
+  findByRequest(owner: OwnerRef, profile: string, requestId: string): Promise<LocalSessionRow | null> {
+    return answer(() => creations.findByRequest(this.db, owner, profile, requestId));
   }
 
-  findByTitle(owner: OwnerRef, profile: string, title: string): LocalSessionRow | null {
-    return creations.findByTitle(this.db, owner, profile, title);
+  findByTitle(owner: OwnerRef, profile: string, title: string): Promise<LocalSessionRow | null> {
+    return answer(() => creations.findByTitle(this.db, owner, profile, title));
   }
 
-  getLocalSession(logicalId: string): LocalSessionRow | null {
-    return creations.readLocalSession(this.db, logicalId);
+  getLocalSession(logicalId: string): Promise<LocalSessionRow | null> {
+    return answer(() => creations.readLocalSession(this.db, logicalId));
   }
 
-  listLocalSessions(options: { limit: number; includeHidden?: boolean }): LocalSessionRow[] {
-    return creations.listLocalSessions(this.db, options.limit, options.includeHidden ?? false);
+  listLocalSessions(options: { limit: number; includeHidden?: boolean }): Promise<LocalSessionRow[]> {
+    return answer(() => creations.listLocalSessions(this.db, options.limit, options.includeHidden ?? false));
   }
 
-  allLogicalIds(): string[] {
-    return creations.allLogicalIds(this.db);
+  allLogicalIds(): Promise<string[]> {
+    return answer(() => creations.allLogicalIds(this.db));
   }
 
-  readReceiptEvidence(logicalId: string): { raw: string | null; routedSessionId: string | null } {
-    const raw = creations.readReceipt(this.db, receiptKey(logicalId));
-    const route = readRoute(this.db, localSessionKey(logicalId));
-    return { raw, routedSessionId: route?.session_id ?? null };
+  readReceiptEvidence(logicalId: string): Promise<{ raw: string | null; routedSessionId: string | null }> {
+    return answer(() => {
+      const raw = creations.readReceipt(this.db, receiptKey(logicalId));
+      const route = readRoute(this.db, localSessionKey(logicalId));
+      return { raw, routedSessionId: route?.session_id ?? null };
+    });
   }
 
-  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): boolean {
-    return writeTitle(this.db, logicalId, title, onlyIfUntitled);
+  setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<boolean> {
+    return answer(() => writeTitle(this.db, logicalId, title, onlyIfUntitled));
   }
 
-  setPaused(logicalId: string, reason: string | null): void {
-    tx(this.db, () => creations.setPaused(this.db, logicalId, reason));
+  setPaused(logicalId: string, reason: string | null): Promise<void> {
+    return answer(() => tx(this.db, () => creations.setPaused(this.db, logicalId, reason)));
   }
 
-  logicalIdOfTranscript(sessionId: string): string | null {
-    const row = readSession(this.db, sessionId);
-    return row === null ? null : logicalIdOfKey(row.session_key);
+  logicalIdOfTranscript(sessionId: string): Promise<string | null> {
+    return answer(() => {
+      const row = readSession(this.db, sessionId);
+      return row === null ? null : logicalIdOfKey(row.session_key);
+    });
   }
 
-  readLineageFacts(sessionIds: readonly string[]): Map<string, LineageFacts | null> {
-    return new Map(sessionIds.map((id) => [id, readLineageRow(this.db, id)]));
+  readLineageFacts(sessionIds: readonly string[]): Promise<Map<string, LineageFacts | null>> {
+    return answer(() => new Map(sessionIds.map((id) => [id, readLineageRow(this.db, id)])));
   }
 
-  commitReset(reset: NewReset): ResetResult {
-    return tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction')));
+  commitReset(reset: NewReset): Promise<ResetResult> {
+    return answer(() =>
+      tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction'))),
+    );
   }
 
-  commitRewind(rewind: NewRewind): RewindCommit {
-    return tx(this.db, () => transitions.rewind(this.db, rewind));
+  commitRewind(rewind: NewRewind): Promise<RewindCommit> {
+    return answer(() => tx(this.db, () => transitions.rewind(this.db, rewind)));
   }
 
-  commitRetry(retry: Parameters<LocalSessionStore['commitRetry']>[0]): RetryResult {
-    return tx(this.db, () => transitions.retry(this.db, retry));
+  commitRetry(retry: Parameters<LocalSessionStore['commitRetry']>[0]): Promise<RetryResult> {
+    return answer(() => tx(this.db, () => transitions.retry(this.db, retry)));
   }
 
   admit(admission: NewAdmission): Promise<AdmitResult> {
@@ -192,15 +214,15 @@ export class SqliteLocalStore implements LocalSessionStore {
   }
 
   getAdmission(admissionId: string) {
-    return admissions.readAdmission(this.db, admissionId);
+    return answer(() => admissions.readAdmission(this.db, admissionId));
   }
 
   unsettled(logicalId: string) {
-    return admissions.unsettled(this.db, logicalId);
+    return answer(() => admissions.unsettled(this.db, logicalId));
   }
 
-  sessionsWithQueued(): string[] {
-    return admissions.sessionsWithQueued(this.db);
+  sessionsWithQueued(): Promise<string[]> {
+    return answer(() => admissions.sessionsWithQueued(this.db));
   }
 
   claimNext(logicalId: string, epoch: number): Promise<ClaimResult> {
@@ -268,46 +290,52 @@ export class SqliteLocalStore implements LocalSessionStore {
     return sessionId;
   }
 
-  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): boolean {
+  commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): Promise<boolean> {
     const { receipt } = publication;
-    return publishCompression(this.db, publication, () => {
-      creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
-      this.faults?.hit('compress.transaction');
-    });
+    return answer(() =>
+      publishCompression(this.db, publication, () => {
+        creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+        this.faults?.hit('compress.transaction');
+      }),
+    );
   }
 
-  cancelQueued(admissionId: string): boolean {
-    return tx(this.db, () => admissions.cancelQueued(this.db, admissionId, this.at()));
+  cancelQueued(admissionId: string): Promise<boolean> {
+    return answer(() => tx(this.db, () => admissions.cancelQueued(this.db, admissionId, this.at())));
   }
 
   markOrphansUnknown(currentEpoch: number) {
-    return tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch));
+    return answer(() => tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch)));
   }
 
   orphans(currentEpoch: number) {
-    return admissions.orphans(this.db, currentEpoch);
+    return answer(() => admissions.orphans(this.db, currentEpoch));
   }
 
-  resumeOrphan(admissionId: string, epoch: number): Claimed | null {
-    return tx(this.db, () => {
-      const before = admissions.readAdmission(this.db, admissionId);
-      if (!before || before.state !== 'running') return null;
-      const session = creations.readLocalSession(this.db, before.logical_id);
-      if (!session) return null;
-      const generation = creations.nextGeneration(this.db, before.logical_id);
-      const admission = admissions.resumeOrphan(this.db, admissionId, epoch, generation);
-      if (!admission) return null;
-      const input: TranscriptMessage = {
-        role: 'user',
-        content: admission.text,
-        admission_id: admission.admission_id,
-      };
-      return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
-    });
+  resumeOrphan(admissionId: string, epoch: number): Promise<Claimed | null> {
+    return answer(() =>
+      tx(this.db, () => {
+        const before = admissions.readAdmission(this.db, admissionId);
+        if (!before || before.state !== 'running') return null;
+        const session = creations.readLocalSession(this.db, before.logical_id);
+        if (!session) return null;
+        const generation = creations.nextGeneration(this.db, before.logical_id);
+        const admission = admissions.resumeOrphan(this.db, admissionId, epoch, generation);
+        if (!admission) return null;
+        const input: TranscriptMessage = {
+          role: 'user',
+          content: admission.text,
+          admission_id: admission.admission_id,
+        };
+        return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
+      }),
+    );
   }
 
-  markUnknown(admissionId: string, currentEpoch: number, detail: string): boolean {
-    return tx(this.db, () => admissions.markUnknown(this.db, admissionId, currentEpoch, detail));
+  markUnknown(admissionId: string, currentEpoch: number, detail: string): Promise<boolean> {
+    return answer(() =>
+      tx(this.db, () => admissions.markUnknown(this.db, admissionId, currentEpoch, detail)),
+    );
   }
 
   markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean> {
@@ -330,7 +358,9 @@ export class SqliteLocalStore implements LocalSessionStore {
     return this.group.run(() => admissions.writeStep(this.db, fence, { prompt }));
   }
 
-  resolveUnknown(admissionId: string, generation: number, detail: string): boolean {
-    return tx(this.db, () => admissions.resolveUnknown(this.db, admissionId, generation, detail, this.at()));
+  resolveUnknown(admissionId: string, generation: number, detail: string): Promise<boolean> {
+    return answer(() =>
+      tx(this.db, () => admissions.resolveUnknown(this.db, admissionId, generation, detail, this.at())),
+    );
   }
 }

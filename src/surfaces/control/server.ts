@@ -30,7 +30,7 @@ export interface ControlServerOptions {
   /** The home folder; a socket outside it gets its folder created and verified owner-only. */
   homeRoot?: string;
   /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
-  sessionExists?: (logicalId: string) => boolean;
+  sessionExists?: (logicalId: string) => Promise<boolean>;
   logger?: Logger;
 }
 
@@ -54,11 +54,11 @@ function errorReply(reason: ControlErrorReason, message: string): ControlErrorRe
   return { error: { reason, message } };
 }
 
-/** Pure: one request line → one reply object. */
-export function answerControlLine(
+/** One request line → one reply object (the store is only asked whether named sessions exist). */
+export async function answerControlLine(
   line: string,
   options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists'>,
-): ControlIdentity | TicketReply | ControlErrorReply {
+): Promise<ControlIdentity | TicketReply | ControlErrorReply> {
   let json: unknown;
   try {
     json = JSON.parse(line);
@@ -76,7 +76,8 @@ export function answerControlLine(
       return options.identify();
     case 'session-ticket': {
       const sessions = request.sessions === undefined ? undefined : [...new Set(request.sessions)];
-      const unknown = sessions?.filter((id) => !(options.sessionExists?.(id) ?? false)) ?? [];
+      const unknown: string[] = [];
+      for (const id of sessions ?? []) if (!((await options.sessionExists?.(id)) ?? false)) unknown.push(id);
       if (unknown.length > 0) {
         return errorReply(
           'unknown_session',
@@ -137,18 +138,14 @@ function serveConnection(socket: Socket, options: ControlServerOptions, logger: 
     const end = buffered.indexOf('\n');
     if (end < 0 && buffered.length <= MAX_CONTROL_LINE_BYTES) return;
     socket.removeAllListeners('data');
-    let reply: unknown;
-    if (end < 0) {
-      reply = errorReply('invalid_request', 'request line too long');
-    } else {
-      try {
-        reply = answerControlLine(buffered.slice(0, end), options);
-      } catch (error) {
-        logger.error({ err: error }, 'control request failed');
-        reply = errorReply('internal_error', 'internal error');
-      }
-    }
-    socket.end(`${JSON.stringify(reply)}\n`);
+    const reply: Promise<unknown> =
+      end < 0
+        ? Promise.resolve(errorReply('invalid_request', 'request line too long'))
+        : answerControlLine(buffered.slice(0, end), options).catch((error: unknown) => {
+            logger.error({ err: error }, 'control request failed');
+            return errorReply('internal_error', 'internal error');
+          });
+    void reply.then((answer) => socket.end(`${JSON.stringify(answer)}\n`));
   });
 }
 

@@ -30,6 +30,8 @@ export interface AuthorityDescription {
 
 /** Group-commit counters since the daemon started (docs/storage.md, "Group commit"). */
 export interface StorageCounters {
+  /** Where sessions are stored (`store.kind`). */
+  backend: 'sqlite' | 'postgres';
   /** False once a log flush failed (every write is refused until the daemon restarts). */
   writable: boolean;
   /** Group transactions committed, and the store operations they held. */

@@ -31,8 +31,8 @@ function housekeeping(): Housekeeping {
 describe('agent cache on local sessions', () => {
   it('a turn after the first is a hit that reads only what is new; the request is what a fresh load gives', async () => {
     h = await startLocalHarness();
-    const cached = h.create('cached');
-    const evicted = h.create('evicted');
+    const cached = await h.create('cached');
+    const evicted = await h.create('evicted');
     for (const id of [cached, evicted]) {
       expect(await h.turn(id, 'first')).toBe('completed');
       expect(await h.turn(id, 'second')).toBe('completed');
@@ -59,7 +59,7 @@ describe('agent cache on local sessions', () => {
 
   it('a transcript changed behind the cache (a rewind) is never served: the entry is rebuilt', async () => {
     h = await startLocalHarness();
-    const id = h.create();
+    const id = await h.create();
     await h.turn(id, 'keep me');
     await h.turn(id, 'undo me');
     const receipt = h.sessions.validatedReceipt(id)!;
@@ -74,7 +74,7 @@ describe('agent cache on local sessions', () => {
 
   it("'transcript:replaced' drops the cached copy", async () => {
     h = await startLocalHarness();
-    const id = h.create();
+    const id = await h.create();
     await h.turn(id, 'hello');
     expect(h.agents.has(id)).toBe(true);
     const receipt = h.sessions.validatedReceipt(id)!;
@@ -90,7 +90,7 @@ describe('agent cache on local sessions', () => {
 
   it('AGC-4: an idle session past its TTL is evicted, keeps its transcript and answers with full history', async () => {
     h = await startLocalHarness({ limits: { idleTtlMs: 3_600_000 } });
-    const id = h.create();
+    const id = await h.create();
     await h.turn(id, 'remember the number 42');
     await h.turn(id, 'and the colour blue');
     const before = await h.store.loadTranscript(h.sessions.validatedReceipt(id)!.current_session_id);
@@ -111,7 +111,7 @@ describe('agent cache on local sessions', () => {
 
   it('pressure evicts least recently used idle agents, never the protected recent ones', async () => {
     h = await startLocalHarness({ limits: { protectRecent: 1, maxEvictionsPerPass: 16 } });
-    const ids = [h.create('a'), h.create('b'), h.create('c')];
+    const ids = [await h.create('a'), await h.create('b'), await h.create('c')];
     for (const id of ids) {
       h.clock.now += 1000;
       await h.turn(id, `hello ${id}`);
@@ -126,35 +126,37 @@ describe('agent cache on local sessions', () => {
 describe('idle sessions release their in-memory state', () => {
   it('a released hub is rebuilt on demand; an old cursor gets snapshot_required, never a gap', async () => {
     h = await startLocalHarness();
-    const id = h.create();
+    const id = await h.create();
     await h.turn(id, 'hello');
-    const cursor = h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 0) as { last_seq: number };
+    const cursor = (await h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 0)) as { last_seq: number };
     expect(cursor.last_seq).toBeGreaterThan(2);
     expect(h.sessions.releaseIdle()).toBe(1);
     expect(h.sessions.hubCount).toBe(0);
     // Nothing happened since: the viewer's cursor is current and gets no events.
-    expect(h.sessions.eventsSince(h.owner, id, h.sessions.epoch, cursor.last_seq)).toMatchObject({
+    expect(await h.sessions.eventsSince(h.owner, id, h.sessions.epoch, cursor.last_seq)).toMatchObject({
       last_seq: cursor.last_seq,
       events: [],
     });
     await h.turn(id, 'again');
     // Numbering went on after the released hub; a cursor into what it held needs a snapshot.
-    const later = h.sessions.eventsSince(h.owner, id, h.sessions.epoch, cursor.last_seq) as {
+    const later = (await h.sessions.eventsSince(h.owner, id, h.sessions.epoch, cursor.last_seq)) as {
       events: { seq: number }[];
     };
     expect(later.events[0]!.seq).toBe(cursor.last_seq + 1);
-    expect(() => h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 1)).toThrow(/no longer buffered/);
+    await expect(h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 1)).rejects.toThrow(
+      /no longer buffered/,
+    );
   });
 
   it('the replay buffer is capped in bytes: large tool outputs do not pile up per session', async () => {
     h = await startLocalHarness({ replayMaxBytes: 4096 });
-    const id = h.create();
+    const id = await h.create();
     for (let i = 0; i < 3; i++) await h.turn(id, `${'long text '.repeat(200)} ${i}`);
     // The oldest events were dropped by the byte cap (each turn echoes ~2 KB back): a cursor from
     // the start needs a snapshot, a recent one still gets what it missed.
     let refused: GatewayError | null = null;
     try {
-      h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 0);
+      await h.sessions.eventsSince(h.owner, id, h.sessions.epoch, 0);
     } catch (error) {
       refused = error as GatewayError;
     }
@@ -164,7 +166,7 @@ describe('idle sessions release their in-memory state', () => {
       oldest_seq: number;
     };
     expect(oldest).toBeGreaterThan(1);
-    const recent = h.sessions.eventsSince(h.owner, id, h.sessions.epoch, oldest - 1) as {
+    const recent = (await h.sessions.eventsSince(h.owner, id, h.sessions.epoch, oldest - 1)) as {
       events: { event: unknown }[];
     };
     expect(recent.events).toHaveLength(last - oldest + 1);
@@ -174,7 +176,7 @@ describe('idle sessions release their in-memory state', () => {
   it('a compression inside a turn drops the cached agent; the next turn is built from the compressed transcript', async () => {
     const compression = { window: 1_000_000, threshold: 0.75, tailTokens: 60 };
     h = await startLocalHarness({ compression });
-    const id = h.create();
+    const id = await h.create();
     for (let i = 0; i < 4; i++)
       expect(await h.turn(id, `${'words to fill the window '.repeat(20)} ${i}`)).toBe('completed');
     expect(h.agents.has(id)).toBe(true);

@@ -14,7 +14,7 @@ afterEach(async () => h.close());
 describe('pruneOldEntries with local sessions on the same store', () => {
   it("never prunes a local session's route, prunes old platform routes except the running ones", async () => {
     h = await startLocalHarness();
-    const local = h.create('kept by its identity');
+    const local = await h.create('kept by its identity');
     expect(await h.turn(local, 'hello')).toBe('completed');
     const old = new Date('2020-01-01T00:00:00Z');
     await h.store.getOrCreateSession('telegram:old', source(), { now: old });

@@ -14,8 +14,8 @@ import { openLocalStore, testAdmission as admission } from '../../shared/local-f
 let sessions: SqliteSessionStore | undefined;
 afterEach(async () => sessions?.close());
 
-function openStore(ids: string[]): { store: SqliteLocalStore; epoch: number } {
-  const rig = openLocalStore(ids);
+async function openStore(ids: string[]): Promise<{ store: SqliteLocalStore; epoch: number }> {
+  const rig = await openLocalStore(ids);
   sessions = rig.sessions;
   return rig;
 }
@@ -60,7 +60,7 @@ const complete = (): Promise<TurnJobResult> => Promise.resolve({ outcome: 'compl
 
 describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
   it('runs each session FIFO, one turn at a time, and sessions side by side', async () => {
-    const { store, epoch } = openStore(['A', 'B']);
+    const { store, epoch } = await openStore(['A', 'B']);
     let running = 0;
     let most = 0;
     const order: string[] = [];
@@ -80,11 +80,12 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
     expect(order.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
     expect(order.filter((id) => id.startsWith('b'))).toEqual(['b1', 'b2']);
     expect(most).toBe(2); // one per session, both sessions at once
-    for (const id of ['a1', 'a2', 'a3', 'b1', 'b2']) expect(store.getAdmission(id)?.state).toBe('completed');
+    for (const id of ['a1', 'a2', 'a3', 'b1', 'b2'])
+      expect((await store.getAdmission(id))?.state).toBe('completed');
   });
 
   it('does not lose a kick that arrives while the pump is claiming', async () => {
-    const { store, epoch } = openStore(['A']);
+    const { store, epoch } = await openStore(['A']);
     let first = true;
     // The admission lands in the same group commit as the claim, just after it: the claim finds the
     // queue empty, and the kick for the admission arrives while the pump is still waiting on it.
@@ -102,12 +103,12 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
     const { scheduler: s, until, events } = scheduler(racing, epoch, complete);
     s.kick('A');
     await until('queue:idle', 1);
-    expect(store.getAdmission('late')?.state).toBe('completed');
+    expect((await store.getAdmission('late'))?.state).toBe('completed');
     expect(events.map((e) => e.name)).toEqual(['turn:claimed', 'turn:settled', 'queue:idle']);
   });
 
   it('settles a turn once, with what the job settled; a job that throws is settled as failed', async () => {
-    const { store, epoch } = openStore(['A']);
+    const { store, epoch } = await openStore(['A']);
     const {
       scheduler: s,
       until,
@@ -125,8 +126,8 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
     s.kick('A');
     await until('queue:idle', 1);
     expect(errors).toEqual([new Error('runner bug')]);
-    expect(store.getAdmission('self')).toMatchObject({ state: 'interrupted', detail: 'by test' });
-    expect(store.getAdmission('boom')).toMatchObject({ state: 'failed' });
+    expect(await store.getAdmission('self')).toMatchObject({ state: 'interrupted', detail: 'by test' });
+    expect(await store.getAdmission('boom')).toMatchObject({ state: 'failed' });
     expect(events.filter((e) => e.name === 'turn:settled').map((e) => e.payload)).toMatchObject([
       { admission_id: 'self', outcome: 'interrupted', accepted: true },
       { admission_id: 'boom', outcome: 'failed', accepted: true },
@@ -136,26 +137,50 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
 
 describe('TurnScheduler.control: the turn slot of reset, undo and retry (LIN-2)', () => {
   it('is busy while a turn runs or is being claimed, runs between turns, then goes on with the queue', async () => {
-    const { store, epoch } = openStore(['A']);
+    const { store, epoch } = await openStore(['A']);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const { scheduler: s, until } = scheduler(store, epoch, async () => {
       await held;
       return complete();
     });
-    expect(s.control('A', () => 'idle')).toEqual({ kind: 'done', value: 'idle' });
+    expect(await s.control('A', () => Promise.resolve('idle'))).toEqual({ kind: 'done', value: 'idle' });
+    await until('queue:idle', 1); // the kick the control ends with found nothing queued
     await store.admit(admission('A', 'a1'));
     s.kick('A');
     await Promise.resolve();
-    expect(s.control('A', () => 'claiming')).toEqual({ kind: 'busy' });
+    expect(await s.control('A', () => Promise.resolve('claiming'))).toEqual({ kind: 'busy' });
     await until('turn:claimed', 1);
-    expect(s.control('A', () => 'running')).toEqual({ kind: 'busy' });
+    expect(await s.control('A', () => Promise.resolve('running'))).toEqual({ kind: 'busy' });
     release();
-    await until('queue:idle', 1);
+    await until('queue:idle', 2);
     await store.admit(admission('A', 'a2'));
     // Between turns the control runs, and the kick it ends with starts what is queued.
-    expect(s.control('A', () => 'between')).toEqual({ kind: 'done', value: 'between' });
-    await until('queue:idle', 2);
-    expect(store.getAdmission('a2')?.state).toBe('completed');
+    expect(await s.control('A', () => Promise.resolve('between'))).toEqual({
+      kind: 'done',
+      value: 'between',
+    });
+    await until('queue:idle', 3);
+    expect((await store.getAdmission('a2'))?.state).toBe('completed');
+  });
+
+  it('holds the slot while its transaction is on its way: no claim, no second control, then the queue', async () => {
+    const { store, epoch } = await openStore(['A']);
+    const { scheduler: s, until, events } = scheduler(store, epoch, complete);
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => (commit = resolve));
+    const control = s.control('A', async () => {
+      await committing;
+      return 'reset';
+    });
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+    expect(await s.control('A', () => Promise.resolve('second'))).toEqual({ kind: 'busy' });
+    commit();
+    expect(await control).toEqual({ kind: 'done', value: 'reset' });
+    await until('queue:idle', 1);
+    expect((await store.getAdmission('a1'))?.state).toBe('completed');
   });
 });

@@ -39,7 +39,7 @@ async function start(tickets = new TicketBook()): Promise<ControlServer> {
     socketPath: join(home, 'gateway.sock'),
     tickets,
     grant: OWNER,
-    sessionExists: (id) => id.startsWith('s-'),
+    sessionExists: (id) => Promise.resolve(id.startsWith('s-')),
     identify: () => ({
       state: 'ready',
       url: 'http://127.0.0.1:1234',

@@ -14,20 +14,16 @@ describe('STO-5 a store that cannot be written is a typed storage_unavailable', 
     const store = new SqliteLocalStore(sessions.db);
     const other = new Database(file);
     other.exec('BEGIN IMMEDIATE');
-    const error = (() => {
-      try {
-        store.openEpoch('blocked');
-        return null;
-      } catch (e) {
-        return e;
-      }
-    })();
+    const error = await store.openEpoch('blocked').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StorageUnavailableError);
     expect((error as StorageUnavailableError).reason).toBe('storage_unavailable');
     expect((error as Error).message).toContain('SQLITE_BUSY');
     other.exec('ROLLBACK');
     other.close();
-    expect(store.openEpoch('free')).toBe(1);
+    expect(await store.openEpoch('free')).toBe(1);
     await sessions.close();
   });
 
@@ -35,10 +31,10 @@ describe('STO-5 a store that cannot be written is a typed storage_unavailable', 
     const file = join(mkdtempSync(join(tmpdir(), 'gh-full-')), 'state.db');
     const sessions = SqliteSessionStore.open(file);
     const store = new SqliteLocalStore(sessions.db);
-    const first = store.openEpoch('before');
+    const first = await store.openEpoch('before');
     const pages = sessions.db.pragma('page_count', { simple: true }) as number;
     sessions.db.pragma(`max_page_count = ${pages}`);
-    expect(() => store.openEpoch('x'.repeat(200_000))).toThrow(StorageUnavailableError);
+    await expect(store.openEpoch('x'.repeat(200_000))).rejects.toThrow(StorageUnavailableError);
     const rows = sessions.db.prepare('SELECT epoch FROM authority_epochs').all();
     expect(rows).toEqual([{ epoch: first }]);
     await sessions.close();

@@ -10,7 +10,8 @@ import type {
 import type { SqliteDatabase } from '../database.js';
 import { statement } from '../statements.js';
 
-interface Row {
+/** An admissions row as both backends read it (flags and times as SQLite stores them). */
+export interface AdmissionDbRow {
   seq: number;
   admission_id: string;
   logical_id: string;
@@ -32,7 +33,7 @@ interface Row {
   prompt_json: string | null;
 }
 
-function fromRow(row: Row): AdmissionRow {
+export function admissionFromRow(row: AdmissionDbRow): AdmissionRow {
   return {
     admission_id: row.admission_id,
     logical_id: row.logical_id,
@@ -122,14 +123,14 @@ export function findBySubmission(db: SqliteDatabase, admission: NewAdmission): A
     admission.submitter.provider,
     admission.submitter.subject,
     admission.submission_id,
-  ) as Row | undefined;
-  return row ? fromRow(row) : null;
+  ) as AdmissionDbRow | undefined;
+  return row ? admissionFromRow(row) : null;
 }
 
 export function readAdmission(db: SqliteDatabase, admissionId: string): AdmissionRow | null {
   const row = statement(db, 'SELECT * FROM admissions WHERE admission_id = ?').get(admissionId) as
-    Row | undefined;
-  return row ? fromRow(row) : null;
+    AdmissionDbRow | undefined;
+  return row ? admissionFromRow(row) : null;
 }
 
 export function unsettled(db: SqliteDatabase, logicalId: string): AdmissionRow[] {
@@ -137,8 +138,8 @@ export function unsettled(db: SqliteDatabase, logicalId: string): AdmissionRow[]
     statement(
       db,
       `SELECT * FROM admissions WHERE logical_id = ? AND state IN ('queued', 'running', 'unknown') ORDER BY seq`,
-    ).all(logicalId) as Row[]
-  ).map(fromRow);
+    ).all(logicalId) as AdmissionDbRow[]
+  ).map(admissionFromRow);
 }
 
 export function sessionsWithQueued(db: SqliteDatabase): string[] {
@@ -161,8 +162,8 @@ export function markRunning(
     db,
     `UPDATE admissions SET state = 'running', epoch = ?, generation = ?, started_at = ?
      WHERE admission_id = ? AND state = 'queued' RETURNING *`,
-  ).get(epoch, generation, at, admissionId) as Row;
-  return fromRow(row);
+  ).get(epoch, generation, at, admissionId) as AdmissionDbRow;
+  return admissionFromRow(row);
 }
 
 /**
@@ -201,8 +202,8 @@ export function markOrphansUnknown(db: SqliteDatabase, currentEpoch: number): Ad
       db,
       `UPDATE admissions SET state = 'unknown'
        WHERE state = 'running' AND epoch < ? RETURNING *`,
-    ).all(currentEpoch) as Row[]
-  ).map(fromRow);
+    ).all(currentEpoch) as AdmissionDbRow[]
+  ).map(admissionFromRow);
 }
 
 export function resolveUnknown(
@@ -224,8 +225,8 @@ export function orphans(db: SqliteDatabase, currentEpoch: number): AdmissionRow[
   return (
     statement(db, `SELECT * FROM admissions WHERE state = 'running' AND epoch < ? ORDER BY seq`).all(
       currentEpoch,
-    ) as Row[]
-  ).map(fromRow);
+    ) as AdmissionDbRow[]
+  ).map(admissionFromRow);
 }
 
 /** Takes a running orphan over for `epoch` under `generation`, one more resume. */
@@ -239,8 +240,8 @@ export function resumeOrphan(
     db,
     `UPDATE admissions SET epoch = ?, generation = ?, resumes = resumes + 1
      WHERE admission_id = ? AND state = 'running' AND epoch < ? RETURNING *`,
-  ).get(epoch, generation, admissionId, epoch) as Row | undefined;
-  return row ? fromRow(row) : null;
+  ).get(epoch, generation, admissionId, epoch) as AdmissionDbRow | undefined;
+  return row ? admissionFromRow(row) : null;
 }
 
 export function markUnknown(

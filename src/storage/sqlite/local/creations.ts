@@ -4,7 +4,8 @@ import type { LocalSessionRow } from '../../local-store.js';
 import type { SqliteDatabase } from '../database.js';
 import { statement } from '../statements.js';
 
-interface Row {
+/** A local_sessions row as both backends read it. */
+export interface LocalSessionDbRow {
   logical_id: string;
   profile: string;
   owner_subject: string;
@@ -18,7 +19,7 @@ interface Row {
   paused_reason: string | null;
 }
 
-function fromRow(row: Row): LocalSessionRow {
+export function localSessionFromRow(row: LocalSessionDbRow): LocalSessionRow {
   return {
     logical_id: row.logical_id,
     profile: row.profile,
@@ -57,8 +58,8 @@ export function insertLocalSession(
 
 export function readLocalSession(db: SqliteDatabase, logicalId: string): LocalSessionRow | null {
   const row = statement(db, 'SELECT * FROM local_sessions WHERE logical_id = ?').get(logicalId) as
-    Row | undefined;
-  return row ? fromRow(row) : null;
+    LocalSessionDbRow | undefined;
+  return row ? localSessionFromRow(row) : null;
 }
 
 export function findByRequest(
@@ -71,8 +72,8 @@ export function findByRequest(
     db,
     `SELECT * FROM local_sessions
      WHERE profile = ? AND owner_provider = ? AND owner_subject = ? AND request_id = ?`,
-  ).get(profile, owner.provider, owner.subject, requestId) as Row | undefined;
-  return row ? fromRow(row) : null;
+  ).get(profile, owner.provider, owner.subject, requestId) as LocalSessionDbRow | undefined;
+  return row ? localSessionFromRow(row) : null;
 }
 
 export function findByTitle(
@@ -86,8 +87,8 @@ export function findByTitle(
     `SELECT * FROM local_sessions
      WHERE profile = ? AND owner_provider = ? AND owner_subject = ? AND title = ? AND hidden = 0
      ORDER BY created_at DESC LIMIT 1`,
-  ).get(profile, owner.provider, owner.subject, title) as Row | undefined;
-  return row ? fromRow(row) : null;
+  ).get(profile, owner.provider, owner.subject, title) as LocalSessionDbRow | undefined;
+  return row ? localSessionFromRow(row) : null;
 }
 
 export function listLocalSessions(
@@ -98,7 +99,7 @@ export function listLocalSessions(
   const sql = includeHidden
     ? 'SELECT * FROM local_sessions ORDER BY created_at DESC, logical_id DESC LIMIT ?'
     : 'SELECT * FROM local_sessions WHERE hidden = 0 ORDER BY created_at DESC, logical_id DESC LIMIT ?';
-  return (statement(db, sql).all(limit) as Row[]).map(fromRow);
+  return (statement(db, sql).all(limit) as LocalSessionDbRow[]).map(localSessionFromRow);
 }
 
 export function allLogicalIds(db: SqliteDatabase): string[] {

@@ -6,7 +6,7 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig, type LoadedConfig } from '../../../daemon/config.js';
+import { describeStore, loadConfig, type LoadedConfig } from '../../../daemon/config.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { HomeLayout } from '../../../daemon/home.js';
@@ -143,12 +143,29 @@ function databaseChecks(layout: HomeLayout, profile: string): Check[] {
   return [integrity, search];
 }
 
+/** The PostgreSQL store: which variable holds its URL, and whether it is set here (never its value). */
+function storeCheck(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Check {
+  const name = loaded.config.store.url_env!;
+  const set = (env[name] ?? '') !== '';
+  return {
+    name: 'store',
+    ok: set,
+    detail: set
+      ? `${describeStore(loaded.config)}; ${name} is set in this environment`
+      : `${describeStore(loaded.config)}, but ${name} is not set in this environment: export ${name}=postgres://… where the daemon starts`,
+  };
+}
+
 export function runChecks(layout: HomeLayout): Check[] {
   const checks = homeChecks(layout);
   const { check: config, loaded } = configCheck(layout);
   checks.push(config);
   const profiles = loaded?.config.profiles ?? ['default'];
-  for (const profile of profiles) checks.push(...databaseChecks(layout, profile));
+  if (loaded?.config.store.kind === 'postgres') checks.push(storeCheck(loaded, process.env));
+  else {
+    checks.push({ name: 'store', ok: true, detail: 'sqlite (state.db in each profile folder)' });
+    for (const profile of profiles) checks.push(...databaseChecks(layout, profile));
+  }
   const state = gatewayState(layout);
   checks.push({
     name: 'gateway',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeModel } from '../../../daemon/config.js';
+import { describeModel, describeStore } from '../../../daemon/config.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
@@ -20,6 +20,8 @@ export interface StatusReport {
   started_at: string | null;
   uptime_s: number | null;
   model: string;
+  /** Where sessions are stored: `store.kind` (and the variable holding a PostgreSQL URL). */
+  store: string;
   home: string;
   config_file: string;
   log_file: string;
@@ -28,6 +30,15 @@ export interface StatusReport {
   adapters: AdapterStatus[];
   /** The running daemon's agent cache counters as of its last housekeeping pass; null when stopped. */
   agent_cache: AgentCacheStats | null;
+}
+
+/** The configured store, or why it cannot be read. */
+function configuredStore(layout: HomeLayout): string {
+  try {
+    return describeStore(loadCliConfig(layout, { quiet: true }).config);
+  } catch (error) {
+    return `unknown: ${oneLine(error)}`;
+  }
 }
 
 function statusReport(layout: HomeLayout): StatusReport {
@@ -51,6 +62,7 @@ function statusReport(layout: HomeLayout): StatusReport {
       started_at: info.started_at,
       uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(info.started_at)) / 1000)),
       model: info.model, // what the running daemon uses, even if the file changed since
+      store: configuredStore(layout),
       ...files,
       stale_pid,
       adapters: Array.isArray(info.adapters) ? info.adapters : [],
@@ -74,6 +86,7 @@ function statusReport(layout: HomeLayout): StatusReport {
     started_at: null,
     uptime_s: null,
     model,
+    store: configuredStore(layout),
     ...files,
     stale_pid,
     adapters: [],
@@ -113,6 +126,7 @@ function printStatus(report: StatusReport): void {
     ['epoch', report.epoch],
     ['uptime', report.uptime_s === null ? null : `${report.uptime_s}s`],
     ['model', report.model],
+    ['store', report.store],
     ['home', report.home],
   ];
   if (report.state === 'running') say('Gatehouse is running.');

@@ -1,0 +1,90 @@
+/**
+ * The transcript transitions of a local session on PostgreSQL (LIN-2, STO-2): reset, rewind and
+ * retry, as SQLite's local/transitions.ts, inside the store's transaction.
+ */
+import { submissionDigest } from '../../../domain/local/admission.js';
+import { localSessionKey, receiptKey, type CreationReceipt } from '../../../domain/local/receipt.js';
+import type {
+  NewAdmission,
+  NewReset,
+  NewRewind,
+  ResetResult,
+  RetryResult,
+  RewindCommit,
+} from '../../local-store.js';
+import type { Sql } from '../database.js';
+import { resetInTransaction } from '../entry-actions.js';
+import { findRewindByRequest } from '../ops/messages.js';
+import { readRoute, readRoutedSessionId } from '../ops/routes.js';
+import { rewindInTransaction } from '../transcript-actions.js';
+import * as admissions from './admissions.js';
+import { readReceipt, writeReceipt } from './creations.js';
+
+export async function reset(sql: Sql, r: NewReset, fault: () => void): Promise<ResetResult> {
+  const raw = await readReceipt(sql, receiptKey(r.logical_id));
+  if (raw === null) return { kind: 'moved' };
+  // The stored text, not a parsed copy: fields this code does not know are kept as they are.
+  const stored = JSON.parse(raw) as CreationReceipt & Record<string, unknown>;
+  if (stored.lineage.some((step) => step.kind === 'reset' && step.request_id === r.request_id)) {
+    return { kind: 'duplicate', receipt: stored };
+  }
+  const entry = await readRoute(sql, localSessionKey(r.logical_id));
+  if (stored.current_session_id !== r.expected_session_id || entry?.session_id !== r.expected_session_id) {
+    return { kind: 'moved' };
+  }
+  await resetInTransaction(sql, entry, r.new_session_id, r.at);
+  fault();
+  const receipt = {
+    ...stored,
+    current_session_id: r.new_session_id,
+    lineage: [
+      ...stored.lineage,
+      {
+        kind: 'reset' as const,
+        from: r.expected_session_id,
+        to: r.new_session_id,
+        at: r.at,
+        request_id: r.request_id,
+      },
+    ],
+  };
+  await writeReceipt(sql, receiptKey(r.logical_id), JSON.stringify(receipt));
+  return { kind: 'reset', receipt };
+}
+
+export async function rewind(sql: Sql, r: NewRewind): Promise<RewindCommit> {
+  const done = await findRewindByRequest(sql, r.request_key);
+  if (done !== null) {
+    const { rewound_count, turns_undone, target_text } = done;
+    return { rewound_count, turns_undone, target_text, duplicate: true };
+  }
+  const current = await currentTranscript(sql, r.logical_id);
+  return { ...(await rewindInTransaction(sql, current, r.turns, r.at, r.request_key)), duplicate: false };
+}
+
+export async function retry(
+  sql: Sql,
+  r: { admission: Omit<NewAdmission, 'text' | 'digest'>; request_key: string; at: string },
+): Promise<RetryResult> {
+  const probe = { ...r.admission, text: '', digest: '' };
+  const existing = await admissions.findBySubmission(sql, probe);
+  if (existing !== null) return { kind: 'duplicate', admission: existing };
+  const current = await currentTranscript(sql, r.admission.logical_id);
+  const undone = await rewindInTransaction(sql, current, 1, r.at, r.request_key);
+  if (undone.target_text === null) return { kind: 'nothing' };
+  const text = undone.target_text;
+  const admission = await admissions.insertAdmission(
+    sql,
+    { ...probe, text, digest: submissionDigest(text) },
+    r.at,
+  );
+  if (admission === null) throw new Error(`retry admission ${r.admission.submission_id} collided`);
+  return { kind: 'retried', rewind: undone, admission };
+}
+
+/** The physical session a local session's route points at (its current transcript). */
+export async function currentTranscript(sql: Sql, logicalId: string): Promise<string> {
+  const sessionId = await readRoutedSessionId(sql, localSessionKey(logicalId));
+  if (sessionId === null) throw new Error(`local session ${logicalId} has no route`);
+  return sessionId;
+}
