@@ -34,11 +34,12 @@ const TOOL_REPLY = /the tool `terminal` returned/;
 const runs = (log: string) =>
   fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
 
-/** Model requests that carried the restart note for this text (the REC-4 continuation). */
+/** Model requests that continued a turn about `marker` with the restart note (REC-4), not a resume. */
 const continuedWithNote = (marker: string) =>
   tg.model.requests.filter((r) => {
-    const text = JSON.stringify(r.body?.messages ?? []);
-    return text.includes(marker) && text.includes(RESUME_NOTE);
+    const messages = r.body?.messages ?? [];
+    const users = messages.filter((m) => m.role === 'user');
+    return users.at(-1)?.content === RESUME_NOTE && JSON.stringify(messages).includes(marker);
   }).length;
 
 describe('REC-7 chat-platform turns resume at their last durable step', () => {
@@ -109,6 +110,25 @@ describe('REC-7 chat-platform turns resume at their last durable step', () => {
     expect(continuedWithNote(log)).toBeGreaterThan(0);
     expect(tg.repliesTo(chat.id).slice(before)).toHaveLength(1);
     expect(await tg.ask(chat, OWNER, 'still there')).toMatch(/you said: still there$/);
+    expect(runs(log)).toEqual(['ran']);
+  });
+
+  it('recovery.running_tool close: the same turn goes on with the honest result, the tool not run again, one reply', async () => {
+    await tg.kill();
+    tg.reconfigure(['approvals:', '  mode: off', 'recovery:', '  running_tool: close']);
+    const chat = dm(OWNER.id);
+    const log = path.join(scratch, 'closed.log');
+    await tg.start();
+    const before = tg.repliesTo(chat.id).length;
+    tg.standIn.inject({ chat, from: OWNER, text: `run: echo ran >> ${log}; sleep 3` });
+    await vi.waitFor(() => expect(runs(log)).toEqual(['ran']), { timeout: 30_000, interval: 50 });
+    await tg.kill();
+
+    await tg.start();
+    const reply = await tg.waitForText(chat.id, /\[gateway restarted\]/);
+    expect(reply).toMatch(TOOL_REPLY);
+    expect(continuedWithNote(log)).toBe(0);
+    expect(tg.repliesTo(chat.id).slice(before)).toEqual([reply]);
     expect(runs(log)).toEqual(['ran']);
   });
 });
