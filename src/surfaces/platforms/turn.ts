@@ -36,13 +36,9 @@ import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
-import { recordingPrompts, resumeAt, type ResumePoint } from '../../domain/local/resume-steps.js';
-import {
-  decideRecovery,
-  splitAtInput,
-  turnBoundary,
-  type RunningToolPolicy,
-} from '../../domain/local/turn-resume.js';
+import { recordingPrompts } from '../../domain/local/resume-steps.js';
+import type { RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import { stepResumeOf } from './step-resume.js';
 
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
@@ -210,7 +206,10 @@ async function runAgentTurn(
   const source = event.source;
   // REC-7: an auto-continue whose interrupted turn stopped at a tool call resumes that turn at its
   // boundary; otherwise it is a new turn continuing with the restart note (REC-4).
-  const resumed = await stepResumeOf(deps, sessionKey, event, entry, agent);
+  const resumed =
+    event.internal && event.text === RESUME_NOTE
+      ? await stepResumeOf(deps, sessionKey, entry.session_id, agent)
+      : null;
   if (running.abort.signal.aborted) {
     // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
     deps.events.emit('turn:complete', {
@@ -385,46 +384,6 @@ function inputOf(deps: TurnDeps, event: MessageEvent, turnId: string): Transcrip
       : { role: 'user', content: event.text }),
     admission_id: turnId,
   };
-}
-
-/** An interrupted turn going on at its step boundary (REC-7). */
-interface StepResume {
-  readonly record: TurnStepRecord;
-  /** The turn's stored input, and where it sits in the transcript (the history ends before it). */
-  readonly input: TranscriptMessage;
-  readonly before: number;
-  readonly point: ResumePoint;
-}
-
-/**
- * The step resume an auto-continue (REC-4) stands for: its key's step record names a turn of this
- * session that stopped at a stored tool call not yet started, or at a running one that
- * `recovery.running_tool: close` closes with an honest result. Null for everything else: a turn
- * that stopped at a model call continues with the restart note, and one whose tool was running
- * under `unknown` too, with that call closed as of unknown effect, as before step resume. The
- * crash count (recovery.max_resumes) and the freshness window were applied by start-up recovery.
- */
-async function stepResumeOf(
-  deps: TurnDeps,
-  sessionKey: string,
-  event: MessageEvent,
-  entry: SessionEntry,
-  agent: AgentLease,
-): Promise<StepResume | null> {
-  if (!event.internal || event.text !== RESUME_NOTE) return null;
-  const record = deps.resumePoints.get(sessionKey);
-  deps.resumePoints.delete(sessionKey);
-  if (record === undefined || record.sessionId !== entry.session_id) return null;
-  const split = splitAtInput(agent.messages, record.turnId);
-  if (split === null || turnBoundary(split.turn, record.toolStarted).kind !== 'tools') return null;
-  const facts = { started_at: record.startedAt, resumes: 0, tool_started: record.toolStarted };
-  const settings = { runningTool: deps.runningTool, maxResumes: Infinity, freshnessS: Infinity };
-  if (decideRecovery(facts, settings, Date.now()).kind !== 'resume') return null;
-  const point = await resumeAt(record, split.turn, deps.runningTool, (messages) =>
-    deps.ledger.recordToolResult(sessionKey, record.turnId, entry.session_id, messages),
-  );
-  if (point === null) return null;
-  return { record, input: agent.messages[split.before]!, before: split.before, point };
 }
 
 /** The reply a turn's end owes its chat; null when it owes none (interrupted or cancelled). */
