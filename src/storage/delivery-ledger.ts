@@ -13,6 +13,7 @@
 import type { InboundRef, MessageEvent } from '../domain/messaging/adapter.js';
 import type { QueuedKind } from '../domain/messaging/queue.js';
 import type { Platform, SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
+import type { StoredPrompt } from './local-store.js';
 import type { UsageUpdate } from './session-store.js';
 
 /** Where a reply goes. Always the real ids: redaction never touches routing (CTX-2). */
@@ -59,6 +60,22 @@ export interface MessagingRecoveryReport {
   readonly settled: readonly string[];
   /** Keys whose interrupted turn was too old to continue: not resumed, STALE_NOTICE owed. */
   readonly stale: readonly string[];
+  /** The step record of each resumed key whose turn left one: where that turn goes on (REC-7). */
+  readonly steps: Readonly<Record<string, TurnStepRecord>>;
+}
+
+/**
+ * Where a chat turn stood when the daemon died (REC-7), from its in-flight marker: the turn (its
+ * input carries the id as `admission_id`), the tool call marked started whose result is not stored,
+ * and the prompt it waited on.
+ */
+export interface TurnStepRecord {
+  readonly turnId: string;
+  readonly sessionId: string;
+  /** When the turn first started (ISO); a resumed turn keeps it, for the freshness window. */
+  readonly startedAt: string;
+  readonly toolStarted: string | null;
+  readonly prompt: StoredPrompt | null;
 }
 
 /** Start-up recovery's limits: orphan markers are dropped, stale turns are not continued. */
@@ -137,7 +154,8 @@ export interface DeliveryLedger {
    * and deletes the event's backlog row (`backlogItem`, when it waited), atomically: after a crash
    * the event is either still waiting or its turn is in flight, never both, never neither. With
    * `input`, the turn's user message is appended to its transcript in the same transaction, so a
-   * started turn always has its input stored (the runner's `inputStored`).
+   * started turn always has its input stored (the runner's `inputStored`). With `turnId`, the marker
+   * names its turn, whose step writes below it then accepts; a new marker has no steps.
    * @throws NotFoundError when no session is on the key.
    */
   startTurn(
@@ -147,8 +165,23 @@ export interface DeliveryLedger {
       now?: Date;
       backlogItem?: string | null;
       input?: { sessionId: string; message: TranscriptMessage };
+      turnId?: string;
     },
   ): Promise<void>;
+  /**
+   * REC-7: the tool call's execution starts; resolves once that is durable (group-committed), before
+   * its process is spawned. A marker of another turn (or none) is left alone.
+   */
+  markToolStarted(sessionKey: string, turnId: string, callId: string): Promise<void>;
+  /** A tool result stored with the end of its started mark and of the prompt it asked, in one commit. */
+  recordToolResult(
+    sessionKey: string,
+    turnId: string,
+    sessionId: string,
+    messages: readonly TranscriptMessage[],
+  ): Promise<void>;
+  /** REC-7: the prompt the turn now waits on (null: none), durable before the chat is shown it. */
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void>;
   /** Records a message a chat command acted on (or answered a question with) as taken. Idempotent. */
   takeInbound(
     inbound: InboundRef,
@@ -192,7 +225,7 @@ export interface DeliveryLedger {
   /**
    * Start-up recovery in one transaction: reads and removes the clean-shutdown marker, settles
    * every in-flight marker (persisted reply → onto the ledger flagged recovered; none → resume
-   * pending; stuck → suspended), drops all markers and prunes taken inbound rows older than
+   * pending, with its step record in the report; stuck → suspended), drops all markers and prunes taken inbound rows older than
    * INBOUND_RETENTION_SECONDS.
    */
   recover(options: RecoverOptions): Promise<MessagingRecoveryReport>;

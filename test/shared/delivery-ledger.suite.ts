@@ -85,6 +85,61 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
       expect((await ledger.recover(RECOVER)).resumed).toEqual([KEY]);
     });
 
+    it("REC-7 a marker keeps its turn's steps: the started tool call and the prompt survive a crash into the report", async () => {
+      const started = new Date(Date.now() - 5000);
+      const call = {
+        id: 'call_1',
+        type: 'function' as const,
+        function: { name: 'terminal', arguments: '{}' },
+      };
+      await ledger.startTurn(KEY, null, {
+        now: started,
+        turnId: 'msg_a',
+        input: { sessionId: sid, message: { ...user('go'), admission_id: 'msg_a' } },
+      });
+      await ledger.startTurn(OTHER, null, { turnId: 'msg_b' });
+      const prompt = {
+        prompt_id: 'p_1',
+        type: 'approval' as const,
+        tool_call_id: 'call_1',
+        requested_at: started.toISOString(),
+      };
+      await ledger.recordTurnPrompt(KEY, 'msg_a', prompt);
+      await ledger.markToolStarted(KEY, 'msg_a', 'call_1');
+      // Fenced to the marker's turn: a write of another turn changes nothing.
+      await ledger.markToolStarted(OTHER, 'msg_a', 'call_9');
+      await ledger.recordTurnPrompt(OTHER, 'msg_a', prompt);
+      ({ store, ledger } = await h.reopen());
+      const report = await ledger.recover(RECOVER);
+      expect(report.resumed).toEqual([KEY, OTHER]);
+      expect(Object.keys(report.steps)).toEqual([KEY, OTHER]);
+      expect(report.steps[KEY]).toEqual({
+        turnId: 'msg_a',
+        sessionId: sid,
+        startedAt: started.toISOString(),
+        toolStarted: 'call_1',
+        prompt,
+      });
+      expect(report.steps[OTHER]).toMatchObject({ turnId: 'msg_b', toolStarted: null, prompt: null });
+
+      // The result clears the mark and the prompt in the commit that stores it; a new start has no steps.
+      await ledger.startTurn(KEY, null, { turnId: 'msg_a', now: started });
+      await ledger.recordTurnPrompt(KEY, 'msg_a', prompt);
+      await ledger.markToolStarted(KEY, 'msg_a', 'call_1');
+      await ledger.recordToolResult(KEY, 'msg_a', sid, [
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'call_1', name: 'terminal', content: 'done', admission_id: 'msg_a' },
+      ]);
+      await ledger.startTurn(OTHER, null, { turnId: 'msg_c' });
+      const after = await ledger.recover(RECOVER);
+      expect(after.steps[KEY]).toMatchObject({ turnId: 'msg_a', toolStarted: null, prompt: null });
+      expect(after.steps[OTHER]).toMatchObject({ turnId: 'msg_c', toolStarted: null, prompt: null });
+      expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['go', null, 'done']);
+      // A marker without a turn id (an older writer) reports no steps.
+      await ledger.startTurn(KEY, null);
+      expect((await ledger.recover(RECOVER)).steps).toEqual({});
+    });
+
     it('startTurn on a key with no session is not_found and writes nothing; its batch-mates commit', async () => {
       const [bad, good] = await Promise.allSettled([
         ledger.startTurn('agent:main:telegram:dm:999', ref('5', '999')),
@@ -203,6 +258,7 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
         suspended: [],
         settled: [],
         stale: [],
+        steps: {},
       });
       expect((await store.lookupBySessionId(sid))?.resume_pending).toBe(false);
       expect((await ledger.recover(RECOVER)).cleanShutdown).toBe(false);

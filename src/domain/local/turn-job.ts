@@ -16,23 +16,16 @@ import type {
   ContextSettings,
   TurnContext,
 } from '../../runtime/context/budget.js';
-import type { PromptHost, ToolDefinition, TurnEvent, TurnScope } from '../../runtime/types.js';
-import type { StoredPrompt } from '../../storage/local-store.js';
+import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import { guardTools } from '../../runtime/tool-guards.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
-import type { TurnJob, TurnJobResult, TurnSteps } from './scheduler.js';
-import {
-  RECOVERY_DEFAULTS,
-  RESTARTED_WHILE_RUNNING,
-  splitAtInput,
-  turnBoundary,
-  type ResumeStep,
-  type RunningToolPolicy,
-} from './turn-resume.js';
+import type { TurnJob, TurnJobResult } from './scheduler.js';
+import { recordingPrompts, resumeAt, type ResumePoint } from './resume-steps.js';
+import { RECOVERY_DEFAULTS, splitAtInput, type RunningToolPolicy } from './turn-resume.js';
 
 export interface TurnJobDeps {
   sessions: SessionStore;
@@ -174,13 +167,22 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     let settled = false;
     let result: TurnResult;
     const turn = historyOf(agent, job.input);
-    let resumePoint: Awaited<ReturnType<typeof resumeAt>> = null;
+    let resumePoint: ResumePoint | null = null;
     try {
       if (job.resumed) {
         // Only the turn's own calls may be open: anything else left open before it is not its to run.
         const clean = turn.found && closeDanglingToolCalls(turn.history).added.length === 0;
         resumePoint = clean
-          ? await resumeAt(job, turn.turn, deps.runningTool ?? RECOVERY_DEFAULTS.runningTool)
+          ? await resumeAt(
+              {
+                turnId: job.admission.admission_id,
+                toolStarted: job.admission.tool_started,
+                prompt: job.admission.prompt,
+              },
+              turn.turn,
+              deps.runningTool ?? RECOVERY_DEFAULTS.runningTool,
+              (messages) => job.steps.toolResult(messages),
+            )
           : null;
         if (resumePoint === null) {
           agent.release();
@@ -205,7 +207,12 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       throw error;
     }
     let currentCall: string | null = null;
-    const prompts = promptsOf(deps.prompts, job.steps, job.admission.prompt, () => currentCall);
+    const prompts = recordingPrompts(
+      deps.prompts,
+      (prompt) => job.steps.prompt(prompt),
+      job.admission.prompt,
+      () => currentCall,
+    );
     try {
       const admissionId = job.admission.admission_id;
       const lifecycle = deps.lifecycle
@@ -326,91 +333,6 @@ function historyOf(
     wireHistory: agent.wire.slice(0, end),
     turn: split?.turn ?? [],
     found: split !== null,
-  };
-}
-
-/**
- * Where a resumed turn goes on (turn-resume.ts), with the running tool call closed by an honest
- * result first when the policy says so. Null: the stored turn and its step record disagree.
- */
-async function resumeAt(
-  job: TurnJob,
-  stored: TranscriptMessage[],
-  runningTool: RunningToolPolicy,
-): Promise<{
-  step: ResumeStep;
-  turn: TranscriptMessage[];
-  calls: TurnBoundaryCalls;
-  closed: string | null;
-} | null> {
-  const boundary = turnBoundary(stored, job.admission.tool_started);
-  if (boundary.kind === 'lost') return null;
-  if (boundary.kind === 'model') return { step: 'model', turn: stored, calls: [], closed: null };
-  const turn = [...stored];
-  if (boundary.closed) {
-    // Recovery resumes a turn with a running tool only under `close` (decideRecovery).
-    if (runningTool !== 'close') return null;
-    const result: TranscriptMessage = {
-      role: 'tool',
-      tool_call_id: boundary.closed.id,
-      name: boundary.closed.function.name,
-      content: RESTARTED_WHILE_RUNNING,
-      tool_outcome: { is_error: true },
-      admission_id: job.admission.admission_id,
-    };
-    await job.steps.toolResult([result]);
-    turn.push(result);
-  }
-  const prompt = job.admission.prompt;
-  const first = boundary.calls[0];
-  const step: ResumeStep =
-    first === undefined ? 'model' : prompt?.tool_call_id === first.id ? prompt.type : 'tool';
-  return { step, turn, calls: boundary.calls, closed: boundary.closed?.id ?? null };
-}
-
-type TurnBoundaryCalls = Extract<ReturnType<typeof turnBoundary>, { kind: 'tools' }>['calls'];
-
-/**
- * The prompt host of one turn: every prompt it opens is recorded durably before viewers are shown
- * it (REC-7), and the prompt a crash interrupted is recreated with its id and original time for the
- * same tool call.
- */
-function promptsOf(
-  host: PromptHost,
-  steps: TurnSteps,
-  interrupted: StoredPrompt | null,
-  currentCall: () => string | null,
-): PromptHost {
-  let pending = interrupted;
-  const scoped = (scope: TurnScope, type: StoredPrompt['type']): TurnScope => {
-    const callId = currentCall();
-    const reuse =
-      pending !== null && pending.type === type && pending.tool_call_id === callId ? pending : null;
-    pending = null;
-    const requestType = type === 'approval' ? 'approval.request' : 'clarify.request';
-    return {
-      ...scope,
-      ...(reuse ? { resumePrompt: { prompt_id: reuse.prompt_id, requested_at: reuse.requested_at } } : {}),
-      emit: (event) => {
-        if (event.type !== requestType || callId === null || !('prompt_id' in event))
-          return scope.emit(event);
-        const record: StoredPrompt = {
-          prompt_id: event.prompt_id,
-          type,
-          tool_call_id: callId,
-          requested_at: reuse?.requested_at ?? new Date().toISOString(),
-        };
-        // Shown once durable; a failed record still shows it (it is then not recreated after a crash).
-        steps.prompt(record).then(
-          () => scope.emit(event),
-          () => scope.emit(event),
-        );
-      },
-    };
-  };
-  return {
-    requestApproval: (scope, request) => host.requestApproval(scoped(scope, 'approval'), request),
-    askClarify: (scope, request) => host.askClarify(scoped(scope, 'clarify'), request),
   };
 }
 

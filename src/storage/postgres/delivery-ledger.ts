@@ -28,7 +28,9 @@ import {
   type TurnEnd,
 } from '../delivery-ledger.js';
 import { eventFromJson, eventToJson, toDelivery } from '../sqlite/delivery-ledger.js';
-import type { TurnMarker } from '../sqlite/ops/turn-markers.js';
+import type { TurnMarker, TurnStepRow } from '../sqlite/ops/turn-markers.js';
+import type { StoredPrompt } from '../local-store.js';
+import { resumedStepRecords } from '../turn-step-records.js';
 import { PgCommitGroup } from './commit-group.js';
 import type { PgDatabase, Sql } from './database.js';
 import { clearResumePending, markerIsCurrent, markResumePending, suspendSession } from './entry-actions.js';
@@ -57,6 +59,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
       now?: Date;
       backlogItem?: string | null;
       input?: { sessionId: string; message: TranscriptMessage };
+      turnId?: string;
     } = {},
   ): Promise<void> {
     const { backlogItem, input } = options;
@@ -64,11 +67,33 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
       const now = options.now ?? new Date();
       const entry = await readRoute(sql, sessionKey);
       if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
-      await markers.putTurnMarker(sql, sessionKey, entry.session_id, now);
+      await markers.putTurnMarker(sql, sessionKey, entry.session_id, now, options.turnId ?? null);
       if (taken !== null) await inbound.insertTaken(sql, taken, sessionKey, now, 'turn');
       if (backlogItem != null) await backlog.deleteBacklogItem(sql, backlogItem);
       if (input !== undefined) await appendInTransaction(this.db, sql, input.sessionId, input.message, now);
     });
+  }
+
+  markToolStarted(sessionKey: string, turnId: string, callId: string): Promise<void> {
+    return this.group.run((sql) => markers.setToolStarted(sql, sessionKey, turnId, callId));
+  }
+
+  recordToolResult(
+    sessionKey: string,
+    turnId: string,
+    sessionId: string,
+    messages: readonly TranscriptMessage[],
+  ): Promise<void> {
+    return this.group.run(async (sql) => {
+      await appendInTransaction(this.db, sql, sessionId, messages, new Date());
+      await markers.setToolStarted(sql, sessionKey, turnId, null);
+      await markers.setTurnPrompt(sql, sessionKey, turnId, null);
+    });
+  }
+
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void> {
+    const json = prompt === null ? null : JSON.stringify(prompt);
+    return this.group.run((sql) => markers.setTurnPrompt(sql, sessionKey, turnId, json));
   }
 
   takeInbound(
@@ -212,8 +237,11 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
       const cleanShutdown = (await ledger.readState(sql, CLEAN_SHUTDOWN)) !== null;
       await ledger.deleteState(sql, CLEAN_SHUTDOWN);
       const facts: MarkerFact[] = [];
+      const rows: TurnStepRow[] = [];
       if (!cleanShutdown) {
         for (const marker of await markers.listTurnMarkers(sql)) {
+          const row = await markers.readTurnSteps(sql, marker.session_key);
+          if (row !== null) rows.push(row);
           facts.push({
             session_key: marker.session_key,
             started_at_epoch: marker.started_at_epoch,
@@ -251,6 +279,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
         suspended: plan.suspend,
         settled: plan.settled,
         stale: plan.stale.map((m) => m.session_key),
+        steps: resumedStepRecords(rows, plan.resume),
       };
     });
   }

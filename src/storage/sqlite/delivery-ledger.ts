@@ -41,6 +41,8 @@ import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
+import { resumedStepRecords } from '../turn-step-records.js';
+import type { StoredPrompt } from '../local-store.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
 
@@ -114,6 +116,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       now?: Date;
       backlogItem?: string | null;
       input?: { sessionId: string; message: TranscriptMessage };
+      turnId?: string;
     } = {},
   ): Promise<void> {
     const { backlogItem, input } = options;
@@ -121,12 +124,34 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       const now = options.now ?? new Date();
       const entry = readRoute(this.db, sessionKey);
       if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
-      markers.putTurnMarker(this.db, sessionKey, entry.session_id, now);
+      markers.putTurnMarker(this.db, sessionKey, entry.session_id, now, options.turnId ?? null);
       if (taken !== null) inbound.insertTaken(this.db, taken, sessionKey, now, 'turn');
       if (backlogItem != null) backlog.deleteBacklogItem(this.db, backlogItem);
       this.faults?.hit('startTurn.transaction', sessionKey);
       if (input !== undefined) appendInTransaction(this.db, input.sessionId, input.message, now);
     });
+  }
+
+  markToolStarted(sessionKey: string, turnId: string, callId: string): Promise<void> {
+    return this.group.run(() => markers.setToolStarted(this.db, sessionKey, turnId, callId));
+  }
+
+  recordToolResult(
+    sessionKey: string,
+    turnId: string,
+    sessionId: string,
+    messages: readonly TranscriptMessage[],
+  ): Promise<void> {
+    return this.group.run(() => {
+      appendInTransaction(this.db, sessionId, messages, new Date());
+      markers.setToolStarted(this.db, sessionKey, turnId, null);
+      markers.setTurnPrompt(this.db, sessionKey, turnId, null);
+    });
+  }
+
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void> {
+    const json = prompt === null ? null : JSON.stringify(prompt);
+    return this.group.run(() => markers.setTurnPrompt(this.db, sessionKey, turnId, json));
   }
 
   takeInbound(
@@ -292,6 +317,11 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       tx(this.db, () => {
         const cleanShutdown = ledger.readState(this.db, CLEAN_SHUTDOWN) !== null;
         ledger.deleteState(this.db, CLEAN_SHUTDOWN);
+        const stepRows = cleanShutdown
+          ? []
+          : markers
+              .listTurnMarkers(this.db)
+              .flatMap((m) => markers.readTurnSteps(this.db, m.session_key) ?? []);
         const facts: MarkerFact[] = cleanShutdown
           ? []
           : markers.listTurnMarkers(this.db).map((marker) => ({
@@ -329,6 +359,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           suspended: plan.suspend,
           settled: plan.settled,
           stale: plan.stale.map((m) => m.session_key),
+          steps: resumedStepRecords(stepRows, plan.resume),
         };
       }),
     );

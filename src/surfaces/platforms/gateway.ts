@@ -40,6 +40,7 @@ import { Lanes } from './lanes.js';
 import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
+import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../../domain/local/turn-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {
@@ -80,6 +81,10 @@ export interface MessagingGatewayOptions {
   agents?: AgentCache;
   /** The model's context budget (SPEC LIN-1); without it conversations are never compressed. */
   compression?: CompressionSettings;
+  /** `recovery.running_tool` (REC-7): a resumed turn whose tool was running. Default `unknown`. */
+  runningTool?: RunningToolPolicy;
+  /** Every turn event's type, for the daemon's test-only fault points. */
+  observe?: (eventType: string) => void;
 }
 
 export interface PlatformOptions {
@@ -150,6 +155,9 @@ export class MessagingGateway {
       typingIntervalMs: options.typingIntervalMs ?? 4000,
       events: this.events,
       streaking: new Set(),
+      resumePoints: new Map(),
+      runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
+      ...(options.observe ? { observe: options.observe } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
@@ -235,6 +243,7 @@ export class MessagingGateway {
     // Answered already (settled) or too old to continue (stale, its chat told): not auto-continued.
     for (const key of [...report.settled, ...report.stale]) await this.options.store.clearResumePending(key);
     for (const key of report.resumed) this.deps.streaking.add(key);
+    for (const [key, record] of Object.entries(report.steps)) this.deps.resumePoints.set(key, record);
     const delivered = await this.deliverer.sweep();
     const autoContinued = await this.autoContinue();
     // What waited in the queues when the last process ended, after the turns it waited behind.

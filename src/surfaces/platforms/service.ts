@@ -12,6 +12,7 @@ import { defaultProvider } from '../../daemon/config-providers.js';
 import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
+import { faultsFromEnv } from '../../daemon/faults.js';
 import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
@@ -88,6 +89,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         ownsStore = true;
       }
       const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
+      const faults = faultsFromEnv(env, ctx.logger);
       const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
       options.platformPrompts?.(prompts);
       gateway = new MessagingGateway({
@@ -101,6 +103,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         turnTimeoutMs: ctx.config.limits.turn_timeout_s * 1000,
         freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
         maxResumes: ctx.config.recovery.max_resumes,
+        runningTool: ctx.config.recovery.running_tool,
+        ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,

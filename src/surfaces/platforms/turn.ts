@@ -29,13 +29,16 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
 import { keepTyping, timeLimit } from './turn-clocks.js';
 import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
-import type { Delivery, DeliveryLedger, ReplyRecord } from '../../storage/delivery-ledger.js';
+import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
+import { recordingPrompts } from '../../domain/local/resume-steps.js';
+import type { RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import { stepResumeOf } from './step-resume.js';
 
 /** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
 export const RESUME_NOTE =
@@ -99,6 +102,12 @@ export interface TurnDeps {
   readonly agents: AgentCache;
   /** The model's context budget and compression; without it turns never compress. */
   readonly compression?: PlatformCompressionDeps;
+  /** REC-7: the step records start-up recovery found, by key, until the key's auto-continue takes one. */
+  readonly resumePoints: Map<string, TurnStepRecord>;
+  /** `recovery.running_tool`: what a resumed turn does with the tool that was running at the crash. */
+  readonly runningTool: RunningToolPolicy;
+  /** Every turn event's type, for the daemon's test-only fault points (crash tests). */
+  observe?(eventType: string): void;
 }
 
 /**
@@ -195,6 +204,12 @@ async function runAgentTurn(
   agent: AgentLease,
 ): Promise<void> {
   const source = event.source;
+  // REC-7: an auto-continue whose interrupted turn stopped at a tool call resumes that turn at its
+  // boundary; otherwise it is a new turn continuing with the restart note (REC-4).
+  const resumed =
+    event.internal && event.text === RESUME_NOTE
+      ? await stepResumeOf(deps, sessionKey, entry.session_id, agent)
+      : null;
   if (running.abort.signal.aborted) {
     // /stop or /new came while the session was looked up: the turn never starts, nothing is stored.
     deps.events.emit('turn:complete', {
@@ -206,27 +221,21 @@ async function runAgentTurn(
     });
     return;
   }
-  const keyOptions = deps.keyOptionsFor(source.platform);
-  const shared = isSharedMultiUserSession(source, keyOptions);
-  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
-  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
-  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
-  const input: TranscriptMessage = {
-    ...(shared && !event.internal
-      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
-      : { role: 'user', content: event.text }),
-    admission_id: running.turnId,
-  };
+  const turnId = resumed?.record.turnId ?? running.turnId;
+  const input = resumed?.input ?? inputOf(deps, event, running.turnId);
 
   // The marker, "this message was taken", the end of its backlog row and the user message in one
   // transaction: after a crash the message is waiting (and its redelivery dropped), or this turn
-  // is resumed, with its input stored, or delivered.
+  // is resumed, with its input stored, or delivered. A resumed turn stored its input before, and
+  // keeps its first start (the freshness window counts from there).
   const backlogItem = running.backlogItem;
   running.started = true;
   await deps.ledger.startTurn(
     sessionKey,
     inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
-    { backlogItem, input: { sessionId: entry.session_id, message: input } },
+    resumed
+      ? { backlogItem, turnId, now: new Date(resumed.record.startedAt) }
+      : { backlogItem, turnId, input: { sessionId: entry.session_id, message: input } },
   );
   if (backlogItem !== null) {
     running.backlogItem = null;
@@ -276,12 +285,13 @@ async function runAgentTurn(
   const release = deps.deliverer.reserve(running.turnId);
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
   const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
+  let currentCall: string | null = null;
   let result: TurnResult;
   try {
     try {
       result = await runTurn({
         sessionId: entry.session_id,
-        admissionId: running.turnId,
+        admissionId: turnId,
         executionGeneration: 1,
         model: deps.model,
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
@@ -290,12 +300,18 @@ async function runAgentTurn(
         cwd: deps.cwd,
         yolo: deps.yolo,
         maxTurns: deps.maxTurns,
-        history: [...agent.messages],
-        wireHistory: [...agent.wire],
+        history: agent.messages.slice(0, resumed?.before),
+        wireHistory: agent.wire.slice(0, resumed?.before),
         input,
         inputStored: true,
+        ...(resumed ? { resume: { turn: resumed.point.turn, calls: resumed.point.calls } } : {}),
+        // REC-7: durable before the tool's process is spawned; a result clears it in its own commit.
+        markToolStarted: (call) => deps.ledger.markToolStarted(sessionKey, turnId, call.id),
         transcript: {
-          append: (_id, messages) => deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
+          append: (_id, messages) =>
+            messages.some((m) => m.role === 'tool')
+              ? deps.ledger.recordToolResult(sessionKey, turnId, sessionId, messages)
+              : deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
         },
         ...(budget ? { context: budget } : {}),
         // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
@@ -316,9 +332,18 @@ async function runAgentTurn(
           );
           if (streaking) deps.streaking.delete(sessionKey);
         },
-        prompts: deps.prompts,
+        prompts: recordingPrompts(
+          deps.prompts,
+          (prompt) => deps.ledger.recordTurnPrompt(sessionKey, turnId, prompt),
+          resumed?.record.prompt ?? null,
+          () => currentCall,
+        ),
         signal: running.abort.signal,
-        emit: (turnEvent) => onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent),
+        emit: (turnEvent) => {
+          if (turnEvent.type === 'tool.start') currentCall = turnEvent.tool_call_id;
+          deps.observe?.(turnEvent.type);
+          onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent);
+        },
       });
     } finally {
       stopClock();
@@ -344,6 +369,21 @@ async function runAgentTurn(
   } finally {
     release();
   }
+}
+
+/** The user message a turn stores with its start: the raw text and, in a shared chat, the speaker. */
+function inputOf(deps: TurnDeps, event: MessageEvent, turnId: string): TranscriptMessage {
+  const source = event.source;
+  const shared = isSharedMultiUserSession(source, deps.keyOptionsFor(source.platform));
+  // The transcript keeps the raw text and the speaker; the wire renders `[sender] text` from them.
+  // renderSenderPrefix neutralises brackets and line breaks, so a name cannot forge a speaker.
+  const prefix = renderSenderPrefix(source.user_name ?? source.user_id ?? 'unknown', '');
+  return {
+    ...(shared && !event.internal
+      ? { role: 'user', content: event.text, sender_name: prefix.slice(1, prefix.lastIndexOf(']')) }
+      : { role: 'user', content: event.text }),
+    admission_id: turnId,
+  };
 }
 
 /** The reply a turn's end owes its chat; null when it owes none (interrupted or cancelled). */

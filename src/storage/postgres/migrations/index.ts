@@ -14,6 +14,7 @@ import { migration as m008 } from './008_lineage.js';
 import { migration as m009 } from './009_transcript_edits.js';
 import { migration as m010 } from './010_turn_steps.js';
 import { migration as m013 } from './013_platform_cursors.js';
+import { migration as m014 } from './014_platform_turn_steps.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m009,
   m010,
   m013,
+  m014,
 ];

@@ -1,5 +1,5 @@
 /** In-flight turn markers on PostgreSQL: set when a turn starts, cleared when its reply is durable. */
-import type { TurnMarker } from '../../sqlite/ops/turn-markers.js';
+import type { TurnMarker, TurnStepRow } from '../../sqlite/ops/turn-markers.js';
 import type { Sql } from '../database.js';
 
 export async function putTurnMarker(
@@ -7,12 +7,49 @@ export async function putTurnMarker(
   sessionKey: string,
   sessionId: string,
   at: Date,
+  turnId: string | null = null,
 ): Promise<void> {
   await sql.run(
-    `INSERT INTO turn_markers (session_key, session_id, started_at, started_at_epoch) VALUES ($1, $2, $3, $4)
+    `INSERT INTO turn_markers (session_key, session_id, started_at, started_at_epoch, turn_id)
+     VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (session_key) DO UPDATE SET session_id = EXCLUDED.session_id,
-       started_at = EXCLUDED.started_at, started_at_epoch = EXCLUDED.started_at_epoch`,
-    [sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000)],
+       started_at = EXCLUDED.started_at, started_at_epoch = EXCLUDED.started_at_epoch,
+       turn_id = EXCLUDED.turn_id, tool_started = NULL, prompt_json = NULL`,
+    [sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000), turnId],
+  );
+}
+
+export async function setToolStarted(
+  sql: Sql,
+  sessionKey: string,
+  turnId: string,
+  callId: string | null,
+): Promise<void> {
+  await sql.run('UPDATE turn_markers SET tool_started = $1 WHERE session_key = $2 AND turn_id = $3', [
+    callId,
+    sessionKey,
+    turnId,
+  ]);
+}
+
+export async function setTurnPrompt(
+  sql: Sql,
+  sessionKey: string,
+  turnId: string,
+  promptJson: string | null,
+): Promise<void> {
+  await sql.run('UPDATE turn_markers SET prompt_json = $1 WHERE session_key = $2 AND turn_id = $3', [
+    promptJson,
+    sessionKey,
+    turnId,
+  ]);
+}
+
+export function readTurnSteps(sql: Sql, sessionKey: string): Promise<TurnStepRow | null> {
+  return sql.row<TurnStepRow>(
+    `SELECT session_key, session_id, started_at, turn_id, tool_started, prompt_json FROM turn_markers
+     WHERE session_key = $1 AND turn_id IS NOT NULL`,
+    [sessionKey],
   );
 }
 

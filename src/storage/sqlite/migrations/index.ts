@@ -11,6 +11,7 @@ import { migration as m008 } from './008_lineage.js';
 import { migration as m009 } from './009_transcript_edits.js';
 import { migration as m010 } from './010_turn_steps.js';
 import { migration as m013 } from './013_platform_cursors.js';
+import { migration as m014 } from './014_platform_turn_steps.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m009,
   m010,
   m013,
+  m014,
 ];

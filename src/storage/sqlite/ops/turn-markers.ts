@@ -4,12 +4,53 @@ import { statement } from '../statements.js';
 
 type Db = Database.Database;
 
-export function putTurnMarker(db: Db, sessionKey: string, sessionId: string, at: Date): void {
+export function putTurnMarker(
+  db: Db,
+  sessionKey: string,
+  sessionId: string,
+  at: Date,
+  turnId: string | null = null,
+): void {
   statement(
     db,
-    `INSERT OR REPLACE INTO turn_markers (session_key, session_id, started_at, started_at_epoch)
-     VALUES (?, ?, ?, ?)`,
-  ).run(sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000));
+    `INSERT OR REPLACE INTO turn_markers (session_key, session_id, started_at, started_at_epoch, turn_id)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000), turnId);
+}
+
+/** The steps a marker records (014); writes are fenced to the marker's turn. */
+export interface TurnStepRow {
+  session_key: string;
+  session_id: string;
+  started_at: string;
+  turn_id: string;
+  tool_started: string | null;
+  prompt_json: string | null;
+}
+
+export function setToolStarted(db: Db, sessionKey: string, turnId: string, callId: string | null): void {
+  statement(db, 'UPDATE turn_markers SET tool_started = ? WHERE session_key = ? AND turn_id = ?').run(
+    callId,
+    sessionKey,
+    turnId,
+  );
+}
+
+export function setTurnPrompt(db: Db, sessionKey: string, turnId: string, promptJson: string | null): void {
+  statement(db, 'UPDATE turn_markers SET prompt_json = ? WHERE session_key = ? AND turn_id = ?').run(
+    promptJson,
+    sessionKey,
+    turnId,
+  );
+}
+
+export function readTurnSteps(db: Db, sessionKey: string): TurnStepRow | null {
+  const row = statement(
+    db,
+    `SELECT session_key, session_id, started_at, turn_id, tool_started, prompt_json FROM turn_markers
+     WHERE session_key = ? AND turn_id IS NOT NULL`,
+  ).get(sessionKey) as TurnStepRow | undefined;
+  return row ?? null;
 }
 
 export function deleteTurnMarker(db: Db, sessionKey: string): void {
