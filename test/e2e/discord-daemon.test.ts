@@ -22,16 +22,21 @@ const dc = useDiscordDaemon({
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 
 describe('Discord through the real daemon', { timeout: 90_000 }, () => {
-  it('answers a DM once, with typing, registers the slash commands and shows in gatehouse status', async () => {
+  it('answers a DM once, typing while a long turn runs, registers the slash commands and shows in gatehouse status', async () => {
     dc.standIn.channel({ id: '500', type: 1 });
     await dc.start();
+    // The model holds the turn: once it has run a second, "typing…" is shown (the daemon's delay).
+    dc.model.hold();
     const id = dc.standIn.say('500', KIM, 'hello discord');
+    await dc.standIn.waitForCall((c) => c.method === 'POST' && c.path === '/channels/500/typing');
+    dc.model.release();
     const reply = await dc.waitForPost('500', /hello discord/);
     expect(reply.body.content).toBe(said('hello discord'));
     expect(reply.body.message_reference).toEqual({ message_id: id, fail_if_not_exists: false });
     expect(await dc.ask('500', KIM, 'second')).toBe(said('second'));
     expect(dc.posts('500').filter((t) => t.includes('hello discord'))).toHaveLength(1);
-    expect(dc.standIn.calls.some((c) => c.method === 'POST' && c.path === '/channels/500/typing')).toBe(true);
+    // A live DM is known to be one without asking: the channel is never looked up.
+    expect(dc.standIn.calls.some((c) => c.method === 'GET' && c.path === '/channels/500')).toBe(false);
 
     const commands = await dc.standIn.waitForCall((c) => c.method === 'PUT');
     expect(commands.path).toBe(`/applications/${APPLICATION_ID}/commands`);

@@ -74,6 +74,9 @@ export interface MessagingGatewayOptions {
   maxResumes?: number;
   /** `limits.turn_timeout_s` in ms: a turn running longer is stopped (turn_timeout). Absent: no limit. */
   turnTimeoutMs?: number;
+  /** A turn shows "typing…" once it has run this long (default 1 s): a quicker one shows none. */
+  typingDelayMs?: number;
+  /** …and again this often while it runs (default 4 s). */
   typingIntervalMs?: number;
   /** After a failed send, owed replies are retried this much later (and again while any fail). Default 5 s. */
   deliveryRetryMs?: number;
@@ -152,7 +155,7 @@ export class MessagingGateway {
       keyOptionsFor: (p) => ({ ...options.keyOptions, ...options.platformOptions?.[p]?.keyOptions }),
       redactPiiFor: (p) => options.platformOptions?.[p]?.redactPii ?? options.redactPii ?? false,
       homeChannels: options.homeChannels ?? [],
-      typingIntervalMs: options.typingIntervalMs ?? 4000,
+      typing: { delayMs: options.typingDelayMs ?? 1000, intervalMs: options.typingIntervalMs ?? 4000 },
       events: this.events,
       streaking: new Set(),
       resumePoints: new Map(),

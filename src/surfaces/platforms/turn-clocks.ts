@@ -14,16 +14,34 @@ export function timeLimit(abort: AbortController, limitMs: number | null): () =>
   return () => clearTimeout(timer);
 }
 
-/** Shows "typing…" now and every `intervalMs` until the returned function is called. */
+/** When "typing…" is shown while a turn runs (TurnDeps.typing). */
+export interface TypingClock {
+  /** How long a turn runs before the indicator is first shown. */
+  readonly delayMs: number;
+  /** How often it is shown again while the turn goes on (platforms let it lapse after 5–10 s). */
+  readonly intervalMs: number;
+}
+
+/**
+ * Shows "typing…" once the turn has run `delayMs`, then every `intervalMs`, until the returned
+ * function is called. Most answers arrive before anyone could see an indicator, and each one costs
+ * a request under the platform's global rate limit (Discord: 50 requests/s per bot), so a quick
+ * turn sends none (docs/decisions.md).
+ */
 export function keepTyping(
   adapter: PlatformAdapter,
   chatId: string,
   threadId: string | null,
-  intervalMs: number,
+  clock: TypingClock,
 ): () => void {
   const tick = () => void adapter.sendTyping(chatId, threadId).catch(() => undefined);
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  let repeat: NodeJS.Timeout | null = null;
+  const first = setTimeout(() => {
+    tick();
+    repeat = setInterval(tick, clock.intervalMs).unref();
+  }, clock.delayMs).unref();
+  return () => {
+    clearTimeout(first);
+    if (repeat !== null) clearInterval(repeat);
+  };
 }

@@ -27,7 +27,7 @@ import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/voc
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
-import { keepTyping, timeLimit } from './turn-clocks.js';
+import { keepTyping, timeLimit, type TypingClock } from './turn-clocks.js';
 import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -90,7 +90,7 @@ export interface TurnDeps {
   keyOptionsFor(platform: string): SessionKeyOptions;
   redactPiiFor(platform: string): boolean;
   readonly homeChannels: readonly HomeChannel[];
-  readonly typingIntervalMs: number;
+  readonly typing: TypingClock;
   readonly events: TypedEmitter<MessagingEvents>;
   /** Keys on a restart streak (resumed at start-up); a completed turn ends it. */
   readonly streaking: Set<string>;
@@ -283,7 +283,7 @@ async function runAgentTurn(
   // Reserved before the ledger row exists, so no sweep sends this reply while the turn is still on
   // its way to sending it; released after the turn's own delivery attempt.
   const release = deps.deliverer.reserve(running.turnId);
-  const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typingIntervalMs);
+  const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typing);
   const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let currentCall: string | null = null;
   let result: TurnResult;

@@ -157,3 +157,27 @@ describe('Discord inbound', () => {
     expect(rowsAtHanding).toEqual([String(BigInt(id) - 1n)]);
   });
 });
+
+describe('Discord typing under the global request limit (50 per second per bot)', () => {
+  it('"typing…" is sent while the budget lasts, and skipped while replies wait on the limit', async () => {
+    standIn = await startDiscordStandIn();
+    const adapter = await started(() => Promise.resolve(), memoryCursors(), { registerCommands: false });
+    for (let i = 0; i < 60; i++) standIn.channel({ id: String(700 + i), type: 1 });
+    await adapter.sendTyping('700', null);
+    expect(standIn.calls.filter((c) => c.path.endsWith('/typing'))).toHaveLength(1);
+
+    // 60 replies at once: the library lets 50 through in this second and holds the rest.
+    const sends = Array.from({ length: 60 }, (_, i) =>
+      adapter.send(String(700 + i), `reply ${i}`, { thread_id: null, reply_to: null }),
+    );
+    const posted = (c: { method: string; path: string }) =>
+      c.method === 'POST' && c.path.endsWith('/messages');
+    await standIn.waitForCall(posted, 50);
+    await adapter.sendTyping('701', null);
+    await Promise.all(sends);
+    expect(standIn.calls.filter(posted)).toHaveLength(60);
+    expect(standIn.calls.filter((c) => c.path.endsWith('/typing')).map((c) => c.path)).toEqual([
+      '/channels/700/typing',
+    ]);
+  });
+});

@@ -25,10 +25,6 @@ describe('Telegram through the MessagingGateway (KEY-1, KEY-3, QUE-1, ENT-2)', (
     // The second request carried the first exchange: one conversation.
     const last = h.model.requests.at(-1)!.body!.messages!;
     expect(last.filter((m) => m.role === 'user')).toHaveLength(2);
-    // A typing indicator was shown while the turn ran.
-    expect(h.standIn.calls.some((c) => c.method === 'sendChatAction' && c.payload.chat_id === ALICE.id)).toBe(
-      true,
-    );
   });
 
   it('isolates group members per user by default', async () => {
@@ -192,5 +188,33 @@ describe('Telegram group isolation off, allowlist', () => {
     h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'hi' });
     await h.waitForText(ALICE.id, /you said: hi/);
     expect(h.textsTo(BOB.id)).toEqual([]);
+  });
+});
+
+describe('the typing indicator: shown once a turn has run its delay, never for a quicker one', () => {
+  const typingTo = (chatId: number) =>
+    h.standIn.calls.filter((c) => c.method === 'sendChatAction' && c.payload.chat_id === chatId);
+
+  it('a turn still running after the delay shows "typing…"', async () => {
+    h = await createHarness();
+    h.build({ gateway: { typingDelayMs: 100 } });
+    await h.start();
+    h.model.hold();
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'think long' });
+    const typing = await h.standIn.waitForCall((c) => c.method === 'sendChatAction');
+    expect(typing.payload).toMatchObject({ chat_id: ALICE.id, action: 'typing' });
+    h.model.release();
+    await h.waitForText(ALICE.id, /you said: think long/);
+  });
+
+  it('a turn answered within the delay sends no indicator at all', async () => {
+    h = await createHarness();
+    h.build({ gateway: { typingDelayMs: 60_000 } });
+    await h.start();
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'quick one' });
+    await h.waitForText(ALICE.id, /you said: quick one/);
+    h.standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'and another' });
+    await h.waitForText(ALICE.id, /you said: and another/);
+    expect(typingTo(ALICE.id)).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@
  * calls a short line each. Inbound and the catch-up after a restart are inbound.ts.
  */
 import { API } from '@discordjs/core';
-import { REST } from '@discordjs/rest';
+import { REST, RESTEvents } from '@discordjs/rest';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import {
   AllowedMentionsTypes,
@@ -64,6 +64,9 @@ const INTENTS =
   GatewayIntentBits.DirectMessages |
   GatewayIntentBits.MessageContent;
 
+/** How long past the end of a global rate-limit wait typing stays off. */
+const TYPING_BACKOFF_MS = 1000;
+
 export class DiscordAdapter implements PlatformAdapter {
   readonly platform = 'discord';
   /** CTX-2: Discord ids are never redacted (the agent writes `<@id>` mentions with them). */
@@ -79,6 +82,8 @@ export class DiscordAdapter implements PlatformAdapter {
   private account: string | null = null;
   private botId = '';
   private onStatus: StatusListener | null = null;
+  /** Until when "typing…" is not sent: the bot's global request budget ran out (see sendTyping). */
+  private budgetSpentUntil = 0;
   /** Open approvals posted in a thread, by message id: settle() edits them there (one per turn). */
   private readonly approvalChannels = new Map<string, string>();
 
@@ -88,6 +93,11 @@ export class DiscordAdapter implements PlatformAdapter {
       ...(options.apiRoot === undefined ? {} : { api: options.apiRoot.replace(/\/+$/, '') }),
     }).setToken(options.token);
     this.api = new API(this.rest);
+    // The library holds requests to Discord's global limit (50 per second per bot). A request had
+    // to wait for it: replies are queued, so for the next second or two typing gives way to them.
+    this.rest.on(RESTEvents.RateLimited, (limit) => {
+      if (limit.global) this.budgetSpentUntil = Date.now() + limit.timeToReset + TYPING_BACKOFF_MS;
+    });
     const roles = options.allowedRoleIds ?? [];
     // Roles alone restrict too: only their holders (stamped role_authorized) pass.
     this.allowed = allowlistAuthorizer(options.allowedUserIds ?? (roles.length > 0 ? [] : undefined));
@@ -224,7 +234,12 @@ export class DiscordAdapter implements PlatformAdapter {
     await this.api.channels.editMessage(chatId, messageId, { content: text.slice(0, DISCORD_MESSAGE_LIMIT) });
   }
 
+  /**
+   * "typing…" is cosmetic: while the global request budget is spent it is skipped, so it never
+   * queues ahead of a reply (docs/decisions.md, "Typing on Discord").
+   */
   async sendTyping(chatId: string, threadId: string | null): Promise<void> {
+    if (Date.now() < this.budgetSpentUntil) return;
     await this.api.channels.showTyping(channelOfTarget(chatId, threadId));
   }
 

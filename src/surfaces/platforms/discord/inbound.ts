@@ -12,6 +12,7 @@
  */
 import type { API } from '@discordjs/core';
 import {
+  ChannelType,
   InteractionType,
   MessageFlags,
   type APIInteraction,
@@ -42,6 +43,15 @@ export interface InboundRules {
 }
 
 type Facts = ChannelFacts & { guild_id: string | null };
+
+const dmFacts = (id: string): Facts => ({
+  id,
+  type: ChannelType.DM,
+  name: null,
+  parent_id: null,
+  topic: null,
+  guild_id: null,
+});
 
 export class DiscordInbound {
   private readonly channels = new Map<string, Promise<Facts>>();
@@ -132,7 +142,12 @@ export class DiscordInbound {
     data: APIMessage & { guild_id?: string; member?: { roles: string[] } },
     caughtUp: boolean,
   ): Promise<MessageEvent | null> {
-    const facts = await this.channel(data.channel_id);
+    // A live MESSAGE_CREATE names its guild, so one without is a DM (bots are never in group
+    // DMs) and needs no lookup; a message read back over REST carries no guild id, so it does.
+    const facts =
+      !caughtUp && data.guild_id === undefined
+        ? dmFacts(data.channel_id)
+        : await this.channel(data.channel_id);
     const guildId = data.guild_id ?? facts.guild_id;
     if (guildId === null) {
       if (!this.rules.answerDms) return null;
