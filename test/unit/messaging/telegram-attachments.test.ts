@@ -85,6 +85,15 @@ describe('Telegram attachments', () => {
     );
   });
 
+  it('a text sent after a large photo in one batch still reaches the session after it', async () => {
+    const { s, handedIn } = await started();
+    const file = s.addFile(randomBytes(2_000_000), 'photos/file_big.jpg');
+    s.inject({ chat: dmWith(ALICE), from: ALICE, caption: 'first', photo: { ...file, width: 9, height: 9 } });
+    s.inject({ chat: dmWith(ALICE), from: ALICE, text: 'second' });
+    await expect.poll(() => handedIn.length).toBe(2);
+    expect(handedIn.map((e) => e.text.split('\n').at(-1))).toEqual(['first', 'second']);
+  });
+
   it('refuses a file over the limit with a reply naming both sizes, and hands nothing in', async () => {
     const { s, dir, handedIn } = await started(10_000);
     const file = s.addFile(randomBytes(25_000), 'documents/big.bin');

@@ -78,6 +78,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
   /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
   private readonly untaken = new Set<Promise<void>>();
+  /** Per chat, the hand-in of its latest update: the next one of that chat waits for it. */
+  private readonly chatTails = new Map<number, Promise<void>>();
   /** Approvals as inline keyboards; a click comes back as an /approve or /deny bound to its prompt. */
   readonly approvals: ApprovalControls = {
     ask: async (chatId, threadId, prompt) => {
@@ -142,7 +144,10 @@ export class TelegramAdapter implements PlatformAdapter {
       // message for another bot is not handed in: it is confirmed like any other.
       const text = textForBot(ctx.message.text, source.chat_type, ctx.me.username);
       if (text === null) return;
-      return take(sink({ source, text, internal: false, received_at: new Date().toISOString() }));
+      const received_at = new Date().toISOString();
+      return take(
+        this.inChatOrder(ctx.message.chat.id, () => sink({ source, text, internal: false, received_at })),
+      );
     });
     this.bot.on('callback_query:data', (ctx) => this.takeClick(ctx, sink, take));
     this.bot.on(['message:photo', 'message:document', 'message:voice'], (ctx) =>
@@ -272,7 +277,38 @@ export class TelegramAdapter implements PlatformAdapter {
     if (caption === null) return;
     const maxBytes = this.options.maxAttachmentBytes ?? 20 * 1024 * 1024;
     const attachment = attachmentOf(message, maxBytes)!;
-    const described = await this.store(attachment, maxBytes);
+    // The download starts now; the hand-in keeps its place among the chat's updates.
+    const storing = this.store(attachment, maxBytes);
+    return this.inChatOrder(message.chat.id, () =>
+      this.handInAttachment(message, source, caption, storing, sink),
+    );
+  }
+
+  /**
+   * Runs `handIn` once every earlier update of the same chat was handed in. A batch of updates is
+   * taken concurrently, and an attachment waits for its download: without this a text sent after a
+   * photo would reach the session first. The place is taken when the update arrives, in order.
+   */
+  private inChatOrder(chatId: number, handIn: () => Promise<void>): Promise<void> {
+    const mine = (this.chatTails.get(chatId) ?? Promise.resolve()).then(handIn);
+    const tail = mine.catch(() => undefined);
+    this.chatTails.set(chatId, tail);
+    void tail.finally(() => {
+      if (this.chatTails.get(chatId) === tail) this.chatTails.delete(chatId);
+    });
+    return mine;
+  }
+
+  private async handInAttachment(
+    message: NonNullable<Context['message']>,
+    source: ReturnType<typeof sourceOfMessage>,
+    caption: string,
+    storing: ReturnType<TelegramAdapter['store']>,
+    sink: InboundSink,
+  ): Promise<void> {
+    const maxBytes = this.options.maxAttachmentBytes ?? 20 * 1024 * 1024;
+    const attachment = attachmentOf(message, maxBytes)!;
+    const described = await storing;
     if (described.kind === 'too_large') {
       await this.bot.api.sendMessage(message.chat.id, tooLargeReply(attachment, described.bytes, maxBytes), {
         ...(source.thread_id === null ? {} : { message_thread_id: Number(source.thread_id) }),
