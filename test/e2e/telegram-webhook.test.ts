@@ -86,7 +86,7 @@ describe('Telegram webhook mode and attachments through the real daemon', () => 
   it('a document over max_attachment_mb is refused with a reply and never reaches the model', async () => {
     const file = tg.standIn.addFile(randomBytes(80_000), 'documents/file_2.pdf');
     const requests = tg.model.requests.length;
-    tg.standIn.inject({
+    const update = tg.standIn.inject({
       chat: DM,
       from: LEE,
       caption: 'big-doc-marker',
@@ -97,6 +97,8 @@ describe('Telegram webhook mode and attachments through the real daemon', () => 
     );
     expect(tg.model.requests.length).toBe(requests);
     expect(JSON.stringify(tg.model.requests)).not.toContain('big-doc-marker');
+    // Answered 2xx once the reply went out (the reply can be seen a moment before that answer).
+    await tg.standIn.waitForConfirmed(update);
   });
 
   it('an update Telegram posts while the daemon is down (SIGKILL) is answered once after the restart', async () => {
