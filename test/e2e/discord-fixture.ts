@@ -1,12 +1,8 @@
 /**
- * The real daemon (`gatehouse serve` as a child process) with its Discord adapter pointed at the
- * loopback Discord stand-in (REST and gateway) and its model at the demo model in the test
- * process. `useDiscordDaemon()` registers beforeAll/afterAll for one file: one stand-in, one demo
- * model, one temp home; the test starts (and may kill and restart) the daemon itself.
+ * The real daemon with its Discord adapter pointed at the loopback Discord stand-in (REST and
+ * gateway) and its model at the demo model in the test process (the scaffolding is
+ * platform-fixture.ts). `useDiscordDaemon()` registers beforeAll/afterAll for one file.
  */
-import fs from 'node:fs';
-import { afterAll, beforeAll } from 'vitest';
-import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import {
   BOT_ID,
   startDiscordStandIn,
@@ -14,119 +10,42 @@ import {
   type RestCall,
   type StandInUser,
 } from '../fixtures/discord-standin.js';
-import { requireBuild, tempHome } from './cli.js';
-import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
+import { usePlatformDaemon, type PlatformDaemon } from './platform-fixture.js';
 
 export const DISCORD_TOKEN_ENV = 'GH_E2E_DISCORD_TOKEN';
 export const GUILD = '900';
 export const mention = (text: string) => `<@${BOT_ID}> ${text}`;
 
-export interface DiscordDaemon {
-  readonly standIn: DiscordStandIn;
-  readonly model: DemoModelServer;
-  readonly home: string;
-  readonly daemon: RunningDaemon | null;
-  start(): Promise<RunningDaemon>;
-  kill(): Promise<void>;
-  stop(): Promise<number | null>;
+export interface DiscordDaemon extends PlatformDaemon<DiscordStandIn> {
   /** Contents the bot posted to the channel, in order. */
   posts(channelId: string): string[];
   /** Says `text` in the channel; resolves with the content of the bot's next post there. */
   ask(channelId: string, user: StandInUser, text: string): Promise<string>;
   /** Resolves with the n-th post to the channel matching `pattern`. */
   waitForPost(channelId: string, pattern: RegExp, n?: number): Promise<RestCall>;
-  /** The user messages of the last model request whose newest user message carries `marker`. */
-  userMessages(marker: string): string[];
 }
 
+/** `discordYaml`: extra lines under `platforms.discord:` (indented by the caller). */
 export function useDiscordDaemon(options: { discordYaml?: string[] } = {}): DiscordDaemon {
-  let standIn: DiscordStandIn;
-  let model: DemoModelServer;
-  let home: string;
-  let daemon: RunningDaemon | null = null;
-
-  beforeAll(async () => {
-    requireBuild();
-    standIn = await startDiscordStandIn();
-    model = await startDemoModel();
-    home = tempHome();
-    writeConfig(
-      home,
-      [
-        'model:',
-        `  base_url: ${model.baseUrl}`,
-        '  model: gatehouse-demo',
-        'platforms:',
-        '  discord:',
-        `    token_env: ${DISCORD_TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}`,
-        ...(options.discordYaml ?? []),
-        '',
-      ].join('\n'),
-    );
+  const base = usePlatformDaemon({
+    platform: 'discord',
+    startStandIn: startDiscordStandIn,
+    standInYaml: (standIn) => [`    token_env: ${DISCORD_TOKEN_ENV}`, `    api_root: ${standIn.apiRoot}`],
+    tokenEnv: (standIn) => ({ [DISCORD_TOKEN_ENV]: standIn.token }),
+    platformYaml: options.discordYaml,
   });
-
-  afterAll(async () => {
-    model.release();
-    await daemon?.stop();
-    await standIn.close();
-    await model.close();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
-
-  const contents = (channelId: string) => standIn.posted(channelId).map((c) => String(c.body.content));
-  const fixture: DiscordDaemon = {
-    get standIn() {
-      return standIn;
-    },
-    get model() {
-      return model;
-    },
-    get home() {
-      return home;
-    },
-    get daemon() {
-      return daemon;
-    },
-    async start() {
-      daemon = await startDaemon({ home, env: { [DISCORD_TOKEN_ENV]: standIn.token } });
-      return daemon;
-    },
-    async kill() {
-      await daemon?.kill();
-      daemon = null;
-    },
-    async stop() {
-      const code = (await daemon?.stop()) ?? null;
-      daemon = null;
-      return code;
-    },
-    posts: contents,
-    async ask(channelId, user, text) {
-      const before = standIn.posted(channelId).length;
-      standIn.say(channelId, user, text);
-      const call = await standIn.waitForCall(
-        (c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages`,
-        before + 1,
-      );
+  const isPost = (channelId: string) => (c: RestCall) =>
+    c.method === 'POST' && c.path === `/channels/${channelId}/messages`;
+  return Object.assign(base, {
+    posts: (channelId: string) => base.standIn.posted(channelId).map((c) => String(c.body.content)),
+    async ask(channelId: string, user: StandInUser, text: string) {
+      const before = base.standIn.posted(channelId).length;
+      base.standIn.say(channelId, user, text);
+      const call = await base.standIn.waitForCall(isPost(channelId), before + 1);
       return String(call.body.content);
     },
-    waitForPost(channelId, pattern, n = 1) {
-      return standIn.waitForCall(
-        (c) =>
-          c.method === 'POST' &&
-          c.path === `/channels/${channelId}/messages` &&
-          pattern.test(String(c.body.content)),
-        n,
-      );
+    waitForPost(channelId: string, pattern: RegExp, n = 1) {
+      return base.standIn.waitForCall((c) => isPost(channelId)(c) && pattern.test(String(c.body.content)), n);
     },
-    userMessages(marker) {
-      const users = (r: (typeof model.requests)[number]) =>
-        (r.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => String(m.content));
-      const request = [...model.requests].reverse().find((r) => users(r).at(-1)?.includes(marker));
-      if (request === undefined) throw new Error(`no model request answered "${marker}"`);
-      return users(request);
-    },
-  };
-  return fixture;
+  });
 }
