@@ -8,8 +8,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../fixtures/chromium.js';
-import { PASSWORD } from './seed-fixture.js';
+import type { RunningDaemon } from './gateway-harness.js';
+import { dashboardSession, PASSWORD, type Fixture } from './seed-fixture.js';
 
 export { HAVE_CHROMIUM };
 
@@ -21,6 +24,24 @@ if (!HAVE_CHROMIUM) {
 }
 
 export const launchBrowser = launchChromium;
+
+/**
+ * One Chromium for the calling test file, launched before its tests and closed after them (not
+ * launched where it is missing: those files skip their browser cases).
+ */
+export function useChromium(): { readonly browser: Browser } {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (HAVE_CHROMIUM) browser = await launchBrowser();
+  });
+  afterAll(() => browser?.close());
+  return {
+    get browser(): Browser {
+      if (!browser) throw new Error(`no browser: ${CHROMIUM} is missing`);
+      return browser;
+    },
+  };
+}
 
 /**
  * Where a test's screenshot goes: a temp folder, so a test run leaves the work tree as it was;
@@ -74,6 +95,25 @@ export async function openSession(page: Page, sessionId: string): Promise<void> 
   await page.goto(`${new URL(page.url()).origin}/#/s/${encodeURIComponent(sessionId)}`);
   await page.waitForSelector('#link-state[data-state="open"]');
   await page.locator('.session-head h1').waitFor();
+}
+
+/** dashboardSession() with a logged-in page open at the session. */
+export async function sessionInPage(
+  fx: Fixture,
+  browser: Browser,
+  params: Record<string, unknown>,
+  extraConfig?: string,
+): Promise<{
+  d: RunningDaemon;
+  native: GatewayClient;
+  sessionId: string;
+  context: BrowserContext;
+  page: Page;
+}> {
+  const { d, native, sessionId } = await dashboardSession(fx, params, extraConfig);
+  const { context, page } = await loggedIn(browser, d.url);
+  await openSession(page, sessionId);
+  return { d, native, sessionId, context, page };
 }
 
 /** Types a message into the composer and sends it with Enter. */

@@ -6,23 +6,26 @@
  * the status page's counters — against the real daemon child process and the demo model. The
  * queue, prompts and reconnects are in dashboard-queue.test.ts.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
-import { HAVE_CHROMIUM, launchBrowser, loggedIn, openSession, sendMessage as send } from './browser.js';
+import { HAVE_CHROMIUM, loggedIn, openSession, sendMessage as send, useChromium } from './browser.js';
 import { nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
-import { createAttached, dashboardConfig, runTurn, tempDir, useFixture } from './seed-fixture.js';
+import {
+  createAttached,
+  dashboardConfig,
+  dashboardSession,
+  runTurn,
+  tempDir,
+  useFixture,
+} from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
+const chromium = useChromium();
 const extra: { demo?: DemoModelServer; daemon?: RunningDaemon } = {};
 
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
 afterEach(async () => {
   await extra.daemon?.stop();
   await extra.demo?.close();
@@ -67,7 +70,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await native.call('session.resume', { session_id: ids[4]! });
         await runTurn(native, ids[4]!, 'needle', 'a needle-quartz in the haystack');
 
-        const { context, page } = await loggedIn(browser, d.url);
+        const { context, page } = await loggedIn(chromium.browser, d.url);
         await page.locator('.session-row').nth(24).waitFor();
         const first = await listedTitles(page);
         expect(first).toHaveLength(25);
@@ -137,7 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         }));
         const native = await d.connect();
         const sessionId = await createAttached(native, { cwd: tempDir(), title: 'streaming', yolo: true });
-        const { context, page } = await loggedIn(browser, d.url);
+        const { context, page } = await loggedIn(chromium.browser, d.url);
         await openSession(page, sessionId);
         // Every state the live area passes through, as the page drew it.
         await page.evaluate(() => {
@@ -223,7 +226,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
             {},
           )
         ).session_create;
-        const { context, page } = await loggedIn(browser, d.url);
+        const { context, page } = await loggedIn(chromium.browser, d.url);
         await page.getByRole('link', { name: 'New session' }).click();
         const options = (label: string) =>
           page.getByLabel(label, { exact: true }).locator('option').allTextContents();
@@ -262,11 +265,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
       'the status page shows the gateway, the providers, the storage counters and the agent cache',
       { timeout: 90_000 },
       async () => {
-        const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-        const native = await d.connect();
-        const id = await createAttached(native, { cwd: tempDir(), title: 'counted' });
+        const { d, native, sessionId: id } = await dashboardSession(fx, { title: 'counted' });
         await runTurn(native, id, 'c1', 'count me');
-        const { context, page } = await loggedIn(browser, d.url);
+        const { context, page } = await loggedIn(chromium.browser, d.url);
         await page.getByRole('link', { name: 'Status' }).click();
         const facts = async (heading: string) => {
           const table = page.locator(`h2:text-is("${heading}") + dl.facts`);

@@ -4,19 +4,13 @@
  * --resume`, and each sees the other's turn live — the real CLI child process, the real daemon and
  * real Chromium.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launchBrowser, loggedIn, sendMessage } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, loggedIn, sendMessage, useChromium } from './browser.js';
 import { finished, runCli, spawnCli, waitForOutput } from './cli.js';
 import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
-
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const chromium = useChromium();
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard beside gatehouse chat', () => {
   it(
@@ -28,7 +22,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard beside gatehouse chat', () => {
       expect(made.code).toBe(0);
       const terminalId = /gatehouse chat --resume (\S+)/.exec(made.stdout)![1]!;
 
-      const { context, page } = await loggedIn(browser, d.url);
+      const { context, page } = await loggedIn(chromium.browser, d.url);
       const row = page.locator(`.session-row[data-session="${terminalId}"]`);
       await row.getByText('cli ·').waitFor();
       await row.getByRole('link').click();

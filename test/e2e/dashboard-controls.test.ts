@@ -4,36 +4,31 @@
  * interrupts), the phone-width layout, and the editor an acp session came from — against the real
  * daemon child process and the demo model of the test process.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import {
   HAVE_CHROMIUM,
-  launchBrowser,
   loggedIn,
   openSession,
   PHONE,
   screenshotPath,
   sendMessage,
+  sessionInPage,
+  useChromium,
 } from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
-  createAttached,
   dashboardConfig,
+  dashboardSession,
   runTurn,
-  tempDir,
-  useFixture,
   type Snapshot,
+  useFixture,
 } from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
-
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const chromium = useChromium();
 
 const said = (text: string) => `you said: ${text}`;
 
@@ -60,14 +55,18 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
     'Undo, Retry, Compress and Reset act on the session; the destructive ones ask first',
     { timeout: 120_000 },
     async () => {
-      const d = await fx.daemon({
-        extraConfig: `${await dashboardConfig()}compression:\n  tail_tokens: 10\n`,
-      });
-      const native = await d.connect();
-      const id = await createAttached(native, { cwd: tempDir(), title: 'controls' });
+      const {
+        d,
+        native,
+        sessionId: id,
+      } = await dashboardSession(
+        fx,
+        { title: 'controls' },
+        `${await dashboardConfig()}compression:\n  tail_tokens: 10\n`,
+      );
       const turns = ['one', 'two', 'three', 'four', 'five'];
       for (const text of turns) await runTurn(native, id, text, text);
-      const { context, page } = await loggedIn(browser, d.url);
+      const { context, page } = await loggedIn(chromium.browser, d.url);
       await openSession(page, id);
       await page.locator('.msg-assistant', { hasText: said('five') }).waitFor();
 
@@ -125,11 +124,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
     'the keyboard: Shift-Enter breaks the line, Enter sends, Esc interrupts; only Compress while running',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const native = await d.connect();
-      const id = await createAttached(native, { cwd: tempDir(), title: 'keys' });
-      const { context, page } = await loggedIn(browser, d.url);
-      await openSession(page, id);
+      const {
+        native,
+        sessionId: id,
+        context,
+        page,
+      } = await sessionInPage(fx, chromium.browser, { title: 'keys' });
 
       const input = page.getByLabel('Message');
       await input.click();
@@ -166,11 +166,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
     'at phone width (390x844) the list, a session and the composer fit the screen and work by touch',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const native = await d.connect();
-      const id = await createAttached(native, { cwd: tempDir(), title: 'on the phone' });
+      const { d, native, sessionId: id } = await dashboardSession(fx, { title: 'on the phone' });
       await runTurn(native, id, 'p1', 'a message with a long unbroken word ' + 'x'.repeat(120));
-      const { context, page } = await loggedIn(browser, d.url, PHONE);
+      const { context, page } = await loggedIn(chromium.browser, d.url, PHONE);
       const overflow = () =>
         page.evaluate(() => {
           const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
@@ -206,17 +204,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
     'an acp session shows the editor it came from when session.info reports one',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const native = await d.connect();
-      const id = await createAttached(native, {
-        cwd: tempDir(),
+      const { native, sessionId, context, page } = await sessionInPage(fx, chromium.browser, {
         title: 'from an editor',
         source: 'acp',
         editor: 'Zed',
       });
-      const info = await native.call<{ editor?: string | null }>('session.info', { session_id: id });
-      const { context, page } = await loggedIn(browser, d.url);
-      await openSession(page, id);
+      const info = await native.call<{ editor?: string | null }>('session.info', { session_id: sessionId });
       const meta = page.locator('.session-head .meta');
       await meta.getByText('acp').waitFor();
       // session.info records the editor of an acp session, and the page shows it.

@@ -6,22 +6,22 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   freePort,
   HAVE_CHROMIUM,
-  launchBrowser,
   loggedIn,
   openSession,
   screenshotPath,
   sendMessage as send,
+  sessionInPage,
+  useChromium,
 } from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
-  createAttached,
   dashboardConfig,
+  dashboardSession,
   lastToolResult,
   runTurn,
   tempDir,
@@ -29,28 +29,21 @@ import {
 } from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
-
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const chromium = useChromium();
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => {
   it(
     'an approval answered in the page runs the command once; a second context is told it was already resolved',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
       const cwd = tempDir();
       const victim = join(cwd, 'victim');
       mkdirSync(join(victim, 'nested'), { recursive: true });
       writeFileSync(join(victim, 'nested', 'file.txt'), 'doomed');
-      const native = await d.connect();
-      const sessionId = await createAttached(native, { cwd, title: 'approvals' });
+      const { d, native, sessionId } = await dashboardSession(fx, { cwd, title: 'approvals' });
 
-      const first = await loggedIn(browser, d.url);
-      const second = await loggedIn(browser, d.url);
+      const first = await loggedIn(chromium.browser, d.url);
+      const second = await loggedIn(chromium.browser, d.url);
       // The second page hears nothing of the session after the approval request (so it still offers
       // the buttons when the first page has answered); replies to its calls still reach it.
       await second.page.routeWebSocket(/\/api\/ws/, (ws) => {
@@ -95,11 +88,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
   );
 
   it('a clarify answered in the page reaches the next model request; Esc interrupts a running turn', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const sessionId = await createAttached(native, { cwd: tempDir(), title: 'clarify' });
-    const { context, page } = await loggedIn(browser, d.url);
-    await openSession(page, sessionId);
+    const { native, context, page } = await sessionInPage(fx, chromium.browser, { title: 'clarify' });
 
     await send(page, 'ask: which colour? [red|blue]');
     await page.locator('.prompt.clarify', { hasText: 'which colour?' }).waitFor();
@@ -124,11 +113,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
   it('reattaches after SIGKILL and restart: a message typed while down is sent once, nothing shows twice', async () => {
     const port = await freePort();
     const extraConfig = `${await dashboardConfig()}listener:\n  port: ${port}\n`;
-    const d = await fx.daemon({ extraConfig });
-    const native = await d.connect();
-    const sessionId = await createAttached(native, { cwd: tempDir(), title: 'restart' });
-    const { context, page } = await loggedIn(browser, d.url);
-    await openSession(page, sessionId);
+    const { d, context, page } = await sessionInPage(fx, chromium.browser, { title: 'restart' }, extraConfig);
     await send(page, 'before the crash');
     await page.locator('.msg-assistant', { hasText: 'before the crash' }).waitFor();
 
@@ -159,12 +144,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
   });
 
   it('seed 001 cross-surface: a native session is listed and attached from the page, and a page session natively', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const a = await createAttached(native, { cwd: tempDir(), title: 'native-made' });
+    const { d, native, sessionId: a } = await dashboardSession(fx, { title: 'native-made' });
     await runTurn(native, a, 'n1', 'native speaks in A');
 
-    const { context, page } = await loggedIn(browser, d.url);
+    const { context, page } = await loggedIn(chromium.browser, d.url);
     const row = page.locator('.session-row', { hasText: 'native-made' });
     await row.waitFor();
     expect(await row.textContent()).toMatch(/idle/);

@@ -7,23 +7,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launchBrowser, loggedIn } from './browser.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, loggedIn, useChromium } from './browser.js';
 import { dashboardClient, dashboardConfig } from './seed-fixture.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const tg = useTelegramDaemon({ yaml: (await dashboardConfig()).trimEnd().split('\n') });
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gh-e2e-dashboard-platform-'));
-let browser: Browser;
+const chromium = useChromium();
 
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  fs.rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 const CHAT = { id: 811, type: 'private' as const };
 const USER = { id: 811, first_name: 'Nadia' };
@@ -40,7 +33,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a chat-platform session in the dashboard', () =
       fs.writeFileSync(path.join(doomed, 'file.txt'), 'x');
       expect(await tg.ask(CHAT, USER, `run: rm -rf ${doomed}`)).toMatch(/^Approval needed/);
 
-      const { context, page } = await loggedIn(browser, daemon.url);
+      const { context, page } = await loggedIn(chromium.browser, daemon.url);
       const row = page.locator('.session-row', { hasText: 'telegram' });
       await row.getByRole('link').click();
       await page.waitForURL(/#\/p\//);

@@ -6,21 +6,21 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   freePort,
   HAVE_CHROMIUM,
-  launchBrowser,
   loggedIn,
   openSession,
   sendMessage as send,
+  sessionInPage,
+  useChromium,
 } from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
-  createAttached,
   dashboardConfig,
+  dashboardSession,
   lastToolResult,
   runTurn,
   tempDir,
@@ -28,12 +28,7 @@ import {
 } from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
-
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const chromium = useChromium();
 
 const said = (text: string) => `you said: ${text}`;
 
@@ -44,11 +39,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard queue, prompts and reconnects in 
     async () => {
       const port = await freePort();
       const extraConfig = `${await dashboardConfig()}listener:\n  port: ${port}\n`;
-      const d = await fx.daemon({ extraConfig });
-      const native = await d.connect();
-      const sessionId = await createAttached(native, { cwd: tempDir(), title: 'queue', yolo: true });
-      const { context, page } = await loggedIn(browser, d.url);
-      await openSession(page, sessionId);
+      const { d, native, sessionId, context, page } = await sessionInPage(
+        fx,
+        chromium.browser,
+        { title: 'queue', yolo: true },
+        extraConfig,
+      );
 
       const started = nextEvent(native, 'tool.start', (e) => e.session_id === sessionId);
       await send(page, 'run: sleep 60');
@@ -99,10 +95,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard queue, prompts and reconnects in 
     'a dropped connection catches up with session.events.since from its cursor: what happened meanwhile shows once',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const native = await d.connect();
-      const sessionId = await createAttached(native, { cwd: tempDir(), title: 'blip' });
-      const { context, page } = await loggedIn(browser, d.url);
+      const { d, native, sessionId } = await dashboardSession(fx, { title: 'blip' });
+      const { context, page } = await loggedIn(chromium.browser, d.url);
       // The page's WebSocket through a route the test can cut (a network blip, the daemon up).
       const sockets: { close(): Promise<void> }[] = [];
       const sent: { id: number; method: string }[] = [];
@@ -155,14 +149,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard queue, prompts and reconnects in 
     'an approval card shows the command with its secret masked and the reason; Deny leaves the files alone',
     { timeout: 90_000 },
     async () => {
-      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const native = await d.connect();
       const cwd = tempDir();
       const kept = join(cwd, 'kept');
       mkdirSync(kept);
-      const sessionId = await createAttached(native, { cwd, title: 'deny' });
-      const { context, page } = await loggedIn(browser, d.url);
-      await openSession(page, sessionId);
+      const { native, sessionId, context, page } = await sessionInPage(fx, chromium.browser, {
+        cwd,
+        title: 'deny',
+      });
 
       await send(page, `run: API_TOKEN=hunter2hunter2hunter2 rm -rf ${kept}`);
       const card = page.locator('.prompt.approval');

@@ -15,10 +15,11 @@ import {
   createAttached,
   dashboardClient,
   dashboardConfig,
+  dashboardSession,
   runTurn,
+  type Snapshot,
   tempDir,
   useFixture,
-  type Snapshot,
 } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -84,9 +85,7 @@ describe('session.list scope "all"', () => {
 
 describe('long transcripts a page at a time', () => {
   it('resume with message_limit shows the newest page; session.messages walks back to the first message', async () => {
-    const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const native = await d.connect();
-    const id = await createAttached(native, { cwd: tempDir(), title: 'long' });
+    const { d, sessionId: id } = await dashboardSession(fx, { title: 'long' });
     const store = SqliteSessionStore.open(d.layout.stateDb('default'));
     const messages = Array.from({ length: 10_000 }, (_, i) => ({
       role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),

@@ -3,26 +3,21 @@
  * process in a temp home, its model the demo model of the test process. Each case drives the page
  * the way a person does and checks what the daemon and the model saw.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import {
   HAVE_CHROMIUM,
-  launchBrowser,
-  logIn,
   loggedIn,
+  logIn,
   openDashboard,
   screenshotPath,
   sendMessage as send,
+  useChromium,
 } from './browser.js';
 import { dashboardConfig, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
-let browser: Browser;
-
-beforeAll(async () => {
-  if (HAVE_CHROMIUM) browser = await launchBrowser();
-});
-afterAll(() => browser?.close());
+const chromium = useChromium();
 
 async function newGuiSession(page: Page, cwd: string, title: string): Promise<string> {
   await page.getByRole('link', { name: 'New session' }).click();
@@ -55,14 +50,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
 
   it('says to run gatehouse passwd when no password is set', async () => {
     const d = await fx.daemon();
-    const { context, page } = await openDashboard(browser, d.url);
+    const { context, page } = await openDashboard(chromium.browser, d.url);
     await page.getByText('gatehouse passwd').waitFor();
     await context.close();
   });
 
   it('login: a wrong password is refused, the right one accepted; logout ends the cookie session', async () => {
     const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-    const { context, page } = await openDashboard(browser, d.url);
+    const { context, page } = await openDashboard(chromium.browser, d.url);
     await logIn(page, 'not the password');
     await page.getByText('Wrong password.').waitFor();
     await logIn(page);
@@ -105,7 +100,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     { timeout: 90_000 },
     async () => {
       const d = await fx.daemon({ extraConfig: await dashboardConfig() });
-      const { context, page } = await loggedIn(browser, d.url);
+      const { context, page } = await loggedIn(chromium.browser, d.url);
       const id = await newGuiSession(page, tempDir(), 'first page session');
       const native = await d.connect();
       expect(await native.call('session.info', { session_id: id })).toMatchObject({ source: 'gui' });

@@ -137,6 +137,21 @@ export async function dashboardConfig(): Promise<string> {
   return `dashboard:\n  password_hash: ${JSON.stringify(hash)}\n`;
 }
 
+/**
+ * A daemon with the dashboard on (`extraConfig`, by default just the login) and a native client
+ * attached to a new session made with `params` (in a fresh working directory unless they name one).
+ */
+export async function dashboardSession(
+  fx: Fixture,
+  params: Record<string, unknown>,
+  extraConfig?: string,
+): Promise<{ d: RunningDaemon; native: GatewayClient; sessionId: string }> {
+  const d = await fx.daemon({ extraConfig: extraConfig ?? (await dashboardConfig()) });
+  const native = await d.connect();
+  const sessionId = await createAttached(native, { ...params, cwd: params['cwd'] ?? tempDir() });
+  return { d, native, sessionId };
+}
+
 /** Logs in as the dashboard owner and returns a fresh dashboard ws-ticket. */
 export async function dashboardTicket(url: string): Promise<string> {
   const login = await httpPost(url, '/auth/login', { password: PASSWORD }, { origin: url });
