@@ -10,28 +10,25 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { plantFork, tamperReceipt } from '../../scripts/torture/tamper.js';
 import { SUMMARY_MARKER } from '../../src/runtime/context/compress.js';
 import type { DemoModelServer } from '../../src/runtime/demo/server.js';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { requireBuild } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   modelConfig,
   quiet,
-  RecoveryRig,
   tempDir,
   texts,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 const E2E_TIMEOUT_MS = 180_000;
 
 /** The messages of the model request that opened the turn of `admissionId`. */

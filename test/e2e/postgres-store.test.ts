@@ -5,30 +5,28 @@
  * Each test works in a schema of its own, dropped afterwards.
  */
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuild, runCli, tempHome } from './cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, tempHome } from './cli.js';
 import { writeConfig } from './gateway-harness.js';
 import {
   modelConfig,
   quiet,
-  RecoveryRig,
   tempDir,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 import { createTestSchema, inSchema, schemaUrl, type TestSchema } from '../shared/postgres.js';
 
-beforeAll(requireBuild);
-
 const VAR = 'GH_TEST_STORE_URL';
 const STORE = `store: {kind: postgres, url_env: ${VAR}}`;
-const rig = new RecoveryRig();
 const schemas: TestSchema[] = [];
+// Registered before the rig's cleanup, so it runs after it: the daemons are down before a drop.
 afterEach(async () => {
-  await rig.cleanup();
   for (const s of schemas.splice(0)) await s.drop();
 });
+const rig = useRecoveryRig();
 
 async function schema(): Promise<TestSchema> {
   const s = await createTestSchema();

@@ -6,9 +6,10 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import { afterEach, beforeAll } from 'vitest';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { exited } from './cli.js';
+import { exited, requireBuild } from './cli.js';
 import {
   dropTestSchemas,
   nextEvent,
@@ -71,6 +72,18 @@ export class RecoveryRig {
     await Promise.all(this.models.splice(0).map((m) => m.close().catch(() => undefined)));
     await dropTestSchemas();
   }
+}
+
+/**
+ * The rig of the calling test file: the build is checked before its tests, and every daemon and
+ * model a test started is gone after it (register hooks that need the daemons down, such as a
+ * schema's drop, before this call: vitest runs after-hooks last-registered first).
+ */
+export function useRecoveryRig(): RecoveryRig {
+  const rig = new RecoveryRig();
+  beforeAll(requireBuild);
+  afterEach(() => rig.cleanup());
+  return rig;
 }
 
 export function modelConfig(demo: DemoModelServer, ...lines: string[]): string {

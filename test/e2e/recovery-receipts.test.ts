@@ -1,24 +1,21 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionSource } from '../../src/domain/session/source.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
 import { tamperReceipt, type TamperKind } from '../../scripts/torture/tamper.js';
-import { requireBuild } from './cli.js';
 import {
   modelConfig,
   quiet,
-  RecoveryRig,
   tempDir,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 
 const KINDS: (TamperKind | 'missing')[] = [
   'foreign_profile',

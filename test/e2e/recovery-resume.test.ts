@@ -5,26 +5,23 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { requireBuild } from './cli.js';
 import { BACKENDS, nextEvent } from './gateway-harness.js';
 import {
   died,
   modelConfig,
   quiet,
   ranLog,
-  RecoveryRig,
   tempDir,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 import type { DemoModelServer } from '../../src/runtime/demo/server.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 
 type Pending = Snapshot['pending_admissions'][number] & { detail: string | null; resumes: number };
 interface Prompt {

@@ -1,15 +1,12 @@
 import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_PAGE_COUNT_ENV } from '../../src/storage/sqlite/database.js';
-import { requireBuild } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
-import { modelConfig, quiet, RecoveryRig, tempDir, type Ack, type Snapshot } from './recovery-harness.js';
+import { modelConfig, quiet, tempDir, useRecoveryRig, type Ack, type Snapshot } from './recovery-harness.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

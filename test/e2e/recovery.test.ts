@@ -1,8 +1,7 @@
 import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConnectionClosedError } from '../../src/surfaces/client/rpc-client.js';
-import { requireBuild } from './cli.js';
 import { nextEvent, waitForState } from './gateway-harness.js';
 import {
   admissionOrder,
@@ -10,16 +9,14 @@ import {
   modelConfig,
   quiet,
   ranLog,
-  RecoveryRig,
   tempDir,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 
 describe('REC-2 a lost acknowledgement after the admission commit', () => {
   it('answers the retry with the same admission (duplicate) and runs it exactly once', async () => {

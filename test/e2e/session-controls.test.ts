@@ -3,24 +3,21 @@
  * them: idempotent by request_id, fenced by the session's turn slot (session_busy while a turn runs),
  * announced to viewers.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { requireBuild } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   modelConfig,
   quiet,
-  RecoveryRig,
   tempDir,
   texts,
   turnStarts,
+  useRecoveryRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 
-beforeAll(requireBuild);
-const rig = new RecoveryRig();
-afterEach(() => rig.cleanup());
+const rig = useRecoveryRig();
 const E2E_TIMEOUT_MS = 120_000;
 
 const said = (text: string) => `Demo model (scripted stand-in): you said: ${text}`;
