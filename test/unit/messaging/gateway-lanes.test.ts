@@ -2,21 +2,18 @@
  * Lanes live only while they have work, and a turn that fails inside the gateway answers through
  * the delivery ledger. A real SQLite store, the demo model over loopback HTTP, an in-memory adapter.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inProcessDemoModel } from '../../../src/runtime/demo/model.js';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import type { ChatModel, ChatRequest, ChatResult } from '../../../src/runtime/model/client.js';
 import { ModelError } from '../../../src/runtime/model/errors.js';
 import type { SessionStore } from '../../../src/storage/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
-import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
-import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
+import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -25,18 +22,9 @@ let gateway: MessagingGateway;
 let adapter: MemoryAdapter;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-gw-lanes-'));
-  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  model = await startDemoModel();
+  ({ dir, store, model } = await openGround('gatehouse-gw-lanes-'));
 });
-
-afterEach(async () => {
-  model.release();
-  await gateway.stop({ timeoutMs: 1000 });
-  await store.close();
-  await model.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeGround({ dir, store, model }, gateway));
 
 async function startGateway(over: SessionStore = store, chatModel?: ChatModel): Promise<void> {
   ({ gateway, adapter } = await startMemoryGateway({

@@ -3,17 +3,14 @@
  * must find the turn. The store is the real SQLite store; its session look-up is held at a gate so
  * the window is wide open instead of a few microtasks.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import type { SessionStore } from '../../../src/storage/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
-import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
-import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
+import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -23,9 +20,7 @@ let adapter: MemoryAdapter;
 let openGate: () => void;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-gw-races-'));
-  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  model = await startDemoModel();
+  ({ dir, store, model } = await openGround('gatehouse-gw-races-'));
   const gate = new Promise<void>((resolve) => (openGate = resolve));
   // The real store, but getOrCreateSession answers only once the test opens the gate.
   const slow = new Proxy(store, {
@@ -50,10 +45,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   openGate();
-  await gateway.stop({ timeoutMs: 1000 });
-  await store.close();
-  await model.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await closeGround({ dir, store, model }, gateway);
 });
 
 const CHAT = { chat_id: 'room', chat_type: 'dm' as const, user_id: 'u1' };

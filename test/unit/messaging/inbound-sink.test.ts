@@ -5,18 +5,15 @@
  * recovery are admitted by the next start. A real SQLite store, the demo model over loopback HTTP
  * (held, so a turn is running), an in-memory adapter.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionSource } from '../../../src/domain/session/source.js';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
-import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import { PARKED_KEY, Parking } from '../../../src/surfaces/platforms/parking.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
-import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
+import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -26,19 +23,10 @@ let gateway: MessagingGateway;
 let adapter: MemoryAdapter;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sink-'));
-  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
+  ({ dir, store, model } = await openGround('gatehouse-sink-'));
   ledger = new SqliteDeliveryLedger(store.db);
-  model = await startDemoModel();
 });
-
-afterEach(async () => {
-  model.release();
-  await gateway.stop({ timeoutMs: 1000 });
-  await store.close();
-  await model.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeGround({ dir, store, model }, gateway));
 
 async function startGateway(): Promise<void> {
   ({ gateway, adapter } = await startMemoryGateway({ store, ledger, modelBaseUrl: model.baseUrl, cwd: dir }));

@@ -2,19 +2,17 @@
  * `/resume <id>` on chat platforms (switchSession with its compare-and-swap) and the agent cache
  * on the platform path: a real SQLite store, the demo model over loopback HTTP, an in-memory adapter.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentCache } from '../../../src/domain/agents/agent-cache.js';
 import { DEFAULT_LIMITS } from '../../../src/domain/agents/cache-policy.js';
 import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { ModelClient } from '../../../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
-import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { closeGround, openGround } from '../../fixtures/memory-gateway.js';
 import { requestBodies } from '../../fixtures/local-harness.js';
 
 let dir: string;
@@ -25,9 +23,7 @@ let adapter: MemoryAdapter;
 let agents: AgentCache;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-resume-'));
-  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  demo = await startDemoModel();
+  ({ dir, store, model: demo } = await openGround('gatehouse-resume-'));
   agents = new AgentCache({ source: store, limits: DEFAULT_LIMITS });
   gateway = new MessagingGateway({
     store,
@@ -44,12 +40,7 @@ beforeEach(async () => {
   await gateway.start();
 });
 
-afterEach(async () => {
-  await gateway.stop({ timeoutMs: 1000 });
-  await store.close();
-  await demo.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeGround({ dir, store, model: demo }, gateway));
 
 let nextMessage = 1;
 const chat = (id: string) => ({ chat_id: id, chat_type: 'dm' as const, user_id: `u-${id}` });

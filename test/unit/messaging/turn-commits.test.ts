@@ -5,17 +5,14 @@
  * writes, so no crash can fall between them either; it rejects only its own chat's operation.
  * A real SQLite store, the demo model over loopback HTTP, an in-memory adapter.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
+import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
 import { SqliteDeliveryLedger, type LedgerFaults } from '../../../src/storage/sqlite/delivery-ledger.js';
-import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
+import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
-import { startMemoryGateway } from '../../fixtures/memory-gateway.js';
+import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 
 let dir: string;
 let store: SqliteSessionStore;
@@ -32,9 +29,7 @@ const faults: LedgerFaults = {
 };
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-turn-commits-'));
-  store = SqliteSessionStore.open(path.join(dir, 'state.db'));
-  model = await startDemoModel();
+  ({ dir, store, model } = await openGround('gatehouse-turn-commits-'));
   failing.clear();
   ({ gateway, adapter } = await startMemoryGateway({
     store,
@@ -44,12 +39,7 @@ beforeEach(async () => {
   }));
 });
 
-afterEach(async () => {
-  await gateway.stop({ timeoutMs: 1000 });
-  await store.close();
-  await model.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeGround({ dir, store, model }, gateway));
 
 let nextMessage = 1;
 const say = (id: string, text: string) =>
