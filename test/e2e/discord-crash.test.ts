@@ -12,13 +12,6 @@ const KIM = { id: '401', username: 'kim' };
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 const dc = useDiscordDaemon();
 
-function asked(text: string): number {
-  return dc.model.requests.filter((r) => {
-    const users = (r.body?.messages ?? []).filter((m) => m.role === 'user');
-    return users.at(-1)?.content === text;
-  }).length;
-}
-
 describe('Discord crash recovery through the real daemon', { timeout: 120_000 }, () => {
   it('a SIGKILL mid-turn: the turn is resumed once after restart and the chat gets exactly one reply', async () => {
     const { standIn, model } = dc;
@@ -39,9 +32,9 @@ describe('Discord crash recovery through the real daemon', { timeout: 120_000 },
     expect(posts).toHaveLength(3);
     expect(posts[0]).toBe(said('before the crash'));
     expect(posts[2]).toBe(said('after restart'));
-    expect(asked('mid-turn question')).toBe(1);
-    expect(asked(RESUME_NOTE)).toBe(1);
-    expect(asked('before the crash')).toBe(1);
+    expect(dc.asked('mid-turn question')).toBe(1);
+    expect(dc.asked(RESUME_NOTE)).toBe(1);
+    expect(dc.asked('before the crash')).toBe(1);
   });
 
   // A channel's first message writes its cursor row before it is handed in, so even a daemon
@@ -61,7 +54,7 @@ describe('Discord crash recovery through the real daemon', { timeout: 120_000 },
     // Asked over REST after the channel's cursor, once: nothing answered before comes back.
     const reads = standIn.calls.filter((c) => c.method === 'GET' && c.path === '/channels/600/messages');
     expect(reads.length).toBeGreaterThanOrEqual(2);
-    expect(asked('after restart')).toBe(1);
-    expect(asked('said while down')).toBe(1);
+    expect(dc.asked('after restart')).toBe(1);
+    expect(dc.asked('said while down')).toBe(1);
   });
 });

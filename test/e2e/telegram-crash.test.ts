@@ -20,14 +20,6 @@ const user = (id: number) => ({ id, first_name: `User${id}` });
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 const toChat = (chatId: number) => (payload: Record<string, unknown>) => payload.chat_id === chatId;
 
-/** How many model requests had `text` as their newest user message. */
-function asked(text: string): number {
-  return tg.model.requests.filter((r) => {
-    const users = (r.body?.messages ?? []).filter((m) => m.role === 'user');
-    return users.at(-1)?.content === text;
-  }).length;
-}
-
 /** Kills the daemon, then waits until every send it left held at the stand-in is dropped. */
 async function crash(): Promise<void> {
   await tg.kill();
@@ -56,7 +48,7 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     expect(await tg.ask(chat, user(701), 'after recovery')).toBe(said('after recovery'));
     expect(tg.repliesTo(chat.id)).toEqual([recoveredReplyText(said('owed reply')), said('after recovery')]);
     // The reply came from the ledger: the model answered the message once, and nothing was resumed.
-    expect(asked('owed reply')).toBe(1);
+    expect(tg.asked('owed reply')).toBe(1);
     expect(tg.requestTexts('after recovery')).not.toContain('Continue where you left off');
     expect(tg.userMessages('after recovery')).toEqual(['owed reply', 'after recovery']);
   });
@@ -73,14 +65,14 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     const replies = tg.repliesTo(chat.id);
     expect(replies.filter((t) => t.includes('delivered once'))).toEqual([said('delivered once')]);
     expect(replies[replies.length - 1]).toBe(said('after the crash'));
-    expect(asked('delivered once')).toBe(1);
+    expect(tg.asked('delivered once')).toBe(1);
   });
 
   it('REC-5 a turn running at three SIGKILLs in a row suspends the session: the next message starts fresh', async () => {
     await running();
     const chat = dm(703);
     const { standIn, model } = tg;
-    const resumesBefore = asked(RESUME_NOTE);
+    const resumesBefore = tg.asked(RESUME_NOTE);
     const seen = model.requests.length;
     model.hold();
     standIn.inject({ chat, from: user(703), text: 'stuck question' });
@@ -91,7 +83,7 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
       await model.waitForRequests(seen + 1 + restart); // …and is running again when killed
       await crash(); // 2nd, 3rd
     }
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(2);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(2);
     expect(tg.repliesTo(chat.id)).toEqual([]);
 
     await tg.start();
@@ -99,7 +91,7 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     expect(await tg.ask(chat, user(703), 'after the loop')).toBe(said('after the loop'));
     // Not resumed a third time (a resumed turn would have run before this message, on the same
     // chat), and the new message starts a new session without the stuck conversation.
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(2);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(2);
     expect(tg.userMessages('after the loop')).toEqual(['after the loop']);
     // What the chat is told: once, that the stuck conversation was closed, then the answer to its
     // new message. The stuck question itself is never answered.
@@ -139,8 +131,8 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     ]);
     // The interrupted turn continued its own conversation; the owed one was not asked again.
     expect(tg.userMessages(RESUME_NOTE).slice(-2)).toEqual(['tz crash', RESUME_NOTE]);
-    expect(asked('tz crash')).toBe(1);
-    expect(asked('tz owed')).toBe(1);
+    expect(tg.asked('tz crash')).toBe(1);
+    expect(tg.asked('tz owed')).toBe(1);
   });
 
   it('REC-6 messages that arrive while start-up recovery runs wait, then are answered in order, once each', async () => {
@@ -190,7 +182,7 @@ describe('REC-4 crash recovery through the real daemon, killed by SIGKILL', () =
     ]);
     expect(tg.repliesTo(newcomer.id)).toEqual([said('during recovery four')]);
     expect(during.map(asked)).toEqual([1, 1, 1, 1]);
-    expect(asked('owed at restart')).toBe(1);
+    expect(tg.asked('owed at restart')).toBe(1);
   });
 
   // The update is confirmed (the next getUpdates offset) only once the gateway took it: during

@@ -19,14 +19,6 @@ const dm = (id: number) => ({ id, type: 'private' as const });
 const user = (id: number) => ({ id, first_name: `User${id}` });
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 
-/** How many model requests had `text` as their newest user message. */
-function asked(text: string): number {
-  return tg.model.requests.filter((r) => {
-    const users = (r.body?.messages ?? []).filter((m) => m.role === 'user');
-    return users.at(-1)?.content === text;
-  }).length;
-}
-
 describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_freshness_s', () => {
   it('a turn held at the model past limits.turn_timeout_s is stopped and the chat is told once', async () => {
     await tg.start();
@@ -42,7 +34,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     // The session goes on, and the stopped turn is not run again.
     expect(await tg.ask(chat, user(801), 'after the limit')).toBe(said('after the limit'));
     expect(tg.repliesTo(chat.id)).toEqual([TURN_TIMEOUT_NOTICE, said('after the limit')]);
-    expect(asked('slow question')).toBe(1);
+    expect(tg.asked('slow question')).toBe(1);
     expect(tg.userMessages('after the limit')).toEqual(['slow question', 'after the limit']);
   });
 
@@ -52,7 +44,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     await tg.kill();
     tg.reconfigure(['recovery:', '  auto_continue_freshness_s: 1']);
     await tg.start();
-    const resumesBefore = asked(RESUME_NOTE);
+    const resumesBefore = tg.asked(RESUME_NOTE);
     const seen = model.requests.length;
     model.hold();
     standIn.inject({ chat, from: user(802), text: 'interrupted long ago' });
@@ -66,8 +58,8 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     await tg.start();
     expect(await tg.waitForText(chat.id, /too old to continue/)).toBe(STALE_NOTICE);
     expect(await tg.ask(chat, user(802), 'next message')).toBe(said('next message'));
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
-    expect(asked('interrupted long ago')).toBe(1);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(tg.asked('interrupted long ago')).toBe(1);
     // The conversation goes on: the interrupted message is in it, unanswered.
     expect(tg.userMessages('next message')).toEqual(['interrupted long ago', 'next message']);
 
@@ -83,7 +75,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     expect(replies.slice(0, 2)).toEqual([STALE_NOTICE, said('next message')]);
     expect(replies.filter((t) => t.endsWith('next message'))).toHaveLength(1);
     expect(replies.at(-1)).toBe(said('after another restart'));
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(0);
   });
 
   it('a turn a graceful stop cut at its deadline is not continued after a restart past the window; the chat is told once', async () => {
@@ -92,7 +84,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     await tg.kill();
     tg.reconfigure(['drain_timeout_s: 0', 'recovery:', '  auto_continue_freshness_s: 1']);
     await tg.start();
-    const resumesBefore = asked(RESUME_NOTE);
+    const resumesBefore = tg.asked(RESUME_NOTE);
     const seen = model.requests.length;
     model.hold();
     standIn.inject({ chat, from: user(803), text: 'cut by the drain' });
@@ -108,7 +100,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     await tg.start();
     expect(await tg.ask(chat, user(803), 'once more')).toBe(said('once more'));
     expect(tg.repliesTo(chat.id)).toEqual([STALE_NOTICE, said('after the stop'), said('once more')]);
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(0);
     expect(tg.userMessages('once more')).toEqual(['cut by the drain', 'after the stop', 'once more']);
   });
 
@@ -118,7 +110,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     await tg.kill();
     tg.reconfigure(['recovery:', '  max_resumes: 1']);
     await tg.start();
-    const resumesBefore = asked(RESUME_NOTE);
+    const resumesBefore = tg.asked(RESUME_NOTE);
     const seen = model.requests.length;
     model.hold();
     standIn.inject({ chat, from: user(804), text: 'cut once' });
@@ -131,8 +123,8 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     expect(await tg.waitForText(chat.id, /interrupted by a restart/)).toBe(suspendedNotice(1));
     expect(await tg.ask(chat, user(804), 'a new start')).toBe(said('a new start'));
     // Not continued, and the next message starts a new conversation without the cut one.
-    expect(asked(RESUME_NOTE) - resumesBefore).toBe(0);
-    expect(asked('cut once')).toBe(1);
+    expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(0);
+    expect(tg.asked('cut once')).toBe(1);
     expect(tg.userMessages('a new start')).toEqual(['a new start']);
     expect(tg.repliesTo(chat.id)).toEqual([suspendedNotice(1), said('a new start')]);
   });
