@@ -65,6 +65,8 @@ export async function startBenchDaemon(
   config?: string,
   parent?: string,
   extraNodeArgs: string[] = [],
+  /** Variables added to the daemon's environment (e.g. the one `store.url_env` names). */
+  env: NodeJS.ProcessEnv = {},
 ): Promise<BenchDaemon> {
   requireBuild();
   const base = parent ? mkdtempSync(path.join(parent, 'gh-bench-')) : tempDir('gh-bench-');
@@ -82,7 +84,7 @@ export async function startBenchDaemon(
   // --port 0: a bench daemon never takes the default port from (or gives way to) another daemon.
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0'], {
     // The environment `gatehouse start` gives the daemon (its allocator settings included).
-    env: daemonEnvironment({ ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
+    env: daemonEnvironment({ ...process.env, ...env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end();

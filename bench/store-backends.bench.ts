@@ -9,8 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { SessionSourceFields } from '../src/domain/vocabulary.js';
 import type { DeliveryLedger } from '../src/storage/delivery-ledger.js';
 import type { SessionStore } from '../src/storage/session-store.js';
@@ -19,10 +17,10 @@ import { PostgresSessionStore } from '../src/storage/postgres/session-store.js';
 import { SqliteDeliveryLedger } from '../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, percentile, rate, samples, type Bench, type BenchFigure } from './lib.js';
+import { createBenchSchema } from './postgres.js';
 import { source } from './store.bench.js';
 
 const NAME = 'store-backends';
-const PG_URL = process.env.GATEHOUSE_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CHATS = 16;
 
 interface Backend {
@@ -48,28 +46,15 @@ function openSqlite(): Backend {
   };
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function openPostgres(): Promise<Backend> {
-  const schema = `gh_bench_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(PG_URL);
-  url.searchParams.set('options', `-csearch_path=${schema}`);
-  const store = await PostgresSessionStore.open(url.toString());
+  const schema = await createBenchSchema();
+  const store = await PostgresSessionStore.open(schema.url);
   return {
     store,
     ledger: new PostgresDeliveryLedger(store.db),
     async close() {
       await store.close();
-      await admin(`DROP SCHEMA ${schema} CASCADE`);
+      await schema.drop();
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { FAULT_POINTS, type FaultPoint } from '../src/daemon/faults.js';
+import { runClusterTorture } from './torture/cluster.js';
 import { runTorture } from './torture/harness.js';
 
 const { values } = parseArgs({
@@ -18,6 +19,10 @@ const { values } = parseArgs({
     faults: { type: 'string' },
     /** `recovery.max_resumes` for the daemon; 1 = every started turn unknown (no step resume). */
     'max-resumes': { type: 'string' },
+    /** Cluster mode: this many daemons on one PostgreSQL schema (issue 14), e.g. --cluster 3. */
+    cluster: { type: 'string' },
+    /** `cluster.lease_s` of every instance in cluster mode. */
+    'lease-s': { type: 'string', default: '2' },
   },
 });
 const faults = values.faults?.split(',').map((f) => f.trim()) as FaultPoint[] | undefined;
@@ -29,15 +34,27 @@ for (const f of faults ?? [])
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
 const iterations = Number(values.iterations);
 process.stderr.write(`torture: ${iterations} iterations, seed ${seed}\n`);
-const summary = await runTorture({
-  iterations,
-  seed,
-  clients: Number(values.clients),
-  keep: values.keep,
-  ...(faults ? { faults } : {}),
-  ...(values['max-resumes'] === undefined ? {} : { maxResumes: Number(values['max-resumes']) }),
-  log: values.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
-});
+const log = values.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+const summary = values.cluster
+  ? await runClusterTorture({
+      iterations,
+      seed,
+      instances: Number(values.cluster),
+      leaseS: Number(values['lease-s']),
+      clients: Number(values.clients),
+      keep: values.keep,
+      ...(faults ? { faults } : {}),
+      log,
+    })
+  : await runTorture({
+      iterations,
+      seed,
+      clients: Number(values.clients),
+      keep: values.keep,
+      ...(faults ? { faults } : {}),
+      ...(values['max-resumes'] === undefined ? {} : { maxResumes: Number(values['max-resumes']) }),
+      log,
+    });
 const { violations, ...figures } = summary;
 process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
 if (violations.length > 0) {

@@ -5,9 +5,9 @@
  * approval and at most once. It also follows what recovery did with the turns a kill left running
  * (refreshUnknowns): resumed ones are no longer to be resolved, unknown ones carry their reason.
  */
-import Database from 'better-sqlite3';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import type { Ledger } from './client.js';
+import type { StoreEvidence } from './evidence.js';
 
 export const APPROVE_MARK = '# approve';
 
@@ -80,24 +80,18 @@ interface Tracked {
  * After a start: drops the tracked admissions recovery resumed (or that settled), keeps the
  * unknown ones with their current generation, and records why each became unknown.
  */
-export function refreshUnknowns<T extends Tracked>(
-  file: string,
+export async function refreshUnknowns<T extends Tracked>(
+  store: StoreEvidence,
   tracked: Map<string, T>,
   reasons: Map<string, string>,
-): void {
-  const db = new Database(file, { readonly: true });
-  try {
-    const read = db.prepare('SELECT state, generation, detail FROM admissions WHERE admission_id = ?');
-    for (const [id, u] of [...tracked]) {
-      const row = read.get(id) as { state: string; generation: number; detail: string | null } | undefined;
-      if (row?.state !== 'unknown') {
-        tracked.delete(id);
-        continue;
-      }
-      u.generation = row.generation;
-      if (!reasons.has(id)) reasons.set(id, row.detail ?? '');
+): Promise<void> {
+  for (const [id, u] of [...tracked]) {
+    const row = await store.status(id);
+    if (row?.state !== 'unknown') {
+      tracked.delete(id);
+      continue;
     }
-  } finally {
-    db.close();
+    u.generation = row.generation;
+    if (!reasons.has(id)) reasons.set(id, row.detail ?? '');
   }
 }

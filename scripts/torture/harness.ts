@@ -16,16 +16,16 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { FAULT_POINTS, FAULT_ENV, type FaultPoint } from '../../src/daemon/faults.js';
 import { startDemoModel } from '../../src/runtime/demo/server.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { checkInvariants, type AdmissionFact, type SnapshotMessage, type Tally } from './checks.js';
+import { checkInvariants, type SnapshotMessage, type Tally } from './checks.js';
 import { checkLineages } from './lineage.js';
 import { Ledger, TortureClient } from './client.js';
 import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
+import { sqliteEvidence, type StoreEvidence } from './evidence.js';
 import { tamper, TAMPER_KINDS } from './tamper.js';
 import { APPROVE_MARK, approveMarked, refreshUnknowns } from './approver.js';
 
@@ -70,7 +70,7 @@ const FAULT_BUDGET_MS = 4000;
  * Every tool execution writes its marker (the submission id, unique per admission, and the time in
  * ms) to ran.log in the session's harness-owned directory: one line per execution.
  */
-function workloadText(id: string, rng: Rng): { text: string; tool: boolean } {
+export function workloadText(id: string, rng: Rng): { text: string; tool: boolean } {
   const roll = rng.next();
   if (roll < 0.45) return { text: `hello from ${id}`, tool: false };
   if (roll < 0.8) return { text: `run: echo ${id} >> ran.log`, tool: true };
@@ -120,6 +120,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   );
   const daemonLog = openLog(join(root, 'daemon.log'));
   const stateDb = homeLayout(home).stateDb('default');
+  const store = sqliteEvidence(stateDb);
   const ledger = new Ledger();
   const cwds: string[] = [];
   const cwdFor = (requestId: string): string => {
@@ -158,7 +159,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         // Recovery restarted queued turns before "ready", and one of them reached the fault.
         if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
         kills[`${fault} (before ready)`] = (kills[`${fault} (before ready)`] ?? 0) + 1;
-        for (const u of runningAdmissions(stateDb, ledger))
+        for (const u of await runningAdmissions(store, ledger))
           if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
         log(`iteration ${i + 1}/${options.iterations}: ${fault} kill during recovery`);
         continue;
@@ -180,7 +181,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         );
       // Half of the unknowns stay unresolved for a while: what is queued behind them must wait.
       // Recovery resumed some of them (they are no longer unknown); the rest are, under a generation.
-      refreshUnknowns(stateDb, toResolve, unknownReasons);
+      await refreshUnknowns(store, toResolve, unknownReasons);
       const resolveNow = [...toResolve.values()].filter(() => rng.next() < 0.5);
       const stopApprover = new AbortController();
       const work = Promise.all([
@@ -199,7 +200,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       await daemon.kill();
       stopApprover.abort();
       await work;
-      for (const u of runningAdmissions(stateDb, ledger)) {
+      for (const u of await runningAdmissions(store, ledger)) {
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
       }
       if (i % 8 === 5) {
@@ -219,7 +220,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
 
     // The final drain: no faults; every client retries what is pending; unknowns get resolved.
     const daemon = await DaemonProcess.start(home, {}, daemonLog, daemons);
-    refreshUnknowns(stateDb, toResolve, unknownReasons);
+    await refreshUnknowns(store, toResolve, unknownReasons);
     const stopApprover = new AbortController();
     const approving = session(daemon, (g) => approveMarked(g, ledger, approvals, stopApprover.signal));
     const transcripts = await drain(daemon, clients, ledger, [...toResolve.values()], resolved, log);
@@ -227,7 +228,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     await approving;
     const stop = await daemon.stop();
     if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
-    const evidence = readStore(daemon.layout.stateDb('default'));
+    const evidence = {
+      admissions: await store.admissions(),
+      sessionsPerRequest: await store.sessionsPerRequest(),
+    };
     const ran = cwds.flatMap((dir) => {
       const file = join(dir, 'ran.log');
       return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
@@ -275,7 +279,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
 }
 
 /** Connects and runs `fn`; a daemon that dies under it just ends the session. */
-async function session(daemon: DaemonProcess, fn: (g: GatewayClient) => Promise<void>): Promise<void> {
+export async function session(daemon: DaemonProcess, fn: (g: GatewayClient) => Promise<void>): Promise<void> {
   let client: GatewayClient | null = null;
   try {
     client = await daemon.connect();
@@ -287,14 +291,14 @@ async function session(daemon: DaemonProcess, fn: (g: GatewayClient) => Promise<
   }
 }
 
-interface Unknown {
+export interface Unknown {
   request_id: string;
   session_id: string;
   admission_id: string;
   generation: number;
 }
 
-async function resolveUnknowns(
+export async function resolveUnknowns(
   g: GatewayClient,
   ledger: Ledger,
   now: Unknown[],
@@ -319,27 +323,17 @@ async function resolveUnknowns(
 }
 
 /** Admissions a kill left `running` (they become `unknown` at the next start), in known sessions. */
-function runningAdmissions(file: string, ledger: Ledger): Unknown[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    const rows = db
-      .prepare(
-        `SELECT admission_id, logical_id, generation FROM admissions WHERE state IN ('running', 'unknown')`,
-      )
-      .all() as { admission_id: string; logical_id: string; generation: number }[];
-    const requestOf = new Map([...ledger.sessions].map(([r, s]) => [s.session_id, r]));
-    return rows.flatMap((r) => {
-      const request_id = requestOf.get(r.logical_id);
-      return request_id && !ledger.tampered.has(request_id)
-        ? [{ request_id, session_id: r.logical_id, admission_id: r.admission_id, generation: r.generation }]
-        : [];
-    });
-  } finally {
-    db.close();
-  }
+export async function runningAdmissions(store: StoreEvidence, ledger: Ledger): Promise<Unknown[]> {
+  const requestOf = new Map([...ledger.sessions].map(([r, s]) => [s.session_id, r]));
+  return (await store.unsettled()).flatMap((r) => {
+    const request_id = requestOf.get(r.logical_id);
+    return request_id && !ledger.tampered.has(request_id)
+      ? [{ request_id, session_id: r.logical_id, admission_id: r.admission_id, generation: r.generation }]
+      : [];
+  });
 }
 
-async function drain(
+export async function drain(
   daemon: DaemonProcess,
   clients: TortureClient[],
   ledger: Ledger,
@@ -401,25 +395,5 @@ async function drain(
     return transcripts;
   } finally {
     await g.close();
-  }
-}
-
-function readStore(file: string): { admissions: AdmissionFact[]; sessionsPerRequest: Map<string, number> } {
-  const db = new Database(file, { readonly: true });
-  try {
-    const admissions = db
-      .prepare(
-        `SELECT admission_id, logical_id, submission_id, seq, state, started_at, settled_at, detail, resumes,
-         text FROM admissions`,
-      )
-      .all() as AdmissionFact[];
-    const perRequest = db
-      .prepare(
-        `SELECT request_id, count(*) AS n FROM local_sessions WHERE request_id IS NOT NULL GROUP BY request_id`,
-      )
-      .all() as { request_id: string; n: number }[];
-    return { admissions, sessionsPerRequest: new Map(perRequest.map((r) => [r.request_id, r.n])) };
-  } finally {
-    db.close();
   }
 }

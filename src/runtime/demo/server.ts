@@ -33,6 +33,13 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   /** The parsed JSON body (null for GET or a body that is not JSON). */
   body: DemoRequestBody | null;
+  /** When it arrived (ms since the epoch). */
+  received_at: number;
+  /**
+   * When its exchange ended — answered, or its connection closed (a client killed mid-stream) —
+   * null while it is open. Two requests of one turn's session never overlap in time.
+   */
+  finished_at: number | null;
 }
 
 export interface DemoModelServer {
@@ -82,8 +89,18 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
       }
     }
     const path = (req.url ?? '/').split('?')[0]!;
-    if (options.record !== false)
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (options.record !== false) {
+      const recorded: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body,
+        received_at: Date.now(),
+        finished_at: null,
+      };
+      requests.push(recorded);
+      res.once('close', () => (recorded.finished_at = Date.now()));
+    }
     arrivals.emit('request', requests.length);
     if (barrier) await barrier.promise;
 

@@ -1,0 +1,349 @@
+/**
+ * The torture harness's cluster mode (issue 14): several real daemons on one PostgreSQL schema with
+ * `cluster.enabled`, a demo model the harness owns (every model request of every instance, with its
+ * admission and when it started and ended), clients that talk to a random live instance and retry
+ * every unacknowledged call on another one, and SIGKILLs of any instance — at random moments and at
+ * the fault points — each followed by a restart. After the last iteration every instance is started,
+ * everything is drained, and the checks run: the six invariants of the single-daemon run
+ * (checks.ts), plus the cluster's own:
+ *
+ * - never two turns of one session at once: no two model requests of one session overlap in time
+ *   (a killed instance's request ends when its connection closes);
+ * - every takeover fenced: a session's lease token never goes back, and a change of owner always
+ *   comes with a new token (sampled after every iteration);
+ * - authority epochs strictly increase over every start of every instance.
+ */
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { FAULT_ENV, FAULT_POINTS, type FaultPoint } from '../../src/daemon/faults.js';
+import { startDemoModel, type RecordedRequest } from '../../src/runtime/demo/server.js';
+import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
+import { approveMarked, refreshUnknowns } from './approver.js';
+import { checkInvariants, type AdmissionFact, type Tally } from './checks.js';
+import { Ledger, TortureClient } from './client.js';
+import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
+import { postgresEvidence } from './evidence.js';
+import { drain, resolveUnknowns, runningAdmissions, session, workloadText, type Unknown } from './harness.js';
+import { Rng } from './rng.js';
+
+export interface ClusterTortureOptions {
+  iterations: number;
+  seed: number;
+  /** Daemons sharing the database (default 3). */
+  instances?: number;
+  clients?: number;
+  /** `cluster.lease_s` of every instance (default 2). */
+  leaseS?: number;
+  /** The server (default GATEHOUSE_TEST_PG_URL or 127.0.0.1:5432/test); a schema of its own is made. */
+  pgUrl?: string;
+  /** Keep the temp homes and the schema (for a failing seed). */
+  keep?: boolean;
+  /** The fault points armed instances cycle through (default: all of them). */
+  faults?: readonly FaultPoint[];
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ClusterTortureSummary extends Tally {
+  seed: number;
+  iterations: number;
+  instances: number;
+  kills: Record<string, number>;
+  retries: number;
+  /** Owner changes seen in the lease samples (takeovers and hand-overs). */
+  owner_changes: number;
+  model_requests: number;
+  violations: string[];
+  root: string;
+  elapsed_ms: number;
+}
+
+const URL_ENV = 'GATEHOUSE_TORTURE_PG_URL';
+
+/** The torture's own schema on the server, dropped at the end unless kept. */
+async function makeSchema(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `gh_torture_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${name}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-csearch_path=${name}`);
+  return { url: url.toString(), drop: () => admin(`DROP SCHEMA IF EXISTS ${name} CASCADE`) };
+}
+
+interface LeaseSample {
+  owner: string;
+  token: number;
+}
+
+/** Samples the session leases; a token that went back, or a new owner under an old token, is a violation. */
+async function sampleLeases(
+  url: string,
+  seen: Map<string, LeaseSample>,
+  violations: string[],
+): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let changes = 0;
+  try {
+    const { rows } = await client.query<{ name: string; owner: string; token: string }>(
+      `SELECT name, owner_instance || ':' || owner_epoch AS owner, token FROM cluster_leases WHERE kind = 'session'`,
+    );
+    for (const row of rows) {
+      const now = { owner: row.owner, token: Number(row.token) };
+      const before = seen.get(row.name);
+      if (before) {
+        if (now.token < before.token)
+          violations.push(`lease of ${row.name}: token went back from ${before.token} to ${now.token}`);
+        else if (now.owner !== before.owner) {
+          changes++;
+          if (now.token === before.token)
+            violations.push(
+              `lease of ${row.name}: owner changed to ${now.owner} under the same token ${now.token}`,
+            );
+        }
+      }
+      seen.set(row.name, now);
+    }
+  } finally {
+    await client.end();
+  }
+  return changes;
+}
+
+/** Two model requests of one session that overlap in time: two turns of it ran at once. */
+export function overlappingRequests(
+  requests: readonly RecordedRequest[],
+  sessionOf: (admissionId: string) => string | undefined,
+): string[] {
+  const bySession = new Map<string, RecordedRequest[]>();
+  for (const r of requests) {
+    const admission = r.headers[ADMISSION_HEADER];
+    if (typeof admission !== 'string') continue;
+    const id = sessionOf(admission);
+    if (id === undefined) continue;
+    const list = bySession.get(id) ?? [];
+    list.push(r);
+    bySession.set(id, list);
+  }
+  const found: string[] = [];
+  for (const [id, list] of bySession) {
+    list.sort((a, b) => a.received_at - b.received_at);
+    for (let i = 1; i < list.length; i++) {
+      const previous = list[i - 1]!;
+      const ended = previous.finished_at ?? Number.POSITIVE_INFINITY;
+      if (list[i]!.received_at < ended)
+        found.push(
+          `session ${id}: a model request of ${String(list[i]!.headers[ADMISSION_HEADER])} began while one of ${String(previous.headers[ADMISSION_HEADER])} was still open`,
+        );
+    }
+  }
+  return found;
+}
+
+export async function runClusterTorture(options: ClusterTortureOptions): Promise<ClusterTortureSummary> {
+  const began = Date.now();
+  const daemons = new DaemonSet();
+  const abandon = (): void => daemons.killAll();
+  options.signal?.addEventListener('abort', abandon, { once: true });
+  const log = options.log ?? (() => undefined);
+  const rng = new Rng(options.seed);
+  const n = options.instances ?? 3;
+  const leaseS = options.leaseS ?? 2;
+  const root = mkdtempSync(join(tmpdir(), 'gh-cluster-torture-'));
+  const work = join(root, 'work');
+  mkdirSync(work);
+  const schema = await makeSchema(
+    options.pgUrl ?? process.env.GATEHOUSE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  );
+  const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
+  const homes = Array.from({ length: n }, (_, i) => {
+    const home = join(root, `home-${String.fromCharCode(97 + i)}`);
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(
+      join(home, 'config.yaml'),
+      [
+        `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo}`,
+        'approvals: {timeout_s: 1}',
+        'compression: {tail_tokens: 0}',
+        'drain_timeout_s: 5',
+        'listener: {port: 0}',
+        `store: {kind: postgres, url_env: ${URL_ENV}}`,
+        `cluster: {enabled: true, lease_s: ${leaseS}, instance_name: ${String.fromCharCode(97 + i)}}`,
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    return home;
+  });
+  const daemonLog = openLog(join(root, 'daemons.log'));
+  const store = await postgresEvidence(schema.url);
+  const ledger = new Ledger();
+  const cwds: string[] = [];
+  const cwdFor = (requestId: string): string => {
+    const dir = join(work, requestId);
+    mkdirSync(dir, { recursive: true });
+    cwds.push(dir);
+    return dir;
+  };
+  const clients = Array.from(
+    { length: options.clients ?? 3 },
+    (_, i) => new TortureClient(`c${i}`, ledger, cwdFor),
+  );
+  const kills: Record<string, number> = {};
+  const resolved = new Set<string>();
+  const toResolve = new Map<string, Unknown>();
+  const unknownReasons = new Map<string, string>();
+  const approvals = new Map<string, number>();
+  const leases = new Map<string, LeaseSample>();
+  let ownerChanges = 0;
+  let epoch = 0;
+  const running: (DaemonProcess | null)[] = new Array<DaemonProcess | null>(n).fill(null);
+
+  /** Starts instance `i` (armed at `fault`, if given); a daemon killed by its fault during recovery counts. */
+  const start = async (i: number, fault: FaultPoint | null): Promise<void> => {
+    const env = { [URL_ENV]: schema.url, ...(fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {}) };
+    try {
+      const daemon = await DaemonProcess.start(homes[i]!, env, daemonLog, daemons);
+      if (daemon.epoch <= epoch)
+        ledger.violations.push(`epoch ${daemon.epoch} after ${epoch}: not increasing across the cluster`);
+      epoch = Math.max(epoch, daemon.epoch);
+      running[i] = daemon;
+    } catch (error) {
+      if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
+      kills[`${fault} (before ready)`] = (kills[`${fault} (before ready)`] ?? 0) + 1;
+      running[i] = null;
+    }
+  };
+  const alive = (): DaemonProcess[] => running.filter((d): d is DaemonProcess => d !== null && d.alive);
+  const anyAlive = (): DaemonProcess => rng.pick(alive());
+
+  try {
+    for (let i = 0; i < n; i++) await start(i, null);
+    for (let i = 0; i < options.iterations; i++) {
+      options.signal?.throwIfAborted();
+      // Every instance that is down comes back; on even iterations the first of them is armed.
+      const points = options.faults ?? FAULT_POINTS;
+      let fault: FaultPoint | null = i % 2 === 0 ? points[(options.seed + i / 2) % points.length]! : null;
+      let armed: DaemonProcess | null = null;
+      for (let k = 0; k < n; k++) {
+        if (running[k]?.alive) continue;
+        await start(k, fault);
+        if (fault && running[k]) armed = running[k] ?? null;
+        fault = null;
+      }
+      if (alive().length === 0) await start(0, null);
+      for (const c of clients) c.plan(rng, rng.next() < 0.3, rng.int(2, 4), (id, r) => workloadText(id, r));
+      await refreshUnknowns(store, toResolve, unknownReasons);
+      const resolveNow = [...toResolve.values()].filter(() => rng.next() < 0.5);
+      const stopApprover = new AbortController();
+      // Each client on an instance of its own choosing; the human watches from every instance.
+      const work = Promise.all([
+        ...clients.map((c) => session(anyAlive(), (g) => c.run(g))),
+        ...alive().map((d) => session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal))),
+        session(anyAlive(), (g) => resolveUnknowns(g, ledger, resolveNow, resolved, toResolve)),
+      ]);
+      // One victim, now and then two; an armed instance may die at its fault point first.
+      const victims = new Set([rng.pick(alive())]);
+      if (n > 2 && rng.next() < 0.2) victims.add(rng.pick(alive()));
+      const exit = await Promise.race([
+        ...(armed ? [armed.exited] : []),
+        sleep(armed ? 4000 : rng.int(30, 1500)).then(() => null),
+      ]);
+      const by = exit?.signal === 'SIGKILL' ? 'fault point' : 'random';
+      for (const v of victims) {
+        await v.kill();
+        kills[by] = (kills[by] ?? 0) + 1;
+      }
+      if (armed && !armed.alive && !victims.has(armed))
+        kills['fault point'] = (kills['fault point'] ?? 0) + 1;
+      stopApprover.abort();
+      await work;
+      for (const u of await runningAdmissions(store, ledger))
+        if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
+      ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
+      log(
+        `iteration ${i + 1}/${options.iterations}: ${by} kill of ${victims.size}, ${alive().length} alive, ${ledger.admissions.size} acknowledged`,
+      );
+    }
+
+    // The final drain: every instance up, no faults; the expired leases are taken over.
+    for (let k = 0; k < n; k++) if (!running[k]?.alive) await start(k, null);
+    await sleep(leaseS * 1000 * 1.5);
+    await refreshUnknowns(store, toResolve, unknownReasons);
+    const stopApprover = new AbortController();
+    const approving = alive().map((d) =>
+      session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
+    );
+    const transcripts = await drain(running[0]!, clients, ledger, [...toResolve.values()], resolved, log);
+    stopApprover.abort();
+    await Promise.all(approving);
+    ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
+    for (const d of alive()) {
+      const stop = await d.stop();
+      if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
+    }
+    const admissions: AdmissionFact[] = await store.admissions();
+    const ran = cwds.flatMap((dir) => {
+      const file = join(dir, 'ran.log');
+      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+    });
+    const { tally, violations } = checkInvariants({
+      ledger,
+      admissions,
+      sessionsPerRequest: await store.sessionsPerRequest(),
+      requests: demo.requests,
+      ran,
+      transcripts,
+      resolved,
+      queuedWhenTampered: new Set(),
+      unknownReasons,
+      approvals,
+      maxResumes: 3,
+    });
+    const sessionOf = new Map(admissions.map((a) => [a.admission_id, a.logical_id]));
+    violations.push(...overlappingRequests(demo.requests, (id) => sessionOf.get(id)));
+    if (violations.length > 0) appendFileSync(join(root, 'violations.txt'), violations.join('\n'));
+    return {
+      seed: options.seed,
+      iterations: options.iterations,
+      instances: n,
+      ...tally,
+      kills,
+      retries: ledger.retries,
+      owner_changes: ownerChanges,
+      model_requests: demo.requests.length,
+      violations,
+      root,
+      elapsed_ms: Date.now() - began,
+    };
+  } finally {
+    options.signal?.removeEventListener('abort', abandon);
+    daemons.killAll();
+    daemonLog.end();
+    await store.close().catch(() => undefined);
+    await demo.close();
+    if (!options.keep) {
+      rmSync(root, { recursive: true, force: true });
+      await schema.drop().catch(() => undefined);
+    }
+  }
+}
