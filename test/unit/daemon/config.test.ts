@@ -357,3 +357,20 @@ describe('platforms.slack', () => {
     expect(failure('platforms:\n  slack: {bot_token: xoxb-1}').message).toContain('bot_token');
   });
 });
+
+describe('cluster (docs/cluster.md)', () => {
+  it('is off by default, on only with store.kind postgres, and refuses unknown keys', () => {
+    expect(parseConfig('', FILE).config.cluster).toEqual({ enabled: false });
+    const on = parseConfig('store: {kind: postgres, url_env: PG_URL}\ncluster: {enabled: true}', FILE);
+    expect(on.config.cluster).toEqual({ enabled: true });
+    expect(failure('cluster: {enabled: true}').message).toMatch(
+      /cluster\.enabled.*needs store\.kind: postgres/,
+    );
+    expect(
+      failure('store: {kind: postgres, url_env: PG_URL}\ncluster: {enabled: yes please}').message,
+    ).toMatch(/cluster\.enabled/);
+    expect(failure('store: {kind: postgres, url_env: PG_URL}\ncluster: {enable: true}').message).toContain(
+      'enable',
+    );
+  });
+});
