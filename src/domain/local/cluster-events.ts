@@ -34,9 +34,11 @@ export interface ClusterEventsOptions {
   /** Most events one read takes, and most events queued per session in the outbox. */
   maxEvents: number;
   onError: (error: unknown, context: string) => void;
-  /** Delay before a failed append is tried again (ms). */
+  /** First delay before a failed append is tried again (ms); it doubles up to 5 s. */
   retryMs?: number;
 }
+
+const MAX_RETRY_MS = 5_000;
 
 interface Pending {
   events: PublicEvent[];
@@ -50,6 +52,8 @@ export class ClusterEvents {
   private readonly reads = new Map<string, { again: boolean; done: Promise<void> }>();
   private readonly unsubscribe: (() => void)[];
   private stopped = false;
+  /** Appends failed in a row: only the first of a streak is reported, and retries back off. */
+  private failures = 0;
 
   constructor(private readonly options: ClusterEventsOptions) {
     this.unsubscribe = [
@@ -130,9 +134,15 @@ export class ClusterEvents {
     for (const id of ids) this.synced.delete(id);
   }
 
-  /** Waits until everything queued so far is committed (drain). */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  /** Waits until everything queued is committed, or until `deadline` (ms since the epoch) passes. */
+  async flush(deadline = Number.POSITIVE_INFINITY): Promise<void> {
+    while (this.flushing && Date.now() < deadline) {
+      const left = deadline - Date.now();
+      await Promise.race([
+        this.flushing,
+        ...(Number.isFinite(left) ? [new Promise((r) => setTimeout(r, left).unref())] : []),
+      ]);
+    }
   }
 
   stop(): void {
@@ -153,7 +163,9 @@ export class ClusterEvents {
       // Everything queued while a batch commits goes in the next one.
       await Promise.resolve();
       while (this.outbox.size > 0 && !this.stopped) {
-        if (!(await this.flushOnce())) await new Promise((r) => setTimeout(r, this.options.retryMs ?? 200));
+        if (await this.flushOnce()) continue;
+        const delay = Math.min((this.options.retryMs ?? 200) * 2 ** (this.failures - 1), MAX_RETRY_MS);
+        await new Promise((r) => setTimeout(r, delay));
       }
       this.flushing = null;
     })();
@@ -171,7 +183,9 @@ export class ClusterEvents {
     try {
       appended = await this.options.store.append(runs, this.options.epoch);
     } catch (error) {
-      this.options.onError(error, 'appending session events to the shared stream');
+      if (++this.failures === 1) {
+        this.options.onError(error, 'appending session events to the shared stream (retrying)');
+      }
       // Back in front of what was queued meanwhile, within the bound.
       for (const [id, later] of this.outbox) {
         const earlier = batch.get(id);
@@ -190,6 +204,7 @@ export class ClusterEvents {
       this.outbox = batch;
       return false;
     }
+    this.failures = 0;
     for (const run of appended) {
       const events = batch.get(run.logical_id)!.events;
       this.deliver(run.logical_id, run.epoch, run.first_seq, events);

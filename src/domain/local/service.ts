@@ -587,7 +587,7 @@ export class LocalSessions {
     const left = await this.scheduler.drain(deadline);
     // What the drained turns published reaches the shared stream before the store closes.
     for (const hub of this.hubs.all()) hub.flush();
-    await this.clusterEvents?.flush();
+    await this.clusterEvents?.flush(deadline);
     return left;
   }
 }

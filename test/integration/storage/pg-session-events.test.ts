@@ -9,7 +9,7 @@ import { ClusterEvents } from '../../../src/domain/local/cluster-events.js';
 import type { PublicEvent, Viewer } from '../../../src/domain/local/hub.js';
 import { SessionHubs } from '../../../src/domain/local/hubs.js';
 import { makePrincipal } from '../../../src/domain/auth/principal.js';
-import type { StreamNote, StreamSignals } from '../../../src/storage/event-stream.js';
+import type { SharedEventStore, StreamNote, StreamSignals } from '../../../src/storage/event-stream.js';
 import { PgEventStream } from '../../../src/storage/postgres/event-stream.js';
 import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
 import { createTestSchema, inSchema, type TestSchema } from '../../shared/postgres.js';
@@ -18,6 +18,7 @@ const RETENTION = { maxEvents: 100, maxBytes: 1_000_000 };
 let schemas: TestSchema[] = [];
 let open: { close(): Promise<void> }[] = [];
 let stops: (() => void)[] = [];
+let errors: unknown[] = [];
 
 afterEach(async () => {
   for (const stop of stops) stop();
@@ -26,6 +27,7 @@ afterEach(async () => {
   schemas = [];
   open = [];
   stops = [];
+  errors = [];
 });
 
 async function schema(): Promise<TestSchema> {
@@ -201,11 +203,17 @@ function recorder(id: string): Viewer & { seen: { seq: number; epoch: number; n:
 }
 
 describe('two instances follow one stream (ClusterEvents on PostgreSQL)', () => {
-  async function instance(s: TestSchema, epoch: number, retention = RETENTION) {
-    const store = await stream(s, retention);
+  async function instance(
+    s: TestSchema,
+    epoch: number,
+    retention = RETENTION,
+    wrap: (store: SharedEventStore) => SharedEventStore = (store) => store,
+  ) {
+    const real = await stream(s, retention);
+    const store = wrap(real);
     const n = await listener(s);
     const signals: StreamSignals = {
-      subscribe: (handler) => n.subscribe(store.channel, (p) => handler(JSON.parse(p) as StreamNote)),
+      subscribe: (handler) => n.subscribe(real.channel, (p) => handler(JSON.parse(p) as StreamNote)),
       onReconnect: (handler) => n.onReconnect(handler),
     };
     let cluster: ClusterEvents | null = null;
@@ -220,9 +228,8 @@ describe('two instances follow one stream (ClusterEvents on PostgreSQL)', () => 
       epoch,
       hubs,
       maxEvents: retention.maxEvents,
-      onError: (error) => {
-        throw error;
-      },
+      retryMs: 10,
+      onError: (error) => errors.push(error),
     });
     stops.push(() => cluster.stop());
     return { hubs, cluster };
@@ -286,5 +293,37 @@ describe('two instances follow one stream (ClusterEvents on PostgreSQL)', () => 
     // B opened the stream first: its epoch numbers the stream.
     expect(onB.seen).toEqual([{ seq: 7, epoch: 2, n: 7 }]);
     expect(await b.cluster.since('g', 2, 0)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
+  });
+
+  it('while appends fail the outbox keeps the newest events; the dropped ones are numbered as a gap', async () => {
+    const s = await schema();
+    let failing = true;
+    const a = await instance(s, 1, { maxEvents: 3, maxBytes: 1_000_000 }, (store) => ({
+      open: (id, epoch) => store.open(id, epoch),
+      read: (id, after, limit) => store.read(id, after, limit),
+      prune: () => store.prune(),
+      append: (runs, epoch) =>
+        failing ? Promise.reject(new Error('store unavailable (injected)')) : store.append(runs, epoch),
+    }));
+    const b = await instance(s, 2, { maxEvents: 3, maxBytes: 1_000_000 });
+    const onB = recorder('vb');
+    (await b.cluster.follow('f')).attach(onB);
+    for (let i = 1; i <= 5; i++) a.hubs.of('f').publish({ type: 'n', n: i });
+    await until(() => errors.length > 0);
+    expect(a.cluster.pendingEvents).toBe(3);
+    failing = false;
+    await a.cluster.flush();
+    expect(a.cluster.pendingEvents).toBe(0);
+    await until(() => onB.seen.length === 3);
+    // Numbers 1 and 2 went to the events that were dropped: B's viewer sees the jump, and a cursor
+    // before them is snapshot_required.
+    expect(onB.seen).toEqual([
+      { seq: 3, epoch: 2, n: 3 },
+      { seq: 4, epoch: 2, n: 4 },
+      { seq: 5, epoch: 2, n: 5 },
+    ]);
+    expect(await b.cluster.since('f', 2, 0)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
+    expect(await b.cluster.since('f', 2, 2)).toMatchObject({ kind: 'events', last_seq: 5 });
+    expect(errors).toHaveLength(1);
   });
 });
