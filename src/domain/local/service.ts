@@ -39,6 +39,8 @@ import { SessionCheckpoints } from './rollback.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
+/** Cluster mode: how long a snapshot waits for this instance's queued events to commit. */
+const SETTLE_MS = 2_000;
 
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
@@ -355,6 +357,13 @@ export class LocalSessions {
     const receipt = this.receipts.get(session.logical_id);
     if (!receipt) return await this.snapshotOf(session, []);
     const hub = await this.followed(session.logical_id);
+    if (this.clusterEvents) {
+      // What this instance published is committed and shown before the transcript is read, so a
+      // message it already stored is not announced again after the snapshot.
+      hub.flush();
+      await this.clusterEvents.flush(Date.now() + SETTLE_MS);
+      await this.clusterEvents.follow(session.logical_id);
+    }
     for (let attempt = 1; ; attempt++) {
       const before = hub.lastSeq;
       // The row and the admissions are read before the transcript: a settlement committed between

@@ -359,6 +359,12 @@ describe('platforms.slack', () => {
 });
 
 describe('cluster (docs/cluster.md)', () => {
+  it('the example in docs/cluster.md parses as written, with the cluster on', () => {
+    const docs = readFileSync(new URL('../../../docs/cluster.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(docs)![1]!;
+    expect(parseConfig(example, FILE).config.cluster).toEqual({ enabled: true });
+  });
+
   it('is off by default, on only with store.kind postgres, and refuses unknown keys', () => {
     expect(parseConfig('', FILE).config.cluster).toEqual({ enabled: false });
     const on = parseConfig('store: {kind: postgres, url_env: PG_URL}\ncluster: {enabled: true}', FILE);
