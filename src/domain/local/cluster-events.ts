@@ -52,8 +52,12 @@ export class ClusterEvents {
   private readonly reads = new Map<string, { again: boolean; done: Promise<void> }>();
   private readonly unsubscribe: (() => void)[];
   private stopped = false;
+  private batchWaiters: (() => void)[] = [];
   /** Appends failed in a row: only the first of a streak is reported, and retries back off. */
   private failures = 0;
+  /** Events ever queued, and those committed or dropped since: `flush` waits on these counts. */
+  private queued = 0;
+  private settled = 0;
 
   constructor(private readonly options: ClusterEventsOptions) {
     this.unsubscribe = [
@@ -83,9 +87,11 @@ export class ClusterEvents {
       this.outbox.set(logicalId, pending);
     }
     pending.events.push(event);
+    this.queued++;
     if (pending.events.length > this.options.maxEvents) {
       pending.events.shift();
       pending.skipped++;
+      this.settled++;
     }
     this.flushSoon();
   }
@@ -95,16 +101,20 @@ export class ClusterEvents {
    * with what the stream held when this was called.
    */
   async follow(logicalId: string): Promise<SessionHub> {
-    const hub = this.options.hubs.of(logicalId);
-    if (!this.synced.has(logicalId)) {
-      const head = await this.options.store.open(logicalId, this.options.epoch);
+    for (;;) {
+      let hub = this.options.hubs.of(logicalId);
       if (!this.synced.has(logicalId)) {
-        hub.restart(head.epoch, head.last_seq);
-        this.synced.add(logicalId);
+        const head = await this.options.store.open(logicalId, this.options.epoch);
+        hub = this.options.hubs.of(logicalId);
+        if (!this.synced.has(logicalId)) {
+          hub.restart(head.epoch, head.last_seq);
+          this.synced.add(logicalId);
+        }
       }
+      await this.pull(logicalId);
+      // Released by housekeeping meanwhile (no viewer yet): follow the hub that replaced it.
+      if (this.options.hubs.find(logicalId) === hub && this.synced.has(logicalId)) return hub;
     }
-    await this.pull(logicalId);
-    return hub;
   }
 
   /** session.events.since across instances: the stream's events after the cursor, up to the hub's. */
@@ -134,15 +144,24 @@ export class ClusterEvents {
     for (const id of ids) this.synced.delete(id);
   }
 
-  /** Waits until everything queued is committed, or until `deadline` (ms since the epoch) passes. */
+  /**
+   * Waits until the events queued before this call are committed (or dropped), or until `deadline`
+   * (ms since the epoch) passes; events queued meanwhile (a turn streaming on) are not waited for.
+   */
   async flush(deadline = Number.POSITIVE_INFINITY): Promise<void> {
-    while (this.flushing && Date.now() < deadline) {
+    const target = this.queued;
+    while (this.settled < target && this.flushing && Date.now() < deadline) {
       const left = deadline - Date.now();
       await Promise.race([
-        this.flushing,
+        this.batchDone(),
         ...(Number.isFinite(left) ? [new Promise((r) => setTimeout(r, left).unref())] : []),
       ]);
     }
+  }
+
+  /** Resolves when the batch now committing (or the retry now waiting) ends. */
+  private batchDone(): Promise<void> {
+    return new Promise((resolve) => this.batchWaiters.push(resolve));
   }
 
   stop(): void {
@@ -163,12 +182,22 @@ export class ClusterEvents {
       // Everything queued while a batch commits goes in the next one.
       await Promise.resolve();
       while (this.outbox.size > 0 && !this.stopped) {
-        if (await this.flushOnce()) continue;
-        const delay = Math.min((this.options.retryMs ?? 200) * 2 ** (this.failures - 1), MAX_RETRY_MS);
-        await new Promise((r) => setTimeout(r, delay));
+        const ok = await this.flushOnce();
+        if (!ok) {
+          const delay = Math.min((this.options.retryMs ?? 200) * 2 ** (this.failures - 1), MAX_RETRY_MS);
+          await new Promise((r) => setTimeout(r, delay));
+        }
+        this.wakeWaiters();
       }
       this.flushing = null;
+      this.wakeWaiters();
     })();
+  }
+
+  private wakeWaiters(): void {
+    const waiters = this.batchWaiters;
+    this.batchWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private async flushOnce(): Promise<boolean> {
@@ -199,12 +228,14 @@ export class ClusterEvents {
         if (over > 0) {
           p.events.splice(0, over);
           p.skipped += over;
+          this.settled += over;
         }
       }
       this.outbox = batch;
       return false;
     }
     this.failures = 0;
+    for (const p of batch.values()) this.settled += p.events.length;
     for (const run of appended) {
       const events = batch.get(run.logical_id)!.events;
       this.deliver(run.logical_id, run.epoch, run.first_seq, events);
