@@ -123,8 +123,11 @@ describe('cluster: events reach viewers on every instance under one numbering', 
     expect(onB).toEqual(onC.slice(0, onB.length));
     expect(onB.every((e) => e.epoch === streamEpoch)).toBe(true);
     const types = onB.map((e) => e.event.type);
-    expect(types).toContain('admission.settled');
-    expect(types.some((t) => t.startsWith('text') || t.startsWith('message'))).toBe(true);
+    // The whole turn: its admission, start, stored messages and text, completion and settlement.
+    expect(types[0]).toBe('admission.queued');
+    expect(types[types.length - 1]).toBe('admission.settled');
+    for (const type of ['turn.start', 'message.stored', 'text.delta', 'turn.complete'])
+      expect(types).toContain(type);
     expect(turnStarts(demo, first.admission_id)).toBe(1);
 
     // The viewer leaves B at its cursor; a second turn runs meanwhile.
