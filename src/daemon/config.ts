@@ -459,6 +459,11 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', path: ['url_env'], message: 'is only used with kind: postgres' });
       })
       .prefault({}),
+    /**
+     * Several instances on one PostgreSQL store (docs/cluster.md). Here: the shared event stream,
+     * so viewers on every instance see every event of a session under one numbering.
+     */
+    cluster: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
     events: z
       .strictObject({
         replay_max_events: count('events.replay_max_events').min(1).default(2048),
@@ -500,6 +505,14 @@ export const configSchema = z
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     const platforms = Object.entries(config.platforms).filter(([, section]) => section?.enabled === true);
+    if (config.cluster.enabled && config.store.kind !== 'postgres') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster', 'enabled'],
+        message:
+          'needs store.kind: postgres: the instances of a cluster share one PostgreSQL store (docs/cluster.md)',
+      });
+    }
     if (config.store.kind === 'postgres' && platforms.length > 0) {
       ctx.addIssue({
         code: 'custom',

@@ -2,7 +2,8 @@
  * The housekeeping watcher (SPEC AGC-1..4, seed 002 §10): one timer in the daemon that, on every
  * pass, evicts agents idle past their TTL, compares anonymous memory with the budget and evicts
  * least-recently-used agents over it, releases the in-memory state of sessions nobody views and
- * nothing runs, and once an hour prunes routing entries older than `sessions.max_age_days`.
+ * nothing runs, trims the cluster's shared event stream to its retention (cluster mode), and once
+ * an hour prunes routing entries older than `sessions.max_age_days`.
  *
  * It never ends a transcript (AGC-4): an evicted agent is rebuilt from the store on its next turn,
  * a released hub on its next viewer or event, and a pruned route only closes its physical session
@@ -27,6 +28,8 @@ export interface HousekeepingReport {
   released: number;
   /** Routing entries pruned (null: no prune this pass). */
   pruned: string[] | null;
+  /** Events dropped from the cluster's shared stream past their retention (null: not in a cluster). */
+  events_pruned: number | null;
 }
 
 export interface HousekeepingEvents extends Record<string, unknown> {
@@ -42,6 +45,8 @@ export interface HousekeepingOptions {
   releaseIdle: () => number;
   /** 0: never prune. */
   maxAgeDays: number;
+  /** Cluster mode: trims each session's shared event stream to its retention (count and bytes). */
+  pruneEvents?: () => Promise<number>;
   /** SessionStore.pruneOldEntries, with the live-process check bound in. */
   prune: (maxAgeDays: number) => Promise<string[]>;
   /** Told after each pass (the daemon republishes the cache counters). */
@@ -86,6 +91,7 @@ export class Housekeeping {
     const memory = this.options.readMemory();
     const pressure = this.options.agents.sweepPressure(memory);
     const released = this.options.releaseIdle();
+    const eventsPruned = this.options.pruneEvents ? await this.options.pruneEvents() : null;
     let pruned: string[] | null = null;
     const now = this.now();
     if (
@@ -101,6 +107,7 @@ export class Housekeeping {
       memory,
       released,
       pruned,
+      events_pruned: eventsPruned,
     };
     this.options.afterPass?.(report);
     this.events.emit('housekeeping:pass', report);

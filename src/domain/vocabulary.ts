@@ -20,6 +20,10 @@
  * profile        One configured agent home: its config, its store and its toolsets.
  * epoch          The authority epoch: a number opened durably by each daemon start. Every claim and
  *                settlement is fenced by it, so a stale process can never settle a turn.
+ * cursor         A viewer's place in a session's events: (epoch, seq). On one daemon the epoch is
+ *                the daemon's; in a cluster it is the session's event stream's (docs/cluster.md).
+ * event stream   Cluster mode: a session's events numbered once in the shared database, so every
+ *                instance shows an event under the same cursor.
  * generation     The execution generation: bumped each time an admission is claimed for execution.
  *                Approvals, interrupts and settlements name the generation they belong to.
  * receipt        A durable record that proves an operation happened (creation receipt, admission

@@ -208,6 +208,9 @@ export function gatewayService(
         },
         replayCapacity: config.events.replay_max_events,
         replayMaxBytes: config.events.replay_max_bytes,
+        ...(stores.cluster
+          ? { cluster: { store: stores.cluster.events, signals: stores.cluster.signals } }
+          : {}),
         agents,
         onError,
         fault: (point) => faults?.hit(point),
@@ -346,6 +349,7 @@ export function gatewayService(
         agents,
         readMemory,
         releaseIdle: () => localSessions.releaseIdle(),
+        ...(stores.cluster ? { pruneEvents: () => stores!.cluster!.events.prune() } : {}),
         maxAgeDays: config.sessions.max_age_days,
         // The store itself never prunes a local session's route; running lanes are named here.
         prune: (maxAgeDays) =>
@@ -376,6 +380,7 @@ export function gatewayService(
     async stop() {
       housekeeping?.stop();
       housekeeping = null;
+      sessions?.clusterEvents?.stop();
       workers?.close();
       workers = null;
       await control?.close().catch(() => undefined);

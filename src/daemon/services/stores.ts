@@ -10,6 +10,9 @@ import type { Logger } from '../logger.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
+import { PgEventStream } from '../../storage/postgres/event-stream.js';
+import { PgNotifications } from '../../storage/postgres/notifications.js';
+import type { SharedEventStore, StreamNote, StreamSignals } from '../../storage/event-stream.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -21,6 +24,8 @@ export interface GatewayStores {
   local: LocalSessionStore;
   /** The SQLite store (chat platforms, checkpoint counters); null on PostgreSQL. */
   sqlite: SqliteSessionStore | null;
+  /** Cluster mode (`cluster.enabled`): the shared event stream and its notifications; else null. */
+  cluster: { events: SharedEventStore; signals: StreamSignals } | null;
   /** The `storage` block of runtime.describe. */
   describe(): StorageCounters;
   close(): Promise<void>;
@@ -54,11 +59,25 @@ export async function openGatewayStores(options: {
       );
     }
     const local = new PostgresLocalStore(sessions.db, () => new Date(), options.faults);
+    let cluster: Awaited<ReturnType<typeof openClusterStream>> | null = null;
+    if (config.cluster.enabled) {
+      try {
+        cluster = await openClusterStream(url, config, logger);
+      } catch (error) {
+        await sessions.close().catch(() => undefined);
+        throw new DaemonError(
+          'start_failed',
+          `cannot open the cluster's event stream on the PostgreSQL store whose URL is in ${name}: ${oneLine(error)}`,
+          { cause: error },
+        );
+      }
+    }
     return {
       kind: 'postgres',
       sessions,
       local,
       sqlite: null,
+      cluster: cluster && { events: cluster.events, signals: cluster.signals },
       describe: () => {
         const { stats } = local.group;
         return {
@@ -73,7 +92,10 @@ export async function openGatewayStores(options: {
           checkpoint_failures: 0,
         };
       },
-      close: () => sessions.close(),
+      close: async () => {
+        await cluster?.close();
+        await sessions.close();
+      },
     };
   }
   const sessions = SqliteSessionStore.open(options.stateDb, { backgroundCheckpoints: true });
@@ -89,6 +111,7 @@ export async function openGatewayStores(options: {
     sessions,
     local,
     sqlite: sessions,
+    cluster: null,
     describe: () => {
       const { stats, failed } = local.group;
       return {
@@ -104,4 +127,58 @@ export async function openGatewayStores(options: {
     },
     close: () => sessions.close(),
   };
+}
+
+/**
+ * The shared event stream on its own connection, and the instance's LISTEN connection subscribed
+ * to the schema's channel (docs/cluster.md). A malformed note is logged and dropped: the next note
+ * or reconnect of that session reads the stream anyway.
+ */
+async function openClusterStream(url: string, config: GatehouseConfig, logger: Logger) {
+  const events = await PgEventStream.open(url, {
+    maxEvents: config.events.replay_max_events,
+    maxBytes: config.events.replay_max_bytes,
+  });
+  let notifications: PgNotifications;
+  try {
+    notifications = await PgNotifications.open(url, {
+      onError: (error) =>
+        logger.warn({ err: oneLine(error) }, 'cluster notifications: connection trouble, retrying'),
+    });
+  } catch (error) {
+    await events.close().catch(() => undefined);
+    throw error;
+  }
+  const signals: StreamSignals = {
+    subscribe: (handler) =>
+      notifications.subscribe(events.channel, (payload) => {
+        const note = parseNote(payload);
+        if (note) handler(note);
+        else
+          logger.warn(
+            { payload: payload.slice(0, 200) },
+            'cluster notifications: a malformed note was dropped',
+          );
+      }),
+    onReconnect: (handler) => notifications.onReconnect(handler),
+  };
+  return {
+    events,
+    signals,
+    close: async () => {
+      await notifications.close();
+      await events.close();
+    },
+  };
+}
+
+function parseNote(payload: string): StreamNote | null {
+  try {
+    const note = JSON.parse(payload) as Partial<StreamNote>;
+    if (typeof note.logical_id === 'string' && Number.isInteger(note.epoch) && Number.isInteger(note.seq))
+      return note as StreamNote;
+  } catch {
+    // Falls through: not a note.
+  }
+  return null;
 }

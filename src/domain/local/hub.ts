@@ -40,28 +40,71 @@ export interface HubOptions {
   /** Most bytes it keeps, measured as the events' JSON (`events.replay_max_bytes`). */
   replayMaxBytes?: number;
   coalesceMs: number;
+  /**
+   * Cluster mode (docs/cluster.md): where published events go instead of being numbered here. They
+   * come back through `receive` with the numbers the shared stream gave them, as do the events
+   * other instances publish, so every instance shows one event under one (epoch, seq).
+   */
+  outbox?: (logicalId: string, event: PublicEvent) => void;
 }
+
+/** What `receive` did with a numbered event. */
+export type Arrival = 'applied' | 'duplicate' | 'gap';
 
 export class SessionHub {
   private readonly viewers = new Map<string, Viewer>();
-  private readonly log: SessionEventLog<PublicEvent>;
+  private log: SessionEventLog<PublicEvent>;
   private readonly coalescer: DeltaCoalescer<PublicEvent>;
 
   constructor(
     readonly logicalId: string,
     epoch: number,
-    options: HubOptions,
+    private readonly options: HubOptions,
     /** The last seq of this session's previous hub in the epoch (it was released while idle). */
     startAfter = 0,
   ) {
-    this.log = new SessionEventLog<PublicEvent>(epoch, options.replayCapacity, {
-      maxBytes: options.replayMaxBytes,
-      startAfter,
-    });
-    this.coalescer = new DeltaCoalescer<PublicEvent>((event) => this.fanOut(this.log.append(event)), {
+    this.log = this.newLog(epoch, startAfter);
+    const outbox = options.outbox;
+    const deliver = outbox
+      ? (event: PublicEvent) => outbox(logicalId, event)
+      : (event: PublicEvent) => this.fanOut(this.log.append(event));
+    this.coalescer = new DeltaCoalescer<PublicEvent>(deliver, {
       deltaTypes: COALESCED_TYPES,
       intervalMs: options.coalesceMs,
     });
+  }
+
+  private newLog(epoch: number, startAfter: number): SessionEventLog<PublicEvent> {
+    return new SessionEventLog<PublicEvent>(epoch, this.options.replayCapacity, {
+      maxBytes: this.options.replayMaxBytes,
+      startAfter,
+    });
+  }
+
+  /** The last sequence number shown to viewers, without flushing pending deltas. */
+  get receivedSeq(): number {
+    return this.log.last;
+  }
+
+  /**
+   * Cluster mode: an event numbered by the shared stream. Applied (and fanned out) only when it is
+   * the next one; an older one is a duplicate; a later one or another epoch is a gap the caller
+   * fills from the stream (or restarts the numbering past, when the stream no longer has it).
+   */
+  receive(epoch: number, seq: number, event: PublicEvent): Arrival {
+    if (epoch === this.log.epoch && seq <= this.log.last) return 'duplicate';
+    if (epoch !== this.log.epoch || seq !== this.log.last + 1) return 'gap';
+    this.fanOut(this.log.append(event));
+    return 'applied';
+  }
+
+  /**
+   * Cluster mode: numbering goes on from `(epoch, lastSeq)` of the shared stream; the buffered
+   * events are dropped. Viewers see the next event's seq jump (or its epoch change) and catch up
+   * with session.events.since, which answers snapshot_required for what the stream lost.
+   */
+  restart(epoch: number, lastSeq: number): void {
+    this.log = this.newLog(epoch, lastSeq);
   }
 
   get epoch(): number {

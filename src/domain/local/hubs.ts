@@ -5,7 +5,8 @@
  * `snapshot_required`, never another hub's events under its old numbers.
  */
 import { GatewayError } from '../errors.js';
-import { SessionHub, type HubOptions } from './hub.js';
+import type { ReplayResult } from '../events/event-log.js';
+import { SessionHub, type HubOptions, type PublicEvent } from './hub.js';
 
 export class SessionHubs {
   private readonly hubs = new Map<string, SessionHub>();
@@ -66,7 +67,15 @@ export function eventsSince(
   afterSeq: number,
   currentEpoch: number,
 ): Record<string, unknown> {
-  const replay = hub.since(epoch, afterSeq);
+  return replayReply(hub.since(epoch, afterSeq), logicalId, currentEpoch);
+}
+
+/** The answer of session.events.since for a replay: its events, or the error snapshot_required. */
+export function replayReply(
+  replay: ReplayResult<PublicEvent>,
+  logicalId: string,
+  currentEpoch: number,
+): Record<string, unknown> {
   if (replay.kind === 'snapshot_required') {
     throw new GatewayError(
       'snapshot_required',

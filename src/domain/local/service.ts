@@ -15,7 +15,9 @@ import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { accessFacts, mayAccess, requireAccess, type AccessRow } from './access.js';
 import type { PublicEvent, SessionHub, Viewer } from './hub.js';
-import { eventsSince, SessionHubs } from './hubs.js';
+import { eventsSince, replayReply, SessionHubs } from './hubs.js';
+import { ClusterEvents } from './cluster-events.js';
+import type { SharedEventStore, StreamSignals } from '../../storage/event-stream.js';
 import { searchVisible } from './search.js';
 import { listAll, sessionMessages, type ListingFacts } from './listing.js';
 import type { CreateSessionParams, LaunchDefaults, LaunchLookups } from './launch-policy.js';
@@ -37,6 +39,8 @@ import { SessionCheckpoints } from './rollback.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
+/** Cluster mode: how long a snapshot waits for this instance's queued events to commit. */
+const SETTLE_MS = 2_000;
 
 export interface LocalEvents extends SchedulerEvents {
   'session:created': { logical_id: string; request_id: string | null };
@@ -90,12 +94,19 @@ export interface LocalSessionsOptions {
   recovery?: RecoverySettings;
   /** `limits.turn_timeout_s` in ms; absent: no limit. */
   turnTimeoutMs?: number;
+  /**
+   * Cluster mode (`cluster.enabled`, docs/cluster.md): events go through the shared stream, so
+   * viewers on every instance see them under one numbering. Absent: events stay in this process.
+   */
+  cluster?: { store: SharedEventStore; signals: StreamSignals };
 }
 
 export class LocalSessions {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
   private readonly hubs: SessionHubs;
+  /** The shared event stream in cluster mode; null otherwise. */
+  readonly clusterEvents: ClusterEvents | null;
   /** Receipts validated in this epoch (REC-1): checked before a session's first use, then cached. */
   private readonly receipts: ReceiptGate;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
@@ -115,11 +126,22 @@ export class LocalSessions {
   readonly checkpoints: SessionCheckpoints | null;
 
   constructor(private readonly options: LocalSessionsOptions) {
+    const replayCapacity = options.replayCapacity ?? 2048;
     this.hubs = new SessionHubs(options.epoch, {
-      replayCapacity: options.replayCapacity ?? 2048,
+      replayCapacity,
       ...(options.replayMaxBytes === undefined ? {} : { replayMaxBytes: options.replayMaxBytes }),
       coalesceMs: options.coalesceMs ?? 16,
+      ...(options.cluster ? { outbox: (id, event) => this.clusterEvents!.enqueue(id, event) } : {}),
     });
+    this.clusterEvents = options.cluster
+      ? new ClusterEvents({
+          ...options.cluster,
+          epoch: options.epoch,
+          hubs: this.hubs,
+          maxEvents: replayCapacity,
+          onError: options.onError,
+        })
+      : null;
     this.receipts = new ReceiptGate(options.store, options.profile, {
       paused: (logicalId, failure, detail) => {
         options.onError(
@@ -311,7 +333,8 @@ export class LocalSessions {
     messageLimit?: number,
   ): Promise<Record<string, unknown>> {
     const session = await this.access(principal, logicalId);
-    this.hub(logicalId).attach(viewer);
+    const hub = this.clusterEvents ? await this.clusterEvents.follow(logicalId) : this.hub(logicalId);
+    hub.attach(viewer);
     return this.snapshot(session, messageLimit);
   }
 
@@ -333,7 +356,14 @@ export class LocalSessions {
   async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
     const receipt = this.receipts.get(session.logical_id);
     if (!receipt) return await this.snapshotOf(session, []);
-    const hub = this.hub(session.logical_id);
+    const hub = await this.followed(session.logical_id);
+    if (this.clusterEvents) {
+      // What this instance published is committed and shown before the transcript is read, so a
+      // message it already stored is not announced again after the snapshot.
+      hub.flush();
+      await this.clusterEvents.flush(Date.now() + SETTLE_MS);
+      await this.clusterEvents.follow(session.logical_id);
+    }
     for (let attempt = 1; ; attempt++) {
       const before = hub.lastSeq;
       // The row and the admissions are read before the transcript: a settlement committed between
@@ -367,6 +397,7 @@ export class LocalSessions {
     state?: { fresh: LocalSessionRow; unsettled: AdmissionRow[] },
   ): Promise<Record<string, unknown>> {
     const id = session.logical_id;
+    const hub = await this.followed(id);
     const { fresh, unsettled } = state ?? (await this.readState(id));
     return sessionSnapshot({
       session: fresh,
@@ -374,8 +405,9 @@ export class LocalSessions {
       unsettled,
       running: this.scheduler.running(id),
       prompts: this.options.prompts.pendingPrompts(id),
-      epoch: this.options.epoch,
-      lastSeq: lastSeq ?? this.hub(id).lastSeq,
+      // The stream's epoch in cluster mode (the same on every instance); this epoch otherwise.
+      epoch: hub.epoch,
+      lastSeq: lastSeq ?? hub.lastSeq,
       info: this.infoOf(fresh),
     });
   }
@@ -495,7 +527,10 @@ export class LocalSessions {
 
   async eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
     await this.access(principal, logicalId);
-    return eventsSince(this.hub(logicalId), logicalId, epoch, afterSeq, this.options.epoch);
+    const cluster = this.clusterEvents;
+    if (!cluster) return eventsSince(this.hub(logicalId), logicalId, epoch, afterSeq, this.options.epoch);
+    const replay = await cluster.since(logicalId, epoch, afterSeq);
+    return replayReply(replay, logicalId, this.hub(logicalId).epoch);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------
@@ -529,6 +564,11 @@ export class LocalSessions {
     return this.hubs.of(logicalId);
   }
 
+  /** The session's hub; in cluster mode synced with the shared stream first. */
+  private followed(logicalId: string): Promise<SessionHub> {
+    return this.clusterEvents?.follow(logicalId) ?? Promise.resolve(this.hub(logicalId));
+  }
+
   /**
    * Housekeeping: releases the in-memory state of sessions nobody views and nothing runs — their
    * hub (with its replay buffer) and their cached access facts. Both are rebuilt on demand; the
@@ -542,6 +582,7 @@ export class LocalSessions {
       this.checked.delete(id);
       this.liveAgents.delete(id);
     }
+    this.clusterEvents?.released(released);
     return released.length;
   }
 
@@ -552,6 +593,10 @@ export class LocalSessions {
 
   async drain(deadline: number): Promise<string[]> {
     for (const hub of this.hubs.all()) hub.flush();
-    return this.scheduler.drain(deadline);
+    const left = await this.scheduler.drain(deadline);
+    // What the drained turns published reaches the shared stream before the store closes.
+    for (const hub of this.hubs.all()) hub.flush();
+    await this.clusterEvents?.flush(deadline);
+    return left;
   }
 }

@@ -357,3 +357,26 @@ describe('platforms.slack', () => {
     expect(failure('platforms:\n  slack: {bot_token: xoxb-1}').message).toContain('bot_token');
   });
 });
+
+describe('cluster (docs/cluster.md)', () => {
+  it('the example in docs/cluster.md parses as written, with the cluster on', () => {
+    const docs = readFileSync(new URL('../../../docs/cluster.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(docs)![1]!;
+    expect(parseConfig(example, FILE).config.cluster).toEqual({ enabled: true });
+  });
+
+  it('is off by default, on only with store.kind postgres, and refuses unknown keys', () => {
+    expect(parseConfig('', FILE).config.cluster).toEqual({ enabled: false });
+    const on = parseConfig('store: {kind: postgres, url_env: PG_URL}\ncluster: {enabled: true}', FILE);
+    expect(on.config.cluster).toEqual({ enabled: true });
+    expect(failure('cluster: {enabled: true}').message).toMatch(
+      /cluster\.enabled.*needs store\.kind: postgres/,
+    );
+    expect(
+      failure('store: {kind: postgres, url_env: PG_URL}\ncluster: {enabled: yes please}').message,
+    ).toMatch(/cluster\.enabled/);
+    expect(failure('store: {kind: postgres, url_env: PG_URL}\ncluster: {enable: true}').message).toContain(
+      'enable',
+    );
+  });
+});

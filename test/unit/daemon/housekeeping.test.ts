@@ -44,3 +44,25 @@ describe('housekeeping: routing entries older than sessions.max_age_days', () =>
     expect(w.pruneCalls).toEqual([30, 30]);
   });
 });
+
+describe('housekeeping: the cluster’s shared event stream', () => {
+  it('is trimmed on every pass in cluster mode, and not asked about otherwise', async () => {
+    const calls: number[] = [];
+    const base = {
+      intervalMs: 60_000,
+      agents: new AgentCache({ source: {} as SessionStore, limits: DEFAULT_LIMITS }),
+      readMemory: () => ({ anonBytes: 0, budgetBytes: null }),
+      releaseIdle: () => 0,
+      maxAgeDays: 0,
+      prune: () => Promise.resolve([]),
+    };
+    const clustered = new Housekeeping({
+      ...base,
+      pruneEvents: () => (calls.push(calls.length + 1), Promise.resolve(7)),
+    });
+    expect((await clustered.pass()).events_pruned).toBe(7);
+    expect((await clustered.pass()).events_pruned).toBe(7);
+    expect(calls).toEqual([1, 2]);
+    expect((await new Housekeeping(base).pass()).events_pruned).toBeNull();
+  });
+});

@@ -12,6 +12,7 @@ import { migration as m009 } from './009_transcript_edits.js';
 import { migration as m010 } from './010_turn_steps.js';
 import { migration as m013 } from './013_platform_cursors.js';
 import { migration as m014 } from './014_platform_turn_steps.js';
+import { migration as m016 } from './016_session_events.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m010,
   m013,
   m014,
+  m016,
 ];

@@ -1,0 +1,65 @@
+/**
+ * The session hub in cluster mode (docs/cluster.md): what it publishes goes to the outbox, not to
+ * its viewers; what it shows comes numbered by the shared stream through `receive`, applied only in
+ * order; `restart` numbers on past a hole. Local mode is unchanged: the hub numbers and fans out.
+ */
+import { describe, expect, it } from 'vitest';
+import { makePrincipal } from '../../../src/domain/auth/principal.js';
+import { SessionHub, type EventNotification, type PublicEvent } from '../../../src/domain/local/hub.js';
+
+function viewer(id: string): {
+  id: string;
+  principal: ReturnType<typeof makePrincipal>;
+  got: number[];
+  notify(m: string, p: unknown): boolean;
+} {
+  const got: number[] = [];
+  return {
+    id,
+    principal: makePrincipal('native:owner', 'native', 'default', []),
+    got,
+    notify: (_m, p) => (got.push((p as EventNotification).seq), true),
+  };
+}
+
+const ev = (n: number): PublicEvent => ({ type: 'n', n });
+
+describe('SessionHub in cluster mode', () => {
+  it('publishes to the outbox and shows only received events, in order', () => {
+    const sent: PublicEvent[] = [];
+    const hub = new SessionHub('s', 5, {
+      replayCapacity: 10,
+      coalesceMs: 0,
+      outbox: (_id, e) => sent.push(e),
+    });
+    const v = viewer('v');
+    hub.attach(v);
+    hub.publish(ev(1));
+    expect(sent).toEqual([ev(1)]);
+    expect(v.got).toEqual([]);
+    hub.restart(9, 3);
+    expect(hub.epoch).toBe(9);
+    expect(hub.receive(9, 5, ev(1))).toBe('gap');
+    expect(hub.receive(9, 4, ev(1))).toBe('applied');
+    expect(hub.receive(9, 4, ev(1))).toBe('duplicate');
+    expect(hub.receive(8, 5, ev(2))).toBe('gap');
+    expect(hub.receive(9, 5, ev(2))).toBe('applied');
+    expect(v.got).toEqual([4, 5]);
+    expect(hub.since(9, 4)).toMatchObject({ kind: 'events', last_seq: 5 });
+    expect(hub.since(9, 2)).toMatchObject({ kind: 'snapshot_required', reason: 'gap' });
+    // Past a hole the numbering goes on; the viewer sees the jump.
+    hub.restart(9, 7);
+    expect(hub.receive(9, 8, ev(3))).toBe('applied');
+    expect(v.got).toEqual([4, 5, 8]);
+  });
+
+  it('without an outbox the hub numbers and fans out itself (local mode)', () => {
+    const hub = new SessionHub('s', 5, { replayCapacity: 10, coalesceMs: 0 });
+    const v = viewer('v');
+    hub.attach(v);
+    hub.publish(ev(1));
+    hub.publish(ev(2));
+    expect(v.got).toEqual([1, 2]);
+    expect(hub.receivedSeq).toBe(2);
+  });
+});
