@@ -459,6 +459,21 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', path: ['url_env'], message: 'is only used with kind: postgres' });
       })
       .prefault({}),
+    /** Several instances on one PostgreSQL database (docs/cluster.md): session leases and failover. */
+    cluster: z
+      .strictObject({
+        enabled: z.boolean({ error: 'cluster.enabled must be true or false' }).default(false),
+        /** Seconds a lease lasts without renewal: how long a dead instance's sessions wait for another. */
+        lease_s: wholeNumber('cluster.lease_s', 2, 300).default(10),
+        /** How `gatehouse status` names this instance among the others (its id is random per start). */
+        instance_name: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+            error: 'cluster.instance_name must be 1 to 63 letters, digits, dots, dashes or underscores',
+          })
+          .optional(),
+      })
+      .prefault({}),
     events: z
       .strictObject({
         replay_max_events: count('events.replay_max_events').min(1).default(2048),
@@ -500,6 +515,14 @@ export const configSchema = z
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     const platforms = Object.entries(config.platforms).filter(([, section]) => section?.enabled === true);
+    if (config.cluster.enabled && config.store.kind !== 'postgres') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster', 'enabled'],
+        message:
+          'needs store.kind: postgres (several instances share one PostgreSQL database; SQLite is the file of one process)',
+      });
+    }
     if (config.store.kind === 'postgres' && platforms.length > 0) {
       ctx.addIssue({
         code: 'custom',

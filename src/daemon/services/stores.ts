@@ -7,7 +7,11 @@
 import type { GatehouseConfig } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { LeaseHolder } from '../../domain/cluster/lease.js';
+import type { ClusterStore } from '../../storage/cluster-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
+import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
+import { PgNotifications } from '../../storage/postgres/notifications.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -23,6 +27,18 @@ export interface GatewayStores {
   sqlite: SqliteSessionStore | null;
   /** The `storage` block of runtime.describe. */
   describe(): StorageCounters;
+  /**
+   * With cluster.enabled (postgres only): the cluster's store for this instance, with its own LISTEN
+   * connection; its session leases fence the local store's turn path from now on.
+   */
+  openCluster: ((holder: LeaseHolder, token: (logicalId: string) => number | null) => OpenCluster) | null;
+  close(): Promise<void>;
+}
+
+export interface OpenCluster {
+  store: ClusterStore;
+  /** Whether the store's connection is lost (it then refuses every operation). */
+  failed(): boolean;
   close(): Promise<void>;
 }
 
@@ -54,8 +70,20 @@ export async function openGatewayStores(options: {
       );
     }
     const local = new PostgresLocalStore(sessions.db, () => new Date(), options.faults);
+    const openCluster = (holder: LeaseHolder, token: (logicalId: string) => number | null): OpenCluster => {
+      local.fenceByLeases({ holder, token });
+      const listener = new PgNotifications(url, {
+        onError: (error) => logger.warn({ err: oneLine(error) }, 'the LISTEN connection was lost; reconnecting'),
+      });
+      return {
+        store: new PostgresClusterStore(sessions.db, listener, holder),
+        failed: () => sessions.db.failed !== null,
+        close: () => listener.close(),
+      };
+    };
     return {
       kind: 'postgres',
+      openCluster,
       sessions,
       local,
       sqlite: null,
@@ -86,6 +114,7 @@ export async function openGatewayStores(options: {
   );
   return {
     kind: 'sqlite',
+    openCluster: null,
     sessions,
     local,
     sqlite: sessions,

@@ -67,7 +67,23 @@ export interface TurnSteps {
 export interface SchedulerOptions {
   /** `limits.turn_timeout_s` in ms, counted from the turn's first claim; past it the turn is stopped. */
   turnTimeoutMs?: number;
+  /** In a cluster (SCL-1): which sessions this instance may run (domain/cluster/member.ts). */
+  ownership?: SessionOwnership;
 }
+
+/**
+ * A cluster member's answer to the scheduler: a session runs only on the instance holding its lease.
+ * A kick of a session it does not hold goes to `elsewhere` (take the lease, or wake its owner).
+ */
+export interface SessionOwnership {
+  owns(logicalId: string): boolean;
+  elsewhere(logicalId: string): void;
+  /** False once the instance could not renew its leases in time: no tool call starts. */
+  sideEffectsAllowed(): boolean;
+}
+
+/** Why a cluster member stopped a turn: its lease is gone or about to be (SCL-1). */
+export const LEASE_LOST = 'lease_lost';
 
 export type TurnJobRunner = (job: TurnJob) => Promise<TurnJobResult>;
 
@@ -144,6 +160,11 @@ export class TurnScheduler {
   /** Makes sure the session's queue is being worked on. Cheap and idempotent. */
   kick(logicalId: string): void {
     if (this.draining) return;
+    const ownership = this.options.ownership;
+    if (ownership && !ownership.owns(logicalId)) {
+      ownership.elsewhere(logicalId);
+      return;
+    }
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
     if (state.kind !== 'idle') return;
@@ -236,6 +257,22 @@ export class TurnScheduler {
   }
 
   /**
+   * SCL-1: stops the running turn of a session whose lease this instance lost (or is about to),
+   * whatever its generation; its settlement is fenced by the lease and refused once it is gone.
+   */
+  interruptForLease(logicalId: string): boolean {
+    const state = this.pumps.get(logicalId);
+    if (state?.kind !== 'running') return false;
+    state.abort.abort(LEASE_LOST);
+    return true;
+  }
+
+  /** The sessions with a pump (claiming, running or waiting for a permit) or a held slot now. */
+  active(): string[] {
+    return [...new Set([...this.pumps.keys(), ...this.held.keys()])];
+  }
+
+  /**
    * REC-6: stops claiming, waits for running turns until `deadline` (epoch ms). Returns the
    * admissions still running then; they stay `running` in the store and become `unknown` at the next
    * start, never replayed.
@@ -302,6 +339,10 @@ export class TurnScheduler {
         this.pumps.delete(logicalId);
         this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
         return 'stop';
+      case 'not_owner':
+        // The lease went elsewhere while this pump waited: the new owner runs the queue.
+        this.pumps.delete(logicalId);
+        return 'stop';
       case 'busy':
       case 'idle':
         if (state.kicked && !this.draining) return 'again';
@@ -333,8 +374,13 @@ export class TurnScheduler {
     const owned = (accepted: boolean): void => {
       if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
     };
+    const ownership = this.options.ownership;
     const steps: TurnSteps = {
-      toolStarted: async (id) => owned(await this.store.markToolStarted(fence, id)),
+      toolStarted: async (id) => {
+        if (ownership && !ownership.sideEffectsAllowed())
+          throw new Error('this instance could not renew its leases in time: no tool call starts');
+        owned(await this.store.markToolStarted(fence, id));
+      },
       toolResult: async (messages) => owned(await this.store.recordToolResult(fence, messages)),
       prompt: async (prompt) => owned(await this.store.recordPrompt(fence, prompt)),
     };
