@@ -109,6 +109,7 @@ export function gatewayService(
         config,
         env,
         stateDb: layout.stateDb(profile),
+        instanceId: ctx.instanceId,
         faults,
         logger,
       });

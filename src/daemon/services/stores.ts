@@ -46,6 +46,8 @@ export async function openGatewayStores(options: {
   config: GatehouseConfig;
   env: NodeJS.ProcessEnv;
   stateDb: string;
+  /** This run's instance id (named in the server's list of connections). */
+  instanceId: string;
   faults: StoreFaults | null;
   logger: Logger;
 }): Promise<GatewayStores> {
@@ -61,7 +63,10 @@ export async function openGatewayStores(options: {
     }
     let sessions: PostgresSessionStore;
     try {
-      sessions = await PostgresSessionStore.open(url);
+      // The instance's id in the connection's name: an operator (or a test) finds its connections.
+      sessions = await PostgresSessionStore.open(url, {
+        applicationName: `gatehouse ${options.instanceId.slice(0, 8)}`,
+      });
     } catch (error) {
       throw new DaemonError(
         'start_failed',
@@ -73,6 +78,7 @@ export async function openGatewayStores(options: {
     const openCluster = (holder: LeaseHolder, token: (logicalId: string) => number | null): OpenCluster => {
       local.fenceByLeases({ holder, token });
       const listener = new PgNotifications(url, {
+        applicationName: `gatehouse-listen ${options.instanceId.slice(0, 8)}`,
         onError: (error) => logger.warn({ err: oneLine(error) }, 'the LISTEN connection was lost; reconnecting'),
       });
       return {

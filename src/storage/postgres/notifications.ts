@@ -25,6 +25,8 @@ export interface NotificationsOptions {
   onError?: (error: unknown) => void;
   /** Backoff between reconnects: doubles from min to max. */
   backoffMs?: { min: number; max: number };
+  /** How the server lists the connection (pg_stat_activity); default `gatehouse-listen`. */
+  applicationName?: string;
 }
 
 type State = 'connecting' | 'listening' | 'waiting' | 'closed';
@@ -80,7 +82,10 @@ export class PgNotifications {
   private async connect(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'connecting';
-    const client = new pg.Client({ connectionString: this.url, application_name: 'gatehouse-listen' });
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: this.options.applicationName ?? 'gatehouse-listen',
+    });
     this.client = client;
     client.on('error', (error) => this.lost(error, client));
     client.on('end', () => this.lost(new Error('the LISTEN connection ended'), client));
