@@ -89,11 +89,18 @@ export class TestCluster {
       [logicalId],
     );
     const row = rows[0];
-    return row ? { owner_epoch: row.owner_epoch === null ? null : Number(row.owner_epoch), token: Number(row.token) } : null;
+    return row
+      ? { owner_epoch: row.owner_epoch === null ? null : Number(row.owner_epoch), token: Number(row.token) }
+      : null;
   }
 
   /** Polls the database until `check` holds (there is no event across processes); a clear error past `timeoutMs`. */
-  async until<T>(what: string, read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  async until<T>(
+    what: string,
+    read: () => Promise<T> | T,
+    check: (value: T) => boolean,
+    timeoutMs = 60_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await read();
@@ -105,7 +112,8 @@ export class TestCluster {
 
   /** Kills every node still running and drops the schema. */
   async cleanup(): Promise<void> {
-    await Promise.all(this.nodes.map((n) => n.d?.kill().catch(() => undefined)));
+    const running = this.nodes.flatMap((n) => (n.d ? [n.d] : []));
+    await Promise.all(running.map((d) => d.kill().catch(() => undefined)));
     for (const n of this.nodes) n.d = null;
     await this.schema.drop();
   }
@@ -119,7 +127,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     leaseS: options.leaseS ?? 3,
     config: options.config ?? '',
   });
-  for (let i = 0; i < size; i++) cluster.nodes.push({ name: String.fromCharCode(97 + i), home: tempHome(), d: null });
+  for (let i = 0; i < size; i++)
+    cluster.nodes.push({ name: String.fromCharCode(97 + i), home: tempHome(), d: null });
   try {
     for (let i = 0; i < size; i++) await cluster.start(i);
   } catch (error) {

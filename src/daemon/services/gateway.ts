@@ -123,7 +123,10 @@ export function gatewayService(
       // SCL-1: several instances on one database. The member is made once the sessions exist; until
       // then (and after it fails) this instance owns nothing and runs nothing.
       if (config.cluster.enabled && stores.openCluster) {
-        cluster = stores.openCluster({ instance_id: ctx.instanceId, epoch }, (id) => member?.token(id) ?? null);
+        cluster = stores.openCluster(
+          { instance_id: ctx.instanceId, epoch },
+          (id) => member?.token(id) ?? null,
+        );
       }
 
       if (ProviderTable.needsDemo(config)) {

@@ -79,7 +79,8 @@ export async function openGatewayStores(options: {
       local.fenceByLeases({ holder, token });
       const listener = new PgNotifications(url, {
         applicationName: `gatehouse-listen ${options.instanceId.slice(0, 8)}`,
-        onError: (error) => logger.warn({ err: oneLine(error) }, 'the LISTEN connection was lost; reconnecting'),
+        onError: (error) =>
+          logger.warn({ err: oneLine(error) }, 'the LISTEN connection was lost; reconnecting'),
       });
       return {
         store: new PostgresClusterStore(sessions.db, listener, holder),

@@ -103,8 +103,16 @@ export class ClusterMember {
     await store.register(this.options.name);
     this.lastRenewal = this.now();
     this.unsubscribe.push(
-      store.subscribe(WAKE_CHANNEL, (payload) => this.woken(payload), () => void this.scan()),
-      store.subscribe(RESCAN_CHANNEL, () => void this.scan(), () => void this.scan()),
+      store.subscribe(
+        WAKE_CHANNEL,
+        (payload) => this.woken(payload),
+        () => void this.scan(),
+      ),
+      store.subscribe(
+        RESCAN_CHANNEL,
+        () => void this.scan(),
+        () => void this.scan(),
+      ),
     );
     this.stateValue = 'active';
     this.timers.push(
@@ -132,9 +140,7 @@ export class ClusterMember {
   }
 
   sideEffectsAllowed(): boolean {
-    return (
-      this.stateValue === 'active' && renewalHealth(this.lastRenewal, this.now(), this.timing) === 'ok'
-    );
+    return this.stateValue === 'active' && renewalHealth(this.lastRenewal, this.now(), this.timing) === 'ok';
   }
 
   /**
@@ -155,7 +161,8 @@ export class ClusterMember {
         // Kicked again while the release was on its way: take it back (or wake whoever has it).
         if (this.options.sessions.busy(logicalId)) void this.takeOrWake(logicalId, true);
       },
-      (error: unknown) => this.options.log.warn({ err: error, session_id: logicalId }, 'lease release failed'),
+      (error: unknown) =>
+        this.options.log.warn({ err: error, session_id: logicalId }, 'lease release failed'),
     );
   }
 
@@ -224,7 +231,10 @@ export class ClusterMember {
         if (still.has(id)) continue;
         this.held.delete(id);
         const stopped = this.options.sessions.interruptForLease(id);
-        this.options.log.warn({ session_id: id, turn_stopped: stopped }, 'session lease lost to another instance');
+        this.options.log.warn(
+          { session_id: id, turn_stopped: stopped },
+          'session lease lost to another instance',
+        );
       }
     } catch (error) {
       if (this.failures++ === 0) this.options.log.warn({ err: error }, 'lease renewal failed');

@@ -62,7 +62,8 @@ export class PgNotifications {
     if (!subs) {
       subs = new Set();
       this.channels.set(channel, subs);
-      if (this.state === 'listening') this.client?.query(`LISTEN ${channel}`).catch((e: unknown) => this.lost(e));
+      if (this.state === 'listening')
+        this.client?.query(`LISTEN ${channel}`).catch((e: unknown) => this.lost(e));
     }
     subs.add(sub);
     return () => {

@@ -21,12 +21,22 @@ describe('decideTake', () => {
   });
 
   it('takes a released lease under the next token', () => {
-    expect(decideTake(lease(null, -1), me)).toEqual({ kind: 'take', from_token: 3, token: 4, previous: null });
+    expect(decideTake(lease(null, -1), me)).toEqual({
+      kind: 'take',
+      from_token: 3,
+      token: 4,
+      previous: null,
+    });
   });
 
   it('takes a lease whose owner stopped renewing (expired by the server clock) under the next token', () => {
     const other = { instance_id: 'b', epoch: 7 };
-    expect(decideTake(lease(other, 0), me)).toEqual({ kind: 'take', from_token: 3, token: 4, previous: other });
+    expect(decideTake(lease(other, 0), me)).toEqual({
+      kind: 'take',
+      from_token: 3,
+      token: 4,
+      previous: other,
+    });
   });
 
   it('leaves a live lease of another instance alone, even of the same instance id in an older epoch', () => {

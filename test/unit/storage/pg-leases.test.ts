@@ -77,7 +77,12 @@ describe('leases on PostgreSQL', () => {
     const s = await schema();
     const a = await instance(s, 'a');
     const b = await instance(s, 'b');
-    expect(await a.cluster.take('session', 's1', 10)).toEqual({ kind: 'taken', token: 1, previous: null, fresh: true });
+    expect(await a.cluster.take('session', 's1', 10)).toEqual({
+      kind: 'taken',
+      token: 1,
+      previous: null,
+      fresh: true,
+    });
     expect(await a.cluster.take('session', 's1', 10)).toEqual({ kind: 'mine', token: 1 });
     expect(await b.cluster.take('session', 's1', 10)).toEqual({ kind: 'held', owner: a.holder });
     await expire(s, 's1');
@@ -97,7 +102,10 @@ describe('leases on PostgreSQL', () => {
     const [a, b, c] = [await instance(s, 'a'), await instance(s, 'b'), await instance(s, 'c')];
     await a.cluster.take('session', 's1', 10);
     await expire(s, 's1');
-    const results = await Promise.all([b.cluster.take('session', 's1', 10), c.cluster.take('session', 's1', 10)]);
+    const results = await Promise.all([
+      b.cluster.take('session', 's1', 10),
+      c.cluster.take('session', 's1', 10),
+    ]);
     expect(results.map((r) => r.kind).sort()).toEqual(['held', 'taken']);
     expect((await leaseRow(s, 's1')).token).toBe('2');
   });
@@ -152,12 +160,10 @@ describe('leases on PostgreSQL', () => {
     b.held.set('s1', takeover.kind === 'taken' ? takeover.token : -1);
     // a's writes are refused from now on, though epoch and generation still match.
     expect(await a.local.recordPrompt(fence, null)).toBe(false);
-    expect(await a.local.recordToolResult(fence, [{ role: 'tool', content: 'x', tool_call_id: 'call-1' }])).toBe(
-      false,
-    );
     expect(
-      await a.local.settle({ ...fence, outcome: 'completed', detail: null, messages: [] }),
+      await a.local.recordToolResult(fence, [{ role: 'tool', content: 'x', tool_call_id: 'call-1' }]),
     ).toBe(false);
+    expect(await a.local.settle({ ...fence, outcome: 'completed', detail: null, messages: [] })).toBe(false);
     expect(await a.local.claimNext('s1', a.holder.epoch)).toEqual({ kind: 'not_owner' });
     // b sees a's running turn as its orphan (another epoch), scoped to the session it took.
     expect((await b.local.orphans(b.holder.epoch, 's1')).map((o) => o.admission_id)).toEqual(['q1']);

@@ -255,8 +255,9 @@ export async function fencedLogicalId(sql: Sql, fence: TurnFence): Promise<strin
 
 /** The session of an admission, or null when there is none. */
 export async function logicalIdOf(sql: Sql, admissionId: string): Promise<string | null> {
-  const row = await sql.row<{ logical_id: string }>('SELECT logical_id FROM admissions WHERE admission_id = $1', [
-    admissionId,
-  ]);
+  const row = await sql.row<{ logical_id: string }>(
+    'SELECT logical_id FROM admissions WHERE admission_id = $1',
+    [admissionId],
+  );
   return row?.logical_id ?? null;
 }

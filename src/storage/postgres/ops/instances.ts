@@ -3,7 +3,6 @@ import type { LeaseHolder } from '../../../domain/cluster/lease.js';
 import type { InstanceView } from '../../cluster-store.js';
 import type { Sql } from '../database.js';
 
-
 export async function registerInstance(sql: Sql, me: LeaseHolder, name: string | null): Promise<void> {
   await sql.run(
     `INSERT INTO cluster_instances (instance_id, epoch, name) VALUES ($1, $2, $3)
@@ -31,7 +30,12 @@ export async function markStopped(sql: Sql, me: LeaseHolder): Promise<void> {
  * its heartbeat ageing, until then), with the leases each holds now.
  */
 export async function listInstances(sql: Sql, forgetAfterS: number): Promise<InstanceView[]> {
-  const rows = await sql.rows<Omit<InstanceView, 'leases' | 'stopped'> & { stopped_at: string | null; kinds: Record<string, number> | null }>(
+  const rows = await sql.rows<
+    Omit<InstanceView, 'leases' | 'stopped'> & {
+      stopped_at: string | null;
+      kinds: Record<string, number> | null;
+    }
+  >(
     `SELECT i.instance_id, i.epoch, i.name, i.url, i.started_at::text AS started_at, i.draining,
             i.stopped_at::text AS stopped_at,
             (extract(epoch FROM now() - i.heartbeat_at) * 1000)::bigint AS heartbeat_age_ms,

@@ -108,7 +108,12 @@ export async function heartbeat(sql: Sql, me: LeaseHolder, leaseS: number): Prom
 }
 
 /** Gives a lease up at once (owner cleared, expired now; the token stays for the next owner to grow). */
-export async function releaseLease(sql: Sql, kind: LeaseKind, name: string, me: LeaseHolder): Promise<boolean> {
+export async function releaseLease(
+  sql: Sql,
+  kind: LeaseKind,
+  name: string,
+  me: LeaseHolder,
+): Promise<boolean> {
   const changed = await sql.run(
     `UPDATE cluster_leases SET owner_instance = NULL, owner_epoch = NULL, expires_at = now()
       WHERE kind = $1 AND name = $2 AND owner_instance = $3 AND owner_epoch = $4`,

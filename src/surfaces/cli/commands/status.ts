@@ -140,7 +140,11 @@ export function describeCluster(view: ClusterView, now = Date.now()): string[] {
     const leases = Object.entries(i.leases)
       .map(([kind, n]) => `${n} ${kind} lease${n === 1 ? '' : 's'}`)
       .join(', ');
-    const state = i.draining ? ', draining' : i.heartbeat_age_ms > view.lease_s * 1000 ? ', not renewing' : '';
+    const state = i.draining
+      ? ', draining'
+      : i.heartbeat_age_ms > view.lease_s * 1000
+        ? ', not renewing'
+        : '';
     lines.push(
       `  ${name}${self} epoch ${i.epoch}${i.url ? ` ${i.url}` : ''}: heartbeat ${beat} s ago, ${leases || 'no leases'}${state}`,
     );
