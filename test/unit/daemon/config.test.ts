@@ -357,3 +357,29 @@ describe('platforms.slack', () => {
     expect(failure('platforms:\n  slack: {bot_token: xoxb-1}').message).toContain('bot_token');
   });
 });
+
+describe('cluster (SCL-1)', () => {
+  const PG = 'store: {kind: postgres, url_env: GH_PG}';
+
+  it('is off by default with a 10 s lease; every key is read', () => {
+    expect(parseConfig('', FILE).config.cluster).toEqual({ enabled: false, lease_s: 10 });
+    const { config } = parseConfig(`${PG}\ncluster: {enabled: true, lease_s: 4, instance_name: api-1}`, FILE);
+    expect(config.cluster).toEqual({ enabled: true, lease_s: 4, instance_name: 'api-1' });
+  });
+
+  it('is refused on SQLite, and a bad lease, name or unknown key is named', () => {
+    expect(failure('cluster: {enabled: true}').message).toMatch(
+      /cluster\.enabled.*needs store\.kind: postgres/,
+    );
+    expect(failure(`${PG}\ncluster: {enabled: true, lease_s: 1}`).message).toContain(
+      'cluster.lease_s must be a whole number from 2 to 300',
+    );
+    expect(failure(`${PG}\ncluster: {lease_s: 2.5}`).message).toContain(
+      'cluster.lease_s must be a whole number',
+    );
+    expect(failure(`${PG}\ncluster: {instance_name: 'a b'}`).message).toContain(
+      'cluster.instance_name must be',
+    );
+    expect(failure(`${PG}\ncluster: {leases: 3}`).message).toContain('leases');
+  });
+});
