@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exited, requireBuild, runCli, tempHome } from './cli.js';
 import { startCluster, type TestCluster } from './cluster-harness.js';
-import { nextEvent, writeConfig } from './gateway-harness.js';
+import { nextEvent, waitForState, writeConfig } from './gateway-harness.js';
 import {
   modelConfig,
   ranLog,
@@ -194,10 +194,13 @@ describe('a cluster of three instances on one database', () => {
       await demo.waitForRequests(1);
       const onB = await c.daemon(1).connect();
       const two = await onB.call<Ack>('prompt.submit', { session_id, submission_id: 'two', text: 'second' });
-      const stopped = c.daemon(0).stop();
-      demo.release();
-      // The running turn finishes on A (the drain); the queued one is handed over and runs elsewhere.
-      expect(await stopped).toBe(0);
+      // `gatehouse stop` while the turn is held: A drains (refusing new work), then the model answers.
+    const a = c.daemon(0);
+    const stopped = runCli(c.nodes[0]!.home, ['stop']);
+    await waitForState(a.url, 'draining', 60_000);
+    demo.release();
+    expect((await stopped).code).toBe(0);
+    expect(await exited(a.child)).toBe(0);
       const rows = await c.until('both turns settle', () => admissions(c), settled);
       expect(rows.map((r) => [r.admission_id, r.state])).toEqual([
         [one.admission_id, 'completed'],

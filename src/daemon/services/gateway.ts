@@ -269,6 +269,8 @@ export function gatewayService(
         options.storeHolder.platformPrompts = (broker) => platformPrompts.attach(broker);
       // A replaced or rewritten transcript (compression, reset, rewind) drops the cached copy.
       sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
+      // A session taken over (SCL-1) may have run turns on another instance since it was cached here.
+      sessions.events.on('session:taken', (e) => agents.invalidate(e.logical_id));
 
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
