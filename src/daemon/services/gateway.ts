@@ -408,7 +408,7 @@ export function gatewayService(
           onView: (view) => ctx.advertise({ cluster: view }),
         });
         const clustered = member;
-        sessions.events.on('queue:idle', (e) => clustered.idle(e.logical_id));
+        sessions.events.on('queue:idle', (e) => void clustered.idle(e.logical_id));
         const taken = await member.start();
         logger.info({ epoch, cluster: true, ...taken }, 'recovery done');
       } else {

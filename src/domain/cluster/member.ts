@@ -152,18 +152,17 @@ export class ClusterMember {
   }
 
   /** The session's queue ran empty here: give its lease back, so any instance may take it next. */
-  idle(logicalId: string): void {
+  async idle(logicalId: string): Promise<void> {
     if (!this.held.has(logicalId) || this.stateValue !== 'active') return;
-    this.options.store.releaseIdleSession(logicalId).then(
-      (released) => {
-        if (!released) return;
-        this.held.delete(logicalId);
-        // Kicked again while the release was on its way: take it back (or wake whoever has it).
-        if (this.options.sessions.busy(logicalId)) void this.takeOrWake(logicalId, true);
-      },
-      (error: unknown) =>
-        this.options.log.warn({ err: error, session_id: logicalId }, 'lease release failed'),
-    );
+    try {
+      if (!(await this.options.store.releaseIdleSession(logicalId))) return;
+    } catch (error) {
+      this.options.log.warn({ err: error, session_id: logicalId }, 'lease release failed');
+      return;
+    }
+    this.held.delete(logicalId);
+    // Kicked again while the release was on its way: take it back (or wake whoever has it).
+    if (this.options.sessions.busy(logicalId)) await this.takeOrWake(logicalId, true);
   }
 
   private takeOrWake(logicalId: string, wakeOwner: boolean): Promise<void> {
