@@ -195,12 +195,12 @@ describe('a cluster of three instances on one database', () => {
       const onB = await c.daemon(1).connect();
       const two = await onB.call<Ack>('prompt.submit', { session_id, submission_id: 'two', text: 'second' });
       // `gatehouse stop` while the turn is held: A drains (refusing new work), then the model answers.
-    const a = c.daemon(0);
-    const stopped = runCli(c.nodes[0]!.home, ['stop']);
-    await waitForState(a.url, 'draining', 60_000);
-    demo.release();
-    expect((await stopped).code).toBe(0);
-    expect(await exited(a.child)).toBe(0);
+      const a = c.daemon(0);
+      const stopped = runCli(c.nodes[0]!.home, ['stop']);
+      await waitForState(a.url, 'draining', 60_000);
+      demo.release();
+      expect((await stopped).code).toBe(0);
+      expect(await exited(a.child)).toBe(0);
       const rows = await c.until('both turns settle', () => admissions(c), settled);
       expect(rows.map((r) => [r.admission_id, r.state])).toEqual([
         [one.admission_id, 'completed'],
@@ -274,11 +274,16 @@ describe('a cluster of three instances on one database', () => {
     async () => {
       const demo = await rig.model();
       cluster = await startCluster({ config: modelConfig(demo), size: 2 });
-      const status = await runCli(cluster.nodes[0]!.home, ['status', '--json']);
-      const report = JSON.parse(status.stdout) as {
-        store: string;
-        cluster: { instances: { name: string; heartbeat_age_ms: number }[]; lease_s: number };
-      };
+      // Each instance rewrites its view at every scan (every lease_s): a's first one predates b.
+      const report = await cluster.until(
+        'a sees both instances',
+        async () =>
+          JSON.parse((await runCli(cluster!.nodes[0]!.home, ['status', '--json'])).stdout) as {
+            store: string;
+            cluster: { instances: { name: string; heartbeat_age_ms: number }[]; lease_s: number };
+          },
+        (r) => r.cluster.instances.length === 2,
+      );
       expect(report.store).toContain('postgres');
       expect(report.cluster.lease_s).toBe(3);
       expect(report.cluster.instances.map((i) => i.name)).toEqual(['a', 'b']);

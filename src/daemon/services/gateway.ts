@@ -219,6 +219,7 @@ export function gatewayService(
               ownership: {
                 owns: (id: string) => member?.owns(id) ?? false,
                 elsewhere: (id: string) => member?.elsewhere(id),
+                acquire: (id: string) => member?.acquire(id) ?? Promise.resolve(false),
                 sideEffectsAllowed: () => member?.sideEffectsAllowed() ?? false,
               },
             }

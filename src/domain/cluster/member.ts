@@ -151,6 +151,17 @@ export class ClusterMember {
     void this.takeOrWake(logicalId, true);
   }
 
+  /**
+   * A control (reset, undo, retry, compress, restore) wants the session's slot here: takes the
+   * lease when no live instance holds it. False when another instance holds it.
+   */
+  async acquire(logicalId: string): Promise<boolean> {
+    if (this.stateValue !== 'active') return false;
+    if (this.held.has(logicalId)) return true;
+    await this.takeOrWake(logicalId, false);
+    return this.held.has(logicalId);
+  }
+
   /** The session's queue ran empty here: give its lease back, so any instance may take it next. */
   async idle(logicalId: string): Promise<void> {
     if (!this.held.has(logicalId) || this.stateValue !== 'active') return;

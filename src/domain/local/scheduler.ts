@@ -27,6 +27,7 @@ import type {
 import type { UsageUpdate } from '../../storage/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
+import { GatewayError } from '../errors.js';
 
 /** How a turn ended, and what its settlement stores with it. */
 export interface TurnJobResult {
@@ -78,8 +79,18 @@ export interface SchedulerOptions {
 export interface SessionOwnership {
   owns(logicalId: string): boolean;
   elsewhere(logicalId: string): void;
+  /** Takes the session's lease when no live instance holds it; true when this instance holds it now. */
+  acquire(logicalId: string): Promise<boolean>;
   /** False once the instance could not renew its leases in time: no tool call starts. */
   sideEffectsAllowed(): boolean;
+}
+
+function elsewhereBusy(logicalId: string): GatewayError {
+  return new GatewayError(
+    'session_busy',
+    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it settles`,
+    { session_id: logicalId },
+  );
 }
 
 /** Why a cluster member stopped a turn: its lease is gone or about to be (SCL-1). */
@@ -186,6 +197,7 @@ export class TurnScheduler {
    * run after it, in order. Used by session.compress.
    */
   async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
+    if (this.options.ownership && !(await this.acquired(logicalId))) throw elsewhereBusy(logicalId);
     for (;;) {
       const held = this.held.get(logicalId);
       if (held) {
@@ -229,6 +241,8 @@ export class TurnScheduler {
     logicalId: string,
     fn: () => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' }> {
+    // In a cluster a control runs only where the session's lease is (another instance may run a turn).
+    if (this.options.ownership && !(await this.acquired(logicalId))) return { kind: 'busy' };
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
     // claimed, another exclusive holder of the slot) is busy.
@@ -245,6 +259,12 @@ export class TurnScheduler {
       release();
       this.kick(logicalId);
     }
+  }
+
+  /** Whether this instance may touch the session's turn slot (always, outside a cluster). */
+  private async acquired(logicalId: string): Promise<boolean> {
+    const ownership = this.options.ownership;
+    return !ownership || ownership.owns(logicalId) || ownership.acquire(logicalId);
   }
 
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */

@@ -118,6 +118,16 @@ describe('ClusterMember', () => {
     expect(c.sessions.calls).toEqual([]);
   });
 
+  it('a control acquires a free session, and is refused one another instance holds', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1');
+    expect(await a.member.acquire('s1')).toBe(true);
+    expect(await c.member.acquire('s1')).toBe(false);
+    expect(a.sessions.calls).toEqual(['recover s1']);
+  });
+
   it('an idle session gives its lease back, and the next instance takes it', async () => {
     const s = await schema();
     const a = await node(s, 'a');
