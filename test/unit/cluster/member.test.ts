@@ -160,6 +160,29 @@ describe('ClusterMember', () => {
     expect(b.member.owns('s2')).toBe(false);
   });
 
+  it('a cold start takes over only sessions no live instance holds', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    await session(a, 's1', ['q1']);
+    await session(a, 's2', ['q2']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    // A runs s1's turn; s2 has queued work and no owner (its instance died before taking it).
+    expect(
+      await a.local.claimNext('s1', (await a.local.getAdmission('q1'))!.epoch ?? a.member.holder.epoch),
+    ).toMatchObject({
+      kind: 'claimed',
+    });
+    const b = await node(s, 'b');
+    expect(b.sessions.calls.filter((call) => call.startsWith('recover'))).toEqual(['recover s2']);
+    expect(b.sessions.calls.some((call) => call.endsWith(' s1'))).toBe(false);
+    expect(b.member.owns('s1')).toBe(false);
+    expect(await a.local.getAdmission('q1')).toMatchObject({
+      state: 'running',
+      epoch: a.member.holder.epoch,
+    });
+  });
+
   it('a lost database connection stops every running turn and asks the daemon to exit', async () => {
     const s = await schema();
     const a = await node(s, 'a');
