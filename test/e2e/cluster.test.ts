@@ -57,7 +57,7 @@ const settled = (rows: Row[]) => rows.every((r) => !['queued', 'running'].includ
 
 describe('a cluster of three instances on one database', () => {
   it(
-    'runs a session on its owner, wakes it for work admitted elsewhere, and takes over after a SIGKILL',
+    'runs a session on its owner (work admitted elsewhere runs there too), and takes over after a SIGKILL',
     async () => {
       const demo = await rig.model();
       cluster = await startCluster({ config: modelConfig(demo) });
