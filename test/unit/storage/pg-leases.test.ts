@@ -39,7 +39,11 @@ async function instance(s: TestSchema, id: string): Promise<Instance> {
   const sessions = await PostgresSessionStore.open(s.url);
   const local = new PostgresLocalStore(sessions.db);
   const holder = { instance_id: id, epoch: await local.openEpoch(id) };
-  const listener = new PgNotifications(s.url, { backoffMs: { min: 20, max: 200 } });
+  // Named after the schema: killing this test's LISTEN connections never touches another test's.
+  const listener = new PgNotifications(s.url, {
+    backoffMs: { min: 20, max: 200 },
+    applicationName: `gatehouse-listen ${s.name}`,
+  });
   const held = new Map<string, number>();
   local.fenceByLeases({ holder, token: (name) => held.get(name) ?? null });
   const cluster = new PostgresClusterStore(sessions.db, listener, holder);
@@ -237,8 +241,10 @@ describe('LISTEN/NOTIFY', () => {
     expect(got).toEqual(['one']);
     arrived = next();
     await inSchema(s.name, (c) =>
-      c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gatehouse-listen'
-                 AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'`),
+      c.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`,
+        [`gatehouse-listen ${s.name}`],
+      ),
     );
     await arrived;
     expect(resubscribed).toBe(1);
