@@ -459,11 +459,21 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', path: ['url_env'], message: 'is only used with kind: postgres' });
       })
       .prefault({}),
-    /**
-     * Several instances on one PostgreSQL store (docs/cluster.md). Here: the shared event stream,
-     * so viewers on every instance see every event of a session under one numbering.
-     */
-    cluster: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
+    /** Several instances on one PostgreSQL database (docs/cluster.md): session leases and failover. */
+    cluster: z
+      .strictObject({
+        enabled: z.boolean({ error: 'cluster.enabled must be true or false' }).default(false),
+        /** Seconds a lease lasts without renewal: how long a dead instance's sessions wait for another. */
+        lease_s: wholeNumber('cluster.lease_s', 2, 300).default(10),
+        /** How `gatehouse status` names this instance among the others (its id is random per start). */
+        instance_name: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+            error: 'cluster.instance_name must be 1 to 63 letters, digits, dots, dashes or underscores',
+          })
+          .optional(),
+      })
+      .prefault({}),
     events: z
       .strictObject({
         replay_max_events: count('events.replay_max_events').min(1).default(2048),
@@ -510,7 +520,7 @@ export const configSchema = z
         code: 'custom',
         path: ['cluster', 'enabled'],
         message:
-          'needs store.kind: postgres: the instances of a cluster share one PostgreSQL store (docs/cluster.md)',
+          'needs store.kind: postgres (several instances share one PostgreSQL database; SQLite is the file of one process)',
       });
     }
     if (config.store.kind === 'postgres' && platforms.length > 0) {

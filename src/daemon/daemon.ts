@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AdapterStatus } from '../domain/messaging/adapter.js';
 import type { AgentCacheStats } from '../domain/agents/agent-cache.js';
+import type { ClusterView } from '../domain/cluster/member.js';
 import { DaemonError, oneLine } from './errors.js';
 import type { GatehouseConfig } from './config.js';
 import { describeModel } from './config.js';
@@ -31,13 +32,19 @@ export interface GatewayInfo {
   adapters: AdapterStatus[];
   /** The agent cache's counters, as of the last housekeeping pass (docs/agent-cache.md). */
   agent_cache?: AgentCacheStats;
+  /** The store this run opened (`store.kind`, and the variable of a PostgreSQL URL). */
+  store?: string;
+  /** With `cluster.enabled`: the cluster as of this instance's last scan (docs/cluster.md). */
+  cluster?: ClusterView;
 }
 
 /**
  * The fields services fill in. Once the daemon is ready, advertising again rewrites gateway.json
  * (atomically), so `gatehouse status` sees an adapter's state change without asking the daemon.
  */
-export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache'>>;
+export type Advertised = Partial<
+  Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache' | 'store' | 'cluster'>
+>;
 
 export interface DaemonContext {
   readonly layout: HomeLayout;
@@ -49,6 +56,11 @@ export interface DaemonContext {
   /** What gateway.json says (start time, model, adapters), kept current; read-only for services. */
   readonly info: Readonly<GatewayInfo>;
   advertise(fields: Advertised): void;
+  /**
+   * A service can no longer run safely (a cluster member lost its database): the daemon drains and
+   * stops as for a signal, and exits with a non-zero code so that a supervisor restarts it.
+   */
+  fail(reason: string): void;
 }
 
 export interface DaemonService {
@@ -117,6 +129,11 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     lifecycle,
     instanceId: info.instance_id,
     info,
+    fail: (reason) => {
+      failed = true;
+      logger.error({ reason }, 'gateway stopping after a failure');
+      void shutdown(`failure: ${reason}`);
+    },
     advertise: (fields) => {
       Object.assign(info, fields);
       if (!published) return;
@@ -129,6 +146,8 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
   };
 
   let stopRequested: string | undefined;
+  /** Set by ctx.fail(): the exit code is non-zero whatever the stop does. */
+  let failed = false;
   let shuttingDown: Promise<number> | undefined;
   let skipDrain: (() => void) | undefined;
   let resolveDone!: (code: number) => void;
@@ -146,7 +165,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
   }
 
   async function finish(): Promise<number> {
-    let code = 0;
+    let code = failed ? 1 : 0;
     for (const service of [...started].reverse()) {
       try {
         await service.stop();

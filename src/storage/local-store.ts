@@ -117,7 +117,9 @@ export type ClaimResult =
   | { kind: 'idle' }
   | { kind: 'busy'; admission_id: string }
   | { kind: 'blocked'; admission_id: string }
-  | { kind: 'paused'; reason: string };
+  | { kind: 'paused'; reason: string }
+  /** In a cluster (SCL-1): this instance does not hold the session's lease; nothing was claimed. */
+  | { kind: 'not_owner' };
 
 export type SettleOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
@@ -252,10 +254,17 @@ export interface LocalSessionStore {
   commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): Promise<boolean>;
   /** Cancels a queued admission; false when it is no longer queued. */
   cancelQueued(admissionId: string): Promise<boolean>;
-  /** REC-2: every admission still `running` from an older epoch becomes `unknown`. Returns them. */
-  markOrphansUnknown(currentEpoch: number): Promise<AdmissionRow[]>;
-  /** REC-7: the admissions still `running` from an older epoch (read only). */
-  orphans(currentEpoch: number): Promise<AdmissionRow[]>;
+  /**
+   * REC-2: every admission still `running` under another epoch becomes `unknown`. Returns them.
+   * With `logicalId`, only that session's (a cluster's takeover recovers one session at a time).
+   */
+  markOrphansUnknown(currentEpoch: number, logicalId?: string): Promise<AdmissionRow[]>;
+  /**
+   * REC-7: the admissions still `running` under another epoch (read only); with `logicalId`, only
+   * that session's. "Another", not "an older": in a cluster the session's previous owner may have
+   * opened its epoch after this instance did.
+   */
+  orphans(currentEpoch: number, logicalId?: string): Promise<AdmissionRow[]>;
   /**
    * REC-7: takes an orphan over for `epoch` under a new generation, counting one more resume; the
    * turn goes on from its stored boundary. Null when it is no longer a running orphan.

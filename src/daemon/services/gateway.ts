@@ -43,7 +43,9 @@ import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
-import { openGatewayStores, type GatewayStores } from './stores.js';
+import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
+import { ClusterMember } from '../../domain/cluster/member.js';
+import { describeStore } from '../config.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -91,6 +93,8 @@ export function gatewayService(
   let ctxLogger: DaemonContext['logger'] | null = null;
   let housekeeping: Housekeeping | null = null;
   let workers: WorkerPool | null = null;
+  let cluster: OpenCluster | null = null;
+  let member: ClusterMember | null = null;
 
   return {
     name: 'gateway',
@@ -105,6 +109,7 @@ export function gatewayService(
         config,
         env,
         stateDb: layout.stateDb(profile),
+        instanceId: ctx.instanceId,
         faults,
         logger,
       });
@@ -114,7 +119,15 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.current = stores.sqlite;
       logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
       epoch = await localStore.openEpoch(ctx.instanceId);
-      ctx.advertise({ epoch });
+      ctx.advertise({ epoch, store: describeStore(config) });
+      // SCL-1: several instances on one database. The member is made once the sessions exist; until
+      // then (and after it fails) this instance owns nothing and runs nothing.
+      if (config.cluster.enabled && stores.openCluster) {
+        cluster = stores.openCluster(
+          { instance_id: ctx.instanceId, epoch },
+          (id) => member?.token(id) ?? null,
+        );
+      }
 
       if (ProviderTable.needsDemo(config)) {
         demo = await startDemoModel({
@@ -201,6 +214,16 @@ export function gatewayService(
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         turnTimeoutMs: config.limits.turn_timeout_s * 1000,
+        ...(cluster
+          ? {
+              ownership: {
+                owns: (id: string) => member?.owns(id) ?? false,
+                elsewhere: (id: string) => member?.elsewhere(id),
+                acquire: (id: string) => member?.acquire(id) ?? Promise.resolve(false),
+                sideEffectsAllowed: () => member?.sideEffectsAllowed() ?? false,
+              },
+            }
+          : {}),
         recovery: {
           runningTool: config.recovery.running_tool,
           maxResumes: config.recovery.max_resumes,
@@ -250,6 +273,8 @@ export function gatewayService(
         options.storeHolder.platformPrompts = (broker) => platformPrompts.attach(broker);
       // A replaced or rewritten transcript (compression, reset, rewind) drops the cached copy.
       sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
+      // A session taken over (SCL-1) may have run turns on another instance since it was cached here.
+      sessions.events.on('session:taken', (e) => agents.invalidate(e.logical_id));
 
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
@@ -326,6 +351,7 @@ export function gatewayService(
         for (const connection of server.connections) connection.notify('gateway.stopping', { reason });
       });
       ctx.advertise({ url: rpc.url });
+      if (cluster) await cluster.store.setUrl(rpc.url);
       control = await startControlServer({
         socketPath: layout.controlSocket,
         homeRoot: layout.root,
@@ -366,14 +392,50 @@ export function gatewayService(
       housekeeping.events.on('housekeeping:error', ({ error }) => onError(error, 'housekeeping pass'));
       housekeeping.start();
       ctx.advertise({ agent_cache: agents.stats() });
-      const recovery = await sessions.recover();
-      logger.info({ ...recovery }, 'recovery done');
-      for (const id of recovery.paused)
-        logger.error({ session_id: id }, 'session paused: its receipt did not validate');
+      if (cluster) {
+        // In a cluster a cold start recovers only sessions no live instance holds (SCL-1): each is
+        // taken under its lease and recovered alone, exactly as recover() would.
+        const scheduler = localSessions.scheduler;
+        const open = cluster;
+        member = new ClusterMember({
+          store: open.store,
+          leaseS: config.cluster.lease_s,
+          name: config.cluster.instance_name ?? null,
+          sessions: {
+            recoverSession: (id) => localSessions.recoverSession(id),
+            kick: (id) => scheduler.kick(id),
+            interruptForLease: (id) => scheduler.interruptForLease(id),
+            busy: (id) => scheduler.busy(id),
+          },
+          log: logger,
+          storeFailed: () => open.failed(),
+          fatal: (reason) => ctx.fail(`cluster: ${reason}`),
+          onView: (view) => ctx.advertise({ cluster: view }),
+        });
+        const clustered = member;
+        sessions.events.on('queue:idle', (e) => void clustered.idle(e.logical_id));
+        const taken = await member.start();
+        logger.info({ epoch, cluster: true, ...taken }, 'recovery done');
+      } else {
+        const recovery = await sessions.recover();
+        logger.info({ ...recovery }, 'recovery done');
+        for (const id of recovery.paused)
+          logger.error({ session_id: id }, 'session paused: its receipt did not validate');
+      }
     },
     async drain(deadline: number) {
       housekeeping?.stop();
+      member?.beginDrain();
       const left = (await sessions?.drain(deadline)) ?? [];
+      if (member && sessions) {
+        // Graceful handover (SCL-1): every lease but those of turns still running is released at
+        // once, and the other instances are told to take the sessions over now.
+        const running = sessions.scheduler.active().filter((id) => sessions!.scheduler.running(id) !== null);
+        const released = await member
+          .handOver(running)
+          .catch((error: unknown) => (ctxLogger?.warn({ err: error }, 'lease handover failed'), []));
+        ctxLogger?.info({ released: released.length, kept: running.length }, 'session leases handed over');
+      }
       // Turns still running stay `running` in the store: the next start marks them unknown (REC-2).
       if (left.length > 0) ctxLogger?.warn({ admissions: left }, 'drain deadline passed with turns running');
     },
@@ -381,6 +443,10 @@ export function gatewayService(
       housekeeping?.stop();
       housekeeping = null;
       sessions?.clusterEvents?.stop();
+      await member?.stop();
+      member = null;
+      await cluster?.close();
+      cluster = null;
       workers?.close();
       workers = null;
       await control?.close().catch(() => undefined);

@@ -7,7 +7,10 @@
 import type { GatehouseConfig } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { LeaseHolder } from '../../domain/cluster/lease.js';
+import type { ClusterStore } from '../../storage/cluster-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
+import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
 import { PgEventStream } from '../../storage/postgres/event-stream.js';
@@ -28,6 +31,18 @@ export interface GatewayStores {
   cluster: { events: SharedEventStore; signals: StreamSignals } | null;
   /** The `storage` block of runtime.describe. */
   describe(): StorageCounters;
+  /**
+   * With cluster.enabled (postgres only): the cluster's store for this instance, with its own LISTEN
+   * connection; its session leases fence the local store's turn path from now on.
+   */
+  openCluster: ((holder: LeaseHolder, token: (logicalId: string) => number | null) => OpenCluster) | null;
+  close(): Promise<void>;
+}
+
+export interface OpenCluster {
+  store: ClusterStore;
+  /** Whether the store's connection is lost (it then refuses every operation). */
+  failed(): boolean;
   close(): Promise<void>;
 }
 
@@ -35,6 +50,8 @@ export async function openGatewayStores(options: {
   config: GatehouseConfig;
   env: NodeJS.ProcessEnv;
   stateDb: string;
+  /** This run's instance id (named in the server's list of connections). */
+  instanceId: string;
   faults: StoreFaults | null;
   logger: Logger;
 }): Promise<GatewayStores> {
@@ -50,7 +67,10 @@ export async function openGatewayStores(options: {
     }
     let sessions: PostgresSessionStore;
     try {
-      sessions = await PostgresSessionStore.open(url);
+      // The instance's id in the connection's name: an operator (or a test) finds its connections.
+      sessions = await PostgresSessionStore.open(url, {
+        applicationName: `gatehouse ${options.instanceId.slice(0, 8)}`,
+      });
     } catch (error) {
       throw new DaemonError(
         'start_failed',
@@ -62,7 +82,7 @@ export async function openGatewayStores(options: {
     let cluster: Awaited<ReturnType<typeof openClusterStream>> | null = null;
     if (config.cluster.enabled) {
       try {
-        cluster = await openClusterStream(url, config, logger);
+        cluster = await openClusterStream(url, config, logger, options.instanceId);
       } catch (error) {
         await sessions.close().catch(() => undefined);
         throw new DaemonError(
@@ -72,8 +92,21 @@ export async function openGatewayStores(options: {
         );
       }
     }
+    // The instance's one LISTEN connection serves its leases' wake-ups and its event fan-out.
+    const notifications = cluster?.notifications ?? null;
+    const openCluster = notifications
+      ? (holder: LeaseHolder, token: (logicalId: string) => number | null): OpenCluster => {
+          local.fenceByLeases({ holder, token });
+          return {
+            store: new PostgresClusterStore(sessions.db, notifications, holder),
+            failed: () => sessions.db.failed !== null,
+            close: () => Promise.resolve(),
+          };
+        }
+      : null;
     return {
       kind: 'postgres',
+      openCluster,
       sessions,
       local,
       sqlite: null,
@@ -108,6 +141,7 @@ export async function openGatewayStores(options: {
   );
   return {
     kind: 'sqlite',
+    openCluster: null,
     sessions,
     local,
     sqlite: sessions,
@@ -134,7 +168,7 @@ export async function openGatewayStores(options: {
  * to the schema's channel (docs/cluster.md). A malformed note is logged and dropped: the next note
  * or reconnect of that session reads the stream anyway.
  */
-async function openClusterStream(url: string, config: GatehouseConfig, logger: Logger) {
+async function openClusterStream(url: string, config: GatehouseConfig, logger: Logger, instanceId: string) {
   const events = await PgEventStream.open(url, {
     maxEvents: config.events.replay_max_events,
     maxBytes: config.events.replay_max_bytes,
@@ -142,6 +176,7 @@ async function openClusterStream(url: string, config: GatehouseConfig, logger: L
   let notifications: PgNotifications;
   try {
     notifications = await PgNotifications.open(url, {
+      applicationName: `gatehouse-listen ${instanceId.slice(0, 8)}`,
       onError: (error) =>
         logger.warn({ err: oneLine(error) }, 'cluster notifications: connection trouble, retrying'),
     });
@@ -165,6 +200,7 @@ async function openClusterStream(url: string, config: GatehouseConfig, logger: L
   return {
     events,
     signals,
+    notifications,
     close: async () => {
       await notifications.close();
       await events.close();

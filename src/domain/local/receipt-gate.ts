@@ -41,6 +41,14 @@ export class ReceiptGate {
   }
 
   /**
+   * Forgets the session's validated receipt: the next use reads the store again. A cluster member
+   * calls it when it takes a session over, since another instance may have advanced the receipt.
+   */
+  forget(logicalId: string): void {
+    this.validated.delete(logicalId);
+  }
+
+  /**
    * True when the session may run: its receipt agrees with the store and this profile. Checks of
    * one session are serialised (one in flight, later callers share its answer), so a refused receipt
    * pauses the session and is announced once however many requests arrive together.

@@ -1,7 +1,9 @@
 /**
- * Cold-start recovery of started turns (REC-2, REC-7): every admission still `running` from an older
+ * Cold-start recovery of started turns (REC-2, REC-7): every admission still `running` under another
  * epoch either resumes at its last durable step under this epoch and a new generation, or becomes
  * `unknown` with the reason in its detail. The decision is turn-resume.ts's; this applies it.
+ * With `logicalId`, only that session's: a cluster member recovers a session it took over (SCL-1)
+ * exactly as a cold start does, one session at a time.
  */
 import type { Claimed, LocalSessionStore } from '../../storage/local-store.js';
 import { decideRecovery, type RecoverySettings } from './turn-resume.js';
@@ -13,10 +15,11 @@ export async function recoverOrphans(
   now: number,
   /** Validates the session's receipt (REC-1); false: the session is paused and nothing of it runs. */
   receiptValid: (logicalId: string) => Promise<boolean>,
+  logicalId?: string,
 ): Promise<{ unknown: string[]; resumed: Claimed[] }> {
   const unknown: string[] = [];
   const resumed: Claimed[] = [];
-  for (const orphan of await store.orphans(epoch)) {
+  for (const orphan of await store.orphans(epoch, logicalId)) {
     const decision = decideRecovery(orphan, settings, now);
     if (decision.kind === 'resume') {
       const claimed = (await receiptValid(orphan.logical_id))
@@ -32,6 +35,6 @@ export async function recoverOrphans(
     if (await store.markUnknown(orphan.admission_id, epoch, detail)) unknown.push(orphan.admission_id);
   }
   // Whatever is still running from an older epoch (nothing, unless written meanwhile) is unknown.
-  unknown.push(...(await store.markOrphansUnknown(epoch)).map((a) => a.admission_id));
+  unknown.push(...(await store.markOrphansUnknown(epoch, logicalId)).map((a) => a.admission_id));
   return { unknown, resumed };
 }

@@ -27,6 +27,7 @@ import type {
 import type { UsageUpdate } from '../../storage/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
+import { GatewayError } from '../errors.js';
 
 /** How a turn ended, and what its settlement stores with it. */
 export interface TurnJobResult {
@@ -67,7 +68,33 @@ export interface TurnSteps {
 export interface SchedulerOptions {
   /** `limits.turn_timeout_s` in ms, counted from the turn's first claim; past it the turn is stopped. */
   turnTimeoutMs?: number;
+  /** In a cluster (SCL-1): which sessions this instance may run (domain/cluster/member.ts). */
+  ownership?: SessionOwnership;
 }
+
+/**
+ * A cluster member's answer to the scheduler: a session runs only on the instance holding its lease.
+ * A kick of a session it does not hold goes to `elsewhere` (take the lease, or wake its owner).
+ */
+export interface SessionOwnership {
+  owns(logicalId: string): boolean;
+  elsewhere(logicalId: string): void;
+  /** Takes the session's lease when no live instance holds it; true when this instance holds it now. */
+  acquire(logicalId: string): Promise<boolean>;
+  /** False once the instance could not renew its leases in time: no tool call starts. */
+  sideEffectsAllowed(): boolean;
+}
+
+function elsewhereBusy(logicalId: string): GatewayError {
+  return new GatewayError(
+    'session_busy',
+    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it settles`,
+    { session_id: logicalId },
+  );
+}
+
+/** Why a cluster member stopped a turn: its lease is gone or about to be (SCL-1). */
+export const LEASE_LOST = 'lease_lost';
 
 export type TurnJobRunner = (job: TurnJob) => Promise<TurnJobResult>;
 
@@ -144,6 +171,11 @@ export class TurnScheduler {
   /** Makes sure the session's queue is being worked on. Cheap and idempotent. */
   kick(logicalId: string): void {
     if (this.draining) return;
+    const ownership = this.options.ownership;
+    if (ownership && !ownership.owns(logicalId)) {
+      ownership.elsewhere(logicalId);
+      return;
+    }
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
     if (state.kind !== 'idle') return;
@@ -165,6 +197,7 @@ export class TurnScheduler {
    * run after it, in order. Used by session.compress.
    */
   async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
+    if (this.options.ownership && !(await this.acquired(logicalId))) throw elsewhereBusy(logicalId);
     for (;;) {
       const held = this.held.get(logicalId);
       if (held) {
@@ -208,6 +241,8 @@ export class TurnScheduler {
     logicalId: string,
     fn: () => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' }> {
+    // In a cluster a control runs only where the session's lease is (another instance may run a turn).
+    if (this.options.ownership && !(await this.acquired(logicalId))) return { kind: 'busy' };
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
     // claimed, another exclusive holder of the slot) is busy.
@@ -226,6 +261,12 @@ export class TurnScheduler {
     }
   }
 
+  /** Whether this instance may touch the session's turn slot (always, outside a cluster). */
+  private async acquired(logicalId: string): Promise<boolean> {
+    const ownership = this.options.ownership;
+    return !ownership || ownership.owns(logicalId) || ownership.acquire(logicalId);
+  }
+
   /** LOC-12: interrupts the running turn, fenced by its execution generation. */
   interrupt(logicalId: string, generation: number): InterruptResult {
     const state = this.pumps.get(logicalId);
@@ -233,6 +274,22 @@ export class TurnScheduler {
     if (state.generation !== generation) return 'stale_generation';
     state.abort.abort();
     return 'interrupted';
+  }
+
+  /**
+   * SCL-1: stops the running turn of a session whose lease this instance lost (or is about to),
+   * whatever its generation; its settlement is fenced by the lease and refused once it is gone.
+   */
+  interruptForLease(logicalId: string): boolean {
+    const state = this.pumps.get(logicalId);
+    if (state?.kind !== 'running') return false;
+    state.abort.abort(LEASE_LOST);
+    return true;
+  }
+
+  /** The sessions with a pump (claiming, running or waiting for a permit) or a held slot now. */
+  active(): string[] {
+    return [...new Set([...this.pumps.keys(), ...this.held.keys()])];
   }
 
   /**
@@ -302,6 +359,10 @@ export class TurnScheduler {
         this.pumps.delete(logicalId);
         this.events.emit('queue:paused', { logical_id: logicalId, reason: claim.reason });
         return 'stop';
+      case 'not_owner':
+        // The lease went elsewhere while this pump waited: the new owner runs the queue.
+        this.pumps.delete(logicalId);
+        return 'stop';
       case 'busy':
       case 'idle':
         if (state.kicked && !this.draining) return 'again';
@@ -333,8 +394,13 @@ export class TurnScheduler {
     const owned = (accepted: boolean): void => {
       if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
     };
+    const ownership = this.options.ownership;
     const steps: TurnSteps = {
-      toolStarted: async (id) => owned(await this.store.markToolStarted(fence, id)),
+      toolStarted: async (id) => {
+        if (ownership && !ownership.sideEffectsAllowed())
+          throw new Error('this instance could not renew its leases in time: no tool call starts');
+        owned(await this.store.markToolStarted(fence, id));
+      },
       toolResult: async (messages) => owned(await this.store.recordToolResult(fence, messages)),
       prompt: async (prompt) => owned(await this.store.recordPrompt(fence, prompt)),
     };

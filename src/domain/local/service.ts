@@ -28,7 +28,13 @@ import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
-import { TurnScheduler, type SchedulerEvents, type TurnJob, type TurnJobResult } from './scheduler.js';
+import {
+  TurnScheduler,
+  type SchedulerEvents,
+  type SessionOwnership,
+  type TurnJob,
+  type TurnJobResult,
+} from './scheduler.js';
 import type { LocalCompressionDeps } from './compression.js';
 import { SessionCompressor } from './compress-control.js';
 import { sessionHistory } from './history.js';
@@ -59,6 +65,11 @@ export interface LocalEvents extends SchedulerEvents {
    * `session_id` is the physical transcript now current. The agent cache drops its copy.
    */
   'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
+  /**
+   * SCL-1: this instance took the session's lease and recovered it. Another instance may have run
+   * turns of it meanwhile: whatever this one kept of it in memory (the cached agent) is stale.
+   */
+  'session:taken': { logical_id: string; unknown: string[]; resumed: string[] };
 }
 
 export interface LocalSessionsOptions {
@@ -99,6 +110,8 @@ export interface LocalSessionsOptions {
    * viewers on every instance see them under one numbering. Absent: events stay in this process.
    */
   cluster?: { store: SharedEventStore; signals: StreamSignals };
+  /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
+  ownership?: SessionOwnership;
 }
 
 export class LocalSessions {
@@ -158,7 +171,10 @@ export class LocalSessions {
       options.turnRunner(this),
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
-      options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs },
+      {
+        ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
+        ...(options.ownership ? { ownership: options.ownership } : {}),
+      },
     );
     this.platformPrompts = new PlatformPrompts(options.sessions);
     this.inputs = new SessionInputs({
@@ -298,6 +314,35 @@ export class LocalSessions {
     };
     this.events.emit('recovery:done', done);
     return done;
+  }
+
+  /**
+   * SCL-1: a session whose lease this instance just took recovers exactly as at a cold start (its
+   * started turn resumes or becomes `unknown`, REC-7; its queue runs), scoped to that session. What
+   * this instance kept of it in memory is dropped first: another instance may have changed it.
+   */
+  async recoverSession(logicalId: string): Promise<LocalEvents['session:taken']> {
+    const { store, epoch } = this.options;
+    this.receipts.forget(logicalId);
+    this.checked.delete(logicalId);
+    const { unknown, resumed } = await recoverOrphans(
+      store,
+      epoch,
+      this.options.recovery ?? RECOVERY_DEFAULTS,
+      Date.now(),
+      (id) => this.receipts.ensure(id),
+      logicalId,
+    );
+    const ready = await this.receipts.ensure(logicalId);
+    const taken = {
+      logical_id: logicalId,
+      unknown,
+      resumed: resumed.map((c) => c.admission.admission_id),
+    };
+    this.events.emit('session:taken', taken);
+    for (const claimed of resumed) this.scheduler.resume(claimed);
+    if (ready) this.scheduler.kick(logicalId);
+    return taken;
   }
 
   // ---- creation ------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ export interface Sql {
 export interface PgOpenOptions {
   /** Tests pass a prefix of the list to build databases at earlier versions. */
   migrations?: readonly PgMigration[];
+  /** How the server lists the connection (pg_stat_activity); default `gatehouse`. */
+  applicationName?: string;
 }
 
 /** BIGINT columns (ids, counters, epoch seconds) hold far less than 2^53: read them as numbers. */
@@ -37,7 +39,11 @@ const TYPES = {
 export class PgDatabase implements Sql {
   /** Connects to `url`, checks the server and the schema, and applies pending migrations. */
   static async open(url: string, options: PgOpenOptions = {}): Promise<PgDatabase> {
-    const client = new pg.Client({ connectionString: url, types: TYPES, application_name: 'gatehouse' });
+    const client = new pg.Client({
+      connectionString: url,
+      types: TYPES,
+      application_name: options.applicationName ?? 'gatehouse',
+    });
     const db = new PgDatabase(client, 'PostgreSQL');
     client.on('error', (error) => db.lose(error));
     try {

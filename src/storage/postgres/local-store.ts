@@ -35,6 +35,7 @@ import type {
   StoreFaults,
   TurnFence,
 } from '../local-store.js';
+import type { LeaseFence } from '../cluster-store.js';
 import type { CompressionPublication } from '../session-store.js';
 import { PgCommitGroup } from './commit-group.js';
 import { publishCompression } from './compression-actions.js';
@@ -42,6 +43,7 @@ import type { PgDatabase, Sql } from './database.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as transitions from './local/transitions.js';
+import { holdsLease } from './ops/leases.js';
 import { addRouteUsage, readRoute, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 import { appendInTransaction } from './transcript-actions.js';
@@ -56,6 +58,31 @@ export class PostgresLocalStore implements LocalSessionStore {
     private readonly faults: StoreFaults | null = null,
   ) {
     this.group = PgCommitGroup.of(db);
+  }
+
+  /** In a cluster (SCL-1): the session leases every claim, settlement and step record is fenced by. */
+  private leases: LeaseFence | null = null;
+
+  /** Fences the turn path by session leases from now on (a cluster member calls it once it has its epoch). */
+  fenceByLeases(fence: LeaseFence): void {
+    this.leases = fence;
+  }
+
+  /**
+   * True when no lease fences this store, or this instance holds the session's lease under the token
+   * it knows, unexpired by the server's clock; the lease row stays locked until the commit (ops/leases.ts).
+   */
+  private async leaseHeld(sql: Sql, logicalId: string): Promise<boolean> {
+    if (this.leases === null) return true;
+    const token = this.leases.token(logicalId);
+    return token !== null && holdsLease(sql, 'session', logicalId, this.leases.holder, token);
+  }
+
+  /** leaseHeld for the session of an admission. */
+  private async leaseHeldFor(sql: Sql, admissionId: string): Promise<boolean> {
+    if (this.leases === null) return true;
+    const logicalId = await admissions.logicalIdOf(sql, admissionId);
+    return logicalId !== null && this.leaseHeld(sql, logicalId);
   }
 
   private at(): string {
@@ -215,6 +242,7 @@ export class PostgresLocalStore implements LocalSessionStore {
 
   claimNext(logicalId: string, epoch: number): Promise<ClaimResult> {
     return this.group.run(async (sql): Promise<ClaimResult> => {
+      if (!(await this.leaseHeld(sql, logicalId))) return { kind: 'not_owner' };
       const session = await creations.readLocalSession(sql, logicalId);
       if (!session) return { kind: 'idle' };
       if (session.paused_reason !== null) return { kind: 'paused', reason: session.paused_reason };
@@ -249,6 +277,7 @@ export class PostgresLocalStore implements LocalSessionStore {
     const { admission_id, epoch, generation, outcome, detail, messages, usage } = settlement;
     return this.group.run(async (sql) => {
       this.faults?.hit('settle.transaction');
+      if (!(await this.leaseHeldFor(sql, admission_id))) return false;
       const at = this.now();
       const logicalId = await admissions.settleRunning(
         sql,
@@ -286,18 +315,24 @@ export class PostgresLocalStore implements LocalSessionStore {
     return this.write((sql) => admissions.cancelQueued(sql, admissionId, this.at()));
   }
 
-  markOrphansUnknown(currentEpoch: number) {
-    return this.write((sql) => admissions.markOrphansUnknown(sql, currentEpoch));
+  markOrphansUnknown(currentEpoch: number, logicalId?: string) {
+    return this.write(async (sql) => {
+      // Unscoped, it is a cold start's: in a cluster every recovery is scoped to a leased session.
+      if (this.leases !== null && (logicalId === undefined || !(await this.leaseHeld(sql, logicalId))))
+        return [];
+      return admissions.markOrphansUnknown(sql, currentEpoch, logicalId ?? null);
+    });
   }
 
-  orphans(currentEpoch: number) {
-    return this.read((sql) => admissions.orphans(sql, currentEpoch));
+  orphans(currentEpoch: number, logicalId?: string) {
+    return this.read((sql) => admissions.orphans(sql, currentEpoch, logicalId ?? null));
   }
 
   resumeOrphan(admissionId: string, epoch: number): Promise<Claimed | null> {
     return this.write(async (sql): Promise<Claimed | null> => {
       const before = await admissions.readAdmission(sql, admissionId);
       if (!before || before.state !== 'running') return null;
+      if (!(await this.leaseHeld(sql, before.logical_id))) return null;
       const session = await creations.readLocalSession(sql, before.logical_id);
       if (!session) return null;
       const generation = await creations.nextGeneration(sql, before.logical_id);
@@ -318,19 +353,25 @@ export class PostgresLocalStore implements LocalSessionStore {
   }
 
   markUnknown(admissionId: string, currentEpoch: number, detail: string): Promise<boolean> {
-    return this.write((sql) => admissions.markUnknown(sql, admissionId, currentEpoch, detail));
+    return this.write(
+      async (sql) =>
+        (await this.leaseHeldFor(sql, admissionId)) &&
+        admissions.markUnknown(sql, admissionId, currentEpoch, detail),
+    );
   }
 
   markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean> {
-    return this.group.run((sql) =>
-      admissions.writeStep(sql, fence, { tool_started: toolCallId, prompt: null }),
+    return this.group.run(
+      async (sql) =>
+        (await this.leaseHeldFor(sql, fence.admission_id)) &&
+        admissions.writeStep(sql, fence, { tool_started: toolCallId, prompt: null }),
     );
   }
 
   recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean> {
     return this.group.run(async (sql) => {
       const logicalId = await admissions.fencedLogicalId(sql, fence);
-      if (logicalId === null) return false;
+      if (logicalId === null || !(await this.leaseHeld(sql, logicalId))) return false;
       const current = await transitions.currentTranscript(sql, logicalId);
       await appendInTransaction(this.db, sql, current, messages, this.now());
       await admissions.writeStep(sql, fence, { tool_started: null, prompt: null });
@@ -339,7 +380,10 @@ export class PostgresLocalStore implements LocalSessionStore {
   }
 
   recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean> {
-    return this.group.run((sql) => admissions.writeStep(sql, fence, { prompt }));
+    return this.group.run(
+      async (sql) =>
+        (await this.leaseHeldFor(sql, fence.admission_id)) && admissions.writeStep(sql, fence, { prompt }),
+    );
   }
 
   resolveUnknown(admissionId: string, generation: number, detail: string): Promise<boolean> {

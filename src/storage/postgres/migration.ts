@@ -13,6 +13,8 @@ export interface PgMigration {
   readonly name: string;
   /** The statements, run in the migration's transaction. */
   readonly sql: string;
+  /** No SQLite counterpart (the parity test skips it): only a shared server carries it. */
+  readonly postgresOnly?: boolean;
 }
 
 export function latestVersion(migrations: readonly PgMigration[]): number {

@@ -304,12 +304,14 @@ export class SqliteLocalStore implements LocalSessionStore {
     return answer(() => tx(this.db, () => admissions.cancelQueued(this.db, admissionId, this.at())));
   }
 
-  markOrphansUnknown(currentEpoch: number) {
-    return answer(() => tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch)));
+  markOrphansUnknown(currentEpoch: number, logicalId?: string) {
+    return answer(() =>
+      tx(this.db, () => admissions.markOrphansUnknown(this.db, currentEpoch, logicalId ?? null)),
+    );
   }
 
-  orphans(currentEpoch: number) {
-    return answer(() => admissions.orphans(this.db, currentEpoch));
+  orphans(currentEpoch: number, logicalId?: string) {
+    return answer(() => admissions.orphans(this.db, currentEpoch, logicalId ?? null));
   }
 
   resumeOrphan(admissionId: string, epoch: number): Promise<Claimed | null> {

@@ -149,11 +149,17 @@ export async function cancelQueued(sql: Sql, admissionId: string, at: string): P
   return changed === 1;
 }
 
-export function markOrphansUnknown(sql: Sql, currentEpoch: number): Promise<AdmissionRow[]> {
+export function markOrphansUnknown(
+  sql: Sql,
+  currentEpoch: number,
+  logicalId: string | null,
+): Promise<AdmissionRow[]> {
   return all(
-    sql.rows(`UPDATE admissions SET state = 'unknown' WHERE state = 'running' AND epoch < $1 RETURNING *`, [
-      currentEpoch,
-    ]),
+    sql.rows(
+      `UPDATE admissions SET state = 'unknown'
+       WHERE state = 'running' AND epoch <> $1 AND ($2::text IS NULL OR logical_id = $2) RETURNING *`,
+      [currentEpoch, logicalId],
+    ),
   );
 }
 
@@ -172,9 +178,13 @@ export async function resolveUnknown(
   return changed === 1;
 }
 
-export function orphans(sql: Sql, currentEpoch: number): Promise<AdmissionRow[]> {
+export function orphans(sql: Sql, currentEpoch: number, logicalId: string | null): Promise<AdmissionRow[]> {
   return all(
-    sql.rows(`SELECT * FROM admissions WHERE state = 'running' AND epoch < $1 ORDER BY seq`, [currentEpoch]),
+    sql.rows(
+      `SELECT * FROM admissions
+       WHERE state = 'running' AND epoch <> $1 AND ($2::text IS NULL OR logical_id = $2) ORDER BY seq`,
+      [currentEpoch, logicalId],
+    ),
   );
 }
 
@@ -188,7 +198,7 @@ export function resumeOrphan(
   return one(
     sql.row(
       `UPDATE admissions SET epoch = $1, generation = $2, resumes = resumes + 1
-       WHERE admission_id = $3 AND state = 'running' AND epoch < $1 RETURNING *`,
+       WHERE admission_id = $3 AND state = 'running' AND epoch <> $1 RETURNING *`,
       [epoch, generation, admissionId],
     ),
   );
@@ -202,7 +212,7 @@ export async function markUnknown(
 ): Promise<boolean> {
   const changed = await sql.run(
     `UPDATE admissions SET state = 'unknown', detail = $1
-     WHERE admission_id = $2 AND state = 'running' AND epoch < $3`,
+     WHERE admission_id = $2 AND state = 'running' AND epoch <> $3`,
     [detail, admissionId, currentEpoch],
   );
   return changed === 1;
@@ -239,6 +249,15 @@ export async function fencedLogicalId(sql: Sql, fence: TurnFence): Promise<strin
     `SELECT logical_id FROM admissions
      WHERE admission_id = $1 AND state = 'running' AND epoch = $2 AND generation = $3`,
     [fence.admission_id, fence.epoch, fence.generation],
+  );
+  return row?.logical_id ?? null;
+}
+
+/** The session of an admission, or null when there is none. */
+export async function logicalIdOf(sql: Sql, admissionId: string): Promise<string | null> {
+  const row = await sql.row<{ logical_id: string }>(
+    'SELECT logical_id FROM admissions WHERE admission_id = $1',
+    [admissionId],
   );
   return row?.logical_id ?? null;
 }

@@ -1,6 +1,7 @@
 /**
  * Every PostgreSQL schema migration, in order: one per SQLite migration, with the same number
- * (test/unit/storage/pg-migrations.test.ts fails when the two lists differ).
+ * (test/unit/storage/migration-parity.test.ts fails when the two lists differ), plus the ones marked
+ * `postgresOnly` (the cluster's tables: a cluster needs a shared server).
  */
 import type { PgMigration } from '../migration.js';
 import { migration as m001 } from './001_sessions.js';
@@ -15,6 +16,7 @@ import { migration as m009 } from './009_transcript_edits.js';
 import { migration as m010 } from './010_turn_steps.js';
 import { migration as m013 } from './013_platform_cursors.js';
 import { migration as m014 } from './014_platform_turn_steps.js';
+import { migration as m015 } from './015_cluster.js';
 import { migration as m016 } from './016_session_events.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
@@ -30,5 +32,6 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m010,
   m013,
   m014,
+  m015,
   m016,
 ];

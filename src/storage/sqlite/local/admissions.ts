@@ -196,13 +196,17 @@ export function cancelQueued(db: SqliteDatabase, admissionId: string, at: string
   return info.changes === 1;
 }
 
-export function markOrphansUnknown(db: SqliteDatabase, currentEpoch: number): AdmissionRow[] {
+export function markOrphansUnknown(
+  db: SqliteDatabase,
+  currentEpoch: number,
+  logicalId: string | null = null,
+): AdmissionRow[] {
   return (
     statement(
       db,
       `UPDATE admissions SET state = 'unknown'
-       WHERE state = 'running' AND epoch < ? RETURNING *`,
-    ).all(currentEpoch) as AdmissionDbRow[]
+       WHERE state = 'running' AND epoch <> ? AND (? IS NULL OR logical_id = ?) RETURNING *`,
+    ).all(currentEpoch, logicalId, logicalId) as AdmissionDbRow[]
   ).map(admissionFromRow);
 }
 
@@ -221,11 +225,17 @@ export function resolveUnknown(
   return info.changes === 1;
 }
 
-export function orphans(db: SqliteDatabase, currentEpoch: number): AdmissionRow[] {
+export function orphans(
+  db: SqliteDatabase,
+  currentEpoch: number,
+  logicalId: string | null = null,
+): AdmissionRow[] {
   return (
-    statement(db, `SELECT * FROM admissions WHERE state = 'running' AND epoch < ? ORDER BY seq`).all(
-      currentEpoch,
-    ) as AdmissionDbRow[]
+    statement(
+      db,
+      `SELECT * FROM admissions
+       WHERE state = 'running' AND epoch <> ? AND (? IS NULL OR logical_id = ?) ORDER BY seq`,
+    ).all(currentEpoch, logicalId, logicalId) as AdmissionDbRow[]
   ).map(admissionFromRow);
 }
 
@@ -239,7 +249,7 @@ export function resumeOrphan(
   const row = statement(
     db,
     `UPDATE admissions SET epoch = ?, generation = ?, resumes = resumes + 1
-     WHERE admission_id = ? AND state = 'running' AND epoch < ? RETURNING *`,
+     WHERE admission_id = ? AND state = 'running' AND epoch <> ? RETURNING *`,
   ).get(epoch, generation, admissionId, epoch) as AdmissionDbRow | undefined;
   return row ? admissionFromRow(row) : null;
 }
@@ -253,7 +263,7 @@ export function markUnknown(
   const info = statement(
     db,
     `UPDATE admissions SET state = 'unknown', detail = ?
-     WHERE admission_id = ? AND state = 'running' AND epoch < ?`,
+     WHERE admission_id = ? AND state = 'running' AND epoch <> ?`,
   ).run(detail, admissionId, currentEpoch);
   return info.changes === 1;
 }

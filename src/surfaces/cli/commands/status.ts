@@ -3,6 +3,7 @@ import { describeModel, describeStore } from '../../../daemon/config.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
+import type { ClusterView } from '../../../domain/cluster/member.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
@@ -30,6 +31,8 @@ export interface StatusReport {
   adapters: AdapterStatus[];
   /** The running daemon's agent cache counters as of its last housekeeping pass; null when stopped. */
   agent_cache: AgentCacheStats | null;
+  /** With cluster.enabled: the instances on the database as of the daemon's last scan; else null. */
+  cluster: ClusterView | null;
 }
 
 /** The configured store, or why it cannot be read. */
@@ -62,11 +65,13 @@ function statusReport(layout: HomeLayout): StatusReport {
       started_at: info.started_at,
       uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(info.started_at)) / 1000)),
       model: info.model, // what the running daemon uses, even if the file changed since
-      store: configuredStore(layout),
+      // What the running daemon opened, even if the file changed since.
+      store: info.store ?? configuredStore(layout),
       ...files,
       stale_pid,
       adapters: Array.isArray(info.adapters) ? info.adapters : [],
       agent_cache: info.agent_cache ?? null,
+      cluster: info.cluster ?? null,
     };
   }
   let model: string;
@@ -91,6 +96,7 @@ function statusReport(layout: HomeLayout): StatusReport {
     stale_pid,
     adapters: [],
     agent_cache: null,
+    cluster: null,
   };
 }
 
@@ -118,6 +124,34 @@ export function describeAgentCache(stats: AgentCacheStats): string {
   return `${stats.size} agents (${mib} MiB), ${stats.hits} hits, ${stats.misses} misses; evicted: ${evicted}`;
 }
 
+/**
+ * The cluster as lines: `cluster: 3 instances, lease 10 s (as of 4 s ago)`, then one line each:
+ * `  api-1 (this) epoch 12 http://… heartbeat 2.1 s ago, 4 session leases`.
+ */
+export function describeCluster(view: ClusterView, now = Date.now()): string[] {
+  const age = Math.max(0, Math.round((now - Date.parse(view.as_of)) / 1000));
+  const lines = [
+    `cluster: ${view.instances.length} instance${view.instances.length === 1 ? '' : 's'}, lease ${view.lease_s} s (as of ${age} s ago)`,
+  ];
+  for (const i of view.instances) {
+    const name = i.name ?? i.instance_id.slice(0, 8);
+    const self = i.epoch === view.epoch ? ' (this)' : '';
+    const beat = (i.heartbeat_age_ms / 1000).toFixed(1);
+    const leases = Object.entries(i.leases)
+      .map(([kind, n]) => `${n} ${kind} lease${n === 1 ? '' : 's'}`)
+      .join(', ');
+    const state = i.draining
+      ? ', draining'
+      : i.heartbeat_age_ms > view.lease_s * 1000
+        ? ', not renewing'
+        : '';
+    lines.push(
+      `  ${name}${self} epoch ${i.epoch}${i.url ? ` ${i.url}` : ''}: heartbeat ${beat} s ago, ${leases || 'no leases'}${state}`,
+    );
+  }
+  return lines;
+}
+
 function printStatus(report: StatusReport): void {
   const rows: [string, string | number | null][] = [
     ['pid', report.pid],
@@ -140,6 +174,7 @@ function printStatus(report: StatusReport): void {
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(width)} ${value}`);
   if (report.agent_cache !== null) say(`  agent cache: ${describeAgentCache(report.agent_cache)}`);
+  if (report.cluster !== null) for (const line of describeCluster(report.cluster)) say(`  ${line}`);
   if (report.adapters.length > 0) {
     say('  chat platforms:');
     for (const adapter of report.adapters) say(`    ${describeAdapter(adapter)}`);

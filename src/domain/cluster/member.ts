@@ -1,0 +1,350 @@
+/**
+ * One instance of a cluster (SCL-1): it holds the leases of the sessions it runs, renews them with
+ * its heartbeat, takes over sessions whose owner stopped renewing, wakes the owner of a session it
+ * admitted work for, and hands its sessions over when it drains. The lease rules are lease.ts's;
+ * the SQL is the ClusterStore's; the turns are the scheduler's, which asks `owns()` before it runs
+ * anything and whose every write the store fences by the lease token.
+ *
+ *   starting ──start()──▶ active ──drain()──▶ draining ──stop()──▶ stopped
+ *                           │
+ *                           └─ no renewal for lease_s/2, or the database connection lost ─▶ failed
+ *                              (running turns interrupted, no side effect starts, the daemon exits)
+ *
+ * Wake-ups are notifications on WAKE_CHANNEL (`<owner epoch>:<logical id>`) and RESCAN_CHANNEL (an
+ * instance released sessions: look now); the periodic scan is the safety net for lost ones.
+ */
+import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
+import type { ClusterStore, InstanceView } from '../../storage/cluster-store.js';
+
+export const WAKE_CHANNEL = 'gatehouse_session_wake';
+export const RESCAN_CHANNEL = 'gatehouse_cluster_rescan';
+/** At most this many sessions are taken over or re-kicked per scan; the next scan goes on. */
+const SCAN_BATCH = 100;
+
+export type MemberState = 'starting' | 'active' | 'draining' | 'failed' | 'stopped';
+
+/** What the member needs of the local sessions (domain/local/service.ts and its scheduler). */
+export interface MemberSessions {
+  recoverSession(logicalId: string): Promise<{ unknown: string[]; resumed: string[] }>;
+  kick(logicalId: string): void;
+  /** Stops the session's running turn (its lease is gone or about to be); false: none runs. */
+  interruptForLease(logicalId: string): boolean;
+  /** Whether a turn of the session runs or is being claimed here. */
+  busy(logicalId: string): boolean;
+}
+
+export interface MemberLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** The cluster as `gatehouse status` shows it. */
+export interface ClusterView {
+  instance_id: string;
+  epoch: number;
+  name: string | null;
+  lease_s: number;
+  /** Sessions this instance holds the lease of. */
+  held_sessions: number;
+  /** When this view was read (ISO, this instance's clock). */
+  as_of: string;
+  instances: InstanceView[];
+}
+
+export interface ClusterMemberOptions {
+  store: ClusterStore;
+  leaseS: number;
+  name: string | null;
+  sessions: MemberSessions;
+  log: MemberLog;
+  /** Whether the store's connection is lost (it refuses everything from then on). */
+  storeFailed(): boolean;
+  /** The instance can no longer keep its leases: the daemon must stop (and a supervisor restart it). */
+  fatal(reason: string): void;
+  /** Each scan's view of the cluster (gateway.json, for `gatehouse status`). */
+  onView?(view: ClusterView): void;
+  /** A monotonic clock in ms (tests may pass their own). */
+  now?: () => number;
+}
+
+export class ClusterMember {
+  private stateValue: MemberState = 'starting';
+  /** Session → the token this instance holds its lease under. */
+  private readonly held = new Map<string, number>();
+  /** Takes in flight, by session: one at a time. */
+  private readonly taking = new Map<string, Promise<void>>();
+  private readonly timing: LeaseTiming;
+  private readonly now: () => number;
+  private lastRenewal: number;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: (() => void)[] = [];
+  private heartbeatRunning = false;
+  private scanning: Promise<void> | null = null;
+  private failures = 0;
+
+  constructor(private readonly options: ClusterMemberOptions) {
+    this.timing = leaseTiming(options.leaseS);
+    this.now = options.now ?? (() => performance.now());
+    this.lastRenewal = this.now();
+  }
+
+  get state(): MemberState {
+    return this.stateValue;
+  }
+
+  get holder(): LeaseHolder {
+    return this.options.store.holder;
+  }
+
+  /** Registers the instance, listens for wake-ups, starts the heartbeat and takes over ownerless work. */
+  async start(): Promise<{ taken: string[]; unknown: string[]; resumed: string[] }> {
+    const { store } = this.options;
+    await store.register(this.options.name);
+    this.lastRenewal = this.now();
+    this.unsubscribe.push(
+      store.subscribe(
+        WAKE_CHANNEL,
+        (payload) => this.woken(payload),
+        () => void this.scan(),
+      ),
+      store.subscribe(
+        RESCAN_CHANNEL,
+        () => void this.scan(),
+        () => void this.scan(),
+      ),
+    );
+    this.stateValue = 'active';
+    this.timers.push(
+      setInterval(() => void this.heartbeat(), this.timing.heartbeatMs),
+      setInterval(() => this.watch(), Math.min(250, this.timing.heartbeatMs)),
+      setInterval(() => void this.scan(), this.timing.scanMs),
+    );
+    for (const timer of this.timers) timer.unref();
+    return this.scanOnce();
+  }
+
+  /** Whether this instance may run the session now. */
+  owns(logicalId: string): boolean {
+    return this.stateValue === 'active' && this.held.has(logicalId);
+  }
+
+  /** The token of the session's lease held here (the store's fence), or null. */
+  token(logicalId: string): number | null {
+    return this.held.get(logicalId) ?? null;
+  }
+
+  /** Sessions whose lease this instance holds now. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  sideEffectsAllowed(): boolean {
+    return this.stateValue === 'active' && renewalHealth(this.lastRenewal, this.now(), this.timing) === 'ok';
+  }
+
+  /**
+   * Work arrived for a session this instance does not hold (admitted here, or a wake-up): take the
+   * lease when no live instance holds it, or wake the one that does.
+   */
+  elsewhere(logicalId: string): void {
+    void this.takeOrWake(logicalId, true);
+  }
+
+  /**
+   * A control (reset, undo, retry, compress, restore) wants the session's slot here: takes the
+   * lease when no live instance holds it. False when another instance holds it.
+   */
+  async acquire(logicalId: string): Promise<boolean> {
+    if (this.stateValue !== 'active') return false;
+    if (this.held.has(logicalId)) return true;
+    await this.takeOrWake(logicalId, false);
+    return this.held.has(logicalId);
+  }
+
+  /** The session's queue ran empty here: give its lease back, so any instance may take it next. */
+  async idle(logicalId: string): Promise<void> {
+    if (!this.held.has(logicalId) || this.stateValue !== 'active') return;
+    try {
+      if (!(await this.options.store.releaseIdleSession(logicalId))) return;
+    } catch (error) {
+      this.options.log.warn({ err: error, session_id: logicalId }, 'lease release failed');
+      return;
+    }
+    this.held.delete(logicalId);
+    // Kicked again while the release was on its way: take it back (or wake whoever has it).
+    if (this.options.sessions.busy(logicalId)) await this.takeOrWake(logicalId, true);
+  }
+
+  private takeOrWake(logicalId: string, wakeOwner: boolean): Promise<void> {
+    if (this.stateValue !== 'active') return Promise.resolve();
+    if (this.held.has(logicalId)) {
+      this.options.sessions.kick(logicalId);
+      return Promise.resolve();
+    }
+    const pending = this.taking.get(logicalId);
+    if (pending) return pending;
+    const work = this.take(logicalId, wakeOwner)
+      .catch((error: unknown) =>
+        this.options.log.warn({ err: error, session_id: logicalId }, 'could not take a session lease'),
+      )
+      .finally(() => this.taking.delete(logicalId));
+    this.taking.set(logicalId, work);
+    return work;
+  }
+
+  private async take(logicalId: string, wakeOwner: boolean): Promise<void> {
+    const { store, sessions, log } = this.options;
+    const result = await store.take('session', logicalId, this.timing.lease_s);
+    if (result.kind === 'held') {
+      if (wakeOwner) await store.notify(WAKE_CHANNEL, `${result.owner.epoch}:${logicalId}`);
+      return;
+    }
+    this.held.set(logicalId, result.token);
+    if (this.stateValue !== 'active') return;
+    if (result.kind === 'mine') {
+      sessions.kick(logicalId);
+      return;
+    }
+    const recovered = await sessions.recoverSession(logicalId);
+    if (result.previous !== null || recovered.unknown.length > 0 || recovered.resumed.length > 0) {
+      log.info(
+        {
+          session_id: logicalId,
+          token: result.token,
+          from_epoch: result.previous?.epoch ?? null,
+          ...recovered,
+        },
+        'session taken over',
+      );
+    }
+  }
+
+  /** A wake-up: `<epoch>:<logical id>`, for the instance of that epoch. */
+  private woken(payload: string): void {
+    const colon = payload.indexOf(':');
+    if (colon < 0 || Number(payload.slice(0, colon)) !== this.holder.epoch) return;
+    // Not held (released meanwhile): take it, but never wake another in turn (no ping-pong).
+    void this.takeOrWake(payload.slice(colon + 1), false);
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.heartbeatRunning || (this.stateValue !== 'active' && this.stateValue !== 'draining')) return;
+    this.heartbeatRunning = true;
+    const started = this.now();
+    try {
+      const leases = await this.options.store.heartbeat(this.timing.lease_s);
+      this.lastRenewal = started;
+      this.failures = 0;
+      const still = new Set(leases.filter((l) => l.kind === 'session').map((l) => l.name));
+      for (const id of [...this.held.keys()]) {
+        if (still.has(id)) continue;
+        this.held.delete(id);
+        const stopped = this.options.sessions.interruptForLease(id);
+        this.options.log.warn(
+          { session_id: id, turn_stopped: stopped },
+          'session lease lost to another instance',
+        );
+      }
+    } catch (error) {
+      if (this.failures++ === 0) this.options.log.warn({ err: error }, 'lease renewal failed');
+    } finally {
+      this.heartbeatRunning = false;
+    }
+  }
+
+  /** The watchdog: runs on this instance's clock alone, so a hung connection cannot stall it. */
+  private watch(): void {
+    if (this.stateValue !== 'active' && this.stateValue !== 'draining') return;
+    if (this.options.storeFailed()) {
+      this.fail('the database connection was lost');
+    } else if (renewalHealth(this.lastRenewal, this.now(), this.timing) === 'stop') {
+      this.fail(`the leases could not be renewed for more than lease_s/2 (${this.timing.stopAfterMs} ms)`);
+    }
+  }
+
+  /**
+   * The instance can no longer be sure of its leases: every running turn stops now (before another
+   * instance may take its sessions), nothing new starts, and the daemon is told to exit.
+   */
+  private fail(why: string): void {
+    this.stateValue = 'failed';
+    const stopped = [...this.held.keys()].filter((id) => this.options.sessions.interruptForLease(id));
+    this.options.log.error(
+      { turns_stopped: stopped.length, sessions: this.held.size },
+      `cluster: ${why}; running turns are stopped and this instance exits so that a supervisor restarts it with a new epoch (the other instances take its sessions over once their leases expire)`,
+    );
+    this.options.fatal(why);
+  }
+
+  private scan(): Promise<void> {
+    if (this.stateValue !== 'active') return Promise.resolve();
+    this.scanning ??= this.scanOnce()
+      .then(() => undefined)
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'cluster scan failed'))
+      .finally(() => (this.scanning = null));
+    return this.scanning;
+  }
+
+  /** Takes over ownerless sessions with work, re-kicks queued ones held here, and reads the view. */
+  private async scanOnce(): Promise<{ taken: string[]; unknown: string[]; resumed: string[] }> {
+    const { store } = this.options;
+    const done = { taken: [] as string[], unknown: [] as string[], resumed: [] as string[] };
+    for (const id of await store.ownerlessSessions(SCAN_BATCH)) {
+      if (this.stateValue !== 'active') break;
+      const before = this.held.has(id);
+      await this.takeOrWake(id, false);
+      if (!before && this.held.has(id)) done.taken.push(id);
+    }
+    for (const id of await store.queuedUnder(SCAN_BATCH)) {
+      if (this.held.has(id)) this.options.sessions.kick(id);
+    }
+    if (this.options.onView) this.options.onView(await this.view());
+    return done;
+  }
+
+  /** The cluster now: every instance seen within ten lease periods, with its leases. */
+  async view(): Promise<ClusterView> {
+    return {
+      instance_id: this.holder.instance_id,
+      epoch: this.holder.epoch,
+      name: this.options.name,
+      lease_s: this.timing.lease_s,
+      held_sessions: this.held.size,
+      as_of: new Date().toISOString(),
+      instances: await this.options.store.instances(this.timing.lease_s * 10),
+    };
+  }
+
+  /**
+   * Graceful drain, after the running turns finished (or the drain deadline passed): every lease
+   * not held by a turn still running is released at once and the others are told to look, so they
+   * take the sessions over without waiting for an expiry. A lease of a turn still running is left
+   * to expire: that turn is still this instance's until it exits.
+   */
+  async handOver(stillRunning: readonly string[]): Promise<string[]> {
+    if (this.stateValue === 'failed' || this.stateValue === 'stopped') return [];
+    this.stateValue = 'draining';
+    const { store } = this.options;
+    await store.markDraining();
+    const released = await store.releaseAll('session', stillRunning);
+    for (const id of released) this.held.delete(id);
+    await store.notify(RESCAN_CHANNEL, String(this.holder.epoch));
+    return released;
+  }
+
+  /** Marks the draining state before the turns drain (no new session is taken meanwhile). */
+  beginDrain(): void {
+    if (this.stateValue === 'active') this.stateValue = 'draining';
+  }
+
+  async stop(): Promise<void> {
+    const failed = this.stateValue === 'failed';
+    this.stateValue = 'stopped';
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    for (const off of this.unsubscribe) off();
+    this.unsubscribe = [];
+    if (!failed && !this.options.storeFailed()) await this.options.store.markStopped().catch(() => undefined);
+  }
+}

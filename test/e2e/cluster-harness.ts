@@ -1,0 +1,139 @@
+/**
+ * Several real daemons on one PostgreSQL schema (SCL-1): `startCluster` starts them as child
+ * processes, each in a home of its own, all with `cluster.enabled` on the same schema, and gives the
+ * tests the schema to look at. Reusable by the cluster torture mode and the benchmarks.
+ */
+import { readFileSync } from 'node:fs';
+import { startDaemon, type RunningDaemon } from './gateway-harness.js';
+import { tempHome } from './cli.js';
+import { createTestSchema, inSchema, type TestSchema } from '../shared/postgres.js';
+
+export const CLUSTER_URL_ENV = 'GH_CLUSTER_STORE_URL';
+
+export interface ClusterOptions {
+  /** How many instances (default 3), named a, b, c, … (`cluster.instance_name`). */
+  size?: number;
+  /** `cluster.lease_s` (default 3: small, so failover tests are quick). */
+  leaseS?: number;
+  /** More config for every instance (the model, limits …). */
+  config?: string;
+}
+
+export interface ClusterNode {
+  name: string;
+  home: string;
+  /** The running daemon, or null after it was killed or stopped (until restarted). */
+  d: RunningDaemon | null;
+}
+
+export class TestCluster {
+  readonly nodes: ClusterNode[] = [];
+
+  constructor(
+    readonly schema: TestSchema,
+    readonly options: Required<ClusterOptions>,
+  ) {}
+
+  /** The config of instance `name`. */
+  configOf(name: string): string {
+    return [
+      this.options.config,
+      `store: {kind: postgres, url_env: ${CLUSTER_URL_ENV}}`,
+      `cluster: {enabled: true, lease_s: ${this.options.leaseS}, instance_name: ${name}}`,
+    ]
+      .filter(Boolean)
+      .join('\n');
+  }
+
+  /** Starts (or restarts, in its home) node `i`. */
+  async start(i: number): Promise<RunningDaemon> {
+    const node = this.nodes[i]!;
+    node.d = await startDaemon({
+      home: node.home,
+      config: this.configOf(node.name),
+      env: { [CLUSTER_URL_ENV]: this.schema.url },
+    });
+    return node.d;
+  }
+
+  daemon(i: number): RunningDaemon {
+    const d = this.nodes[i]!.d;
+    if (!d) throw new Error(`node ${this.nodes[i]!.name} is not running`);
+    return d;
+  }
+
+  /** The node running in `epoch`, or undefined. */
+  byEpoch(epoch: number): number {
+    return this.nodes.findIndex((n) => n.d?.epoch === epoch);
+  }
+
+  /** The instance id a node's daemon advertised (its connections are named after it). */
+  instanceId(i: number): string {
+    const d = this.daemon(i);
+    return (JSON.parse(readFileSync(d.layout.gatewayJson, 'utf8')) as { instance_id: string }).instance_id;
+  }
+
+  async kill(i: number): Promise<void> {
+    await this.nodes[i]!.d?.kill();
+    this.nodes[i]!.d = null;
+  }
+
+  sql<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    return inSchema(this.schema.name, async (c) => (await c.query<T>(text, params)).rows);
+  }
+
+  /** The session lease as it stands: owner epoch (null when released) and token. */
+  async lease(logicalId: string): Promise<{ owner_epoch: number | null; token: number } | null> {
+    const rows = await this.sql<{ owner_epoch: string | null; token: string }>(
+      `SELECT owner_epoch, token FROM cluster_leases WHERE kind = 'session' AND name = $1`,
+      [logicalId],
+    );
+    const row = rows[0];
+    return row
+      ? { owner_epoch: row.owner_epoch === null ? null : Number(row.owner_epoch), token: Number(row.token) }
+      : null;
+  }
+
+  /** Polls the database until `check` holds (there is no event across processes); a clear error past `timeoutMs`. */
+  async until<T>(
+    what: string,
+    read: () => Promise<T> | T,
+    check: (value: T) => boolean,
+    timeoutMs = 60_000,
+  ): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await read();
+      if (check(value)) return value;
+      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** Kills every node still running and drops the schema. */
+  async cleanup(): Promise<void> {
+    const running = this.nodes.flatMap((n) => (n.d ? [n.d] : []));
+    await Promise.all(running.map((d) => d.kill().catch(() => undefined)));
+    for (const n of this.nodes) n.d = null;
+    await this.schema.drop();
+  }
+}
+
+/** Starts `size` instances on one fresh schema, one after the other. */
+export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
+  const size = options.size ?? 3;
+  const cluster = new TestCluster(await createTestSchema(), {
+    size,
+    leaseS: options.leaseS ?? 3,
+    config: options.config ?? '',
+  });
+  for (let i = 0; i < size; i++)
+    cluster.nodes.push({ name: String.fromCharCode(97 + i), home: tempHome(), d: null });
+  try {
+    for (let i = 0; i < size; i++) await cluster.start(i);
+  } catch (error) {
+    await cluster.cleanup();
+    throw error;
+  }
+  return cluster;
+}

@@ -1,0 +1,198 @@
+/**
+ * The cluster member on a real PostgreSQL (SCL-1), each test in a schema of its own, with the local
+ * sessions replaced by a recorder (the scheduler is tested on its own). The lease is long (300 s:
+ * no scan or heartbeat fires during a test), so whatever happens comes from a wake-up or a call.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClusterMember, type MemberSessions } from '../../../src/domain/cluster/member.js';
+import { SessionSource } from '../../../src/domain/session/source.js';
+import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
+import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
+import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
+import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
+import { testAdmission, testReceipt } from '../../shared/local-fixtures.js';
+import { createTestSchema, type TestSchema } from '../../shared/postgres.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const clean of cleanups.splice(0).reverse()) await clean();
+});
+
+/** What the member asked of the local sessions, and a way to wait for the next call. */
+class Recorder implements MemberSessions {
+  readonly calls: string[] = [];
+  private waiters: { match: string; resolve: () => void }[] = [];
+  busyNow = false;
+
+  private record(call: string): void {
+    this.calls.push(call);
+    for (const w of this.waiters.filter((w) => w.match === call)) w.resolve();
+    this.waiters = this.waiters.filter((w) => w.match !== call);
+  }
+
+  next(call: string): Promise<void> {
+    if (this.calls.includes(call)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ match: call, resolve }));
+  }
+
+  recoverSession(logicalId: string) {
+    this.record(`recover ${logicalId}`);
+    return Promise.resolve({ unknown: [], resumed: [] });
+  }
+  kick(logicalId: string): void {
+    this.record(`kick ${logicalId}`);
+  }
+  interruptForLease(logicalId: string): boolean {
+    this.record(`interrupt ${logicalId}`);
+    return true;
+  }
+  busy(): boolean {
+    return this.busyNow;
+  }
+}
+
+const quietLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+interface Node {
+  member: ClusterMember;
+  sessions: Recorder;
+  local: PostgresLocalStore;
+  failed: { now: boolean };
+  fatal: Promise<string>;
+}
+
+async function node(s: TestSchema, id: string): Promise<Node> {
+  const store = await PostgresSessionStore.open(s.url);
+  const local = new PostgresLocalStore(store.db);
+  const holder = { instance_id: id, epoch: await local.openEpoch(id) };
+  const listener = new PgNotifications(s.url);
+  const sessions = new Recorder();
+  const failed = { now: false };
+  let fatal!: (reason: string) => void;
+  const fatalCalled = new Promise<string>((resolve) => (fatal = resolve));
+  const member = new ClusterMember({
+    store: new PostgresClusterStore(store.db, listener, holder),
+    leaseS: 300,
+    name: id,
+    sessions,
+    log: quietLog,
+    storeFailed: () => failed.now,
+    fatal,
+  });
+  local.fenceByLeases({ holder, token: (name) => member.token(name) });
+  cleanups.push(async () => {
+    await member.stop();
+    await listener.close();
+    await store.close();
+  });
+  await member.start();
+  await listener.ready;
+  return { member, sessions, local, failed, fatal: fatalCalled };
+}
+
+async function session(n: Node, id: string, queued: string[] = []): Promise<void> {
+  const origin = new SessionSource({ platform: 'local', chat_id: id }).toJSON();
+  await n.local.commitCreation({ receipt: testReceipt(id), origin, title: null, hidden: false });
+  for (const q of queued) await n.local.admit(testAdmission(id, q));
+}
+
+async function schema(): Promise<TestSchema> {
+  const s = await createTestSchema();
+  cleanups.push(() => s.drop());
+  return s;
+}
+
+describe('ClusterMember', () => {
+  it('takes a free session and recovers it; work for a session another holds wakes that owner', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1', ['q1']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    expect(a.member.owns('s1')).toBe(true);
+    // C admitted work for s1: it cannot take the lease, so it wakes A, which kicks the session.
+    c.member.elsewhere('s1');
+    await a.sessions.next('kick s1');
+    expect(c.member.owns('s1')).toBe(false);
+    expect(c.sessions.calls).toEqual([]);
+  });
+
+  it('a control acquires a free session, and is refused one another instance holds', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1');
+    expect(await a.member.acquire('s1')).toBe(true);
+    expect(await c.member.acquire('s1')).toBe(false);
+    expect(a.sessions.calls).toEqual(['recover s1']);
+  });
+
+  it('an idle session gives its lease back, and the next instance takes it', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1');
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    await a.member.idle('s1');
+    c.member.elsewhere('s1');
+    await c.sessions.next('recover s1');
+    expect(a.member.owns('s1')).toBe(false);
+    expect(c.member.token('s1')).toBe(2);
+  });
+
+  it('a drain releases the leases at once and the others take the queued sessions over', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const b = await node(s, 'b');
+    await session(a, 's1', ['q1']);
+    await session(a, 's2', ['q2']);
+    a.member.elsewhere('s1');
+    a.member.elsewhere('s2');
+    await a.sessions.next('recover s1');
+    await a.sessions.next('recover s2');
+    a.member.beginDrain();
+    expect((await a.member.handOver(['s2'])).sort()).toEqual(['s1']);
+    // s1 is taken over by B now (a lease of 300 s never expired); s2 stays A's (its turn still runs).
+    await b.sessions.next('recover s1');
+    expect(b.member.owns('s1')).toBe(true);
+    expect(b.member.owns('s2')).toBe(false);
+  });
+
+  it('a cold start takes over only sessions no live instance holds', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    await session(a, 's1', ['q1']);
+    await session(a, 's2', ['q2']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    // A runs s1's turn; s2 has queued work and no owner (its instance died before taking it).
+    expect(
+      await a.local.claimNext('s1', (await a.local.getAdmission('q1'))!.epoch ?? a.member.holder.epoch),
+    ).toMatchObject({
+      kind: 'claimed',
+    });
+    const b = await node(s, 'b');
+    expect(b.sessions.calls.filter((call) => call.startsWith('recover'))).toEqual(['recover s2']);
+    expect(b.sessions.calls.some((call) => call.endsWith(' s1'))).toBe(false);
+    expect(b.member.owns('s1')).toBe(false);
+    expect(await a.local.getAdmission('q1')).toMatchObject({
+      state: 'running',
+      epoch: a.member.holder.epoch,
+    });
+  });
+
+  it('a lost database connection stops every running turn and asks the daemon to exit', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    await session(a, 's1', ['q1']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    a.failed.now = true;
+    expect(await a.fatal).toBe('the database connection was lost');
+    expect(a.sessions.calls).toContain('interrupt s1');
+    expect(a.member.owns('s1')).toBe(false);
+    expect(a.member.sideEffectsAllowed()).toBe(false);
+  });
+});
