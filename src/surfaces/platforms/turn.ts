@@ -37,12 +37,37 @@ import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
 import { recordingPrompts } from '../../domain/local/resume-steps.js';
-import type { RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import type { ResumeStep, RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import type { PlatformPrompt } from '../../storage/delivery-ledger.js';
+import { typedApprovalText } from './native-controls.js';
 import { stepResumeOf } from './step-resume.js';
 
-/** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
+/**
+ * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
+ * cannot resume at its step (REC-7: no step record, or its tool was running under `unknown`).
+ */
 export const RESUME_NOTE =
   'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
+
+/**
+ * What a chat is told when a restart interrupted its turn and the turn goes on at its last durable
+ * step (REC-7): the platform's `turn.resumed`.
+ */
+export function resumedNotice(step: ResumeStep): string {
+  const next =
+    step === 'model'
+      ? 'asks the model again with the conversation as it was stored'
+      : step === 'tool'
+        ? 'runs the next tool call, which had not started'
+        : step === 'approval'
+          ? 'asks for the same approval again'
+          : 'asks its question again';
+  return `The gateway restarted while it was answering your message. It goes on where it stopped: it ${next}.`;
+}
+
+/** What a prompt's earlier message says once a restart asked the same prompt again (REC-7). */
+export const REPLACED_PROMPT_LINE =
+  'Replaced: the gateway restarted and asked this again in a newer message.';
 
 /** What a chat is told when its turn ran past `limits.turn_timeout_s` and was stopped. */
 export const TURN_TIMEOUT_NOTICE =
@@ -204,8 +229,9 @@ async function runAgentTurn(
   agent: AgentLease,
 ): Promise<void> {
   const source = event.source;
-  // REC-7: an auto-continue whose interrupted turn stopped at a tool call resumes that turn at its
-  // boundary; otherwise it is a new turn continuing with the restart note (REC-4).
+  // REC-7: an auto-continue whose interrupted turn left a step record resumes that turn at its
+  // boundary, under a new execution generation; otherwise it is a new turn continuing with the
+  // restart note (REC-4).
   const resumed =
     event.internal && event.text === RESUME_NOTE
       ? await stepResumeOf(deps, sessionKey, entry.session_id, agent)
@@ -223,6 +249,7 @@ async function runAgentTurn(
   }
   const turnId = resumed?.record.turnId ?? running.turnId;
   const input = resumed?.input ?? inputOf(deps, event, running.turnId);
+  const generation = resumed?.generation ?? 1;
 
   // The marker, "this message was taken", the end of its backlog row and the user message in one
   // transaction: after a crash the message is waiting (and its redelivery dropped), or this turn
@@ -247,6 +274,24 @@ async function runAgentTurn(
     turn_id: running.turnId,
     text: event.text,
   });
+  if (resumed) {
+    deps.events.emit('turn:resumed', {
+      session_key: sessionKey,
+      session_id: entry.session_id,
+      turn_id: turnId,
+      step: resumed.point.step,
+      execution_generation: generation,
+      closed_tool_call_id: resumed.point.closed,
+    });
+    // Told before the turn goes on, so it reads before what the resumed turn says; a failed send
+    // is not retried (the turn's reply is the one the ledger owes).
+    await adapter
+      .send(source.chat_id, resumedNotice(resumed.point.step), {
+        thread_id: source.thread_id,
+        reply_to: null,
+      })
+      .catch(() => undefined);
+  }
 
   const target = {
     platform: source.platform,
@@ -286,13 +331,14 @@ async function runAgentTurn(
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typing);
   const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let currentCall: string | null = null;
+  const shown: PromptShowing = { turnId, interrupted: resumed?.record.prompt ?? null };
   let result: TurnResult;
   try {
     try {
       result = await runTurn({
         sessionId: entry.session_id,
         admissionId: turnId,
-        executionGeneration: 1,
+        executionGeneration: generation,
         model: deps.model,
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
         systemPrompt: agent.systemPrompt,
@@ -334,7 +380,8 @@ async function runAgentTurn(
         },
         prompts: recordingPrompts(
           deps.prompts,
-          (prompt) => deps.ledger.recordTurnPrompt(sessionKey, turnId, prompt),
+          (prompt) =>
+            deps.ledger.recordTurnPrompt(sessionKey, turnId, { ...prompt, execution_generation: generation }),
           resumed?.record.prompt ?? null,
           () => currentCall,
         ),
@@ -342,7 +389,7 @@ async function runAgentTurn(
         emit: (turnEvent) => {
           if (turnEvent.type === 'tool.start') currentCall = turnEvent.tool_call_id;
           deps.observe?.(turnEvent.type);
-          onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent);
+          onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent, shown);
         },
       });
     } finally {
@@ -452,6 +499,28 @@ export async function answerFailure(
   });
 }
 
+/**
+ * Where a turn's prompts are shown: the marker's turn (whose prompt record gets the message id of
+ * each prompt once sent) and the prompt a crash interrupted, whose earlier message is edited to say
+ * it was replaced when the resumed turn asks the same prompt again under its new generation.
+ */
+interface PromptShowing {
+  readonly turnId: string;
+  interrupted: PlatformPrompt | null;
+}
+
+/**
+ * The earlier message of a prompt the resumed turn asks again (same id, newer generation): its
+ * buttons edited away, its text saying it was replaced. Taken once. Null: none to replace.
+ */
+function replacedMessage(shown: PromptShowing, promptId: string, generation: number): PlatformPrompt | null {
+  const old = shown.interrupted;
+  if (old?.prompt_id !== promptId || old.message_id === undefined) return null;
+  if ((old.execution_generation ?? 1) >= generation) return null;
+  shown.interrupted = null;
+  return old;
+}
+
 function onTurnEvent(
   deps: TurnDeps,
   sessionKey: string,
@@ -459,11 +528,24 @@ function onTurnEvent(
   event: MessageEvent,
   running: RunningTurn,
   turnEvent: TurnEvent,
+  shown: PromptShowing,
 ): void {
-  const post = (text: string) =>
-    void adapter
-      .send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null })
+  const chatId = event.source.chat_id;
+  const threadId = event.source.thread_id;
+  const post = (text: string): Promise<string | null> =>
+    adapter.send(chatId, text, { thread_id: threadId, reply_to: null }).then(
+      (sent) => sent[0]?.message_id ?? null,
+      () => null,
+    );
+  // The message showing a prompt, into the prompt's record: a later process edits it once replaced.
+  const remember = (promptId: string, message: Promise<string | null>): void =>
+    void message
+      .then((id) =>
+        id === null ? undefined : deps.ledger.recordPromptShown(sessionKey, shown.turnId, promptId, id),
+      )
       .catch(() => undefined);
+  const replaceText = (old: PlatformPrompt, text: string): void =>
+    void adapter.edit(chatId, old.message_id!, `${text}\n\n${REPLACED_PROMPT_LINE}`).catch(() => undefined);
   if (turnEvent.type === 'approval.request') {
     const prompt = {
       prompt_id: turnEvent.prompt_id,
@@ -474,14 +556,21 @@ function onTurnEvent(
     running.approval = approval;
     deps.events.emit('approval:asked', { session_key: sessionKey, prompt_id: turnEvent.prompt_id });
     const controls = adapter.approvals;
+    const old = replacedMessage(shown, prompt.prompt_id, prompt.execution_generation);
     if (controls === undefined) {
-      post(`${text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`);
+      if (old !== null) replaceText(old, typedApprovalText({ text }));
+      remember(prompt.prompt_id, post(typedApprovalText({ text })));
     } else {
+      if (old !== null) {
+        const before = { ...prompt, execution_generation: old.execution_generation ?? 1, text };
+        void controls.settle(chatId, threadId, old.message_id!, before, 'replaced').catch(() => undefined);
+      }
       // Buttons bound to this prompt; settled (disabled) once it is answered from anywhere.
       approval.shown = controls
-        .ask(event.source.chat_id, event.source.thread_id, { ...prompt, text })
+        .ask(chatId, threadId, { ...prompt, text })
         .then((sent) => sent.message_id)
         .catch(() => null);
+      remember(prompt.prompt_id, approval.shown);
     }
   } else if (turnEvent.type === 'approval.settled') {
     const approval = running.approval;
@@ -492,15 +581,12 @@ function onTurnEvent(
     const result = approvalResultOf(turnEvent.outcome);
     void approval.shown
       .then((messageId) =>
-        messageId === null ? undefined : controls.settle(event.source.chat_id, messageId, approval, result),
+        messageId === null ? undefined : controls.settle(chatId, threadId, messageId, approval, result),
       )
       .catch(() => undefined);
   } else if (turnEvent.type === 'tool.start') {
     void adapter
-      .showToolCall?.(event.source.chat_id, event.source.thread_id, {
-        name: turnEvent.name,
-        arguments: turnEvent.arguments,
-      })
+      .showToolCall?.(chatId, threadId, { name: turnEvent.name, arguments: turnEvent.arguments })
       .catch(() => undefined);
   } else if (turnEvent.type === 'clarify.request') {
     running.clarify = {
@@ -508,7 +594,10 @@ function onTurnEvent(
       execution_generation: turnEvent.execution_generation,
     };
     const choices = turnEvent.choices === null ? '' : `\n\nChoices: ${turnEvent.choices.join(', ')}`;
-    post(`${turnEvent.question}${choices}\n\n(Your next message answers this.)`);
+    const question = `${turnEvent.question}${choices}`;
+    const old = replacedMessage(shown, turnEvent.prompt_id, turnEvent.execution_generation);
+    if (old !== null) replaceText(old, question);
+    remember(turnEvent.prompt_id, post(`${question}\n\n(Your next message answers this.)`));
   } else if (turnEvent.type === 'clarify.settled') {
     if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
   }
