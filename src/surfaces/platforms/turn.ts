@@ -53,7 +53,7 @@ export const RESUME_NOTE =
  * What a chat is told when a restart interrupted its turn and the turn goes on at its last durable
  * step (REC-7): the platform's `turn.resumed`.
  */
-export function resumedNotice(step: ResumeStep): string {
+export function resumedNotice(step: ResumeStep, closedRunningTool: boolean): string {
   const next =
     step === 'model'
       ? 'asks the model again with the conversation as it was stored'
@@ -62,7 +62,10 @@ export function resumedNotice(step: ResumeStep): string {
         : step === 'approval'
           ? 'asks for the same approval again'
           : 'asks its question again';
-  return `The gateway restarted while it was answering your message. It goes on where it stopped: it ${next}.`;
+  const lost = closedRunningTool
+    ? ' The command that was running then may or may not have finished; the model is told so.'
+    : '';
+  return `The gateway restarted while it was answering your message. It goes on where it stopped: it ${next}.${lost}`;
 }
 
 /** What a prompt's earlier message says once a restart asked the same prompt again (REC-7). */
@@ -286,7 +289,7 @@ async function runAgentTurn(
     // Told before the turn goes on, so it reads before what the resumed turn says; a failed send
     // is not retried (the turn's reply is the one the ledger owes).
     await adapter
-      .send(source.chat_id, resumedNotice(resumed.point.step), {
+      .send(source.chat_id, resumedNotice(resumed.point.step, resumed.point.closed !== null), {
         thread_id: source.thread_id,
         reply_to: null,
       })
