@@ -8,7 +8,6 @@
  * calls the model again with exactly the stored history; a tool that was running is never run
  * again. Each command appends a line to a log the test owns, so "once" is counted.
  */
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
 import { REPLACED_PROMPT_LINE, RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
 import type { BotCall } from '../fixtures/telegram-standin.js';
 import { exited } from './cli.js';
+import { waitForShownPrompt } from './prompt-record.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const OWNER = { id: 51, first_name: 'Ines' };
@@ -49,29 +49,6 @@ const continuedWithNote = (marker: string) =>
     return users.at(-1)?.content === RESUME_NOTE && JSON.stringify(messages).includes(marker);
   }).length;
 
-/**
- * Waits until the open prompt's record holds the message that shows it: the daemon learns the
- * message id only when the platform answers the send, so a kill right after the send leaves an old
- * message it cannot edit later (its buttons are still refused as stale).
- */
-async function promptShownDurably(): Promise<void> {
-  const file = tg.daemon!.layout.stateDb('default');
-  await vi.waitFor(
-    () => {
-      const db = new Database(file, { readonly: true });
-      try {
-        const rows = db.prepare('SELECT prompt_json FROM turn_markers').all() as {
-          prompt_json: string | null;
-        }[];
-        expect(rows.some((r) => r.prompt_json?.includes('"message_id"'))).toBe(true);
-      } finally {
-        db.close();
-      }
-    },
-    { timeout: 30_000, interval: 50 },
-  );
-}
-
 /** The prompt a keyboard's first button answers. */
 const bindingOf = (call: BotCall) =>
   parseCallbackData(keyboardOf(call).inline_keyboard[0]![0]!.callback_data)!.prompt;
@@ -92,7 +69,7 @@ describe('REC-7 chat-platform turns resume at their last durable step', { timeou
     standIn.inject({ chat, from: OWNER, text: `run: ${command}` });
     const asked = await approvalMessage(chat.id, 1);
     expect(String(asked.payload.text)).toMatch(/^Approval needed: /);
-    await promptShownDurably();
+    await waitForShownPrompt(tg.daemon!.layout.stateDb('default'));
     await tg.kill();
     expect(fs.existsSync(doomed)).toBe(true);
 
@@ -225,6 +202,7 @@ describe('REC-7 chat-platform turns resume at their last durable step', { timeou
       .sentTo(chat.id)
       .filter((c) => question.test(String(c.payload.text)))
       .at(-1)!;
+    await waitForShownPrompt(tg.daemon!.layout.stateDb('default'));
     await tg.kill();
 
     await tg.start();
