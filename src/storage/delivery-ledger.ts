@@ -75,7 +75,22 @@ export interface TurnStepRecord {
   /** When the turn first started (ISO); a resumed turn keeps it, for the freshness window. */
   readonly startedAt: string;
   readonly toolStarted: string | null;
-  readonly prompt: StoredPrompt | null;
+  readonly prompt: PlatformPrompt | null;
+  /**
+   * Consecutive restarts that found this key mid-turn, this one included (the REC-5 streak): the
+   * resumed execution runs under generation `resumes + 1`, so its prompts refuse older buttons.
+   */
+  readonly resumes: number;
+}
+
+/**
+ * A chat turn's open prompt as its marker keeps it: the local record, the execution generation
+ * that asked it and, once sent, the chat message that shows it, so a resumed turn can edit that
+ * message's buttons away when it asks again under a new generation.
+ */
+export interface PlatformPrompt extends StoredPrompt {
+  readonly execution_generation?: number;
+  readonly message_id?: string;
 }
 
 /** Start-up recovery's limits: orphan markers are dropped, stale turns are not continued. */
@@ -181,7 +196,12 @@ export interface DeliveryLedger {
     messages: readonly TranscriptMessage[],
   ): Promise<void>;
   /** REC-7: the prompt the turn now waits on (null: none), durable before the chat is shown it. */
-  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void>;
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: PlatformPrompt | null): Promise<void>;
+  /**
+   * The chat message that shows the turn's open prompt `promptId` (group-committed). Fenced to the
+   * prompt: once another prompt is recorded, or none, nothing changes.
+   */
+  recordPromptShown(sessionKey: string, turnId: string, promptId: string, messageId: string): Promise<void>;
   /** Records a message a chat command acted on (or answered a question with) as taken. Idempotent. */
   takeInbound(
     inbound: InboundRef,

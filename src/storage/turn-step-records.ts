@@ -1,12 +1,12 @@
 /** The step records of resumed chat turns (REC-7), from marker rows: shared by both backends. */
-import type { TurnStepRecord } from './delivery-ledger.js';
-import type { StoredPrompt } from './local-store.js';
+import type { PlatformPrompt, TurnStepRecord } from './delivery-ledger.js';
 import type { TurnStepRow } from './sqlite/ops/turn-markers.js';
 
-/** The record of each resumed key whose marker named its turn. */
+/** The record of each resumed key whose marker named its turn, with its restart streak. */
 export function resumedStepRecords(
   rows: readonly TurnStepRow[],
   resumed: readonly string[],
+  streaks: ReadonlyMap<string, number>,
 ): Record<string, TurnStepRecord> {
   const records: Record<string, TurnStepRecord> = {};
   for (const row of rows) {
@@ -16,7 +16,8 @@ export function resumedStepRecords(
       sessionId: row.session_id,
       startedAt: row.started_at,
       toolStarted: row.tool_started,
-      prompt: row.prompt_json === null ? null : (JSON.parse(row.prompt_json) as StoredPrompt),
+      prompt: row.prompt_json === null ? null : (JSON.parse(row.prompt_json) as PlatformPrompt),
+      resumes: streaks.get(row.session_key) ?? 1,
     };
   }
   return records;

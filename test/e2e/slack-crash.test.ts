@@ -6,7 +6,7 @@
  * doubles nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { RESUME_NOTE } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
 import { said, useSlackDaemon } from './slack-fixture.js';
 
 const KIM = { id: 'U0KIM', name: 'kim' };
@@ -28,15 +28,18 @@ describe('Slack crash recovery through the real daemon', { timeout: 120_000 }, (
     await sl.kill();
     model.release();
     await sl.start();
-    await sl.waitForPost('D0KIM', /./, 2);
+    await sl.waitForPost('D0KIM', /you said: mid-turn question$/);
     expect(await sl.ask('D0KIM', KIM, 'after restart')).toBe(said('after restart'));
-    const posts = sl.posts('D0KIM');
-    // One answer for the interrupted turn (the resumed one), none for a redelivery of its message.
-    expect(posts).toHaveLength(3);
-    expect(posts[0]).toBe(said('before the crash'));
-    expect(posts[2]).toBe(said('after restart'));
-    expect(sl.asked('mid-turn question')).toBe(1);
-    expect(sl.asked(RESUME_NOTE)).toBe(1);
+    // Told it resumed, then one answer for the interrupted turn (its model call repeated on the
+    // stored history, REC-7), none for a redelivery of its message.
+    expect(sl.posts('D0KIM')).toEqual([
+      said('before the crash'),
+      resumedNotice('model', false),
+      said('mid-turn question'),
+      said('after restart'),
+    ]);
+    expect(sl.asked('mid-turn question')).toBe(2);
+    expect(sl.asked(RESUME_NOTE)).toBe(0);
   });
 
   it('an envelope received but not taken when the daemon died is delivered again and answered once', async () => {

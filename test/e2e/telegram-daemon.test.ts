@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCli } from './cli.js';
+import { resumedNotice } from '../../src/surfaces/platforms/turn.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const tg = useTelegramDaemon();
@@ -103,17 +104,19 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
 
     await tg.start();
     model.release();
-    await standIn.waitForCall((c) => c.method === 'sendMessage' && c.payload.chat_id === chat.id);
-    expect(tg.repliesTo(chat.id)).toHaveLength(1);
-    expect(tg.repliesTo(chat.id)[0]).toMatch(/Continue where you left off/);
-    // The resumed request carried the interrupted message: the same conversation, continued.
-    expect(tg.requestTexts('Continue where you left off')).toContain('before the crash');
+    await tg.waitForText(chat.id, /you said: before the crash$/);
+    // REC-7: told it resumed, then one reply: the model was called again on the stored history.
+    expect(tg.repliesTo(chat.id)).toEqual([
+      resumedNotice('model', false),
+      expect.stringMatching(/you said: before the crash$/),
+    ]);
+    expect(tg.requestTexts('before the crash')).not.toContain('Continue where you left off');
 
     // A graceful stop and another start send nothing again.
     expect(await tg.stop()).toBe(0);
     await tg.start();
     expect(await tg.ask(chat, user, 'after restarts')).toMatch(/after restarts/);
-    expect(tg.repliesTo(chat.id)).toHaveLength(2);
+    expect(tg.repliesTo(chat.id)).toHaveLength(3);
   });
 
   it('REC-4 a message Telegram hands out again after a SIGKILL never starts a second turn', async () => {
@@ -149,11 +152,11 @@ describe('UX-1 SRC-1 Telegram through the real daemon', () => {
       standIn.inject({ chat: dm(id), from: user(id), text: `/queue barrier ${id}` });
       await tg.waitForText(id, new RegExp(`you said: barrier ${id}$`));
     }
-    const resumed = expect.stringMatching(/Continue where you left off/) as string;
-    expect(answers(601)).toEqual([resumed, 'barrier 601']);
+    // The turns running at the crash resumed at their model call (REC-7): each answered once.
+    expect(answers(601)).toEqual(['running at the crash', 'barrier 601']);
     expect(answers(602)).toEqual(['answered before', 'barrier 602']);
     // The follow-up waited on the backlog: it is answered once, from there, and its redelivery dropped.
-    expect(answers(603)).toEqual([resumed, 'waiting behind', 'barrier 603']);
+    expect(answers(603)).toEqual(['also running', 'waiting behind', 'barrier 603']);
   });
 
   it('issue 16: a command update Telegram hands out again after a SIGKILL is carried out once', async () => {

@@ -76,7 +76,7 @@ describe('platform turns under limits.turn_timeout_s and recovery.auto_continue_
     expect(replies.filter((t) => t.endsWith('next message'))).toHaveLength(1);
     expect(replies.at(-1)).toBe(said('after another restart'));
     expect(tg.asked(RESUME_NOTE) - resumesBefore).toBe(0);
-  });
+  }, 120_000);
 
   it('a turn a graceful stop cut at its deadline is not continued after a restart past the window; the chat is told once', async () => {
     const chat = dm(803);

@@ -105,10 +105,14 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
         requested_at: started.toISOString(),
       };
       await ledger.recordTurnPrompt(KEY, 'msg_a', prompt);
+      // The message showing the prompt joins its record; one naming another prompt changes nothing.
+      await ledger.recordPromptShown(KEY, 'msg_a', 'p_1', '77');
+      await ledger.recordPromptShown(KEY, 'msg_a', 'p_other', '78');
       await ledger.markToolStarted(KEY, 'msg_a', 'call_1');
       // Fenced to the marker's turn: a write of another turn changes nothing.
       await ledger.markToolStarted(OTHER, 'msg_a', 'call_9');
       await ledger.recordTurnPrompt(OTHER, 'msg_a', prompt);
+      await ledger.recordPromptShown(OTHER, 'msg_a', 'p_1', '79');
       ({ store, ledger } = await h.reopen());
       const report = await ledger.recover(RECOVER);
       expect(report.resumed).toEqual([KEY, OTHER]);
@@ -118,21 +122,35 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
         sessionId: sid,
         startedAt: started.toISOString(),
         toolStarted: 'call_1',
-        prompt,
+        prompt: { ...prompt, message_id: '77' },
+        resumes: 1,
       });
-      expect(report.steps[OTHER]).toMatchObject({ turnId: 'msg_b', toolStarted: null, prompt: null });
+      expect(report.steps[OTHER]).toMatchObject({
+        turnId: 'msg_b',
+        toolStarted: null,
+        prompt: null,
+        resumes: 1,
+      });
 
       // The result clears the mark and the prompt in the commit that stores it; a new start has no steps.
       await ledger.startTurn(KEY, null, { turnId: 'msg_a', now: started });
-      await ledger.recordTurnPrompt(KEY, 'msg_a', prompt);
+      await ledger.recordTurnPrompt(KEY, 'msg_a', { ...prompt, execution_generation: 2 });
       await ledger.markToolStarted(KEY, 'msg_a', 'call_1');
       await ledger.recordToolResult(KEY, 'msg_a', sid, [
         { role: 'assistant', content: null, tool_calls: [call] },
         { role: 'tool', tool_call_id: 'call_1', name: 'terminal', content: 'done', admission_id: 'msg_a' },
       ]);
+      // A message id arriving after the prompt was cleared does not bring the prompt back.
+      await ledger.recordPromptShown(KEY, 'msg_a', 'p_1', '80');
       await ledger.startTurn(OTHER, null, { turnId: 'msg_c' });
       const after = await ledger.recover(RECOVER);
-      expect(after.steps[KEY]).toMatchObject({ turnId: 'msg_a', toolStarted: null, prompt: null });
+      // The second restart in a row that found the key mid-turn: the resumed turn's generation is 3.
+      expect(after.steps[KEY]).toMatchObject({
+        turnId: 'msg_a',
+        toolStarted: null,
+        prompt: null,
+        resumes: 2,
+      });
       expect(after.steps[OTHER]).toMatchObject({ turnId: 'msg_c', toolStarted: null, prompt: null });
       expect((await store.loadTranscript(sid)).map((m) => m.content)).toEqual(['go', null, 'done']);
       // A marker without a turn id (an older writer) reports no steps.

@@ -42,19 +42,36 @@ export interface ApprovalPrompt extends ApprovalBinding {
   readonly text: string;
 }
 
-/** How an approval ended, as its rendered controls show it once disabled. */
+/**
+ * How an approval's message ended, as its rendered controls show it once disabled: answered, or
+ * `replaced`: a restart asked the same prompt again under a newer execution generation, in a new
+ * message, so this one's buttons answer nothing any more (REC-7).
+ */
 export type ApprovalResult =
-  'approved once' | 'approved for the session' | 'approved always' | 'denied' | 'expired' | 'cancelled';
+  | 'approved once'
+  | 'approved for the session'
+  | 'approved always'
+  | 'denied'
+  | 'expired'
+  | 'cancelled'
+  | 'replaced';
 
 /**
  * Native approval controls, for an adapter whose platform has buttons. The gateway asks with
  * ask(); a click comes back as an /approve or /deny MessageEvent carrying `prompt`. Once the prompt
- * is settled, however it was answered (a click, a typed /approve, the timeout), settle() disables
- * the controls and shows the result.
+ * is settled, however it was answered (a click, a typed /approve, the timeout), or asked again
+ * after a restart (`replaced`), settle() disables the controls and shows the result. The chat and
+ * thread are the ones ask() was given, so a message can be settled by a later process.
  */
 export interface ApprovalControls {
   ask(chatId: string, threadId: string | null, prompt: ApprovalPrompt): Promise<SentMessage>;
-  settle(chatId: string, messageId: string, prompt: ApprovalPrompt, result: ApprovalResult): Promise<void>;
+  settle(
+    chatId: string,
+    threadId: string | null,
+    messageId: string,
+    prompt: ApprovalPrompt,
+    result: ApprovalResult,
+  ): Promise<void>;
 }
 
 export interface OutboundOptions {

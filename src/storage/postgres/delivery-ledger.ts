@@ -22,6 +22,7 @@ import {
   type DeliveryLedger,
   type InboundOutcome,
   type MessagingRecoveryReport,
+  type PlatformPrompt,
   type RecoverOptions,
   type ReplyRecord,
   type StoredBacklogItem,
@@ -29,7 +30,6 @@ import {
 } from '../delivery-ledger.js';
 import { eventFromJson, eventToJson, toDelivery } from '../sqlite/delivery-ledger.js';
 import type { TurnMarker, TurnStepRow } from '../sqlite/ops/turn-markers.js';
-import type { StoredPrompt } from '../local-store.js';
 import { resumedStepRecords } from '../turn-step-records.js';
 import { PgCommitGroup } from './commit-group.js';
 import type { PgDatabase, Sql } from './database.js';
@@ -91,9 +91,13 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     });
   }
 
-  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void> {
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: PlatformPrompt | null): Promise<void> {
     const json = prompt === null ? null : JSON.stringify(prompt);
     return this.group.run((sql) => markers.setTurnPrompt(sql, sessionKey, turnId, json));
+  }
+
+  recordPromptShown(sessionKey: string, turnId: string, promptId: string, messageId: string): Promise<void> {
+    return this.group.run((sql) => markers.setPromptMessage(sql, sessionKey, turnId, promptId, messageId));
   }
 
   takeInbound(
@@ -279,7 +283,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
         suspended: plan.suspend,
         settled: plan.settled,
         stale: plan.stale.map((m) => m.session_key),
-        steps: resumedStepRecords(rows, plan.resume),
+        steps: resumedStepRecords(rows, plan.resume, plan.streaks),
       };
     });
   }

@@ -25,6 +25,7 @@ import {
   type DeliveryLedger,
   type InboundOutcome,
   type MessagingRecoveryReport,
+  type PlatformPrompt,
   type RecoverOptions,
   type ReplyRecord,
   type StoredBacklogItem,
@@ -42,7 +43,6 @@ import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
 import { resumedStepRecords } from '../turn-step-records.js';
-import type { StoredPrompt } from '../local-store.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
 
@@ -149,9 +149,13 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     });
   }
 
-  recordTurnPrompt(sessionKey: string, turnId: string, prompt: StoredPrompt | null): Promise<void> {
+  recordTurnPrompt(sessionKey: string, turnId: string, prompt: PlatformPrompt | null): Promise<void> {
     const json = prompt === null ? null : JSON.stringify(prompt);
     return this.group.run(() => markers.setTurnPrompt(this.db, sessionKey, turnId, json));
+  }
+
+  recordPromptShown(sessionKey: string, turnId: string, promptId: string, messageId: string): Promise<void> {
+    return this.group.run(() => markers.setPromptMessage(this.db, sessionKey, turnId, promptId, messageId));
   }
 
   takeInbound(
@@ -359,7 +363,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
           suspended: plan.suspend,
           settled: plan.settled,
           stale: plan.stale.map((m) => m.session_key),
-          steps: resumedStepRecords(stepRows, plan.resume),
+          steps: resumedStepRecords(stepRows, plan.resume, plan.streaks),
         };
       }),
     );

@@ -16,6 +16,14 @@ import type { RunningTurn } from './turn.js';
  * while it has work: the gateway frees it once it is idle, nothing waits, no command is being
  * carried out on it and its backlog rows are known to be gone; the next event makes a new one.
  */
+/**
+ * The answer to a button of an approval a restart asked again under a newer execution generation
+ * (REC-7): that button answers nothing, the newer message's buttons do.
+ */
+export const STALE_APPROVAL_ANSWER =
+  'That button belongs to an approval asked before the gateway restarted. The same approval was asked ' +
+  'again in a newer message: answer it there.';
+
 export interface Lane {
   readonly key: string;
   state: queue.SessionQueueState<MessageEvent>;
@@ -183,7 +191,9 @@ export async function carryOutCommand(
           ? command.name === 'deny'
             ? 'Denied.'
             : 'Approved.'
-          : 'That approval is no longer open.',
+          : result.status === 'stale_generation'
+            ? STALE_APPROVAL_ANSWER
+            : 'That approval is no longer open.',
       );
       break;
     }

@@ -2,6 +2,7 @@
 import type { AdapterStatus } from '../../domain/messaging/adapter.js';
 import type { MessagingRecoveryReport, Delivery } from '../../storage/delivery-ledger.js';
 import type { TurnOutcome } from '../../runtime/types.js';
+import type { ResumeStep } from '../../domain/local/turn-resume.js';
 
 export interface MessagingEvents extends Record<string, unknown> {
   /** An adapter's status changed (connected, failed, stopped): what `gatehouse status` shows. */
@@ -21,6 +22,19 @@ export interface MessagingEvents extends Record<string, unknown> {
     turn_id: string;
     outcome: TurnOutcome;
     final_text: string | null;
+  };
+  /**
+   * REC-7: a turn a restart interrupted goes on at its last durable step (`step`), under a new
+   * execution generation; `turn_id` is the interrupted turn's (its stored input carries it). The
+   * chat is told too (resumedNotice).
+   */
+  'turn:resumed': {
+    session_key: string;
+    session_id: string;
+    turn_id: string;
+    step: ResumeStep;
+    execution_generation: number;
+    closed_tool_call_id: string | null;
   };
   /** A promoted event found no running adapter and went back on its queue (QUE-3). */
   'queue:requeued': { session_key: string; platform: string };

@@ -1,10 +1,16 @@
 /**
  * What every platform with buttons and slash commands shares: the chat commands offered as native
  * commands, the four approval choices a prompt's buttons carry, the id that binds a click to its
- * exact prompt and generation, and the one-line rendering of a tool call. Pure: the adapters turn
- * these into their own wire shapes (Discord components, Slack Block Kit).
+ * exact prompt and generation, how a settled approval reads, the ask/settle logic over a
+ * platform's button messages, and the one-line rendering of a tool call. The adapters supply their
+ * own wire shapes (Discord components, Slack Block Kit, Telegram keyboards) and requests.
  */
-import type { ApprovalBinding, ApprovalPrompt, ApprovalResult } from '../../domain/messaging/adapter.js';
+import type {
+  ApprovalBinding,
+  ApprovalControls,
+  ApprovalPrompt,
+  ApprovalResult,
+} from '../../domain/messaging/adapter.js';
 
 export interface CommandSpec {
   readonly name: string;
@@ -73,9 +79,65 @@ export function parseApprovalClick(id: string): { text: string; prompt: Approval
   };
 }
 
+/** What a settled approval's message says in place of its buttons. */
+export function outcomeLine(result: ApprovalResult): string {
+  return result === 'replaced'
+    ? 'Replaced: the gateway restarted and asked this again in a newer message; these buttons no longer answer it.'
+    : `Answered: ${result}.`;
+}
+
 /** The text of a settled approval's message. */
 export function settledText(prompt: ApprovalPrompt, result: ApprovalResult): string {
-  return `${prompt.text}\n\nAnswered: ${result}.`;
+  return `${prompt.text}\n\n${outcomeLine(result)}`;
+}
+
+/** An approval asked as text (no buttons on the platform, or none fit): the typed commands answer it. */
+export function typedApprovalText(prompt: { text: string }): string {
+  return `${prompt.text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`;
+}
+
+/**
+ * The two requests one platform's approval buttons take, in its own wire shape `Controls`: post a
+ * message with controls, and edit one (its text and controls) where it was posted.
+ */
+export interface ButtonMessages<Controls> {
+  /** The platform's limit on one message's text. */
+  readonly limit: number;
+  /** The open prompt's buttons; null: they cannot be rendered (the prompt is asked as text). */
+  open(prompt: ApprovalPrompt): Controls | null;
+  /** The settled prompt's controls: its buttons disabled or gone. */
+  closed(prompt: ApprovalPrompt, result: ApprovalResult): Controls;
+  post(chatId: string, threadId: string | null, text: string, controls: Controls | null): Promise<string>;
+  edit(
+    chatId: string,
+    threadId: string | null,
+    messageId: string,
+    text: string,
+    controls: Controls,
+  ): Promise<void>;
+}
+
+/**
+ * Approval controls over a platform's button messages: every platform asks and settles the same
+ * way (the prompt's text with its buttons; once settled or replaced, the text with its outcome and
+ * the buttons disabled), only the requests differ.
+ */
+export function buttonApprovals<Controls>(io: ButtonMessages<Controls>): ApprovalControls {
+  return {
+    ask: async (chatId, threadId, prompt) => {
+      const controls = io.open(prompt);
+      const text = controls === null ? typedApprovalText(prompt) : prompt.text;
+      return { message_id: await io.post(chatId, threadId, text.slice(0, io.limit), controls) };
+    },
+    settle: (chatId, threadId, messageId, prompt, result) =>
+      io.edit(
+        chatId,
+        threadId,
+        messageId,
+        settledText(prompt, result).slice(0, io.limit),
+        io.closed(prompt, result),
+      ),
+  };
 }
 
 /** `⚙ terminal: ls -la`: the tool and its arguments (a command when there is one), short. */

@@ -29,15 +29,20 @@ export interface StepResume {
   readonly input: TranscriptMessage;
   readonly before: number;
   readonly point: ResumePoint;
+  /** The execution generation the resumed turn runs under: its prompts refuse older buttons. */
+  readonly generation: number;
 }
 
 /**
  * The step resume an auto-continue (REC-4) stands for: its key's step record names a turn of this
- * session that stopped at a stored tool call not yet started, or at a running one that
- * `recovery.running_tool: close` closes with an honest result. Null for everything else: a turn
- * that stopped at a model call continues with the restart note, and one whose tool was running
- * under `unknown` too, with that call closed as of unknown effect, as before step resume. The
- * crash count (recovery.max_resumes) and the freshness window were applied by start-up recovery.
+ * session, which goes on at its boundary — a model call on exactly the stored history (claimed,
+ * the call in flight or streaming, or every tool result stored), a stored tool call not yet
+ * started, a prompt it waited on, or a running call that `recovery.running_tool: close` closes
+ * with an honest result. Null when there is no record (a drain's resume, a crash between recovery
+ * and this turn's start), the record and the transcript disagree, or a tool was running under
+ * `unknown`: the auto-continue is then a new turn with the restart note, as before step resume.
+ * The crash count (recovery.max_resumes) and the freshness window were applied by start-up
+ * recovery (planRecovery), so no limit is applied twice here.
  */
 export async function stepResumeOf(
   deps: StepResumeDeps,
@@ -49,7 +54,7 @@ export async function stepResumeOf(
   deps.resumePoints.delete(sessionKey);
   if (record === undefined || record.sessionId !== sessionId) return null;
   const split = splitAtInput(agent.messages, record.turnId);
-  if (split === null || turnBoundary(split.turn, record.toolStarted).kind !== 'tools') return null;
+  if (split === null || turnBoundary(split.turn, record.toolStarted).kind === 'lost') return null;
   const facts = { started_at: record.startedAt, resumes: 0, tool_started: record.toolStarted };
   const settings = { runningTool: deps.runningTool, maxResumes: Infinity, freshnessS: Infinity };
   if (decideRecovery(facts, settings, Date.now()).kind !== 'resume') return null;
@@ -57,5 +62,6 @@ export async function stepResumeOf(
     deps.ledger.recordToolResult(sessionKey, record.turnId, sessionId, messages),
   );
   if (point === null) return null;
-  return { record, input: agent.messages[split.before]!, before: split.before, point };
+  const input = agent.messages[split.before]!;
+  return { record, input, before: split.before, point, generation: record.resumes + 1 };
 }

@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import {
   inboundRefOf,
   type ApprovalPrompt,
-  type ApprovalResult,
   type MessageEvent,
   type PlatformAdapter,
 } from '../../domain/messaging/adapter.js';
@@ -28,7 +27,7 @@ import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
 import { keepTyping, timeLimit, type TypingClock } from './turn-clocks.js';
-import type { ApprovalOutcome, ToolDefinition, TurnEvent } from '../../runtime/types.js';
+import type { ToolDefinition } from '../../runtime/types.js';
 import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
 import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
@@ -37,12 +36,35 @@ import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
 import { recordingPrompts } from '../../domain/local/resume-steps.js';
-import type { RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import type { ResumeStep, RunningToolPolicy } from '../../domain/local/turn-resume.js';
 import { stepResumeOf } from './step-resume.js';
+import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 
-/** What the agent is told when it continues a turn the last restart interrupted (REC-4). */
+/**
+ * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
+ * cannot resume at its step (REC-7: no step record, or its tool was running under `unknown`).
+ */
 export const RESUME_NOTE =
   'System note: the gateway restarted while you were answering the previous message. Continue where you left off.';
+
+/**
+ * What a chat is told when a restart interrupted its turn and the turn goes on at its last durable
+ * step (REC-7): the platform's `turn.resumed`.
+ */
+export function resumedNotice(step: ResumeStep, closedRunningTool: boolean): string {
+  const next =
+    step === 'model'
+      ? 'asks the model again with the conversation as it was stored'
+      : step === 'tool'
+        ? 'runs the next tool call, which had not started'
+        : step === 'approval'
+          ? 'asks for the same approval again'
+          : 'asks its question again';
+  const lost = closedRunningTool
+    ? ' The command that was running then may or may not have finished; the model is told so.'
+    : '';
+  return `The gateway restarted while it was answering your message. It goes on where it stopped: it ${next}.${lost}`;
+}
 
 /** What a chat is told when its turn ran past `limits.turn_timeout_s` and was stopped. */
 export const TURN_TIMEOUT_NOTICE =
@@ -134,15 +156,6 @@ export interface PendingApproval extends ApprovalPrompt {
   shown: Promise<string | null> | null;
 }
 
-function approvalResultOf(outcome: ApprovalOutcome): ApprovalResult {
-  if (outcome.kind === 'denied') return 'denied';
-  if (outcome.kind === 'timeout') return 'expired';
-  if (outcome.kind === 'cancelled') return 'cancelled';
-  if (outcome.choice === 'session') return 'approved for the session';
-  if (outcome.choice === 'always') return 'approved always';
-  return 'approved once';
-}
-
 export function newTurnId(): string {
   return `msg_${randomBytes(12).toString('base64url')}`;
 }
@@ -204,8 +217,9 @@ async function runAgentTurn(
   agent: AgentLease,
 ): Promise<void> {
   const source = event.source;
-  // REC-7: an auto-continue whose interrupted turn stopped at a tool call resumes that turn at its
-  // boundary; otherwise it is a new turn continuing with the restart note (REC-4).
+  // REC-7: an auto-continue whose interrupted turn left a step record resumes that turn at its
+  // boundary, under a new execution generation; otherwise it is a new turn continuing with the
+  // restart note (REC-4).
   const resumed =
     event.internal && event.text === RESUME_NOTE
       ? await stepResumeOf(deps, sessionKey, entry.session_id, agent)
@@ -223,6 +237,7 @@ async function runAgentTurn(
   }
   const turnId = resumed?.record.turnId ?? running.turnId;
   const input = resumed?.input ?? inputOf(deps, event, running.turnId);
+  const generation = resumed?.generation ?? 1;
 
   // The marker, "this message was taken", the end of its backlog row and the user message in one
   // transaction: after a crash the message is waiting (and its redelivery dropped), or this turn
@@ -247,6 +262,24 @@ async function runAgentTurn(
     turn_id: running.turnId,
     text: event.text,
   });
+  if (resumed) {
+    deps.events.emit('turn:resumed', {
+      session_key: sessionKey,
+      session_id: entry.session_id,
+      turn_id: turnId,
+      step: resumed.point.step,
+      execution_generation: generation,
+      closed_tool_call_id: resumed.point.closed,
+    });
+    // Told before the turn goes on, so it reads before what the resumed turn says; a failed send
+    // is not retried (the turn's reply is the one the ledger owes).
+    await adapter
+      .send(source.chat_id, resumedNotice(resumed.point.step, resumed.point.closed !== null), {
+        thread_id: source.thread_id,
+        reply_to: null,
+      })
+      .catch(() => undefined);
+  }
 
   const target = {
     platform: source.platform,
@@ -286,13 +319,14 @@ async function runAgentTurn(
   const stopTyping = keepTyping(adapter, source.chat_id, source.thread_id, deps.typing);
   const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let currentCall: string | null = null;
+  const shown: PromptShowing = { turnId, interrupted: resumed?.record.prompt ?? null };
   let result: TurnResult;
   try {
     try {
       result = await runTurn({
         sessionId: entry.session_id,
         admissionId: turnId,
-        executionGeneration: 1,
+        executionGeneration: generation,
         model: deps.model,
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
         systemPrompt: agent.systemPrompt,
@@ -334,7 +368,8 @@ async function runAgentTurn(
         },
         prompts: recordingPrompts(
           deps.prompts,
-          (prompt) => deps.ledger.recordTurnPrompt(sessionKey, turnId, prompt),
+          (prompt) =>
+            deps.ledger.recordTurnPrompt(sessionKey, turnId, { ...prompt, execution_generation: generation }),
           resumed?.record.prompt ?? null,
           () => currentCall,
         ),
@@ -342,7 +377,7 @@ async function runAgentTurn(
         emit: (turnEvent) => {
           if (turnEvent.type === 'tool.start') currentCall = turnEvent.tool_call_id;
           deps.observe?.(turnEvent.type);
-          onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent);
+          onTurnEvent(deps, sessionKey, adapter, event, running, turnEvent, shown);
         },
       });
     } finally {
@@ -450,66 +485,4 @@ export async function answerFailure(
     outcome: 'failed',
     final_text: null,
   });
-}
-
-function onTurnEvent(
-  deps: TurnDeps,
-  sessionKey: string,
-  adapter: PlatformAdapter,
-  event: MessageEvent,
-  running: RunningTurn,
-  turnEvent: TurnEvent,
-): void {
-  const post = (text: string) =>
-    void adapter
-      .send(event.source.chat_id, text, { thread_id: event.source.thread_id, reply_to: null })
-      .catch(() => undefined);
-  if (turnEvent.type === 'approval.request') {
-    const prompt = {
-      prompt_id: turnEvent.prompt_id,
-      execution_generation: turnEvent.execution_generation,
-    };
-    const text = `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}`;
-    const approval: PendingApproval = { ...prompt, text, shown: null };
-    running.approval = approval;
-    deps.events.emit('approval:asked', { session_key: sessionKey, prompt_id: turnEvent.prompt_id });
-    const controls = adapter.approvals;
-    if (controls === undefined) {
-      post(`${text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`);
-    } else {
-      // Buttons bound to this prompt; settled (disabled) once it is answered from anywhere.
-      approval.shown = controls
-        .ask(event.source.chat_id, event.source.thread_id, { ...prompt, text })
-        .then((sent) => sent.message_id)
-        .catch(() => null);
-    }
-  } else if (turnEvent.type === 'approval.settled') {
-    const approval = running.approval;
-    if (approval?.prompt_id !== turnEvent.prompt_id) return;
-    running.approval = null;
-    const controls = adapter.approvals;
-    if (controls === undefined || approval.shown === null) return;
-    const result = approvalResultOf(turnEvent.outcome);
-    void approval.shown
-      .then((messageId) =>
-        messageId === null ? undefined : controls.settle(event.source.chat_id, messageId, approval, result),
-      )
-      .catch(() => undefined);
-  } else if (turnEvent.type === 'tool.start') {
-    void adapter
-      .showToolCall?.(event.source.chat_id, event.source.thread_id, {
-        name: turnEvent.name,
-        arguments: turnEvent.arguments,
-      })
-      .catch(() => undefined);
-  } else if (turnEvent.type === 'clarify.request') {
-    running.clarify = {
-      prompt_id: turnEvent.prompt_id,
-      execution_generation: turnEvent.execution_generation,
-    };
-    const choices = turnEvent.choices === null ? '' : `\n\nChoices: ${turnEvent.choices.join(', ')}`;
-    post(`${turnEvent.question}${choices}\n\n(Your next message answers this.)`);
-  } else if (turnEvent.type === 'clarify.settled') {
-    if (running.clarify?.prompt_id === turnEvent.prompt_id) running.clarify = null;
-  }
 }

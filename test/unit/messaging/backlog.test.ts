@@ -114,12 +114,8 @@ describe('REC-6 QUE-1 the inbound backlog', () => {
     await h.start();
     h.model.release();
     await barrier();
-    expect(answers()).toEqual([
-      expect.stringMatching(/Continue where you left off/),
-      'waiting follow-up',
-      'waiting queued item',
-      'barrier',
-    ]);
+    // REC-7: the turn cut at its model call is called again on its stored history (no restart note).
+    expect(answers()).toEqual(['held at the model', 'waiting follow-up', 'waiting queued item', 'barrier']);
   });
 
   it('a follow-up replaced by a newer one is recorded collapsed and never runs when redelivered', async () => {
@@ -140,11 +136,7 @@ describe('REC-6 QUE-1 the inbound backlog', () => {
     expect(await duplicate).toEqual(refOf(older));
     h.model.release();
     await barrier();
-    expect(answers()).toEqual([
-      expect.stringMatching(/Continue where you left off/),
-      'newer follow-up',
-      'barrier',
-    ]);
+    expect(answers()).toEqual(['held at the model', 'newer follow-up', 'barrier']);
   });
 
   it('/stop drops the waiting follow-up for good; the /queue item stays and runs once', async () => {

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { buildPlainJs } from '../../shared/plain-js.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
+import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
+import { resumedNotice } from '../../../src/surfaces/platforms/turn.js';
 
 let js: ReturnType<typeof buildPlainJs>;
 let dir: string;
@@ -76,12 +78,14 @@ describe('REC-4 SIGKILL mid-turn', () => {
 
     const second = await startChild();
     expect(second.recovery).toMatchObject({ cleanShutdown: false, resumed: ['agent:main:telegram:dm:555'] });
-    await standIn.waitForCall((c) => c.method === 'sendMessage' && c.payload.chat_id === CHAT.id);
-    expect(replies()).toHaveLength(1);
-    expect(replies()[0]).toMatch(/Continue where you left off/);
-    // The resumed request carried the interrupted message: the same conversation, continued.
-    const resumed = model.requests.at(-1)!.body!.messages!;
-    expect(resumed.some((m) => m.content === 'hello before the crash')).toBe(true);
+    await standIn.waitForCall((c) => c.method === 'sendMessage' && c.payload.chat_id === CHAT.id, 2);
+    // REC-7: told it resumed, then the one reply; the model was called again with exactly the
+    // stored history (the interrupted request's messages, no restart note).
+    expect(replies()).toEqual([
+      resumedNotice('model', false),
+      `${DEMO_LABEL}: you said: hello before the crash`,
+    ]);
+    expect(model.requests.at(-1)!.body!.messages).toEqual(model.requests[0]!.body!.messages);
 
     // A graceful stop then a start: nothing is sent again.
     const stopped = new Promise<void>((resolve) => second.child.once('exit', () => resolve()));
@@ -90,6 +94,6 @@ describe('REC-4 SIGKILL mid-turn', () => {
     const third = await startChild();
     expect(third.recovery).toMatchObject({ cleanShutdown: true, resumed: [], delivered: 0 });
     await kill(third.child);
-    expect(replies()).toHaveLength(1);
+    expect(replies()).toHaveLength(2);
   });
 });

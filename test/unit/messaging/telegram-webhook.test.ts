@@ -211,7 +211,13 @@ describe('Telegram webhook mode: approval buttons', () => {
     });
     expect(handedIn[1]!.source.message_id).toBe(`cb${standIn.queryId(click)}`);
     expect(await standIn.waitForAnswer(standIn.queryId(click))).toMatchObject({ text: null });
-    await adapter.approvals.settle(String(ALICE.id), sent.message_id, prompt, 'approved for the session');
+    await adapter.approvals.settle(
+      String(ALICE.id),
+      null,
+      sent.message_id,
+      prompt,
+      'approved for the session',
+    );
     expect(standIn.shown(ALICE.id, Number(sent.message_id))).toEqual({
       text: 'Approval needed\n\nAnswered: approved for the session.',
       reply_markup: undefined,

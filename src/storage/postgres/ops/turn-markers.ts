@@ -32,6 +32,21 @@ export async function setToolStarted(
   ]);
 }
 
+/** The message showing the open prompt `promptId`, into its record; another prompt's is left alone. */
+export async function setPromptMessage(
+  sql: Sql,
+  sessionKey: string,
+  turnId: string,
+  promptId: string,
+  messageId: string,
+): Promise<void> {
+  await sql.run(
+    `UPDATE turn_markers SET prompt_json = (prompt_json::jsonb || jsonb_build_object('message_id', $1::text))::text
+     WHERE session_key = $2 AND turn_id = $3 AND prompt_json::jsonb ->> 'prompt_id' = $4`,
+    [messageId, sessionKey, turnId, promptId],
+  );
+}
+
 export async function setTurnPrompt(
   sql: Sql,
   sessionKey: string,

@@ -44,6 +44,21 @@ export function setTurnPrompt(db: Db, sessionKey: string, turnId: string, prompt
   );
 }
 
+/** The message showing the open prompt `promptId`, into its record; another prompt's is left alone. */
+export function setPromptMessage(
+  db: Db,
+  sessionKey: string,
+  turnId: string,
+  promptId: string,
+  messageId: string,
+): void {
+  statement(
+    db,
+    `UPDATE turn_markers SET prompt_json = json_set(prompt_json, '$.message_id', ?)
+     WHERE session_key = ? AND turn_id = ? AND json_extract(prompt_json, '$.prompt_id') = ?`,
+  ).run(messageId, sessionKey, turnId, promptId);
+}
+
 export function readTurnSteps(db: Db, sessionKey: string): TurnStepRow | null {
   const row = statement(
     db,

@@ -33,7 +33,7 @@ import {
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
 import type { PlatformCursors } from '../../../storage/platform-cursors.js';
-import { settledText, toolLine } from '../native-controls.js';
+import { buttonApprovals, toolLine } from '../native-controls.js';
 import { approvalButtons, slashCommandsBody } from './commands.js';
 import { DiscordInbound } from './inbound.js';
 import { channelOfTarget, DISCORD_MESSAGE_LIMIT } from './source.js';
@@ -84,8 +84,6 @@ export class DiscordAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
   /** Until when "typing…" is not sent: the bot's global request budget ran out (see sendTyping). */
   private budgetSpentUntil = 0;
-  /** Open approvals posted in a thread, by message id: settle() edits them there (one per turn). */
-  private readonly approvalChannels = new Map<string, string>();
 
   constructor(private readonly options: DiscordAdapterOptions) {
     this.rest = new REST({
@@ -101,27 +99,26 @@ export class DiscordAdapter implements PlatformAdapter {
     const roles = options.allowedRoleIds ?? [];
     // Roles alone restrict too: only their holders (stamped role_authorized) pass.
     this.allowed = allowlistAuthorizer(options.allowedUserIds ?? (roles.length > 0 ? [] : undefined));
-    this.approvals = {
-      ask: async (chatId, threadId, prompt) => {
-        const channel = channelOfTarget(chatId, threadId);
-        const message = await this.api.channels.createMessage(channel, {
-          content: prompt.text.slice(0, DISCORD_MESSAGE_LIMIT),
-          components: approvalButtons(prompt, false),
+    // A thread is a channel of its own: the approval is posted, and edited, there.
+    this.approvals = buttonApprovals({
+      limit: DISCORD_MESSAGE_LIMIT,
+      open: (prompt) => approvalButtons(prompt, false),
+      closed: (prompt) => approvalButtons(prompt, true),
+      post: async (chatId, threadId, content, components) => {
+        const message = await this.api.channels.createMessage(channelOfTarget(chatId, threadId), {
+          content,
+          ...(components === null ? {} : { components }),
           allowed_mentions: { parse: [] },
         });
-        if (channel !== chatId) this.approvalChannels.set(message.id, channel);
-        return { message_id: message.id };
+        return message.id;
       },
-      settle: async (chatId, messageId, prompt, result) => {
-        // A thread is a channel of its own: the approval is edited where it was posted.
-        const channel = this.approvalChannels.get(messageId) ?? chatId;
-        this.approvalChannels.delete(messageId);
-        await this.api.channels.editMessage(channel, messageId, {
-          content: settledText(prompt, result).slice(0, DISCORD_MESSAGE_LIMIT),
-          components: approvalButtons(prompt, true),
+      edit: async (chatId, threadId, messageId, content, components) => {
+        await this.api.channels.editMessage(channelOfTarget(chatId, threadId), messageId, {
+          content,
+          components,
         });
       },
-    };
+    });
   }
 
   async start(sink: InboundSink, onStatus?: StatusListener): Promise<void> {

@@ -27,7 +27,7 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
-import { settledText, toolLine } from '../native-controls.js';
+import { buttonApprovals, toolLine } from '../native-controls.js';
 import { approvalBlocks, settledBlocks } from './blocks.js';
 import { SlackInbound, type Envelope } from './inbound.js';
 import { SLACK_MESSAGE_LIMIT } from './source.js';
@@ -85,25 +85,23 @@ export class SlackAdapter implements PlatformAdapter {
       retryConfig: { retries: 5, factor: 2, minTimeout: 500 },
     });
     this.allowed = allowlistAuthorizer(options.allowedUserIds);
-    this.approvals = {
-      ask: async (chatId, threadId, prompt) => {
+    this.approvals = buttonApprovals({
+      limit: Infinity,
+      open: approvalBlocks,
+      closed: settledBlocks,
+      post: async (chatId, threadId, text, blocks) => {
         const posted = await this.web.chat.postMessage({
           channel: chatId,
-          text: prompt.text,
-          blocks: approvalBlocks(prompt),
+          text,
+          ...(blocks === null ? {} : { blocks }),
           ...(threadId === null ? {} : { thread_ts: threadId }),
         });
-        return { message_id: String(posted.ts) };
+        return String(posted.ts);
       },
-      settle: async (chatId, messageId, prompt, result) => {
-        await this.web.chat.update({
-          channel: chatId,
-          ts: messageId,
-          text: settledText(prompt, result),
-          blocks: settledBlocks(prompt, result),
-        });
+      edit: async (chatId, _threadId, ts, text, blocks) => {
+        await this.web.chat.update({ channel: chatId, ts, text, blocks });
       },
-    };
+    });
   }
 
   async start(sink: InboundSink, onStatus?: StatusListener): Promise<void> {

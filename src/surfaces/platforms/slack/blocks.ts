@@ -1,7 +1,7 @@
 /**
  * Slack's native controls: approvals as Block Kit (a section with the prompt and an actions block
  * of four buttons whose action_id binds the click to its prompt and generation), the settled
- * approval (the buttons removed, the outcome in their place: Slack buttons cannot be disabled), and
+ * approval (the buttons removed, the outcome or its replacement in their place: Slack buttons cannot be disabled), and
  * slash commands → the command text the shared parser reads.
  */
 import type { KnownBlock } from '@slack/web-api';
@@ -11,6 +11,7 @@ import {
   APPROVAL_LABELS,
   approvalButtonId,
   nativeCommandText,
+  outcomeLine,
   type ApprovalChoice,
 } from '../native-controls.js';
 
@@ -50,7 +51,7 @@ export function settledBlocks(
 ): KnownBlock[] {
   return [
     section(prompt.text),
-    { type: 'context', elements: [{ type: 'mrkdwn', text: `Answered: ${result}.` }] },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: outcomeLine(result) }] },
   ];
 }
 

@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bot, GrammyError, type Context, type Transformer } from 'grammy';
+import type { InlineKeyboardMarkup } from 'grammy/types';
 import {
   allowlistAuthorizer,
   type AdapterState,
@@ -23,7 +24,8 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
-import { approvalKeyboard, parseCallbackData, settledApprovalText, typedApprovalText } from './approvals.js';
+import { approvalKeyboard, parseCallbackData } from './approvals.js';
+import { buttonApprovals } from '../native-controls.js';
 import {
   attachmentOf,
   AttachmentTooLarge,
@@ -81,29 +83,24 @@ export class TelegramAdapter implements PlatformAdapter {
   /** Per chat, the hand-in of its latest update: the next one of that chat waits for it. */
   private readonly chatTails = new Map<number, Promise<void>>();
   /** Approvals as inline keyboards; a click comes back as an /approve or /deny bound to its prompt. */
-  readonly approvals: ApprovalControls = {
-    ask: async (chatId, threadId, prompt) => {
-      const keyboard = approvalKeyboard(prompt);
-      const message = await this.bot.api.sendMessage(
-        chatIdOf(chatId),
-        (keyboard === null ? typedApprovalText(prompt) : prompt.text).slice(0, TELEGRAM_MESSAGE_LIMIT),
-        {
-          ...(threadId === null ? {} : { message_thread_id: Number(threadId) }),
-          ...(keyboard === null ? {} : { reply_markup: keyboard }),
-        },
-      );
-      return { message_id: String(message.message_id) };
+  readonly approvals: ApprovalControls = buttonApprovals<InlineKeyboardMarkup>({
+    limit: TELEGRAM_MESSAGE_LIMIT,
+    open: approvalKeyboard,
+    // An empty keyboard removes the buttons with the same edit that shows the outcome.
+    closed: () => ({ inline_keyboard: [] }),
+    post: async (chatId, threadId, text, keyboard) => {
+      const message = await this.bot.api.sendMessage(chatIdOf(chatId), text, {
+        ...(threadId === null ? {} : { message_thread_id: Number(threadId) }),
+        ...(keyboard === null ? {} : { reply_markup: keyboard }),
+      });
+      return String(message.message_id);
     },
-    settle: async (chatId, messageId, prompt, result) => {
-      // An empty keyboard removes the buttons with the same edit that shows the outcome.
-      await this.bot.api.editMessageText(
-        chatIdOf(chatId),
-        Number(messageId),
-        settledApprovalText(prompt, result).slice(0, TELEGRAM_MESSAGE_LIMIT),
-        { reply_markup: { inline_keyboard: [] } },
-      );
+    edit: async (chatId, _threadId, messageId, text, keyboard) => {
+      await this.bot.api.editMessageText(chatIdOf(chatId), Number(messageId), text, {
+        reply_markup: keyboard,
+      });
     },
-  };
+  });
 
   constructor(private readonly options: TelegramAdapterOptions) {
     this.bot = new Bot(options.token, {

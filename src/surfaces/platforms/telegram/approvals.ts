@@ -8,7 +8,7 @@
  * is never sent: the prompt then goes out as text, answered by a typed /approve or /deny.
  */
 import type { InlineKeyboardMarkup } from 'grammy/types';
-import type { ApprovalBinding, ApprovalPrompt, ApprovalResult } from '../../../domain/messaging/adapter.js';
+import type { ApprovalBinding } from '../../../domain/messaging/adapter.js';
 
 /** Telegram's limit on one button's callback_data, in bytes. */
 export const CALLBACK_DATA_LIMIT = 64;
@@ -43,16 +43,6 @@ export function approvalKeyboard(prompt: ApprovalBinding): InlineKeyboardMarkup 
       [button('a'), button('d')],
     ],
   };
-}
-
-/** The text an approval asks with when no keyboard fits (the typed commands answer it). */
-export function typedApprovalText(prompt: ApprovalPrompt): string {
-  return `${prompt.text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`;
-}
-
-/** The text of a settled approval's message (its keyboard is removed with it). */
-export function settledApprovalText(prompt: ApprovalPrompt, result: ApprovalResult): string {
-  return `${prompt.text}\n\nAnswered: ${result}.`;
 }
 
 /** A button's callback_data → the command it stands for and the prompt it answers; null: not ours. */
