@@ -138,6 +138,9 @@ export class TortureClient {
       } catch (error) {
         if (error instanceof ConnectionClosedError) return;
         if (error instanceof RpcCallError && TRANSIENT.has(error.reason)) return;
+        // A reset that found the session busy for its whole wait (in a cluster, a killed owner holds
+        // the lease until it expires) stays pending for the next round; the drain still requires it.
+        if (error instanceof RpcCallError && error.reason === 'session_busy') return;
         if (error instanceof RpcCallError && error.reason === 'permission_denied' && op.kind !== 'create') {
           // The session is paused (a tampered receipt): a real client gives up on it.
           this.ledger.refused++;

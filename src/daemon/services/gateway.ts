@@ -251,7 +251,7 @@ export function gatewayService(
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             runningTool: config.recovery.running_tool,
-            receipt: (id) => service.validatedReceipt(id),
+            receipt: (id) => service.receiptForTurn(id),
             apiKey: (id) => service.apiKeyOf(id),
             publish: (id, event) => {
               faults?.observe(event.type);

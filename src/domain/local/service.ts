@@ -246,6 +246,15 @@ export class LocalSessions {
 
   // ---- callbacks for the turn runner -------------------------------------------------------------
 
+  /**
+   * The session's receipt for a turn about to run, validated in this epoch first if it was not yet:
+   * in a cluster the instance that runs a turn need not be the one that admitted it (SCL-1).
+   */
+  async receiptForTurn(logicalId: string): Promise<CreationReceipt | null> {
+    if (!(await this.receipts.ensure(logicalId))) return null;
+    return this.receipts.get(logicalId) ?? null;
+  }
+
   validatedReceipt(logicalId: string): CreationReceipt | null {
     return this.receipts.get(logicalId) ?? null;
   }

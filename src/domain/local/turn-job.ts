@@ -37,8 +37,8 @@ export interface TurnJobDeps {
   tools(toolsets: readonly string[], policy?: LaunchPolicy): ToolDefinition[];
   /** The model client for a policy; `apiKey` is the creator's in-memory key, when one was given. */
   model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel;
-  /** The receipt validated for this epoch, or null when the session is paused. */
-  receipt(logicalId: string): CreationReceipt | null;
+  /** The receipt validated for this epoch (validating it now if need be), or null when paused. */
+  receipt(logicalId: string): CreationReceipt | null | Promise<CreationReceipt | null>;
   apiKey(logicalId: string): string | undefined;
   publish(logicalId: string, event: TurnEvent | { type: string; [field: string]: unknown }): void;
   /** Called once a session's agent exists in this process (lazy-agent status for session.info). */
@@ -98,7 +98,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     });
   return async (job) => {
     const logicalId = job.session.logical_id;
-    const receipt = deps.receipt(logicalId);
+    const receipt = await deps.receipt(logicalId);
     if (!receipt)
       return { outcome: 'failed', detail: 'session_paused: the creation receipt did not validate' };
     const policy = receipt.policy;
@@ -154,7 +154,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
             settings: deps.contextSettings(policy),
             compress: async (reason, signal) => {
               const outcome = await compress(logicalId, reason, signal);
-              physicalId = deps.receipt(logicalId)?.current_session_id ?? physicalId;
+              physicalId = (await deps.receipt(logicalId))?.current_session_id ?? physicalId;
               // The runner goes on with the compressed view; the cache's copy is of the old one.
               if (outcome.kind === 'compressed' || physicalId !== startedOn) agents.invalidate(logicalId);
               return outcome;
