@@ -28,7 +28,7 @@
  * Topology: daemon = `gatehouse serve` child (approvals off); demo model = `gatehouse demo-model`
  * child, so neither the model nor the bench's clients count in the daemon's RSS.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { homeLayout } from '../src/daemon/home.js';
 import type { GatewayClient } from '../src/surfaces/client/rpc-client.js';
@@ -42,12 +42,19 @@ import {
 } from './gateway-daemon.js';
 import { forceGc, heapMiB } from './inspector.js';
 import { figure, percentile, type Bench } from './lib.js';
+import { residentBreakdown, type ResidentBreakdown } from './proc-memory.js';
 
 const DRIVERS = 4;
 const CONVERSATIONS_PER_DRIVER = 2;
 const TURNS_PER_CONVERSATION = 20;
 const SAMPLE_MS = 2_000;
 const CACHE_TTL_S = 120;
+/**
+ * Turns started per second, all conversations together: a fixed pace, so what the daemon holds at
+ * any moment (turns in flight, outputs being read, sessions detached within the cache's TTL) does
+ * not follow the load other jobs put on the machine. Below what a loaded 2-core machine completes.
+ */
+const TURNS_PER_S = 0.5;
 const OUTPUT_BYTES = [1024, 16 * 1024, 128 * 1024, 512 * 1024, 1024 * 1024];
 
 function promptFor(n: number): string {
@@ -71,6 +78,12 @@ function median(values: number[]): number {
 interface Sample {
   atMs: number;
   rssKiB: number;
+  /** Resident memory by kind of mapping (smaps). */
+  resident: ResidentBreakdown | null;
+  /** The state database and its WAL, in KiB: what SQLite's page cache can at most hold of it. */
+  dbKiB: number;
+  /** Turns started so far. */
+  turns: number;
   /** The agent cache's entries and estimated bytes, as the daemon last advertised them. */
   cache: { size: number; bytes: number } | null;
 }
@@ -87,6 +100,54 @@ function agentCache(daemon: BenchDaemon): Sample['cache'] {
   }
 }
 
+/** The size of the profile's state database and its WAL, in KiB. */
+function databaseKiB(daemon: BenchDaemon): number {
+  const db = homeLayout(daemon.home).stateDb('default');
+  let bytes = 0;
+  for (const file of [db, `${db}-wal`]) {
+    try {
+      bytes += statSync(file).size;
+    } catch {
+      // not created yet
+    }
+  }
+  return Math.round(bytes / 1024);
+}
+
+/**
+ * Hands out turn starts at `perSecond`, all conversations together. A conversation that is late
+ * starts at once but does not make up for lost slots, so a slow minute is not followed by a burst.
+ */
+class Pacer {
+  private nextAt = Date.now();
+  started = 0;
+  constructor(private readonly perSecond: number) {}
+
+  async slot(): Promise<void> {
+    const at = Math.max(Date.now(), this.nextAt);
+    this.nextAt = at + 1000 / this.perSecond;
+    this.started++;
+    const wait = at - Date.now();
+    if (wait > 0) await sleep(wait);
+  }
+}
+
+function mib(kib: number): number {
+  return Math.round((kib / 1024) * 10) / 10;
+}
+
+/** Turns started in each minute. */
+function turnsPerMinute(samples: Sample[], minutes: number): string {
+  let before = 0;
+  return Array.from({ length: minutes }, (_, m) => {
+    const inMinute = samples.filter((s) => Math.floor(s.atMs / 60_000) === m);
+    const last = inMinute.at(-1)?.turns ?? before;
+    const count = last - before;
+    before = last;
+    return count;
+  }).join(' ');
+}
+
 /** Median of each minute of `values` taken at `atMs`, joined for the report. */
 function perMinute<T extends { atMs: number }>(items: T[], minutes: number, value: (t: T) => number): string {
   return Array.from({ length: minutes }, (_, m) =>
@@ -95,7 +156,13 @@ function perMinute<T extends { atMs: number }>(items: T[], minutes: number, valu
 }
 
 /** One viewer that keeps two conversations busy until `until`. Returns how many turns it ran. */
-async function drive(daemon: BenchDaemon, cwd: string, until: number, driver: number): Promise<number> {
+async function drive(
+  daemon: BenchDaemon,
+  cwd: string,
+  until: number,
+  driver: number,
+  pacer: Pacer,
+): Promise<number> {
   const client = await daemon.connect();
   const router = new CompletionRouter(client);
   let turns = 0;
@@ -104,6 +171,8 @@ async function drive(daemon: BenchDaemon, cwd: string, until: number, driver: nu
       const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd });
       await client.call('session.resume', { session_id });
       for (let t = 0; t < TURNS_PER_CONVERSATION && Date.now() < until; t++) {
+        await pacer.slot();
+        if (Date.now() >= until) break;
         const n = turns++;
         const receipt = await client.call<{ admission_id: string }>('prompt.submit', {
           session_id,
@@ -174,20 +243,34 @@ const bench: Bench = {
     const refused = { count: 0 };
     const start = Date.now();
     const until = start + totalMs;
-    const heaps: { atMs: number; liveMiB: number }[] = [];
+    const heaps: { atMs: number; heap: Record<string, number> }[] = [];
+    const pacer = new Pacer(TURNS_PER_S);
     const sampler = setInterval(() => {
-      samples.push({ atMs: Date.now() - start, rssKiB: rssKiB(daemon.pid), cache: agentCache(daemon) });
+      let resident: ResidentBreakdown | null = null;
+      try {
+        resident = residentBreakdown(daemon.pid);
+      } catch {
+        // smaps unreadable at this instant: VmRSS alone
+      }
+      samples.push({
+        atMs: Date.now() - start,
+        rssKiB: rssKiB(daemon.pid),
+        resident,
+        dbKiB: databaseKiB(daemon),
+        turns: pacer.started,
+        cache: agentCache(daemon),
+      });
     }, SAMPLE_MS);
     const heapReader = setInterval(() => {
       void forceGc(daemon)
         .then(() => heapMiB(daemon))
-        .then((heap) => heaps.push({ atMs: Date.now() - start, liveMiB: heap['heap_used_mib']! }))
+        .then((heap) => heaps.push({ atMs: Date.now() - start, heap }))
         .catch(() => undefined); // a missed reading is a gap in the report, not a failed run
     }, 60_000);
     try {
       const [turns, viewers] = await Promise.all([
-        Promise.all(Array.from({ length: DRIVERS }, (_, d) => drive(daemon, cwd, until, d))).then((t) =>
-          t.reduce((a, b) => a + b, 0),
+        Promise.all(Array.from({ length: DRIVERS }, (_, d) => drive(daemon, cwd, until, d, pacer))).then(
+          (t) => t.reduce((a, b) => a + b, 0),
         ),
         passers(daemon, until, refused),
       ]);
@@ -202,6 +285,7 @@ const bench: Bench = {
       const end = median(tail.map((s) => s.rssKiB));
       const peak = Math.max(...after.map((s) => s.rssKiB));
       const minutesRun = Math.ceil(totalMs / 60_000);
+      const withResident = samples.filter((s) => s.resident);
       return [
         figure({
           bench: 'soak',
@@ -225,6 +309,7 @@ const bench: Bench = {
             peak_ratio: Number((peak / baseline).toFixed(3)),
             samples: samples.length,
             agent_cache_ttl_s: CACHE_TTL_S,
+            turns_per_s_paced: TURNS_PER_S,
             // The median of each minute, to show the trend and not only its two ends.
             rss_median_per_minute_kib: perMinute(samples, minutesRun, (s) => s.rssKiB),
             agent_cache_entries_per_minute: perMinute(
@@ -237,7 +322,21 @@ const bench: Bench = {
               minutesRun,
               (s) => Math.round((s.cache!.bytes / 2 ** 20) * 10) / 10,
             ),
-            live_js_heap_mib_per_minute: heaps.map((h) => h.liveMiB).join(' '),
+            // After a forced GC, once a minute: the live JavaScript heap, what V8 holds for it, and
+            // the memory outside it that JavaScript objects own (Buffers, ArrayBuffers).
+            live_js_heap_mib_per_minute: heaps.map((h) => h.heap['heap_used_mib']).join(' '),
+            js_heap_total_mib_per_minute: heaps.map((h) => h.heap['heap_total_mib']).join(' '),
+            external_mib_per_minute: heaps.map((h) => h.heap['external_mib']).join(' '),
+            array_buffers_mib_per_minute: heaps.map((h) => h.heap['array_buffers_mib']).join(' '),
+            // RSS by kind of mapping (medians per minute, MiB): malloc's main heap, anonymous
+            // mappings (V8's heap, other arenas, large blocks), file mappings.
+            malloc_heap_mib_per_minute: perMinute(withResident, minutesRun, (s) =>
+              mib(s.resident!.mallocHeapKiB),
+            ),
+            anon_mib_per_minute: perMinute(withResident, minutesRun, (s) => mib(s.resident!.anonKiB)),
+            file_mib_per_minute: perMinute(withResident, minutesRun, (s) => mib(s.resident!.fileKiB)),
+            database_mib_per_minute: perMinute(samples, minutesRun, (s) => mib(s.dbKiB)),
+            turns_started_per_minute: turnsPerMinute(samples, minutesRun),
           },
         }),
       ];
