@@ -18,7 +18,11 @@ export interface ResidentBreakdown {
 
 /** Sums /proc/<pid>/smaps by kind of mapping. */
 export function residentBreakdown(pid: number): ResidentBreakdown {
-  const text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  return parseSmaps(readFileSync(`/proc/${pid}/smaps`, 'utf8'));
+}
+
+/** The sums of one smaps text (pure, for the test). */
+export function parseSmaps(text: string): ResidentBreakdown {
   const out: ResidentBreakdown = { totalKiB: 0, mallocHeapKiB: 0, anonKiB: 0, fileKiB: 0 };
   let kind: 'heap' | 'anon' | 'file' | 'other' = 'other';
   for (const line of text.split('\n')) {

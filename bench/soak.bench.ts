@@ -157,6 +157,22 @@ function turnsPerMinute(samples: Sample[], minutes: number): string {
   }).join(' ');
 }
 
+/**
+ * When every bounded cache reached its steady state: the page cache is full once the database grew
+ * by its bound (every page written passes through it), the agent cache one TTL after every
+ * conversation's first session detached (`cycledAtMs`); and MIN_WARMUP_MS at least. Infinity
+ * while either has not happened.
+ */
+export function steadyState(
+  samples: readonly Pick<Sample, 'atMs' | 'dbKiB'>[],
+  cycledAtMs: number | null,
+): { steadyAtMs: number; pageCacheFullAtMs: number } {
+  const first = samples[0]?.dbKiB ?? 0;
+  const pageCacheFullAtMs = samples.find((s) => s.dbKiB - first >= PAGE_CACHE_MIB * 1024)?.atMs ?? Infinity;
+  const agentCacheSteadyAtMs = cycledAtMs === null ? Infinity : cycledAtMs + CACHE_TTL_S * 1000;
+  return { steadyAtMs: Math.max(MIN_WARMUP_MS, pageCacheFullAtMs, agentCacheSteadyAtMs), pageCacheFullAtMs };
+}
+
 /** One line on stderr per minute of the run, so a long soak can be followed (and read if it dies). */
 function progress(
   samples: Sample[],
@@ -329,18 +345,9 @@ const bench: Bench = {
       ]);
       clearInterval(sampler);
       clearInterval(heapReader);
-      // The warm-up lasts until every bounded cache reached its steady state: the page cache is
-      // full once the database grew by its bound (every page written passes through it), the
-      // agent cache one TTL after every conversation's first session detached; and 3 minutes at
-      // least. If that takes more than half the run, the second half is measured and said so.
-      const grownKiB = PAGE_CACHE_MIB * 1024;
-      const pageCacheFullAtMs =
-        samples.find((s) => s.dbKiB - samples[0]!.dbKiB >= grownKiB)?.atMs ?? Infinity;
-      const steadyAtMs = Math.max(
-        MIN_WARMUP_MS,
-        pageCacheFullAtMs,
-        cycled.atMs === null ? Infinity : cycled.atMs + CACHE_TTL_S * 1000,
-      );
+      // The warm-up lasts until every bounded cache reached its steady state (steadyState). If
+      // that takes more than half the run, the second half is measured and said so.
+      const { steadyAtMs, pageCacheFullAtMs } = steadyState(samples, cycled.atMs);
       const warmupMs = Math.min(steadyAtMs, totalMs / 2);
       // Both ends are medians over the same length of time (10% of the run, at least 30 s): RSS
       // swings by tens of MiB as the 1 MiB outputs come and go, so a shorter window reads a swing.
