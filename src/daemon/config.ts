@@ -446,6 +446,14 @@ export const configSchema = z
           .string()
           .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
           .optional(),
+        /**
+         * SQLite's page cache per connection, in MiB (docs/storage.md): a bound on the memory the
+         * cache fills as the database grows. Absent: 64 (SQLITE_CACHE_MIB).
+         */
+        sqlite_cache_mb: count('store.sqlite_cache_mb')
+          .min(1, { error: 'store.sqlite_cache_mb must be at least 1' })
+          .max(4096, { error: 'store.sqlite_cache_mb must be at most 4096' })
+          .optional(),
       })
       .superRefine((store, ctx) => {
         if (store.kind === 'postgres' && store.url_env === undefined)
@@ -457,6 +465,12 @@ export const configSchema = z
           });
         if (store.kind === 'sqlite' && store.url_env !== undefined)
           ctx.addIssue({ code: 'custom', path: ['url_env'], message: 'is only used with kind: postgres' });
+        if (store.kind === 'postgres' && store.sqlite_cache_mb !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['sqlite_cache_mb'],
+            message: 'is only used with kind: sqlite',
+          });
       })
       .prefault({}),
     /** Several instances on one PostgreSQL database (docs/cluster.md): session leases and failover. */

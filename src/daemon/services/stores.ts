@@ -131,7 +131,10 @@ export async function openGatewayStores(options: {
       },
     };
   }
-  const sessions = SqliteSessionStore.open(options.stateDb, { backgroundCheckpoints: true });
+  const sessions = SqliteSessionStore.open(options.stateDb, {
+    backgroundCheckpoints: true,
+    cacheMiB: config.store.sqlite_cache_mb,
+  });
   const local = new SqliteLocalStore(sessions.db, () => new Date(), options.faults);
   local.group.onFailure((failure) =>
     logger.error(

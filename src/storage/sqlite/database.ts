@@ -25,7 +25,17 @@ export interface OpenOptions {
    * connection then checkpoints only as a safety net, far later than usual.
    */
   backgroundCheckpoints?: boolean;
+  /** The page cache's bound, in MiB (`store.sqlite_cache_mb`); default SQLITE_CACHE_MIB. */
+  cacheMiB?: number;
 }
+
+/**
+ * The page cache's default bound, in MiB (SQLite's own default is 2): the hot rows of every live
+ * session — sessions, routes, unsettled admissions and their indexes — stay in memory instead of
+ * being read back from the OS on each admission. It grows only as pages are touched, so a daemon's
+ * RSS grows by up to this much as its database outgrows it, then stays (the soak, docs/benchmarks.md).
+ */
+export const SQLITE_CACHE_MIB = 64;
 
 /** SQLite's numeric value for synchronous=FULL, as `PRAGMA synchronous` reports it. */
 export const SYNCHRONOUS_FULL = 2;
@@ -49,7 +59,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
       );
     }
     assertNotTooNew(db, file, migrations);
-    configure(db, file, options.busyTimeoutMs ?? 5000, options.backgroundCheckpoints ?? false);
+    configure(db, file, {
+      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+      cacheMiB: options.cacheMiB ?? SQLITE_CACHE_MIB,
+    });
     migrate(db, file, migrations);
     return db;
   } catch (error) {
@@ -86,9 +100,9 @@ function checkPath(file: string, mustExist: boolean): boolean {
 function configure(
   db: SqliteDatabase,
   file: string,
-  busyTimeoutMs: number,
-  backgroundCheckpoints: boolean,
+  settings: { busyTimeoutMs: number; backgroundCheckpoints: boolean; cacheMiB: number },
 ): void {
+  const { busyTimeoutMs, backgroundCheckpoints, cacheMiB } = settings;
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal')
@@ -101,10 +115,8 @@ function configure(
     throw new StorageUnavailableError(file, `synchronous=FULL did not take effect (got ${String(sync)})`);
   }
   db.pragma('foreign_keys = ON');
-  // A page cache of up to 64 MiB (SQLite's default is 2 MiB): the hot rows of every live session —
-  // sessions, routes, unsettled admissions and their indexes — stay in memory instead of being
-  // read back from the OS on each admission. It grows only as pages are touched.
-  db.pragma('cache_size = -65536');
+  // The page cache's bound (SQLITE_CACHE_MIB): negative means a size in KiB, not a page count.
+  db.pragma(`cache_size = ${-cacheMiB * 1024}`);
   // Checkpoint every ~16 MiB of WAL instead of every 4 MiB: a checkpoint copies each changed page once
   // however often it changed, so on a busy gateway the hot pages (admission indexes, session rows)
   // are written to the database file four times less often. Recovery reads at most that much WAL.

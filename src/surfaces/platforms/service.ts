@@ -85,7 +85,10 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         if (options.store !== undefined) {
           throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
         }
-        store = SqliteSessionStore.open(ctx.layout.stateDb(profile), { backgroundCheckpoints: true });
+        store = SqliteSessionStore.open(ctx.layout.stateDb(profile), {
+          backgroundCheckpoints: true,
+          cacheMiB: ctx.config.store.sqlite_cache_mb,
+        });
         ownsStore = true;
       }
       const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });

@@ -285,6 +285,26 @@ describe('platforms.telegram: webhook mode and attachments', () => {
   });
 });
 
+describe('store.sqlite_cache_mb', () => {
+  it('is absent by default (the store uses 64 MiB) and takes a number of MiB', () => {
+    expect(parseConfig('', FILE).config.store.sqlite_cache_mb).toBeUndefined();
+    expect(parseConfig('store:\n  sqlite_cache_mb: 8\n', FILE).config.store.sqlite_cache_mb).toBe(8);
+  });
+
+  it.each([
+    ['sqlite_cache_mb: 0', 'store.sqlite_cache_mb must be at least 1'],
+    ['sqlite_cache_mb: 1.5', 'store.sqlite_cache_mb must be a whole number'],
+    ['sqlite_cache_mb: lots', 'store.sqlite_cache_mb must be a number'],
+    ['sqlite_cache_mb: 5000', 'store.sqlite_cache_mb must be at most 4096'],
+    [
+      'kind: postgres\n  url_env: PG\n  sqlite_cache_mb: 8',
+      'sqlite_cache_mb: is only used with kind: sqlite',
+    ],
+  ])('refuses %j, naming the key', (line, message) => {
+    expect(failure(`store:\n  ${line}\n`).message).toContain(message);
+  });
+});
+
 describe('docs/configuration.md examples', () => {
   const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);

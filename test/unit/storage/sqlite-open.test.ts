@@ -44,6 +44,12 @@ describe('STO-1 durable configuration', () => {
     expect(db.pragma('cache_size', { simple: true })).toBe(-64 * 1024);
     db.close();
   });
+
+  it('takes another bound for its page cache (store.sqlite_cache_mb)', () => {
+    const db = openDatabase(path.join(dir, 'state.db'), { cacheMiB: 8 });
+    expect(db.pragma('cache_size', { simple: true })).toBe(-8 * 1024);
+    db.close();
+  });
 });
 
 describe('STO-5 a database that cannot be used is refused, nothing written', () => {
