@@ -20,6 +20,7 @@ async function cacheSizeWith(yaml: string): Promise<unknown> {
     config,
     env: {},
     stateDb: path.join(dir, 'state.db'),
+    instanceId: 'stores-test',
     faults: null,
     logger: createLogger({ file: path.join(dir, 'gateway.log') }),
   });
