@@ -295,7 +295,10 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     const approving = alive().map((d) =>
       session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
     );
-    const transcripts = await drain(running[0]!, clients, ledger, [...toResolve.values()], resolved, log);
+    const transcripts = await drain(running[0]!, clients, ledger, [...toResolve.values()], resolved, log, {
+      rounds: 60,
+      pauseMs: 1000,
+    });
     stopApprover.abort();
     await Promise.all(approving);
     ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);

@@ -340,11 +340,17 @@ export async function drain(
   toResolve: Unknown[],
   resolved: Set<string>,
   log: (line: string) => void,
+  /**
+   * Rounds of retries before a pending call counts as never acknowledged, and the pause between
+   * them (a cluster's reset waits while another instance's turns hold the session).
+   */
+  patience: { rounds: number; pauseMs: number } = { rounds: 4, pauseMs: 0 },
 ): Promise<Map<string, SnapshotMessage[]>> {
   const g = await daemon.connect();
   try {
     for (let round = 0; clients.some((c) => c.pending.length > 0); round++) {
-      if (round > 3) throw new Error('pending calls are never acknowledged');
+      if (round >= patience.rounds) throw new Error('pending calls are never acknowledged');
+      if (round > 0) await sleep(patience.pauseMs);
       for (const c of clients) await c.run(g);
     }
     const leftover = new Map(toResolve.map((u) => [u.admission_id, u]));
