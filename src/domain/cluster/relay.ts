@@ -85,6 +85,8 @@ function unreachable(message: string, owner?: LeaseHolder): GatewayError {
 
 export class ControlRelay {
   private readonly waiting = new Map<number, Waiter>();
+  /** Forwarded requests being written (not yet in `waiting`). */
+  private sending = 0;
   private unsubscribe: (() => void) | null = null;
   private draining: Promise<void> | null = null;
   private again = false;
@@ -102,7 +104,7 @@ export class ControlRelay {
 
   /** Forwarded requests waiting now (bounded by maxInFlight). */
   get inFlight(): number {
-    return this.waiting.size;
+    return this.waiting.size + this.sending;
   }
 
   start(): void {
@@ -138,11 +140,17 @@ export class ControlRelay {
     principal: Principal | null,
     params: Record<string, unknown>,
   ): Promise<unknown> {
-    if (this.waiting.size >= this.maxInFlight)
+    if (this.inFlight >= this.maxInFlight)
       throw unreachable(`too many controls are being relayed (${this.maxInFlight}); repeat shortly`, owner);
     const { store } = this.options;
     const body = JSON.stringify({ principal, params });
-    const id = await store.send({ target: owner, logical_id: logicalId, kind, body, ttlMs: this.timeoutMs });
+    this.sending++;
+    let id: number;
+    try {
+      id = await store.send({ target: owner, logical_id: logicalId, kind, body, ttlMs: this.timeoutMs });
+    } finally {
+      this.sending--;
+    }
     const answer = await new Promise<string | null>((resolve) => {
       const timer = setTimeout(() => void this.lookUp(id, true), this.timeoutMs);
       timer.unref();
