@@ -43,6 +43,7 @@ import type { CompressionReason, CompressOutcome } from '../../runtime/context/b
 import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { SessionCheckpoints } from './rollback.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
+import { RelayedControls } from './relayed-controls.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
@@ -140,6 +141,8 @@ export class LocalSessions {
   readonly platformPrompts: PlatformPrompts;
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
+  /** Prompt answers, interrupts and open prompts, wherever in a cluster the turn runs (relayed-controls.ts). */
+  private readonly turnControls: RelayedControls;
   private readonly compressor: SessionCompressor;
   /** checkpoint.list and checkpoint.restore (rollback.ts); null without a checkpoint store. */
   readonly checkpoints: SessionCheckpoints | null;
@@ -197,6 +200,14 @@ export class LocalSessions {
       },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
+    });
+    this.turnControls = new RelayedControls({
+      relay: options.relay ?? null,
+      inputs: this.inputs,
+      prompts: options.prompts,
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      runsHere: (logicalId) => this.scheduler.running(logicalId) !== null,
+      onError: options.onError,
     });
     this.controls = new SessionControls({
       store: options.store,
@@ -455,7 +466,7 @@ export class LocalSessions {
       messages,
       unsettled,
       running: this.scheduler.running(id),
-      prompts: await this.pendingPromptsOf(id),
+      prompts: await this.turnControls.pendingPrompts(id),
       // The stream's epoch in cluster mode (the same on every instance); this epoch otherwise.
       epoch: hub.epoch,
       lastSeq: lastSeq ?? hub.lastSeq,
@@ -550,80 +561,21 @@ export class LocalSessions {
   async respondApproval(principal: Principal, params: ApprovalResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
-    return this.relayed(principal, 'approval.respond', params.session_id, { ...params }, () =>
-      this.inputs.respondApproval(principal, params),
-    );
+    return this.turnControls.respondApproval(principal, params);
   }
 
   /** session.interrupt (LOC-12): the running turn, wherever in the cluster it runs. */
-  async interrupt(
-    principal: Principal,
-    logicalId: string,
-    generation: number,
-  ): Promise<Record<string, unknown>> {
-    const params = { session_id: logicalId, execution_generation: generation };
-    return this.relayed(principal, 'session.interrupt', logicalId, params, () =>
-      this.inputs.interrupt(principal, logicalId, generation),
-    );
+  interrupt(principal: Principal, logicalId: string, generation: number): Promise<Record<string, unknown>> {
+    return this.turnControls.interrupt(principal, logicalId, generation);
   }
 
-  /**
-   * Issue 14: a control of a running turn runs where the turn runs. The caller is authorized here
-   * with its own principal; the owner runs the very same local call with that principal again.
-   */
-  private async relayed(
-    principal: Principal,
-    kind: RelayedKind,
-    logicalId: string,
-    params: Record<string, unknown>,
-    local: () => Promise<Record<string, unknown>>,
-  ): Promise<Record<string, unknown>> {
-    const relay = this.options.relay;
-    if (!relay) return local();
-    await this.access(principal, logicalId);
-    const route = await relay.route(logicalId, this.scheduler.running(logicalId) !== null);
-    if (route.kind === 'local') return local();
-    return (await relay.forward(route.owner, kind, logicalId, principal, params)) as Record<string, unknown>;
-  }
-
-  /** The owner's side of the relay: a forwarded call, run exactly as the local call (never forwarded again). */
-  async runRelayed(
+  /** The owner's side of the relay (issue 14): a call relayed by another instance. */
+  runRelayed(
     kind: RelayedKind,
     principal: Principal | null,
     params: Record<string, unknown>,
   ): Promise<unknown> {
-    const sessionId = String(params['session_id']);
-    if (kind === 'session.prompts') return this.options.prompts.pendingPrompts(sessionId);
-    if (!principal) throw new GatewayError('permission_denied', 'a relayed control carries no principal');
-    const generation = Number(params['execution_generation']);
-    switch (kind) {
-      case 'approval.respond':
-        return this.inputs.respondApproval(principal, params as unknown as ApprovalResponse);
-      case 'clarify.respond':
-        return this.inputs.respondClarify(principal, params as unknown as ClarifyResponse);
-      case 'session.interrupt':
-        return this.inputs.interrupt(principal, sessionId, generation);
-    }
-  }
-
-  /**
-   * The open prompts of a session for a snapshot: this instance's, or (in a cluster, when another
-   * instance runs the turn) the owner's. An owner that does not answer leaves the list empty; the
-   * prompts' events still reach the viewer through the shared stream.
-   */
-  private async pendingPromptsOf(logicalId: string): Promise<unknown[]> {
-    const relay = this.options.relay;
-    const here = this.options.prompts.pendingPrompts(logicalId);
-    if (!relay || this.scheduler.running(logicalId) !== null) return here;
-    try {
-      const route = await relay.route(logicalId, false);
-      if (route.kind === 'local') return here;
-      const params = { session_id: logicalId };
-      return (await relay.forward(route.owner, 'session.prompts', logicalId, null, params)) as unknown[];
-    } catch (error) {
-      this.options.onError(error, `reading the open prompts of session ${logicalId} from its owner`);
-      return here;
-    }
+    return this.turnControls.run(kind, principal, params);
   }
 
   /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
@@ -635,9 +587,7 @@ export class LocalSessions {
   async respondClarify(principal: Principal, params: ClarifyResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
-    return this.relayed(principal, 'clarify.respond', params.session_id, { ...params }, () =>
-      this.inputs.respondClarify(principal, params),
-    );
+    return this.turnControls.respondClarify(principal, params);
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
