@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuild } from './cli.js';
 import { startCluster, type TestCluster } from './cluster-harness.js';
-import { nextEvent } from './gateway-harness.js';
+import { nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
 import { modelConfig, ranLog, RecoveryRig, tempDir, type Ack, type Snapshot } from './recovery-harness.js';
 import { chatRequests, lastToolResult } from './seed-fixture.js';
 
@@ -22,7 +22,8 @@ let cluster: TestCluster;
 
 beforeAll(async () => {
   requireBuild();
-  cluster = await startCluster({ config: modelConfig(await rig.model()) });
+  // A long lease: a stopped owner stays the live owner for the whole unanswered relay (last case).
+  cluster = await startCluster({ config: modelConfig(await rig.model()), leaseS: 60 });
 }, TIMEOUT);
 afterAll(async () => {
   await cluster?.cleanup();
@@ -195,6 +196,49 @@ describe('cluster: prompt answers and interrupts reach the instance running the 
       const requests = chatRequests(demo).slice(before);
       expect(requests).toHaveLength(1);
       expect(lastToolResult(requests[0]!)).toBe('The user answered: blue');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'an owner that does not answer (SIGSTOPped) is owner_unreachable; the call never runs later, and its repeat does',
+    async () => {
+      const c = cluster;
+      const [a, third] = [c.daemon(0), c.daemon(2)];
+      const onA = await a.connect();
+      const { session_id } = await onA.call<Snapshot>('session.create', { cwd: tempDir() });
+      await onA.call('session.resume', { session_id });
+      const completes: SessionEvent[] = [];
+      onA.onNotification((n) => {
+        const e = sessionEvent(n);
+        if (e?.session_id === session_id && e.event.type === 'turn.complete') completes.push(e);
+      });
+      const started = nextEvent(onA, 'turn.start', (e) => e.session_id === session_id, 60_000);
+      const toolRunning = nextEvent(onA, 'tool.start', (e) => e.session_id === session_id, 60_000);
+      await onA.call<Ack>('prompt.submit', { session_id, submission_id: 'slow', text: 'run: sleep 30' });
+      const generation = (await started).event['execution_generation'] as number;
+      await toolRunning;
+      const onC = await third.connect();
+      const interrupt = { session_id, execution_generation: generation };
+
+      a.child.kill('SIGSTOP');
+      let refused: unknown;
+      try {
+        refused = await onC.call('session.interrupt', interrupt).catch((e: unknown) => e);
+      } finally {
+        a.child.kill('SIGCONT');
+      }
+      expect(refused).toMatchObject({
+        reason: 'owner_unreachable',
+        details: { retryable: true, owner_epoch: a.epoch },
+      });
+      // A round trip through A's relay (a snapshot on C reads A's open prompts) after A woke: its
+      // pass skipped the expired interrupt, so the turn still runs.
+      await onC.call('session.resume', { session_id });
+      expect(completes).toEqual([]);
+      const done = nextEvent(onA, 'turn.complete', (e) => e.session_id === session_id, 60_000);
+      await expect(onC.call('session.interrupt', interrupt)).resolves.toEqual({ interrupted: true });
+      expect((await done).event).toMatchObject({ outcome: 'interrupted' });
     },
     TIMEOUT,
   );

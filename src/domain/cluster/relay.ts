@@ -63,6 +63,11 @@ export interface ControlRelayOptions {
 }
 
 export const RELAY_TIMEOUT_MS = 10_000;
+/**
+ * The owner starts a request only before its deadline; its sender waits this much longer for the
+ * answer, so a call started at the last moment is still answered rather than reported unreachable.
+ */
+const ANSWER_GRACE_MS = 2_000;
 const MAX_IN_FLIGHT = 256;
 const CLAIM_BATCH = 50;
 /** Expired rows are deleted this long after their expiry (a late answer is read before that). */
@@ -152,7 +157,7 @@ export class ControlRelay {
       this.sending--;
     }
     const answer = await new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => void this.lookUp(id, true), this.timeoutMs);
+      const timer = setTimeout(() => void this.lookUp(id, true), this.timeoutMs + ANSWER_GRACE_MS);
       timer.unref();
       this.waiting.set(id, {
         settle: (value) => {
