@@ -63,6 +63,8 @@ export interface ControlRelayOptions {
 }
 
 export const RELAY_TIMEOUT_MS = 10_000;
+/** How long a snapshot waits for the owner's open prompts before it shows none (docs/cluster.md). */
+export const PROMPTS_TIMEOUT_MS = 1_000;
 /**
  * The owner starts a request only before its deadline; its sender waits this much longer for the
  * answer, so a call started at the last moment is still answered rather than reported unreachable.
@@ -144,6 +146,8 @@ export class ControlRelay {
     logicalId: string,
     principal: Principal | null,
     params: Record<string, unknown>,
+    /** A read that has a fallback waits less (session.prompts); default: the relay's timeout. */
+    timeoutMs = this.timeoutMs,
   ): Promise<unknown> {
     if (this.inFlight >= this.maxInFlight)
       throw unreachable(`too many controls are being relayed (${this.maxInFlight}); repeat shortly`, owner);
@@ -152,12 +156,12 @@ export class ControlRelay {
     this.sending++;
     let id: number;
     try {
-      id = await store.send({ target: owner, logical_id: logicalId, kind, body, ttlMs: this.timeoutMs });
+      id = await store.send({ target: owner, logical_id: logicalId, kind, body, ttlMs: timeoutMs });
     } finally {
       this.sending--;
     }
     const answer = await new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => void this.lookUp(id, true), this.timeoutMs + ANSWER_GRACE_MS);
+      const timer = setTimeout(() => void this.lookUp(id, true), timeoutMs + ANSWER_GRACE_MS);
       timer.unref();
       this.waiting.set(id, {
         settle: (value) => {
@@ -172,7 +176,7 @@ export class ControlRelay {
     await store.forget(id).catch(() => undefined);
     if (answer === null)
       throw unreachable(
-        `the instance running session ${logicalId} did not answer in ${this.timeoutMs} ms; repeat the call`,
+        `the instance running session ${logicalId} did not answer in ${timeoutMs} ms; repeat the call`,
         owner,
       );
     const parsed = JSON.parse(answer) as Answer;

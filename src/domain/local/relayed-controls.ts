@@ -7,7 +7,7 @@
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { Principal } from '../auth/principal.js';
-import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
+import { PROMPTS_TIMEOUT_MS, type ControlRelay, type RelayedKind } from '../cluster/relay.js';
 import { GatewayError } from '../errors.js';
 import type { SessionInputs } from './inputs.js';
 
@@ -77,8 +77,17 @@ export class RelayedControls {
     try {
       const route = await relay.route(logicalId, false);
       if (route.kind === 'local') return here;
-      const params = { session_id: logicalId };
-      return (await relay.forward(route.owner, 'session.prompts', logicalId, null, params)) as unknown[];
+      const owners = relay.forward(
+        route.owner,
+        'session.prompts',
+        logicalId,
+        null,
+        {
+          session_id: logicalId,
+        },
+        PROMPTS_TIMEOUT_MS,
+      );
+      return (await owners) as unknown[];
     } catch (error) {
       this.ctx.onError(error, `reading the open prompts of session ${logicalId} from its owner`);
       return here;
