@@ -96,7 +96,8 @@ export type GatewayReason =
   | 'storage_unavailable'
   | 'launch_credentials_unavailable'
   | 'snapshot_required'
-  | 'session_busy';
+  | 'session_busy'
+  | 'owner_unreachable';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -48,6 +48,10 @@ export const RPC_REASONS = {
   already_resolved: { code: -32010, meaning: 'the approval or clarify prompt was already answered' },
   unauthenticated: { code: -32011, meaning: 'the connection carries no identity for this call' },
   session_busy: { code: -32012, meaning: 'a turn holds the session; a control waits for it to settle' },
+  owner_unreachable: {
+    code: -32013,
+    meaning: 'the cluster instance running the session did not answer a relayed control in time',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

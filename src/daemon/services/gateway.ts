@@ -45,6 +45,7 @@ import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
 import { ClusterMember } from '../../domain/cluster/member.js';
+import { ControlRelay } from '../../domain/cluster/relay.js';
 import { describeStore } from '../config.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
@@ -95,6 +96,7 @@ export function gatewayService(
   let workers: WorkerPool | null = null;
   let cluster: OpenCluster | null = null;
   let member: ClusterMember | null = null;
+  let relay: ControlRelay | null = null;
 
   return {
     name: 'gateway',
@@ -127,6 +129,12 @@ export function gatewayService(
           { instance_id: ctx.instanceId, epoch },
           (id) => member?.token(id) ?? null,
         );
+        // Issue 14: prompt answers and interrupts reach the instance running the turn.
+        relay = new ControlRelay({
+          store: cluster.relay,
+          execute: (kind, principal, params) => sessions!.runRelayed(kind, principal, params),
+          log: logger,
+        });
       }
 
       if (ProviderTable.needsDemo(config)) {
@@ -224,6 +232,7 @@ export function gatewayService(
               },
             }
           : {}),
+        ...(relay ? { relay } : {}),
         recovery: {
           runningTool: config.recovery.running_tool,
           maxResumes: config.recovery.max_resumes,
@@ -415,6 +424,7 @@ export function gatewayService(
         const clustered = member;
         sessions.events.on('queue:idle', (e) => void clustered.idle(e.logical_id));
         const taken = await member.start();
+        relay?.start();
         logger.info({ epoch, cluster: true, ...taken }, 'recovery done');
       } else {
         const recovery = await sessions.recover();
@@ -443,6 +453,8 @@ export function gatewayService(
       housekeeping?.stop();
       housekeeping = null;
       sessions?.clusterEvents?.stop();
+      relay?.stop();
+      relay = null;
       await member?.stop();
       member = null;
       await cluster?.close();

@@ -11,6 +11,8 @@ import type { LeaseHolder } from '../../domain/cluster/lease.js';
 import type { ClusterStore } from '../../storage/cluster-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
 import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
+import { PostgresControlRelayStore } from '../../storage/postgres/control-relay-store.js';
+import type { ControlRelayStore } from '../../storage/control-relay.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
 import { PgEventStream } from '../../storage/postgres/event-stream.js';
@@ -41,6 +43,8 @@ export interface GatewayStores {
 
 export interface OpenCluster {
   store: ClusterStore;
+  /** The control relay's requests and answers (issue 14). */
+  relay: ControlRelayStore;
   /** Whether the store's connection is lost (it then refuses every operation). */
   failed(): boolean;
   close(): Promise<void>;
@@ -99,6 +103,7 @@ export async function openGatewayStores(options: {
           local.fenceByLeases({ holder, token });
           return {
             store: new PostgresClusterStore(sessions.db, notifications, holder),
+            relay: new PostgresControlRelayStore(sessions.db, notifications, holder),
             failed: () => sessions.db.failed !== null,
             close: () => Promise.resolve(),
           };

@@ -42,6 +42,8 @@ import { PlatformPrompts } from './platform-prompts.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { SessionCheckpoints } from './rollback.js';
+import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
+import { RelayedControls } from './relayed-controls.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
@@ -112,6 +114,11 @@ export interface LocalSessionsOptions {
   cluster?: { store: SharedEventStore; signals: StreamSignals };
   /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
   ownership?: SessionOwnership;
+  /**
+   * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
+   * session's turn. Absent: they reach the turns of this process only.
+   */
+  relay?: ControlRelay;
 }
 
 export class LocalSessions {
@@ -134,6 +141,8 @@ export class LocalSessions {
   readonly platformPrompts: PlatformPrompts;
   /** session.reset, session.undo and session.retry (controls.ts). */
   readonly controls: SessionControls;
+  /** Prompt answers, interrupts and open prompts, wherever in a cluster the turn runs (relayed-controls.ts). */
+  private readonly turnControls: RelayedControls;
   private readonly compressor: SessionCompressor;
   /** checkpoint.list and checkpoint.restore (rollback.ts); null without a checkpoint store. */
   readonly checkpoints: SessionCheckpoints | null;
@@ -191,6 +200,14 @@ export class LocalSessions {
       },
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
+    });
+    this.turnControls = new RelayedControls({
+      relay: options.relay ?? null,
+      inputs: this.inputs,
+      prompts: options.prompts,
+      access: (principal, logicalId) => this.access(principal, logicalId),
+      runsHere: (logicalId) => this.scheduler.running(logicalId) !== null,
+      onError: options.onError,
     });
     this.controls = new SessionControls({
       store: options.store,
@@ -458,7 +475,7 @@ export class LocalSessions {
       messages,
       unsettled,
       running: this.scheduler.running(id),
-      prompts: this.options.prompts.pendingPrompts(id),
+      prompts: await this.turnControls.pendingPrompts(id),
       // The stream's epoch in cluster mode (the same on every instance); this epoch otherwise.
       epoch: hub.epoch,
       lastSeq: lastSeq ?? hub.lastSeq,
@@ -553,7 +570,21 @@ export class LocalSessions {
   async respondApproval(principal: Principal, params: ApprovalResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
-    return this.inputs.respondApproval(principal, params);
+    return this.turnControls.respondApproval(principal, params);
+  }
+
+  /** session.interrupt (LOC-12): the running turn, wherever in the cluster it runs. */
+  interrupt(principal: Principal, logicalId: string, generation: number): Promise<Record<string, unknown>> {
+    return this.turnControls.interrupt(principal, logicalId, generation);
+  }
+
+  /** The owner's side of the relay (issue 14): a call relayed by another instance. */
+  runRelayed(
+    kind: RelayedKind,
+    principal: Principal | null,
+    params: Record<string, unknown>,
+  ): Promise<unknown> {
+    return this.turnControls.run(kind, principal, params);
   }
 
   /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
@@ -565,7 +596,7 @@ export class LocalSessions {
   async respondClarify(principal: Principal, params: ClarifyResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
-    return this.inputs.respondClarify(principal, params);
+    return this.turnControls.respondClarify(principal, params);
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */

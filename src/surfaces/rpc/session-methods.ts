@@ -176,7 +176,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.interrupt', {
       params: s['session.interrupt'],
       capability: 'session:control',
-      handler: (p, c) => sessions.inputs.interrupt(c.principal, p.session_id, p.execution_generation),
+      handler: (p, c) => sessions.interrupt(c.principal, p.session_id, p.execution_generation),
     })
     .register('session.compress', {
       params: s['session.compress'],

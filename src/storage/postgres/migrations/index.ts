@@ -18,6 +18,7 @@ import { migration as m013 } from './013_platform_cursors.js';
 import { migration as m014 } from './014_platform_turn_steps.js';
 import { migration as m015 } from './015_cluster.js';
 import { migration as m016 } from './016_session_events.js';
+import { migration as m017 } from './017_control_requests.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m014,
   m015,
   m016,
+  m017,
 ];

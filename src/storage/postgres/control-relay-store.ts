@@ -1,0 +1,76 @@
+/**
+ * ControlRelayStore on PostgreSQL (issue 14): the requests on the store's own connection, the
+ * wake-ups on the instance's one LISTEN connection (notifications.ts), sent in the same commit as
+ * the row they announce.
+ */
+import type { LeaseHolder } from '../../domain/cluster/lease.js';
+import {
+  CONTROL_CHANNEL,
+  formatControlNote,
+  parseControlNote,
+  type ClaimedControlRequest,
+  type ControlNote,
+  type ControlRelayStore,
+  type NewControlRequest,
+} from '../control-relay.js';
+import type { PgDatabase } from './database.js';
+import { notify, type PgNotifications } from './notifications.js';
+import * as ops from './ops/control-requests.js';
+
+export class PostgresControlRelayStore implements ControlRelayStore {
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly listener: PgNotifications,
+    readonly holder: LeaseHolder,
+  ) {}
+
+  sessionOwner(logicalId: string): Promise<LeaseHolder | null> {
+    return this.db.exclusive((sql) => ops.sessionOwner(sql, logicalId));
+  }
+
+  send(request: NewControlRequest): Promise<number> {
+    return this.db.transaction(async (sql) => {
+      const id = await ops.insertRequest(sql, this.holder, request);
+      await notify(
+        sql,
+        CONTROL_CHANNEL,
+        formatControlNote({ kind: 'request', epoch: request.target.epoch, id }),
+      );
+      return id;
+    });
+  }
+
+  claim(limit: number): Promise<ClaimedControlRequest[]> {
+    return this.db.exclusive((sql) => ops.claimRequests(sql, this.holder, limit));
+  }
+
+  answer(request: ClaimedControlRequest, answer: string): Promise<void> {
+    return this.db.transaction(async (sql) => {
+      await ops.writeAnswer(sql, request.id, answer);
+      const note = formatControlNote({ kind: 'answer', epoch: request.sender_epoch, id: request.id });
+      await notify(sql, CONTROL_CHANNEL, note);
+    });
+  }
+
+  readAnswer(id: number): Promise<string | null> {
+    return this.db.exclusive((sql) => ops.readAnswer(sql, id));
+  }
+
+  forget(id: number): Promise<void> {
+    return this.db.exclusive((sql) => ops.deleteRequest(sql, id));
+  }
+
+  prune(graceS: number): Promise<number> {
+    return this.db.exclusive((sql) => ops.pruneRequests(sql, graceS));
+  }
+
+  subscribe(handler: (note: ControlNote) => void, resubscribed: () => void): () => void {
+    return this.listener.subscribe(CONTROL_CHANNEL, {
+      handler: (payload) => {
+        const note = parseControlNote(payload);
+        if (note && note.epoch === this.holder.epoch) handler(note);
+      },
+      onResubscribed: resubscribed,
+    });
+  }
+}

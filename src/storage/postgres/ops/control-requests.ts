@@ -1,0 +1,73 @@
+/** The control relay's statements (migration 017; src/storage/control-relay.ts). */
+import type { LeaseHolder } from '../../../domain/cluster/lease.js';
+import type { ClaimedControlRequest, NewControlRequest } from '../../control-relay.js';
+import type { Sql } from '../database.js';
+
+export async function sessionOwner(sql: Sql, logicalId: string): Promise<LeaseHolder | null> {
+  const row = await sql.row<{ owner_instance: string; owner_epoch: string | number }>(
+    `SELECT owner_instance, owner_epoch FROM cluster_leases
+      WHERE kind = 'session' AND name = $1 AND owner_epoch IS NOT NULL AND expires_at > now()`,
+    [logicalId],
+  );
+  return row && { instance_id: row.owner_instance, epoch: Number(row.owner_epoch) };
+}
+
+export async function insertRequest(
+  sql: Sql,
+  sender: LeaseHolder,
+  request: NewControlRequest,
+): Promise<number> {
+  const row = await sql.row<{ id: string | number }>(
+    `INSERT INTO control_requests (sender_epoch, target_epoch, logical_id, kind, body, expires_at)
+     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6)) RETURNING id`,
+    [
+      sender.epoch,
+      request.target.epoch,
+      request.logical_id,
+      request.kind,
+      request.body,
+      request.ttlMs / 1000,
+    ],
+  );
+  return Number(row!.id);
+}
+
+/** Marks the requests claimed in the same statement that reads them: two passes never share one. */
+export async function claimRequests(
+  sql: Sql,
+  me: LeaseHolder,
+  limit: number,
+): Promise<ClaimedControlRequest[]> {
+  const rows = await sql.rows<ClaimedControlRequest & { id: string | number; sender_epoch: string | number }>(
+    `UPDATE control_requests SET claimed_at = now()
+      WHERE id IN (SELECT id FROM control_requests
+                    WHERE target_epoch = $1 AND claimed_at IS NULL AND expires_at > now()
+                    ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING id, sender_epoch, logical_id, kind, body`,
+    [me.epoch, limit],
+  );
+  return rows
+    .map((r) => ({ ...r, id: Number(r.id), sender_epoch: Number(r.sender_epoch) }))
+    .sort((a, b) => a.id - b.id);
+}
+
+export async function writeAnswer(sql: Sql, id: number, answer: string): Promise<void> {
+  await sql.run('UPDATE control_requests SET answer = $2 WHERE id = $1', [id, answer]);
+}
+
+export async function readAnswer(sql: Sql, id: number): Promise<string | null> {
+  const row = await sql.row<{ answer: string | null }>('SELECT answer FROM control_requests WHERE id = $1', [
+    id,
+  ]);
+  return row?.answer ?? null;
+}
+
+export async function deleteRequest(sql: Sql, id: number): Promise<void> {
+  await sql.run('DELETE FROM control_requests WHERE id = $1', [id]);
+}
+
+export async function pruneRequests(sql: Sql, graceS: number): Promise<number> {
+  return sql.run('DELETE FROM control_requests WHERE expires_at < now() - make_interval(secs => $1)', [
+    graceS,
+  ]);
+}

@@ -1,0 +1,169 @@
+/**
+ * The control relay (issue 14) on a real PostgreSQL, each test in a schema of its own: a call
+ * forwarded by one instance runs once on the lease owner and its result or refusal comes back
+ * unchanged; an owner that does not answer in time is owner_unreachable and never runs the call
+ * later; answered and expired rows are deleted. The route decision is tested without a database.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { makePrincipal, OPERATOR_CAPABILITIES, type Principal } from '../../../src/domain/auth/principal.js';
+import { ControlRelay, routeControl, type RelayedKind } from '../../../src/domain/cluster/relay.js';
+import { GatewayError } from '../../../src/domain/errors.js';
+import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
+import { PostgresControlRelayStore } from '../../../src/storage/postgres/control-relay-store.js';
+import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
+import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
+import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
+import { createTestSchema, inSchema, type TestSchema } from '../../shared/postgres.js';
+
+interface Call {
+  kind: RelayedKind;
+  principal: Principal | null;
+  params: Record<string, unknown>;
+}
+
+type Execute = (call: Call) => Promise<unknown>;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const clean of cleanups.splice(0).reverse()) await clean();
+});
+
+async function schema(): Promise<TestSchema> {
+  const s = await createTestSchema();
+  cleanups.push(() => s.drop());
+  return s;
+}
+
+const silent = { warn: () => undefined };
+
+async function instance(s: TestSchema, id: string, execute: Execute, timeoutMs = 30_000) {
+  const sessions = await PostgresSessionStore.open(s.url);
+  const local = new PostgresLocalStore(sessions.db);
+  const holder = { instance_id: id, epoch: await local.openEpoch(id) };
+  const listener = new PgNotifications(s.url, { applicationName: `gatehouse-listen ${s.name}` });
+  await listener.ready;
+  const cluster = new PostgresClusterStore(sessions.db, listener, holder);
+  await cluster.register(id);
+  const store = new PostgresControlRelayStore(sessions.db, listener, holder);
+  const calls: Call[] = [];
+  const relay = new ControlRelay({
+    store,
+    log: silent,
+    timeoutMs,
+    execute: (kind, principal, params) => {
+      const call = { kind, principal, params };
+      calls.push(call);
+      return execute(call);
+    },
+  });
+  cleanups.push(async () => {
+    relay.stop();
+    await listener.close();
+    await sessions.close();
+  });
+  return { holder, cluster, store, relay, calls };
+}
+
+const principal = makePrincipal('native:alice', 'native', 'default', OPERATOR_CAPABILITIES);
+const rows = (s: TestSchema) =>
+  inSchema(s.name, async (c) => (await c.query('SELECT id FROM control_requests')).rows.length);
+
+describe('routeControl', () => {
+  const self = { instance_id: 'b', epoch: 2 };
+  const owner = { instance_id: 'a', epoch: 1 };
+  it('runs here when the turn runs here, when nobody holds the lease, or when this instance does', () => {
+    expect(routeControl({ runsHere: true, self, owner })).toEqual({ kind: 'local' });
+    expect(routeControl({ runsHere: false, self, owner: null })).toEqual({ kind: 'local' });
+    expect(routeControl({ runsHere: false, self, owner: self })).toEqual({ kind: 'local' });
+  });
+  it('forwards to the live owner otherwise', () => {
+    expect(routeControl({ runsHere: false, self, owner })).toEqual({ kind: 'forward', owner });
+  });
+});
+
+describe('the control relay on PostgreSQL', () => {
+  it('runs a forwarded call once on the lease owner, with the caller principal, and returns its result', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', () => Promise.resolve({ status: 'resolved', prompt_id: 'p1' }));
+    const b = await instance(s, 'b', () => Promise.reject(new Error('b runs nothing')));
+    a.relay.start();
+    b.relay.start();
+    await a.cluster.take('session', 's1', 30);
+    const route = await b.relay.route('s1', false);
+    expect(route).toEqual({ kind: 'forward', owner: a.holder });
+    expect(await a.relay.route('s1', false)).toEqual({ kind: 'local' });
+    expect(await b.relay.route('nobody-holds-this', false)).toEqual({ kind: 'local' });
+
+    const params = { session_id: 's1', execution_generation: 3, prompt_id: 'p1', choice: 'once' };
+    const result = await b.relay.forward(a.holder, 'approval.respond', 's1', principal, params);
+    expect(result).toEqual({ status: 'resolved', prompt_id: 'p1' });
+    expect(a.calls).toEqual([{ kind: 'approval.respond', principal, params }]);
+    expect(b.calls).toEqual([]);
+    expect(b.relay.inFlight).toBe(0);
+    expect(await rows(s)).toBe(0);
+  });
+
+  it("hands the owner's refusal to the caller with the same reason and details", async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', () =>
+      Promise.reject(new GatewayError('stale_generation', 'not the running turn', { running: 4 })),
+    );
+    const b = await instance(s, 'b', () => Promise.resolve(null));
+    a.relay.start();
+    b.relay.start();
+    const params = { session_id: 's1', execution_generation: 3 };
+    const error = await b.relay
+      .forward(a.holder, 'session.interrupt', 's1', principal, params)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({
+      reason: 'stale_generation',
+      message: 'not the running turn',
+      details: { running: 4 },
+    });
+  });
+
+  it('answers owner_unreachable when the owner does not answer in time, and the owner never runs it later', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', () => Promise.resolve('ran'));
+    const b = await instance(s, 'b', () => Promise.resolve(null), 500);
+    b.relay.start();
+    // a's relay is not serving: the request waits in the table until it expires.
+    const error = await b.relay
+      .forward(a.holder, 'session.interrupt', 's1', principal, { session_id: 's1', execution_generation: 1 })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      reason: 'owner_unreachable',
+      details: { retryable: true, owner_instance: 'a', owner_epoch: a.holder.epoch },
+    });
+    expect(await a.store.claim(10)).toEqual([]);
+    a.relay.start();
+    await a.store.prune(0);
+    expect(a.calls).toEqual([]);
+    expect(await rows(s)).toBe(0);
+  });
+
+  it('refuses at once beyond its bound of requests in flight', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', () => Promise.resolve('late'));
+    const b = await instance(s, 'b', () => Promise.resolve(null));
+    const bounded = new ControlRelay({
+      store: b.store,
+      log: silent,
+      execute: () => Promise.resolve(null),
+      maxInFlight: 1,
+      timeoutMs: 30_000,
+    });
+    bounded.start();
+    cleanups.push(() => bounded.stop());
+    const first = bounded.forward(a.holder, 'session.prompts', 's1', null, { session_id: 's1' });
+    await expect(
+      bounded.forward(a.holder, 'session.prompts', 's1', null, { session_id: 's1' }),
+    ).rejects.toMatchObject({
+      reason: 'owner_unreachable',
+    });
+    a.relay.start();
+    expect(await first).toBe('late');
+    expect(a.calls).toHaveLength(1);
+  });
+});
