@@ -113,31 +113,31 @@ async function turnsPerSecond(clients: GatewayClient[], cwd: string, conversatio
   return done / ((performance.now() - start) / 1000);
 }
 
-/** Kills the owner of a session and times a turn submitted on another instance right after. */
-async function failoverMs(cluster: Cluster, cwd: string): Promise<number> {
+/**
+ * Kills the owner of a session while its turn waits at the model, and times how long until that
+ * turn completes on another instance: the lease expires, a survivor takes the session over and
+ * resumes the turn at its model call (REC-7).
+ */
+async function failoverMs(cluster: Cluster, demo: DemoModelServer, cwd: string): Promise<number> {
   const [owner, other] = cluster.daemons;
   const a = await owner!.connect();
   const b = await other!.connect();
   const [id] = await createSessions([a], 1, cwd);
-  // The first turn, admitted on the owner while nobody holds the session: it takes the lease.
-  const routerA = new CompletionRouter(a);
-  await a.call('session.resume', { session_id: id });
-  const first = await a.call<{ admission_id: string }>('prompt.submit', {
+  const routerB = new CompletionRouter(b);
+  await b.call('session.resume', { session_id: id });
+  const seen = demo.requests.length;
+  demo.hold();
+  // Admitted on the owner-to-be while nobody holds the session: it takes the lease and calls the model.
+  const held = await a.call<{ admission_id: string }>('prompt.submit', {
     session_id: id,
     submission_id: 'f-1',
     text: TEXT,
   });
-  await routerA.completion(first.admission_id);
-  const routerB = new CompletionRouter(b);
-  await b.call('session.resume', { session_id: id });
+  await demo.waitForRequests(seen + 1);
   owner!.child.kill('SIGKILL');
   const t = performance.now();
-  const next = await b.call<{ admission_id: string }>('prompt.submit', {
-    session_id: id,
-    submission_id: 'f-2',
-    text: TEXT,
-  });
-  await routerB.completion(next.admission_id);
+  demo.release();
+  await routerB.completion(held.admission_id);
   return performance.now() - t;
 }
 
@@ -189,11 +189,12 @@ const bench: Bench = {
           }),
         );
       }
-      const demo = await startDemoModel({ latencyMs: 0, record: false });
+      // Recorded: the failover waits for the held request to arrive.
+      const demo = await startDemoModel({ latencyMs: 0, record: true });
       const cluster = await startCluster(2, demo);
       try {
         const samples: number[] = [];
-        samples.push(await failoverMs(cluster, cwd));
+        samples.push(await failoverMs(cluster, demo, cwd));
         figures.push(
           figure({
             bench: 'cluster',

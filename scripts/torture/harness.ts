@@ -350,7 +350,13 @@ export async function drain(
   try {
     for (let round = 0; clients.some((c) => c.pending.length > 0); round++) {
       if (round >= patience.rounds) throw new Error('pending calls are never acknowledged');
-      if (round > 0) await sleep(patience.pauseMs);
+      if (round > 0) {
+        const pending = clients.flatMap((c) =>
+          c.pending.map((op) => `${c.name} ${op.kind} ${op.request_id}`),
+        );
+        log(`drain round ${round}: ${pending.length} calls pending (${pending.slice(0, 3).join(', ')})`);
+        await sleep(patience.pauseMs);
+      }
       for (const c of clients) await c.run(g);
     }
     const leftover = new Map(toResolve.map((u) => [u.admission_id, u]));
