@@ -499,14 +499,6 @@ export const configSchema = z
       });
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
-    const platforms = Object.entries(config.platforms).filter(([, section]) => section?.enabled === true);
-    if (config.store.kind === 'postgres' && platforms.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['store', 'kind'],
-        message: `postgres does not carry chat platforms yet (${platforms.map(([name]) => name).join(', ')} enabled): use kind: sqlite, or disable them`,
-      });
-    }
     return { ...config, default_profile: defaultProfile };
   });
 

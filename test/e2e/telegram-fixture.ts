@@ -11,7 +11,14 @@ import { afterAll, beforeAll } from 'vitest';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { startTelegramStandIn, type BotCall, type TelegramStandIn } from '../fixtures/telegram-standin.js';
 import { requireBuild, tempHome } from './cli.js';
-import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
+import {
+  dropTestSchema,
+  startDaemon,
+  storeEnv,
+  writeConfig,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 
 export const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
 
@@ -33,6 +40,8 @@ export interface TelegramDaemon {
   start(env?: NodeJS.ProcessEnv): Promise<RunningDaemon>;
   /** Rewrites the config with these top-level lines instead of `yaml`; the next start reads it. */
   reconfigure(yaml: readonly string[]): void;
+  /** The environment `gatehouse serve` needs in this home (the token; the store URL on postgres). */
+  serveEnv(): NodeJS.ProcessEnv;
   /** SIGKILL: no drain, no clean-shutdown marker. */
   kill(): Promise<void>;
   /** Graceful stop (SIGTERM); resolves with the exit code. */
@@ -54,15 +63,17 @@ export interface TelegramDaemon {
 /**
  * `telegramYaml`: extra lines under `platforms.telegram:` (indented by the caller), or a function
  * giving them when the home is written (after the file's earlier beforeAll hooks ran); `yaml`:
- * top-level.
+ * top-level; `store`: the backend the daemon stores on (default sqlite; postgres gets a schema of its
+ * own, dropped in afterAll).
  */
 export function useTelegramDaemon(
-  options: { telegramYaml?: string[] | (() => string[]); yaml?: string[] } = {},
+  options: { telegramYaml?: string[] | (() => string[]); yaml?: string[]; store?: Backend } = {},
 ): TelegramDaemon {
   let standIn: TelegramStandIn;
   let model: DemoModelServer;
   let home: string;
   let daemon: RunningDaemon | null = null;
+  let topLevel: readonly string[] = options.yaml ?? [];
   const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
     ...extra,
     [TOKEN_ENV]: standIn.token,
@@ -87,7 +98,7 @@ export function useTelegramDaemon(
     standIn = await startTelegramStandIn();
     model = await startDemoModel();
     home = tempHome();
-    writeConfig(home, configText(options.yaml ?? []));
+    writeConfig(home, configText(topLevel));
   });
 
   afterAll(async () => {
@@ -96,6 +107,7 @@ export function useTelegramDaemon(
     await daemon?.stop();
     await standIn.close();
     await model.close();
+    await dropTestSchema(home);
     fs.rmSync(home, { recursive: true, force: true });
   });
 
@@ -116,11 +128,21 @@ export function useTelegramDaemon(
       return daemon;
     },
     async start(extra) {
-      daemon = await startDaemon({ home, env: env(extra) });
+      // On postgres the harness adds the store line to the config it is given.
+      daemon = await startDaemon({
+        home,
+        env: env(extra),
+        config: configText(topLevel),
+        store: options.store ?? 'sqlite',
+      });
       return daemon;
     },
     reconfigure(yaml) {
+      topLevel = yaml;
       writeConfig(home, configText(yaml));
+    },
+    serveEnv() {
+      return { ...storeEnv(home), [TOKEN_ENV]: standIn.token };
     },
     async kill() {
       await daemon?.kill();

@@ -1,6 +1,6 @@
 /**
- * Opens the gateway's stores on the backend the config selects (`store.kind`): the session store
- * and the local-session store on one database — the profile's SQLite file, or the PostgreSQL
+ * Opens the gateway's stores on the backend the config selects (`store.kind`): the session store,
+ * the local-session store and the messaging stores (delivery ledger, platform cursors) on one database — the profile's SQLite file, or the PostgreSQL
  * database whose URL is in the environment variable `store.url_env` names. The URL is read from the
  * environment only: it is never written to a file or a log, and errors name the variable instead.
  */
@@ -8,10 +8,15 @@ import type { GatehouseConfig } from '../config.js';
 import { DaemonError, oneLine } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
+import type { MessagingStores } from '../../storage/messaging-stores.js';
+import { PostgresDeliveryLedger } from '../../storage/postgres/delivery-ledger.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
+import { PostgresPlatformCursors } from '../../storage/postgres/platform-cursors.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
 import type { SessionStore } from '../../storage/session-store.js';
+import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
+import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import type { StorageCounters } from '../../surfaces/rpc/builtins.js';
 
@@ -19,8 +24,8 @@ export interface GatewayStores {
   kind: 'sqlite' | 'postgres';
   sessions: SessionStore;
   local: LocalSessionStore;
-  /** The SQLite store (chat platforms, checkpoint counters); null on PostgreSQL. */
-  sqlite: SqliteSessionStore | null;
+  /** What chat platforms store through, on the same database. */
+  messaging: MessagingStores;
   /** The `storage` block of runtime.describe. */
   describe(): StorageCounters;
   close(): Promise<void>;
@@ -58,7 +63,11 @@ export async function openGatewayStores(options: {
       kind: 'postgres',
       sessions,
       local,
-      sqlite: null,
+      messaging: {
+        sessions,
+        ledger: new PostgresDeliveryLedger(sessions.db),
+        cursors: new PostgresPlatformCursors(sessions.db),
+      },
       describe: () => {
         const { stats } = local.group;
         return {
@@ -88,7 +97,11 @@ export async function openGatewayStores(options: {
     kind: 'sqlite',
     sessions,
     local,
-    sqlite: sessions,
+    messaging: {
+      sessions,
+      ledger: new SqliteDeliveryLedger(sessions.db),
+      cursors: new SqlitePlatformCursors(sessions.db),
+    },
     describe: () => {
       const { stats, failed } = local.group;
       return {
