@@ -31,13 +31,15 @@ export interface GatewayInfo {
   adapters: AdapterStatus[];
   /** The agent cache's counters, as of the last housekeeping pass (docs/agent-cache.md). */
   agent_cache?: AgentCacheStats;
+  /** The store the daemon opened (`sqlite (…/state.db)`, `postgres (schema …, URL from $VAR)`). */
+  store?: string;
 }
 
 /**
  * The fields services fill in. Once the daemon is ready, advertising again rewrites gateway.json
  * (atomically), so `gatehouse status` sees an adapter's state change without asking the daemon.
  */
-export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache'>>;
+export type Advertised = Partial<Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache' | 'store'>>;
 
 export interface DaemonContext {
   readonly layout: HomeLayout;

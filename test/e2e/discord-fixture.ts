@@ -15,7 +15,13 @@ import {
   type StandInUser,
 } from '../fixtures/discord-standin.js';
 import { requireBuild, tempHome } from './cli.js';
-import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
+import {
+  dropTestSchema,
+  startDaemon,
+  writeConfig,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 
 export const DISCORD_TOKEN_ENV = 'GH_E2E_DISCORD_TOKEN';
 export const GUILD = '900';
@@ -39,31 +45,32 @@ export interface DiscordDaemon {
   userMessages(marker: string): string[];
 }
 
-export function useDiscordDaemon(options: { discordYaml?: string[] } = {}): DiscordDaemon {
+export function useDiscordDaemon(options: { discordYaml?: string[]; store?: Backend } = {}): DiscordDaemon {
   let standIn: DiscordStandIn;
   let model: DemoModelServer;
   let home: string;
   let daemon: RunningDaemon | null = null;
+
+  /** The home's config; on postgres the harness adds the store line when it starts the daemon. */
+  const configText = (): string =>
+    [
+      'model:',
+      `  base_url: ${model.baseUrl}`,
+      '  model: gatehouse-demo',
+      'platforms:',
+      '  discord:',
+      `    token_env: ${DISCORD_TOKEN_ENV}`,
+      `    api_root: ${standIn.apiRoot}`,
+      ...(options.discordYaml ?? []),
+      '',
+    ].join('\n');
 
   beforeAll(async () => {
     requireBuild();
     standIn = await startDiscordStandIn();
     model = await startDemoModel();
     home = tempHome();
-    writeConfig(
-      home,
-      [
-        'model:',
-        `  base_url: ${model.baseUrl}`,
-        '  model: gatehouse-demo',
-        'platforms:',
-        '  discord:',
-        `    token_env: ${DISCORD_TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}`,
-        ...(options.discordYaml ?? []),
-        '',
-      ].join('\n'),
-    );
+    writeConfig(home, configText());
   });
 
   afterAll(async () => {
@@ -71,6 +78,7 @@ export function useDiscordDaemon(options: { discordYaml?: string[] } = {}): Disc
     await daemon?.stop();
     await standIn.close();
     await model.close();
+    await dropTestSchema(home);
     fs.rmSync(home, { recursive: true, force: true });
   });
 
@@ -89,7 +97,12 @@ export function useDiscordDaemon(options: { discordYaml?: string[] } = {}): Disc
       return daemon;
     },
     async start() {
-      daemon = await startDaemon({ home, env: { [DISCORD_TOKEN_ENV]: standIn.token } });
+      daemon = await startDaemon({
+        home,
+        env: { [DISCORD_TOKEN_ENV]: standIn.token },
+        config: configText(),
+        store: options.store ?? 'sqlite',
+      });
       return daemon;
     },
     async kill() {

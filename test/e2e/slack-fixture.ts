@@ -16,7 +16,13 @@ import {
   type StandInUser,
 } from '../fixtures/slack-standin.js';
 import { requireBuild, tempHome } from './cli.js';
-import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
+import {
+  dropTestSchema,
+  startDaemon,
+  writeConfig,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 
 export const BOT_TOKEN_ENV = 'GH_E2E_SLACK_BOT_TOKEN';
 export const APP_TOKEN_ENV = 'GH_E2E_SLACK_APP_TOKEN';
@@ -41,32 +47,33 @@ export interface SlackDaemon {
   asked(text: string): number;
 }
 
-export function useSlackDaemon(options: { slackYaml?: string[] } = {}): SlackDaemon {
+export function useSlackDaemon(options: { slackYaml?: string[]; store?: Backend } = {}): SlackDaemon {
   let standIn: SlackStandIn;
   let model: DemoModelServer;
   let home: string;
   let daemon: RunningDaemon | null = null;
+
+  /** The home's config; on postgres the harness adds the store line when it starts the daemon. */
+  const configText = (): string =>
+    [
+      'model:',
+      `  base_url: ${model.baseUrl}`,
+      '  model: gatehouse-demo',
+      'platforms:',
+      '  slack:',
+      `    bot_token_env: ${BOT_TOKEN_ENV}`,
+      `    app_token_env: ${APP_TOKEN_ENV}`,
+      `    api_root: ${standIn.apiRoot}`,
+      ...(options.slackYaml ?? []),
+      '',
+    ].join('\n');
 
   beforeAll(async () => {
     requireBuild();
     standIn = await startSlackStandIn();
     model = await startDemoModel();
     home = tempHome();
-    writeConfig(
-      home,
-      [
-        'model:',
-        `  base_url: ${model.baseUrl}`,
-        '  model: gatehouse-demo',
-        'platforms:',
-        '  slack:',
-        `    bot_token_env: ${BOT_TOKEN_ENV}`,
-        `    app_token_env: ${APP_TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}`,
-        ...(options.slackYaml ?? []),
-        '',
-      ].join('\n'),
-    );
+    writeConfig(home, configText());
   });
 
   afterAll(async () => {
@@ -74,6 +81,7 @@ export function useSlackDaemon(options: { slackYaml?: string[] } = {}): SlackDae
     await daemon?.stop();
     await standIn.close();
     await model.close();
+    await dropTestSchema(home);
     fs.rmSync(home, { recursive: true, force: true });
   });
 
@@ -93,6 +101,8 @@ export function useSlackDaemon(options: { slackYaml?: string[] } = {}): SlackDae
       daemon = await startDaemon({
         home,
         env: { [BOT_TOKEN_ENV]: standIn.botToken, [APP_TOKEN_ENV]: standIn.appToken },
+        config: configText(),
+        store: options.store ?? 'sqlite',
       });
       return daemon;
     },

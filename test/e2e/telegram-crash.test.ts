@@ -14,7 +14,7 @@ import { RESUME_NOTE } from '../../src/surfaces/platforms/turn.js';
 import { exited, spawnCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
-describe.each(BACKENDS)('Telegram crash recovery on %s', (store) => {
+describe.each(BACKENDS)('Telegram crash recovery on %s', { timeout: 120_000 }, (store) => {
   const tg = useTelegramDaemon({ store });
 
   const dm = (id: number) => ({ id, type: 'private' as const });

@@ -113,6 +113,7 @@ export function gatewayService(
       localStore = stores.local;
       if (options.storeHolder) options.storeHolder.current = stores.messaging;
       logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
+      ctx.advertise({ store: stores.label });
       epoch = await localStore.openEpoch(ctx.instanceId);
       ctx.advertise({ epoch });
 

@@ -22,6 +22,8 @@ import type { StorageCounters } from '../../surfaces/rpc/builtins.js';
 
 export interface GatewayStores {
   kind: 'sqlite' | 'postgres';
+  /** What was opened, for `gatehouse status`: the file, or the schema and the URL's variable (never the URL). */
+  label: string;
   sessions: SessionStore;
   local: LocalSessionStore;
   /** What chat platforms store through, on the same database. */
@@ -61,6 +63,7 @@ export async function openGatewayStores(options: {
     const local = new PostgresLocalStore(sessions.db, () => new Date(), options.faults);
     return {
       kind: 'postgres',
+      label: `postgres (schema ${sessions.db.schema}, URL from $${name})`,
       sessions,
       local,
       messaging: {
@@ -95,6 +98,7 @@ export async function openGatewayStores(options: {
   );
   return {
     kind: 'sqlite',
+    label: `sqlite (${options.stateDb})`,
     sessions,
     local,
     messaging: {
