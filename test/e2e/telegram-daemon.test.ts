@@ -29,7 +29,9 @@ describe.each(BACKENDS)('Telegram daemon on %s', (store) => {
 
       const json = await runCli(tg.home, ['status', '--json']);
       expect(json.code).toBe(0);
-      const report = JSON.parse(json.stdout) as { adapters: unknown[] };
+      const report = JSON.parse(json.stdout) as { adapters: unknown[]; store: string };
+      // The daemon really runs on the backend this block is for (as the daemon says, not the config).
+      expect(report.store).toMatch(store === 'postgres' ? /^postgres \(schema gh_test_/ : /^sqlite \(/);
       expect(report.adapters).toEqual([
         { platform: 'telegram', state: 'running', detail: null, account: '@gatehouse_bot', mode: 'polling' },
       ]);

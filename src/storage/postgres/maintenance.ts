@@ -5,7 +5,7 @@
  * it; the checks only read, so they are safe while the daemon runs. Findings name the variable that
  * holds the URL and the schema, never the URL (it may carry a password).
  */
-import { GatehouseError } from '../../domain/errors.js';
+import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
 import { PgDatabase } from './database.js';
 import { latestVersion, recordedVersions } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -29,9 +29,14 @@ export interface PgFindings {
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** The server's or the driver's own words (the store's wrapper names no URL, but says less). */
 function reasonOf(error: unknown): string {
-  if (error instanceof GatehouseError) return error.message;
-  return error instanceof Error ? error.message : String(error);
+  const cause =
+    error instanceof StorageUnavailableError && error.cause instanceof Error ? error.cause : error;
+  if (!(cause instanceof Error)) return String(cause);
+  const code = (cause as { code?: unknown }).code;
+  const driver = typeof code === 'string' && !(cause instanceof GatehouseError);
+  return driver ? `${cause.message} (${code})` : cause.message;
 }
 
 /** Inspects the store whose URL `url` is; `variable` is how findings name it. */

@@ -177,7 +177,12 @@ async function postgresChecks(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Pro
   const named = (label: string, finding: PgFinding | null): Check[] =>
     finding === null ? [] : [{ name: label, ...finding }];
   return [
-    ...named('store', { ...findings.server, detail: `postgres: ${findings.server.detail}` }),
+    ...named(
+      'store',
+      findings.server.ok
+        ? { ...findings.server, detail: `postgres: ${findings.server.detail}` }
+        : findings.server,
+    ),
     ...named('schema', findings.schema),
     ...named('database', findings.read),
     ...named('search', findings.search),
