@@ -26,6 +26,11 @@ export async function dropTestSchema(home: string): Promise<void> {
   await schema?.drop();
 }
 
+/** The schema of a home started on postgres; undefined for a home on sqlite. */
+export function testSchemaOf(home: string): TestSchema | undefined {
+  return schemas.get(home);
+}
+
 /** The variable holding the URL of the home's schema (for a daemon spawned by hand); {} on sqlite. */
 export function storeEnv(home: string): NodeJS.ProcessEnv {
   const schema = schemas.get(home);
