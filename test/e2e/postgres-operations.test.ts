@@ -126,10 +126,45 @@ describe('gatehouse doctor on a PostgreSQL store', { timeout: 180_000 }, () => {
     expect(down.raw).not.toContain('sekrit-pw');
     expect(byName(down.report, 'schema')).toBeUndefined();
   });
+  it("fails the schema check of a schema newer than this Gatehouse, and of one holding another program's tables", async () => {
+    const home = tempHome();
+    writeConfig(home, STORE);
+    spawnSync('chmod', ['-R', 'go-rwx', home]);
+    const newer = await createTestSchema();
+    const foreign = await createTestSchema();
+    schemas.push(newer, foreign);
+    await inSchema(newer.name, async (c) => {
+      await c.query(
+        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      await c.query("INSERT INTO schema_migrations VALUES (999, 'from the future', 'now')");
+    });
+    await inSchema(foreign.name, (c) => c.query('CREATE TABLE invoices (id INTEGER)'));
+
+    const tooNew = byName((await doctor(home, { [VAR]: newer.url })).report, 'schema')!;
+    expect(tooNew.ok).toBe(false);
+    expect(tooNew.detail).toMatch(
+      new RegExp(`^schema ${newer.name} is at version 999, newer than this Gatehouse \\(\\d+\\)$`),
+    );
+    const other = await doctor(home, { [VAR]: foreign.url });
+    expect(other.code).toBe(1);
+    const check = byName(other.report, 'schema')!;
+    expect(check.detail).toBe(
+      `schema ${foreign.name} holds tables of some other program (no schema_migrations)`,
+    );
+    expect(check.fix).toContain('empty schema');
+    // Nothing was migrated into it: doctor only reads.
+    const tables = await inSchema(foreign.name, (c) =>
+      c.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()',
+      ),
+    );
+    expect(tables.rows[0]!.n).toBe(1);
+  });
 });
 
 describe('gatehouse backup and status on a PostgreSQL store', { timeout: 180_000 }, () => {
-  it('backup refuses and names pg_dump, whose documented command copies the schema', async () => {
+  it('backup refuses and names pg_dump, whose documented command copies the schema; the documented psql restores it', async () => {
     const { home, env, schema } = await storedHome();
     // `gatehouse backup`, as docs/storage.md shows it.
     const refused = await runCli(home, ['backup'], { env });
@@ -151,6 +186,20 @@ describe('gatehouse backup and status on a PostgreSQL store', { timeout: 180_000
     const sql = readFileSync(join(dir, 'gatehouse.sql'), 'utf8');
     expect(sql).toContain(`CREATE TABLE ${schema.name}.messages`);
     expect(sql).toContain('words to find in postgres');
+
+    // The restore docs/storage.md gives: the schema gone, the dump brings it and its rows back.
+    await schema.drop();
+    const restore = spawnSync('sh', ['-c', `psql "$${VAR}" --file=gatehouse.sql`], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    expect(restore.stderr).toBe('');
+    expect(restore.status).toBe(0);
+    const restored = await inSchema(schema.name, (c) =>
+      c.query<{ content: string }>('SELECT content FROM messages ORDER BY id'),
+    );
+    expect(restored.rows.map((r) => r.content)).toContain('words to find in postgres');
   });
 
   it('status shows the store the running daemon opened, even after the config changed', async () => {
