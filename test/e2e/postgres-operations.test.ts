@@ -45,6 +45,9 @@ async function storedHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; sch
   const client = await d.connect();
   const session_id = await createAttached(client, { cwd: tempDir() });
   await runTurn(client, session_id, 's1', 'words to find in postgres');
+  // A search brings the index up to every stored message first, so what doctor sees is settled.
+  const { hits } = await client.call<{ hits: unknown[] }>('session.search', { query: 'postgres' });
+  expect(hits.length).toBeGreaterThan(0);
   await d.stop();
   fx.forget(d);
   // Doctor's permission checks are not what this file is about.
