@@ -87,7 +87,7 @@ describe.each(BACKENDS)('Discord crash recovery on %s', (store) => {
       if (dc.daemon === null) await dc.start();
       const doomed = path.join(scratch, store, 'doomed');
       const log = path.join(scratch, `${store}-approval.log`);
-      fs.mkdirSync(doomed);
+      fs.mkdirSync(doomed, { recursive: true });
       const command = `echo ran >> ${log}; rm -rf ${doomed}`;
       const approvalPosts = () =>
         standIn.calls.filter(
