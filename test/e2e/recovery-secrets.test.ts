@@ -74,6 +74,10 @@ describe.each(BACKENDS)('LOC-5 an api_key lives only in memory on %s', (store) =
 
 // SQLite only: its page-count cap stands in for a full disk; PostgreSQL's is the server's own.
 describe('STO-5 disk full', () => {
+  beforeAll(() => {
+    rig.store = 'sqlite'; // the describe.each blocks above leave the rig on their last backend
+  });
+
   it('answers storage_unavailable and loses nothing acknowledged before', async () => {
     const demo = await rig.model();
     const config = modelConfig(demo);
