@@ -205,7 +205,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       }
       if (i % 8 === 5) {
         const kind = TAMPER_KINDS[(options.seed + Math.floor(i / 8)) % TAMPER_KINDS.length]!;
-        const victim = tamper(stateDb, ledger, kind, rng);
+        const victim = await tamper(stateDb, ledger, kind, rng);
         if (victim) {
           ledger.tampered.set(victim.request_id, kind);
           for (const id of victim.queued) queuedWhenTampered.add(id);

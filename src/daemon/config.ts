@@ -537,11 +537,12 @@ export const configSchema = z
           'needs store.kind: postgres (several instances share one PostgreSQL database; SQLite is the file of one process)',
       });
     }
-    if (config.store.kind === 'postgres' && platforms.length > 0) {
+    if (config.cluster.enabled && platforms.length > 0) {
+      // Every instance would poll the same bot: nothing yet makes one instance at a time its poller.
       ctx.addIssue({
         code: 'custom',
-        path: ['store', 'kind'],
-        message: `postgres does not carry chat platforms yet (${platforms.map(([name]) => name).join(', ')} enabled): use kind: sqlite, or disable them`,
+        path: ['cluster', 'enabled'],
+        message: `chat platforms in a cluster are not supported yet (${platforms.map(([name]) => name).join(', ')} enabled): run them on one instance without cluster.enabled, or disable them`,
       });
     }
     return { ...config, default_profile: defaultProfile };

@@ -32,7 +32,7 @@ export interface GatewayInfo {
   adapters: AdapterStatus[];
   /** The agent cache's counters, as of the last housekeeping pass (docs/agent-cache.md). */
   agent_cache?: AgentCacheStats;
-  /** The store this run opened (`store.kind`, and the variable of a PostgreSQL URL). */
+  /** The store the daemon opened (`sqlite (…/state.db)`, `postgres (schema …, URL from $VAR)`). */
   store?: string;
   /** With `cluster.enabled`: the cluster as of this instance's last scan (docs/cluster.md). */
   cluster?: ClusterView;

@@ -10,6 +10,7 @@ import {
   type RestCall,
   type StandInUser,
 } from '../fixtures/discord-standin.js';
+import type { Backend } from './gateway-harness.js';
 import { usePlatformDaemon, type PlatformDaemon } from './platform-fixture.js';
 
 export const DISCORD_TOKEN_ENV = 'GH_E2E_DISCORD_TOKEN';
@@ -26,9 +27,10 @@ export interface DiscordDaemon extends PlatformDaemon<DiscordStandIn> {
 }
 
 /** `discordYaml`: extra lines under `platforms.discord:` (indented by the caller). */
-export function useDiscordDaemon(options: { discordYaml?: string[] } = {}): DiscordDaemon {
+export function useDiscordDaemon(options: { discordYaml?: string[]; store?: Backend } = {}): DiscordDaemon {
   const base = usePlatformDaemon({
     platform: 'discord',
+    store: options.store,
     startStandIn: startDiscordStandIn,
     standInYaml: (standIn) => [`    token_env: ${DISCORD_TOKEN_ENV}`, `    api_root: ${standIn.apiRoot}`],
     tokenEnv: (standIn) => ({ [DISCORD_TOKEN_ENV]: standIn.token }),

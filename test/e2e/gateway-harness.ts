@@ -19,6 +19,24 @@ const STORE_URL_ENV = 'GH_E2E_STORE_URL';
 /** PostgreSQL schemas of the homes started on postgres: one per home, so a restart finds its data. */
 const schemas = new Map<string, TestSchema>();
 
+/** Drops the schema of one home started on postgres, if it has one (a fixture's afterAll). */
+export async function dropTestSchema(home: string): Promise<void> {
+  const schema = schemas.get(home);
+  schemas.delete(home);
+  await schema?.drop();
+}
+
+/** The schema of a home started on postgres; undefined for a home on sqlite. */
+export function testSchemaOf(home: string): TestSchema | undefined {
+  return schemas.get(home);
+}
+
+/** The variable holding the URL of the home's schema (for a daemon spawned by hand); {} on sqlite. */
+export function storeEnv(home: string): NodeJS.ProcessEnv {
+  const schema = schemas.get(home);
+  return schema === undefined ? {} : { [STORE_URL_ENV]: schema.url };
+}
+
 /** Drops the schemas of the homes started on postgres (call it after each test). */
 export async function dropTestSchemas(): Promise<void> {
   const all = [...schemas.values()];

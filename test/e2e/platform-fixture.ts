@@ -10,7 +10,14 @@ import fs from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { requireBuild, tempHome } from './cli.js';
-import { startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
+import {
+  dropTestSchema,
+  startDaemon,
+  storeEnv,
+  writeConfig,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 
 /** What one platform's fixture tells the shared scaffolding. */
 export interface PlatformSpec<S extends { close(): Promise<void> }> {
@@ -28,6 +35,9 @@ export interface PlatformSpec<S extends { close(): Promise<void> }> {
   readonly yaml?: string[] | undefined;
   /** Frees whatever the test held back in the stand-in, so a last stop can drain. */
   releaseStandIn?(standIn: S): void;
+  /** The backend the daemon stores on (default sqlite; postgres gets a schema of its own, dropped in
+   * afterAll). */
+  readonly store?: Backend | undefined;
 }
 
 export interface PlatformDaemon<S> {
@@ -40,6 +50,8 @@ export interface PlatformDaemon<S> {
   start(env?: NodeJS.ProcessEnv): Promise<RunningDaemon>;
   /** Rewrites the config with these top-level lines instead of `yaml`; the next start reads it. */
   reconfigure(yaml: readonly string[]): void;
+  /** The environment `gatehouse serve` needs in this home (the token; the store URL on postgres). */
+  serveEnv(): NodeJS.ProcessEnv;
   /** SIGKILL: no drain, no clean-shutdown marker. */
   kill(): Promise<void>;
   /** Graceful stop (SIGTERM); resolves with the exit code. */
@@ -59,6 +71,7 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
   let model: DemoModelServer;
   let home: string;
   let daemon: RunningDaemon | null = null;
+  let current: readonly string[] = spec.yaml ?? [];
 
   const configText = (yaml: readonly string[]): string =>
     [
@@ -78,7 +91,7 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
     standIn = await spec.startStandIn();
     model = await startDemoModel();
     home = tempHome();
-    writeConfig(home, configText(spec.yaml ?? []));
+    writeConfig(home, configText(current));
   });
 
   afterAll(async () => {
@@ -87,6 +100,7 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
     await daemon?.stop();
     await standIn.close();
     await model.close();
+    await dropTestSchema(home);
     fs.rmSync(home, { recursive: true, force: true });
   });
 
@@ -104,11 +118,21 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
       return daemon;
     },
     async start(extra = {}) {
-      daemon = await startDaemon({ home, env: { ...extra, ...spec.tokenEnv(standIn) } });
+      // On postgres the harness adds the store line to the config it is given.
+      daemon = await startDaemon({
+        home,
+        env: { ...extra, ...spec.tokenEnv(standIn) },
+        config: configText(current),
+        store: spec.store ?? 'sqlite',
+      });
       return daemon;
     },
     reconfigure(yaml) {
+      current = yaml;
       writeConfig(home, configText(yaml));
+    },
+    serveEnv() {
+      return { ...storeEnv(home), ...spec.tokenEnv(standIn) };
     },
     async kill() {
       await daemon?.kill();

@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PAGE_COUNT_ENV } from '../../src/storage/sqlite/database.js';
-import { nextEvent } from './gateway-harness.js';
+import { BACKENDS, nextEvent, testSchemaOf } from './gateway-harness.js';
 import { modelConfig, quiet, tempDir, useRecoveryRig, type Ack, type Snapshot } from './recovery-harness.js';
 
 const rig = useRecoveryRig();
@@ -17,7 +18,11 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-describe('LOC-5 an api_key lives only in memory', () => {
+describe.each(BACKENDS)('LOC-5 an api_key lives only in memory on %s', (store) => {
+  beforeAll(() => {
+    rig.store = store;
+  });
+
   it('is gone after a restart (launch_credentials_unavailable), comes back with a repeated session.create, and never touches disk', async () => {
     const demo = await rig.model();
     const config = modelConfig(demo);
@@ -54,10 +59,25 @@ describe('LOC-5 an api_key lives only in memory', () => {
 
     const leaks = filesUnder(d.home).filter((f) => readFileSync(f).includes(apiKey));
     expect(leaks).toEqual([]);
+    // On postgres, every row of the schema too (pg_dump writes them all out).
+    const schema = testSchemaOf(d.home);
+    if (store === 'postgres') {
+      const dump = spawnSync('pg_dump', [`--schema=${schema!.name}`, '--data-only', schema!.url], {
+        encoding: 'utf8',
+      });
+      expect(dump.status).toBe(0);
+      expect(dump.stdout).toContain('with key');
+      expect(dump.stdout).not.toContain(apiKey);
+    }
   });
 });
 
+// SQLite only: its page-count cap stands in for a full disk; PostgreSQL's is the server's own.
 describe('STO-5 disk full', () => {
+  beforeAll(() => {
+    rig.store = 'sqlite'; // the describe.each blocks above leave the rig on their last backend
+  });
+
   it('answers storage_unavailable and loses nothing acknowledged before', async () => {
     const demo = await rig.model();
     const config = modelConfig(demo);

@@ -11,6 +11,7 @@ import {
   type SlackStandIn,
   type StandInUser,
 } from '../fixtures/slack-standin.js';
+import type { Backend } from './gateway-harness.js';
 import { usePlatformDaemon, type PlatformDaemon } from './platform-fixture.js';
 
 export const BOT_TOKEN_ENV = 'GH_E2E_SLACK_BOT_TOKEN';
@@ -28,9 +29,10 @@ export interface SlackDaemon extends PlatformDaemon<SlackStandIn> {
 }
 
 /** `slackYaml`: extra lines under `platforms.slack:` (indented by the caller). */
-export function useSlackDaemon(options: { slackYaml?: string[] } = {}): SlackDaemon {
+export function useSlackDaemon(options: { slackYaml?: string[]; store?: Backend } = {}): SlackDaemon {
   const base = usePlatformDaemon({
     platform: 'slack',
+    store: options.store,
     startStandIn: startSlackStandIn,
     standInYaml: (standIn) => [
       `    bot_token_env: ${BOT_TOKEN_ENV}`,

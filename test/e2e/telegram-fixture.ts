@@ -5,6 +5,7 @@
  * `useTelegramDaemon()` registers beforeAll/afterAll for one file.
  */
 import { startTelegramStandIn, type BotCall, type TelegramStandIn } from '../fixtures/telegram-standin.js';
+import type { Backend } from './gateway-harness.js';
 import { usePlatformDaemon, type PlatformDaemon } from './platform-fixture.js';
 
 export const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
@@ -31,13 +32,15 @@ export interface TelegramDaemon extends PlatformDaemon<TelegramStandIn> {
 /**
  * `telegramYaml`: extra lines under `platforms.telegram:` (indented by the caller), or a function
  * giving them when the home is written (after the file's earlier beforeAll hooks ran); `yaml`:
- * top-level.
+ * top-level; `store`: the backend the daemon stores on (default sqlite; postgres gets a schema of its
+ * own, dropped in afterAll).
  */
 export function useTelegramDaemon(
-  options: { telegramYaml?: string[] | (() => string[]); yaml?: string[] } = {},
+  options: { telegramYaml?: string[] | (() => string[]); yaml?: string[]; store?: Backend } = {},
 ): TelegramDaemon {
   const base = usePlatformDaemon({
     platform: 'telegram',
+    store: options.store,
     startStandIn: startTelegramStandIn,
     standInYaml: (standIn) => [`    token_env: ${TOKEN_ENV}`, `    api_root: ${standIn.apiRoot}`],
     tokenEnv: (standIn) => ({ [TOKEN_ENV]: standIn.token }),

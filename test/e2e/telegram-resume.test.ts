@@ -70,7 +70,7 @@ describe('REC-7 chat-platform turns resume at their last durable step', { timeou
     standIn.inject({ chat, from: OWNER, text: `run: ${command}` });
     const asked = await approvalMessage(chat.id, 1);
     expect(String(asked.payload.text)).toMatch(/^Approval needed: /);
-    await waitForShownPrompt(tg.daemon!.layout.stateDb('default'));
+    await waitForShownPrompt(tg.daemon!);
     await tg.kill();
     expect(fs.existsSync(doomed)).toBe(true);
 
@@ -203,7 +203,7 @@ describe('REC-7 chat-platform turns resume at their last durable step', { timeou
       .sentTo(chat.id)
       .filter((c) => question.test(String(c.payload.text)))
       .at(-1)!;
-    await waitForShownPrompt(tg.daemon!.layout.stateDb('default'));
+    await waitForShownPrompt(tg.daemon!);
     await tg.kill();
 
     await tg.start();

@@ -24,7 +24,7 @@ import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js'
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
 import type { LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore } from '../../storage/session-store.js';
-import type { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
+import type { MessagingStores } from '../../storage/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
@@ -46,7 +46,6 @@ import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js
 import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
 import { ClusterMember } from '../../domain/cluster/member.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
-import { describeStore } from '../config.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -65,7 +64,8 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
  * entries have live work (a chat lane running a turn).
  */
 export interface StoreHolder {
-  current: SqliteSessionStore | null;
+  /** The messaging stores on the open database, whichever backend; null while it is closed. */
+  current: MessagingStores | null;
   agents?: AgentCache | null;
   /** Where services with live work register the session keys running now (route pruning skips them). */
   liveKeys?: (() => Iterable<string>)[];
@@ -117,11 +117,11 @@ export function gatewayService(
       });
       store = stores.sessions;
       localStore = stores.local;
-      // Chat platforms run on SQLite only (the config refuses them with postgres).
-      if (options.storeHolder) options.storeHolder.current = stores.sqlite;
+      if (options.storeHolder) options.storeHolder.current = stores.messaging;
       logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
+      ctx.advertise({ store: stores.label });
       epoch = await localStore.openEpoch(ctx.instanceId);
-      ctx.advertise({ epoch, store: describeStore(config) });
+      ctx.advertise({ epoch });
       // SCL-1: several instances on one database. The member is made once the sessions exist; until
       // then (and after it fails) this instance owns nothing and runs nothing.
       if (config.cluster.enabled && stores.openCluster) {

@@ -23,7 +23,7 @@ export function defaultServices(
   if (platforms.some((section) => section?.enabled === true)) {
     services.push(
       messagingService({
-        store: () => storeHolder.current,
+        stores: () => storeHolder.current,
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),

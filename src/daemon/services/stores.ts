@@ -1,6 +1,6 @@
 /**
- * Opens the gateway's stores on the backend the config selects (`store.kind`): the session store
- * and the local-session store on one database — the profile's SQLite file, or the PostgreSQL
+ * Opens the gateway's stores on the backend the config selects (`store.kind`): the session store,
+ * the local-session store and the messaging stores (delivery ledger, platform cursors) on one database — the profile's SQLite file, or the PostgreSQL
  * database whose URL is in the environment variable `store.url_env` names. The URL is read from the
  * environment only: it is never written to a file or a log, and errors name the variable instead.
  */
@@ -10,25 +10,32 @@ import type { Logger } from '../logger.js';
 import type { LeaseHolder } from '../../domain/cluster/lease.js';
 import type { ClusterStore } from '../../storage/cluster-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../storage/local-store.js';
+import type { MessagingStores } from '../../storage/messaging-stores.js';
 import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
 import { PostgresControlRelayStore } from '../../storage/postgres/control-relay-store.js';
 import type { ControlRelayStore } from '../../storage/control-relay.js';
+import { PostgresDeliveryLedger } from '../../storage/postgres/delivery-ledger.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
+import { PostgresPlatformCursors } from '../../storage/postgres/platform-cursors.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
 import { PgEventStream } from '../../storage/postgres/event-stream.js';
 import { PgNotifications } from '../../storage/postgres/notifications.js';
 import type { SharedEventStore, StreamNote, StreamSignals } from '../../storage/event-stream.js';
 import type { SessionStore } from '../../storage/session-store.js';
+import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
+import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import type { StorageCounters } from '../../surfaces/rpc/builtins.js';
 
 export interface GatewayStores {
   kind: 'sqlite' | 'postgres';
+  /** What was opened, for `gatehouse status`: the file, or the schema and the URL's variable (never the URL). */
+  label: string;
   sessions: SessionStore;
   local: LocalSessionStore;
-  /** The SQLite store (chat platforms, checkpoint counters); null on PostgreSQL. */
-  sqlite: SqliteSessionStore | null;
+  /** What chat platforms store through, on the same database. */
+  messaging: MessagingStores;
   /** Cluster mode (`cluster.enabled`): the shared event stream and its notifications; else null. */
   cluster: { events: SharedEventStore; signals: StreamSignals } | null;
   /** The `storage` block of runtime.describe. */
@@ -111,10 +118,15 @@ export async function openGatewayStores(options: {
       : null;
     return {
       kind: 'postgres',
+      label: `postgres (schema ${sessions.db.schema}, URL from $${name})`,
       openCluster,
       sessions,
       local,
-      sqlite: null,
+      messaging: {
+        sessions,
+        ledger: new PostgresDeliveryLedger(sessions.db),
+        cursors: new PostgresPlatformCursors(sessions.db),
+      },
       cluster: cluster && { events: cluster.events, signals: cluster.signals },
       describe: () => {
         const { stats } = local.group;
@@ -149,10 +161,15 @@ export async function openGatewayStores(options: {
   );
   return {
     kind: 'sqlite',
+    label: `sqlite (${options.stateDb})`,
     openCluster: null,
     sessions,
     local,
-    sqlite: sessions,
+    messaging: {
+      sessions,
+      ledger: new SqliteDeliveryLedger(sessions.db),
+      cursors: new SqlitePlatformCursors(sessions.db),
+    },
     cluster: null,
     describe: () => {
       const { stats, failed } = local.group;

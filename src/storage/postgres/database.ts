@@ -39,10 +39,30 @@ const TYPES = {
 export class PgDatabase implements Sql {
   /** Connects to `url`, checks the server and the schema, and applies pending migrations. */
   static async open(url: string, options: PgOpenOptions = {}): Promise<PgDatabase> {
+    const db = await PgDatabase.connect(url, { applicationName: options.applicationName });
+    try {
+      await migrate(db, options.migrations ?? MIGRATIONS);
+      return db;
+    } catch (error) {
+      await db.client.end().catch(() => undefined);
+      if (error instanceof GatehouseError) throw error;
+      throw new StorageUnavailableError(db.name, describe(error), { cause: error });
+    }
+  }
+
+  /**
+   * Connects to `url` and checks the server and that a schema is selected, migrating nothing: what
+   * `gatehouse doctor` inspects with. `open` is this followed by the migrations.
+   */
+  static async connect(
+    url: string,
+    options: { timeoutMs?: number; applicationName?: string } = {},
+  ): Promise<PgDatabase> {
     const client = new pg.Client({
       connectionString: url,
       types: TYPES,
       application_name: options.applicationName ?? 'gatehouse',
+      ...(options.timeoutMs === undefined ? {} : { connectionTimeoutMillis: options.timeoutMs }),
     });
     const db = new PgDatabase(client, 'PostgreSQL');
     client.on('error', (error) => db.lose(error));
@@ -52,12 +72,12 @@ export class PgDatabase implements Sql {
       const name = schema.rows[0]?.schema;
       if (!name) throw new StorageUnavailableError(db.name, 'no schema is selected (check search_path)');
       db.name = `PostgreSQL schema ${name}`;
+      db.schema = name;
       await client.query('SET synchronous_commit TO on');
       const sync = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
       if (sync.rows[0]?.synchronous_commit !== 'on') {
         throw new StorageUnavailableError(db.name, 'synchronous_commit = on did not take effect');
       }
-      await migrate(db, options.migrations ?? MIGRATIONS);
       return db;
     } catch (error) {
       await client.end().catch(() => undefined);
@@ -65,6 +85,9 @@ export class PgDatabase implements Sql {
       throw new StorageUnavailableError(db.name, describe(error), { cause: error });
     }
   }
+
+  /** The schema the connection works in (`current_schema()`), known once connected. */
+  schema = '';
 
   private chain: Promise<unknown> = Promise.resolve();
   private failure: StorageUnavailableError | null = null;

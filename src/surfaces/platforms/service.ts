@@ -19,10 +19,9 @@ import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
+import type { MessagingStores } from '../../storage/messaging-stores.js';
 import type { PlatformCursors } from '../../storage/platform-cursors.js';
-import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
-import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
-import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
+import { openGatewayStores, type GatewayStores } from '../../daemon/services/stores.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
 import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
@@ -32,10 +31,10 @@ export interface MessagingServiceOptions {
   model?: ChatModel;
   env?: NodeJS.ProcessEnv;
   /**
-   * The store another service already opened (the daemon's gateway service). Absent: this service
-   * opens the profile's state.db itself and closes it on stop.
+   * The stores another service already opened (the daemon's gateway service), on whichever backend
+   * the config selects. Absent: this service opens the config's store itself and closes it on stop.
    */
-  store?: () => SqliteSessionStore | null;
+  stores?: () => MessagingStores | null;
   /** Where platforms are looked up by section name; default: builtinPlatforms(). */
   registry?: PlatformRegistry;
   /** The daemon's agent cache (shared with local sessions); absent: none kept between turns. */
@@ -58,8 +57,7 @@ export interface MessagingService extends DaemonService {
 
 export function messagingService(options: MessagingServiceOptions = {}): MessagingService {
   let gateway: MessagingGateway | null = null;
-  let store: SqliteSessionStore | null = null;
-  let ownsStore = false;
+  let owned: GatewayStores | null = null;
   const env = options.env ?? process.env;
 
   return {
@@ -69,10 +67,10 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       if (sections.length === 0) return;
       // The cursors live on the store, which opens after the adapters are built (a config error
       // must fail the start before anything is opened); adapters read them only once started.
+      let stores: MessagingStores | null = null;
       const cursors: PlatformCursors = {
-        readCursors: (platform) => new SqlitePlatformCursors(store!.db).readCursors(platform),
-        saveCursor: (platform, channel, id) =>
-          new SqlitePlatformCursors(store!.db).saveCursor(platform, channel, id),
+        readCursors: (platform) => stores!.cursors.readCursors(platform),
+        saveCursor: (platform, channel, id) => stores!.cursors.saveCursor(platform, channel, id),
       };
       const profile = ctx.config.default_profile;
       const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
@@ -80,24 +78,28 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         profileDir: ctx.layout.profileDir(profile),
         cursors,
       });
-      store = options.store?.() ?? null;
-      if (store === null) {
-        if (options.store !== undefined) {
+      stores = options.stores?.() ?? null;
+      if (stores === null) {
+        if (options.stores !== undefined) {
           throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
         }
-        store = SqliteSessionStore.open(ctx.layout.stateDb(profile), {
-          backgroundCheckpoints: true,
-          cacheMiB: ctx.config.store.sqlite_cache_mb,
+        owned = await openGatewayStores({
+          config: ctx.config,
+          env,
+          stateDb: ctx.layout.stateDb(profile),
+          instanceId: ctx.instanceId,
+          faults: null,
+          logger: ctx.logger,
         });
-        ownsStore = true;
+        stores = owned.messaging;
       }
       const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
       const faults = faultsFromEnv(env, ctx.logger);
       const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
       options.platformPrompts?.(prompts);
       gateway = new MessagingGateway({
-        store,
-        ledger: new SqliteDeliveryLedger(store.db),
+        store: stores.sessions,
+        ledger: stores.ledger,
         model: options.model ?? configuredModel(ctx, env),
         tools: resolveToolsets(['terminal', 'clarify']),
         prompts,
@@ -139,10 +141,9 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       options.platformPrompts?.(null);
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
-      if (ownsStore) await store?.close();
+      await owned?.close();
       gateway = null;
-      store = null;
-      ownsStore = false;
+      owned = null;
     },
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/daemon/config.js';
 import { createLogger } from '../../../src/daemon/logger.js';
 import { openGatewayStores } from '../../../src/daemon/services/stores.js';
+import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 
 let dir: string;
 beforeEach(() => {
@@ -25,7 +26,8 @@ async function cacheSizeWith(yaml: string): Promise<unknown> {
     logger: createLogger({ file: path.join(dir, 'gateway.log') }),
   });
   try {
-    return stores.sqlite!.db.pragma('cache_size', { simple: true });
+    if (!(stores.sessions instanceof SqliteSessionStore)) throw new Error('expected the SQLite store');
+    return stores.sessions.db.pragma('cache_size', { simple: true });
   } finally {
     await stores.close();
   }

@@ -74,3 +74,32 @@ export async function searchIndex(
   );
   return rows.map(({ content, ...hit }) => ({ ...hit, snippet: snippet(content, query.terms) }));
 }
+
+/** What `gatehouse doctor` sees of the index: whether it is there, stale, and how much it holds. */
+export interface IndexInspection {
+  /** The index table and its GIN index both exist. */
+  readonly present: boolean;
+  readonly stale: boolean;
+  /** Rows in the index, against the messages with content up to its watermark. */
+  readonly indexed: number;
+  readonly expected: number;
+}
+
+export async function inspectIndex(sql: Sql): Promise<IndexInspection> {
+  const found = await sql.row<{ table: string | null; gin: string | null }>(
+    `SELECT to_regclass('messages_search')::text AS table, to_regclass('messages_search_document')::text AS gin`,
+  );
+  const state = await sql.row<{ stale: number; indexed_through: number }>(
+    'SELECT stale, indexed_through FROM search_index_state WHERE id = 1',
+  );
+  const stale = state === null || state.stale === 1;
+  if (!found?.table || !found.gin) return { present: false, stale, indexed: 0, expected: 0 };
+  const through = state?.indexed_through ?? 0;
+  const counts = await sql.row<{ indexed: number; expected: number }>(
+    `SELECT (SELECT count(*) FROM messages_search s JOIN messages m ON m.id = s.message_id
+              WHERE m.id <= $1)::bigint AS indexed,
+            (SELECT count(*) FROM messages WHERE id <= $1 AND content IS NOT NULL)::bigint AS expected`,
+    [through],
+  );
+  return { present: true, stale, indexed: counts?.indexed ?? 0, expected: counts?.expected ?? 0 };
+}

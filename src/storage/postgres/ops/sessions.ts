@@ -73,3 +73,11 @@ export async function readLineageRow(sql: Sql, sessionId: string): Promise<Linea
   );
   return { ...row, children: children.map((c) => c.session_id) };
 }
+
+/** How many sessions and messages the schema holds: doctor's proof that it can read them. */
+export async function countStored(sql: Sql): Promise<{ sessions: number; messages: number }> {
+  const row = await sql.row<{ sessions: number; messages: number }>(
+    'SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM messages)::bigint AS messages',
+  );
+  return row ?? { sessions: 0, messages: 0 };
+}

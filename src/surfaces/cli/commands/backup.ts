@@ -1,6 +1,8 @@
 /**
  * `gatehouse backup [PATH]`: SQLite's online backup of a profile's state database, safe while the
- * gateway runs. The copy is owner-only and never written over an existing file.
+ * gateway runs. The copy is owner-only and never written over an existing file. On a PostgreSQL
+ * store it refuses and names pg_dump: the server's own tool copies a live schema consistently, and
+ * Gatehouse would only be a worse wrapper round it (docs/decisions.md).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -24,6 +26,13 @@ export function registerBackup(program: Command): void {
     .action(async (path: string | undefined, flags: { profile?: string }) => {
       const layout = cliHome();
       const { config } = loadCliConfig(layout, { quiet: true });
+      if (config.store.kind === 'postgres') {
+        const variable = config.store.url_env!;
+        throw new DaemonError(
+          'not_available',
+          `gatehouse backup copies SQLite files, but this store is PostgreSQL (store.kind: postgres): back up its schema with pg_dump instead, e.g. pg_dump --schema=SCHEMA --file=gatehouse.sql "$${variable}"`,
+        );
+      }
       const profile = flags.profile ?? config.default_profile;
       if (!config.profiles.includes(profile)) {
         throw new DaemonError(

@@ -2,6 +2,8 @@
  * `gatehouse doctor`: checks what a gateway needs — an owner-only home, a valid config, sound
  * databases and search indexes — and prints each check with what to do when it fails. Exits 1 when
  * any check fails. `--repair-search` rebuilds a broken search index (the gateway must be stopped).
+ * On `store.kind: postgres` it connects to the server whose URL is in `store.url_env`'s variable
+ * (never printing the URL) and checks the schema's version, a read, and the search index.
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,11 @@ import {
   rebuildSearchIndexOf,
   type Finding,
 } from '../../../storage/sqlite/maintenance.js';
+import {
+  inspectPgStore,
+  rebuildPgSearchIndex,
+  type PgFinding,
+} from '../../../storage/postgres/maintenance.js';
 import { cliHome, say } from '../shared.js';
 
 export interface Check {
@@ -143,25 +150,51 @@ function databaseChecks(layout: HomeLayout, profile: string): Check[] {
   return [integrity, search];
 }
 
-/** The PostgreSQL store: which variable holds its URL, and whether it is set here (never its value). */
-function storeCheck(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Check {
-  const name = loaded.config.store.url_env!;
-  const set = (env[name] ?? '') !== '';
-  return {
-    name: 'store',
-    ok: set,
-    detail: set
-      ? `${describeStore(loaded.config)}; ${name} is set in this environment`
-      : `${describeStore(loaded.config)}, but ${name} is not set in this environment: export ${name}=postgres://… where the daemon starts`,
-  };
+/** The URL of the PostgreSQL store from its variable, or null when the variable is not set here. */
+function pgUrl(loaded: LoadedConfig, env: NodeJS.ProcessEnv): string | null {
+  const url = env[loaded.config.store.url_env!];
+  return url === undefined || url === '' ? null : url;
 }
 
-export function runChecks(layout: HomeLayout): Check[] {
+/**
+ * The PostgreSQL store: the variable is set, the server answers, and the schema's version, a read
+ * and the search index are sound. Only the variable's name and the schema are shown, never the URL.
+ */
+async function postgresChecks(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const name = loaded.config.store.url_env!;
+  const url = pgUrl(loaded, env);
+  if (url === null) {
+    return [
+      {
+        name: 'store',
+        ok: false,
+        detail: `${describeStore(loaded.config)}, but ${name} is not set in this environment`,
+        fix: `export ${name}=postgres://… (the daemon's URL) and run doctor again; the daemon needs it too`,
+      },
+    ];
+  }
+  const findings = await inspectPgStore(url, name);
+  const named = (label: string, finding: PgFinding | null): Check[] =>
+    finding === null ? [] : [{ name: label, ...finding }];
+  return [
+    ...named(
+      'store',
+      findings.server.ok
+        ? { ...findings.server, detail: `postgres: ${findings.server.detail}` }
+        : findings.server,
+    ),
+    ...named('schema', findings.schema),
+    ...named('database', findings.read),
+    ...named('search', findings.search),
+  ];
+}
+
+export async function runChecks(layout: HomeLayout, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const checks = homeChecks(layout);
   const { check: config, loaded } = configCheck(layout);
   checks.push(config);
   const profiles = loaded?.config.profiles ?? ['default'];
-  if (loaded?.config.store.kind === 'postgres') checks.push(storeCheck(loaded, process.env));
+  if (loaded?.config.store.kind === 'postgres') checks.push(...(await postgresChecks(loaded, env)));
   else {
     checks.push({ name: 'store', ok: true, detail: 'sqlite (state.db in each profile folder)' });
     for (const profile of profiles) checks.push(...databaseChecks(layout, profile));
@@ -178,8 +211,8 @@ export function runChecks(layout: HomeLayout): Check[] {
   return checks;
 }
 
-/** Rebuilds every failed search index; returns the profiles it rebuilt. */
-function repairSearch(layout: HomeLayout): string[] {
+/** Rebuilds every failed search index; returns the profiles (or `postgres`) it rebuilt. */
+async function repairSearch(layout: HomeLayout): Promise<string[]> {
   if (gatewayState(layout).status !== 'stopped') {
     throw new DaemonError(
       'already_running',
@@ -187,11 +220,18 @@ function repairSearch(layout: HomeLayout): string[] {
     );
   }
   const repaired: string[] = [];
-  for (const check of runChecks(layout)) {
-    if (check.ok || !check.name.startsWith('search ')) continue;
-    const profile = check.name.slice('search '.length);
-    rebuildSearchIndexOf(layout.stateDb(profile));
-    repaired.push(profile);
+  for (const check of await runChecks(layout)) {
+    if (check.ok) continue;
+    if (check.name === 'search') {
+      // Only the PostgreSQL store has one search check, named without a profile.
+      const loaded = loadConfig(layout.configFile);
+      await rebuildPgSearchIndex(pgUrl(loaded, process.env)!);
+      repaired.push('postgres');
+    } else if (check.name.startsWith('search ')) {
+      const profile = check.name.slice('search '.length);
+      rebuildSearchIndexOf(layout.stateDb(profile));
+      repaired.push(profile);
+    }
   }
   return repaired;
 }
@@ -204,16 +244,20 @@ export function registerDoctor(program: Command): void {
     )
     .option('--json', 'print {"ok", "checks": [{name, ok, detail, fix}]} for scripts')
     .option('--repair-search', 'rebuild a broken search index from the stored messages (gateway stopped)')
-    .action((flags: { json?: boolean; repairSearch?: boolean }) => {
+    .action(async (flags: { json?: boolean; repairSearch?: boolean }) => {
       const layout = cliHome();
-      const repaired = flags.repairSearch ? repairSearch(layout) : [];
-      const checks = runChecks(layout);
+      const repaired = flags.repairSearch ? await repairSearch(layout) : [];
+      const checks = await runChecks(layout);
       const ok = checks.every((c) => c.ok);
       if (flags.json) {
         say(JSON.stringify({ ok, checks, ...(flags.repairSearch ? { repaired } : {}) }, null, 2));
       } else {
         for (const profile of repaired) {
-          say(`Rebuilt the search index of profile ${profile} from its stored messages.`);
+          say(
+            profile === 'postgres'
+              ? 'Rebuilt the search index of the PostgreSQL store from its stored messages.'
+              : `Rebuilt the search index of profile ${profile} from its stored messages.`,
+          );
         }
         for (const c of checks) {
           say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);

@@ -21,7 +21,10 @@ export interface StatusReport {
   started_at: string | null;
   uptime_s: number | null;
   model: string;
-  /** Where sessions are stored: `store.kind` (and the variable holding a PostgreSQL URL). */
+  /**
+   * Where sessions are stored. Running: what the daemon opened (from gateway.json), whatever the
+   * config says now. Stopped: what the config selects (`store.kind`, the variable of a PostgreSQL URL).
+   */
   store: string;
   home: string;
   config_file: string;
@@ -66,7 +69,7 @@ function statusReport(layout: HomeLayout): StatusReport {
       uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(info.started_at)) / 1000)),
       model: info.model, // what the running daemon uses, even if the file changed since
       // What the running daemon opened, even if the file changed since.
-      store: info.store ?? configuredStore(layout),
+      store: info.store ?? `${configuredStore(layout)} (as configured; the daemon did not say)`,
       ...files,
       stale_pid,
       adapters: Array.isArray(info.adapters) ? info.adapters : [],

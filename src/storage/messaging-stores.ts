@@ -1,0 +1,15 @@
+/**
+ * What the messaging gateway stores through (chat platforms): the session store, the delivery
+ * ledger and the catch-up cursors, all on one database so a turn's reply, marker and transcript
+ * commit together. Each backend builds the three on its own connection; the gateway sees only
+ * these contracts, never which backend is under them.
+ */
+import type { DeliveryLedger } from './delivery-ledger.js';
+import type { PlatformCursors } from './platform-cursors.js';
+import type { SessionStore } from './session-store.js';
+
+export interface MessagingStores {
+  readonly sessions: SessionStore;
+  readonly ledger: DeliveryLedger;
+  readonly cursors: PlatformCursors;
+}
