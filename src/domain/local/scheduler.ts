@@ -241,24 +241,39 @@ export class TurnScheduler {
     logicalId: string,
     fn: () => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' }> {
-    // In a cluster a control runs only where the session's lease is (another instance may run a turn).
-    if (this.options.ownership && !(await this.acquired(logicalId))) return { kind: 'busy' };
-    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-    // Free: no pump, or one still waiting for a permit. Anything else (a turn running or being
-    // claimed, another exclusive holder of the slot) is busy.
-    // A turn recovery resumed (REC-7) and not yet running holds the slot too.
-    const free =
-      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
-    if (!free || this.held.has(logicalId)) return { kind: 'busy' };
+    if (!this.slotFree(logicalId)) return { kind: 'busy' };
     let release!: () => void;
     this.held.set(logicalId, new Promise<void>((resolve) => (release = resolve)));
+    let ours = true;
     try {
+      // In a cluster a control runs only where the session's lease is (another instance may run a
+      // turn). The slot is held first, so the pump that taking the lease kicks waits behind this
+      // control instead of making it busy (and releasing the lease again once it finds nothing).
+      if (this.options.ownership && !(await this.acquired(logicalId))) {
+        ours = false;
+        return { kind: 'busy' };
+      }
+      // Taking the lease over may have resumed a turn a dead owner left (REC-7): that one goes first.
+      const now = this.pumps.get(logicalId);
+      if (now?.kind === 'running' || (now?.kind === 'pumping' && now.resumed !== undefined))
+        return { kind: 'busy' };
       return { kind: 'done', value: await fn() };
     } finally {
       this.held.delete(logicalId);
       release();
-      this.kick(logicalId);
+      if (ours) this.kick(logicalId);
     }
+  }
+
+  /**
+   * Free: no pump, or one still waiting for a permit, and no other exclusive holder of the slot.
+   * A turn running or being claimed, or one recovery resumed (REC-7) and not yet running, holds it.
+   */
+  private slotFree(logicalId: string): boolean {
+    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+    const free =
+      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
+    return free && !this.held.has(logicalId);
   }
 
   /** Whether this instance may touch the session's turn slot (always, outside a cluster). */

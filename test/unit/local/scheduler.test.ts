@@ -184,3 +184,76 @@ describe('TurnScheduler.control: the turn slot of reset, undo and retry (LIN-2)'
     expect((await store.getAdmission('a1'))?.state).toBe('completed');
   });
 });
+
+describe('TurnScheduler in a cluster (SCL-1): a control where the lease is free', () => {
+  it('takes the lease with the slot already held, so the pump the take kicks waits behind it', async () => {
+    const { store, epoch } = await openStore(['A']);
+    // The store's claims wait until the test lets them go: a pump kicked now stays "claiming".
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const slowClaims = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'claimNext') return Reflect.get(target, name, receiver) as unknown;
+        return async (...args: Parameters<typeof store.claimNext>) => {
+          await gate;
+          return target.claimNext(...args);
+        };
+      },
+    });
+    let owned = false;
+    let takes = 0;
+    const s: TurnScheduler = new TurnScheduler(
+      slowClaims,
+      epoch,
+      new Semaphore(8),
+      () => complete(),
+      { emit: () => undefined },
+      () => undefined,
+      {
+        ownership: {
+          owns: () => owned,
+          elsewhere: () => undefined,
+          // As a cluster member does: taking the lease recovers the session, which kicks its pump,
+          // and the take's own awaits let that pump reach its claim before the control goes on.
+          acquire: async () => {
+            takes++;
+            owned = true;
+            s.kick('A');
+            for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+            return true;
+          },
+          sideEffectsAllowed: () => true,
+        },
+      },
+    );
+    // Without the slot held first, the kicked pump (claiming) made every such control busy, and
+    // the lease went back when that pump found the queue empty: a reset on a free session never ran.
+    const control = await s.control('A', () => Promise.resolve('reset'));
+    open();
+    expect(control).toEqual({ kind: 'done', value: 'reset' });
+    expect(takes).toBe(1);
+  });
+
+  it('is busy, and kicks nothing, where another instance holds the lease', async () => {
+    const { store, epoch } = await openStore(['A']);
+    const kicked: string[] = [];
+    const s = new TurnScheduler(
+      store,
+      epoch,
+      new Semaphore(8),
+      () => complete(),
+      { emit: () => undefined },
+      () => undefined,
+      {
+        ownership: {
+          owns: () => false,
+          elsewhere: (id) => void kicked.push(id),
+          acquire: () => Promise.resolve(false),
+          sideEffectsAllowed: () => true,
+        },
+      },
+    );
+    expect(await s.control('A', () => Promise.resolve('reset'))).toEqual({ kind: 'busy' });
+    expect(kicked).toEqual([]);
+  });
+});
