@@ -9,6 +9,8 @@ import {
   RpcCallError,
   type GatewayClient,
 } from '../../src/surfaces/client/rpc-client.js';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Rng } from './rng.js';
 
 export type Op =
@@ -211,4 +213,30 @@ export class TortureClient {
       }
     }
   }
+}
+
+/**
+ * The run's clients (`c0`, `c1`, …), each session in a directory of its own under `work`: every
+ * tool execution appends its marker to `ran.log` there, and `ranLines` reads them all back.
+ */
+export function workloadClients(
+  work: string,
+  ledger: Ledger,
+  count: number,
+): { clients: TortureClient[]; ranLines: () => string[] } {
+  const cwds: string[] = [];
+  const cwdFor = (requestId: string): string => {
+    const dir = join(work, requestId);
+    mkdirSync(dir, { recursive: true });
+    cwds.push(dir);
+    return dir;
+  };
+  return {
+    clients: Array.from({ length: count }, (_, i) => new TortureClient(`c${i}`, ledger, cwdFor)),
+    ranLines: () =>
+      cwds.flatMap((dir) => {
+        const file = join(dir, 'ran.log');
+        return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+      }),
+  };
 }

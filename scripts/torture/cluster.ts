@@ -13,15 +13,7 @@
  *   comes with a new token (sampled after every iteration);
  * - authority epochs strictly increase over every start of every instance.
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +24,7 @@ import { startDemoModel, type RecordedRequest } from '../../src/runtime/demo/ser
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import { approveMarked, refreshUnknowns } from './approver.js';
 import { checkInvariants, type AdmissionFact, type Tally } from './checks.js';
-import { Ledger, TortureClient } from './client.js';
+import { Ledger, workloadClients } from './client.js';
 import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { postgresEvidence } from './evidence.js';
 import { drain, resolveUnknowns, runningAdmissions, session, workloadText, type Unknown } from './harness.js';
@@ -199,17 +191,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const daemonLog = openLog(join(root, 'daemons.log'));
   const store = await postgresEvidence(schema.url);
   const ledger = new Ledger();
-  const cwds: string[] = [];
-  const cwdFor = (requestId: string): string => {
-    const dir = join(work, requestId);
-    mkdirSync(dir, { recursive: true });
-    cwds.push(dir);
-    return dir;
-  };
-  const clients = Array.from(
-    { length: options.clients ?? 3 },
-    (_, i) => new TortureClient(`c${i}`, ledger, cwdFor),
-  );
+  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3);
   const kills: Record<string, number> = {};
   const resolved = new Set<string>();
   const toResolve = new Map<string, Unknown>();
@@ -307,10 +289,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
     }
     const admissions: AdmissionFact[] = await store.admissions();
-    const ran = cwds.flatMap((dir) => {
-      const file = join(dir, 'ran.log');
-      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-    });
+    const ran = ranLines();
     const { tally, violations } = checkInvariants({
       ledger,
       admissions,

@@ -4,15 +4,7 @@
  * unacknowledged call, and SIGKILLs both at random moments and at each named fault point. After the
  * last iteration it drains everything and checks the six invariants (checks.ts).
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +13,7 @@ import { startDemoModel } from '../../src/runtime/demo/server.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { checkInvariants, type SnapshotMessage, type Tally } from './checks.js';
 import { checkLineages } from './lineage.js';
-import { Ledger, TortureClient } from './client.js';
+import { Ledger, workloadClients, type TortureClient } from './client.js';
 import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { homeLayout } from '../../src/daemon/home.js';
 import { Rng } from './rng.js';
@@ -122,17 +114,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const stateDb = homeLayout(home).stateDb('default');
   const store = sqliteEvidence(stateDb);
   const ledger = new Ledger();
-  const cwds: string[] = [];
-  const cwdFor = (requestId: string): string => {
-    const dir = join(work, requestId);
-    mkdirSync(dir, { recursive: true });
-    cwds.push(dir);
-    return dir;
-  };
-  const clients = Array.from(
-    { length: options.clients ?? 3 },
-    (_, i) => new TortureClient(`c${i}`, ledger, cwdFor),
-  );
+  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3);
   const kills: Record<string, number> = {};
   const resolved = new Set<string>();
   const queuedWhenTampered = new Set<string>();
@@ -232,10 +214,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       admissions: await store.admissions(),
       sessionsPerRequest: await store.sessionsPerRequest(),
     };
-    const ran = cwds.flatMap((dir) => {
-      const file = join(dir, 'ran.log');
-      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-    });
+    const ran = ranLines();
     const { tally, violations } = checkInvariants({
       ledger,
       ...evidence,
