@@ -420,11 +420,18 @@ export class TurnScheduler {
       prompt: async (prompt) => owned(await this.store.recordPrompt(fence, prompt)),
     };
     let settled: { result: TurnJobResult; accepted: boolean } | null = null;
+    // SCL-1: a turn stopped because this instance's lease is going is not settled here: it stays
+    // `running` for the instance that takes the session over, which resumes it at its last step or
+    // marks it unknown (REC-7), exactly as after a kill. Settling it `interrupted` would end a turn
+    // nobody interrupted.
+    const commit = async (result: TurnJobResult): Promise<{ result: TurnJobResult; accepted: boolean }> =>
+      abort.signal.reason === LEASE_LOST
+        ? { result: { ...result, detail: LEASE_LOST }, accepted: false }
+        : { result, accepted: await this.store.settle({ ...fence, ...result }) };
     const settle = async (result: TurnJobResult): Promise<boolean> => {
       if (settled) throw new Error(`turn ${admission.admission_id} settled twice`);
-      const accepted = await this.store.settle({ ...fence, ...result });
-      settled = { result, accepted };
-      return accepted;
+      settled = await commit(result);
+      return settled.accepted;
     };
     try {
       let result: TurnJobResult;
@@ -445,7 +452,7 @@ export class TurnScheduler {
         result = { outcome: 'failed', detail: 'internal error while running the turn' };
       }
       // A runner that returned without settling (or whose settlement failed) is settled here.
-      settled ??= { result, accepted: await this.store.settle({ ...fence, ...result }) };
+      settled ??= await commit(result);
       this.events.emit('turn:settled', {
         logical_id: logicalId,
         admission_id: admission.admission_id,

@@ -29,6 +29,7 @@ import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
 import {
+  LEASE_LOST,
   TurnScheduler,
   type SchedulerEvents,
   type SessionOwnership,
@@ -248,6 +249,8 @@ export class LocalSessions {
         })
       : null;
     this.events.on('turn:settled', (e) => {
+      // Left running for the instance that takes the session over: it settles there (SCL-1).
+      if (e.detail === LEASE_LOST && !e.accepted) return;
       this.hub(e.logical_id).publish({
         type: 'admission.settled',
         admission_id: e.admission_id,

@@ -257,3 +257,31 @@ describe('TurnScheduler in a cluster (SCL-1): a control where the lease is free'
     expect(kicked).toEqual([]);
   });
 });
+
+describe('TurnScheduler in a cluster (SCL-1): a lease that goes', () => {
+  it('leaves the stopped turn running in the store for the instance that takes over, never settled here', async () => {
+    const { store, epoch } = await openStore(['A']);
+    const {
+      scheduler: s,
+      events,
+      until,
+    } = scheduler(
+      store,
+      epoch,
+      (job) =>
+        new Promise<TurnJobResult>((resolve) =>
+          job.signal.addEventListener('abort', () => resolve({ outcome: 'interrupted', detail: 'stopped' })),
+        ),
+    );
+    // The rig's scheduler has no ownership hook; the lease path is the abort reason alone.
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    await until('turn:claimed', 1);
+    expect(s.interruptForLease('A')).toBe(true);
+    await until('turn:settled', 1);
+    const settled = events.find((e) => e.name === 'turn:settled')!.payload;
+    expect(settled).toMatchObject({ accepted: false, detail: 'lease_lost' });
+    // Still running: the next owner's recovery resumes it or marks it unknown, as after a kill.
+    expect((await store.getAdmission('a1'))?.state).toBe('running');
+  });
+});
