@@ -198,7 +198,7 @@ const bench: Bench = {
         figures.push(
           figure({
             bench: 'cluster',
-            name: 'failover: a turn submitted when its owner was killed',
+            name: 'failover: a turn held at the model when its owner was killed',
             value: samples[0]!,
             unit: 'ms',
             baseline: { name: 'the lease period (cluster.lease_s)', value: LEASE_S * 1000 },

@@ -65,7 +65,11 @@ export interface LeaseTiming {
   heartbeatMs: number;
   /** Past this time without a successful renewal the instance stops its turns (lease_s / 2). */
   stopAfterMs: number;
-  /** How often expired leases and ownerless work are looked for (lease_s). */
+  /**
+   * How often expired leases and ownerless work are looked for (lease_s / 4): a dead owner's
+   * sessions are taken over within about 1.25 × lease_s of its death (its last renewal was at most
+   * lease_s / 3 before it), not the 2 × lease_s a scan per lease period allowed.
+   */
   scanMs: number;
 }
 
@@ -75,7 +79,7 @@ export function leaseTiming(leaseS: number): LeaseTiming {
     lease_s: leaseS,
     heartbeatMs: Math.round((leaseS * 1000) / 3),
     stopAfterMs: Math.round((leaseS * 1000) / 2),
-    scanMs: leaseS * 1000,
+    scanMs: Math.round((leaseS * 1000) / 4),
   };
 }
 
