@@ -13,7 +13,7 @@
  *   comes with a new token (sampled after every iteration);
  * - authority epochs strictly increase over every start of every instance.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +27,15 @@ import { checkInvariants, type AdmissionFact, type Tally } from './checks.js';
 import { Ledger, workloadClients } from './client.js';
 import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { postgresEvidence } from './evidence.js';
-import { drain, resolveUnknowns, runningAdmissions, session, workloadText, type Unknown } from './harness.js';
+import {
+  drain,
+  resolveUnknowns,
+  runningAdmissions,
+  session,
+  workloadText,
+  writeTortureHome,
+  type Unknown,
+} from './harness.js';
 import { Rng } from './rng.js';
 
 export interface ClusterTortureOptions {
@@ -172,20 +180,10 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
   const homes = Array.from({ length: n }, (_, i) => {
     const home = join(root, `home-${String.fromCharCode(97 + i)}`);
-    mkdirSync(home, { mode: 0o700 });
-    writeFileSync(
-      join(home, 'config.yaml'),
-      [
-        `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo}`,
-        'approvals: {timeout_s: 1}',
-        'compression: {tail_tokens: 0}',
-        'drain_timeout_s: 5',
-        'listener: {port: 0}',
-        `store: {kind: postgres, url_env: ${URL_ENV}}`,
-        `cluster: {enabled: true, lease_s: ${leaseS}, instance_name: ${String.fromCharCode(97 + i)}}`,
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    writeTortureHome(home, demo.baseUrl, [
+      `store: {kind: postgres, url_env: ${URL_ENV}}`,
+      `cluster: {enabled: true, lease_s: ${leaseS}, instance_name: ${String.fromCharCode(97 + i)}}`,
+    ]);
     return home;
   });
   const daemonLog = openLog(join(root, 'daemons.log'));

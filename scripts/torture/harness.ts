@@ -81,6 +81,25 @@ function approvalText(id: string, approve: boolean): { text: string; tool: boole
     : { text: `run: echo ${id} >> ran.log && sudo true`, tool: false };
 }
 
+/** A torture daemon's home: its config (the harness's demo model, short timeouts, any free port) plus `extra` lines. */
+export function writeTortureHome(home: string, modelUrl: string, extra: readonly string[]): void {
+  mkdirSync(home, { mode: 0o700 });
+  writeFileSync(
+    join(home, 'config.yaml'),
+    [
+      `model: {base_url: ${JSON.stringify(modelUrl)}, model: gatehouse-demo}`,
+      'approvals: {timeout_s: 1}',
+      // A compression keeps only the last user message on: short torture sessions can compress.
+      'compression: {tail_tokens: 0}',
+      'drain_timeout_s: 5',
+      // Any free port: a torture run beside other daemons never takes (or waits for) the default.
+      'listener: {port: 0}',
+      ...extra,
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+}
+
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
   const began = Date.now();
   // A run given up on (its test timed out) must not leave its daemon running beside later tests.
@@ -94,22 +113,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const work = join(root, 'work');
   mkdirSync(work);
   const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
-  mkdirSync(home, { mode: 0o700 });
-  writeFileSync(
-    join(home, 'config.yaml'),
-    [
-      `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo}`,
-      'approvals: {timeout_s: 1}',
-      // A compression keeps only the last user message on: short torture sessions can compress.
-      'compression: {tail_tokens: 0}',
-      'drain_timeout_s: 5',
-      // Any free port: a torture run beside other daemons never takes (or waits for) the default.
-      'listener: {port: 0}',
-      // `maxResumes: 1` is the behaviour before step resume (every started turn unknown).
-      ...(options.maxResumes === undefined ? [] : [`recovery: {max_resumes: ${options.maxResumes}}`]),
-    ].join('\n'),
-    { mode: 0o600 },
-  );
+  writeTortureHome(home, demo.baseUrl, [
+    // `maxResumes: 1` is the behaviour before step resume (every started turn unknown).
+    ...(options.maxResumes === undefined ? [] : [`recovery: {max_resumes: ${options.maxResumes}}`]),
+  ]);
   const daemonLog = openLog(join(root, 'daemon.log'));
   const stateDb = homeLayout(home).stateDb('default');
   const store = sqliteEvidence(stateDb);
