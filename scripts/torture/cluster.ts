@@ -13,7 +13,7 @@
  *   comes with a new token (sampled after every iteration);
  * - authority epochs strictly increase over every start of every instance.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,11 @@ export interface ClusterTortureSummary extends Tally {
   iterations: number;
   instances: number;
   kills: Record<string, number>;
+  /**
+   * Instances that stopped themselves as they started (exit code 1, a cluster failure such as a
+   * renewal later than lease_s / 2 on an overloaded machine): restarted at the next iteration.
+   */
+  self_stops: number;
   retries: number;
   /** Owner changes seen in the lease samples (takeovers and hand-overs). */
   owner_changes: number;
@@ -191,6 +196,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const ledger = new Ledger();
   const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3);
   const kills: Record<string, number> = {};
+  let selfStops = 0;
   const resolved = new Set<string>();
   const toResolve = new Map<string, Unknown>();
   const unknownReasons = new Map<string, string>();
@@ -210,9 +216,16 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       epoch = Math.max(epoch, daemon.epoch);
       running[i] = daemon;
     } catch (error) {
-      if (!(fault && error instanceof EarlyExit && error.exit.signal === 'SIGKILL')) throw error;
-      kills[`${fault} (before ready)`] = (kills[`${fault} (before ready)`] ?? 0) + 1;
+      if (!(error instanceof EarlyExit)) throw error;
       running[i] = null;
+      if (fault && error.exit.signal === 'SIGKILL') {
+        kills[`${fault} (before ready)`] = (kills[`${fault} (before ready)`] ?? 0) + 1;
+      } else {
+        const reason = lastFailure(homes[i]!);
+        if (!(error.exit.code === 1 && reason?.startsWith('cluster: '))) throw error;
+        selfStops++;
+        log(`instance ${i} stopped itself as it started: ${reason}`);
+      }
     }
   };
   const alive = (): DaemonProcess[] => running.filter((d): d is DaemonProcess => d !== null && d.alive);
@@ -310,6 +323,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       instances: n,
       ...tally,
       kills,
+      self_stops: selfStops,
       retries: ledger.retries,
       owner_changes: ownerChanges,
       model_requests: demo.requests.length,
@@ -327,5 +341,20 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       rmSync(root, { recursive: true, force: true });
       await schema.drop().catch(() => undefined);
     }
+  }
+}
+
+/** The reason of the last 'gateway stopping after a failure' line of a torture daemon's log. */
+function lastFailure(home: string): string | null {
+  const path = join(home, 'logs', 'gateway.log');
+  if (!existsSync(path)) return null;
+  const line = readFileSync(path, 'utf8')
+    .split('\n')
+    .findLast((l) => l.includes('gateway stopping after a failure'));
+  if (!line) return null;
+  try {
+    return (JSON.parse(line) as { reason?: string }).reason ?? null;
+  } catch {
+    return null;
   }
 }

@@ -90,9 +90,9 @@ export class DaemonProcess {
       child.stdout.pipe(log, { end: false });
       child.stderr.pipe(log, { end: false });
     }
+    let errors = '';
     await new Promise<void>((ready, fail) => {
       let seen = '';
-      let errors = '';
       child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
       child.stdout.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
@@ -100,10 +100,14 @@ export class DaemonProcess {
       });
       void daemon.exited.then((e) => fail(new EarlyExit(e, errors.slice(-2000))));
     });
-    const info = JSON.parse(readFileSync(daemon.layout.gatewayJson, 'utf8')) as {
-      url: string;
-      epoch: number;
-    };
+    let info: { url: string; epoch: number };
+    try {
+      info = JSON.parse(readFileSync(daemon.layout.gatewayJson, 'utf8')) as typeof info;
+    } catch (error) {
+      // Ready, then stopped before it could be read (a cluster instance that failed at once).
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw new EarlyExit(await daemon.exited, errors.slice(-2000));
+    }
     daemon.url = info.url;
     daemon.epoch = info.epoch;
     return daemon;

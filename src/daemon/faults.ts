@@ -5,7 +5,7 @@
  * like a power cut or `kill -9`. Never set it outside tests.
  *
  * Points: admission.committed (after the commit, before the acknowledgement), turn.claimed (after
- * the claim, before the model call), model.streaming (during a streamed answer), tool.recorded
+ * the claim, before the turn writes anything or calls the model), model.streaming (during a streamed answer), tool.recorded
  * (the tool call is stored, the tool has not run), tool.running (while the tool runs), tool.result
  * (the tool finished, its result not yet stored), approval.pending (a human is being asked),
  * creation.transaction (inside the creation transaction), settle.transaction (inside settlement),

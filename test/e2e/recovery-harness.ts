@@ -66,6 +66,18 @@ export class RecoveryRig {
     return d;
   }
 
+  /**
+   * A daemon armed to SIGKILL itself while it recovers (a resumed turn reaches its fault point):
+   * resolves once it died, whether before or after it said it was ready.
+   */
+  async dyingDaemon(options: { home: string; config: string; env: NodeJS.ProcessEnv }): Promise<void> {
+    try {
+      await died(await this.daemon(options));
+    } catch (error) {
+      if (!/exited with null before/.test(String(error))) throw error;
+    }
+  }
+
   async cleanup(): Promise<void> {
     for (const m of this.models) m.release();
     await Promise.all(this.daemons.splice(0).map((d) => d.kill().catch(() => undefined)));

@@ -165,6 +165,53 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
       await new Promise((resolve) => setTimeout(resolve, 3500));
       expect(ranLog(first.cwd)).toEqual(['ran']);
     });
+
+    it('the next turn, killed after its claim and before it closed that call, resumes and closes it', async () => {
+      // Turn one dies once its tool ran, its result not stored: unknown, its call left open.
+      const first = await crashedTurn({ faults: 'tool.result', text: 'run: echo ran >> ran.log' });
+      await died(first.d);
+      // The owner resolves it; turn two's claim stores its input after that open call, and the
+      // daemon dies before turn two repairs the transcript.
+      const second = await rig.daemon({
+        home: first.d.home,
+        config: first.config,
+        env: { GATEHOUSE_TEST_FAULTS: 'turn.claimed' },
+      });
+      const owner = await second.connect();
+      const [unknown] = (await quiet(owner, first.session_id)).pending_admissions;
+      await owner.call('prompt.resolve_unknown', {
+        session_id: first.session_id,
+        admission_id: unknown!.admission_id,
+        execution_generation: unknown!.execution_generation,
+      });
+      const two = await owner.call<Ack>('prompt.submit', {
+        session_id: first.session_id,
+        submission_id: 'two',
+        text: 'hello after the repair',
+      });
+      await died(second);
+      const d = await rig.daemon({ home: first.d.home, config: first.config });
+      const client = await d.connect();
+      const done = (await quiet(client, first.session_id)) as unknown as Snap;
+      expect(done.pending_admissions).toEqual([]);
+      const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
+        (e) => e.type === 'turn.resumed',
+      );
+      expect(resumed).toMatchObject([{ admission_id: two.admission_id, step: 'model', resumes: 1 }]);
+      // Turn one's call has one result, the honest one; turn two answered once, after it.
+      const call = done.messages.find(
+        (m) => m.admission_id === first.ack.admission_id && m.tool_calls?.length,
+      )?.tool_calls?.[0];
+      const results = done.messages.filter((m) => m.tool_call_id === call?.id);
+      expect(results).toHaveLength(1);
+      expect(results[0]!.content).toMatch(/^\[interrupted by a gateway stop\]/);
+      const answers = done.messages.filter(
+        (m) => m.admission_id === two.admission_id && m.role === 'assistant' && !m.tool_calls?.length,
+      );
+      expect(answers).toHaveLength(1);
+      expect(turnStarts(first.demo, two.admission_id)).toBe(1);
+      expect(ranLog(first.cwd)).toEqual(['ran']);
+    });
   });
 
   describe('REC-7 limits on resuming', () => {
@@ -176,12 +223,11 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
       });
       await died(first.d);
       // The resumed turn dies at the same point again.
-      const second = await rig.daemon({
+      await rig.dyingDaemon({
         home: first.d.home,
         config: first.config,
         env: { GATEHOUSE_TEST_FAULTS: 'turn.claimed' },
       });
-      await died(second);
       const d = await rig.daemon({ home: first.d.home, config: first.config });
       const client = await d.connect();
       const snap = (await quiet(client, first.session_id)) as unknown as Snap;

@@ -131,6 +131,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     // and the cached agent (which holds the old transcript) is dropped.
     const startedOn = receipt.current_session_id;
     let physicalId = startedOn;
+    // Before anything this turn writes after its claim (the repair below is the first such write).
+    deps.fault('turn.claimed');
     const agent = await agentFor(
       agents,
       deps,
@@ -138,15 +140,9 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       physicalId,
       { systemPrompt: systemPromptFor(receipt), tools: deps.tools(policy.toolsets, policy) },
       // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
-      !job.resumed,
+      job.resumed ? { kind: 'before_input', admissionId: job.input.admission_id } : { kind: 'read' },
     );
     deps.agentStarted(logicalId);
-    try {
-      deps.fault('turn.claimed');
-    } catch (error) {
-      agent.release();
-      throw error;
-    }
     const compress = deps.compress;
     const context: TurnContext | undefined =
       deps.contextSettings && compress
@@ -287,9 +283,18 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
 }
 
 /**
- * The session's agent caught up with the store, with any tool call a crash (or a failed write) left
- * open closed first. Only what this acquire read can hold such a call: everything before it was
- * checked when it was read. A repair is persisted before the turn goes on, then read back.
+ * Which tool calls a crash (or a failed write) left open agentFor closes:
+ * - `read`: a fresh turn closes any in what this acquire read (everything before it was checked when
+ *   it was read);
+ * - `before_input`: a resumed turn closes those before its input only; its own open calls are its
+ *   next steps (REC-7). Such a call is there when the crash came between the turn's claim (which
+ *   stored the input after it) and the repair the fresh turn would have made next.
+ */
+type Repair = { kind: 'read' } | { kind: 'before_input'; admissionId: string | undefined };
+
+/**
+ * The session's agent caught up with the store, with the calls `repair` names closed first. A
+ * repair is persisted before the turn goes on, then read back.
  */
 async function agentFor(
   agents: AgentCache,
@@ -297,24 +302,37 @@ async function agentFor(
   logicalId: string,
   physicalId: string,
   setup: { systemPrompt: string; tools: ToolDefinition[] },
-  repair: boolean,
+  repair: Repair,
 ): Promise<AgentLease> {
   const agent = await agents.acquire(logicalId, physicalId, setup);
-  // A resumed turn was claimed after any earlier crash's calls were closed, so the only open calls
-  // it can see are its own.
-  const open = closeDanglingToolCalls(repair ? agent.appended : []);
-  if (open.added.length === 0) return agent;
+  const write = repairOf(agent, repair);
+  if (!write) return agent;
   try {
-    if (open.appendable) {
-      await deps.sessions.appendToTranscript(physicalId, open.added);
-    } else {
-      const { repaired } = closeDanglingToolCalls(agent.messages);
-      await deps.sessions.rewriteTranscript(physicalId, repaired);
-    }
+    if (write.kind === 'append') await deps.sessions.appendToTranscript(physicalId, write.messages);
+    else await deps.sessions.rewriteTranscript(physicalId, write.messages);
   } finally {
     agent.release();
   }
   return agents.acquire(logicalId, physicalId, setup);
+}
+
+/** The write that closes the open calls `repair` names, or null when none is open. */
+function repairOf(
+  agent: AgentLease,
+  repair: Repair,
+): { kind: 'append' | 'rewrite'; messages: TranscriptMessage[] } | null {
+  if (repair.kind === 'read') {
+    const open = closeDanglingToolCalls(agent.appended);
+    if (open.added.length === 0) return null;
+    if (open.appendable) return { kind: 'append', messages: open.added };
+    return { kind: 'rewrite', messages: closeDanglingToolCalls(agent.messages).repaired };
+  }
+  // Without its input the turn is not resumed at all (historyOf's `found`): nothing to repair.
+  const split = repair.admissionId === undefined ? null : splitAtInput(agent.messages, repair.admissionId);
+  if (!split) return null;
+  const before = closeDanglingToolCalls(agent.messages.slice(0, split.before));
+  if (before.added.length === 0) return null;
+  return { kind: 'rewrite', messages: [...before.repaired, ...agent.messages.slice(split.before)] };
 }
 
 /**
