@@ -42,7 +42,8 @@ export const RPC_REASONS = {
   storage_unavailable: { code: -32007, meaning: 'the store cannot be written right now' },
   launch_credentials_unavailable: {
     code: -32008,
-    meaning: 'the in-memory api_key of this session was lost with a restart',
+    meaning:
+      'the in-memory api_key of this session was lost with a restart, or with the cluster instance holding it',
   },
   snapshot_required: { code: -32009, meaning: 'the events asked for are older than the replay buffer' },
   already_resolved: { code: -32010, meaning: 'the approval or clarify prompt was already answered' },

@@ -1,22 +1,14 @@
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PAGE_COUNT_ENV } from '../../src/storage/sqlite/database.js';
 import { BACKENDS, nextEvent, testSchemaOf } from './gateway-harness.js';
+import { filesHolding } from './leaks.js';
 import { modelConfig, quiet, tempDir, useRecoveryRig, type Ack, type Snapshot } from './recovery-harness.js';
 
 const rig = useRecoveryRig();
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = join(dir, name);
-    const stat = statSync(file, { throwIfNoEntry: false });
-    if (!stat) return [];
-    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
-  });
-}
 
 describe.each(BACKENDS)('LOC-5 an api_key lives only in memory on %s', (store) => {
   beforeAll(() => {
@@ -57,8 +49,7 @@ describe.each(BACKENDS)('LOC-5 an api_key lives only in memory on %s', (store) =
     expect(demo.requests.at(-1)!.headers['authorization']).toBe(`Bearer ${apiKey}`);
     expect(await d.stop()).toBe(0);
 
-    const leaks = filesUnder(d.home).filter((f) => readFileSync(f).includes(apiKey));
-    expect(leaks).toEqual([]);
+    expect(filesHolding(d.home, apiKey)).toEqual([]);
     // On postgres, every row of the schema too (pg_dump writes them all out).
     const schema = testSchemaOf(d.home);
     if (store === 'postgres') {

@@ -5,13 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolRegistry } from '../../src/runtime/tools/registry.js';
 import { nextEvent } from './gateway-harness.js';
+import { filesHolding, filesUnder } from './leaks.js';
 import {
   chatRequests,
   createAttached,
@@ -91,18 +92,6 @@ describe('LOC-4/LOC-6 three simultaneous surfaces keep their own policy', () => 
     expect(readFileSync(d.layout.configFile)).toEqual(configBefore);
   });
 });
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return filesUnder(path);
-    return entry.isFile() ? [path] : [];
-  });
-}
-
-function filesHolding(home: string, secret: string): string[] {
-  return filesUnder(home).filter((file) => readFileSync(file).includes(secret));
-}
 
 describe('LOC-5 the creation api_key never reaches disk or logs', () => {
   it('is used for the model call but appears in no file under the home and in no output line', async () => {

@@ -415,6 +415,8 @@ export function gatewayService(
             kick: (id) => scheduler.kick(id),
             interruptForLease: (id) => scheduler.interruptForLease(id),
             busy: (id) => scheduler.busy(id),
+            holdsKey: (id) => localSessions.apiKeyOf(id) !== undefined,
+            keyedSessions: () => localSessions.keyedSessions(),
           },
           log: logger,
           storeFailed: () => open.failed(),

@@ -12,6 +12,11 @@
  *
  * Wake-ups are notifications on WAKE_CHANNEL (`<owner epoch>:<logical id>`) and RESCAN_CHANNEL (an
  * instance released sessions: look now); the periodic scan is the safety net for lost ones.
+ *
+ * A session created with an api_key (LOC-5) can run only where that key is, in memory: the instance
+ * holding it takes the session's lease at creation and keeps it while idle, so the others wake it
+ * instead of taking the session. Once it is gone (killed, drained) the lease is free like any
+ * other, and the next turn fails with `launch_credentials_unavailable` wherever it runs.
  */
 import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
 import type { ClusterStore, InstanceView } from '../../storage/cluster-store.js';
@@ -31,6 +36,13 @@ export interface MemberSessions {
   interruptForLease(logicalId: string): boolean;
   /** Whether a turn of the session runs or is being claimed here. */
   busy(logicalId: string): boolean;
+  /**
+   * Whether this instance holds the session's api_key, given at its creation and kept in memory
+   * only (LOC-5): its turns can run nowhere else, so its lease stays here while this instance lives.
+   */
+  holdsKey(logicalId: string): boolean;
+  /** The sessions whose api_key this instance holds. */
+  keyedSessions(): Iterable<string>;
 }
 
 export interface MemberLog {
@@ -162,9 +174,14 @@ export class ClusterMember {
     return this.held.has(logicalId);
   }
 
-  /** The session's queue ran empty here: give its lease back, so any instance may take it next. */
+  /**
+   * The session's queue ran empty here: give its lease back, so any instance may take it next —
+   * unless its api_key is held here: then the lease stays, and work admitted elsewhere wakes this
+   * instance instead of taking the session to one that cannot run it.
+   */
   async idle(logicalId: string): Promise<void> {
     if (!this.held.has(logicalId) || this.stateValue !== 'active') return;
+    if (this.options.sessions.holdsKey(logicalId)) return;
     try {
       if (!(await this.options.store.releaseIdleSession(logicalId))) return;
     } catch (error) {
@@ -286,7 +303,10 @@ export class ClusterMember {
     return this.scanning;
   }
 
-  /** Takes over ownerless sessions with work, re-kicks queued ones held here, and reads the view. */
+  /**
+   * Takes over ownerless sessions with work, takes back the free leases of sessions whose api_key is
+   * held here, re-kicks queued ones held here, and reads the view.
+   */
   private async scanOnce(): Promise<{ taken: string[]; unknown: string[]; resumed: string[] }> {
     const { store } = this.options;
     const done = { taken: [] as string[], unknown: [] as string[], resumed: [] as string[] };
@@ -295,6 +315,13 @@ export class ClusterMember {
       const before = this.held.has(id);
       await this.takeOrWake(id, false);
       if (!before && this.held.has(id)) done.taken.push(id);
+    }
+    // A keyed session's lease is not held here when it was lost to a late renewal, or when its key
+    // was supplied here again while another instance held it: take it as soon as it is free.
+    const unheld = [...this.options.sessions.keyedSessions()].filter((id) => !this.held.has(id));
+    for (const id of unheld.slice(0, SCAN_BATCH)) {
+      if (this.stateValue !== 'active') break;
+      await this.takeOrWake(id, false);
     }
     for (const id of await store.queuedUnder(SCAN_BATCH)) {
       if (this.held.has(id)) this.options.sessions.kick(id);

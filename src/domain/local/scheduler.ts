@@ -88,7 +88,8 @@ export interface SessionOwnership {
 function elsewhereBusy(logicalId: string): GatewayError {
   return new GatewayError(
     'session_busy',
-    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it settles`,
+    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it ` +
+      'settles, or, for a session created with an api_key, on the instance that created it',
     { session_id: logicalId },
   );
 }

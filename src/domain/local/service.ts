@@ -283,6 +283,11 @@ export class LocalSessions {
     return this.apiKeys.get(logicalId);
   }
 
+  /** The sessions whose api_key (LOC-5) this instance holds in memory. */
+  keyedSessions(): Iterable<string> {
+    return this.apiKeys.keys();
+  }
+
   publish(logicalId: string, event: PublicEvent): void {
     this.hub(logicalId).publish(event);
   }
@@ -391,6 +396,9 @@ export class LocalSessions {
       principal,
       params,
     );
+    // In a cluster the key lives only here, so its turns must run here: take the session's lease now,
+    // before the answer, so work admitted on any other instance wakes this one (docs/cluster.md).
+    if (params.api_key !== undefined) await this.options.ownership?.acquire(session.logical_id);
     return this.snapshotOf(session, []);
   }
 

@@ -109,7 +109,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     if (policy.requires_api_key && apiKey === undefined) {
       const message =
         'this session was created with an api_key, which is held only in memory and was lost when the daemon ' +
-        'restarted; repeat session.create with the same request_id and the api_key to supply it again';
+        'restarted (in a cluster: when the instance holding it stopped); repeat session.create with the same ' +
+        'request_id and the api_key to supply it again';
       publish({
         type: 'turn.complete',
         admission_id: job.admission.admission_id,

@@ -4,7 +4,7 @@
  * no scan or heartbeat fires during a test), so whatever happens comes from a wake-up or a call.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClusterMember, type MemberSessions } from '../../../src/domain/cluster/member.js';
+import { ClusterMember, RESCAN_CHANNEL, type MemberSessions } from '../../../src/domain/cluster/member.js';
 import { SessionSource } from '../../../src/domain/session/source.js';
 import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
 import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
@@ -49,12 +49,21 @@ class Recorder implements MemberSessions {
   busy(): boolean {
     return this.busyNow;
   }
+  /** Sessions whose api_key this instance holds (LOC-5). */
+  readonly keys = new Set<string>();
+  holdsKey(logicalId: string): boolean {
+    return this.keys.has(logicalId);
+  }
+  keyedSessions(): Iterable<string> {
+    return this.keys;
+  }
 }
 
 const quietLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 interface Node {
   member: ClusterMember;
+  cluster: PostgresClusterStore;
   sessions: Recorder;
   local: PostgresLocalStore;
   failed: { now: boolean };
@@ -70,8 +79,9 @@ async function node(s: TestSchema, id: string): Promise<Node> {
   const failed = { now: false };
   let fatal!: (reason: string) => void;
   const fatalCalled = new Promise<string>((resolve) => (fatal = resolve));
+  const cluster = new PostgresClusterStore(store.db, listener, holder);
   const member = new ClusterMember({
-    store: new PostgresClusterStore(store.db, listener, holder),
+    store: cluster,
     leaseS: 300,
     name: id,
     sessions,
@@ -87,7 +97,7 @@ async function node(s: TestSchema, id: string): Promise<Node> {
   });
   await member.start();
   await listener.ready;
-  return { member, sessions, local, failed, fatal: fatalCalled };
+  return { member, cluster, sessions, local, failed, fatal: fatalCalled };
 }
 
 async function session(n: Node, id: string, queued: string[] = []): Promise<void> {
@@ -140,6 +150,46 @@ describe('ClusterMember', () => {
     await c.sessions.next('recover s1');
     expect(a.member.owns('s1')).toBe(false);
     expect(c.member.token('s1')).toBe(2);
+  });
+
+  it('a session whose api_key is held here keeps its lease while idle: work admitted elsewhere wakes this instance', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1');
+    a.sessions.keys.add('s1');
+    expect(await a.member.acquire('s1')).toBe(true);
+    await a.member.idle('s1');
+    expect(a.member.owns('s1')).toBe(true);
+    // C admitted work for s1: A still holds the lease, so C wakes A rather than taking the session.
+    c.member.elsewhere('s1');
+    await a.sessions.next('kick s1');
+    expect(c.member.owns('s1')).toBe(false);
+    expect(c.sessions.calls).toEqual([]);
+    expect(await c.member.acquire('s1')).toBe(false);
+  });
+
+  it("the instance holding a session's api_key takes its free lease back at a scan, and gives it up when it drains", async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    const c = await node(s, 'c');
+    await session(a, 's1');
+    // C holds s1 (it took it before the key was supplied again on A, say); C has no key, so it lets
+    // the lease go once the queue is empty, and A's next scan takes it.
+    expect(await c.member.acquire('s1')).toBe(true);
+    a.sessions.keys.add('s1');
+    await c.member.idle('s1');
+    expect(c.member.owns('s1')).toBe(false);
+    await c.cluster.notify(RESCAN_CHANNEL, 'test');
+    await a.sessions.next('recover s1');
+    expect(a.member.owns('s1')).toBe(true);
+    // A drains: its key goes with it, so the lease is released like any other and C may take it.
+    a.member.beginDrain();
+    expect(await a.member.handOver([])).toEqual(['s1']);
+    c.sessions.calls.splice(0);
+    c.member.elsewhere('s1');
+    await c.sessions.next('recover s1');
+    expect(c.member.owns('s1')).toBe(true);
   });
 
   it('a drain releases the leases at once and the others take the queued sessions over', async () => {
