@@ -8,6 +8,7 @@ import type {
 } from '../../local-store.js';
 import { admissionFromRow, type AdmissionDbRow } from '../../sqlite/local/admissions.js';
 import type { Sql } from '../database.js';
+import { queuedAdmission } from '../../local-transitions.js';
 
 /**
  * Inserts a queued admission; null when the session does not exist or the same submitter already
@@ -40,27 +41,7 @@ export async function insertAdmission(
     ],
   );
   if (!row) return null;
-  return admissionFromRow({
-    seq: row.seq,
-    admission_id: admission.admission_id,
-    logical_id: admission.logical_id,
-    submission_id: admission.submission_id,
-    submitter_subject: admission.submitter.subject,
-    submitter_provider: admission.submitter.provider,
-    profile: admission.profile,
-    digest: admission.digest,
-    text: admission.text,
-    state: 'queued',
-    epoch: null,
-    generation: null,
-    admitted_at: at,
-    started_at: null,
-    settled_at: null,
-    detail: null,
-    resumes: 0,
-    tool_started: null,
-    prompt_json: null,
-  });
+  return queuedAdmission(admission, row.seq, at);
 }
 
 const one = async (rows: Promise<AdmissionDbRow | null>) => {

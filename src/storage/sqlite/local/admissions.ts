@@ -8,6 +8,7 @@ import type {
   TurnFence,
 } from '../../local-store.js';
 import type { SqliteDatabase } from '../database.js';
+import { queuedAdmission } from '../../local-transitions.js';
 import { statement } from '../statements.js';
 
 /** An admissions row as both backends read it (flags and times as SQLite stores them). */
@@ -86,26 +87,7 @@ export function insertAdmission(
   ) as { seq: number } | undefined;
   if (!row) return null;
   // The new row is exactly what was inserted: built here rather than read back.
-  return {
-    admission_id: admission.admission_id,
-    logical_id: admission.logical_id,
-    seq: row.seq,
-    submission_id: admission.submission_id,
-    submitter: { ...admission.submitter },
-    profile: admission.profile,
-    digest: admission.digest,
-    text: admission.text,
-    state: 'queued',
-    epoch: null,
-    generation: null,
-    admitted_at: at,
-    started_at: null,
-    settled_at: null,
-    detail: null,
-    resumes: 0,
-    tool_started: null,
-    prompt: null,
-  };
+  return queuedAdmission(admission, row.seq, at);
 }
 
 /** True for the error SQLite raises when a row names a parent row that does not exist. */

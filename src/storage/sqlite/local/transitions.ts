@@ -4,7 +4,7 @@
  * each idempotent by the request that asked for it. Called inside the store's write transaction.
  */
 import { submissionDigest } from '../../../domain/local/admission.js';
-import { localSessionKey, receiptKey, type CreationReceipt } from '../../../domain/local/receipt.js';
+import { localSessionKey, receiptKey } from '../../../domain/local/receipt.js';
 import type {
   NewAdmission,
   NewReset,
@@ -13,6 +13,12 @@ import type {
   RetryResult,
   RewindCommit,
 } from '../../local-store.js';
+import {
+  receiptAfterReset,
+  repeatedRewind,
+  resetDecision,
+  type StoredReceipt,
+} from '../../local-transitions.js';
 import type { SqliteDatabase } from '../database.js';
 import { resetInTransaction } from '../entry-actions.js';
 import { findRewindByRequest } from '../ops/messages.js';
@@ -23,42 +29,22 @@ import { readReceipt, writeReceipt } from './creations.js';
 
 export function reset(db: SqliteDatabase, r: NewReset, fault: () => void): ResetResult {
   const raw = readReceipt(db, receiptKey(r.logical_id));
-  if (raw === null) return { kind: 'moved' };
   // The stored text, not a parsed copy: fields this code does not know are kept as they are.
-  const stored = JSON.parse(raw) as CreationReceipt & Record<string, unknown>;
-  if (stored.lineage.some((step) => step.kind === 'reset' && step.request_id === r.request_id)) {
-    return { kind: 'duplicate', receipt: stored };
-  }
-  const entry = readRoute(db, localSessionKey(r.logical_id));
-  if (stored.current_session_id !== r.expected_session_id || entry?.session_id !== r.expected_session_id) {
-    return { kind: 'moved' };
-  }
-  resetInTransaction(db, entry, r.new_session_id, r.at);
+  const stored = raw === null ? null : (JSON.parse(raw) as StoredReceipt);
+  const entry = stored === null ? null : readRoute(db, localSessionKey(r.logical_id));
+  const decision = resetDecision(stored, r, entry?.session_id ?? null);
+  if (decision.kind !== 'go') return decision;
+  // It goes ahead only when the route points at the expected transcript: the route exists.
+  resetInTransaction(db, entry!, r.new_session_id, r.at);
   fault();
-  const receipt = {
-    ...stored,
-    current_session_id: r.new_session_id,
-    lineage: [
-      ...stored.lineage,
-      {
-        kind: 'reset' as const,
-        from: r.expected_session_id,
-        to: r.new_session_id,
-        at: r.at,
-        request_id: r.request_id,
-      },
-    ],
-  };
+  const receipt = receiptAfterReset(decision.stored, r);
   writeReceipt(db, receiptKey(r.logical_id), JSON.stringify(receipt));
   return { kind: 'reset', receipt };
 }
 
 export function rewind(db: SqliteDatabase, r: NewRewind): RewindCommit {
   const done = findRewindByRequest(db, r.request_key);
-  if (done !== null) {
-    const { rewound_count, turns_undone, target_text } = done;
-    return { rewound_count, turns_undone, target_text, duplicate: true };
-  }
+  if (done !== null) return repeatedRewind(done);
   return {
     ...rewindInTransaction(db, current(db, r.logical_id), r.turns, r.at, r.request_key),
     duplicate: false,
