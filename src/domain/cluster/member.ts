@@ -165,6 +165,8 @@ export class ClusterMember {
   /** The session's queue ran empty here: give its lease back, so any instance may take it next. */
   async idle(logicalId: string): Promise<void> {
     if (!this.held.has(logicalId) || this.stateValue !== 'active') return;
+    // A control holds the session's slot (it kicks the queue again when done): keep the lease.
+    if (this.options.sessions.busy(logicalId)) return;
     try {
       if (!(await this.options.store.releaseIdleSession(logicalId))) return;
     } catch (error) {

@@ -23,7 +23,7 @@ import { newAdmissionId } from './admission.js';
 import type { PublicEvent } from './hub.js';
 import { bindingOf, refusePaused } from './inputs.js';
 import type { CreationReceipt } from './receipt.js';
-import type { TurnScheduler } from './scheduler.js';
+import { elsewhereBusy, type TurnScheduler } from './scheduler.js';
 import type { LocalEvents } from './service.js';
 
 export interface ControlContext {
@@ -172,6 +172,7 @@ export class SessionControls {
 
   private async inSlot<T>(logicalId: string, fn: () => Promise<T>): Promise<T> {
     const ran = await this.ctx.scheduler.control(logicalId, fn);
+    if (ran.kind === 'elsewhere') throw elsewhereBusy(logicalId);
     if (ran.kind === 'busy') {
       throw new GatewayError(
         'session_busy',
