@@ -61,8 +61,9 @@ export interface RelayedControlsContext {
 const SESSION_ROUTES = 3;
 
 const heldElsewhere = (error: unknown): boolean =>
-  error instanceof GatewayError && error.reason === 'session_busy' && error.details?.['held_elsewhere'] === true;
-
+  error instanceof GatewayError &&
+  error.reason === 'session_busy' &&
+  error.details?.['held_elsewhere'] === true;
 
 export class RelayedControls {
   constructor(private readonly ctx: RelayedControlsContext) {}

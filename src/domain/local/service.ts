@@ -216,7 +216,8 @@ export class LocalSessions {
         compress: (principal, params) =>
           this.compressor.compress(principal, params.session_id, params.execution_generation),
         restore: async (principal, params) => {
-          if (!this.checkpoints) throw new GatewayError('invalid_params', 'this gateway keeps no checkpoints');
+          if (!this.checkpoints)
+            throw new GatewayError('invalid_params', 'this gateway keeps no checkpoints');
           return this.checkpoints.restore(principal, params);
         },
       },

@@ -267,7 +267,11 @@ describe('TurnScheduler.exclusive (session.compress, checkpoint.restore)', () =>
     const { store, epoch } = await openStore(['A']);
     let finishTurn!: () => void;
     const turnEnds = new Promise<void>((resolve) => (finishTurn = resolve));
-    const { scheduler: s, events, until } = scheduler(store, epoch, async () => {
+    const {
+      scheduler: s,
+      events,
+      until,
+    } = scheduler(store, epoch, async () => {
       await turnEnds;
       return complete();
     });

@@ -202,9 +202,10 @@ describe('leases on PostgreSQL', () => {
     };
     const route = () =>
       inSchema(s.name, async (c) => {
-        const r = await c.query<{ session_id: string }>('SELECT session_id FROM routes WHERE session_key = $1', [
-          localSessionKey('s1'),
-        ]);
+        const r = await c.query<{ session_id: string }>(
+          'SELECT session_id FROM routes WHERE session_key = $1',
+          [localSessionKey('s1')],
+        );
         return r.rows[0]?.session_id;
       });
     // Without the lease nothing is written.
