@@ -649,6 +649,11 @@ export class LocalSessions {
    * not read again on the hot path (every prompt.submit passes here).
    */
   private async access(principal: Principal, logicalId: string): Promise<AccessRow> {
+    // In a cluster the receipt changes only under the session's lease (SCL-1): one validated here
+    // is current while this instance holds it, and is checked against the store otherwise.
+    const ownership = this.options.ownership;
+    if (ownership && !ownership.owns(logicalId) && (await this.receipts.refresh(logicalId)))
+      this.checked.delete(logicalId);
     const known = this.checked.get(logicalId);
     if (known) return requireAccess(principal, known, logicalId);
     const session = requireAccess(principal, await this.options.store.getLocalSession(logicalId), logicalId);
