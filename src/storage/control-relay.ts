@@ -36,12 +36,24 @@ export interface ControlRelayStore {
   answer(request: ClaimedControlRequest, answer: string): Promise<void>;
   /** The answer of a request this instance sent, or null while there is none. */
   readAnswer(id: number): Promise<string | null>;
+  /**
+   * A request this instance sent, read at once: its answer, whether its target claimed (started)
+   * it, and whether the target still holds the session's lease (unexpired). Null when it is gone.
+   */
+  requestState(id: number): Promise<ControlRequestState | null>;
   /** Deletes a request whose answer was read, or that was given up. */
   forget(id: number): Promise<void>;
   /** Deletes requests expired more than `graceS` seconds ago; how many. */
   prune(graceS: number): Promise<number>;
   /** Listens for wake-ups meant for this instance; `resubscribed`: notes may have been lost. */
   subscribe(handler: (note: ControlNote) => void, resubscribed: () => void): () => void;
+}
+
+/** See ControlRelayStore.requestState. */
+export interface ControlRequestState {
+  answer: string | null;
+  claimed: boolean;
+  target_holds_lease: boolean;
 }
 
 /** A wake-up on the relay's channel: a request for, or an answer to, the instance of `epoch`. */

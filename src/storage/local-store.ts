@@ -249,7 +249,8 @@ export interface LocalSessionStore {
    * LIN-1 for a local session, in ONE transaction: everything SessionStore.publishCompression
    * writes, plus the receipt advanced to the child (its private current_session_id and one more
    * lineage step). The logical row, its policy, owner and admissions are untouched. False, with
-   * nothing written, when the route no longer points at the parent.
+   * nothing written, when the route no longer points at the parent, or (a store fenced by leases,
+   * SCL-1) this instance no longer holds the session's lease.
    */
   commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): Promise<boolean>;
   /** Cancels a queued admission; false when it is no longer queued. */

@@ -182,6 +182,8 @@ export class ClusterMember {
   async idle(logicalId: string): Promise<void> {
     if (!this.held.has(logicalId) || this.stateValue !== 'active') return;
     if (this.options.sessions.holdsKey(logicalId)) return;
+    // A control holds the session's slot (it kicks the queue again when done): keep the lease.
+    if (this.options.sessions.busy(logicalId)) return;
     try {
       if (!(await this.options.store.releaseIdleSession(logicalId))) return;
     } catch (error) {

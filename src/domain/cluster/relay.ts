@@ -14,14 +14,27 @@ import type { Principal } from '../auth/principal.js';
 import { makePrincipal } from '../auth/principal.js';
 import { GatewayError, type GatewayReason } from '../errors.js';
 import type { LeaseHolder } from './lease.js';
-import type { ClaimedControlRequest, ControlNote, ControlRelayStore } from '../../storage/control-relay.js';
+import type {
+  ClaimedControlRequest,
+  ControlNote,
+  ControlRelayStore,
+  ControlRequestState,
+} from '../../storage/control-relay.js';
 
-/** The calls the relay carries. `session.prompts` reads the open prompts for a snapshot. */
+/**
+ * The calls the relay carries. `session.prompts` reads the open prompts for a snapshot; the session
+ * controls (reset … checkpoint.restore) run in the session's turn slot, on the lease owner.
+ */
 export const RELAYED_KINDS = [
   'approval.respond',
   'clarify.respond',
   'session.interrupt',
   'session.prompts',
+  'session.reset',
+  'session.undo',
+  'session.retry',
+  'session.compress',
+  'checkpoint.restore',
 ] as const;
 export type RelayedKind = (typeof RELAYED_KINDS)[number];
 
@@ -70,6 +83,12 @@ export const PROMPTS_TIMEOUT_MS = 1_000;
  * answer, so a call started at the last moment is still answered rather than reported unreachable.
  */
 const ANSWER_GRACE_MS = 2_000;
+/**
+ * A call its owner started (claimed) is waited for past the deadline while the owner still holds the
+ * session's lease — session.compress waits for a running turn, checkpoint.restore for a human — but
+ * never longer than this from its sending.
+ */
+export const STARTED_WAIT_MAX_MS = 3_600_000;
 const MAX_IN_FLIGHT = 256;
 const CLAIM_BATCH = 50;
 /** Expired rows are deleted this long after their expiry (a late answer is read before that). */
@@ -81,6 +100,11 @@ type Answer =
 
 interface Waiter {
   settle(answer: string | null): void;
+  /** Looks again (finally) in `ms`: the owner started the call and may still answer it. */
+  again(ms: number): void;
+  readonly sentAt: number;
+  /** The owner was seen without the session's lease once: the next final look is the last. */
+  lastLook: boolean;
 }
 
 function unreachable(message: string, owner?: LeaseHolder): GatewayError {
@@ -161,14 +185,21 @@ export class ControlRelay {
       this.sending--;
     }
     const answer = await new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => void this.lookUp(id, true), timeoutMs + ANSWER_GRACE_MS);
-      timer.unref();
+      let timer: NodeJS.Timeout;
+      const arm = (ms: number) => {
+        timer = setTimeout(() => void this.lookUp(id, true), ms);
+        timer.unref();
+      };
+      arm(timeoutMs + ANSWER_GRACE_MS);
       this.waiting.set(id, {
         settle: (value) => {
           clearTimeout(timer);
           this.waiting.delete(id);
           resolve(value);
         },
+        again: arm,
+        sentAt: Date.now(),
+        lastLook: false,
       });
       // The answer may have come before the waiter was registered.
       void this.lookUp(id);
@@ -190,17 +221,38 @@ export class ControlRelay {
     else void this.lookUp(note.id);
   }
 
-  /** Reads an awaited answer; `final`: the timeout passed, so none means none. */
+  /**
+   * Reads an awaited answer. `final`: the deadline passed. An unstarted call never starts now, so
+   * no answer means none; a started one is waited for while its owner holds the session's lease
+   * (once more, for an answer on its way, after the owner gave the lease back).
+   */
   private async lookUp(id: number, final = false): Promise<void> {
     const waiter = this.waiting.get(id);
     if (!waiter) return;
+    if (final) return this.finalLook(id, waiter);
     let answer: string | null = null;
     try {
       answer = await this.options.store.readAnswer(id);
     } catch (error) {
       this.options.log.warn({ err: error, request: id }, 'relay: could not read an answer');
     }
-    if (answer !== null || final) waiter.settle(answer);
+    if (answer !== null) waiter.settle(answer);
+  }
+
+  private async finalLook(id: number, waiter: Waiter): Promise<void> {
+    let state: ControlRequestState | null = null;
+    try {
+      state = await this.options.store.requestState(id);
+    } catch (error) {
+      this.options.log.warn({ err: error, request: id }, 'relay: could not read an answer');
+    }
+    if (state?.answer != null) return waiter.settle(state.answer);
+    const started = state?.claimed === true && Date.now() - waiter.sentAt < STARTED_WAIT_MAX_MS;
+    if (started && (state!.target_holds_lease || !waiter.lastLook)) {
+      waiter.lastLook = !state!.target_holds_lease;
+      return waiter.again(ANSWER_GRACE_MS);
+    }
+    waiter.settle(null);
   }
 
   /** Claims and runs the requests addressed here; one pass at a time, again when woken meanwhile. */
@@ -224,8 +276,13 @@ export class ControlRelay {
     const { store } = this.options;
     for (;;) {
       const claimed = await store.claim(CLAIM_BATCH);
-      // Each runs on its own: a prompt answer never waits behind another session's interrupt.
-      await Promise.all(claimed.map((request) => this.run(request)));
+      // Each runs on its own, and the pass does not wait for them: a prompt answer never waits
+      // behind another session's interrupt, nor behind a long control (a compression waiting for a
+      // running turn, a restore waiting for its approval, whose answer may be the next request).
+      for (const request of claimed)
+        this.run(request).catch((error: unknown) =>
+          this.options.log.warn({ err: error, request: request.id }, 'relay: could not answer a request'),
+        );
       if (claimed.length < CLAIM_BATCH) break;
     }
     await store.prune(PRUNE_GRACE_S);

@@ -23,7 +23,7 @@ import { newAdmissionId } from './admission.js';
 import type { PublicEvent } from './hub.js';
 import { bindingOf, refusePaused } from './inputs.js';
 import type { CreationReceipt } from './receipt.js';
-import type { TurnScheduler } from './scheduler.js';
+import { elsewhereBusy, type TurnScheduler } from './scheduler.js';
 import type { LocalEvents } from './service.js';
 
 export interface ControlContext {
@@ -54,12 +54,14 @@ export class SessionControls {
     principal: Principal,
     params: { session_id: string; request_id: string },
   ): Promise<Record<string, unknown>> {
-    const { session, receipt } = await this.open(principal, params.session_id);
+    const { session } = await this.open(principal, params.session_id);
     const now = this.ctx.now();
+    // The receipt is read in the slot: in a cluster, taking the lease there re-reads it, since
+    // another instance may have moved the session on (a compression, a reset) while it held it.
     const result = await this.inSlot(session.logical_id, () =>
       this.ctx.store.commitReset({
         logical_id: session.logical_id,
-        expected_session_id: receipt.current_session_id,
+        expected_session_id: this.ctx.receipt(session.logical_id)!.current_session_id,
         new_session_id: newSessionId(now, randomBytes(4).toString('hex')),
         request_id: params.request_id,
         at: now.toISOString(),
@@ -172,6 +174,7 @@ export class SessionControls {
 
   private async inSlot<T>(logicalId: string, fn: () => Promise<T>): Promise<T> {
     const ran = await this.ctx.scheduler.control(logicalId, fn);
+    if (ran.kind === 'elsewhere') throw elsewhereBusy(logicalId);
     if (ran.kind === 'busy') {
       throw new GatewayError(
         'session_busy',

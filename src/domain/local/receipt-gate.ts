@@ -49,6 +49,20 @@ export class ReceiptGate {
   }
 
   /**
+   * Forgets the validated receipt when the store's route no longer points at its transcript (a
+   * reset or a compression moved it on). In a cluster an instance not holding the session's lease
+   * calls it before using the session: the holder may have moved it on meanwhile. True: forgotten.
+   */
+  async refresh(logicalId: string): Promise<boolean> {
+    const known = this.validated.get(logicalId);
+    if (!known) return false;
+    const { routedSessionId } = await this.store.readReceiptEvidence(logicalId);
+    if (routedSessionId === known.current_session_id) return false;
+    this.validated.delete(logicalId);
+    return true;
+  }
+
+  /**
    * True when the session may run: its receipt agrees with the store and this profile. Checks of
    * one session are serialised (one in flight, later callers share its answer), so a refused receipt
    * pauses the session and is announced once however many requests arrive together.

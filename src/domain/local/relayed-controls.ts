@@ -1,9 +1,10 @@
 /**
- * The controls of a running turn — approval and clarify answers, interrupts — and the open prompts a
- * snapshot shows, wherever in a cluster the turn runs (issue 14, docs/cluster.md "Controls on any
- * instance"). Without a relay (one instance) each is the local call of inputs.ts; with one, the
- * caller is authorized here and the call runs here or on the lease owner (domain/cluster/relay.ts),
- * where `run` performs the very same local call.
+ * The controls of a session wherever in a cluster it runs (issue 14, docs/cluster.md "Controls on
+ * any instance"): those of a running turn — approval and clarify answers, interrupts — and the open
+ * prompts a snapshot shows, which go where the turn runs; and the session controls — reset, undo,
+ * retry, compress, checkpoint restore — which go where the session's lease is. Without a relay (one
+ * instance) each is the local call; with one, the caller is authorized here and the call runs here
+ * or on the lease owner (domain/cluster/relay.ts), where `run` performs the very same local call.
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { Principal } from '../auth/principal.js';
@@ -11,18 +12,58 @@ import { PROMPTS_TIMEOUT_MS, type ControlRelay, type RelayedKind } from '../clus
 import { GatewayError } from '../errors.js';
 import type { SessionInputs } from './inputs.js';
 
+type Result = Record<string, unknown>;
+
+export interface ResetParams {
+  session_id: string;
+  request_id: string;
+}
+export interface UndoParams extends ResetParams {
+  turns: number;
+}
+export interface CompressParams {
+  session_id: string;
+  execution_generation?: number | undefined;
+}
+export interface RestoreParams {
+  session_id: string;
+  checkpoint: number;
+}
+
+/** The local calls of the session controls (controls.ts, compress-control.ts, rollback.ts). */
+export interface SessionControlCalls {
+  reset(principal: Principal, params: ResetParams): Promise<Result>;
+  undo(principal: Principal, params: UndoParams): Promise<Result>;
+  retry(principal: Principal, params: ResetParams): Promise<Result>;
+  compress(principal: Principal, params: CompressParams): Promise<Result>;
+  restore(principal: Principal, params: RestoreParams): Promise<Result>;
+}
+
 export interface RelayedControlsContext {
   relay: ControlRelay | null;
   inputs: SessionInputs;
   prompts: PromptBroker;
+  session: SessionControlCalls;
   /** The session if the principal may use it, or a clear refusal. */
   access(principal: Principal, logicalId: string): Promise<unknown>;
   /** Whether a turn of the session runs on this instance now. */
   runsHere(logicalId: string): boolean;
+  /** Whether this instance holds the session's lease now (a session control runs here then). */
+  holdsLease(logicalId: string): boolean;
   onError(error: unknown, context: string): void;
 }
 
-type Result = Record<string, unknown>;
+/**
+ * How often a session control is routed before its refusal stands: the lease may move between the
+ * route and the call (taken by another instance, or given back by the owner), and the control,
+ * refused with `held_elsewhere` before it ran anything, is routed again.
+ */
+const SESSION_ROUTES = 3;
+
+const heldElsewhere = (error: unknown): boolean =>
+  error instanceof GatewayError &&
+  error.reason === 'session_busy' &&
+  error.details?.['held_elsewhere'] === true;
 
 export class RelayedControls {
   constructor(private readonly ctx: RelayedControlsContext) {}
@@ -46,6 +87,36 @@ export class RelayedControls {
     );
   }
 
+  reset(principal: Principal, params: ResetParams): Promise<Result> {
+    return this.leased(principal, 'session.reset', params.session_id, { ...params }, () =>
+      this.ctx.session.reset(principal, params),
+    );
+  }
+
+  undo(principal: Principal, params: UndoParams): Promise<Result> {
+    return this.leased(principal, 'session.undo', params.session_id, { ...params }, () =>
+      this.ctx.session.undo(principal, params),
+    );
+  }
+
+  retry(principal: Principal, params: ResetParams): Promise<Result> {
+    return this.leased(principal, 'session.retry', params.session_id, { ...params }, () =>
+      this.ctx.session.retry(principal, params),
+    );
+  }
+
+  compress(principal: Principal, params: CompressParams): Promise<Result> {
+    return this.leased(principal, 'session.compress', params.session_id, { ...params }, () =>
+      this.ctx.session.compress(principal, params),
+    );
+  }
+
+  restore(principal: Principal, params: RestoreParams): Promise<Result> {
+    return this.leased(principal, 'checkpoint.restore', params.session_id, { ...params }, () =>
+      this.ctx.session.restore(principal, params),
+    );
+  }
+
   /** The owner's side: a relayed call, run exactly as the local call (never relayed again). */
   async run(
     kind: RelayedKind,
@@ -62,6 +133,16 @@ export class RelayedControls {
         return this.ctx.inputs.respondClarify(principal, params as unknown as ClarifyResponse);
       case 'session.interrupt':
         return this.ctx.inputs.interrupt(principal, sessionId, Number(params['execution_generation']));
+      case 'session.reset':
+        return this.ctx.session.reset(principal, params as unknown as ResetParams);
+      case 'session.undo':
+        return this.ctx.session.undo(principal, params as unknown as UndoParams);
+      case 'session.retry':
+        return this.ctx.session.retry(principal, params as unknown as ResetParams);
+      case 'session.compress':
+        return this.ctx.session.compress(principal, params as unknown as CompressParams);
+      case 'checkpoint.restore':
+        return this.ctx.session.restore(principal, params as unknown as RestoreParams);
     }
   }
 
@@ -94,19 +175,55 @@ export class RelayedControls {
     }
   }
 
-  /** The caller is authorized here with its own principal; the owner checks the same principal again. */
-  private async routed(
+  /**
+   * A control of the running turn: here when the turn runs here (or nobody holds the lease). The
+   * caller is authorized here with its own principal; the owner checks the same principal again.
+   */
+  private routed(
     principal: Principal,
     kind: RelayedKind,
     logicalId: string,
     params: Record<string, unknown>,
     local: () => Promise<Result>,
   ): Promise<Result> {
+    return this.via(principal, kind, logicalId, params, () => this.ctx.runsHere(logicalId), local, 1);
+  }
+
+  /**
+   * A session control: here when this instance holds the session's lease, or nobody does (the
+   * local call takes it); on the owner otherwise. Routed again when the lease moved meanwhile.
+   */
+  private leased(
+    principal: Principal,
+    kind: RelayedKind,
+    logicalId: string,
+    params: Record<string, unknown>,
+    local: () => Promise<Result>,
+  ): Promise<Result> {
+    const here = () => this.ctx.holdsLease(logicalId);
+    return this.via(principal, kind, logicalId, params, here, local, SESSION_ROUTES);
+  }
+
+  private async via(
+    principal: Principal,
+    kind: RelayedKind,
+    logicalId: string,
+    params: Record<string, unknown>,
+    here: () => boolean,
+    local: () => Promise<Result>,
+    routes: number,
+  ): Promise<Result> {
     const { relay } = this.ctx;
     if (!relay) return local();
     await this.ctx.access(principal, logicalId);
-    const route = await relay.route(logicalId, this.ctx.runsHere(logicalId));
-    if (route.kind === 'local') return local();
-    return (await relay.forward(route.owner, kind, logicalId, principal, params)) as Result;
+    for (let attempt = 1; ; attempt++) {
+      const route = await relay.route(logicalId, here());
+      try {
+        if (route.kind === 'local') return await local();
+        return (await relay.forward(route.owner, kind, logicalId, principal, params)) as Result;
+      } catch (error) {
+        if (attempt >= routes || !heldElsewhere(error)) throw error;
+      }
+    }
   }
 }

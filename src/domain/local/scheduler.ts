@@ -85,12 +85,15 @@ export interface SessionOwnership {
   sideEffectsAllowed(): boolean;
 }
 
-function elsewhereBusy(logicalId: string): GatewayError {
+/**
+ * A control refused because another instance of the cluster holds the session's lease; nothing ran.
+ * `held_elsewhere` tells the relay (relayed-controls.ts) to route the call again.
+ */
+export function elsewhereBusy(logicalId: string): GatewayError {
   return new GatewayError(
     'session_busy',
-    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it ` +
-      'settles, or, for a session created with an api_key, on the instance that created it',
-    { session_id: logicalId },
+    `session ${logicalId} is held by another gateway instance (a turn may be running there): repeat when it settles`,
+    { session_id: logicalId, held_elsewhere: true },
   );
 }
 
@@ -127,8 +130,6 @@ type PumpState =
    * `claiming`: a claim is on its way to the store (a turn may be starting).
    */
   | { kind: 'pumping'; kicked: boolean; claiming: boolean; resumed?: Claimed }
-  /** Something else holds the session's turn slot (a compression): kicks wait for it. */
-  | { kind: 'exclusive'; kicked: boolean; done: Promise<void> }
   | {
       kind: 'running';
       admission_id: string;
@@ -178,7 +179,7 @@ export class TurnScheduler {
       return;
     }
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-    if (state.kind === 'pumping' || state.kind === 'exclusive') state.kicked = true;
+    if (state.kind === 'pumping') state.kicked = true;
     if (state.kind !== 'idle') return;
     this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
     this.pump(logicalId).catch((error: unknown) => {
@@ -195,31 +196,33 @@ export class TurnScheduler {
   /**
    * Runs `work` in the session's turn slot: after the running turn (and any turn already being
    * claimed) ends, with no turn claimed until it is done. Admissions that arrive meanwhile wait and
-   * run after it, in order. Used by session.compress.
+   * run after it, in order. Used by session.compress and checkpoint.restore.
+   *
+   * The slot is held (as control() holds it) BEFORE the lease is taken and before the wait: the
+   * pump of the running turn then waits behind it when the turn ends instead of finding the queue
+   * empty, going idle and letting a cluster member release the session's lease while `work` writes.
    */
   async exclusive<T>(logicalId: string, work: () => Promise<T>): Promise<T> {
-    if (this.options.ownership && !(await this.acquired(logicalId))) throw elsewhereBusy(logicalId);
-    for (;;) {
-      const held = this.held.get(logicalId);
-      if (held) {
-        await held;
-        continue;
-      }
-      const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-      if (state.kind === 'idle') break;
-      if (state.kind === 'running' || state.kind === 'exclusive') await state.done;
-      else await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    let finish!: () => void;
-    const done = new Promise<void>((resolve) => (finish = resolve));
-    const slot: PumpState = { kind: 'exclusive', kicked: false, done };
-    this.pumps.set(logicalId, slot);
+    for (let held = this.held.get(logicalId); held; held = this.held.get(logicalId)) await held;
+    let release!: () => void;
+    this.held.set(logicalId, new Promise<void>((resolve) => (release = resolve)));
+    let ours = true;
     try {
+      if (this.options.ownership && !(await this.acquired(logicalId))) {
+        ours = false;
+        throw elsewhereBusy(logicalId);
+      }
+      for (;;) {
+        const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
+        if (this.slotFreeOfTurns(state)) break;
+        if (state.kind === 'running') await state.done;
+        else await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       return await work();
     } finally {
-      this.pumps.delete(logicalId);
-      finish();
-      if (slot.kicked) this.kick(logicalId);
+      this.held.delete(logicalId);
+      release();
+      if (ours) this.kick(logicalId);
     }
   }
 
@@ -236,12 +239,13 @@ export class TurnScheduler {
    * the session runs or is being claimed. While `fn` (one store transaction) is on its way the slot
    * is held: a pump of the session claims nothing until it is done, and a second control is busy.
    * Afterwards the queue is kicked, so inputs accepted before or during the control go on. Returns
-   * `busy` (and runs nothing) while a turn or another control holds the slot.
+   * `busy` (and runs nothing) while a turn or another control holds the slot, and `elsewhere` (and
+   * runs nothing) when another instance of a cluster holds the session's lease.
    */
   async control<T>(
     logicalId: string,
     fn: () => Promise<T>,
-  ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' }> {
+  ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' } | { kind: 'elsewhere' }> {
     if (!this.slotFree(logicalId)) return { kind: 'busy' };
     let release!: () => void;
     this.held.set(logicalId, new Promise<void>((resolve) => (release = resolve)));
@@ -252,7 +256,7 @@ export class TurnScheduler {
       // control instead of making it busy (and releasing the lease again once it finds nothing).
       if (this.options.ownership && !(await this.acquired(logicalId))) {
         ours = false;
-        return { kind: 'busy' };
+        return { kind: 'elsewhere' };
       }
       // Taking the lease over may have resumed a turn a dead owner left (REC-7): that one goes first.
       const now = this.pumps.get(logicalId);
@@ -271,10 +275,14 @@ export class TurnScheduler {
    * A turn running or being claimed, or one recovery resumed (REC-7) and not yet running, holds it.
    */
   private slotFree(logicalId: string): boolean {
-    const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
-    const free =
-      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined);
-    return free && !this.held.has(logicalId);
+    return this.slotFreeOfTurns(this.pumps.get(logicalId) ?? { kind: 'idle' }) && !this.held.has(logicalId);
+  }
+
+  /** No turn of the pump runs, is being claimed, or was resumed by recovery and waits to run. */
+  private slotFreeOfTurns(state: PumpState): boolean {
+    return (
+      state.kind === 'idle' || (state.kind === 'pumping' && !state.claiming && state.resumed === undefined)
+    );
   }
 
   /** Whether this instance may touch the session's turn slot (always, outside a cluster). */

@@ -140,10 +140,13 @@ export class LocalSessions {
   readonly inputs: SessionInputs;
   /** Prompts of chat-platform turns, answered by operators (platform-prompts.ts). */
   readonly platformPrompts: PlatformPrompts;
-  /** session.reset, session.undo and session.retry (controls.ts). */
-  readonly controls: SessionControls;
-  /** Prompt answers, interrupts and open prompts, wherever in a cluster the turn runs (relayed-controls.ts). */
-  private readonly turnControls: RelayedControls;
+  /** session.reset, session.undo and session.retry here (controls.ts); see `controls`. */
+  private readonly transcript: SessionControls;
+  /**
+   * Prompt answers, interrupts, open prompts and the session controls (reset, undo, retry, compress,
+   * checkpoint restore), wherever in a cluster the session runs (relayed-controls.ts).
+   */
+  readonly controls: RelayedControls;
   private readonly compressor: SessionCompressor;
   /** checkpoint.list and checkpoint.restore (rollback.ts); null without a checkpoint store. */
   readonly checkpoints: SessionCheckpoints | null;
@@ -202,15 +205,28 @@ export class LocalSessions {
       assertAccepting: () => this.assertAccepting(),
       fault: (point) => options.fault?.(point),
     });
-    this.turnControls = new RelayedControls({
+    this.controls = new RelayedControls({
       relay: options.relay ?? null,
       inputs: this.inputs,
       prompts: options.prompts,
+      session: {
+        reset: (principal, params) => this.transcript.reset(principal, params),
+        undo: (principal, params) => this.transcript.undo(principal, params),
+        retry: (principal, params) => this.transcript.retry(principal, params),
+        compress: (principal, params) =>
+          this.compressor.compress(principal, params.session_id, params.execution_generation),
+        restore: async (principal, params) => {
+          if (!this.checkpoints)
+            throw new GatewayError('invalid_params', 'this gateway keeps no checkpoints');
+          return this.checkpoints.restore(principal, params);
+        },
+      },
       access: (principal, logicalId) => this.access(principal, logicalId),
       runsHere: (logicalId) => this.scheduler.running(logicalId) !== null,
+      holdsLease: (logicalId) => options.ownership?.owns(logicalId) ?? true,
       onError: options.onError,
     });
-    this.controls = new SessionControls({
+    this.transcript = new SessionControls({
       store: options.store,
       scheduler: this.scheduler,
       events: this.events,
@@ -303,11 +319,6 @@ export class LocalSessions {
     signal?: AbortSignal,
   ): Promise<CompressOutcome> {
     return this.compressor.inSlot(logicalId, reason, signal);
-  }
-
-  /** session.compress (compress-control.ts). */
-  compress(principal: Principal, logicalId: string, generation: number | undefined) {
-    return this.compressor.compress(principal, logicalId, generation);
   }
 
   // ---- recovery ------------------------------------------------------------------------------------
@@ -486,7 +497,7 @@ export class LocalSessions {
       messages,
       unsettled,
       running: this.scheduler.running(id),
-      prompts: await this.turnControls.pendingPrompts(id),
+      prompts: await this.controls.pendingPrompts(id),
       // The stream's epoch in cluster mode (the same on every instance); this epoch otherwise.
       epoch: hub.epoch,
       lastSeq: lastSeq ?? hub.lastSeq,
@@ -581,12 +592,12 @@ export class LocalSessions {
   async respondApproval(principal: Principal, params: ApprovalResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
-    return this.turnControls.respondApproval(principal, params);
+    return this.controls.respondApproval(principal, params);
   }
 
   /** session.interrupt (LOC-12): the running turn, wherever in the cluster it runs. */
   interrupt(principal: Principal, logicalId: string, generation: number): Promise<Record<string, unknown>> {
-    return this.turnControls.interrupt(principal, logicalId, generation);
+    return this.controls.interrupt(principal, logicalId, generation);
   }
 
   /** The owner's side of the relay (issue 14): a call relayed by another instance. */
@@ -595,7 +606,7 @@ export class LocalSessions {
     principal: Principal | null,
     params: Record<string, unknown>,
   ): Promise<unknown> {
-    return this.turnControls.run(kind, principal, params);
+    return this.controls.run(kind, principal, params);
   }
 
   /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
@@ -607,7 +618,7 @@ export class LocalSessions {
   async respondClarify(principal: Principal, params: ClarifyResponse): Promise<Record<string, unknown>> {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
-    return this.turnControls.respondClarify(principal, params);
+    return this.controls.respondClarify(principal, params);
   }
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
@@ -646,6 +657,11 @@ export class LocalSessions {
    * not read again on the hot path (every prompt.submit passes here).
    */
   private async access(principal: Principal, logicalId: string): Promise<AccessRow> {
+    // In a cluster the receipt changes only under the session's lease (SCL-1): one validated here
+    // is current while this instance holds it, and is checked against the store otherwise.
+    const ownership = this.options.ownership;
+    if (ownership && !ownership.owns(logicalId) && (await this.receipts.refresh(logicalId)))
+      this.checked.delete(logicalId);
     const known = this.checked.get(logicalId);
     if (known) return requireAccess(principal, known, logicalId);
     const session = requireAccess(principal, await this.options.store.getLocalSession(logicalId), logicalId);

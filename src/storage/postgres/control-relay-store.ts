@@ -11,6 +11,7 @@ import {
   type ClaimedControlRequest,
   type ControlNote,
   type ControlRelayStore,
+  type ControlRequestState,
   type NewControlRequest,
 } from '../control-relay.js';
 import type { PgDatabase } from './database.js';
@@ -54,6 +55,10 @@ export class PostgresControlRelayStore implements ControlRelayStore {
 
   readAnswer(id: number): Promise<string | null> {
     return this.db.exclusive((sql) => ops.readAnswer(sql, id));
+  }
+
+  requestState(id: number): Promise<ControlRequestState | null> {
+    return this.db.exclusive((sql) => ops.requestState(sql, id));
   }
 
   forget(id: number): Promise<void> {

@@ -38,7 +38,7 @@ import type {
 import type { LeaseFence } from '../cluster-store.js';
 import type { CompressionPublication } from '../session-store.js';
 import { PgCommitGroup } from './commit-group.js';
-import { publishCompression } from './compression-actions.js';
+import { publishCompression, RouteMoved } from './compression-actions.js';
 import type { PgDatabase, Sql } from './database.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
@@ -306,6 +306,9 @@ export class PostgresLocalStore implements LocalSessionStore {
   commitCompression(publication: CompressionPublication & { receipt: CreationReceipt }): Promise<boolean> {
     const { receipt } = publication;
     return publishCompression(this.db, publication, async (sql) => {
+      // Fenced like a turn's writes (SCL-1): a compression commits only while this instance holds
+      // the session's lease; refused (nothing written, false) once another instance took it.
+      if (!(await this.leaseHeld(sql, receipt.logical_id))) throw new RouteMoved();
       await creations.writeReceipt(sql, receiptKey(receipt.logical_id), JSON.stringify(receipt));
       this.faults?.hit('compress.transaction');
     });

@@ -181,7 +181,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.compress', {
       params: s['session.compress'],
       capability: 'session:control',
-      handler: (p, c) => sessions.compress(c.principal, p.session_id, p.execution_generation),
+      handler: (p, c) => sessions.controls.compress(c.principal, p),
     })
     .register('session.reset', {
       params: s['session.reset'],
@@ -206,7 +206,10 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('checkpoint.restore', {
       params: s['checkpoint.restore'],
       capability: 'session:control',
-      handler: (p, c) => checkpointsOf(sessions).restore(c.principal, p),
+      handler: (p, c) => {
+        checkpointsOf(sessions);
+        return sessions.controls.restore(c.principal, p);
+      },
     })
     .register('approval.respond', {
       params: s['approval.respond'],

@@ -143,6 +143,85 @@ describe('the control relay on PostgreSQL', () => {
     expect(await rows(s)).toBe(0);
   });
 
+  it('carries the session controls: each runs once on the owner with the caller principal', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', (call) =>
+      Promise.resolve({ session_id: call.params['session_id'], duplicate: false }),
+    );
+    const b = await instance(s, 'b', () => Promise.reject(new Error('b runs nothing')));
+    a.relay.start();
+    b.relay.start();
+    for (const kind of [
+      'session.reset',
+      'session.undo',
+      'session.retry',
+      'session.compress',
+      'checkpoint.restore',
+    ] as const) {
+      const params = { session_id: 's1', request_id: `r-${kind}` };
+      await expect(b.relay.forward(a.holder, kind, 's1', principal, params)).resolves.toEqual({
+        session_id: 's1',
+        duplicate: false,
+      });
+    }
+    expect(a.calls.map((c) => c.kind)).toEqual([
+      'session.reset',
+      'session.undo',
+      'session.retry',
+      'session.compress',
+      'checkpoint.restore',
+    ]);
+    expect(a.calls.every((c) => c.principal?.subject === principal.subject)).toBe(true);
+    expect(await rows(s)).toBe(0);
+  });
+
+  it('waits past its deadline for a call the owner started while the owner holds the lease; a long call holds up no other request', async () => {
+    const s = await schema();
+    let finish!: (value: unknown) => void;
+    const long = new Promise((resolve) => (finish = resolve));
+    const a = await instance(s, 'a', (call) =>
+      call.kind === 'session.compress' ? long : Promise.resolve({ status: 'resolved' }),
+    );
+    const b = await instance(s, 'b', () => Promise.resolve(null), 300);
+    a.relay.start();
+    b.relay.start();
+    await a.cluster.take('session', 's1', 30);
+    const compressing = b.relay.forward(a.holder, 'session.compress', 's1', principal, { session_id: 's1' });
+    // Another request (the approval a restore waits for, say) is served while the long one runs.
+    await expect(
+      b.relay.forward(a.holder, 'approval.respond', 's1', principal, { session_id: 's1' }),
+    ).resolves.toEqual({ status: 'resolved' });
+    // Well past the 300 ms deadline plus its grace, the started call is still awaited…
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(b.relay.inFlight).toBe(1);
+    // …and its real answer reaches the caller.
+    finish({ compressed: true });
+    await expect(compressing).resolves.toEqual({ compressed: true });
+    expect(a.calls.map((c) => c.kind)).toEqual(['session.compress', 'approval.respond']);
+  });
+
+  it('a started call whose owner lost the lease is owner_unreachable', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a', () => new Promise(() => undefined));
+    const b = await instance(s, 'b', () => Promise.resolve(null), 300);
+    a.relay.start();
+    b.relay.start();
+    await a.cluster.take('session', 's1', 30);
+    const compressing = b.relay
+      .forward(a.holder, 'session.compress', 's1', principal, { session_id: 's1' })
+      .catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(a.calls).toHaveLength(1);
+    // The owner dies (planted: its lease expires by the server's clock).
+    await inSchema(s.name, (c) =>
+      c.query(`UPDATE cluster_leases SET expires_at = now() - interval '1 second' WHERE name = 's1'`),
+    );
+    expect(await compressing).toMatchObject({
+      reason: 'owner_unreachable',
+      details: { retryable: true, owner_epoch: a.holder.epoch },
+    });
+  });
+
   it('refuses at once beyond its bound of requests in flight', async () => {
     const s = await schema();
     const a = await instance(s, 'a', () => Promise.resolve('late'));

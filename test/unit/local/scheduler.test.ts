@@ -234,7 +234,7 @@ describe('TurnScheduler in a cluster (SCL-1): a control where the lease is free'
     expect(takes).toBe(1);
   });
 
-  it('is busy, and kicks nothing, where another instance holds the lease', async () => {
+  it('is refused as elsewhere, and kicks nothing, where another instance holds the lease', async () => {
     const { store, epoch } = await openStore(['A']);
     const kicked: string[] = [];
     const s = new TurnScheduler(
@@ -253,8 +253,72 @@ describe('TurnScheduler in a cluster (SCL-1): a control where the lease is free'
         },
       },
     );
-    expect(await s.control('A', () => Promise.resolve('reset'))).toEqual({ kind: 'busy' });
+    expect(await s.control('A', () => Promise.resolve('reset'))).toEqual({ kind: 'elsewhere' });
+    await expect(s.exclusive('A', () => Promise.resolve('compress'))).rejects.toMatchObject({
+      reason: 'session_busy',
+      details: { held_elsewhere: true },
+    });
     expect(kicked).toEqual([]);
+  });
+});
+
+describe('TurnScheduler.exclusive (session.compress, checkpoint.restore)', () => {
+  it('holds the slot while it waits for the running turn: the pump never goes idle (so the lease stays) before the work', async () => {
+    const { store, epoch } = await openStore(['A']);
+    let finishTurn!: () => void;
+    const turnEnds = new Promise<void>((resolve) => (finishTurn = resolve));
+    const {
+      scheduler: s,
+      events,
+      until,
+    } = scheduler(store, epoch, async () => {
+      await turnEnds;
+      return complete();
+    });
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    await until('turn:claimed', 1);
+    // What the work saw: the events so far. A cluster member releases the session's lease on
+    // queue:idle, so an idle before the work means the work wrote without the lease.
+    let seen: string[] = [];
+    const compressing = s.exclusive('A', () => {
+      seen = events.map((e) => e.name);
+      return Promise.resolve('compressed');
+    });
+    expect(s.busy('A')).toBe(true);
+    finishTurn();
+    expect(await compressing).toBe('compressed');
+    expect(seen).toEqual(['turn:claimed', 'turn:settled']);
+    // Admissions that arrived meanwhile run after it, in order.
+    await store.admit(admission('A', 'a2'));
+    s.kick('A');
+    await until('turn:claimed', 2);
+    await until('queue:idle', 1);
+    expect((await store.getAdmission('a2'))?.state).toBe('completed');
+  });
+
+  it('an admission kicked while the work runs waits for it, then runs', async () => {
+    const { store, epoch } = await openStore(['A']);
+    const { scheduler: s, events, until } = scheduler(store, epoch, complete);
+    let finishWork!: () => void;
+    const working = new Promise<void>((resolve) => (finishWork = resolve));
+    let started!: () => void;
+    const inWork = new Promise<void>((resolve) => (started = resolve));
+    const compressing = s.exclusive('A', async () => {
+      started();
+      await working;
+      return 'compressed';
+    });
+    await inWork;
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+    expect(await s.control('A', () => Promise.resolve('reset'))).toEqual({ kind: 'busy' });
+    finishWork();
+    expect(await compressing).toBe('compressed');
+    await until('queue:idle', 1);
+    expect((await store.getAdmission('a1'))?.state).toBe('completed');
   });
 });
 

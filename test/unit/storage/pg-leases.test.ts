@@ -11,6 +11,7 @@ import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-stor
 import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
 import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
 import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
+import { localSessionKey } from '../../../src/domain/local/receipt.js';
 import { testAdmission, testReceipt } from '../../shared/local-fixtures.js';
 import { createTestSchema, inSchema, type TestSchema } from '../../shared/postgres.js';
 
@@ -177,6 +178,50 @@ describe('leases on PostgreSQL', () => {
     expect(await a.local.markOrphansUnknown(a.holder.epoch, 's1')).toEqual([]);
     const row = await b.local.getAdmission('q1');
     expect([row?.state, row?.epoch]).toEqual(['unknown', a.holder.epoch]);
+  });
+
+  it('fences a compression by the lease token: refused, nothing written, once another instance took the session', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a');
+    const b = await instance(s, 'b');
+    await createSession(a, 's1');
+    const compression = (child: string) => {
+      const receipt = testReceipt('s1');
+      return {
+        sessionKey: localSessionKey('s1'),
+        parentSessionId: receipt.current_session_id,
+        childSessionId: child,
+        messages: [{ role: 'user' as const, content: 'summary' }],
+        backoffSubject: 's1',
+        receipt: {
+          ...receipt,
+          current_session_id: child,
+          lineage: [{ kind: 'compression' as const, from: 's1', to: child, at: new Date().toISOString() }],
+        },
+      };
+    };
+    const route = () =>
+      inSchema(s.name, async (c) => {
+        const r = await c.query<{ session_id: string }>(
+          'SELECT session_id FROM routes WHERE session_key = $1',
+          [localSessionKey('s1')],
+        );
+        return r.rows[0]?.session_id;
+      });
+    // Without the lease nothing is written.
+    expect(await a.local.commitCompression(compression('child-0'))).toBe(false);
+    const taken = await a.cluster.take('session', 's1', 10);
+    a.held.set('s1', taken.kind === 'taken' ? taken.token : -1);
+    // a stops renewing; b takes the session over: a's compression (in flight) is refused.
+    await expire(s, 's1');
+    const takeover = await b.cluster.take('session', 's1', 10);
+    b.held.set('s1', takeover.kind === 'taken' ? takeover.token : -1);
+    expect(await a.local.commitCompression(compression('child-a'))).toBe(false);
+    expect(await route()).toBe('s1');
+    expect((await b.local.getLocalSession('s1'))?.logical_id).toBe('s1');
+    // The owner's commits.
+    expect(await b.local.commitCompression(compression('child-b'))).toBe(true);
+    expect(await route()).toBe('child-b');
   });
 
   it('an expired lease fences its owner even before anyone takes it', async () => {

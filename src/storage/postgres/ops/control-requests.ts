@@ -1,6 +1,6 @@
 /** The control relay's statements (migration 017; src/storage/control-relay.ts). */
 import type { LeaseHolder } from '../../../domain/cluster/lease.js';
-import type { ClaimedControlRequest, NewControlRequest } from '../../control-relay.js';
+import type { ClaimedControlRequest, ControlRequestState, NewControlRequest } from '../../control-relay.js';
 import type { Sql } from '../database.js';
 
 export async function sessionOwner(sql: Sql, logicalId: string): Promise<LeaseHolder | null> {
@@ -60,6 +60,19 @@ export async function readAnswer(sql: Sql, id: number): Promise<string | null> {
     id,
   ]);
   return row?.answer ?? null;
+}
+
+/** One statement, so the answer and the lease are read at the same instant. */
+export async function requestState(sql: Sql, id: number): Promise<ControlRequestState | null> {
+  const row = await sql.row<ControlRequestState>(
+    `SELECT r.answer, r.claimed_at IS NOT NULL AS claimed,
+            EXISTS (SELECT 1 FROM cluster_leases l
+                     WHERE l.kind = 'session' AND l.name = r.logical_id
+                       AND l.owner_epoch = r.target_epoch AND l.expires_at > now()) AS target_holds_lease
+       FROM control_requests r WHERE r.id = $1`,
+    [id],
+  );
+  return row && { answer: row.answer, claimed: row.claimed, target_holds_lease: row.target_holds_lease };
 }
 
 export async function deleteRequest(sql: Sql, id: number): Promise<void> {
