@@ -49,7 +49,8 @@ export function botIdOf(platform: string, token: string): string {
 }
 
 /** What one take of a round answered (the ClusterStore's TakeResult, by kind). */
-export type BotTake = { name: string; kind: 'taken' | 'mine'; token: number } | { name: string; kind: 'held' };
+export type BotTake =
+  { name: string; kind: 'taken' | 'mine'; token: number } | { name: string; kind: 'held' };
 
 /**
  * The outcome of a round of takes, in name order (a round stops at the first `held`): `hold`
@@ -147,7 +148,8 @@ export class BotLeases {
     this.timer.unref();
     // The member's health on a fast clock: a holder whose renewals stall stops before its leases end.
     this.watchdog = setInterval(() => {
-      if (this.stateValue === 'holding' && !this.cluster.healthy()) this.lose('the leases could not be renewed');
+      if (this.stateValue === 'holding' && !this.cluster.healthy())
+        this.lose('the leases could not be renewed');
     }, 250);
     this.watchdog.unref();
     await this.tick();
@@ -193,7 +195,9 @@ export class BotLeases {
     try {
       await this.events.acquired();
     } catch (error) {
-      this.lose(`the chat platforms could not start: ${error instanceof Error ? error.message : String(error)}`);
+      this.lose(
+        `the chat platforms could not start: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 

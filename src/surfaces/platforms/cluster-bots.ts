@@ -38,7 +38,9 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
       holder: store.holder,
       take: async (name): Promise<BotTake> => {
         const result = await store.take('bot', name, timing.lease_s);
-        return result.kind === 'held' ? { name, kind: 'held' } : { name, kind: result.kind, token: result.token };
+        return result.kind === 'held'
+          ? { name, kind: 'held' }
+          : { name, kind: result.kind, token: result.token };
       },
       release: async (name) => void (await store.release('bot', name)),
       announce: () => store.notify(BOTS_RELEASED_CHANNEL, String(store.holder.epoch)),

@@ -139,10 +139,15 @@ export class MessagingGateway {
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
     this.lanes = new Lanes(options.ledger, refOf);
     this.events.on('turn:start', ({ turn_id }) => this.taking.turnTook(turn_id));
-    this.deliverer = new Deliverer(options.ledger, (p) => (this.halted ? undefined : this.adapters.get(p)), this.events, {
-      retryMs: options.deliveryRetryMs ?? 5000,
-      track: (work) => this.track(work),
-    });
+    this.deliverer = new Deliverer(
+      options.ledger,
+      (p) => (this.halted ? undefined : this.adapters.get(p)),
+      this.events,
+      {
+        retryMs: options.deliveryRetryMs ?? 5000,
+        track: (work) => this.track(work),
+      },
+    );
     this.deps = {
       store: options.store,
       ledger: options.ledger,
