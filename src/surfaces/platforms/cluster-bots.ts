@@ -60,7 +60,8 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
         );
         void gateway.halt().finally(() => {
           options.changed();
-          options.fatal(`bot lease lost: ${why}`);
+          // A failed member has told the daemon already (a second shutdown would cut its drain).
+          if (member.state !== 'failed') options.fatal(`bot lease lost: ${why}`);
         });
       },
       warn: (fields, message) => log.warn(fields, message),

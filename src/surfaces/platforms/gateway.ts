@@ -124,6 +124,7 @@ export class MessagingGateway {
   private state: GatewayState = 'stopped';
   /** Set by halt(): this instance may no longer act for its bots (SCL-1); nothing is sent from now. */
   private halted = false;
+  private halting: Promise<void> | null = null;
   /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
   private stopping: { done: Promise<void>; cut: () => void } | null = null;
 
@@ -276,6 +277,8 @@ export class MessagingGateway {
    * start. A second call while a stop is under way ends the wait at once and resolves with it.
    */
   stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    // Halted (SCL-1): no drain and no clean-shutdown marker, whose writes would be refused.
+    if (this.halting !== null) return this.halting;
     if (this.stopping !== null) {
       this.stopping.cut();
       return this.stopping.done;
@@ -326,8 +329,13 @@ export class MessagingGateway {
    * instance that takes the bots over recovers it as after a crash (REC-4, REC-7). No
    * clean-shutdown marker is written.
    */
-  async halt(): Promise<void> {
-    if (this.state === 'stopped' || this.halted) return;
+  halt(): Promise<void> {
+    if (this.state === 'stopped' && !this.halted) return Promise.resolve();
+    this.halting ??= this.haltNow();
+    return this.halting;
+  }
+
+  private async haltNow(): Promise<void> {
     this.halted = true;
     this.state = 'draining';
     this.deliverer.retries('off');
