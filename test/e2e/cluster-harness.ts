@@ -110,6 +110,19 @@ export class TestCluster {
       : null;
   }
 
+  /**
+   * Waits until every chat reply on the ledger is marked delivered: a SIGKILL after that cannot
+   * catch one between its send and its mark (which the next holder would send again, as recovered).
+   */
+  async repliesSettled(): Promise<void> {
+    await this.until(
+      'every reply marked delivered',
+      () =>
+        this.sql<{ n: number }>('SELECT count(*)::int AS n FROM delivery_ledger WHERE delivered_at IS NULL'),
+      (rows) => rows[0]!.n === 0,
+    );
+  }
+
   /** Polls the database until `check` holds (there is no event across processes); a clear error past `timeoutMs`. */
   async until<T>(
     what: string,

@@ -76,6 +76,7 @@ describe('a Slack app in a cluster', { timeout: 180_000 }, () => {
     // Both instances run, and the app was connected once: the standby one opened nothing.
     expect(standIn.connectionsOpened()).toBe(1);
 
+    await c.repliesSettled();
     const seen = model.requests.length;
     model.hold();
     standIn.say('D0KIM', KIM, 'mid-turn');

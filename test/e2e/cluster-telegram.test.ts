@@ -124,6 +124,7 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
     const first = await holder(cluster);
     const chat = 910;
     expect(await ask(chat, 'before the kill')).toBe(said('before the kill'));
+    await cluster.repliesSettled();
     const before = await cluster.botLease(BOT);
     const seen = model.requests.length;
     model.hold();
