@@ -110,6 +110,9 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
       (text) => text.includes(`bot ${BOT}: held by ${name} epoch`),
     );
     expect(status).toContain(`bot ${BOT}: held by ${name} epoch ${cluster.daemon(first).epoch}`);
+    expect(status).toContain(
+      'telegram: stopped (standing by: another instance of the cluster receives for this bot)',
+    );
     const json = JSON.parse((await runCli(cluster.nodes[first]!.home, ['status', '--json'])).stdout) as {
       cluster: { bots: { name: string; owner_name: string | null }[] };
     };

@@ -103,7 +103,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         });
         stores = owned.messaging;
       }
-      const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
+      const publish = () => ctx.advertise({ adapters: standingBy(gateway?.adapterStatuses() ?? [], bots) });
       const faults = faultsFromEnv(env, ctx.logger);
       const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
       options.platformPrompts?.(prompts);
@@ -178,6 +178,16 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,
   };
+}
+
+/** In a cluster, while another instance holds the bots: each stopped adapter says so. */
+function standingBy(statuses: AdapterStatus[], bots: BotLeases | null): AdapterStatus[] {
+  if (bots === null || (bots.state !== 'standby' && bots.state !== 'taking')) return statuses;
+  return statuses.map((s) =>
+    s.state === 'stopped' && s.detail === null
+      ? { ...s, detail: 'standing by: another instance of the cluster receives for this bot' }
+      : s,
+  );
 }
 
 /** Every enabled section under `platforms:`, by name, in the order of the file. */

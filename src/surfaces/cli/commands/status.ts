@@ -105,7 +105,7 @@ function statusReport(layout: HomeLayout): StatusReport {
 
 /**
  * One adapter as a status line, from the generic AdapterStatus only: `telegram: polling as @bot`,
- * `irc: running`, `telegram: error: …`.
+ * `irc: running`, `telegram: error: …`, `telegram: stopped (standing by: …)`.
  */
 export function describeAdapter(adapter: AdapterStatus): string {
   switch (adapter.state) {
@@ -114,7 +114,8 @@ export function describeAdapter(adapter: AdapterStatus): string {
     case 'failed':
       return `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
     default:
-      return `${adapter.platform}: ${adapter.state}`;
+      // A stopped adapter may say why (in a cluster: it stands by while another instance receives).
+      return `${adapter.platform}: ${adapter.state}${adapter.detail ? ` (${adapter.detail})` : ''}`;
   }
 }
 
