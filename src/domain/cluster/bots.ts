@@ -112,6 +112,8 @@ export class BotLeases {
   private watchdog: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private round: Promise<void> | null = null;
+  /** Why the bots were lost (state `lost`), for the daemon's message. */
+  lostWhy: string | null = null;
 
   constructor(
     /** The lease names of this instance's bots. */
@@ -212,6 +214,7 @@ export class BotLeases {
 
   private lose(why: string): void {
     this.stateValue = 'lost';
+    this.lostWhy = why;
     this.events.lost(why);
   }
 

@@ -140,6 +140,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       const cluster = options.cluster?.() ?? null;
       if (cluster !== null) {
         // SCL-1: receive only while this instance holds the bots' leases; stand by otherwise.
+        let started = false;
         bots = clusteredBots({
           cluster,
           adapters,
@@ -147,9 +148,17 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           gateway,
           log: ctx.logger,
           changed: publish,
-          fatal: (reason) => ctx.fail(reason),
+          // Lost during the start itself: the start fails instead (below), as on one instance.
+          fatal: (reason) => started && ctx.fail(reason),
         });
         await bots.start();
+        if (bots.state === 'lost') {
+          throw new DaemonError(
+            'service_failed',
+            `messaging gateway: ${bots.lostWhy ?? 'the bots were lost'}`,
+          );
+        }
+        started = true;
         publish();
         return;
       }
