@@ -528,21 +528,12 @@ export const configSchema = z
       });
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
-    const platforms = Object.entries(config.platforms).filter(([, section]) => section?.enabled === true);
     if (config.cluster.enabled && config.store.kind !== 'postgres') {
       ctx.addIssue({
         code: 'custom',
         path: ['cluster', 'enabled'],
         message:
           'needs store.kind: postgres (several instances share one PostgreSQL database; SQLite is the file of one process)',
-      });
-    }
-    if (config.cluster.enabled && platforms.length > 0) {
-      // Every instance would poll the same bot: nothing yet makes one instance at a time its poller.
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cluster', 'enabled'],
-        message: `chat platforms in a cluster are not supported yet (${platforms.map(([name]) => name).join(', ')} enabled): run them on one instance without cluster.enabled, or disable them`,
       });
     }
     return { ...config, default_profile: defaultProfile };

@@ -34,11 +34,39 @@ export interface InstanceView {
   leases: Record<string, number>;
 }
 
+/** A bot's lease as `gatehouse status` shows it (docs/cluster.md, "Chat platforms in a cluster"). */
+export interface BotLeaseView {
+  /** `<platform>:<bot id>`. */
+  name: string;
+  token: number;
+  /** The epoch of the instance holding it now, and that instance's name; null: free or expired. */
+  owner_epoch: number | null;
+  owner_name: string | null;
+}
+
 /** How the local store fences a write: this instance, and the token it holds a session's lease under. */
 export interface LeaseFence {
   holder: LeaseHolder;
   /** The token of the session's lease this instance holds, or null when it holds none. */
   token(logicalId: string): number | null;
+}
+
+/**
+ * How the messaging stores fence a write in a cluster: this instance, the names of its bots'
+ * leases, and the token it holds each under (null: it does not hold it now, or may not write).
+ */
+export interface BotFence {
+  holder: LeaseHolder;
+  names: readonly string[];
+  token(name: string): number | null;
+}
+
+/** A chat platform's write refused: this instance no longer holds the bot's lease (SCL-1). */
+export class BotLeaseLost extends Error {
+  constructor(name: string) {
+    super(`this instance no longer holds the lease of bot ${name}: the write is refused`);
+    this.name = 'BotLeaseLost';
+  }
 }
 
 export interface ClusterStore {
@@ -60,6 +88,8 @@ export interface ClusterStore {
   markDraining(): Promise<void>;
   markStopped(): Promise<void>;
   instances(forgetAfterS: number): Promise<InstanceView[]>;
+  /** Every bot lease and who holds it now. */
+  botLeases(): Promise<BotLeaseView[]>;
   /** Sends a wake-up to every instance listening on `channel`. */
   notify(channel: string, payload: string): Promise<void>;
   /** Listens on `channel`; `resubscribed` is called after a lost listening connection came back. */

@@ -4,6 +4,7 @@
  * commit together. Each backend builds the three on its own connection; the gateway sees only
  * these contracts, never which backend is under them.
  */
+import type { BotFence } from './cluster-store.js';
 import type { DeliveryLedger } from './delivery-ledger.js';
 import type { PlatformCursors } from './platform-cursors.js';
 import type { SessionStore } from './session-store.js';
@@ -12,4 +13,9 @@ export interface MessagingStores {
   readonly sessions: SessionStore;
   readonly ledger: DeliveryLedger;
   readonly cursors: PlatformCursors;
+  /**
+   * In a cluster (PostgreSQL only): from now on the ledger's and the cursors' writes commit only
+   * while this instance holds its bots' leases (docs/cluster.md, "Chat platforms in a cluster").
+   */
+  fenceByBots?(fence: BotFence): void;
 }

@@ -15,8 +15,10 @@ export interface ClusterOptions {
   size?: number;
   /** `cluster.lease_s` (default 3: small, so failover tests are quick). */
   leaseS?: number;
-  /** More config for every instance (the model, limits …). */
-  config?: string;
+  /** More config for every instance (the model, limits …), or per instance by its name. */
+  config?: string | ((name: string) => string);
+  /** More environment for every instance (a chat platform's token). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ClusterNode {
@@ -36,8 +38,9 @@ export class TestCluster {
 
   /** The config of instance `name`. */
   configOf(name: string): string {
+    const { config } = this.options;
     return [
-      this.options.config,
+      typeof config === 'function' ? config(name) : config,
       `store: {kind: postgres, url_env: ${CLUSTER_URL_ENV}}`,
       `cluster: {enabled: true, lease_s: ${this.options.leaseS}, instance_name: ${name}}`,
     ]
@@ -51,7 +54,7 @@ export class TestCluster {
     node.d = await startDaemon({
       home: node.home,
       config: this.configOf(node.name),
-      env: { [CLUSTER_URL_ENV]: this.schema.url },
+      env: { ...this.options.env, [CLUSTER_URL_ENV]: this.schema.url },
     });
     return node.d;
   }
@@ -94,6 +97,32 @@ export class TestCluster {
       : null;
   }
 
+  /** A chat bot's lease as it stands (kind `bot`, name `<platform>:<bot id>`), or null. */
+  async botLease(name: string): Promise<{ owner_epoch: number | null; token: number } | null> {
+    const rows = await this.sql<{ owner_epoch: string | null; token: string }>(
+      `SELECT CASE WHEN expires_at > now() THEN owner_epoch END AS owner_epoch, token
+         FROM cluster_leases WHERE kind = 'bot' AND name = $1`,
+      [name],
+    );
+    const row = rows[0];
+    return row
+      ? { owner_epoch: row.owner_epoch === null ? null : Number(row.owner_epoch), token: Number(row.token) }
+      : null;
+  }
+
+  /**
+   * Waits until every chat reply on the ledger is marked delivered: a SIGKILL after that cannot
+   * catch one between its send and its mark (which the next holder would send again, as recovered).
+   */
+  async repliesSettled(): Promise<void> {
+    await this.until(
+      'every reply marked delivered',
+      () =>
+        this.sql<{ n: number }>('SELECT count(*)::int AS n FROM delivery_ledger WHERE delivered_at IS NULL'),
+      (rows) => rows[0]!.n === 0,
+    );
+  }
+
   /** Polls the database until `check` holds (there is no event across processes); a clear error past `timeoutMs`. */
   async until<T>(
     what: string,
@@ -126,6 +155,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     size,
     leaseS: options.leaseS ?? 3,
     config: options.config ?? '',
+    env: options.env ?? {},
   });
   for (let i = 0; i < size; i++)
     cluster.nodes.push({ name: String.fromCharCode(97 + i), home: tempHome(), d: null });

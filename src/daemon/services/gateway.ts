@@ -45,6 +45,7 @@ import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
 import { ClusterMember } from '../../domain/cluster/member.js';
+import type { ClusterStore } from '../../storage/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
@@ -71,6 +72,8 @@ export interface StoreHolder {
   liveKeys?: (() => Iterable<string>)[];
   /** The messaging gateway registers its prompt broker here (null when it stops), for operators' answers. */
   platformPrompts?: ((broker: PromptBroker | null) => void) | null;
+  /** With cluster.enabled: this instance's member and cluster store (the chat bots' leases); else null. */
+  cluster?: { member: ClusterMember; store: ClusterStore } | null;
 }
 
 export function gatewayService(
@@ -423,6 +426,7 @@ export function gatewayService(
           fatal: (reason) => ctx.fail(`cluster: ${reason}`),
           onView: (view) => ctx.advertise({ cluster: view }),
         });
+        if (options.storeHolder) options.storeHolder.cluster = { member, store: open.store };
         const clustered = member;
         sessions.events.on('queue:idle', (e) => void clustered.idle(e.logical_id));
         const taken = await member.start();
@@ -459,6 +463,7 @@ export function gatewayService(
       relay = null;
       await member?.stop();
       member = null;
+      if (options.storeHolder) options.storeHolder.cluster = null;
       await cluster?.close();
       cluster = null;
       workers?.close();

@@ -17,7 +17,13 @@ export function defaultServices(
     platforms?: PlatformRegistry;
   } = {},
 ): DaemonService[] {
-  const storeHolder: StoreHolder = { current: null, agents: null, liveKeys: [], platformPrompts: null };
+  const storeHolder: StoreHolder = {
+    current: null,
+    agents: null,
+    liveKeys: [],
+    platformPrompts: null,
+    cluster: null,
+  };
   const services: DaemonService[] = [gatewayService({ storeHolder })];
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
@@ -27,6 +33,7 @@ export function defaultServices(
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
+        cluster: () => storeHolder.cluster ?? null,
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

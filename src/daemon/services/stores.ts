@@ -116,6 +116,8 @@ export async function openGatewayStores(options: {
           };
         }
       : null;
+    const ledger = new PostgresDeliveryLedger(sessions.db);
+    const cursors = new PostgresPlatformCursors(sessions.db);
     return {
       kind: 'postgres',
       label: `postgres (schema ${sessions.db.schema}, URL from $${name})`,
@@ -124,8 +126,12 @@ export async function openGatewayStores(options: {
       local,
       messaging: {
         sessions,
-        ledger: new PostgresDeliveryLedger(sessions.db),
-        cursors: new PostgresPlatformCursors(sessions.db),
+        ledger,
+        cursors,
+        fenceByBots: (fence) => {
+          ledger.fenceByBots(fence);
+          cursors.fenceByBots(fence);
+        },
       },
       cluster: cluster && { events: cluster.events, signals: cluster.signals },
       describe: () => {

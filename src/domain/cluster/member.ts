@@ -19,7 +19,7 @@
  * other, and the next turn fails with `launch_credentials_unavailable` wherever it runs.
  */
 import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
-import type { ClusterStore, InstanceView } from '../../storage/cluster-store.js';
+import type { BotLeaseView, ClusterStore, InstanceView } from '../../storage/cluster-store.js';
 
 export const WAKE_CHANNEL = 'gatehouse_session_wake';
 export const RESCAN_CHANNEL = 'gatehouse_cluster_rescan';
@@ -62,6 +62,8 @@ export interface ClusterView {
   /** When this view was read (ISO, this instance's clock). */
   as_of: string;
   instances: InstanceView[];
+  /** Every chat bot's lease and who holds it (docs/cluster.md, "Chat platforms in a cluster"). */
+  bots: BotLeaseView[];
 }
 
 export interface ClusterMemberOptions {
@@ -94,6 +96,7 @@ export class ClusterMember {
   private heartbeatRunning = false;
   private scanning: Promise<void> | null = null;
   private failures = 0;
+  private readonly failedListeners: ((why: string) => void)[] = [];
 
   constructor(private readonly options: ClusterMemberOptions) {
     this.timing = leaseTiming(options.leaseS);
@@ -146,9 +149,33 @@ export class ClusterMember {
     return this.held.get(logicalId) ?? null;
   }
 
+  /** The timing of this instance's leases (lease_s and what derives from it). */
+  get leaseTiming(): LeaseTiming {
+    return this.timing;
+  }
+
+  /**
+   * Told, before the daemon is, when the member fails: what else holds leases of this instance
+   * (its chat bots) stops its side effects at once too.
+   */
+  onFailed(listener: (why: string) => void): void {
+    this.failedListeners.push(listener);
+  }
+
   /** Sessions whose lease this instance holds now. */
   get heldCount(): number {
     return this.held.size;
+  }
+
+  /**
+   * Whether this instance's leases are being renewed (active or draining, a renewal within
+   * lease_s / 2): what holds leases through a drain (the chat bots) may still write.
+   */
+  renewing(): boolean {
+    return (
+      (this.stateValue === 'active' || this.stateValue === 'draining') &&
+      renewalHealth(this.lastRenewal, this.now(), this.timing) === 'ok'
+    );
   }
 
   sideEffectsAllowed(): boolean {
@@ -293,6 +320,7 @@ export class ClusterMember {
       { turns_stopped: stopped.length, sessions: this.held.size },
       `cluster: ${why}; running turns are stopped and this instance exits so that a supervisor restarts it with a new epoch (the other instances take its sessions over once their leases expire)`,
     );
+    for (const listener of this.failedListeners) listener(why);
     this.options.fatal(why);
   }
 
@@ -342,6 +370,7 @@ export class ClusterMember {
       held_sessions: this.held.size,
       as_of: new Date().toISOString(),
       instances: await this.options.store.instances(this.timing.lease_s * 10),
+      bots: await this.options.store.botLeases(),
     };
   }
 

@@ -121,6 +121,12 @@ export interface PlatformAdapter {
   /** The platform name used in sources and keys; a plugin may pick any non-empty name. */
   readonly platform: Platform;
   /**
+   * A non-secret id of the bot this adapter receives as, the same on every instance configured
+   * with it (Telegram's bot id, Slack's app id, Discord's bot user id: botIdOf in
+   * domain/cluster/bots.ts). In a cluster it names the bot's lease. Absent: the platform name.
+   */
+  readonly botId?: string;
+  /**
    * The ids this platform puts in prompts may be replaced by hashes (CTX-2). Core platforms other
    * than Discord are treated as safe regardless; a plugin opts in with true.
    */

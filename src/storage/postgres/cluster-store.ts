@@ -4,7 +4,7 @@
  * write) plus the one LISTEN connection of notifications.ts.
  */
 import type { LeaseHolder, LeaseKind } from '../../domain/cluster/lease.js';
-import type { ClusterStore, HeldLease, InstanceView, TakeResult } from '../cluster-store.js';
+import type { BotLeaseView, ClusterStore, HeldLease, InstanceView, TakeResult } from '../cluster-store.js';
 import type { PgDatabase } from './database.js';
 import { notify, type PgNotifications } from './notifications.js';
 import * as sessions from './ops/cluster-sessions.js';
@@ -64,6 +64,10 @@ export class PostgresClusterStore implements ClusterStore {
 
   instances(forgetAfterS: number): Promise<InstanceView[]> {
     return this.db.exclusive((sql) => instances.listInstances(sql, forgetAfterS));
+  }
+
+  botLeases(): Promise<BotLeaseView[]> {
+    return this.db.exclusive((sql) => instances.listBotLeases(sql));
   }
 
   notify(channel: string, payload: string): Promise<void> {

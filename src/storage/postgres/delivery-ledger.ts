@@ -31,7 +31,9 @@ import {
 import { eventFromJson, eventToJson, toDelivery } from '../sqlite/delivery-ledger.js';
 import type { TurnMarker, TurnStepRow } from '../sqlite/ops/turn-markers.js';
 import { resumedStepRecords } from '../turn-step-records.js';
+import type { BotFence } from '../cluster-store.js';
 import { PgCommitGroup } from './commit-group.js';
+import { checkBotFence } from './ops/leases.js';
 import type { PgDatabase, Sql } from './database.js';
 import { clearResumePending, markerIsCurrent, markResumePending, suspendSession } from './entry-actions.js';
 import * as backlog from './ops/backlog.js';
@@ -48,8 +50,36 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   /** The connection's group commit, shared with every other store on it. */
   readonly group: PgCommitGroup;
 
+  /** In a cluster (SCL-1): the bot leases every write is fenced by (docs/cluster.md). */
+  private bots: BotFence | null = null;
+
   constructor(private readonly db: PgDatabase) {
     this.group = PgCommitGroup.of(db);
+  }
+
+  /**
+   * From now on every write (turn markers, inbound outcomes, backlog, parked events, deliveries
+   * and their settlement, the clean-shutdown marker) commits only while this instance holds every
+   * bot lease under the token it took it with; otherwise it is refused with BotLeaseLost.
+   */
+  fenceByBots(fence: BotFence): void {
+    this.bots = fence;
+  }
+
+  /** A write on the turn path: in the connection's group commit, fenced. */
+  private write<T>(op: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.group.run(async (sql) => {
+      await checkBotFence(sql, this.bots);
+      return op(sql);
+    });
+  }
+
+  /** A write in a transaction of its own, fenced. */
+  private writeAlone<T>(op: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (sql) => {
+      await checkBotFence(sql, this.bots);
+      return op(sql);
+    });
   }
 
   startTurn(
@@ -63,7 +93,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     } = {},
   ): Promise<void> {
     const { backlogItem, input } = options;
-    return this.group.run(async (sql) => {
+    return this.write(async (sql) => {
       const now = options.now ?? new Date();
       const entry = await readRoute(sql, sessionKey);
       if (entry === null) throw new NotFoundError(`no session on key ${JSON.stringify(sessionKey)}`);
@@ -75,7 +105,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   }
 
   markToolStarted(sessionKey: string, turnId: string, callId: string): Promise<void> {
-    return this.group.run((sql) => markers.setToolStarted(sql, sessionKey, turnId, callId));
+    return this.write((sql) => markers.setToolStarted(sql, sessionKey, turnId, callId));
   }
 
   recordToolResult(
@@ -84,7 +114,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     sessionId: string,
     messages: readonly TranscriptMessage[],
   ): Promise<void> {
-    return this.group.run(async (sql) => {
+    return this.write(async (sql) => {
       await appendInTransaction(this.db, sql, sessionId, messages, new Date());
       await markers.setToolStarted(sql, sessionKey, turnId, null);
       await markers.setTurnPrompt(sql, sessionKey, turnId, null);
@@ -93,11 +123,11 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
 
   recordTurnPrompt(sessionKey: string, turnId: string, prompt: PlatformPrompt | null): Promise<void> {
     const json = prompt === null ? null : JSON.stringify(prompt);
-    return this.group.run((sql) => markers.setTurnPrompt(sql, sessionKey, turnId, json));
+    return this.write((sql) => markers.setTurnPrompt(sql, sessionKey, turnId, json));
   }
 
   recordPromptShown(sessionKey: string, turnId: string, promptId: string, messageId: string): Promise<void> {
-    return this.group.run((sql) => markers.setPromptMessage(sql, sessionKey, turnId, promptId, messageId));
+    return this.write((sql) => markers.setPromptMessage(sql, sessionKey, turnId, promptId, messageId));
   }
 
   takeInbound(
@@ -105,7 +135,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     sessionKey: string,
     options: { now?: Date; outcome?: 'command' | 'answer' } = {},
   ): Promise<void> {
-    return this.db.transaction((sql) =>
+    return this.writeAlone((sql) =>
       inbound.insertTaken(sql, taken, sessionKey, options.now ?? new Date(), options.outcome ?? 'command'),
     );
   }
@@ -120,7 +150,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
 
   saveBacklog(sessionKey: string, state: BacklogState, options: { now?: Date } = {}): Promise<void> {
     const now = options.now ?? new Date();
-    return this.db.transaction(async (sql) => {
+    return this.writeAlone(async (sql) => {
       await backlog.replaceBacklog(
         sql,
         sessionKey,
@@ -151,11 +181,11 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   }
 
   recordReply(record: ReplyRecord, options: { now?: Date } = {}): Promise<Delivery> {
-    return this.group.run((sql) => this.insertReply(sql, record, options.now ?? new Date()));
+    return this.write((sql) => this.insertReply(sql, record, options.now ?? new Date()));
   }
 
   endTurn(sessionKey: string, end: TurnEnd, reply: ReplyRecord | null, options: { now?: Date } = {}) {
-    return this.group.run(async (sql): Promise<Delivery | null> => {
+    return this.write(async (sql): Promise<Delivery | null> => {
       const now = options.now ?? new Date();
       if (end.messages.length > 0) await appendInTransaction(this.db, sql, end.sessionId, end.messages, now);
       if (end.usage !== null) await addRouteUsage(sql, sessionKey, end.usage);
@@ -213,7 +243,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   }
 
   markDelivered(deliveryId: number, options: { now?: Date } = {}): Promise<boolean> {
-    return this.group.run((sql) => ledger.markDelivered(sql, deliveryId, options.now ?? new Date()));
+    return this.write((sql) => ledger.markDelivered(sql, deliveryId, options.now ?? new Date()));
   }
 
   async readDelivery(deliveryId: number): Promise<Delivery | null> {
@@ -226,18 +256,18 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   }
 
   writeCleanShutdown(options: { now?: Date } = {}): Promise<void> {
-    return this.db.transaction((sql) =>
+    return this.writeAlone((sql) =>
       ledger.writeState(sql, CLEAN_SHUTDOWN, (options.now ?? new Date()).toISOString()),
     );
   }
 
   endStreak(sessionKey: string): Promise<void> {
-    return this.group.run((sql) => ledger.deleteStreak(sql, sessionKey));
+    return this.write((sql) => ledger.deleteStreak(sql, sessionKey));
   }
 
   recover(options: RecoverOptions): Promise<MessagingRecoveryReport> {
     const now = options.now ?? new Date();
-    return this.db.transaction(async (sql) => {
+    return this.writeAlone(async (sql) => {
       const cleanShutdown = (await ledger.readState(sql, CLEAN_SHUTDOWN)) !== null;
       await ledger.deleteState(sql, CLEAN_SHUTDOWN);
       const facts: MarkerFact[] = [];

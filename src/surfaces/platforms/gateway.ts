@@ -108,6 +108,8 @@ export type GatewayState = 'stopped' | 'restoring' | 'running' | 'draining';
 
 /** The abort reason of turns a drain interrupts at its deadline (an outcome of `interrupted`). */
 const SHUTDOWN = 'shutdown';
+/** The abort reason of turns halt() stops: the bots' leases are gone (their writes are refused). */
+const LEASE_LOST = 'lease_lost';
 
 export class MessagingGateway {
   readonly events = new TypedEmitter<MessagingEvents>();
@@ -120,6 +122,9 @@ export class MessagingGateway {
   private readonly deliverer: Deliverer;
   private readonly commandContext: CommandContext;
   private state: GatewayState = 'stopped';
+  /** Set by halt(): this instance may no longer act for its bots (SCL-1); nothing is sent from now. */
+  private halted = false;
+  private halting: Promise<void> | null = null;
   /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
   private stopping: { done: Promise<void>; cut: () => void } | null = null;
 
@@ -135,10 +140,15 @@ export class MessagingGateway {
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
     this.lanes = new Lanes(options.ledger, refOf);
     this.events.on('turn:start', ({ turn_id }) => this.taking.turnTook(turn_id));
-    this.deliverer = new Deliverer(options.ledger, (p) => this.adapters.get(p), this.events, {
-      retryMs: options.deliveryRetryMs ?? 5000,
-      track: (work) => this.track(work),
-    });
+    this.deliverer = new Deliverer(
+      options.ledger,
+      (p) => (this.halted ? undefined : this.adapters.get(p)),
+      this.events,
+      {
+        retryMs: options.deliveryRetryMs ?? 5000,
+        track: (work) => this.track(work),
+      },
+    );
     this.deps = {
       store: options.store,
       ledger: options.ledger,
@@ -162,6 +172,7 @@ export class MessagingGateway {
       runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
       ...(options.observe ? { observe: options.observe } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
+      halted: () => this.halted,
       connectedPlatforms: () => [...this.adapters.keys()],
       piiSafePlatforms: () => [...this.adapters.values()].filter((a) => a.piiSafe).map((a) => a.platform),
       agents:
@@ -251,6 +262,8 @@ export class MessagingGateway {
     const autoContinued = await this.autoContinue();
     // What waited in the queues when the last process ended, after the turns it waited behind.
     const requeued = await this.lanes.restore((lane, item) => this.enqueue(lane, item));
+    // Halted while it restored (SCL-1: the bots' leases went): it never runs.
+    if (this.halted) return;
     this.state = 'running';
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
     this.deliverer.retries('on');
@@ -264,6 +277,8 @@ export class MessagingGateway {
    * start. A second call while a stop is under way ends the wait at once and resolves with it.
    */
   stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    // Halted (SCL-1): no drain and no clean-shutdown marker, whose writes would be refused.
+    if (this.halting !== null) return this.halting;
     if (this.stopping !== null) {
       this.stopping.cut();
       return this.stopping.done;
@@ -304,6 +319,31 @@ export class MessagingGateway {
     await this.options.ledger.writeCleanShutdown();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: true });
+  }
+
+  /**
+   * SCL-1: this instance lost its bots' leases, or may lose them soon (its renewals stalled). It
+   * stops at once, without the drain's writes: receiving ends, every running turn is aborted (its
+   * tool's process killed) and nothing is sent any more. Its writes are refused by the store's
+   * fence from before this is called, so a running turn stays `running` on its marker and the
+   * instance that takes the bots over recovers it as after a crash (REC-4, REC-7). No
+   * clean-shutdown marker is written.
+   */
+  halt(): Promise<void> {
+    if (this.state === 'stopped' && !this.halted) return Promise.resolve();
+    this.halting ??= this.haltNow();
+    return this.halting;
+  }
+
+  private async haltNow(): Promise<void> {
+    this.halted = true;
+    this.state = 'draining';
+    this.deliverer.retries('off');
+    for (const lane of this.lanes.values()) lane.running?.abort.abort(LEASE_LOST);
+    for (const adapter of this.adapters.values()) await adapter.stop().catch(() => undefined);
+    await this.settleInFlight();
+    this.state = 'stopped';
+    this.events.emit('gateway:stopped', { clean: false });
   }
 
   /** Resolves once no admission, turn, command or delivery is in progress (tests, operators). */

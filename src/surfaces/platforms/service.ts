@@ -24,6 +24,10 @@ import type { PlatformCursors } from '../../storage/platform-cursors.js';
 import { openGatewayStores, type GatewayStores } from '../../daemon/services/stores.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
+import { clusteredBots } from './cluster-bots.js';
+import type { BotLeases } from '../../domain/cluster/bots.js';
+import type { ClusterMember } from '../../domain/cluster/member.js';
+import type { ClusterStore } from '../../storage/cluster-store.js';
 import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
 
 export interface MessagingServiceOptions {
@@ -46,6 +50,11 @@ export interface MessagingServiceOptions {
    * client (the dashboard) can answer a chat turn's approval or question.
    */
   platformPrompts?: (broker: PromptBroker | null) => void;
+  /**
+   * With cluster.enabled: the instance's cluster member and store. The gateway then runs only
+   * while this instance holds its bots' leases (cluster-bots.ts); null or absent: it runs at once.
+   */
+  cluster?: () => { member: ClusterMember; store: ClusterStore } | null;
 }
 
 export interface MessagingService extends DaemonService {
@@ -58,6 +67,7 @@ export interface MessagingService extends DaemonService {
 export function messagingService(options: MessagingServiceOptions = {}): MessagingService {
   let gateway: MessagingGateway | null = null;
   let owned: GatewayStores | null = null;
+  let bots: BotLeases | null = null;
   const env = options.env ?? process.env;
 
   return {
@@ -93,7 +103,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         });
         stores = owned.messaging;
       }
-      const publish = () => ctx.advertise({ adapters: gateway?.adapterStatuses() ?? [] });
+      const publish = () => ctx.advertise({ adapters: standingBy(gateway?.adapterStatuses() ?? [], bots) });
       const faults = faultsFromEnv(env, ctx.logger);
       const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
       options.platformPrompts?.(prompts);
@@ -127,6 +137,31 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
       for (const adapter of adapters) gateway.addAdapter(adapter);
+      const cluster = options.cluster?.() ?? null;
+      if (cluster !== null) {
+        // SCL-1: receive only while this instance holds the bots' leases; stand by otherwise.
+        let started = false;
+        bots = clusteredBots({
+          cluster,
+          adapters,
+          stores,
+          gateway,
+          log: ctx.logger,
+          changed: publish,
+          // Lost during the start itself: the start fails instead (below), as on one instance.
+          fatal: (reason) => started && ctx.fail(reason),
+        });
+        await bots.start();
+        if (bots.state === 'lost') {
+          throw new DaemonError(
+            'service_failed',
+            `messaging gateway: ${bots.lostWhy ?? 'the bots were lost'}`,
+          );
+        }
+        started = true;
+        publish();
+        return;
+      }
       try {
         await gateway.start();
       } catch (error) {
@@ -136,8 +171,12 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     },
     async drain(deadline: number) {
       await gateway?.stop({ timeoutMs: Math.max(0, deadline - Date.now()) });
+      // Handover (SCL-1): once nothing runs here any more, the bots go to another instance now.
+      await bots?.release();
     },
     async stop() {
+      bots?.stop();
+      bots = null;
       options.platformPrompts?.(null);
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
@@ -148,6 +187,16 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,
   };
+}
+
+/** In a cluster, while another instance holds the bots: each stopped adapter says so. */
+function standingBy(statuses: AdapterStatus[], bots: BotLeases | null): AdapterStatus[] {
+  if (bots === null || (bots.state !== 'standby' && bots.state !== 'taking')) return statuses;
+  return statuses.map((s) =>
+    s.state === 'stopped' && s.detail === null
+      ? { ...s, detail: 'standing by: another instance of the cluster receives for this bot' }
+      : s,
+  );
 }
 
 /** Every enabled section under `platforms:`, by name, in the order of the file. */

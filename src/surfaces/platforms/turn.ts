@@ -118,6 +118,8 @@ export interface TurnDeps {
   readonly streaking: Set<string>;
   /** The turn took its event's backlog row (startTurn deleted it). */
   backlogTaken(sessionKey: string, itemId: string): void;
+  /** True once the gateway halted (its bots' leases are gone): nothing is sent to a chat directly. */
+  halted?: () => boolean;
   connectedPlatforms(): Platform[];
   piiSafePlatforms(): string[];
   /** The lanes' live agents between turns (AGC-1), keyed by session key. */
@@ -472,9 +474,12 @@ export async function answerFailure(
     });
     await deps.deliverer.deliver(delivery);
   } catch {
-    await adapter
-      .send(source.chat_id, text, { thread_id: source.thread_id, reply_to: null })
-      .catch(() => undefined);
+    // Halted (the bots' leases are gone, SCL-1): the instance that takes the bots over answers.
+    if (deps.halted?.() !== true) {
+      await adapter
+        .send(source.chat_id, text, { thread_id: source.thread_id, reply_to: null })
+        .catch(() => undefined);
+    }
   } finally {
     release();
   }

@@ -403,18 +403,11 @@ describe('cluster (SCL-1)', () => {
     expect(failure(`${PG}\ncluster: {leases: 3}`).message).toContain('leases');
   });
 
-  it('is refused with an enabled chat platform, which runs on PostgreSQL only without it', () => {
+  it('takes chat platforms in a cluster (one instance at a time receives for a bot: its lease)', () => {
     const telegram = 'platforms:\n  telegram: {token_env: TG_TOKEN}';
-    const refused = failure(`${PG}\ncluster: {enabled: true}\n${telegram}`);
-    expect(refused.message).toMatch(/cluster\.enabled.*chat platforms in a cluster are not supported yet/);
-    expect(refused.message).toContain('(telegram enabled)');
-    expect(refused.message).toContain('without cluster.enabled');
-    expect(parseConfig(`${PG}\n${telegram}`, FILE).config.platforms.telegram?.enabled).toBe(true);
-    const off = parseConfig(
-      `${PG}\ncluster: {enabled: true}\nplatforms:\n  telegram: {enabled: false}`,
-      FILE,
-    );
-    expect(off.config.cluster.enabled).toBe(true);
+    const both = parseConfig(`${PG}\ncluster: {enabled: true}\n${telegram}`, FILE).config;
+    expect(both.cluster.enabled).toBe(true);
+    expect(both.platforms.telegram?.enabled).toBe(true);
   });
 });
 

@@ -33,5 +33,13 @@ describe('UX-1 gatehouse status adapter lines', () => {
     expect(describeAdapter({ platform: 'telegram', state: 'starting', detail: null })).toBe(
       'telegram: starting',
     );
+    // In a cluster, an instance that does not hold the bot's lease says why it is stopped.
+    expect(
+      describeAdapter({
+        platform: 'telegram',
+        state: 'stopped',
+        detail: 'standing by: another instance of the cluster receives for this bot',
+      }),
+    ).toBe('telegram: stopped (standing by: another instance of the cluster receives for this bot)');
   });
 });

@@ -1,6 +1,6 @@
 /** The instances of a cluster on PostgreSQL (SCL-1): one row per instance and authority epoch. */
 import type { LeaseHolder } from '../../../domain/cluster/lease.js';
-import type { InstanceView } from '../../cluster-store.js';
+import type { BotLeaseView, InstanceView } from '../../cluster-store.js';
 import type { Sql } from '../database.js';
 
 export async function registerInstance(sql: Sql, me: LeaseHolder, name: string | null): Promise<void> {
@@ -52,4 +52,16 @@ export async function listInstances(sql: Sql, forgetAfterS: number): Promise<Ins
     stopped: stopped_at !== null,
     leases: kinds ?? {},
   }));
+}
+
+/** Every bot lease (docs/cluster.md, "Chat platforms"): who holds it now, null when free or expired. */
+export async function listBotLeases(sql: Sql): Promise<BotLeaseView[]> {
+  return sql.rows<BotLeaseView>(
+    `SELECT l.name, l.token,
+            CASE WHEN l.expires_at > now() THEN l.owner_epoch END AS owner_epoch,
+            CASE WHEN l.expires_at > now() THEN i.name END AS owner_name
+       FROM cluster_leases l LEFT JOIN cluster_instances i ON i.epoch = l.owner_epoch
+      WHERE l.kind = 'bot'
+      ORDER BY l.name`,
+  );
 }

@@ -10,7 +10,7 @@ import {
   type LeaseHolder,
   type LeaseKind,
 } from '../../../domain/cluster/lease.js';
-import type { HeldLease, TakeResult } from '../../cluster-store.js';
+import { BotLeaseLost, type BotFence, type HeldLease, type TakeResult } from '../../cluster-store.js';
 import type { Sql } from '../database.js';
 
 const EXPIRES = `now() + make_interval(secs => $LEASE)`;
@@ -158,4 +158,19 @@ export async function holdsLease(
     [kind, name, me.instance_id, me.epoch, token],
   );
   return row !== null;
+}
+
+/**
+ * The fence of a chat platform's write (SCL-1): every bot lease of the fence still held under its
+ * token, each row locked FOR SHARE until the commit (holdsLease), or BotLeaseLost. No fence (one
+ * instance, no cluster): nothing to check.
+ */
+export async function checkBotFence(sql: Sql, fence: BotFence | null): Promise<void> {
+  if (fence === null) return;
+  for (const name of fence.names) {
+    const token = fence.token(name);
+    if (token === null || !(await holdsLease(sql, 'bot', name, fence.holder, token))) {
+      throw new BotLeaseLost(name);
+    }
+  }
 }

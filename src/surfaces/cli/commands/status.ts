@@ -105,7 +105,7 @@ function statusReport(layout: HomeLayout): StatusReport {
 
 /**
  * One adapter as a status line, from the generic AdapterStatus only: `telegram: polling as @bot`,
- * `irc: running`, `telegram: error: …`.
+ * `irc: running`, `telegram: error: …`, `telegram: stopped (standing by: …)`.
  */
 export function describeAdapter(adapter: AdapterStatus): string {
   switch (adapter.state) {
@@ -114,7 +114,8 @@ export function describeAdapter(adapter: AdapterStatus): string {
     case 'failed':
       return `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
     default:
-      return `${adapter.platform}: ${adapter.state}`;
+      // A stopped adapter may say why (in a cluster: it stands by while another instance receives).
+      return `${adapter.platform}: ${adapter.state}${adapter.detail ? ` (${adapter.detail})` : ''}`;
   }
 }
 
@@ -129,7 +130,8 @@ export function describeAgentCache(stats: AgentCacheStats): string {
 
 /**
  * The cluster as lines: `cluster: 3 instances, lease 10 s (as of 4 s ago)`, then one line each:
- * `  api-1 (this) epoch 12 http://… heartbeat 2.1 s ago, 4 session leases`.
+ * `  api-1 (this) epoch 12 http://… heartbeat 2.1 s ago, 4 session leases`, and one per chat bot:
+ * `  bot telegram:123456: held by api-2 epoch 13`.
  */
 export function describeCluster(view: ClusterView, now = Date.now()): string[] {
   const age = Math.max(0, Math.round((now - Date.parse(view.as_of)) / 1000));
@@ -151,6 +153,14 @@ export function describeCluster(view: ClusterView, now = Date.now()): string[] {
     lines.push(
       `  ${name}${self} epoch ${i.epoch}${i.url ? ` ${i.url}` : ''}: heartbeat ${beat} s ago, ${leases || 'no leases'}${state}`,
     );
+  }
+  // Which instance receives for each chat bot (its `bot` lease); older daemons advertise no `bots`.
+  for (const bot of view.bots ?? []) {
+    const owner =
+      bot.owner_epoch === null
+        ? 'free (an instance takes it at its next scan)'
+        : `held by ${bot.owner_name ?? 'an instance'}${bot.owner_epoch === view.epoch ? ' (this)' : ''} epoch ${bot.owner_epoch}`;
+    lines.push(`  bot ${bot.name}: ${owner}`);
   }
   return lines;
 }

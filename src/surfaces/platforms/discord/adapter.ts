@@ -9,6 +9,7 @@
  * balanced per message), with mentions limited to users. Approvals are buttons (commands.ts), tool
  * calls a short line each. Inbound and the catch-up after a restart are inbound.ts.
  */
+import { botIdOf } from '../../../domain/cluster/bots.js';
 import { API } from '@discordjs/core';
 import { REST, RESTEvents } from '@discordjs/rest';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
@@ -69,6 +70,8 @@ const TYPING_BACKOFF_MS = 1000;
 
 export class DiscordAdapter implements PlatformAdapter {
   readonly platform = 'discord';
+  /** The bot's non-secret id (its lease's name in a cluster), never the token. */
+  readonly botId: string;
   /** CTX-2: Discord ids are never redacted (the agent writes `<@id>` mentions with them). */
   readonly piiSafe = false;
   readonly approvals: ApprovalControls;
@@ -80,12 +83,13 @@ export class DiscordAdapter implements PlatformAdapter {
   private state: AdapterState = 'stopped';
   private detail: string | null = null;
   private account: string | null = null;
-  private botId = '';
+  private selfId = '';
   private onStatus: StatusListener | null = null;
   /** Until when "typing…" is not sent: the bot's global request budget ran out (see sendTyping). */
   private budgetSpentUntil = 0;
 
   constructor(private readonly options: DiscordAdapterOptions) {
+    this.botId = botIdOf('discord', options.token);
     this.rest = new REST({
       version: '10',
       ...(options.apiRoot === undefined ? {} : { api: options.apiRoot.replace(/\/+$/, '') }),
@@ -128,7 +132,7 @@ export class DiscordAdapter implements PlatformAdapter {
     this.become('starting');
     try {
       const me = await this.api.users.getCurrent();
-      this.botId = me.id;
+      this.selfId = me.id;
       this.account = `@${me.username}`;
       const inbound = new DiscordInbound(
         this.api,
@@ -142,7 +146,7 @@ export class DiscordAdapter implements PlatformAdapter {
         },
         (source) => this.authorize(source),
         this.options.cursors ?? null,
-        () => this.botId,
+        () => this.selfId,
       );
       await inbound.load();
       inbound.receiving = true;
@@ -188,7 +192,7 @@ export class DiscordAdapter implements PlatformAdapter {
 
   /** A new gateway session: nothing said before it will be replayed, so the channels catch up. */
   private ready(data: GatewayReadyDispatchData, inbound: DiscordInbound): void {
-    this.botId = data.user.id;
+    this.selfId = data.user.id;
     this.account = `@${data.user.username}`;
     inbound.catchUp();
     this.become('running');

@@ -12,6 +12,7 @@
  * bots no typing indicator outside its assistant threads, so sendTyping shows nothing
  * (docs/decisions.md, "Slack adapter").
  */
+import { botIdOf } from '../../../domain/cluster/bots.js';
 import { LogLevel, SocketModeClient, type Logger } from '@slack/socket-mode';
 import { WebClient } from '@slack/web-api';
 import {
@@ -62,6 +63,8 @@ const quiet: Logger = {
 
 export class SlackAdapter implements PlatformAdapter {
   readonly platform = 'slack';
+  /** The bot's non-secret id (its lease's name in a cluster), never the token. */
+  readonly botId: string;
   readonly piiSafe = false;
   readonly approvals: ApprovalControls;
   private readonly web: WebClient;
@@ -76,6 +79,7 @@ export class SlackAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
 
   constructor(private readonly options: SlackAdapterOptions) {
+    this.botId = botIdOf('slack', options.appToken);
     this.apiUrl = `${(options.apiRoot ?? 'https://slack.com/api').replace(/\/+$/, '')}/`;
     // A few retries (the SDK's default keeps trying for half an hour): 429s are waited out for
     // their Retry-After either way, and a Web API that stays down fails the send to the ledger.

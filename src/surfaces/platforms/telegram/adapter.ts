@@ -7,6 +7,7 @@
  * splitMessage, which keeps code fences whole per message. A 429 answer is retried after the
  * `retry_after` Telegram asks for, a bounded number of times.
  */
+import { botIdOf } from '../../../domain/cluster/bots.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bot, GrammyError, type Context, type Transformer } from 'grammy';
 import type { InlineKeyboardMarkup } from 'grammy/types';
@@ -69,6 +70,8 @@ export interface TelegramAdapterOptions {
 
 export class TelegramAdapter implements PlatformAdapter {
   readonly platform = 'telegram';
+  /** The bot's non-secret id (its lease's name in a cluster), never the token. */
+  readonly botId: string;
   readonly piiSafe = true;
   private readonly bot: Bot;
   private readonly allowed: (source: SessionSource) => boolean;
@@ -103,6 +106,7 @@ export class TelegramAdapter implements PlatformAdapter {
   });
 
   constructor(private readonly options: TelegramAdapterOptions) {
+    this.botId = botIdOf('telegram', options.token);
     this.bot = new Bot(options.token, {
       client: { ...(options.apiRoot === undefined ? {} : { apiRoot: options.apiRoot.replace(/\/+$/, '') }) },
     });
