@@ -21,6 +21,8 @@ const { values } = parseArgs({
     'max-resumes': { type: 'string' },
     /** Cluster mode: this many daemons on one PostgreSQL schema (issue 14), e.g. --cluster 3. */
     cluster: { type: 'string' },
+    /** Cluster mode: stop starting iterations after this many minutes, then drain and check. */
+    minutes: { type: 'string' },
     /** `cluster.lease_s` of every instance in cluster mode. */
     'lease-s': { type: 'string', default: '2' },
   },
@@ -41,6 +43,7 @@ const summary = values.cluster
       seed,
       instances: Number(values.cluster),
       leaseS: Number(values['lease-s']),
+      ...(values.minutes === undefined ? {} : { minutes: Number(values.minutes) }),
       clients: Number(values.clients),
       keep: values.keep,
       ...(faults ? { faults } : {}),

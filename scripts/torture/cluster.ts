@@ -41,6 +41,11 @@ import { Rng } from './rng.js';
 export interface ClusterTortureOptions {
   iterations: number;
   seed: number;
+  /**
+   * Stop starting iterations after this many minutes (then the final drain and checks run as
+   * always); the summary's `iterations` is how many ran. For long runs on a shared machine.
+   */
+  minutes?: number;
   /** Daemons sharing the database (default 3). */
   instances?: number;
   clients?: number;
@@ -233,7 +238,9 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
 
   try {
     for (let i = 0; i < n; i++) await start(i, null);
-    for (let i = 0; i < options.iterations; i++) {
+    const until = options.minutes === undefined ? Infinity : began + options.minutes * 60_000;
+    let iterationsRun = 0;
+    for (let i = 0; i < options.iterations && Date.now() < until; i++, iterationsRun++) {
       options.signal?.throwIfAborted();
       // Every instance that is down comes back; on even iterations the first of them is armed.
       const points = options.faults ?? FAULT_POINTS;
@@ -319,7 +326,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     if (violations.length > 0) appendFileSync(join(root, 'violations.txt'), violations.join('\n'));
     return {
       seed: options.seed,
-      iterations: options.iterations,
+      iterations: iterationsRun,
       instances: n,
       ...tally,
       kills,

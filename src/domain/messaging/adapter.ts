@@ -105,7 +105,8 @@ export interface AdapterStatus {
 export type StatusListener = (status: AdapterStatus) => void;
 
 /**
- * Where an adapter hands inbound events; the gateway's handler. Never throws, never rejects.
+ * Where an adapter hands inbound events; the gateway's handler. Never throws; rejects only with
+ * NotConfirmable.
  *
  * The promise resolves once the gateway has taken the event: made it durable (it survives a crash
  * from then on) or dropped it on purpose (unauthorized, a redelivery, the gateway is stopping).
@@ -116,6 +117,19 @@ export type StatusListener = (status: AdapterStatus) => void;
  * await it per event without one slow chat holding up the others for longer than a few writes.
  */
 export type InboundSink = (event: MessageEvent) => Promise<void>;
+
+/**
+ * The sink's one rejection (SCL-1): this instance lost, or is losing, the right to act for its bots
+ * (a cluster's bot lease), so what it was handed may not have been taken. The adapter then confirms
+ * nothing more to its platform (no later getUpdates offset, no ack), and the platform hands the
+ * event to the instance that takes the bots over.
+ */
+export class NotConfirmable extends Error {
+  constructor() {
+    super('this instance may no longer act for its chat bots: nothing is confirmed to the platform');
+    this.name = 'NotConfirmable';
+  }
+}
 
 export interface PlatformAdapter {
   /** The platform name used in sources and keys; a plugin may pick any non-empty name. */

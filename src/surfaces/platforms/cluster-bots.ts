@@ -50,6 +50,7 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
     {
       acquired: async () => {
         log.info({ bots: bots.names }, 'bot leases taken: this instance receives for its chat bots now');
+        receiving = true;
         await gateway.start();
         options.changed();
       },
@@ -71,7 +72,18 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
   if (options.stores.fenceByBots === undefined) {
     throw new Error('chat platforms in a cluster need stores that fence by bot leases (PostgreSQL)');
   }
-  options.stores.fenceByBots({ holder: store.holder, names: bots.names, token: (name) => bots.token(name) });
+  // Once the fence refused a write of the running gateway, nothing it was handed is confirmed to a
+  // platform again (the event may be the refused one), even should renewals recover: the instance
+  // is on its way out, and the next holder gets the event from the platform.
+  let receiving = false;
+  let refused = false;
+  const token = (name: string): number | null => {
+    const held = bots.token(name);
+    if (held === null && receiving) refused = true;
+    return held;
+  };
+  options.stores.fenceByBots({ holder: store.holder, names: bots.names, token });
+  gateway.guardConfirmations(() => !refused && bots.names.every((name) => token(name) !== null));
   member.onFailed((why) => bots.memberFailed(why));
   return bots;
 }

@@ -14,6 +14,7 @@
  */
 import {
   inboundRefOf,
+  NotConfirmable,
   type AdapterStatus,
   type InboundSink,
   type MessageEvent,
@@ -125,6 +126,8 @@ export class MessagingGateway {
   /** Set by halt(): this instance may no longer act for its bots (SCL-1); nothing is sent from now. */
   private halted = false;
   private halting: Promise<void> | null = null;
+  /** In a cluster: false once this instance may no longer confirm inbound events (see guardConfirmations). */
+  private confirmable: (() => boolean) | null = null;
   /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
   private stopping: { done: Promise<void>; cut: () => void } | null = null;
 
@@ -244,7 +247,11 @@ export class MessagingGateway {
     this.deliverer.retries('held');
     await this.intake.loadParked();
     for (const adapter of this.adapters.values()) {
-      const sink: InboundSink = (event) => this.intake.receive(adapter, event);
+      const sink: InboundSink = async (event) => {
+        await this.intake.receive(adapter, event);
+        // Checked after the take: a refused write (the bots' leases going) must not be confirmed.
+        if (this.halted || !(this.confirmable?.() ?? true)) throw new NotConfirmable();
+      };
       await adapter.start(sink, (status) => this.adapterStatusChanged(status));
     }
     const report = await this.options.ledger.recover({
@@ -319,6 +326,15 @@ export class MessagingGateway {
     await this.options.ledger.writeCleanShutdown();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: true });
+  }
+
+  /**
+   * SCL-1: `confirmable` answers whether an event handed in now may be confirmed to its platform;
+   * once it is false the sink rejects with NotConfirmable (cluster-bots.ts latches it false at the
+   * first write the bot fence refused).
+   */
+  guardConfirmations(confirmable: () => boolean): void {
+    this.confirmable = confirmable;
   }
 
   /**

@@ -6,6 +6,7 @@
  * the turn once.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { NotConfirmable } from '../../../src/domain/messaging/adapter.js';
 import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
 import { BotLeaseLost } from '../../../src/storage/cluster-store.js';
 import type { DeliveryLedger } from '../../../src/storage/delivery-ledger.js';
@@ -93,4 +94,24 @@ it('halt aborts the running turn, sends nothing and writes no clean-shutdown; th
     resumedNotice('model', false),
     `${DEMO_LABEL}: you said: hello`,
   ]);
+});
+
+it('the sink rejects NotConfirmable once confirmations are refused, so the adapter confirms nothing', async () => {
+  const { store, model } = ground;
+  let confirmable = true;
+  const { gateway, adapter } = await startMemoryGateway({
+    store,
+    ledger: new SqliteDeliveryLedger(store.db),
+    modelBaseUrl: model.baseUrl,
+    cwd: ground.dir,
+  });
+  next = gateway;
+  gateway.guardConfirmations(() => confirmable);
+  await expect(
+    adapter.handIn({ ...CHAT, message_id: '1' }, 'taken and confirmable'),
+  ).resolves.toBeUndefined();
+  confirmable = false; // e.g. the bot fence refused a write: the lease is going
+  await expect(adapter.handIn({ ...CHAT, message_id: '2' }, 'not confirmable')).rejects.toBeInstanceOf(
+    NotConfirmable,
+  );
 });

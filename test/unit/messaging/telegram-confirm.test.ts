@@ -3,7 +3,7 @@
  * has taken every update handed to it, while still handing a batch in without waiting between them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MessageEvent } from '../../../src/domain/messaging/adapter.js';
+import { NotConfirmable, type MessageEvent } from '../../../src/domain/messaging/adapter.js';
 import { TelegramAdapter } from '../../../src/surfaces/platforms/telegram/adapter.js';
 import { ALICE, BOB, dmWith } from '../../fixtures/messaging-harness.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
@@ -45,5 +45,35 @@ describe('Telegram updates are confirmed only once taken', () => {
     expect(await within(standIn.waitForConfirmed(first), 500)).toBe(false); // 'two' is not taken yet
     handedIn[1]!.take();
     await standIn.waitForConfirmed(second);
+  });
+
+  it('confirms nothing once the sink refused (NotConfirmable), not even at stop; the next poller gets it', async () => {
+    standIn = await startTelegramStandIn();
+    const lost = new TelegramAdapter({
+      token: standIn.token,
+      apiRoot: standIn.apiRoot,
+      pollTimeoutSeconds: 1,
+    });
+    const handedIn: string[] = [];
+    await lost.start((event) => {
+      handedIn.push(event.text);
+      return Promise.reject(new NotConfirmable());
+    });
+    const update = standIn.inject({ chat: dmWith(ALICE), from: ALICE, text: 'during the handover' });
+    const confirmed = standIn.waitForConfirmed(update);
+    await expect.poll(() => handedIn).toEqual(['during the handover']);
+    // grammY's stop() would confirm it with one last getUpdates: refused.
+    await lost.stop();
+    expect(await within(confirmed, 1500)).toBe(false);
+
+    // The instance that takes the bot over is handed the same update, takes it, and confirms it.
+    adapter = new TelegramAdapter({ token: standIn.token, apiRoot: standIn.apiRoot, pollTimeoutSeconds: 1 });
+    const taken: string[] = [];
+    await adapter.start((event) => {
+      taken.push(event.text);
+      return Promise.resolve();
+    });
+    await confirmed;
+    expect(taken).toEqual(['during the handover']);
   });
 });

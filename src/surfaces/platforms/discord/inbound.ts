@@ -135,7 +135,11 @@ export class DiscordInbound {
       this.taken(data.channel_id, id);
       return;
     }
-    void this.sink(event).then(() => this.taken(data.channel_id, id));
+    // NotConfirmable (the bots' leases going): not marked taken; the next holder catches up.
+    this.sink(event).then(
+      () => this.taken(data.channel_id, id),
+      () => undefined,
+    );
   }
 
   private async eventOf(
@@ -216,15 +220,18 @@ export class DiscordInbound {
     };
     // Discord wants an answer within 3 s: the gateway answers in the channel, so the interaction
     // is acknowledged as soon as the gateway has taken the event.
-    void this.sink(event).then(async () => {
-      if (interaction.type === InteractionType.MessageComponent) {
-        await this.api.interactions
-          .deferMessageUpdate(interaction.id, interaction.token)
-          .catch(() => undefined);
-      } else {
-        await respond({ content: `\`${text}\`` });
-      }
-    });
+    void this.sink(event).then(
+      async () => {
+        if (interaction.type === InteractionType.MessageComponent) {
+          await this.api.interactions
+            .deferMessageUpdate(interaction.id, interaction.token)
+            .catch(() => undefined);
+        } else {
+          await respond({ content: `\`${text}\`` });
+        }
+      },
+      () => undefined,
+    ); // NotConfirmable: not acknowledged
   }
 
   /**

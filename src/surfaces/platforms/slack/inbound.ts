@@ -122,7 +122,10 @@ export class SlackInbound {
     const earlier = this.handing.get(key);
     if (earlier !== undefined) {
       // The same event, delivered again before the first delivery was taken: once it is, both go.
-      void earlier.then(() => this.acknowledge(envelope));
+      earlier.then(
+        () => this.acknowledge(envelope),
+        () => undefined,
+      );
       return;
     }
     const taken = this.sink(event).then(() => {
@@ -130,8 +133,12 @@ export class SlackInbound {
       if (this.taken.size > TAKEN_KEPT) this.taken.delete(this.taken.values().next().value!);
       return this.acknowledge(envelope, response);
     });
+    // NotConfirmable (the bots' leases going) skips the ack: Slack redelivers to the next holder.
     this.handing.set(key, taken);
-    void taken.finally(() => this.handing.delete(key));
+    taken.then(
+      () => this.handing.delete(key),
+      () => this.handing.delete(key),
+    );
   }
 
   private async acknowledge(envelope: Envelope, response?: Record<string, unknown>): Promise<void> {

@@ -15,6 +15,7 @@ import {
   allowlistAuthorizer,
   type AdapterState,
   type ApprovalControls,
+  NotConfirmable,
   type AdapterStatus,
   type InboundSink,
   type MessageEvent,
@@ -83,6 +84,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
   /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
   private readonly untaken = new Set<Promise<void>>();
+  /** Set when the sink rejected with NotConfirmable: no getUpdates (its offset confirms) from then on. */
+  private unconfirmable = false;
   /** Per chat, the hand-in of its latest update: the next one of that chat waits for it. */
   private readonly chatTails = new Map<number, Promise<void>>();
   /** Approvals as inline keyboards; a click comes back as an /approve or /deny bound to its prompt. */
@@ -114,7 +117,11 @@ export class TelegramAdapter implements PlatformAdapter {
       retryRateLimits(options.maxRateLimitRetries ?? 5, options.maxRetryAfterSeconds ?? 60),
     );
     this.bot.api.config.use(async (prev, method, payload, signal) => {
-      if (method === 'getUpdates') while (this.untaken.size > 0) await Promise.all([...this.untaken]);
+      if (method === 'getUpdates') {
+        while (this.untaken.size > 0) await Promise.all([...this.untaken]);
+        // Its offset would confirm an update the gateway may not have taken: Telegram keeps it.
+        if (this.unconfirmable) throw new NotConfirmable();
+      }
       return prev(method, payload, signal);
     });
     this.allowed = allowlistAuthorizer(options.allowedUserIds);
@@ -133,8 +140,11 @@ export class TelegramAdapter implements PlatformAdapter {
     // Webhook: the handler returns once the update was taken, and only then is Telegram answered.
     const take = (work: Promise<void>): Promise<void> | undefined => {
       if (this.options.webhook !== undefined) return work;
-      // The sink never rejects; a failed reply to an attachment over the limit must not stop polling.
-      const settled = work.catch(() => undefined);
+      // A failed reply to an attachment over the limit must not stop polling; NotConfirmable (the
+      // sink's one rejection) stops every later confirmation.
+      const settled = work.catch((error: unknown) => {
+        if (error instanceof NotConfirmable) this.unconfirmable = true;
+      });
       this.untaken.add(settled);
       void settled.finally(() => this.untaken.delete(settled));
       return undefined;
@@ -351,7 +361,11 @@ export class TelegramAdapter implements PlatformAdapter {
 
   async stop(): Promise<void> {
     if (this.state === 'stopped') return;
-    if (this.bot.isRunning()) await this.bot.stop();
+    // grammY's stop confirms what was handed in with one last getUpdates, refused once unconfirmable.
+    if (this.bot.isRunning())
+      await this.bot.stop().catch((error: unknown) => {
+        if (!(error instanceof NotConfirmable)) throw error;
+      });
     await this.polling;
     this.polling = null;
     // The webhook stays set: Telegram keeps what arrives meanwhile and delivers it after the restart.
