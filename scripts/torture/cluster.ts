@@ -288,14 +288,17 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     }
 
     // The final drain: every instance up, no faults; the expired leases are taken over.
-    for (let k = 0; k < n; k++) if (!running[k]?.alive) await start(k, null);
+    // One that stops itself as it starts (an overloaded machine) is started again.
+    for (let k = 0; k < n; k++)
+      for (let attempt = 0; attempt < 5 && !running[k]?.alive; attempt++) await start(k, null);
+    if (alive().length === 0) throw new Error('no instance stayed up for the final drain');
     await sleep(leaseS * 1000 * 1.5);
     await refreshUnknowns(store, toResolve, unknownReasons);
     const stopApprover = new AbortController();
     const approving = alive().map((d) =>
       session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
     );
-    const transcripts = await drain(running[0]!, clients, ledger, [...toResolve.values()], resolved, log, {
+    const transcripts = await drain(alive()[0]!, clients, ledger, [...toResolve.values()], resolved, log, {
       rounds: 60,
       pauseMs: 1000,
     });

@@ -61,14 +61,18 @@ export function decideTake(lease: LeaseFacts | null, me: LeaseHolder): TakeDecis
 /** The timing of one instance's leases, all derived from `cluster.lease_s`. */
 export interface LeaseTiming {
   lease_s: number;
-  /** How often the heartbeat renews the instance row and every lease (lease_s / 3). */
+  /**
+   * How often the heartbeat renews the instance row and every lease (lease_s / 6): three renewals
+   * fit before the stop at lease_s / 2, so one late or slow renewal on a loaded machine does not
+   * stop the instance (with lease_s / 3 a single renewal slower than lease_s / 6 did).
+   */
   heartbeatMs: number;
   /** Past this time without a successful renewal the instance stops its turns (lease_s / 2). */
   stopAfterMs: number;
   /**
    * How often expired leases and ownerless work are looked for (lease_s / 4): a dead owner's
    * sessions are taken over within about 1.25 × lease_s of its death (its last renewal was at most
-   * lease_s / 3 before it), not the 2 × lease_s a scan per lease period allowed.
+   * lease_s / 6 before it), not the 2 × lease_s a scan per lease period allowed.
    */
   scanMs: number;
 }
@@ -77,7 +81,7 @@ export function leaseTiming(leaseS: number): LeaseTiming {
   if (!(leaseS > 0)) throw new Error(`lease_s must be positive (got ${leaseS})`);
   return {
     lease_s: leaseS,
-    heartbeatMs: Math.round((leaseS * 1000) / 3),
+    heartbeatMs: Math.round((leaseS * 1000) / 6),
     stopAfterMs: Math.round((leaseS * 1000) / 2),
     scanMs: Math.round((leaseS * 1000) / 4),
   };

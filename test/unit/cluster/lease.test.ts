@@ -46,9 +46,9 @@ describe('decideTake', () => {
 });
 
 describe('lease timing', () => {
-  it('renews three times per lease and stops at half a lease without renewal', () => {
+  it('renews six times per lease and stops at half a lease without renewal', () => {
     const timing = leaseTiming(9);
-    expect(timing).toEqual({ lease_s: 9, heartbeatMs: 3000, stopAfterMs: 4500, scanMs: 2250 });
+    expect(timing).toEqual({ lease_s: 9, heartbeatMs: 1500, stopAfterMs: 4500, scanMs: 2250 });
     expect(renewalHealth(0, 4500, timing)).toBe('ok');
     expect(renewalHealth(0, 4501, timing)).toBe('stop');
   });
