@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { runCli } from './cli.js';
-import { nextEvent } from './gateway-harness.js';
+import { BACKENDS, nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
   createAttached,
@@ -93,155 +93,166 @@ async function restoreAnswering(
 
 const DAMAGE = 'rm a.txt && printf changed > b.txt && rm sub/c.bin && echo new > new.txt';
 
-describe('checkpoints and /rollback', () => {
-  it(
-    'gatehouse chat --checkpoints: a command deletes and edits files, /rollback lists, /rollback 1 restores them byte for byte; the user .git is untouched',
-    async () => {
-      const d = await fx.daemon();
-      const cwd = userRepo();
-      const before = treeDigest(cwd);
-      const gitBefore = treeDigest(join(cwd, '.git'));
+describe.each(BACKENDS)('checkpoints on %s', (store) => {
+  beforeAll(() => {
+    fx.store = store;
+  });
 
-      // As docs/checkpoints.md shows it: printf 'run: …\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
-      const run = await runCli(d.home, ['chat', '--checkpoints', '--cwd', cwd], {
-        input: `run: ${DAMAGE}\n/rollback\n/rollback 1\no\n`,
-      });
-      expect(run.stderr).toBe('');
-      expect(run.code).toBe(0);
-      expect(run.stdout).toContain('Checkpoints (restore one with /rollback <n>):');
-      expect(run.stdout).toMatch(
-        / {2}1 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}terminal: rm a\.txt && printf changed/,
-      );
-      expect(run.stdout).toContain('Allow `rollback to checkpoint 1 (terminal: rm a.txt');
-      expect(run.stdout).toContain(
-        '(restored checkpoint 1: 2 recreated, 1 reverted, 1 removed; the files before are checkpoint 2)',
-      );
+  describe('checkpoints and /rollback', () => {
+    it(
+      'gatehouse chat --checkpoints: a command deletes and edits files, /rollback lists, /rollback 1 restores them byte for byte; the user .git is untouched',
+      async () => {
+        const d = await fx.daemon();
+        const cwd = userRepo();
+        const before = treeDigest(cwd);
+        const gitBefore = treeDigest(join(cwd, '.git'));
 
-      expect(treeDigest(cwd)).toEqual(before);
-      expect(readFileSync(join(cwd, 'sub', 'c.bin'))).toEqual(BINARY);
-      expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
-      // The checkpoints live in the home, never beside the user's files.
-      expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(true);
-    },
-    E2E_TIMEOUT_MS,
-  );
+        // As docs/checkpoints.md shows it: printf 'run: …\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
+        const run = await runCli(d.home, ['chat', '--checkpoints', '--cwd', cwd], {
+          input: `run: ${DAMAGE}\n/rollback\n/rollback 1\no\n`,
+        });
+        expect(run.stderr).toBe('');
+        expect(run.code).toBe(0);
+        expect(run.stdout).toContain('Checkpoints (restore one with /rollback <n>):');
+        expect(run.stdout).toMatch(
+          / {2}1 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}terminal: rm a\.txt && printf changed/,
+        );
+        expect(run.stdout).toContain('Allow `rollback to checkpoint 1 (terminal: rm a.txt');
+        expect(run.stdout).toContain(
+          '(restored checkpoint 1: 2 recreated, 1 reverted, 1 removed; the files before are checkpoint 2)',
+        );
 
-  it(
-    'checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores',
-    async () => {
-      const d = await fx.daemon();
-      const client = await d.connect();
-      const cwd = userRepo();
-      const before = treeDigest(cwd);
-      const gitBefore = treeDigest(join(cwd, '.git'));
-      const session_id = await createAttached(client, { cwd, checkpoints: true });
+        expect(treeDigest(cwd)).toEqual(before);
+        expect(readFileSync(join(cwd, 'sub', 'c.bin'))).toEqual(BINARY);
+        expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
+        // The checkpoints live in the home, never beside the user's files.
+        expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(true);
+      },
+      E2E_TIMEOUT_MS,
+    );
 
-      const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
-      await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
-      expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
-      const damaged = treeDigest(cwd);
-      expect(damaged).not.toEqual(before);
+    it(
+      'checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores',
+      async () => {
+        const d = await fx.daemon();
+        const client = await d.connect();
+        const cwd = userRepo();
+        const before = treeDigest(cwd);
+        const gitBefore = treeDigest(join(cwd, '.git'));
+        const session_id = await createAttached(client, { cwd, checkpoints: true });
 
-      const listed = await client.call<{
-        checkpoints: { checkpoint: number; kind: string; label: string }[];
-      }>('checkpoint.list', { session_id });
-      expect(listed.checkpoints).toMatchObject([
-        { checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` },
-      ]);
+        const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
+        await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
+        expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
+        const damaged = treeDigest(cwd);
+        expect(damaged).not.toEqual(before);
 
-      // Denied: nothing changes.
-      await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
-        restored: false,
-        why: 'denied',
-      });
-      expect(treeDigest(cwd)).toEqual(damaged);
+        const listed = await client.call<{
+          checkpoints: { checkpoint: number; kind: string; label: string }[];
+        }>('checkpoint.list', { session_id });
+        expect(listed.checkpoints).toMatchObject([
+          { checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` },
+        ]);
 
-      // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
-      const restored = nextEvent(client, 'checkpoint.restored', () => true, EVENT_WAIT_MS);
-      await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
-        restored: true,
-        checkpoint: 1,
-        saved_as: 2,
-      });
-      expect((await restored).event).toMatchObject({ checkpoint: 1, recreated: 2, reverted: 1, removed: 1 });
-      expect(treeDigest(cwd)).toEqual(before);
-      expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
+        // Denied: nothing changes.
+        await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
+          restored: false,
+          why: 'denied',
+        });
+        expect(treeDigest(cwd)).toEqual(damaged);
 
-      // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
-      await restoreAnswering(client, session_id, 2, 'once');
-      // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
-      const filesOnly = (tree: Record<string, string>) =>
-        Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
-      expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
+        // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
+        const restored = nextEvent(client, 'checkpoint.restored', () => true, EVENT_WAIT_MS);
+        await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
+          restored: true,
+          checkpoint: 1,
+          saved_as: 2,
+        });
+        expect((await restored).event).toMatchObject({
+          checkpoint: 1,
+          recreated: 2,
+          reverted: 1,
+          removed: 1,
+        });
+        expect(treeDigest(cwd)).toEqual(before);
+        expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
 
-      const unknown = await client
-        .call('checkpoint.restore', { session_id, checkpoint: 9 })
-        .catch((e: unknown) => e);
-      expect(unknown).toBeInstanceOf(RpcCallError);
-      expect((unknown as RpcCallError).reason).toBe('not_found');
-    },
-    E2E_TIMEOUT_MS,
-  );
+        // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
+        await restoreAnswering(client, session_id, 2, 'once');
+        // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
+        const filesOnly = (tree: Record<string, string>) =>
+          Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
+        expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
 
-  it(
-    'without checkpoints: true nothing is snapshotted, and checkpoint.list says how to get them',
-    async () => {
-      const d = await fx.daemon();
-      const client = await d.connect();
-      const cwd = userRepo();
-      const session_id = await createAttached(client, { cwd });
-      await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
-      expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
-      expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(false);
-      const refused = await client.call('checkpoint.list', { session_id }).catch((e: unknown) => e);
-      expect((refused as RpcCallError).reason).toBe('invalid_params');
-      expect((refused as RpcCallError).message).toMatch(/created without checkpoints/);
-    },
-    E2E_TIMEOUT_MS,
-  );
+        const unknown = await client
+          .call('checkpoint.restore', { session_id, checkpoint: 9 })
+          .catch((e: unknown) => e);
+        expect(unknown).toBeInstanceOf(RpcCallError);
+        expect((unknown as RpcCallError).reason).toBe('not_found');
+      },
+      E2E_TIMEOUT_MS,
+    );
 
-  it(
-    'a tree over checkpoints.max_files is skipped, and the viewer and the model are told',
-    async () => {
-      const d = await fx.daemon({ extraConfig: 'checkpoints:\n  max_files: 3\n' });
-      const client = await d.connect();
-      const cwd = userRepo();
-      const session_id = await createAttached(client, { cwd, checkpoints: true });
-      const skipped = nextEvent(client, 'checkpoint.skipped', () => true, EVENT_WAIT_MS);
-      await runTurn(client, session_id, 's1', 'run: echo hi');
-      expect((await skipped).event['reason']).toMatch(/more than 3 files \(checkpoints\.max_files\)/);
-      expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toMatch(
-        /note: no checkpoint was taken before this call: the working tree has more than 3 files/,
-      );
-      const { checkpoints } = await client.call<{ checkpoints: unknown[] }>('checkpoint.list', {
-        session_id,
-      });
-      expect(checkpoints).toEqual([]);
-    },
-    E2E_TIMEOUT_MS,
-  );
+    it(
+      'without checkpoints: true nothing is snapshotted, and checkpoint.list says how to get them',
+      async () => {
+        const d = await fx.daemon();
+        const client = await d.connect();
+        const cwd = userRepo();
+        const session_id = await createAttached(client, { cwd });
+        await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
+        expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
+        expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(false);
+        const refused = await client.call('checkpoint.list', { session_id }).catch((e: unknown) => e);
+        expect((refused as RpcCallError).reason).toBe('invalid_params');
+        expect((refused as RpcCallError).message).toMatch(/created without checkpoints/);
+      },
+      E2E_TIMEOUT_MS,
+    );
 
-  it(
-    'checkpoints: true on a host without git is refused with invalid_params naming why',
-    async () => {
-      const noGit = tempDir(); // a PATH where no git is found
-      const d = await fx.daemon({ env: { ...process.env, PATH: noGit } });
-      const client = await d.connect();
-      const cwd = userRepo();
-      const refused = (await client
-        .call('session.create', { cwd, checkpoints: true })
-        .catch((e: unknown) => e)) as RpcCallError;
-      expect(refused).toBeInstanceOf(RpcCallError);
-      expect(refused.reason).toBe('invalid_params');
-      expect(refused.details).toMatchObject({ field: 'checkpoints' });
-      expect(refused.message).toMatch(/checkpoints cannot be honoured here: git was not found/);
-      // The same daemon still creates a session without checkpoints; none was made for the refusal.
-      const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd });
-      const { sessions } = await client.call<{ sessions: { session_id: string }[] }>('session.list', {
-        scope: 'stored',
-      });
-      expect(sessions.map((s) => s.session_id)).toEqual([session_id]);
-    },
-    E2E_TIMEOUT_MS,
-  );
+    it(
+      'a tree over checkpoints.max_files is skipped, and the viewer and the model are told',
+      async () => {
+        const d = await fx.daemon({ extraConfig: 'checkpoints:\n  max_files: 3\n' });
+        const client = await d.connect();
+        const cwd = userRepo();
+        const session_id = await createAttached(client, { cwd, checkpoints: true });
+        const skipped = nextEvent(client, 'checkpoint.skipped', () => true, EVENT_WAIT_MS);
+        await runTurn(client, session_id, 's1', 'run: echo hi');
+        expect((await skipped).event['reason']).toMatch(/more than 3 files \(checkpoints\.max_files\)/);
+        expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toMatch(
+          /note: no checkpoint was taken before this call: the working tree has more than 3 files/,
+        );
+        const { checkpoints } = await client.call<{ checkpoints: unknown[] }>('checkpoint.list', {
+          session_id,
+        });
+        expect(checkpoints).toEqual([]);
+      },
+      E2E_TIMEOUT_MS,
+    );
+
+    it(
+      'checkpoints: true on a host without git is refused with invalid_params naming why',
+      async () => {
+        const noGit = tempDir(); // a PATH where no git is found
+        const d = await fx.daemon({ env: { ...process.env, PATH: noGit } });
+        const client = await d.connect();
+        const cwd = userRepo();
+        const refused = (await client
+          .call('session.create', { cwd, checkpoints: true })
+          .catch((e: unknown) => e)) as RpcCallError;
+        expect(refused).toBeInstanceOf(RpcCallError);
+        expect(refused.reason).toBe('invalid_params');
+        expect(refused.details).toMatchObject({ field: 'checkpoints' });
+        expect(refused.message).toMatch(/checkpoints cannot be honoured here: git was not found/);
+        // The same daemon still creates a session without checkpoints; none was made for the refusal.
+        const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd });
+        const { sessions } = await client.call<{ sessions: { session_id: string }[] }>('session.list', {
+          scope: 'stored',
+        });
+        expect(sessions.map((s) => s.session_id)).toEqual([session_id]);
+      },
+      E2E_TIMEOUT_MS,
+    );
+  });
 });

@@ -124,10 +124,18 @@ describe('LOC-5 a session api_key in a cluster', () => {
       }
       // A kept the lease while the session was idle between them: never another owner.
       expect(await c.lease(keyed)).toEqual(lease);
-      // So a control runs on A alone while A lives (controls are not relayed): B answers session_busy.
+      // So a control sent to B is relayed to A, and the lease stays with A; repeated on A, it is
+      // the same undo (idempotent by request id).
       const undo = { session_id: keyed, request_id: 'u1' };
-      await expect(onB.call('session.undo', undo)).rejects.toMatchObject({ reason: 'session_busy' });
-      await expect(onA.call('session.undo', undo)).resolves.toMatchObject({ turns_undone: 1 });
+      await expect(onB.call('session.undo', undo)).resolves.toMatchObject({
+        turns_undone: 1,
+        duplicate: false,
+      });
+      await expect(onA.call('session.undo', undo)).resolves.toMatchObject({
+        turns_undone: 1,
+        duplicate: true,
+      });
+      expect(await c.lease(keyed)).toEqual(lease);
 
       // (b) A is SIGKILLed: its lease expires, B or C takes the session over, and the turn fails as
       // after a restart — no model request, a clear reason — while everything else goes on.

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { requireBuild, runCli, tempHome } from './cli.js';
-import { startDaemon, type RunningDaemon } from './gateway-harness.js';
+import { BACKENDS, dropTestSchemas, startDaemon, type RunningDaemon } from './gateway-harness.js';
 import { chatRequests, createAttached, runTurn, tempDir, type ChatBody } from './seed-fixture.js';
 
 const ROOT_RULE = 'Root rule: run npm test before every commit.';
@@ -73,167 +73,177 @@ function daemonConfig(): string {
   ].join('\n');
 }
 
-beforeAll(async () => {
-  requireBuild();
-  demo = await startDemoModel();
-  const home = tempHome();
-  writeHome(home);
-  repo = writeRepository();
-  daemon = await startDaemon({
-    home,
-    config: daemonConfig(),
-  });
-  client = await daemon.connect();
-});
-
-afterAll(async () => {
-  await daemon?.stop();
-  await demo?.close();
-});
-
-describe('project rules (ignore_rules)', () => {
-  it('the frozen prompt carries the instruction files from cwd up to the repository root, outermost first', async () => {
-    const { prompt } = await promptFor({});
-    expect(prompt).toContain('## Project rules');
-    expect(prompt).toContain(`### ${join(repo.root, 'AGENTS.md')}\n\n${ROOT_RULE}`);
-    expect(prompt).toContain(`### ${join(repo.sub, 'CLAUDE.md')}\n\n${SUB_RULE}`);
-    expect(prompt.indexOf(ROOT_RULE)).toBeLessThan(prompt.indexOf(SUB_RULE));
-  });
-
-  it('ignore_rules: true leaves them out', async () => {
-    const { prompt } = await promptFor({ ignore_rules: true });
-    expect(prompt).not.toContain('## Project rules');
-    expect(prompt).not.toContain(ROOT_RULE);
-    expect(prompt).not.toContain(SUB_RULE);
-    // Only the project's rules: the owner's own instructions stay.
-    expect(prompt).toContain(PERSONAL);
-  });
-
-  it('a rules file over the cap is cut with a visible note', async () => {
-    const big = tempDir('gh-big-');
-    mkdirSync(join(big, '.git'));
-    writeFileSync(join(big, 'AGENTS.md'), 'x'.repeat(40_000));
-    const { prompt } = await promptFor({ cwd: big });
-    expect(prompt).toContain(
-      `[truncated: the first 32768 of 40000 bytes of ${join(big, 'AGENTS.md')} are shown]`,
-    );
-  });
-});
-
-describe('skills, the available-skills list and personal instructions (ignore_user_config)', () => {
-  it('a named skill is rendered into the frozen prompt without its front matter', async () => {
-    const { prompt } = await promptFor({ skills: ['review'] });
-    expect(prompt).toContain(`## Skill: review\n\n${SKILL_BODY}`);
-    expect(prompt).not.toContain('description: Reviews');
-  });
-
-  it('without skills no skill body is rendered; the available skills are listed by name and description', async () => {
-    const { prompt } = await promptFor({});
-    expect(prompt).not.toContain('## Skill: review');
-    expect(prompt).not.toContain(SKILL_BODY);
-    expect(prompt).toContain('## Available skills');
-    expect(prompt).toContain(
-      `- review: Reviews a change for risks before it is merged (${join(daemon.home, 'skills', 'review', 'SKILL.md')})`,
-    );
-    // A folder that is not a valid skill is not offered.
-    expect(prompt).not.toContain('- broken');
-    expect(prompt).toContain(`## Personal instructions\n\n${PERSONAL}`);
-  });
-
-  it('ignore_user_config leaves out the personal instructions and the skills; the project rules stay', async () => {
-    const { prompt } = await promptFor({ ignore_user_config: true });
-    expect(prompt).not.toContain(PERSONAL);
-    expect(prompt).not.toContain('## Available skills');
-    expect(prompt).toContain(ROOT_RULE);
-  });
-
-  it('safe_mode implies it: no personal instructions, no skills list; naming a skill is refused', async () => {
-    const { prompt } = await promptFor({ safe_mode: true });
-    expect(prompt).not.toContain(PERSONAL);
-    expect(prompt).not.toContain('## Available skills');
-    expect(prompt).toContain(ROOT_RULE);
-    for (const flag of [{ safe_mode: true }, { ignore_user_config: true }]) {
-      const error = await client
-        .call('session.create', { cwd: repo.sub, skills: ['review'], ...flag })
-        .catch((e: unknown) => e);
-      expect(error).toMatchObject({ reason: 'invalid_params', details: { field: 'skills' } });
-    }
-  });
-
-  it('an unknown skill is invalid_params naming skills, and creates nothing', async () => {
-    const listed = await client.call<{ sessions: unknown[] }>('session.list', {
-      scope: 'stored',
-      limit: 100,
-    });
-    const error = await client
-      .call('session.create', { cwd: repo.sub, skills: ['nope'] })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RpcCallError);
-    expect((error as RpcCallError).reason).toBe('invalid_params');
-    expect((error as RpcCallError).message).toContain('unknown skill "nope"');
-    const after = await client.call<{ sessions: unknown[] }>('session.list', { scope: 'stored', limit: 100 });
-    expect(after.sessions.length).toBe(listed.sessions.length);
-  });
-});
-
-describe('pass_session_id', () => {
-  it('the frozen prompt tells the agent its logical session id', async () => {
-    const { id, prompt } = await promptFor({ pass_session_id: true });
-    expect(prompt).toContain(`Session id: ${id}`);
-  });
-
-  it('without it the id is not in the prompt', async () => {
-    const { id, prompt } = await promptFor({});
-    expect(prompt).not.toContain('Session id:');
-    expect(prompt).not.toContain(id);
-  });
-});
-
-describe('the frozen prompt', () => {
-  it('is byte-identical on every turn and after a restart, though the files it was rendered from change', async () => {
-    const { id, prompt } = await promptFor({ skills: ['review'], pass_session_id: true });
-    writeFileSync(join(repo.root, 'AGENTS.md'), 'Changed after creation.\n');
-    writeFileSync(join(daemon.home, 'AGENTS.md'), 'Also changed.\n');
-    const before = chatRequests(demo).length;
-    await runTurn(client, id, `s-${++turnCount}`, 'again');
-    const second = systemPrompt(chatRequests(demo)[before]);
-    expect(second).toBe(prompt);
-    // A cold daemon renders nothing again: the prompt comes from the receipt.
-    await daemon.stop();
-    daemon = await startDaemon({ home: daemon.home, config: daemonConfig() });
+describe.each(BACKENDS)('launch fields in the frozen prompt on %s', (store) => {
+  beforeAll(async () => {
+    requireBuild();
+    demo = await startDemoModel();
+    const home = tempHome();
+    writeHome(home);
+    repo = writeRepository();
+    daemon = await startDaemon({ home, config: daemonConfig(), store });
     client = await daemon.connect();
-    await client.call('session.resume', { session_id: id });
-    const after = chatRequests(demo).length;
-    await runTurn(client, id, `s-${++turnCount}`, 'after the restart');
-    expect(systemPrompt(chatRequests(demo)[after])).toBe(prompt);
-    writeFileSync(join(repo.root, 'AGENTS.md'), `${ROOT_RULE}\n`);
-    writeFileSync(join(daemon.home, 'AGENTS.md'), `${PERSONAL}\n`);
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    await demo?.close();
+    await dropTestSchemas();
+  });
+
+  describe('project rules (ignore_rules)', () => {
+    it('the frozen prompt carries the instruction files from cwd up to the repository root, outermost first', async () => {
+      const { prompt } = await promptFor({});
+      expect(prompt).toContain('## Project rules');
+      expect(prompt).toContain(`### ${join(repo.root, 'AGENTS.md')}\n\n${ROOT_RULE}`);
+      expect(prompt).toContain(`### ${join(repo.sub, 'CLAUDE.md')}\n\n${SUB_RULE}`);
+      expect(prompt.indexOf(ROOT_RULE)).toBeLessThan(prompt.indexOf(SUB_RULE));
+    });
+
+    it('ignore_rules: true leaves them out', async () => {
+      const { prompt } = await promptFor({ ignore_rules: true });
+      expect(prompt).not.toContain('## Project rules');
+      expect(prompt).not.toContain(ROOT_RULE);
+      expect(prompt).not.toContain(SUB_RULE);
+      // Only the project's rules: the owner's own instructions stay.
+      expect(prompt).toContain(PERSONAL);
+    });
+
+    it('a rules file over the cap is cut with a visible note', async () => {
+      const big = tempDir('gh-big-');
+      mkdirSync(join(big, '.git'));
+      writeFileSync(join(big, 'AGENTS.md'), 'x'.repeat(40_000));
+      const { prompt } = await promptFor({ cwd: big });
+      expect(prompt).toContain(
+        `[truncated: the first 32768 of 40000 bytes of ${join(big, 'AGENTS.md')} are shown]`,
+      );
+    });
+  });
+
+  describe('skills, the available-skills list and personal instructions (ignore_user_config)', () => {
+    it('a named skill is rendered into the frozen prompt without its front matter', async () => {
+      const { prompt } = await promptFor({ skills: ['review'] });
+      expect(prompt).toContain(`## Skill: review\n\n${SKILL_BODY}`);
+      expect(prompt).not.toContain('description: Reviews');
+    });
+
+    it('without skills no skill body is rendered; the available skills are listed by name and description', async () => {
+      const { prompt } = await promptFor({});
+      expect(prompt).not.toContain('## Skill: review');
+      expect(prompt).not.toContain(SKILL_BODY);
+      expect(prompt).toContain('## Available skills');
+      expect(prompt).toContain(
+        `- review: Reviews a change for risks before it is merged (${join(daemon.home, 'skills', 'review', 'SKILL.md')})`,
+      );
+      // A folder that is not a valid skill is not offered.
+      expect(prompt).not.toContain('- broken');
+      expect(prompt).toContain(`## Personal instructions\n\n${PERSONAL}`);
+    });
+
+    it('ignore_user_config leaves out the personal instructions and the skills; the project rules stay', async () => {
+      const { prompt } = await promptFor({ ignore_user_config: true });
+      expect(prompt).not.toContain(PERSONAL);
+      expect(prompt).not.toContain('## Available skills');
+      expect(prompt).toContain(ROOT_RULE);
+    });
+
+    it('safe_mode implies it: no personal instructions, no skills list; naming a skill is refused', async () => {
+      const { prompt } = await promptFor({ safe_mode: true });
+      expect(prompt).not.toContain(PERSONAL);
+      expect(prompt).not.toContain('## Available skills');
+      expect(prompt).toContain(ROOT_RULE);
+      for (const flag of [{ safe_mode: true }, { ignore_user_config: true }]) {
+        const error = await client
+          .call('session.create', { cwd: repo.sub, skills: ['review'], ...flag })
+          .catch((e: unknown) => e);
+        expect(error).toMatchObject({ reason: 'invalid_params', details: { field: 'skills' } });
+      }
+    });
+
+    it('an unknown skill is invalid_params naming skills, and creates nothing', async () => {
+      const listed = await client.call<{ sessions: unknown[] }>('session.list', {
+        scope: 'stored',
+        limit: 100,
+      });
+      const error = await client
+        .call('session.create', { cwd: repo.sub, skills: ['nope'] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RpcCallError);
+      expect((error as RpcCallError).reason).toBe('invalid_params');
+      expect((error as RpcCallError).message).toContain('unknown skill "nope"');
+      const after = await client.call<{ sessions: unknown[] }>('session.list', {
+        scope: 'stored',
+        limit: 100,
+      });
+      expect(after.sessions.length).toBe(listed.sessions.length);
+    });
+  });
+
+  describe('pass_session_id', () => {
+    it('the frozen prompt tells the agent its logical session id', async () => {
+      const { id, prompt } = await promptFor({ pass_session_id: true });
+      expect(prompt).toContain(`Session id: ${id}`);
+    });
+
+    it('without it the id is not in the prompt', async () => {
+      const { id, prompt } = await promptFor({});
+      expect(prompt).not.toContain('Session id:');
+      expect(prompt).not.toContain(id);
+    });
+  });
+
+  describe('the frozen prompt', () => {
+    it('is byte-identical on every turn and after a restart, though the files it was rendered from change', async () => {
+      const { id, prompt } = await promptFor({ skills: ['review'], pass_session_id: true });
+      writeFileSync(join(repo.root, 'AGENTS.md'), 'Changed after creation.\n');
+      writeFileSync(join(daemon.home, 'AGENTS.md'), 'Also changed.\n');
+      const before = chatRequests(demo).length;
+      await runTurn(client, id, `s-${++turnCount}`, 'again');
+      const second = systemPrompt(chatRequests(demo)[before]);
+      expect(second).toBe(prompt);
+      // A cold daemon renders nothing again: the prompt comes from the receipt.
+      await daemon.stop();
+      daemon = await startDaemon({ home: daemon.home, config: daemonConfig(), store });
+      client = await daemon.connect();
+      await client.call('session.resume', { session_id: id });
+      const after = chatRequests(demo).length;
+      await runTurn(client, id, `s-${++turnCount}`, 'after the restart');
+      expect(systemPrompt(chatRequests(demo)[after])).toBe(prompt);
+      writeFileSync(join(repo.root, 'AGENTS.md'), `${ROOT_RULE}\n`);
+      writeFileSync(join(daemon.home, 'AGENTS.md'), `${PERSONAL}\n`);
+    });
   });
 });
 
+// `gatehouse skills` reads the home's skills folder and opens no store: one run is enough.
 describe('gatehouse skills', () => {
+  let home: string;
+  beforeAll(() => {
+    home = tempHome();
+    writeHome(home);
+  });
+
   it('lists name, description and path, and names a folder that is not a skill', async () => {
-    const run = await runCli(daemon.home, ['skills']);
+    const run = await runCli(home, ['skills']);
     expect(run.code).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+DESCRIPTION\s+PATH$/);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^review\\s+Reviews a change for risks before it is merged\\s+${join(daemon.home, 'skills', 'review', 'SKILL.md')}$`,
+        `^review\\s+Reviews a change for risks before it is merged\\s+${join(home, 'skills', 'review', 'SKILL.md')}$`,
       ),
     );
     expect(lines).toHaveLength(2);
-    expect(run.stderr).toContain(`${join(daemon.home, 'skills', 'broken', 'SKILL.md')} is not a skill`);
+    expect(run.stderr).toContain(`${join(home, 'skills', 'broken', 'SKILL.md')} is not a skill`);
   });
 
   it('--json prints the same as JSON', async () => {
-    const run = await runCli(daemon.home, ['skills', '--json']);
+    const run = await runCli(home, ['skills', '--json']);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([
       {
         name: 'review',
         description: 'Reviews a change for risks before it is merged',
-        path: join(daemon.home, 'skills', 'review', 'SKILL.md'),
+        path: join(home, 'skills', 'review', 'SKILL.md'),
       },
     ]);
   });

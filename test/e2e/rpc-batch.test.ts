@@ -9,7 +9,13 @@ import WebSocket from 'ws';
 import { MAX_BATCH_SIZE } from '../../src/protocol/jsonrpc.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { requireBuild } from './cli.js';
-import { startDaemon, type RunningDaemon } from './gateway-harness.js';
+import {
+  BACKENDS,
+  dropTestSchemas,
+  startDaemon,
+  type Backend,
+  type RunningDaemon,
+} from './gateway-harness.js';
 import { tempDir } from './seed-fixture.js';
 
 type Answer = {
@@ -20,9 +26,12 @@ type Answer = {
 
 let daemon: RunningDaemon | null = null;
 beforeAll(requireBuild);
+/** The store of the daemons this file starts; each describe.each(BACKENDS) block sets it. */
+let backend: Backend = 'sqlite';
 afterEach(async () => {
   await daemon?.stop();
   daemon = null;
+  await dropTestSchemas();
 });
 
 /** A raw socket with a real ticket; `next()` resolves with the next frame the server sent, parsed. */
@@ -59,60 +68,66 @@ async function rawViewer(d: RunningDaemon, purpose: 'interactive' | 'worker-adop
 
 const req = (id: number, method: string, params: unknown = {}) => ({ jsonrpc: '2.0', id, method, params });
 
-describe('issue 12 item 12: JSON-RPC batches through the daemon', () => {
-  it('answers a batch with an array in order; each request is authorised on its own', async () => {
-    daemon = await startDaemon();
-    const cwd = tempDir();
-    const owner = await rawViewer(daemon, 'interactive');
-    owner.send([
-      req(1, 'session.create', { cwd }),
-      { jsonrpc: '2.0', method: 'session.list', params: {} },
-      req(2, 'session.list', { scope: 'stored' }),
-      req(3, 'session.list', { colour: 'red' }),
-      1,
-    ]);
-    const answers = (await owner.next()) as Answer[];
-    expect(answers.map((a) => a.id)).toEqual([1, 2, 3, null]);
-    expect(answers[0]!.result).toHaveProperty('session_id');
-    const listed = answers[1]!.result!['sessions'] as { session_id: string }[];
-    expect(listed.map((s) => s.session_id)).toContain(answers[0]!.result!['session_id']);
-    expect(answers[2]!.error).toMatchObject({ code: -32602, data: { reason: 'invalid_params' } });
-    expect(answers[3]!.error).toMatchObject({ code: -32600, data: { reason: 'invalid_request' } });
-
-    const worker = await rawViewer(daemon, 'worker-adoption');
-    worker.send([req(7, 'session.create', { cwd }), req(8, 'session.list', {})]);
-    const refused = (await worker.next()) as Answer[];
-    expect(refused.map((a) => a.id)).toEqual([7, 8]);
-    expect(refused[0]!.error).toMatchObject({ data: { reason: 'permission_denied' } });
-    expect(refused[1]!.result).toHaveProperty('sessions');
-    owner.close();
-    worker.close();
+describe.each(BACKENDS)('JSON-RPC batches on %s', (store) => {
+  beforeAll(() => {
+    backend = store;
   });
 
-  it('a batch of notifications gets no reply; [] and an oversized batch are one -32600', async () => {
-    daemon = await startDaemon();
-    const viewer = await rawViewer(daemon, 'interactive');
-    viewer.send([
-      { jsonrpc: '2.0', method: 'session.list', params: {} },
-      { jsonrpc: '2.0', method: 'no.such.method' },
-    ]);
-    // Frames are handled in order: had the batch owed a reply, it would come before this one.
-    viewer.send(req(1, 'session.list', {}));
-    expect(await viewer.next()).toMatchObject({ id: 1, result: { sessions: [] } });
+  describe('issue 12 item 12: JSON-RPC batches through the daemon', () => {
+    it('answers a batch with an array in order; each request is authorised on its own', async () => {
+      daemon = await startDaemon({ store: backend });
+      const cwd = tempDir();
+      const owner = await rawViewer(daemon, 'interactive');
+      owner.send([
+        req(1, 'session.create', { cwd }),
+        { jsonrpc: '2.0', method: 'session.list', params: {} },
+        req(2, 'session.list', { scope: 'stored' }),
+        req(3, 'session.list', { colour: 'red' }),
+        1,
+      ]);
+      const answers = (await owner.next()) as Answer[];
+      expect(answers.map((a) => a.id)).toEqual([1, 2, 3, null]);
+      expect(answers[0]!.result).toHaveProperty('session_id');
+      const listed = answers[1]!.result!['sessions'] as { session_id: string }[];
+      expect(listed.map((s) => s.session_id)).toContain(answers[0]!.result!['session_id']);
+      expect(answers[2]!.error).toMatchObject({ code: -32602, data: { reason: 'invalid_params' } });
+      expect(answers[3]!.error).toMatchObject({ code: -32600, data: { reason: 'invalid_request' } });
 
-    viewer.send([]);
-    const empty = (await viewer.next()) as Answer;
-    expect(Array.isArray(empty)).toBe(false);
-    expect(empty).toMatchObject({ id: null, error: { code: -32600, data: { reason: 'invalid_request' } } });
-
-    viewer.send(Array.from({ length: MAX_BATCH_SIZE + 1 }, (_, i) => req(i + 1, 'session.list', {})));
-    expect(await viewer.next()).toMatchObject({
-      id: null,
-      error: {
-        code: -32600,
-        data: { reason: 'invalid_request', details: { max_batch_size: MAX_BATCH_SIZE } },
-      },
+      const worker = await rawViewer(daemon, 'worker-adoption');
+      worker.send([req(7, 'session.create', { cwd }), req(8, 'session.list', {})]);
+      const refused = (await worker.next()) as Answer[];
+      expect(refused.map((a) => a.id)).toEqual([7, 8]);
+      expect(refused[0]!.error).toMatchObject({ data: { reason: 'permission_denied' } });
+      expect(refused[1]!.result).toHaveProperty('sessions');
+      owner.close();
+      worker.close();
     });
-    viewer.close();
+
+    it('a batch of notifications gets no reply; [] and an oversized batch are one -32600', async () => {
+      daemon = await startDaemon({ store: backend });
+      const viewer = await rawViewer(daemon, 'interactive');
+      viewer.send([
+        { jsonrpc: '2.0', method: 'session.list', params: {} },
+        { jsonrpc: '2.0', method: 'no.such.method' },
+      ]);
+      // Frames are handled in order: had the batch owed a reply, it would come before this one.
+      viewer.send(req(1, 'session.list', {}));
+      expect(await viewer.next()).toMatchObject({ id: 1, result: { sessions: [] } });
+
+      viewer.send([]);
+      const empty = (await viewer.next()) as Answer;
+      expect(Array.isArray(empty)).toBe(false);
+      expect(empty).toMatchObject({ id: null, error: { code: -32600, data: { reason: 'invalid_request' } } });
+
+      viewer.send(Array.from({ length: MAX_BATCH_SIZE + 1 }, (_, i) => req(i + 1, 'session.list', {})));
+      expect(await viewer.next()).toMatchObject({
+        id: null,
+        error: {
+          code: -32600,
+          data: { reason: 'invalid_request', details: { max_batch_size: MAX_BATCH_SIZE } },
+        },
+      });
+      viewer.close();
+    });
   });
 });

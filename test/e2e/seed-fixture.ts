@@ -13,7 +13,14 @@ import { startDemoModel, type DemoModelServer, type RecordedRequest } from '../.
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { httpPost } from '../unit/rpc/harness.js';
 import { requireBuild } from './cli.js';
-import { nextEvent, startDaemon, type RunningDaemon, type SessionEvent } from './gateway-harness.js';
+import {
+  dropTestSchemas,
+  nextEvent,
+  startDaemon,
+  type Backend,
+  type RunningDaemon,
+  type SessionEvent,
+} from './gateway-harness.js';
 
 export type Snapshot = {
   session_id: string;
@@ -48,6 +55,8 @@ export interface Fixture {
   daemon(options?: { home?: string; extraConfig?: string; env?: NodeJS.ProcessEnv }): Promise<RunningDaemon>;
   /** Forgets a daemon the test already stopped or killed. */
   forget(d: RunningDaemon): void;
+  /** The store the daemons run on (`store.kind`); a file sets it per `describe.each(BACKENDS)`. */
+  store: Backend;
 }
 
 /** Registers the per-test demo model and daemon bookkeeping in the calling test file. */
@@ -60,9 +69,11 @@ export function useFixture(): Fixture {
     demo?.release();
     await demo?.close();
     demo = null;
+    await dropTestSchemas();
   });
   afterAll(() => demo?.close());
   const fixture: Fixture = {
+    store: 'sqlite',
     get demo(): DemoModelServer {
       if (!demo) throw new Error('start a daemon first');
       return demo;
@@ -75,7 +86,7 @@ export function useFixture(): Fixture {
         '  model: gatehouse-demo',
         options.extraConfig ?? '',
       ].join('\n');
-      const d = await startDaemon({ home: options.home, env: options.env, config });
+      const d = await startDaemon({ home: options.home, env: options.env, config, store: fixture.store });
       running.push(d);
       return d;
     },

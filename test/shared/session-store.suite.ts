@@ -488,6 +488,12 @@ export function runSessionStoreSuite(
             InvalidParamsError,
           );
         }
+        // FTS5 reads `-rf` and `rf:` as column filters: every backend names the unknown column.
+        for (const bad of ['rm -rf', 'rm - rf', 'rf:x', 'rm -"rf"']) {
+          await expect(store.searchMessages(bad, { syntax: 'fts' }), bad).rejects.toThrow(
+            '(no such column: rf)',
+          );
+        }
       });
     });
 

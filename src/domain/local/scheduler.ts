@@ -127,9 +127,9 @@ type PumpState =
   | { kind: 'idle' }
   /**
    * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
-   * `claiming`: a claim is on its way to the store (a turn may be starting).
+   * `claiming`: the claim on its way to the store (a turn may be starting), null between claims.
    */
-  | { kind: 'pumping'; kicked: boolean; claiming: boolean; resumed?: Claimed }
+  | { kind: 'pumping'; kicked: boolean; claiming: Promise<unknown> | null; resumed?: Claimed }
   | {
       kind: 'running';
       admission_id: string;
@@ -163,7 +163,7 @@ export class TurnScheduler {
   resume(claimed: Claimed): void {
     const logicalId = claimed.session.logical_id;
     if (this.draining || this.pumps.has(logicalId)) return;
-    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false, resumed: claimed });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: null, resumed: claimed });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.delete(logicalId);
       this.onError(error, `scheduler pump of ${logicalId}`);
@@ -181,7 +181,7 @@ export class TurnScheduler {
     const state = this.pumps.get(logicalId) ?? { kind: 'idle' };
     if (state.kind === 'pumping') state.kicked = true;
     if (state.kind !== 'idle') return;
-    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
+    this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: null });
     this.pump(logicalId).catch((error: unknown) => {
       this.pumps.delete(logicalId);
       this.onError(error, `scheduler pump of ${logicalId}`);
@@ -236,8 +236,9 @@ export class TurnScheduler {
 
   /**
    * Runs a control (reset, undo, retry) in the session's turn slot (LIN-2): only while no turn of
-   * the session runs or is being claimed. While `fn` (one store transaction) is on its way the slot
-   * is held: a pump of the session claims nothing until it is done, and a second control is busy.
+   * the session runs (a claim on its way is waited for, and busy only if it started a turn). While
+   * `fn` (one store transaction) is on its way the slot is held: a pump of the session claims
+   * nothing until it is done, and a second control is busy.
    * Afterwards the queue is kicked, so inputs accepted before or during the control go on. Returns
    * `busy` (and runs nothing) while a turn or another control holds the slot, and `elsewhere` (and
    * runs nothing) when another instance of a cluster holds the session's lease.
@@ -246,6 +247,14 @@ export class TurnScheduler {
     logicalId: string,
     fn: () => Promise<T>,
   ): Promise<{ kind: 'done'; value: T } | { kind: 'busy' } | { kind: 'elsewhere' }> {
+    // A claim on its way is waited for: it starts a turn (busy) or finds the queue empty (free).
+    // After every turn the pump claims once more; with a store that answers over the network that
+    // claim is still out when a viewer, told the turn settled, sends its control, which must run.
+    for (;;) {
+      const state = this.pumps.get(logicalId);
+      if (state?.kind !== 'pumping' || state.claiming === null) break;
+      await state.claiming.catch(() => undefined);
+    }
     if (!this.slotFree(logicalId)) return { kind: 'busy' };
     let release!: () => void;
     this.held.set(logicalId, new Promise<void>((resolve) => (release = resolve)));
@@ -366,11 +375,12 @@ export class TurnScheduler {
     // A control took the slot while this pump waited for its permit: wait for it (permit released).
     if (this.held.has(logicalId) && state.resumed === undefined) return 'again';
     state.kicked = false;
-    state.claiming = true;
     const resumed = state.resumed;
     delete state.resumed;
-    const claim = resumed ?? (await this.store.claimNext(logicalId, this.epoch));
-    state.claiming = false;
+    const claiming = resumed ? Promise.resolve(resumed) : this.store.claimNext(logicalId, this.epoch);
+    state.claiming = claiming;
+    const claim = await claiming;
+    state.claiming = null;
     switch (claim.kind) {
       case 'claimed':
         await this.execute(logicalId, claim, resumed !== undefined);
@@ -472,7 +482,7 @@ export class TurnScheduler {
       });
     } finally {
       clearTimeout(timer);
-      this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: false });
+      this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: null });
       finish();
     }
   }

@@ -10,8 +10,9 @@
  * - `fts`: the FTS5 query syntax, translated to a tsquery — barewords, "phrases" (`""` is a quote),
  *   a trailing `*` for a prefix, AND / OR / NOT (NOT binds tightest, then AND, then OR; adjacent
  *   phrases are ANDed) and parentheses. What FTS5 refuses is refused (InvalidParamsError): a stray
- *   character such as `-` or `?`, a dangling operator, an unterminated phrase. NEAR and column
- *   filters are not offered on PostgreSQL and are refused the same way.
+ *   character such as `?`, a dangling operator, an unterminated phrase, an unknown column (`-rf`,
+ *   `rf:` are column filters to FTS5: "no such column: rf"). NEAR and column filters are not
+ *   offered on PostgreSQL and are refused the same way.
  *
  * Snippets are cut here, as FTS5 cuts them: matched words wrapped in `[` `]`, at most 16 words
  * around the first match, `…` where text was left out.
@@ -68,6 +69,17 @@ function refuse(query: string, why: string): never {
   );
 }
 
+/**
+ * A column filter (`-name`, `name:`): FTS5 looks `name` up among the index's columns first, so an
+ * unknown one is refused naming it; the one column (`content`) is a filter PostgreSQL does not offer.
+ */
+function refuseColumn(query: string, name: string): never {
+  refuse(
+    query,
+    name.toLowerCase() === 'content' ? 'column filters are not supported' : `no such column: ${name}`,
+  );
+}
+
 function lex(query: string): Token[] {
   const out: Token[] = [];
   let i = 0;
@@ -102,11 +114,16 @@ function lex(query: string): Token[] {
       i += match.length;
       const prefix = query[i] === '*';
       if (prefix) i++;
+      if (!prefix && /^\s*:/.test(query.slice(i))) refuseColumn(query, match);
       if (!prefix && (match === 'AND' || match === 'OR' || match === 'NOT'))
         out.push({ kind: 'op', op: match });
       else if (match === 'NEAR' && query.slice(i).trimStart().startsWith('('))
         refuse(query, 'NEAR is not supported');
       else out.push({ kind: 'phrase', tokens: words(match), prefix, text: match });
+    } else if (c === '-') {
+      const column = /^\s*(?:"([^"]*)"|([\p{L}\p{N}_]+))/u.exec(query.slice(i + 1));
+      if (column) refuseColumn(query, column[1] ?? column[2]!);
+      refuse(query, `syntax error near "${c}"`);
     } else {
       refuse(query, `syntax error near "${c}"`);
     }

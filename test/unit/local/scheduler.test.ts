@@ -164,6 +164,48 @@ describe('TurnScheduler.control: the turn slot of reset, undo and retry (LIN-2)'
     expect((await store.getAdmission('a2'))?.state).toBe('completed');
   });
 
+  it('waits for a claim on its way: runs when it finds the queue empty, busy when it starts a turn', async () => {
+    const { store, epoch } = await openStore(['A']);
+    // Claims wait for the test, as a claim over the network (PostgreSQL) is still out when a viewer
+    // that saw the last turn settle sends its control.
+    let open!: () => void;
+    let gate = Promise.resolve();
+    let claims = 0;
+    const claimOut = async (n: number) => {
+      while (claims < n) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    const slowClaims = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'claimNext') return Reflect.get(target, name, receiver) as unknown;
+        return async (...args: Parameters<typeof store.claimNext>) => {
+          claims++;
+          await gate;
+          return target.claimNext(...args);
+        };
+      },
+    });
+    const { scheduler: s, until } = scheduler(slowClaims, epoch, complete);
+    gate = new Promise<void>((resolve) => (open = resolve));
+    s.kick('A'); // the claim after a turn: nothing is queued
+    await claimOut(1);
+    const control = s.control('A', () => Promise.resolve('undo'));
+    open();
+    expect(await control).toEqual({ kind: 'done', value: 'undo' });
+    await until('queue:idle', 1);
+
+    gate = new Promise<void>((resolve) => (open = resolve));
+    await store.admit(admission('A', 'a1'));
+    s.kick('A'); // this claim starts a1: the control is busy and runs nothing
+    await claimOut(3); // the first control's own kick claimed once more
+    let ran = false;
+    const busy = s.control('A', () => Promise.resolve((ran = true)));
+    open();
+    expect(await busy).toEqual({ kind: 'busy' });
+    expect(ran).toBe(false);
+    await until('queue:idle', 2);
+    expect((await store.getAdmission('a1'))?.state).toBe('completed');
+  });
+
   it('holds the slot while its transaction is on its way: no claim, no second control, then the queue', async () => {
     const { store, epoch } = await openStore(['A']);
     const { scheduler: s, until, events } = scheduler(store, epoch, complete);
