@@ -39,4 +39,19 @@ describe('SCL-1 cluster torture (bounded)', () => {
     // Sessions changed hands: the kills were takeovers, not only restarts of an idle instance.
     expect(summary.owner_changes).toBeGreaterThan(0);
   }, 240_000);
+
+  it('--minutes stops starting iterations once its time is up; the drain and checks still run', async () => {
+    requireBuild();
+    const summary = await runClusterTorture({
+      iterations: 50,
+      minutes: 0,
+      seed: 7,
+      instances: 2,
+      leaseS: 3,
+      signal: abort.signal,
+    });
+    expect(summary.iterations).toBe(0);
+    expect(summary.violations).toEqual([]);
+    expect(summary.lost).toBe(0);
+  }, 120_000);
 });

@@ -72,9 +72,10 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
   if (options.stores.fenceByBots === undefined) {
     throw new Error('chat platforms in a cluster need stores that fence by bot leases (PostgreSQL)');
   }
-  // Once the fence refused a write of the running gateway, nothing it was handed is confirmed to a
-  // platform again (the event may be the refused one), even should renewals recover: the instance
-  // is on its way out, and the next holder gets the event from the platform.
+  // Once the fence answered no token while the gateway runs (a write refused, or the guard below
+  // finding the renewals stalled), nothing it was handed is confirmed to a platform again (the event
+  // may be a refused one), even should renewals recover: the instance is on its way out, and the
+  // next holder gets the event from the platform.
   let receiving = false;
   let refused = false;
   const token = (name: string): number | null => {
