@@ -330,8 +330,8 @@ export class MessagingGateway {
 
   /**
    * SCL-1: `confirmable` answers whether an event handed in now may be confirmed to its platform;
-   * once it is false the sink rejects with NotConfirmable (cluster-bots.ts latches it false at the
-   * first write the bot fence refused).
+   * once it is false the sink rejects with NotConfirmable (cluster-bots.ts latches it false the
+   * first time the bot fence answers no token while the gateway runs).
    */
   guardConfirmations(confirmable: () => boolean): void {
     this.confirmable = confirmable;
