@@ -82,6 +82,37 @@ export function stillHeld(held: ReadonlyMap<string, number>, takes: readonly Bot
   return true;
 }
 
+/**
+ * The fence the messaging stores and the gateway's confirmations read (docs/cluster.md "Chat
+ * platforms in a cluster"). Once it answered no token while the gateway receives (a write refused,
+ * or a confirmation check finding the renewals stalled), nothing the gateway was handed is confirmed
+ * to a platform again, even should renewals recover: the event may be one whose write was refused,
+ * the instance is on its way out, and the next holder gets the event from the platform again.
+ */
+export class ConfirmationLatch {
+  private latched = false;
+
+  constructor(
+    private readonly names: readonly string[],
+    /** The bot's current lease token, or null when it is not held (or renewals stalled). */
+    private readonly held: (name: string) => number | null,
+    /** Whether the gateway receives here (before that, no token is the normal standby answer). */
+    private readonly receiving: () => boolean,
+  ) {}
+
+  /** The token a fenced write checks; no token while receiving latches the refusal. */
+  token(name: string): number | null {
+    const token = this.held(name);
+    if (token === null && this.receiving()) this.latched = true;
+    return token;
+  }
+
+  /** Whether an inbound event may be confirmed to its platform now. */
+  confirmable(): boolean {
+    return this.names.every((name) => this.token(name) !== null) && !this.latched;
+  }
+}
+
 export type BotLeaseState = 'standby' | 'taking' | 'holding' | 'released' | 'lost' | 'stopped';
 
 /** What the bot leases need of the cluster (the ClusterStore and the member's health). */

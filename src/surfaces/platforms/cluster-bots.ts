@@ -5,7 +5,7 @@
  * a cold start would (adapters connected, recovery, backlog). The ledger's and cursors' writes are
  * fenced by the leases' tokens from the start, so an instance that lost them writes nothing.
  */
-import { BotLeases, botLeaseName, type BotTake } from '../../domain/cluster/bots.js';
+import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../../domain/cluster/bots.js';
 import type { ClusterMember, MemberLog } from '../../domain/cluster/member.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
 import type { ClusterStore } from '../../storage/cluster-store.js';
@@ -72,19 +72,14 @@ export function clusteredBots(options: ClusteredBotsOptions): BotLeases {
   if (options.stores.fenceByBots === undefined) {
     throw new Error('chat platforms in a cluster need stores that fence by bot leases (PostgreSQL)');
   }
-  // Once the fence answered no token while the gateway runs (a write refused, or the guard below
-  // finding the renewals stalled), nothing it was handed is confirmed to a platform again (the event
-  // may be a refused one), even should renewals recover: the instance is on its way out, and the
-  // next holder gets the event from the platform.
   let receiving = false;
-  let refused = false;
-  const token = (name: string): number | null => {
-    const held = bots.token(name);
-    if (held === null && receiving) refused = true;
-    return held;
-  };
-  options.stores.fenceByBots({ holder: store.holder, names: bots.names, token });
-  gateway.guardConfirmations(() => !refused && bots.names.every((name) => token(name) !== null));
+  const latch = new ConfirmationLatch(
+    bots.names,
+    (name) => bots.token(name),
+    () => receiving,
+  );
+  options.stores.fenceByBots({ holder: store.holder, names: bots.names, token: (name) => latch.token(name) });
+  gateway.guardConfirmations(() => latch.confirmable());
   member.onFailed((why) => bots.memberFailed(why));
   return bots;
 }

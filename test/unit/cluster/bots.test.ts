@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BotLeases,
+  ConfirmationLatch,
   botIdOf,
   botLeaseName,
   decideRound,
@@ -64,6 +65,54 @@ describe('decideRound and stillHeld', () => {
     expect(stillHeld(held, [{ name: 'telegram:1', kind: 'held' }])).toBe(false);
     expect(stillHeld(held, [{ name: 'telegram:1', kind: 'taken', token: 8 }])).toBe(false);
     expect(stillHeld(held, [])).toBe(false);
+  });
+});
+
+describe('ConfirmationLatch: once a fenced answer had no token while receiving, nothing is confirmed again', () => {
+  const names = ['slack:A1', 'telegram:1'];
+  const rig = () => {
+    const tokens = new Map<string, number | null>([
+      ['slack:A1', 3],
+      ['telegram:1', 7],
+    ]);
+    const state = { receiving: false };
+    const latch = new ConfirmationLatch(
+      names,
+      (name) => tokens.get(name) ?? null,
+      () => state.receiving,
+    );
+    return { tokens, state, latch };
+  };
+
+  it('a standby answering no token does not latch: the instance confirms once it holds the bots', () => {
+    const { tokens, state, latch } = rig();
+    tokens.set('telegram:1', null);
+    expect(latch.token('telegram:1')).toBeNull();
+    expect(latch.confirmable()).toBe(false);
+    tokens.set('telegram:1', 8);
+    state.receiving = true;
+    expect(latch.token('telegram:1')).toBe(8);
+    expect(latch.confirmable()).toBe(true);
+  });
+
+  it('a write refused while receiving latches, even after the renewals recover', () => {
+    const { tokens, state, latch } = rig();
+    state.receiving = true;
+    expect(latch.confirmable()).toBe(true);
+    tokens.set('slack:A1', null);
+    expect(latch.token('slack:A1')).toBeNull(); // the fenced write is refused
+    tokens.set('slack:A1', 3); // renewals recover
+    expect(latch.token('slack:A1')).toBe(3);
+    expect(latch.confirmable()).toBe(false);
+  });
+
+  it('a confirmation check finding a bot without a token latches too', () => {
+    const { tokens, state, latch } = rig();
+    state.receiving = true;
+    tokens.set('telegram:1', null);
+    expect(latch.confirmable()).toBe(false);
+    tokens.set('telegram:1', 7);
+    expect(latch.confirmable()).toBe(false);
   });
 });
 
