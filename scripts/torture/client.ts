@@ -67,6 +67,8 @@ export class Ledger {
 
 /** Reasons that mean "the daemon is going away": keep the call and retry it after reconnecting. */
 const TRANSIENT = new Set(['runtime_draining', 'storage_unavailable', 'internal_error']);
+/** Reasons that mean "not now": the call stays pending for a later round (see `run`). */
+const RETRY_LATER = new Set(['session_busy', 'owner_unreachable']);
 
 export class TortureClient {
   /** Calls made but not yet acknowledged, in the order they were first made. */
@@ -74,6 +76,8 @@ export class TortureClient {
   private sessionCounter = 0;
   private submitCounter = 0;
   private resetCounter = 0;
+  /** Why the last `run` stopped before its pending calls were all acknowledged (for the log). */
+  stoppedAt: string | null = null;
 
   constructor(
     readonly name: string,
@@ -132,17 +136,21 @@ export class TortureClient {
    * whose session is not created yet waits for a later round.
    */
   async run(client: GatewayClient): Promise<void> {
+    this.stoppedAt = null;
     for (const op of [...this.pending]) {
       if (op.kind !== 'create' && !this.ledger.sessions.has(op.request_id)) continue;
       try {
         await this.perform(client, op);
         this.pending.splice(this.pending.indexOf(op), 1);
       } catch (error) {
+        this.stoppedAt = `${op.kind} ${op.request_id}: ${error instanceof RpcCallError ? error.reason : String(error)}`;
         if (error instanceof ConnectionClosedError) return;
         if (error instanceof RpcCallError && TRANSIENT.has(error.reason)) return;
         // A reset that found the session busy for its whole wait (in a cluster, a killed owner holds
-        // the lease until it expires) stays pending for the next round; the drain still requires it.
-        if (error instanceof RpcCallError && error.reason === 'session_busy') return;
+        // the lease until it expires), or a control relayed to an owner that did not answer in time
+        // (owner_unreachable: killed, or just restarted under a new epoch), stays pending for the
+        // next round, as the error tells a client to do; the drain still requires it.
+        if (error instanceof RpcCallError && RETRY_LATER.has(error.reason)) return;
         if (error instanceof RpcCallError && error.reason === 'permission_denied' && op.kind !== 'create') {
           // The session is paused (a tampered receipt): a real client gives up on it.
           this.ledger.refused++;

@@ -283,7 +283,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
       ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
       log(
-        `iteration ${i + 1}/${options.iterations}: ${by} kill of ${victims.size}, ${alive().length} alive, ${ledger.admissions.size} acknowledged`,
+        `iteration ${i + 1}/${options.iterations}: ${by} kill of ${victims.size}, ${alive().length} alive, ${ledger.admissions.size} acknowledged, pending ${clients.map((c) => `${c.name} ${c.pending.length}${c.stoppedAt ? ` (${c.stoppedAt})` : ''}`).join(', ')}`,
       );
     }
 

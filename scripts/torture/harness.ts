@@ -340,7 +340,10 @@ export async function drain(
         const pending = clients.flatMap((c) =>
           c.pending.map((op) => `${c.name} ${op.kind} ${op.request_id}`),
         );
-        log(`drain round ${round}: ${pending.length} calls pending (${pending.slice(0, 3).join(', ')})`);
+        const stopped = clients.flatMap((c) => (c.stoppedAt ? [`${c.name} at ${c.stoppedAt}`] : []));
+        log(
+          `drain round ${round}: ${pending.length} calls pending (${pending.slice(0, 3).join(', ')}); stopped: ${stopped.join('; ')}`,
+        );
         await sleep(patience.pauseMs);
       }
       for (const c of clients) await c.run(g);

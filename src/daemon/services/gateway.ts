@@ -231,7 +231,7 @@ export function gatewayService(
                 owns: (id: string) => member?.owns(id) ?? false,
                 elsewhere: (id: string) => member?.elsewhere(id),
                 acquire: (id: string) => member?.acquire(id) ?? Promise.resolve(false),
-                sideEffectsAllowed: () => member?.sideEffectsAllowed() ?? false,
+                sideEffectsAllowed: (id: string) => member?.sideEffectsAllowed(id) ?? false,
               },
             }
           : {}),

@@ -144,9 +144,13 @@ export class ClusterMember {
     return this.stateValue === 'active' && this.held.has(logicalId);
   }
 
-  /** The token of the session's lease held here (the store's fence), or null. */
+  /**
+   * The token of the session's lease held here (the store's fence), or null. Null for every session
+   * once the member failed: a stopped turn stores nothing more (not the result of a tool refused or
+   * cut short by the stop), so the next owner finds its last step as a kill would have left it.
+   */
   token(logicalId: string): number | null {
-    return this.held.get(logicalId) ?? null;
+    return this.stateValue === 'failed' ? null : (this.held.get(logicalId) ?? null);
   }
 
   /** The timing of this instance's leases (lease_s and what derives from it). */
@@ -178,8 +182,16 @@ export class ClusterMember {
     );
   }
 
-  sideEffectsAllowed(): boolean {
-    return this.stateValue === 'active' && renewalHealth(this.lastRenewal, this.now(), this.timing) === 'ok';
+  /**
+   * Whether a side effect (a tool call) of the session's running turn may start now: its lease is
+   * held here and renewed, also while draining (the drain lets running turns finish). A stall seen
+   * here fails the member at once, as the watchdog would at its next tick: the refusal and the stop
+   * are one decision, so the refused tool's turn is stopped for the next owner (never settled with a
+   * tool that did not run), and no renewal arriving just after can leave the instance half-stopped.
+   */
+  sideEffectsAllowed(logicalId: string): boolean {
+    this.watch();
+    return this.renewing() && this.held.has(logicalId);
   }
 
   /**

@@ -81,8 +81,11 @@ export interface SessionOwnership {
   elsewhere(logicalId: string): void;
   /** Takes the session's lease when no live instance holds it; true when this instance holds it now. */
   acquire(logicalId: string): Promise<boolean>;
-  /** False once the instance could not renew its leases in time: no tool call starts. */
-  sideEffectsAllowed(): boolean;
+  /**
+   * False once the instance could not renew its leases in time, or no longer holds the session's:
+   * no tool call starts (and the member stops the turn for the next owner).
+   */
+  sideEffectsAllowed(logicalId: string): boolean;
 }
 
 /**
@@ -431,7 +434,7 @@ export class TurnScheduler {
     const ownership = this.options.ownership;
     const steps: TurnSteps = {
       toolStarted: async (id) => {
-        if (ownership && !ownership.sideEffectsAllowed())
+        if (ownership && !ownership.sideEffectsAllowed(logicalId))
           throw new Error('this instance could not renew its leases in time: no tool call starts');
         owned(await this.store.markToolStarted(fence, id));
       },

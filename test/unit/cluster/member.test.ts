@@ -70,7 +70,7 @@ interface Node {
   fatal: Promise<string>;
 }
 
-async function node(s: TestSchema, id: string): Promise<Node> {
+async function node(s: TestSchema, id: string, now?: () => number): Promise<Node> {
   const store = await PostgresSessionStore.open(s.url);
   const local = new PostgresLocalStore(store.db);
   const holder = { instance_id: id, epoch: await local.openEpoch(id) };
@@ -88,6 +88,7 @@ async function node(s: TestSchema, id: string): Promise<Node> {
     log: quietLog,
     storeFailed: () => failed.now,
     fatal,
+    ...(now ? { now } : {}),
   });
   local.fenceByLeases({ holder, token: (name) => member.token(name) });
   cleanups.push(async () => {
@@ -243,6 +244,39 @@ describe('ClusterMember', () => {
     expect(await a.fatal).toBe('the database connection was lost');
     expect(a.sessions.calls).toContain('interrupt s1');
     expect(a.member.owns('s1')).toBe(false);
-    expect(a.member.sideEffectsAllowed()).toBe(false);
+    expect(a.member.sideEffectsAllowed('s1')).toBe(false);
+  });
+
+  it('a tool refused for a stalled renewal stops the member in the same call, before any renewal can land', async () => {
+    const s = await schema();
+    const clock = { ms: 1_000_000 };
+    const a = await node(s, 'a', () => clock.ms);
+    await session(a, 's1', ['q1']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    expect(a.member.sideEffectsAllowed('s1')).toBe(true);
+    expect(a.member.sideEffectsAllowed('s2')).toBe(false); // not held here
+    // No renewal for more than lease_s / 2 (150 s), the watchdog's tick not come yet.
+    clock.ms += 151_000;
+    expect(a.sessions.calls).not.toContain('interrupt s1');
+    expect(a.member.sideEffectsAllowed('s1')).toBe(false);
+    // Refused and stopped at once: the turn is stopped for the next owner, the daemon told to exit.
+    expect(a.member.state).toBe('failed');
+    expect(a.sessions.calls).toContain('interrupt s1');
+    // Nothing more is stored under its leases (the refused tool's result included).
+    expect(a.member.token('s1')).toBeNull();
+    expect(await a.fatal).toMatch(/could not be renewed for more than lease_s\/2/);
+  });
+
+  it('a draining instance lets the turns it still holds start their tools (the drain lets them finish)', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    await session(a, 's1', ['q1']);
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    a.member.beginDrain();
+    expect(a.member.sideEffectsAllowed('s1')).toBe(true);
+    expect(await a.member.handOver(['s1'])).toEqual([]);
+    expect(a.member.sideEffectsAllowed('s1')).toBe(true);
   });
 });
