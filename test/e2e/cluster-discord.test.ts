@@ -5,83 +5,57 @@
  * SIGKILL of it, the other takes the bot over, reads back what was said meanwhile from the catch-up
  * cursor the first one advanced (a fenced write), and answers it once.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { botIdOf } from '../../src/domain/cluster/bots.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
-import { startDiscordStandIn, type DiscordStandIn } from '../fixtures/discord-standin.js';
-import { requireBuild } from './cli.js';
-import { startCluster, type TestCluster } from './cluster-harness.js';
+import { startDiscordStandIn } from '../fixtures/discord-standin.js';
+import { lastUserText, useBotCluster } from './cluster-harness.js';
 
 const TOKEN_ENV = 'GH_E2E_DISCORD_TOKEN';
 const KIM = { id: '401', username: 'kim' };
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 
-let standIn: DiscordStandIn;
-let model: DemoModelServer;
-let cluster: TestCluster | null = null;
+const discord = useBotCluster(startDiscordStandIn);
 
-beforeAll(async () => {
-  requireBuild();
-  standIn = await startDiscordStandIn();
-  model = await startDemoModel();
-});
-
-afterAll(async () => {
-  model.release();
-  await cluster?.cleanup();
-  await standIn.close();
-  await model.close();
-});
-
-const posts = (channel: string) => standIn.posted(channel).map((c) => String(c.body.content));
+const posts = (channel: string) => discord.standIn.posted(channel).map((c) => String(c.body.content));
 const isPost = (channel: string) => (c: { method: string; path: string }) =>
   c.method === 'POST' && c.path === `/channels/${channel}/messages`;
-const identifies = () => standIn.received.filter((r) => r.op === 2).length;
+const identifies = () => discord.standIn.received.filter((r) => r.op === 2).length;
 
 describe('a Discord bot in a cluster', { timeout: 180_000 }, () => {
   it('only the holder identifies; after a SIGKILL the other reads back what was said and answers it once', async () => {
-    standIn.channel({ id: '600', type: 1 });
-    cluster = await startCluster({
+    discord.standIn.channel({ id: '600', type: 1 });
+    const c = await discord.start({
       size: 2,
       leaseS: 3,
-      env: { [TOKEN_ENV]: standIn.token },
-      config: [
-        `model: {base_url: ${JSON.stringify(model.baseUrl)}, model: gatehouse-demo}`,
-        'platforms:',
-        '  discord:',
-        `    token_env: ${TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}`,
-      ].join('\n'),
+      env: { [TOKEN_ENV]: discord.standIn.token },
+      platform: () => ['discord:', `  token_env: ${TOKEN_ENV}`, `  api_root: ${discord.standIn.apiRoot}`],
     });
-    const bot = `discord:${botIdOf('discord', standIn.token)}`;
-    const c = cluster;
+    const bot = `discord:${botIdOf('discord', discord.standIn.token)}`;
     const held = await c.until(
       'an instance holds the bot',
       () => c.botLease(bot),
       (l) => l?.owner_epoch != null,
     );
     const first = c.byEpoch(held!.owner_epoch!);
-    standIn.say('600', KIM, 'before the kill');
-    await standIn.waitForCall(isPost('600'));
+    discord.standIn.say('600', KIM, 'before the kill');
+    await discord.standIn.waitForCall(isPost('600'));
     // Both instances run, and the bot identified once: the standby one never connected.
     expect(identifies()).toBe(1);
     await c.repliesSettled();
 
     await c.kill(first);
-    standIn.say('600', KIM, 'said while nobody held the bot');
+    discord.standIn.say('600', KIM, 'said while nobody held the bot');
     await c.until(
       'the other instance holds the bot',
       () => c.botLease(bot),
       (l) => l?.owner_epoch === c.daemon(1 - first).epoch,
     );
-    await standIn.waitForCall(
+    await discord.standIn.waitForCall(
       (call) => isPost('600')(call) && call.body.content === said('said while nobody held the bot'),
     );
     expect(posts('600')).toEqual([said('before the kill'), said('said while nobody held the bot')]);
     expect(identifies()).toBe(2);
-    const lastUser = (r: DemoModelServer['requests'][number]) =>
-      (r.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
-    expect(model.requests.filter((r) => lastUser(r) === 'before the kill')).toHaveLength(1);
+    expect(discord.model.requests.filter((r) => lastUserText(r) === 'before the kill')).toHaveLength(1);
   });
 });

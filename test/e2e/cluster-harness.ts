@@ -4,8 +4,10 @@
  * tests the schema to look at. Reusable by the cluster torture mode and the benchmarks.
  */
 import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startDemoModel, type DemoModelServer, type RecordedRequest } from '../../src/runtime/demo/server.js';
 import { startDaemon, type RunningDaemon } from './gateway-harness.js';
-import { tempHome } from './cli.js';
+import { requireBuild, tempHome } from './cli.js';
 import { createTestSchema, inSchema, type TestSchema } from '../shared/postgres.js';
 
 export const CLUSTER_URL_ENV = 'GH_CLUSTER_STORE_URL';
@@ -166,4 +168,86 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     throw error;
   }
   return cluster;
+}
+
+/** A chat bot's cluster test file (see useBotCluster). */
+export interface BotCluster<S> {
+  /** The platform's loopback stand-in, started once for the file. */
+  readonly standIn: S;
+  /** The demo model every instance talks to. */
+  readonly model: DemoModelServer;
+  /** The cluster of the running test, or null. */
+  readonly cluster: TestCluster | null;
+  /**
+   * Starts `size` instances on a fresh schema, each configured with the demo model and the
+   * platform's lines (`platform(name)`: what goes under `platforms:`, by instance name).
+   */
+  start(options: {
+    size: number;
+    leaseS: number;
+    env: NodeJS.ProcessEnv;
+    platform: (name: string) => string[];
+  }): Promise<TestCluster>;
+}
+
+/**
+ * The set-up every chat-platform cluster test shares: the platform's stand-in and a demo model
+ * for the file, a cluster per test (cleaned up after it, with the held model and any held sends
+ * released first), both closed after the file.
+ */
+export function useBotCluster<S extends { close(): Promise<void> }>(
+  startStandIn: () => Promise<S>,
+  releaseHeld: (standIn: S) => void = () => undefined,
+): BotCluster<S> {
+  let standIn: S | null = null;
+  let model: DemoModelServer | null = null;
+  let cluster: TestCluster | null = null;
+  beforeAll(async () => {
+    requireBuild();
+    standIn = await startStandIn();
+    model = await startDemoModel();
+  });
+  afterEach(async () => {
+    model?.release();
+    if (standIn) releaseHeld(standIn);
+    await cluster?.cleanup();
+    cluster = null;
+  });
+  afterAll(async () => {
+    await standIn?.close();
+    await model?.close();
+  });
+  return {
+    get standIn() {
+      if (!standIn) throw new Error('the stand-in starts in beforeAll');
+      return standIn;
+    },
+    get model() {
+      if (!model) throw new Error('the demo model starts in beforeAll');
+      return model;
+    },
+    get cluster() {
+      return cluster;
+    },
+    async start({ size, leaseS, env, platform }) {
+      const url = JSON.stringify(this.model.baseUrl);
+      cluster = await startCluster({
+        size,
+        leaseS,
+        env,
+        config: (name) =>
+          [
+            `model: {base_url: ${url}, model: gatehouse-demo}`,
+            'platforms:',
+            ...platform(name).map((line) => `  ${line}`),
+          ].join('\n'),
+      });
+      return cluster;
+    },
+  };
+}
+
+/** The last user message a recorded model request carried (what the turn was answering). */
+export function lastUserText(request: RecordedRequest): unknown {
+  return (request.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content;
 }

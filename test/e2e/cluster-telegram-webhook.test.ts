@@ -11,10 +11,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
-import { startTelegramStandIn, type TelegramStandIn } from '../fixtures/telegram-standin.js';
-import { requireBuild } from './cli.js';
-import { startCluster, type TestCluster } from './cluster-harness.js';
+import { startTelegramStandIn } from '../fixtures/telegram-standin.js';
+import { useBotCluster } from './cluster-harness.js';
 
 const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
 const SECRET_ENV = 'GH_E2E_TELEGRAM_WEBHOOK_SECRET';
@@ -22,9 +20,7 @@ const SECRET = 'e2e-cluster-webhook-secret-0123';
 const BOT = 'telegram:123456';
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 
-let standIn: TelegramStandIn;
-let model: DemoModelServer;
-let cluster: TestCluster | null = null;
+const telegram = useBotCluster(startTelegramStandIn);
 let proxy: http.Server;
 let proxyPort = 0;
 /** The instances' listener ports, by node name. */
@@ -66,9 +62,6 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse): Pro
 }
 
 beforeAll(async () => {
-  requireBuild();
-  standIn = await startTelegramStandIn();
-  model = await startDemoModel();
   proxy = http.createServer((req, res) => void forward(req, res).catch(() => res.writeHead(502).end()));
   proxy.listen(0, '127.0.0.1');
   await once(proxy, 'listening');
@@ -77,38 +70,30 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  model.release();
-  await cluster?.cleanup();
   proxy.closeAllConnections();
   await new Promise((resolve) => proxy.close(resolve));
-  await standIn.close();
-  await model.close();
 });
 
 const repliesTo = (chatId: number) =>
-  standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
+  telegram.standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
 
 describe('a Telegram bot in webhook mode in a cluster', { timeout: 180_000 }, () => {
   it('only the holder listens; after a SIGKILL the retried post reaches the new holder and is answered once', async () => {
-    cluster = await startCluster({
+    const c = await telegram.start({
       size: 2,
       leaseS: 3,
-      env: { [TOKEN_ENV]: standIn.token, [SECRET_ENV]: SECRET },
-      config: (name) =>
-        [
-          `model: {base_url: ${JSON.stringify(model.baseUrl)}, model: gatehouse-demo}`,
-          'platforms:',
-          '  telegram:',
-          `    token_env: ${TOKEN_ENV}`,
-          `    api_root: ${standIn.apiRoot}`,
-          '    mode: webhook',
-          '    webhook:',
-          `      url: http://127.0.0.1:${proxyPort}/telegram`,
-          `      secret_token_env: ${SECRET_ENV}`,
-          `      port: ${ports.get(name)}`,
-        ].join('\n'),
+      env: { [TOKEN_ENV]: telegram.standIn.token, [SECRET_ENV]: SECRET },
+      platform: (name) => [
+        'telegram:',
+        `  token_env: ${TOKEN_ENV}`,
+        `  api_root: ${telegram.standIn.apiRoot}`,
+        '  mode: webhook',
+        '  webhook:',
+        `    url: http://127.0.0.1:${proxyPort}/telegram`,
+        `    secret_token_env: ${SECRET_ENV}`,
+        `    port: ${ports.get(name)}`,
+      ],
     });
-    const c = cluster;
     const held = await c.until(
       'an instance holds the bot',
       () => c.botLease(BOT),
@@ -116,12 +101,14 @@ describe('a Telegram bot in webhook mode in a cluster', { timeout: 180_000 }, ()
     );
     const first = c.byEpoch(held!.owner_epoch!);
     const standbyPort = ports.get(c.nodes[1 - first]!.name)!;
-    expect(standIn.webhook()?.url).toBe(`http://127.0.0.1:${proxyPort}/telegram`);
+    expect(telegram.standIn.webhook()?.url).toBe(`http://127.0.0.1:${proxyPort}/telegram`);
 
     const chat = { id: 930, type: 'private' as const };
     const from = { id: 930, first_name: 'Ana' };
-    standIn.inject({ chat, from, text: 'by webhook' });
-    await standIn.waitForCall((call) => call.method === 'sendMessage' && call.payload.chat_id === chat.id);
+    telegram.standIn.inject({ chat, from, text: 'by webhook' });
+    await telegram.standIn.waitForCall(
+      (call) => call.method === 'sendMessage' && call.payload.chat_id === chat.id,
+    );
     // The standby instance listens on nothing: a post forwarded to it is refused at the connection.
     await expect(
       fetch(`http://127.0.0.1:${standbyPort}/telegram`, { method: 'POST', body: '{}' }),
@@ -129,18 +116,18 @@ describe('a Telegram bot in webhook mode in a cluster', { timeout: 180_000 }, ()
 
     await c.repliesSettled();
     await c.kill(first);
-    standIn.inject({ chat, from, text: 'after the kill' });
+    telegram.standIn.inject({ chat, from, text: 'after the kill' });
     await c.until(
       'the other instance holds the bot',
       () => c.botLease(BOT),
       (l) => l?.owner_epoch === c.daemon(1 - first).epoch,
     );
-    await standIn.waitForCall(
+    await telegram.standIn.waitForCall(
       (call) => call.method === 'sendMessage' && call.payload.text === said('after the kill'),
     );
     expect(repliesTo(chat.id)).toEqual([said('by webhook'), said('after the kill')]);
     // Telegram's posts of it were answered 2xx once, by the new holder; before that, refused.
-    const posts = standIn.webhookPosts.filter((p) => p.status === 200);
+    const posts = telegram.standIn.webhookPosts.filter((p) => p.status === 200);
     expect(posts).toHaveLength(2);
     expect(tries.filter((t) => t.port === standbyPort && t.outcome === '200')).toHaveLength(1);
   });

@@ -6,59 +6,35 @@
  * SIGKILL mid-turn hands the bot to another instance, which finishes the turn once; a graceful stop
  * hands it over at once, without waiting for the lease to expire.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
-import { startTelegramStandIn, type TelegramStandIn } from '../fixtures/telegram-standin.js';
-import { requireBuild, runCli } from './cli.js';
-import { startCluster, type TestCluster } from './cluster-harness.js';
+import { startTelegramStandIn } from '../fixtures/telegram-standin.js';
+import { runCli } from './cli.js';
+import { lastUserText, useBotCluster, type TestCluster } from './cluster-harness.js';
 
 const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
 /** The stand-in's token is `123456:…`: the bot's lease is named by its id, never by the token. */
 const BOT = 'telegram:123456';
 
-let standIn: TelegramStandIn;
-let model: DemoModelServer;
-let cluster: TestCluster | null = null;
-
-beforeAll(async () => {
-  requireBuild();
-  standIn = await startTelegramStandIn();
-  model = await startDemoModel();
-});
-
-afterEach(async () => {
-  model.release();
-  standIn.releaseSends();
-  await cluster?.cleanup();
-  cluster = null;
-});
-
-afterAll(async () => {
-  await standIn.close();
-  await model.close();
-});
+const telegram = useBotCluster(startTelegramStandIn, (standIn) => standIn.releaseSends());
 
 const dm = (id: number) => ({ id, type: 'private' as const });
 const user = (id: number) => ({ id, first_name: `User${id}` });
 const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 const repliesTo = (chatId: number) =>
-  standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
+  telegram.standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
 
 function start(size: number, leaseS: number): Promise<TestCluster> {
-  return startCluster({
+  return telegram.start({
     size,
     leaseS,
-    env: { [TOKEN_ENV]: standIn.token },
-    config: (name) =>
-      [
-        `model: {base_url: ${JSON.stringify(model.baseUrl)}, model: gatehouse-demo}`,
-        'platforms:',
-        '  telegram:',
-        `    token_env: ${TOKEN_ENV}`,
-        `    api_root: ${standIn.apiRoot}/as/${name}`,
-      ].join('\n'),
+    env: { [TOKEN_ENV]: telegram.standIn.token },
+    platform: (name) => [
+      'telegram:',
+      `  token_env: ${TOKEN_ENV}`,
+      `  api_root: ${telegram.standIn.apiRoot}/as/${name}`,
+    ],
   });
 }
 
@@ -75,38 +51,40 @@ async function holder(c: TestCluster, not?: number): Promise<number> {
 /** Injects a message and resolves with the next reply in its chat. */
 async function ask(chatId: number, text: string): Promise<string> {
   const before = repliesTo(chatId).length;
-  standIn.inject({ chat: dm(chatId), from: user(chatId), text });
-  const call = await standIn.waitForCall(
+  telegram.standIn.inject({ chat: dm(chatId), from: user(chatId), text });
+  const call = await telegram.standIn.waitForCall(
     (c) => c.method === 'sendMessage' && c.payload.chat_id === chatId,
     before + 1,
   );
   return String(call.payload.text);
 }
 
-const pollersSince = (from: number) => new Set(standIn.polls.slice(from).map((p) => p.caller));
+const pollersSince = (from: number) => new Set(telegram.standIn.polls.slice(from).map((p) => p.caller));
 
 describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   it('only the lease holder polls, every message is answered once, and status names the holder', async () => {
-    cluster = await start(3, 3);
+    const cluster = await start(3, 3);
     const first = await holder(cluster);
     const name = cluster.nodes[first]!.name;
-    const polls = standIn.polls.length;
+    const polls = telegram.standIn.polls.length;
     for (let i = 0; i < 4; i++) expect(await ask(900 + i, `hello ${i}`)).toBe(said(`hello ${i}`));
     for (let i = 0; i < 4; i++) {
       expect(repliesTo(900 + i)).toEqual([said(`hello ${i}`)]);
-      expect(model.requests.filter((r) => JSON.stringify(r.body).includes(`hello ${i}`))).toHaveLength(1);
+      expect(
+        telegram.model.requests.filter((r) => JSON.stringify(r.body).includes(`hello ${i}`)),
+      ).toHaveLength(1);
     }
     // Several lease periods passed while the others stood by: they never called getUpdates.
     expect(pollersSince(0)).toEqual(new Set([name]));
-    expect(standIn.polls.length).toBeGreaterThan(polls);
-    expect(standIn.pollConflicts).toEqual([]);
+    expect(telegram.standIn.polls.length).toBeGreaterThan(polls);
+    expect(telegram.standIn.pollConflicts).toEqual([]);
     // The sends came from the holder too.
-    expect(new Set(standIn.sent().map((c) => c.caller))).toEqual(new Set([name]));
+    expect(new Set(telegram.standIn.sent().map((c) => c.caller))).toEqual(new Set([name]));
 
     const other = (first + 1) % 3;
     const status = await cluster.until(
       'status shows the bot lease',
-      async () => (await runCli(cluster!.nodes[other]!.home, ['status'])).stdout,
+      async () => (await runCli(cluster.nodes[other]!.home, ['status'])).stdout,
       (text) => text.includes(`bot ${BOT}: held by ${name} epoch`),
     );
     expect(status).toContain(`bot ${BOT}: held by ${name} epoch ${cluster.daemon(first).epoch}`);
@@ -123,24 +101,24 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   });
 
   it('SIGKILL of the polling instance mid-turn: another takes the bot over and the chat is answered once', async () => {
-    cluster = await start(3, 3);
+    const cluster = await start(3, 3);
     const first = await holder(cluster);
     const chat = 910;
     expect(await ask(chat, 'before the kill')).toBe(said('before the kill'));
     await cluster.repliesSettled();
     const before = await cluster.botLease(BOT);
-    const seen = model.requests.length;
-    model.hold();
-    standIn.inject({ chat: dm(chat), from: user(chat), text: 'mid-turn' });
-    await model.waitForRequests(seen + 1); // the turn is at the model on the holder
+    const seen = telegram.model.requests.length;
+    telegram.model.hold();
+    telegram.standIn.inject({ chat: dm(chat), from: user(chat), text: 'mid-turn' });
+    await telegram.model.waitForRequests(seen + 1); // the turn is at the model on the holder
     await cluster.kill(first);
-    const polls = standIn.polls.length; // from here on, the dead instance calls nothing
-    model.release();
+    const polls = telegram.standIn.polls.length; // from here on, the dead instance calls nothing
+    telegram.model.release();
 
     const next = await holder(cluster, first);
     expect(next).not.toBe(first);
     expect((await cluster.botLease(BOT))!.token).toBe(before!.token + 1);
-    await standIn.waitForCall(
+    await telegram.standIn.waitForCall(
       (c) => c.method === 'sendMessage' && c.payload.chat_id === chat && c.payload.text === said('mid-turn'),
     );
     expect(await ask(chat, 'after the kill')).toBe(said('after the kill'));
@@ -151,36 +129,31 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
       said('mid-turn'),
       said('after the kill'),
     ]);
-    expect(model.requests.filter((r) => lastUser(r) === 'mid-turn')).toHaveLength(2);
-    expect(model.requests.filter((r) => lastUser(r) === RESUME_NOTE)).toHaveLength(0);
+    expect(telegram.model.requests.filter((r) => lastUserText(r) === 'mid-turn')).toHaveLength(2);
+    expect(telegram.model.requests.filter((r) => lastUserText(r) === RESUME_NOTE)).toHaveLength(0);
     expect(pollersSince(polls)).toEqual(new Set([cluster.nodes[next]!.name]));
-    expect(standIn.pollConflicts).toEqual([]);
+    expect(telegram.standIn.pollConflicts).toEqual([]);
   });
 
   it('a graceful stop hands the bot over at once (the lease is 120 s, the handover well inside it)', async () => {
-    cluster = await start(2, 120);
+    const cluster = await start(2, 120);
     const first = await holder(cluster);
     const other = 1 - first;
     expect(await ask(920, 'before the stop')).toBe(said('before the stop'));
     expect(await cluster.daemon(first).stop()).toBe(0);
     cluster.nodes[first]!.d = null;
     // Its stop confirmed what it had taken (a last getUpdates): from here on it calls nothing.
-    const polls = standIn.polls.length;
+    const polls = telegram.standIn.polls.length;
     // Waited for far less than the 120 s lease: a handover that waited for the expiry fails here.
     await cluster.until(
       'the other instance holds the bot',
-      () => cluster!.botLease(BOT),
-      (l) => l?.owner_epoch === cluster!.daemon(other).epoch,
+      () => cluster.botLease(BOT),
+      (l) => l?.owner_epoch === cluster.daemon(other).epoch,
       30_000,
     );
     expect(await ask(920, 'after the stop')).toBe(said('after the stop'));
     expect(repliesTo(920)).toEqual([said('before the stop'), said('after the stop')]);
     expect(pollersSince(polls)).toEqual(new Set([cluster.nodes[other]!.name]));
-    expect(standIn.pollConflicts).toEqual([]);
+    expect(telegram.standIn.pollConflicts).toEqual([]);
   });
 });
-
-function lastUser(r: DemoModelServer['requests'][number]): string | undefined {
-  const users = (r.body?.messages ?? []).filter((m) => m.role === 'user');
-  return users.length === 0 ? undefined : String(users[users.length - 1]!.content);
-}
