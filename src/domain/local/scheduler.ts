@@ -435,7 +435,9 @@ export class TurnScheduler {
     const steps: TurnSteps = {
       toolStarted: async (id) => {
         if (ownership && !ownership.sideEffectsAllowed(logicalId))
-          throw new Error('this instance could not renew its leases in time: no tool call starts');
+          throw new Error(
+            "this instance no longer holds the session's lease, or could not renew it in time: no tool call starts",
+          );
         owned(await this.store.markToolStarted(fence, id));
       },
       toolResult: async (messages) => owned(await this.store.recordToolResult(fence, messages)),
