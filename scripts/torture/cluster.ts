@@ -65,6 +65,8 @@ export interface ClusterTortureSummary extends Tally {
   seed: number;
   iterations: number;
   instances: number;
+  /** Every instance's `cluster.lease_s`. */
+  lease_s: number;
   kills: Record<string, number>;
   /**
    * Instances that stopped themselves as they started (exit code 1, a cluster failure such as a
@@ -331,6 +333,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       seed: options.seed,
       iterations: iterationsRun,
       instances: n,
+      lease_s: leaseS,
       ...tally,
       kills,
       self_stops: selfStops,
