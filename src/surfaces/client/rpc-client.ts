@@ -118,16 +118,26 @@ export class GatewayClient {
 
   /** Resolves with the next notification matching `predicate`. */
   next(predicate: (n: Notification) => boolean, timeoutMs = 20_000): Promise<Notification> {
+    if (this.closedWith !== null) return Promise.reject(new ConnectionClosedError(this.closedWith));
     return new Promise((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        offNotification();
+        offClose();
+      };
       const timer = setTimeout(() => {
-        off();
+        done();
         reject(new Error(`no matching notification within ${timeoutMs} ms`));
       }, timeoutMs);
-      const off = this.onNotification((n) => {
+      const offNotification = this.onNotification((n) => {
         if (!predicate(n)) return;
-        clearTimeout(timer);
-        off();
+        done();
         resolve(n);
+      });
+      // The daemon went away (killed, stopped): nothing more can arrive on this connection.
+      const offClose = this.onClose((code) => {
+        done();
+        reject(new ConnectionClosedError(code));
       });
     });
   }
