@@ -5,6 +5,7 @@
  * refused at once with exit code 2 and a line that says what to change, before anything starts.
  */
 import { spawn } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { finished, requireBuild, type Run } from './cli.js';
@@ -22,14 +23,23 @@ function torture(args: string[]): Promise<Run> {
 }
 
 describe('npm run torture', () => {
-  it('runs one daemon as documented (--iterations, --seed) and prints its summary', async () => {
-    const run = await torture(['--iterations', '2', '--seed', '42', '--quiet']);
+  it('runs one daemon as documented (--iterations, --seed, --keep) and prints its summary', async () => {
+    const run = await torture(['--iterations', '2', '--seed', '42', '--quiet', '--keep']);
     expect(run.stderr).toContain('torture: 2 iterations, seed 42');
     expect(run.stderr).toContain('ok: lost 0, duplicated 0');
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(summary).toMatchObject({ seed: 42, iterations: 2, lost: 0, duplicated: 0 });
     expect(Object.values(summary.kills as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(2);
+    // --keep: the temp home stays, with the daemon's log in it, for a look after the run.
+    const home = summary.home as string;
+    try {
+      expect(readdirSync(home, { recursive: true }).map(String)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/\.log$/)]),
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('runs the cluster mode as documented (--cluster, --lease-s, --minutes)', async () => {
