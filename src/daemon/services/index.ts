@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../config.js';
 import type { DaemonService } from '../daemon.js';
 import type { PlatformRegistry } from '../../surfaces/platforms/registry.js';
-import { messagingService } from '../../surfaces/platforms/service.js';
+import { messagingService } from './messaging.js';
 import { gatewayService, type StoreHolder } from './gateway.js';
 
 /**

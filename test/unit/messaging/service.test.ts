@@ -7,7 +7,7 @@ import type { DaemonContext } from '../../../src/daemon/daemon.js';
 import { ensureHomeDirs, homeLayout } from '../../../src/daemon/home.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { builtinPlatforms, type PlatformConfig } from '../../../src/surfaces/platforms/registry.js';
-import { messagingService } from '../../../src/surfaces/platforms/service.js';
+import { messagingService } from '../../../src/daemon/services/messaging.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
 

@@ -4,15 +4,10 @@
  * decision is the local sessions' (domain/local/turn-resume.ts, resume-steps.ts); this only reads
  * the platform's records into it.
  */
-import type { AgentLease } from '../../domain/agents/agent-cache.js';
-import { resumeAt, type ResumePoint } from '../../domain/local/resume-steps.js';
-import {
-  decideRecovery,
-  splitAtInput,
-  turnBoundary,
-  type RunningToolPolicy,
-} from '../../domain/local/turn-resume.js';
-import type { TranscriptMessage } from '../../domain/vocabulary.js';
+import type { AgentLease } from '../agents/agent-cache.js';
+import { resumeAt, type ResumePoint } from '../local/resume-steps.js';
+import { decideRecovery, splitAtInput, turnBoundary, type RunningToolPolicy } from '../local/turn-resume.js';
+import type { TranscriptMessage } from '../vocabulary.js';
 import type { DeliveryLedger, TurnStepRecord } from '../../storage/delivery-ledger.js';
 
 export interface StepResumeDeps {

@@ -8,11 +8,11 @@
  * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
  */
 import { join } from 'node:path';
-import { defaultProvider } from '../../daemon/config-providers.js';
-import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
-import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
-import { DaemonError, oneLine } from '../../daemon/errors.js';
-import { faultsFromEnv } from '../../daemon/faults.js';
+import { defaultProvider } from '../config-providers.js';
+import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../config.js';
+import type { DaemonContext, DaemonService } from '../daemon.js';
+import { DaemonError, oneLine } from '../errors.js';
+import { faultsFromEnv } from '../faults.js';
 import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
@@ -21,14 +21,18 @@ import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import type { MessagingStores } from '../../storage/messaging-stores.js';
 import type { PlatformCursors } from '../../storage/platform-cursors.js';
-import { openGatewayStores, type GatewayStores } from '../../daemon/services/stores.js';
+import { openGatewayStores, type GatewayStores } from './stores.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
-import { MessagingGateway, type PlatformOptions } from './gateway.js';
-import { clusteredBots } from './cluster-bots.js';
+import { MessagingGateway, type PlatformOptions } from '../../domain/messaging/gateway.js';
+import { clusteredBots } from '../../domain/messaging/cluster-bots.js';
 import type { BotLeases } from '../../domain/cluster/bots.js';
 import type { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../storage/cluster-store.js';
-import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
+import {
+  builtinPlatforms,
+  type PlatformConfig,
+  type PlatformRegistry,
+} from '../../surfaces/platforms/registry.js';
 
 export interface MessagingServiceOptions {
   /** The model; default: the configured one, else the in-process demo model. */
