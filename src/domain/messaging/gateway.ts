@@ -41,7 +41,7 @@ import { Lanes } from './lanes.js';
 import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
-import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../local/turn-resume.js';
+import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {

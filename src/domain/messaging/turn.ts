@@ -30,9 +30,12 @@ import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
-import { recordingPrompts } from '../local/resume-steps.js';
-import type { ResumeStep, RunningToolPolicy } from '../local/turn-resume.js';
-import { stepResumeOf } from '../session/step-resume.js';
+import {
+  recordingPrompts,
+  stepResumeOf,
+  type ResumeStep,
+  type RunningToolPolicy,
+} from '../session/step-resume.js';
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 
 /**
