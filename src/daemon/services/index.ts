@@ -19,6 +19,7 @@ export function defaultServices(
 ): DaemonService[] {
   const storeHolder: StoreHolder = {
     current: null,
+    runtime: null,
     agents: null,
     liveKeys: [],
     platformPrompts: null,
@@ -30,6 +31,7 @@ export function defaultServices(
     services.push(
       messagingService({
         stores: () => storeHolder.current,
+        runtime: () => storeHolder.runtime ?? null,
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
