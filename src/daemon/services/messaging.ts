@@ -98,11 +98,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         profileDir: ctx.layout.profileDir(profile),
         cursors,
       });
-      stores = options.stores?.() ?? null;
-      if (stores === null) {
-        if (options.stores !== undefined) {
-          throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
-        }
+      stores = await sharedOrOwn(options.stores, 'the session store is not open', async () => {
         owned = await openGatewayStores({
           config: ctx.config,
           env,
@@ -111,20 +107,16 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           faults: null,
           logger: ctx.logger,
         });
-        stores = owned.messaging;
-      }
-      let runtime = options.runtime?.() ?? null;
-      if (runtime === null) {
-        if (options.runtime !== undefined) {
-          throw new DaemonError('service_failed', 'messaging gateway: the runtime is not started');
-        }
+        return owned.messaging;
+      });
+      const runtime = await sharedOrOwn(options.runtime, 'the runtime is not started', async () => {
         ownedRuntime = await startRuntime({
           config: ctx.config,
           env,
           profileDir: ctx.layout.profileDir(profile),
         });
-        runtime = ownedRuntime;
-      }
+        return ownedRuntime;
+      });
       const publish = () => ctx.advertise({ adapters: standingBy(gateway?.adapterStatuses() ?? [], bots) });
       const faults = faultsFromEnv(env, ctx.logger);
       const prompts = runtime.chatPrompts;
@@ -211,6 +203,21 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,
   };
+}
+
+/**
+ * What the gateway service shares (`shared`), or, with nothing shared (the service runs alone),
+ * what `own` opens for this service. Promised but not there: the start fails.
+ */
+async function sharedOrOwn<T>(
+  shared: (() => T | null) | undefined,
+  missing: string,
+  own: () => Promise<T>,
+): Promise<T> {
+  if (shared === undefined) return own();
+  const value = shared();
+  if (value === null) throw new DaemonError('service_failed', `messaging gateway: ${missing}`);
+  return value;
 }
 
 /** In a cluster, while another instance holds the bots: each stopped adapter says so. */
