@@ -5,9 +5,9 @@
  * a cold start would (adapters connected, recovery, backlog). The ledger's and cursors' writes are
  * fenced by the leases' tokens from the start, so an instance that lost them writes nothing.
  */
-import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../../domain/cluster/bots.js';
-import type { ClusterMember, MemberLog } from '../../domain/cluster/member.js';
-import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
+import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../cluster/bots.js';
+import type { ClusterMember, MemberLog } from '../cluster/member.js';
+import type { PlatformAdapter } from './adapter.js';
 import type { ClusterStore } from '../../storage/cluster-store.js';
 import type { MessagingStores } from '../../storage/messaging-stores.js';
 import type { MessagingGateway } from './gateway.js';

@@ -16,7 +16,7 @@
  * process died before confirming it) is recognised here, against the parked events' InboundRefs.
  */
 import { randomBytes } from 'node:crypto';
-import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
+import type { InboundRef, MessageEvent } from './adapter.js';
 import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
 
 /** The backlog key of parked events: session keys all start with `agent:main:`. */
