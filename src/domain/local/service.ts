@@ -20,7 +20,8 @@ import { ClusterEvents } from './cluster-events.js';
 import type { SharedEventStore, StreamSignals } from '../../storage/event-stream.js';
 import { searchVisible } from './search.js';
 import { listAll, sessionMessages, type ListingFacts } from './listing.js';
-import type { CreateSessionParams, LaunchDefaults, LaunchLookups } from './launch-policy.js';
+import type { CreateSessionParams } from './launch-params.js';
+import type { LaunchDefaults, LaunchLookups } from './launch-policy.js';
 import { createLocalSession } from './creation.js';
 import type { CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
@@ -28,10 +29,10 @@ import { SessionControls } from './controls.js';
 import { SessionInputs } from './inputs.js';
 import { titleFromMessage } from './titles.js';
 import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
+import type { LocalEvents } from './events.js';
 import {
   LEASE_LOST,
   TurnScheduler,
-  type SchedulerEvents,
   type SessionOwnership,
   type TurnJob,
   type TurnJobResult,
@@ -50,30 +51,6 @@ import { RelayedControls } from './relayed-controls.js';
 const SNAPSHOT_READS = 5;
 /** Cluster mode: how long a snapshot waits for this instance's queued events to commit. */
 const SETTLE_MS = 2_000;
-
-export interface LocalEvents extends SchedulerEvents {
-  'session:created': { logical_id: string; request_id: string | null };
-  'admission:committed': { logical_id: string; admission_id: string; submission_id: string };
-  'session:paused': { logical_id: string; failure: string; detail: string };
-  'recovery:done': {
-    epoch: number;
-    unknown: string[];
-    /** REC-7: started turns taken over at their last durable step. */
-    resumed: string[];
-    queued_sessions: number;
-    paused: string[];
-  };
-  /**
-   * The session's transcript was replaced or rewritten (compression, reset, undo/rewind, retry);
-   * `session_id` is the physical transcript now current. The agent cache drops its copy.
-   */
-  'transcript:replaced': { logical_id: string; kind: 'compression' | 'reset' | 'rewind'; session_id: string };
-  /**
-   * SCL-1: this instance took the session's lease and recovered it. Another instance may have run
-   * turns of it meanwhile: whatever this one kept of it in memory (the cached agent) is stale.
-   */
-  'session:taken': { logical_id: string; unknown: string[]; resumed: string[] };
-}
 
 export interface LocalSessionsOptions {
   profile: string;
