@@ -9,7 +9,8 @@
  */
 import { join } from 'node:path';
 import { defaultProvider } from '../../daemon/config-providers.js';
-import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
+import type { PlatformSection } from '../../daemon/config-platforms.js';
+import { modelClientLimits, type GatehouseConfig } from '../../daemon/config-schema.js';
 import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
 import { DaemonError, oneLine } from '../../daemon/errors.js';
 import { faultsFromEnv } from '../../daemon/faults.js';
