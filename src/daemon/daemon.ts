@@ -10,7 +10,7 @@ import type { AdapterStatus } from '../domain/messaging/adapter.js';
 import type { AgentCacheStats } from '../domain/agents/agent-cache.js';
 import type { ClusterView } from '../domain/cluster/member.js';
 import { DaemonError, oneLine } from './errors.js';
-import type { GatehouseConfig } from './config.js';
+import type { GatehouseConfig } from './config-schema.js';
 import { describeModel } from './config.js';
 import { ensureHomeDirs, tightenHome, writeFileAtomic, type HomeLayout } from './home.js';
 import { Lifecycle } from './lifecycle.js';

@@ -5,7 +5,7 @@
  */
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PORT } from '../../src/daemon/config.js';
+import { DEFAULT_PORT } from '../../src/daemon/config-listener.js';
 import { exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome, waitForOutput } from './cli.js';
 import { writeConfig } from './gateway-harness.js';
 

@@ -33,7 +33,7 @@ import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
 import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
-import { DEFAULT_PORT } from '../config.js';
+import { DEFAULT_PORT } from '../config-listener.js';
 import { launchLookups } from '../launch-files.js';
 import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';

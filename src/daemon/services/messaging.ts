@@ -10,7 +10,8 @@
  * clean-shutdown marker.
  */
 import { join } from 'node:path';
-import type { GatehouseConfig, PlatformSection } from '../config.js';
+import type { PlatformSection } from '../config-platforms.js';
+import type { GatehouseConfig } from '../config-schema.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { faultsFromEnv } from '../faults.js';

@@ -16,7 +16,7 @@ import {
   type ProviderSettings,
   type ReasoningFormat,
 } from '../config-providers.js';
-import { modelClientLimits, type GatehouseConfig } from '../config.js';
+import { modelClientLimits, type GatehouseConfig } from '../config-schema.js';
 
 export const DEMO_MODEL_NAME = 'gatehouse-demo';
 

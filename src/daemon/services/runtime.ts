@@ -7,7 +7,7 @@
  * with the same function.
  */
 import path from 'node:path';
-import type { GatehouseConfig } from '../config.js';
+import type { GatehouseConfig } from '../config-schema.js';
 import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';

@@ -4,7 +4,7 @@
  * database whose URL is in the environment variable `store.url_env` names. The URL is read from the
  * environment only: it is never written to a file or a log, and errors name the variable instead.
  */
-import type { GatehouseConfig } from '../config.js';
+import type { GatehouseConfig } from '../config-schema.js';
 import { DaemonError, oneLine } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { LeaseHolder } from '../../domain/cluster/lease.js';

@@ -14,7 +14,7 @@ import { compressLocalSession, type LocalCompressionDeps } from './compression.j
 import type { PublicEvent } from './hub.js';
 import type { ReceiptGate } from './receipt-gate.js';
 import type { TurnScheduler } from './scheduler.js';
-import type { LocalEvents } from './service.js';
+import type { LocalEvents } from './events.js';
 
 export interface CompressContext {
   store: LocalSessionStore;

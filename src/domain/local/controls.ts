@@ -24,7 +24,7 @@ import type { PublicEvent } from './hub.js';
 import { bindingOf, refusePaused } from './inputs.js';
 import type { CreationReceipt } from './receipt.js';
 import { elsewhereBusy, type TurnScheduler } from './scheduler.js';
-import type { LocalEvents } from './service.js';
+import type { LocalEvents } from './events.js';
 
 export interface ControlContext {
   store: LocalSessionStore;

@@ -12,16 +12,16 @@ import type { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
 import { SessionSource } from '../session/source.js';
 import { ownerOf } from './access.js';
+import type { CreateSessionParams } from './launch-params.js';
 import {
   creationDigest,
   freezeLaunchPolicy,
-  type CreateSessionParams,
   type LaunchDefaults,
   type LaunchLookups,
 } from './launch-policy.js';
 import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import type { ReceiptGate } from './receipt-gate.js';
-import type { LocalEvents } from './service.js';
+import type { LocalEvents } from './events.js';
 
 export interface CreationContext {
   store: LocalSessionStore;

@@ -13,7 +13,7 @@ import { isOwner, ownerOf, type AccessRow } from './access.js';
 import { newAdmissionId, submissionDigest } from './admission.js';
 import type { PublicEvent } from './hub.js';
 import type { TurnScheduler } from './scheduler.js';
-import type { LocalEvents } from './service.js';
+import type { LocalEvents } from './events.js';
 import { promptAnswerResult } from './views.js';
 
 export interface InputContext {

@@ -8,7 +8,7 @@
  * here is testable without a disk. The rendered text goes into the receipt, so the system prompt is
  * byte-identical on every turn and after a restart, whatever happens to the files later.
  */
-import { LaunchPolicyError, type CreateSessionParams } from './launch-policy.js';
+import { LaunchPolicyError, type CreateSessionParams } from './launch-params.js';
 
 /** The daemon's providers as a launch sees them: names and models, never URLs or keys. */
 export interface ProviderCatalogue {

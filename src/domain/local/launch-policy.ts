@@ -7,7 +7,6 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
 import {
   freezeProvider,
   renderAvailableSkills,
@@ -19,52 +18,15 @@ import {
   type SkillDocument,
   type SkillSummary,
 } from './launch-context.js';
-
-/** Client surfaces and the agent platform each one runs as (LOC-4). */
-export const LOCAL_SOURCES = {
-  cli: 'cli',
-  tui: 'tui',
-  gui: 'desktop',
-  acp: 'acp',
-  tool: 'cli',
-  oneshot: 'cli',
-} as const;
-export type LocalSource = keyof typeof LOCAL_SOURCES;
-
-/** Sources whose sessions human pickers hide (they keep their own stored label). */
-export const MACHINE_SOURCES: readonly LocalSource[] = ['tool', 'oneshot'];
-
-export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
-
-const nonEmpty = z.string().trim().min(1);
-
-/** The `session.create` parameters: a closed object, every unknown key is rejected by name. */
-export const createSessionParams = z
-  .object({
-    request_id: z.string().min(1).max(200).optional(),
-    source: z.enum(Object.keys(LOCAL_SOURCES) as [LocalSource, ...LocalSource[]]).optional(),
-    cwd: nonEmpty.optional(),
-    model: nonEmpty.max(200).optional(),
-    toolsets: z.array(nonEmpty).max(64).optional(),
-    provider: nonEmpty.max(100).optional(),
-    base_url: nonEmpty.optional(),
-    api_key: z.string().min(1).max(4096).optional(),
-    reasoning: z.enum(REASONING_EFFORTS).optional(),
-    max_turns: z.number().int().min(1).max(1000).optional(),
-    skills: z.array(nonEmpty.max(100)).max(32).optional(),
-    yolo: z.boolean().optional(),
-    checkpoints: z.boolean().optional(),
-    accept_hooks: z.boolean().optional(),
-    pass_session_id: z.boolean().optional(),
-    ignore_rules: z.boolean().optional(),
-    safe_mode: z.boolean().optional(),
-    ignore_user_config: z.boolean().optional(),
-    editor: nonEmpty.max(200).optional(),
-    title: nonEmpty.max(200).optional(),
-    hidden: z.boolean().optional(),
-  })
-  .strict();
-export type CreateSessionParams = z.infer<typeof createSessionParams>;
+import {
+  createSessionParams,
+  LaunchPolicyError,
+  LOCAL_SOURCES,
+  MACHINE_SOURCES,
+  type CreateSessionParams,
+  type LocalSource,
+  type REASONING_EFFORTS,
+} from './launch-params.js';
 
 /** The frozen policy, as stored in the creation receipt. Never holds the api_key. */
 export interface LaunchPolicy {
@@ -133,16 +95,6 @@ export interface LaunchLookups {
   safeModeRefusal?(): string | null;
   /** Why this host cannot take checkpoints (no git), or null when it can. */
   checkpointsRefusal?(): string | null;
-}
-
-/** A launch request that breaks a rule: always `invalid_params`, naming the field. */
-export class LaunchPolicyError extends GatewayError {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super('invalid_params', message, { field });
-  }
 }
 
 const SURFACE_TOOLSETS: Record<LocalSource, readonly string[]> = {

@@ -1,9 +1,10 @@
 /**
- * `session.list` with `scope: "all"` and `session.messages` (SPEC UX-2): every session a caller may
- * see — local sessions of every source and, for operators, chat-platform sessions — by recent
- * activity, a page at a time, each with its source, model, state, last activity and token counts;
- * and a transcript read one page at a time. The routing map is walked by its recency index, so the
- * cost follows the page, not the number of sessions.
+ * `session.list` and `session.messages` (SPEC UX-2). Scope `live` lists the sessions held in memory,
+ * `stored` the newest stored rows; scope `all` lists every session a caller may see — local
+ * sessions of every source and, for operators, chat-platform sessions — by recent activity, a page
+ * at a time, each with its source, model, state, last activity and token counts; and a transcript
+ * is read one page at a time. The routing map is walked by its recency index, so the cost follows
+ * the page, not the number of sessions.
  */
 import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
 import type { SessionStore } from '../../storage/session-store.js';
@@ -22,6 +23,8 @@ export type ListedState = 'idle' | 'running' | 'queued' | 'unknown' | 'paused';
 export interface ListingFacts {
   sessions: SessionStore;
   store: LocalSessionStore;
+  /** Sessions with a hub or an agent in memory now (scope `live`; may repeat an id). */
+  liveIds(): Iterable<string>;
   /** info + state (idle, running, unknown, paused) of a local session the caller may see. */
   local(row: LocalSessionRow): Promise<{ info: Record<string, unknown>; state: ListedState }>;
   /**
@@ -84,6 +87,29 @@ async function listedRow(
     last_activity: entry.updated_at,
     tokens: tokens(entry),
   };
+}
+
+/** session.list with scope `live` or `stored`: the caller's local sessions, each with its state. */
+export async function listLocal(
+  facts: ListingFacts,
+  principal: Principal,
+  options: { limit: number; scope: 'live' | 'stored' },
+): Promise<{ scope: 'live' | 'stored'; sessions: Record<string, unknown>[] }> {
+  // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
+  const rows =
+    options.scope === 'live'
+      ? (
+          await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
+        ).filter((row): row is LocalSessionRow => row !== null && !row.hidden)
+      : await facts.store.listLocalSessions({ limit: options.limit * 4 });
+  const visible = rows.filter((row) => mayAccess(principal, row)).slice(0, options.limit);
+  const sessions = await Promise.all(
+    visible.map(async (row) => {
+      const { info, state } = await facts.local(row);
+      return { ...info, state };
+    }),
+  );
+  return { scope: options.scope, sessions };
 }
 
 export async function listAll(

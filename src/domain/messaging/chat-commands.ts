@@ -9,7 +9,7 @@ import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import { NotFoundError } from '../errors.js';
 import type { SessionStore } from '../../storage/session-store.js';
-import type { RunningTurn } from './turn.js';
+import type { RunningTurn } from './turn-types.js';
 
 /**
  * One session key's queue and the turn it is running, as the gateway keeps them. A lane exists

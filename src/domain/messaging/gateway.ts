@@ -42,7 +42,8 @@ import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
-import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
+import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
+import type { TurnDeps } from './turn-types.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;

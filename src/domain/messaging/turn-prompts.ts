@@ -8,7 +8,7 @@ import type { ApprovalResult, MessageEvent, PlatformAdapter } from './adapter.js
 import type { ApprovalOutcome, TurnEvent } from '../../runtime/types.js';
 import type { PlatformPrompt } from '../../storage/delivery-ledger.js';
 import { typedApprovalText } from './commands.js';
-import type { PendingApproval, RunningTurn, TurnDeps } from './turn.js';
+import type { PendingApproval, RunningTurn, TurnDeps } from './turn-types.js';
 
 /** What a prompt's earlier message says once a restart asked the same prompt again (REC-7). */
 export const REPLACED_PROMPT_LINE =

@@ -6,37 +6,22 @@
  * when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
-import { inboundRefOf, type ApprovalPrompt, type MessageEvent, type PlatformAdapter } from './adapter.js';
+import { inboundRefOf, type MessageEvent, type PlatformAdapter } from './adapter.js';
 import { isSilentReply } from './recovery.js';
-import type { TypedEmitter } from '../events/typed-emitter.js';
-import {
-  buildSessionContext,
-  buildSessionContextPrompt,
-  renderSenderPrefix,
-  type HomeChannel,
-} from '../session/context.js';
-import { isSharedMultiUserSession, type SessionKeyOptions } from '../session/key.js';
+import { buildSessionContext, buildSessionContextPrompt, renderSenderPrefix } from '../session/context.js';
+import { isSharedMultiUserSession } from '../session/key.js';
 import { SessionSource } from '../session/source.js';
-import type { Platform, SessionEntry, TranscriptMessage } from '../vocabulary.js';
-import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import type { ChatModel } from '../../runtime/model/client.js';
+import type { SessionEntry, TranscriptMessage } from '../vocabulary.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
-import { keepTyping, timeLimit, type TypingClock } from './turn-clocks.js';
-import type { ToolDefinition } from '../../runtime/types.js';
-import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../../storage/delivery-ledger.js';
+import { keepTyping, timeLimit } from './turn-clocks.js';
+import type { Delivery, ReplyRecord } from '../../storage/delivery-ledger.js';
 import type { SessionStore } from '../../storage/session-store.js';
-import type { AgentCache, AgentLease } from '../agents/agent-cache.js';
-import type { Deliverer } from './delivery.js';
-import type { MessagingEvents } from './events.js';
-import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
+import type { AgentLease } from '../agents/agent-cache.js';
+import { compressPlatformSession } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
-import {
-  recordingPrompts,
-  stepResumeOf,
-  type ResumeStep,
-  type RunningToolPolicy,
-} from '../session/step-resume.js';
+import { recordingPrompts, stepResumeOf, type ResumeStep } from '../session/step-resume.js';
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
+import type { RunningTurn, TurnDeps } from './turn-types.js';
 
 /**
  * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
@@ -90,70 +75,6 @@ export async function* resumeEvents(
     }
     cursor = page.nextCursor;
   } while (cursor !== null);
-}
-
-export interface TurnDeps {
-  readonly store: SessionStore;
-  readonly ledger: DeliveryLedger;
-  readonly deliverer: Deliverer;
-  readonly model: ChatModel;
-  readonly modelName: string | undefined;
-  readonly tools: ToolDefinition[];
-  readonly prompts: PromptBroker;
-  readonly cwd: string;
-  readonly yolo: boolean;
-  readonly maxTurns: number;
-  /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */
-  readonly turnTimeoutMs: number | null;
-  readonly baseSystemPrompt: string;
-  /** The session-key options of a platform (KEY-1), and whether its prompt ids are hashed (CTX-2). */
-  keyOptionsFor(platform: string): SessionKeyOptions;
-  redactPiiFor(platform: string): boolean;
-  readonly homeChannels: readonly HomeChannel[];
-  readonly typing: TypingClock;
-  readonly events: TypedEmitter<MessagingEvents>;
-  /** Keys on a restart streak (resumed at start-up); a completed turn ends it. */
-  readonly streaking: Set<string>;
-  /** The turn took its event's backlog row (startTurn deleted it). */
-  backlogTaken(sessionKey: string, itemId: string): void;
-  /** True once the gateway halted (its bots' leases are gone): nothing is sent to a chat directly. */
-  halted?: () => boolean;
-  connectedPlatforms(): Platform[];
-  piiSafePlatforms(): string[];
-  /** The lanes' live agents between turns (AGC-1), keyed by session key. */
-  readonly agents: AgentCache;
-  /** The model's context budget and compression; without it turns never compress. */
-  readonly compression?: PlatformCompressionDeps;
-  /** REC-7: the step records start-up recovery found, by key, until the key's auto-continue takes one. */
-  readonly resumePoints: Map<string, TurnStepRecord>;
-  /** `recovery.running_tool`: what a resumed turn does with the tool that was running at the crash. */
-  readonly runningTool: RunningToolPolicy;
-  /** Every turn event's type, for the daemon's test-only fault points (crash tests). */
-  observe?(eventType: string): void;
-}
-
-/**
- * What the gateway keeps of a running turn, for /stop, /status and /approve. It exists from the
- * moment the queue starts the event (before the session is even looked up), so a /stop or /new
- * that arrives meanwhile finds it and aborts it.
- */
-export interface RunningTurn {
-  readonly turnId: string;
-  /** Null until the turn has looked up its session. */
-  sessionId: string | null;
-  readonly abort: AbortController;
-  /** The backlog row of the event (it waited before it started), until the turn takes it. */
-  backlogItem: string | null;
-  /** The turn took its event (in-flight marker set): from here on it is resumed, not rerun. */
-  started: boolean;
-  /** The approval prompt waiting for this chat, bound to its exact id and generation. */
-  approval: PendingApproval | null;
-  clarify: { prompt_id: string; execution_generation: number } | null;
-}
-
-/** An approval waiting in a chat; `shown`: the message carrying its buttons, once sent. */
-export interface PendingApproval extends ApprovalPrompt {
-  shown: Promise<string | null> | null;
 }
 
 export function newTurnId(): string {

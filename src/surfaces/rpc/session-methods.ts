@@ -4,7 +4,7 @@
  * mapped to wire errors by the dispatcher.
  */
 import { z } from 'zod';
-import { createSessionParams } from '../../domain/local/launch-policy.js';
+import { createSessionParams } from '../../domain/local/launch-params.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import { TITLE_MAX } from '../../domain/local/titles.js';
 import { GatewayError } from '../../domain/errors.js';

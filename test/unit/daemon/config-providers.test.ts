@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configuredProviders, defaultProvider } from '../../../src/daemon/config-providers.js';
-import { configSecrets, describeModel, maskConfig, parseConfig } from '../../../src/daemon/config.js';
+import { describeModel, parseConfig } from '../../../src/daemon/config.js';
+import { configSecrets, maskConfig } from '../../../src/daemon/config-secrets.js';
 import { DaemonError } from '../../../src/daemon/errors.js';
 import { ProviderTable } from '../../../src/daemon/services/providers.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../../../src/runtime/context/windows.js';

@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  configSecrets,
-  describeModel,
-  DEMO_MODEL_DESCRIPTION,
-  maskConfig,
-  parseConfig,
-} from '../../../src/daemon/config.js';
+import { describeModel, DEMO_MODEL_DESCRIPTION, parseConfig } from '../../../src/daemon/config.js';
+import { configSecrets, maskConfig } from '../../../src/daemon/config-secrets.js';
 import { DEFAULT_CONFIG_YAML } from '../../../src/daemon/home.js';
 import { DaemonError } from '../../../src/daemon/errors.js';
 

@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { modelClientLimits, parseConfig } from '../../../src/daemon/config.js';
+import { modelClientLimits } from '../../../src/daemon/config-schema.js';
+import { parseConfig } from '../../../src/daemon/config.js';
 import { DaemonError } from '../../../src/daemon/errors.js';
 
 const FILE = '/home/me/.gatehouse/config.yaml';

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   createSessionParams,
+  LaunchPolicyError,
+  type CreateSessionParams,
+} from '../../../src/domain/local/launch-params.js';
+import {
   creationContract,
   creationDigest,
   freezeLaunchPolicy,
-  LaunchPolicyError,
-  type CreateSessionParams,
   type LaunchDefaults,
   type LaunchLookups,
 } from '../../../src/domain/local/launch-policy.js';

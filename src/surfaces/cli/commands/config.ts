@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { maskConfig } from '../../../daemon/config.js';
+import { maskConfig } from '../../../daemon/config-secrets.js';
 import { cliHome, loadCliConfig, say } from '../shared.js';
 
 export function registerConfig(program: Command): void {

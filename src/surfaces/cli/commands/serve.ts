@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { configSecrets, DEFAULT_PORT, maskConfig, withListenerFlags } from '../../../daemon/config.js';
+import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config-listener.js';
+import { configSecrets, maskConfig } from '../../../daemon/config-secrets.js';
 import { runDaemon } from '../../../daemon/daemon.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';

@@ -6,7 +6,7 @@ import { daemonEnvironment } from '../../../daemon/allocator.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState, readGatewayInfo } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config.js';
+import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config-listener.js';
 import { cliHome, loadCliConfig, note, say } from '../shared.js';
 import { defaultPortTaken } from './serve.js';
 

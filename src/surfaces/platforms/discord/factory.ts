@@ -1,5 +1,5 @@
 /** The Discord adapter built from its config section (`platforms.discord`), for the registry. */
-import type { DiscordSection } from '../../../daemon/config.js';
+import type { DiscordSection } from '../../../daemon/config-platforms.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import type { PlatformConfig } from '../registry.js';
 import { DiscordAdapter } from './adapter.js';

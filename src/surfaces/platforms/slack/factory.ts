@@ -1,5 +1,5 @@
 /** The Slack adapter built from its config section (`platforms.slack`), for the registry. */
-import type { SlackSection } from '../../../daemon/config.js';
+import type { SlackSection } from '../../../daemon/config-platforms.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import type { PlatformConfig } from '../registry.js';
 import { SlackAdapter } from './adapter.js';

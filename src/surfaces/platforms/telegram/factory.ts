@@ -1,5 +1,5 @@
 /** The Telegram adapter built from its config section (`platforms.telegram`), for the registry. */
-import type { TelegramSection } from '../../../daemon/config.js';
+import type { TelegramSection } from '../../../daemon/config-platforms.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import type { PlatformConfig } from '../registry.js';
 import { TelegramAdapter, type TelegramWebhookOptions } from './adapter.js';
