@@ -5,7 +5,7 @@
  * With `logicalId`, only that session's: a cluster member recovers a session it took over (SCL-1)
  * exactly as a cold start does, one session at a time.
  */
-import type { Claimed, LocalSessionStore } from '../../storage/local-store.js';
+import type { Claimed, LocalSessionStore } from '../ports/local-store.js';
 import { decideRecovery, type RecoverySettings } from './turn-resume.js';
 
 export async function recoverOrphans(

@@ -5,7 +5,7 @@
  * policy says so) and records every prompt the turn opens, recreating the one a crash interrupted.
  */
 import type { PromptHost, TurnScope } from '../../runtime/types.js';
-import type { StoredPrompt } from '../../storage/local-store.js';
+import type { StoredPrompt } from '../ports/local-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import {
   RESTARTED_WHILE_RUNNING,

@@ -5,10 +5,10 @@
  * nothing of sockets or SQL.
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
-import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import { recoverOrphans } from './recovery.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from './turn-resume.js';
-import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
+import type { SessionStore, StoredMessage } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
@@ -17,7 +17,7 @@ import { accessFacts, mayAccess, requireAccess, type AccessRow } from './access.
 import type { PublicEvent, SessionHub, Viewer } from './hub.js';
 import { eventsSince, replayReply, SessionHubs } from './hubs.js';
 import { ClusterEvents } from './cluster-events.js';
-import type { SharedEventStore, StreamSignals } from '../../storage/event-stream.js';
+import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
 import { searchVisible } from './search.js';
 import { listAll, sessionMessages, type ListingFacts } from './listing.js';
 import type { CreateSessionParams, LaunchDefaults, LaunchLookups } from './launch-policy.js';

@@ -30,7 +30,7 @@ import {
   type ReplyRecord,
   type StoredBacklogItem,
   type TurnEnd,
-} from '../delivery-ledger.js';
+} from '../../domain/ports/delivery-ledger.js';
 import { tx } from './actions-common.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
@@ -42,7 +42,7 @@ import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
-import { resumedStepRecords } from '../turn-step-records.js';
+import { resumedStepRecords } from '../rows/turn-step-records.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
 

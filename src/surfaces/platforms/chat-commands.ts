@@ -8,7 +8,7 @@ import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js
 import * as queue from '../../domain/messaging/queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../../domain/ports/session-store.js';
 import type { RunningTurn } from './turn.js';
 
 /**

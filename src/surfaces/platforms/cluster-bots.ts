@@ -8,8 +8,8 @@
 import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../../domain/cluster/bots.js';
 import type { ClusterMember, MemberLog } from '../../domain/cluster/member.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import type { ClusterStore } from '../../storage/cluster-store.js';
-import type { MessagingStores } from '../../storage/messaging-stores.js';
+import type { ClusterStore } from '../../domain/ports/cluster-store.js';
+import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import type { MessagingGateway } from './gateway.js';
 
 /** Sent when an instance released its bots' leases (payload: its epoch): the others take them now. */

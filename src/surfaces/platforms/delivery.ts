@@ -21,7 +21,7 @@
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
 import { isGatewayNotice, recoveredReplyText } from '../../domain/messaging/recovery.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
-import type { Delivery, DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { Delivery, DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
 
 export type RetryMode = 'held' | 'on' | 'off';

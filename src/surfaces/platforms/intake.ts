@@ -24,7 +24,7 @@ import type * as queue from '../../domain/messaging/queue.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import { buildSessionKey, type SessionKeyOptions } from '../../domain/session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { InvalidCommand, Lane } from './chat-commands.js';
 import type { MessagingEvents } from './events.js';
 import type { Lanes } from './lanes.js';

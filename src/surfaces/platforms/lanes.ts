@@ -27,7 +27,7 @@
 import { randomBytes } from 'node:crypto';
 import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
 import * as queue from '../../domain/messaging/queue.js';
-import type { BacklogItem, DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { BacklogItem, DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { Lane, SavedItem } from './chat-commands.js';
 import { PARKED_KEY } from './parking.js';
 

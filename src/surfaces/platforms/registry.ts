@@ -9,7 +9,7 @@
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import type { PlatformCursors } from '../../storage/platform-cursors.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { discordFromConfig } from './discord/factory.js';
 import { slackFromConfig } from './slack/factory.js';
 import { telegramFromConfig } from './telegram/factory.js';

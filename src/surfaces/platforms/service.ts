@@ -19,15 +19,15 @@ import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
 import { inProcessDemoModel } from '../../runtime/demo/model.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
-import type { MessagingStores } from '../../storage/messaging-stores.js';
-import type { PlatformCursors } from '../../storage/platform-cursors.js';
+import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { openGatewayStores, type GatewayStores } from '../../daemon/services/stores.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
 import { MessagingGateway, type PlatformOptions } from './gateway.js';
 import { clusteredBots } from './cluster-bots.js';
 import type { BotLeases } from '../../domain/cluster/bots.js';
 import type { ClusterMember } from '../../domain/cluster/member.js';
-import type { ClusterStore } from '../../storage/cluster-store.js';
+import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
 
 export interface MessagingServiceOptions {

@@ -13,7 +13,7 @@ import {
   type RunningToolPolicy,
 } from '../../domain/local/turn-resume.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
-import type { DeliveryLedger, TurnStepRecord } from '../../storage/delivery-ledger.js';
+import type { DeliveryLedger, TurnStepRecord } from '../../domain/ports/delivery-ledger.js';
 
 export interface StepResumeDeps {
   readonly ledger: DeliveryLedger;

@@ -6,7 +6,7 @@
  */
 import type { ApprovalResult, MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
 import type { ApprovalOutcome, TurnEvent } from '../../runtime/types.js';
-import type { PlatformPrompt } from '../../storage/delivery-ledger.js';
+import type { PlatformPrompt } from '../../domain/ports/delivery-ledger.js';
 import { typedApprovalText } from './native-controls.js';
 import type { PendingApproval, RunningTurn, TurnDeps } from './turn.js';
 

@@ -28,8 +28,13 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
 import { keepTyping, timeLimit, type TypingClock } from './turn-clocks.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../../storage/delivery-ledger.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type {
+  Delivery,
+  DeliveryLedger,
+  ReplyRecord,
+  TurnStepRecord,
+} from '../../domain/ports/delivery-ledger.js';
+import type { SessionStore } from '../../domain/ports/session-store.js';
 import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';

@@ -1,6 +1,6 @@
 /** Local sessions and their private creation receipts on PostgreSQL (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../local-store.js';
+import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
 import { localSessionFromRow, type LocalSessionDbRow } from '../../sqlite/local/creations.js';
 import type { Sql } from '../database.js';
 

@@ -1,6 +1,6 @@
 /** Storage operations on canonical transcript messages on PostgreSQL. Messages are soft-deleted, never erased. */
 import type { TranscriptMessage } from '../../../domain/vocabulary.js';
-import type { StoredMessage } from '../../session-store.js';
+import type { StoredMessage } from '../../../domain/ports/session-store.js';
 import { extraJson, messageFromRow, type MessageRow } from '../../sqlite/ops/messages.js';
 import type { Sql } from '../database.js';
 

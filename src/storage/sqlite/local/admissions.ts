@@ -6,9 +6,9 @@ import type {
   SettleOutcome,
   StoredPrompt,
   TurnFence,
-} from '../../local-store.js';
+} from '../../../domain/ports/local-store.js';
 import type { SqliteDatabase } from '../database.js';
-import { queuedAdmission } from '../../local-transitions.js';
+import { queuedAdmission } from '../../../domain/local/transitions.js';
 import { statement } from '../statements.js';
 
 /** An admissions row as both backends read it (flags and times as SQLite stores them). */

@@ -1,6 +1,6 @@
 /** Local sessions and their private creation receipts (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../local-store.js';
+import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
 import type { SqliteDatabase } from '../database.js';
 import { statement } from '../statements.js';
 

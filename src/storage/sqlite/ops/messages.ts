@@ -1,7 +1,7 @@
 /** Storage operations on canonical transcript messages. Messages are soft-deleted, never erased. */
 import type Database from 'better-sqlite3';
 import type { MessageRole, TranscriptMessage } from '../../../domain/vocabulary.js';
-import type { StoredMessage } from '../../session-store.js';
+import type { StoredMessage } from '../../../domain/ports/session-store.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
