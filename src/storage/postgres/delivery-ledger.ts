@@ -28,8 +28,8 @@ import {
   type StoredBacklogItem,
   type TurnEnd,
 } from '../../domain/ports/delivery-ledger.js';
-import { eventFromJson, eventToJson, toDelivery } from '../sqlite/delivery-ledger.js';
-import type { TurnMarker, TurnStepRow } from '../sqlite/ops/turn-markers.js';
+import { eventFromJson, eventToJson, toDelivery } from '../rows/deliveries.js';
+import type { TurnMarker, TurnStepRow } from '../rows/turn-markers.js';
 import { resumedStepRecords } from '../rows/turn-step-records.js';
 import type { BotFence } from '../../domain/ports/cluster-store.js';
 import { PgCommitGroup } from './commit-group.js';

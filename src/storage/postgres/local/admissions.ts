@@ -6,7 +6,7 @@ import type {
   StoredPrompt,
   TurnFence,
 } from '../../../domain/ports/local-store.js';
-import { admissionFromRow, type AdmissionDbRow } from '../../sqlite/local/admissions.js';
+import { admissionFromRow, type AdmissionDbRow } from '../../rows/admissions.js';
 import type { Sql } from '../database.js';
 import { queuedAdmission } from '../../../domain/local/transitions.js';
 
