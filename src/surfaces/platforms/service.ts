@@ -28,7 +28,12 @@ import { clusteredBots } from './cluster-bots.js';
 import type { BotLeases } from '../../domain/cluster/bots.js';
 import type { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
-import { builtinPlatforms, type PlatformConfig, type PlatformRegistry } from './registry.js';
+import {
+  builtinPlatforms,
+  PlatformSetupError,
+  type PlatformConfig,
+  type PlatformRegistry,
+} from './registry.js';
 
 export interface MessagingServiceOptions {
   /** The model; default: the configured one, else the in-process demo model. */
@@ -230,7 +235,9 @@ function buildAdapters(
       return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
-      throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
+      // A factory's own refusal already names its platform.
+      const message = error instanceof PlatformSetupError ? error.message : `${name}: ${oneLine(error)}`;
+      throw new DaemonError('service_failed', message, { cause: error });
     }
   });
 }
