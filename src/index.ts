@@ -127,6 +127,7 @@ export {
 export type { MessagingEvents } from './surfaces/platforms/events.js';
 export {
   PlatformRegistry,
+  PlatformSetupError,
   builtinPlatforms,
   type AdapterFactory,
   type PlatformConfig,
