@@ -23,7 +23,7 @@ import { ModelClient } from '../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../src/storage/sqlite/delivery-ledger.js';
 import { SqlitePlatformCursors } from '../src/storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../src/surfaces/platforms/gateway.js';
+import { MessagingGateway } from '../src/domain/messaging/gateway.js';
 import { DiscordAdapter } from '../src/surfaces/platforms/discord/adapter.js';
 import { SlackAdapter } from '../src/surfaces/platforms/slack/adapter.js';
 import { TelegramAdapter } from '../src/surfaces/platforms/telegram/adapter.js';

@@ -123,8 +123,8 @@ export {
   MessagingGateway,
   type MessagingGatewayOptions,
   type GatewayState as MessagingGatewayState,
-} from './surfaces/platforms/gateway.js';
-export type { MessagingEvents } from './surfaces/platforms/events.js';
+} from './domain/messaging/gateway.js';
+export type { MessagingEvents } from './domain/messaging/events.js';
 export {
   PlatformRegistry,
   PlatformSetupError,
@@ -133,4 +133,4 @@ export {
   type PlatformConfig,
 } from './surfaces/platforms/registry.js';
 export { TelegramAdapter, type TelegramAdapterOptions } from './surfaces/platforms/telegram/adapter.js';
-export { messagingService, type MessagingService } from './surfaces/platforms/service.js';
+export { messagingService, type MessagingService } from './daemon/services/messaging.js';

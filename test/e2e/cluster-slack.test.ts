@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
 import { botIdOf } from '../../src/domain/cluster/bots.js';
-import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/domain/messaging/turn.js';
 import { startSlackStandIn } from '../fixtures/slack-standin.js';
 import { lastUserText, useBotCluster } from './cluster-harness.js';
 

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/domain/messaging/turn.js';
 import { startTelegramStandIn } from '../fixtures/telegram-standin.js';
 import { runCli } from './cli.js';
 import { lastUserText, useBotCluster, type TestCluster } from './cluster-harness.js';

@@ -9,12 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STALE_APPROVAL_ANSWER } from '../../src/surfaces/platforms/chat-commands.js';
+import { STALE_APPROVAL_ANSWER } from '../../src/domain/messaging/chat-commands.js';
 import { parseApprovalClick } from '../../src/surfaces/platforms/native-controls.js';
 import type { RestCall } from '../fixtures/discord-standin.js';
 import { waitForShownPrompt } from './prompt-record.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/domain/messaging/turn.js';
 import { useDiscordDaemon } from './discord-fixture.js';
 import { BACKENDS } from './gateway-harness.js';
 

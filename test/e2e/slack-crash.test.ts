@@ -6,7 +6,7 @@
  * doubles nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/domain/messaging/turn.js';
 import { said, useSlackDaemon } from './slack-fixture.js';
 import { BACKENDS } from './gateway-harness.js';
 

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { recoveredReplyText, SUSPENDED_NOTICE } from '../../src/domain/messaging/recovery.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { RESUME_NOTE, resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, resumedNotice } from '../../src/domain/messaging/turn.js';
 import { exited, spawnCli } from './cli.js';
 import { BACKENDS } from './gateway-harness.js';
 import { useTelegramDaemon } from './telegram-fixture.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCli } from './cli.js';
-import { resumedNotice } from '../../src/surfaces/platforms/turn.js';
+import { resumedNotice } from '../../src/domain/messaging/turn.js';
 import { BACKENDS } from './gateway-harness.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 

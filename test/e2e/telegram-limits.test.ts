@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { STALE_NOTICE, suspendedNotice } from '../../src/domain/messaging/recovery.js';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
-import { RESUME_NOTE, TURN_TIMEOUT_NOTICE } from '../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE, TURN_TIMEOUT_NOTICE } from '../../src/domain/messaging/turn.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const TIME_LIMIT = ['limits:', '  turn_timeout_s: 2'];

@@ -1,7 +1,8 @@
 /**
- * The gateway service: opens the profile's store and a new authority epoch, starts the model (the
- * configured provider, or the built-in demo model on loopback), the local-session service, the RPC
- * listener and the control socket, then runs cold-start recovery before it reports ready.
+ * The gateway service: opens the profile's store and a new authority epoch, starts the runtime
+ * both engines share (runtime.ts: the configured providers or the built-in demo model on loopback,
+ * the prompt brokers), the local-session service, the RPC listener and the control socket, then
+ * runs cold-start recovery before it reports ready.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,9 +15,7 @@ import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { LocalSessions } from '../../domain/local/service.js';
 import { makeTurnJobRunner } from '../../domain/local/turn-job.js';
 import { Dispatcher } from '../../protocol/dispatcher.js';
-import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
-import { PromptBroker } from '../../runtime/approvals/broker.js';
-import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
@@ -36,7 +35,8 @@ import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DEFAULT_PORT } from '../config.js';
 import { launchLookups } from '../launch-files.js';
-import { DEMO_MODEL_NAME, ProviderTable } from './providers.js';
+import { DEMO_MODEL_NAME } from './providers.js';
+import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
@@ -61,12 +61,14 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
 
 /**
  * Where the gateway service puts what the services after it share (the messaging gateway): the
- * open store, the agent cache, and a hook through which they tell housekeeping which routing
- * entries have live work (a chat lane running a turn).
+ * open store, the runtime, the agent cache, and a hook through which they tell housekeeping which
+ * routing entries have live work (a chat lane running a turn).
  */
 export interface StoreHolder {
   /** The messaging stores on the open database, whichever backend; null while it is closed. */
   current: MessagingStores | null;
+  /** The runtime both engines run on (runtime.ts), built once; null while it is stopped. */
+  runtime?: Runtime | null;
   agents?: AgentCache | null;
   /** Where services with live work register the session keys running now (route pruning skips them). */
   liveKeys?: (() => Iterable<string>)[];
@@ -88,7 +90,7 @@ export function gatewayService(
   let stores: GatewayStores | null = null;
   let store: SessionStore | null = null;
   let localStore: LocalSessionStore | null = null;
-  let demo: DemoModelServer | null = null;
+  let runtime: Runtime | null = null;
   let rpc: RpcServer | null = null;
   let control: ControlServer | null = null;
   let sessions: LocalSessions | null = null;
@@ -140,15 +142,9 @@ export function gatewayService(
         });
       }
 
-      if (ProviderTable.needsDemo(config)) {
-        demo = await startDemoModel({
-          host: '127.0.0.1',
-          port: 0,
-          record: false,
-          contextWindow: config.demo_model.context_window,
-        });
-      }
-      const providers = new ProviderTable(config, env, demo?.baseUrl ?? null);
+      runtime = await startRuntime({ config, env, profileDir });
+      if (options.storeHolder) options.storeHolder.runtime = runtime;
+      const { providers, demo, prompts } = runtime;
       const defaultModel = providers.defaultModel(providers.defaultProvider);
       const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
         providers.model(policy, apiKey);
@@ -164,10 +160,6 @@ export function gatewayService(
         idleMs: config.safe_mode.idle_s * 1000,
         extraEnv: config.safe_mode.env,
         env,
-      });
-      const prompts = new PromptBroker({
-        alwaysAllow: new FileAlwaysAllowStore(path.join(profileDir, 'always-allow.json')),
-        approvalTimeoutMs: config.approvals.timeout_s * 1000,
       });
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
@@ -470,11 +462,13 @@ export function gatewayService(
       workers = null;
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
-      await demo?.close().catch(() => undefined);
+      if (options.storeHolder) options.storeHolder.runtime = null;
+      await runtime?.close();
       if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);
       if (options.storeHolder) options.storeHolder.current = null;
       await stores?.close().catch(() => undefined);
-      control = rpc = demo = null;
+      control = rpc = null;
+      runtime = null;
       stores = null;
       store = null;
       localStore = null;

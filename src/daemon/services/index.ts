@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../config.js';
 import type { DaemonService } from '../daemon.js';
 import type { PlatformRegistry } from '../../surfaces/platforms/registry.js';
-import { messagingService } from '../../surfaces/platforms/service.js';
+import { messagingService } from './messaging.js';
 import { gatewayService, type StoreHolder } from './gateway.js';
 
 /**
@@ -19,6 +19,7 @@ export function defaultServices(
 ): DaemonService[] {
   const storeHolder: StoreHolder = {
     current: null,
+    runtime: null,
     agents: null,
     liveKeys: [],
     platformPrompts: null,
@@ -30,6 +31,7 @@ export function defaultServices(
     services.push(
       messagingService({
         stores: () => storeHolder.current,
+        runtime: () => storeHolder.runtime ?? null,
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),

@@ -20,6 +20,9 @@ import { modelClientLimits, type GatehouseConfig } from '../config.js';
 
 export const DEMO_MODEL_NAME = 'gatehouse-demo';
 
+/** What picks a model: a session's frozen choice (its launch policy), or the defaults. */
+export type ModelChoice = Pick<LaunchPolicy, 'model' | 'provider' | 'base_url'>;
+
 /** A provider as runtime.describe shows it. */
 export interface ProviderDescription {
   name: string;
@@ -80,6 +83,11 @@ export class ProviderTable implements ProviderCatalogue {
     return this.entry(provider).settings.models[0]!.name;
   }
 
+  /** The default provider and its default model: what a turn that chose nothing runs on. */
+  defaultChoice(): ModelChoice {
+    return { provider: this.defaultProvider, model: this.defaultModel(this.defaultProvider), base_url: null };
+  }
+
   acceptsReasoning(provider: string): boolean {
     return this.entry(provider).settings.reasoning_format !== 'none';
   }
@@ -94,7 +102,7 @@ export class ProviderTable implements ProviderCatalogue {
   }
 
   /** The model client of a session: its own base_url, its frozen provider, or the default. */
-  model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel {
+  model(policy: ModelChoice, apiKey: string | undefined): ChatModel {
     if (policy.base_url) return this.client(policy.base_url, apiKey, policy.model, 'reasoning_effort');
     const name = policy.provider ?? this.defaultProvider;
     const entry = this.entries.get(name);
@@ -108,7 +116,7 @@ export class ProviderTable implements ProviderCatalogue {
   }
 
   /** The context window of a session's model. */
-  contextWindow(policy: LaunchPolicy): number {
+  contextWindow(policy: ModelChoice): number {
     if (policy.base_url) return defaultContextWindow(policy.model);
     const entry = this.entries.get(policy.provider ?? this.defaultProvider);
     if (!entry) return defaultContextWindow(policy.model);

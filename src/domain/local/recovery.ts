@@ -1,12 +1,12 @@
 /**
  * Cold-start recovery of started turns (REC-2, REC-7): every admission still `running` under another
  * epoch either resumes at its last durable step under this epoch and a new generation, or becomes
- * `unknown` with the reason in its detail. The decision is turn-resume.ts's; this applies it.
+ * `unknown` with the reason in its detail. The decision is domain/session/step-resume.ts's; this applies it.
  * With `logicalId`, only that session's: a cluster member recovers a session it took over (SCL-1)
  * exactly as a cold start does, one session at a time.
  */
 import type { Claimed, LocalSessionStore } from '../ports/local-store.js';
-import { decideRecovery, type RecoverySettings } from './turn-resume.js';
+import { decideRecovery, type RecoverySettings } from '../session/step-resume.js';
 
 export async function recoverOrphans(
   store: LocalSessionStore,

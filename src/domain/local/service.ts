@@ -7,7 +7,7 @@
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import { recoverOrphans } from './recovery.js';
-import { RECOVERY_DEFAULTS, type RecoverySettings } from './turn-resume.js';
+import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { SessionStore, StoredMessage } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import { Semaphore } from '../concurrency/semaphore.js';

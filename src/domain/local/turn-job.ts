@@ -24,8 +24,14 @@ import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
 import type { TurnJob, TurnJobResult } from './scheduler.js';
-import { recordingPrompts, resumeAt, type ResumePoint } from './resume-steps.js';
-import { RECOVERY_DEFAULTS, splitAtInput, type RunningToolPolicy } from './turn-resume.js';
+import {
+  RECOVERY_DEFAULTS,
+  recordingPrompts,
+  resumeAt,
+  splitAtInput,
+  type ResumePoint,
+  type RunningToolPolicy,
+} from '../session/step-resume.js';
 
 export interface TurnJobDeps {
   sessions: SessionStore;

@@ -1,4 +1,7 @@
-/** Chat commands (issue 6): parsing only. The gateway carries them out. */
+/**
+ * Chat commands (issue 6): parsing, the help text, and the text that asks for an approval by typed
+ * command. The gateway carries them out.
+ */
 
 export type ChatCommand =
   | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' }
@@ -71,3 +74,12 @@ export const HELP_TEXT = [
   '/approve [once|session|always] or /deny: answer the pending approval',
   '/help: this list',
 ].join('\n');
+
+/**
+ * An approval asked as text (no buttons on the platform, or none fit): the typed commands answer
+ * it. The gateway asks this way on a platform without approval controls; button platforms fall
+ * back to it (surfaces/platforms/native-controls.ts).
+ */
+export function typedApprovalText(prompt: { text: string }): string {
+  return `${prompt.text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`;
+}

@@ -11,6 +11,7 @@ import type {
   ApprovalPrompt,
   ApprovalResult,
 } from '../../domain/messaging/adapter.js';
+import { typedApprovalText } from '../../domain/messaging/commands.js';
 
 export interface CommandSpec {
   readonly name: string;
@@ -89,11 +90,6 @@ export function outcomeLine(result: ApprovalResult): string {
 /** The text of a settled approval's message. */
 export function settledText(prompt: ApprovalPrompt, result: ApprovalResult): string {
   return `${prompt.text}\n\n${outcomeLine(result)}`;
-}
-
-/** An approval asked as text (no buttons on the platform, or none fit): the typed commands answer it. */
-export function typedApprovalText(prompt: { text: string }): string {
-  return `${prompt.text}\n\nReply /approve (or /approve session, /approve always) to allow it, /deny to refuse.`;
 }
 
 /**

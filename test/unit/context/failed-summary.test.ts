@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TypedEmitter } from '../../../src/domain/events/typed-emitter.js';
 import { ModelError } from '../../../src/runtime/model/errors.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { compressPlatformSession } from '../../../src/surfaces/platforms/compression.js';
-import type { MessagingEvents } from '../../../src/surfaces/platforms/events.js';
+import { compressPlatformSession } from '../../../src/domain/messaging/compression.js';
+import type { MessagingEvents } from '../../../src/domain/messaging/events.js';
 import { source } from '../../shared/fixtures.js';
 
 const dirs: string[] = [];

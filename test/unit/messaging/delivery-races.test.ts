@@ -15,8 +15,8 @@ import type { OutboundOptions, SentMessage } from '../../../src/domain/messaging
 import type { Delivery } from '../../../src/domain/ports/delivery-ledger.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { Deliverer } from '../../../src/surfaces/platforms/delivery.js';
-import type { MessagingEvents } from '../../../src/surfaces/platforms/events.js';
+import { Deliverer } from '../../../src/domain/messaging/delivery.js';
+import type { MessagingEvents } from '../../../src/domain/messaging/events.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 
 /** Sends wait at a gate (per chat) until opened. */

@@ -11,8 +11,8 @@ import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
 import { BotLeaseLost } from '../../../src/domain/ports/cluster-store.js';
 import type { DeliveryLedger } from '../../../src/domain/ports/delivery-ledger.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
-import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
-import { resumedNotice } from '../../../src/surfaces/platforms/turn.js';
+import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
+import { resumedNotice } from '../../../src/domain/messaging/turn.js';
 import {
   closeGround,
   openGround,

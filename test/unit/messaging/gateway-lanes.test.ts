@@ -11,7 +11,7 @@ import { ModelError } from '../../../src/runtime/model/errors.js';
 import type { SessionStore } from '../../../src/domain/ports/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 

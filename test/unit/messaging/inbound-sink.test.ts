@@ -10,8 +10,8 @@ import { SessionSource } from '../../../src/domain/session/source.js';
 import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
-import { PARKED_KEY, Parking } from '../../../src/surfaces/platforms/parking.js';
+import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
+import { PARKED_KEY, Parking } from '../../../src/domain/messaging/parking.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 

@@ -3,7 +3,7 @@
  * SIGKILL leaves it (a marker set; a reply on the ledger or not), then a new gateway starts on it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RESUME_NOTE } from '../../../src/surfaces/platforms/turn.js';
+import { RESUME_NOTE } from '../../../src/domain/messaging/turn.js';
 import { insertDelivery } from '../../../src/storage/sqlite/ops/deliveries.js';
 import { putTurnMarker } from '../../../src/storage/sqlite/ops/turn-markers.js';
 import { ALICE, createHarness, dmWith, type Harness } from '../../fixtures/messaging-harness.js';

@@ -10,7 +10,7 @@ import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { ModelClient } from '../../../src/runtime/model/client.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { closeGround, openGround } from '../../fixtures/memory-gateway.js';
 import { requestBodies } from '../../fixtures/local-harness.js';

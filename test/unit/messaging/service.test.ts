@@ -7,7 +7,10 @@ import type { DaemonContext } from '../../../src/daemon/daemon.js';
 import { ensureHomeDirs, homeLayout } from '../../../src/daemon/home.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { builtinPlatforms, type PlatformConfig } from '../../../src/surfaces/platforms/registry.js';
-import { messagingService } from '../../../src/surfaces/platforms/service.js';
+import { messagingService } from '../../../src/daemon/services/messaging.js';
+import { startRuntime } from '../../../src/daemon/services/runtime.js';
+import type { PromptBroker } from '../../../src/runtime/approvals/broker.js';
+import { startDemoModel } from '../../../src/runtime/demo/server.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
 
@@ -171,5 +174,53 @@ describe('platforms from configuration, through the platform registry', () => {
     // Nothing was started or opened: no adapter polled Telegram.
     expect(standIn.calls).toEqual([]);
     expect(service.adapterStatuses()).toEqual([]);
+  });
+});
+
+describe('the runtime the messaging service runs on', () => {
+  it("runs on the runtime it is handed (the daemon's one): its chat broker and model, nothing of its own", async () => {
+    standIn = await startTelegramStandIn();
+    const model = await startDemoModel();
+    const ctx = context(
+      `model:\n  base_url: ${model.baseUrl}\n  model: shared-model\nplatforms:\n  echoroom: {}\n`,
+    );
+    const runtime = await startRuntime({
+      config: ctx.config,
+      env: {},
+      profileDir: ctx.layout.profileDir('default'),
+    });
+    const registry = builtinPlatforms();
+    let echoroom: MemoryAdapter | null = null;
+    registry.register<PlatformConfig>('echoroom', () => (echoroom = new MemoryAdapter('echoroom', true)));
+    const registered: (PromptBroker | null)[] = [];
+    const service = messagingService({
+      env: {},
+      registry,
+      runtime: () => runtime,
+      platformPrompts: (broker) => registered.push(broker),
+    });
+    try {
+      await service.start(ctx);
+      // The broker operators answer chat prompts through is the runtime's chat broker.
+      expect(registered).toHaveLength(1);
+      expect(registered[0]).toBe(runtime.chatPrompts);
+      const answered = service.gateway()!.events.next('delivery:sent');
+      echoroom!.receive({ chat_id: 'c1', chat_type: 'dm', user_id: 'u1', message_id: '1' }, 'hello');
+      expect((await answered).delivery.text).toMatch(/you said: hello/);
+      // The turn ran on the runtime's model: the configured one, reached through its client.
+      expect(new Set(model.requests.map((r) => (r.body as { model?: string } | null)?.model))).toEqual(
+        new Set(['shared-model']),
+      );
+    } finally {
+      await service.drain(Date.now() + 5000);
+      await service.stop();
+      await runtime.close();
+      await model.close();
+    }
+    expect(registered.at(-1)).toBeNull();
+    // Promised a runtime that is not there, the service refuses to start instead of building its own.
+    const orphan = messagingService({ env: {}, registry, runtime: () => null });
+    await expect(orphan.start(ctx)).rejects.toMatchObject({ code: 'service_failed' });
+    await orphan.stop();
   });
 });

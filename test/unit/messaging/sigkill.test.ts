@@ -9,7 +9,7 @@ import { startDemoModel, type DemoModelServer } from '../../../src/runtime/demo/
 import { buildPlainJs } from '../../shared/plain-js.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
 import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
-import { resumedNotice } from '../../../src/surfaces/platforms/turn.js';
+import { resumedNotice } from '../../../src/domain/messaging/turn.js';
 
 let js: ReturnType<typeof buildPlainJs>;
 let dir: string;

@@ -10,7 +10,7 @@ import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
 import { SqliteDeliveryLedger, type LedgerFaults } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
-import type { MessagingGateway } from '../../../src/surfaces/platforms/gateway.js';
+import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
 import type { MemoryAdapter } from '../../fixtures/memory-adapter.js';
 import { closeGround, openGround, startMemoryGateway } from '../../fixtures/memory-gateway.js';
 

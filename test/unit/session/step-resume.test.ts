@@ -4,7 +4,7 @@ import {
   RECOVERY_DEFAULTS,
   splitAtInput,
   turnBoundary,
-} from '../../../src/domain/local/turn-resume.js';
+} from '../../../src/domain/session/step-resume.js';
 import type { TranscriptMessage } from '../../../src/domain/vocabulary.js';
 
 const call = (id: string) => ({

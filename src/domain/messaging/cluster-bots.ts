@@ -5,11 +5,11 @@
  * a cold start would (adapters connected, recovery, backlog). The ledger's and cursors' writes are
  * fenced by the leases' tokens from the start, so an instance that lost them writes nothing.
  */
-import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../../domain/cluster/bots.js';
-import type { ClusterMember, MemberLog } from '../../domain/cluster/member.js';
-import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import type { ClusterStore } from '../../domain/ports/cluster-store.js';
-import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
+import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../cluster/bots.js';
+import type { ClusterMember, MemberLog } from '../cluster/member.js';
+import type { PlatformAdapter } from './adapter.js';
+import type { ClusterStore } from '../ports/cluster-store.js';
+import type { MessagingStores } from '../ports/messaging-stores.js';
 import type { MessagingGateway } from './gateway.js';
 
 /** Sent when an instance released its bots' leases (payload: its epoch): the others take them now. */

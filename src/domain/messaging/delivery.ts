@@ -18,10 +18,10 @@
  * the gateway runs (a failed send of the start-up sweep is retried as soon as they are turned on)
  * and `off` from the drain on.
  */
-import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import { isGatewayNotice, recoveredReplyText } from '../../domain/messaging/recovery.js';
-import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
-import type { Delivery, DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
+import type { PlatformAdapter } from './adapter.js';
+import { isGatewayNotice, recoveredReplyText } from './recovery.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+import type { Delivery, DeliveryLedger } from '../ports/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
 
 export type RetryMode = 'held' | 'on' | 'off';

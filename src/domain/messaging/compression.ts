@@ -7,14 +7,14 @@
  * untouched and starts a growing cooldown kept in the store (subject: the session key).
  */
 import { randomBytes } from 'node:crypto';
-import { newSessionId } from '../../domain/session/lifecycle.js';
-import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import { newSessionId } from '../session/lifecycle.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { CompressionReason } from '../../runtime/context/budget.js';
 import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
-import { coolingDown, recordFailedCompression } from '../../domain/session/compression-backoff.js';
+import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
-import type { TranscriptMessage } from '../../domain/vocabulary.js';
-import type { SessionStore } from '../../domain/ports/session-store.js';
+import type { TranscriptMessage } from '../vocabulary.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { MessagingEvents } from './events.js';
 
 export interface PlatformCompressionDeps {

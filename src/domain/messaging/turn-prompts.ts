@@ -4,10 +4,10 @@
  * of a prompt it asks again edited to say it was replaced. The message showing each prompt is
  * recorded on the turn's marker once the platform answered the send, so a later process can edit it.
  */
-import type { ApprovalResult, MessageEvent, PlatformAdapter } from '../../domain/messaging/adapter.js';
+import type { ApprovalResult, MessageEvent, PlatformAdapter } from './adapter.js';
 import type { ApprovalOutcome, TurnEvent } from '../../runtime/types.js';
-import type { PlatformPrompt } from '../../domain/ports/delivery-ledger.js';
-import { typedApprovalText } from './native-controls.js';
+import type { PlatformPrompt } from '../ports/delivery-ledger.js';
+import { typedApprovalText } from './commands.js';
 import type { PendingApproval, RunningTurn, TurnDeps } from './turn.js';
 
 /** What a prompt's earlier message says once a restart asked the same prompt again (REC-7). */

@@ -1,30 +1,30 @@
 /**
- * The messaging gateway as a daemon service. It runs only when the config enables a platform (a
- * section under `platforms:`), and builds one adapter per enabled section through the platform
- * registry (Telegram built in; a plugin passes a registry with its own platforms). An unknown
- * section name is a config error that names the known platforms. defaultServices() adds it after
- * the gateway service, whose open store it shares (so it starts after the store is open and stops
- * before the store closes). It drains like REC-6 asks: stop receiving, let turns finish until the
- * deadline, mark the rest resume_pending, then write the clean-shutdown marker.
+ * The messaging gateway as a daemon service: the wiring of the chat-platform engine
+ * (domain/messaging) to the daemon. It runs only when the config enables a platform (a section
+ * under `platforms:`), and builds one adapter per enabled section through the platform registry
+ * (Telegram built in; a plugin passes a registry with its own platforms). An unknown section name
+ * is a config error that names the known platforms. defaultServices() adds it after the gateway
+ * service, whose open store and runtime (runtime.ts: model, prompt broker, demo model) it shares,
+ * so it starts after they are up and stops before they close. It drains like REC-6 asks: stop
+ * receiving, let turns finish until the deadline, mark the rest resume_pending, then write the
+ * clean-shutdown marker.
  */
 import { join } from 'node:path';
-import { defaultProvider } from '../../daemon/config-providers.js';
-import { modelClientLimits, type GatehouseConfig, type PlatformSection } from '../../daemon/config.js';
-import type { DaemonContext, DaemonService } from '../../daemon/daemon.js';
-import { DaemonError, oneLine } from '../../daemon/errors.js';
-import { faultsFromEnv } from '../../daemon/faults.js';
+import type { GatehouseConfig, PlatformSection } from '../config.js';
+import type { DaemonContext, DaemonService } from '../daemon.js';
+import { DaemonError, oneLine } from '../errors.js';
+import { faultsFromEnv } from '../faults.js';
 import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adapter.js';
-import { PromptBroker } from '../../runtime/approvals/broker.js';
-import { ModelClient, type ChatModel } from '../../runtime/model/client.js';
-import { inProcessDemoModel } from '../../runtime/demo/model.js';
-import { defaultContextWindow } from '../../runtime/context/windows.js';
+import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import type { ChatModel } from '../../runtime/model/client.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
-import { openGatewayStores, type GatewayStores } from '../../daemon/services/stores.js';
+import { openGatewayStores, type GatewayStores } from './stores.js';
+import { startRuntime, type Runtime } from './runtime.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
-import { MessagingGateway, type PlatformOptions } from './gateway.js';
-import { clusteredBots } from './cluster-bots.js';
+import { MessagingGateway, type PlatformOptions } from '../../domain/messaging/gateway.js';
+import { clusteredBots } from '../../domain/messaging/cluster-bots.js';
 import type { BotLeases } from '../../domain/cluster/bots.js';
 import type { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
@@ -33,10 +33,10 @@ import {
   PlatformSetupError,
   type PlatformConfig,
   type PlatformRegistry,
-} from './registry.js';
+} from '../../surfaces/platforms/registry.js';
 
 export interface MessagingServiceOptions {
-  /** The model; default: the configured one, else the in-process demo model. */
+  /** The model; default: the runtime's (the default provider's default model, else the demo model). */
   model?: ChatModel;
   env?: NodeJS.ProcessEnv;
   /**
@@ -44,6 +44,11 @@ export interface MessagingServiceOptions {
    * the config selects. Absent: this service opens the config's store itself and closes it on stop.
    */
   stores?: () => MessagingStores | null;
+  /**
+   * The runtime the gateway service started (runtime.ts), shared with local sessions. Absent: this
+   * service starts one itself and stops it on stop.
+   */
+  runtime?: () => Runtime | null;
   /** Where platforms are looked up by section name; default: builtinPlatforms(). */
   registry?: PlatformRegistry;
   /** The daemon's agent cache (shared with local sessions); absent: none kept between turns. */
@@ -72,6 +77,7 @@ export interface MessagingService extends DaemonService {
 export function messagingService(options: MessagingServiceOptions = {}): MessagingService {
   let gateway: MessagingGateway | null = null;
   let owned: GatewayStores | null = null;
+  let ownedRuntime: Runtime | null = null;
   let bots: BotLeases | null = null;
   const env = options.env ?? process.env;
 
@@ -93,11 +99,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         profileDir: ctx.layout.profileDir(profile),
         cursors,
       });
-      stores = options.stores?.() ?? null;
-      if (stores === null) {
-        if (options.stores !== undefined) {
-          throw new DaemonError('service_failed', 'messaging gateway: the session store is not open');
-        }
+      stores = await sharedOrOwn(options.stores, 'the session store is not open', async () => {
         owned = await openGatewayStores({
           config: ctx.config,
           env,
@@ -106,16 +108,24 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           faults: null,
           logger: ctx.logger,
         });
-        stores = owned.messaging;
-      }
+        return owned.messaging;
+      });
+      const runtime = await sharedOrOwn(options.runtime, 'the runtime is not started', async () => {
+        ownedRuntime = await startRuntime({
+          config: ctx.config,
+          env,
+          profileDir: ctx.layout.profileDir(profile),
+        });
+        return ownedRuntime;
+      });
       const publish = () => ctx.advertise({ adapters: standingBy(gateway?.adapterStatuses() ?? [], bots) });
       const faults = faultsFromEnv(env, ctx.logger);
-      const prompts = new PromptBroker({ approvalTimeoutMs: ctx.config.approvals.timeout_s * 1000 });
+      const prompts = runtime.chatPrompts;
       options.platformPrompts?.(prompts);
       gateway = new MessagingGateway({
         store: stores.sessions,
         ledger: stores.ledger,
-        model: options.model ?? configuredModel(ctx, env),
+        model: options.model ?? runtime.chat.model,
         tools: resolveToolsets(['terminal', 'clarify']),
         prompts,
         cwd: ctx.layout.profileDir(profile),
@@ -132,7 +142,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
         ...(options.agents?.() ? { agents: options.agents()! } : {}),
         compression: {
-          window: platformWindow(ctx.config),
+          window: runtime.chat.window,
           threshold: ctx.config.compression.threshold,
           tailTokens: ctx.config.compression.tail_tokens,
         },
@@ -186,12 +196,29 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
       await owned?.close();
+      await ownedRuntime?.close();
       gateway = null;
       owned = null;
+      ownedRuntime = null;
     },
     adapterStatuses: () => gateway?.adapterStatuses() ?? [],
     gateway: () => gateway,
   };
+}
+
+/**
+ * What the gateway service shares (`shared`), or, with nothing shared (the service runs alone),
+ * what `own` opens for this service. Promised but not there: the start fails.
+ */
+async function sharedOrOwn<T>(
+  shared: (() => T | null) | undefined,
+  missing: string,
+  own: () => Promise<T>,
+): Promise<T> {
+  if (shared === undefined) return own();
+  const value = shared();
+  if (value === null) throw new DaemonError('service_failed', `messaging gateway: ${missing}`);
+  return value;
 }
 
 /** In a cluster, while another instance holds the bots: each stopped adapter says so. */
@@ -255,26 +282,4 @@ function optionsOf(section: PlatformSection): PlatformOptions {
         : { threadSessionsPerUser: section.thread_sessions_per_user }),
     },
   };
-}
-
-/** Chat platforms talk to the default provider's default model (config-providers.ts). */
-function configuredModel(ctx: DaemonContext, env: NodeJS.ProcessEnv): ChatModel {
-  const provider = defaultProvider(ctx.config);
-  if (provider === null) return inProcessDemoModel({ contextWindow: ctx.config.demo_model.context_window });
-  const apiKey =
-    provider.api_key ?? (provider.api_key_env === undefined ? undefined : env[provider.api_key_env]);
-  return new ModelClient({
-    baseUrl: provider.base_url,
-    model: provider.models[0]!.name,
-    apiKey,
-    reasoningFormat: provider.reasoning_format,
-    ...modelClientLimits(ctx.config.model),
-  });
-}
-
-function platformWindow(config: GatehouseConfig): number {
-  const provider = defaultProvider(config);
-  if (provider === null) return config.demo_model.context_window;
-  const model = provider.models[0]!;
-  return model.context_window ?? provider.context_window ?? defaultContextWindow(model.name);
 }

@@ -19,20 +19,20 @@ import {
   type InboundSink,
   type MessageEvent,
   type PlatformAdapter,
-} from '../../domain/messaging/adapter.js';
-import type { ChatCommand } from '../../domain/messaging/commands.js';
-import * as queue from '../../domain/messaging/queue.js';
-import { AgentCache } from '../../domain/agents/agent-cache.js';
-import { TypedEmitter } from '../../domain/events/typed-emitter.js';
-import type { HomeChannel } from '../../domain/session/context.js';
-import type { SessionKeyOptions } from '../../domain/session/key.js';
+} from './adapter.js';
+import type { ChatCommand } from './commands.js';
+import * as queue from './queue.js';
+import { AgentCache } from '../agents/agent-cache.js';
+import { TypedEmitter } from '../events/typed-emitter.js';
+import type { HomeChannel } from '../session/context.js';
+import type { SessionKeyOptions } from '../session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import { targetOfOrigin, type DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
-import { NOTICE_PREFIX, STALE_NOTICE } from '../../domain/messaging/recovery.js';
-import type { SessionEntry } from '../../domain/vocabulary.js';
-import type { SessionStore } from '../../domain/ports/session-store.js';
+import { targetOfOrigin, type DeliveryLedger } from '../ports/delivery-ledger.js';
+import { NOTICE_PREFIX, STALE_NOTICE } from './recovery.js';
+import type { SessionEntry } from '../vocabulary.js';
+import type { SessionStore } from '../ports/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
@@ -41,7 +41,7 @@ import { Lanes } from './lanes.js';
 import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
-import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../../domain/local/turn-resume.js';
+import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn, type TurnDeps } from './turn.js';
 
 export interface MessagingGatewayOptions {

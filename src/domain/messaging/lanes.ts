@@ -25,9 +25,9 @@
  * happen only when what waits changed, so a message that starts at once costs nothing here.
  */
 import { randomBytes } from 'node:crypto';
-import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
-import * as queue from '../../domain/messaging/queue.js';
-import type { BacklogItem, DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
+import type { InboundRef, MessageEvent } from './adapter.js';
+import * as queue from './queue.js';
+import type { BacklogItem, DeliveryLedger } from '../ports/delivery-ledger.js';
 import type { Lane, SavedItem } from './chat-commands.js';
 import { PARKED_KEY } from './parking.js';
 

@@ -3,12 +3,12 @@
  * transitions QUE-2 asks for, the store calls, and the one-line answer. The gateway calls this
  * and then starts whatever the command left waiting (wake-ups survive every command).
  */
-import { HELP_TEXT, type ChatCommand } from '../../domain/messaging/commands.js';
-import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
-import * as queue from '../../domain/messaging/queue.js';
+import { HELP_TEXT, type ChatCommand } from './commands.js';
+import type { InboundRef, MessageEvent } from './adapter.js';
+import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import { NotFoundError } from '../../domain/errors.js';
-import type { SessionStore } from '../../domain/ports/session-store.js';
+import { NotFoundError } from '../errors.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { RunningTurn } from './turn.js';
 
 /**

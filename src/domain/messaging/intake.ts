@@ -13,16 +13,11 @@
  * its event when it sets its marker, not when it ends, so a slow chat holds its platform's intake
  * only for a few store writes.
  */
-import {
-  inboundRefOf,
-  type InboundRef,
-  type MessageEvent,
-  type PlatformAdapter,
-} from '../../domain/messaging/adapter.js';
-import { parseCommand, type ChatCommand } from '../../domain/messaging/commands.js';
-import type * as queue from '../../domain/messaging/queue.js';
-import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
-import { buildSessionKey, type SessionKeyOptions } from '../../domain/session/key.js';
+import { inboundRefOf, type InboundRef, type MessageEvent, type PlatformAdapter } from './adapter.js';
+import { parseCommand, type ChatCommand } from './commands.js';
+import type * as queue from './queue.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
+import { buildSessionKey, type SessionKeyOptions } from '../session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { InvalidCommand, Lane } from './chat-commands.js';

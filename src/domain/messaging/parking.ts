@@ -16,8 +16,8 @@
  * process died before confirming it) is recognised here, against the parked events' InboundRefs.
  */
 import { randomBytes } from 'node:crypto';
-import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
-import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
+import type { InboundRef, MessageEvent } from './adapter.js';
+import type { DeliveryLedger } from '../ports/delivery-ledger.js';
 
 /** The backlog key of parked events: session keys all start with `agent:main:`. */
 export const PARKED_KEY = 'gatehouse:parked';

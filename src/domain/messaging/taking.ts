@@ -7,7 +7,7 @@
  * in-flight marker (turn:start) or ends without; and a /queue command, when the item it queued is
  * taken (its `origin` is the command's message).
  */
-import type { MessageEvent } from '../../domain/messaging/adapter.js';
+import type { MessageEvent } from './adapter.js';
 
 export class Taking {
   /** Resolvers of the promises handed out by expect(), until their event is taken. */

@@ -1,5 +1,5 @@
 /** The timers a platform turn runs under: the typing indicator and its wall-clock limit. */
-import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
+import type { PlatformAdapter } from './adapter.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
 
 /**

@@ -6,43 +6,36 @@
  * when there is nothing to deliver.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  inboundRefOf,
-  type ApprovalPrompt,
-  type MessageEvent,
-  type PlatformAdapter,
-} from '../../domain/messaging/adapter.js';
-import { isSilentReply } from '../../domain/messaging/recovery.js';
-import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import { inboundRefOf, type ApprovalPrompt, type MessageEvent, type PlatformAdapter } from './adapter.js';
+import { isSilentReply } from './recovery.js';
+import type { TypedEmitter } from '../events/typed-emitter.js';
 import {
   buildSessionContext,
   buildSessionContextPrompt,
   renderSenderPrefix,
   type HomeChannel,
-} from '../../domain/session/context.js';
-import { isSharedMultiUserSession, type SessionKeyOptions } from '../../domain/session/key.js';
-import { SessionSource } from '../../domain/session/source.js';
-import type { Platform, SessionEntry, TranscriptMessage } from '../../domain/vocabulary.js';
+} from '../session/context.js';
+import { isSharedMultiUserSession, type SessionKeyOptions } from '../session/key.js';
+import { SessionSource } from '../session/source.js';
+import type { Platform, SessionEntry, TranscriptMessage } from '../vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
 import { keepTyping, timeLimit, type TypingClock } from './turn-clocks.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import type {
-  Delivery,
-  DeliveryLedger,
-  ReplyRecord,
-  TurnStepRecord,
-} from '../../domain/ports/delivery-ledger.js';
-import type { SessionStore } from '../../domain/ports/session-store.js';
-import type { AgentCache, AgentLease } from '../../domain/agents/agent-cache.js';
+import type { Delivery, DeliveryLedger, ReplyRecord, TurnStepRecord } from '../ports/delivery-ledger.js';
+import type { SessionStore } from '../ports/session-store.js';
+import type { AgentCache, AgentLease } from '../agents/agent-cache.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import { compressPlatformSession, type PlatformCompressionDeps } from './compression.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
-import { recordingPrompts } from '../../domain/local/resume-steps.js';
-import type { ResumeStep, RunningToolPolicy } from '../../domain/local/turn-resume.js';
-import { stepResumeOf } from './step-resume.js';
+import {
+  recordingPrompts,
+  stepResumeOf,
+  type ResumeStep,
+  type RunningToolPolicy,
+} from '../session/step-resume.js';
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 
 /**

@@ -1,8 +1,8 @@
 /** The messaging gateway's typed lifecycle events: logs, metrics and tests wait on these. */
-import type { AdapterStatus } from '../../domain/messaging/adapter.js';
-import type { MessagingRecoveryReport, Delivery } from '../../domain/ports/delivery-ledger.js';
+import type { AdapterStatus } from './adapter.js';
+import type { MessagingRecoveryReport, Delivery } from '../ports/delivery-ledger.js';
 import type { TurnOutcome } from '../../runtime/types.js';
-import type { ResumeStep } from '../../domain/local/turn-resume.js';
+import type { ResumeStep } from '../session/step-resume.js';
 
 export interface MessagingEvents extends Record<string, unknown> {
   /** An adapter's status changed (connected, failed, stopped): what `gatehouse status` shows. */

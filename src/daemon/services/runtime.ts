@@ -1,0 +1,68 @@
+/**
+ * The runtime both session engines run on, built once per daemon: the model providers (the
+ * configured ones, or the built-in demo model on loopback when none is), the chat platforms' model,
+ * and the prompt brokers. The gateway service starts it and hands it to the local sessions and,
+ * through the StoreHolder, to the messaging service; neither engine builds a model client, a demo
+ * model or a broker of its own. A messaging service run alone (its in-process tests) starts one
+ * with the same function.
+ */
+import path from 'node:path';
+import type { GatehouseConfig } from '../config.js';
+import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
+import { PromptBroker } from '../../runtime/approvals/broker.js';
+import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import { ProviderTable } from './providers.js';
+
+export interface Runtime {
+  readonly providers: ProviderTable;
+  /** The built-in demo model, serving on loopback when no provider is configured; else null. */
+  readonly demo: DemoModelServer | null;
+  /** Local sessions' prompts: an `always` answer persists in the profile's always-allow.json. */
+  readonly prompts: PromptBroker;
+  /**
+   * Chat platforms' prompts: a broker of their own, whose `always` answers are remembered in memory
+   * only, so a local "always allow" never applies to every chat user (docs/decisions.md, "Dashboard:
+   * chat-platform sessions are watched and their prompts answered, not typed into").
+   */
+  readonly chatPrompts: PromptBroker;
+  /** What chat-platform turns run on: the default provider's default model, and its context window. */
+  readonly chat: { readonly model: ChatModel; readonly window: number };
+  /** Stops the demo model (the brokers hold nothing to close). */
+  close(): Promise<void>;
+}
+
+export async function startRuntime(options: {
+  config: GatehouseConfig;
+  env: NodeJS.ProcessEnv;
+  /** The default profile's directory (always-allow.json). */
+  profileDir: string;
+}): Promise<Runtime> {
+  const { config, env } = options;
+  const approvalTimeoutMs = config.approvals.timeout_s * 1000;
+  // First, so that an approvals file that cannot be read fails the start before anything runs.
+  const prompts = new PromptBroker({
+    alwaysAllow: new FileAlwaysAllowStore(path.join(options.profileDir, 'always-allow.json')),
+    approvalTimeoutMs,
+  });
+  const demo = ProviderTable.needsDemo(config)
+    ? await startDemoModel({
+        host: '127.0.0.1',
+        port: 0,
+        record: false,
+        contextWindow: config.demo_model.context_window,
+      })
+    : null;
+  const providers = new ProviderTable(config, env, demo?.baseUrl ?? null);
+  const chatChoice = providers.defaultChoice();
+  return {
+    providers,
+    demo,
+    prompts,
+    chatPrompts: new PromptBroker({ approvalTimeoutMs }),
+    chat: { model: providers.model(chatChoice, undefined), window: providers.contextWindow(chatChoice) },
+    close: async () => {
+      await demo?.close().catch(() => undefined);
+    },
+  };
+}
