@@ -24,7 +24,7 @@ import { startDemoModel } from '../src/runtime/demo/server.js';
 import { requestTicket } from '../src/surfaces/control/client.js';
 import { GatewayClient } from '../src/surfaces/client/rpc-client.js';
 import { SqliteLocalStore } from '../src/storage/sqlite/local-store.js';
-import type { NewAdmission } from '../src/storage/local-store.js';
+import type { NewAdmission } from '../src/domain/ports/local-store.js';
 import { SqliteSessionStore } from '../src/storage/sqlite/session-store.js';
 import { figure, percentile, type Bench } from './lib.js';
 import { emptyLookups, oneProvider } from '../test/fixtures/launch-fixtures.js';

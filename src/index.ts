@@ -85,7 +85,7 @@ export type { DemoModelOptions, DemoModelServer, RecordedRequest } from './runti
 export { inProcessDemoModel, demoChunks, demoCompletion } from './runtime/demo/model.js';
 export { DEMO_MODEL_ID, DEMO_LABEL } from './runtime/demo/script.js';
 export * from './domain/session/lifecycle.js';
-export type * from './storage/session-store.js';
+export type * from './domain/ports/session-store.js';
 export { SqliteSessionStore } from './storage/sqlite/session-store.js';
 export {
   openDatabase,
@@ -118,8 +118,8 @@ export {
   recoveredReplyText,
   STUCK_LOOP_RESTARTS,
 } from './domain/messaging/recovery.js';
-export type * from './storage/delivery-ledger.js';
-export { targetOfOrigin } from './storage/delivery-ledger.js';
+export type * from './domain/ports/delivery-ledger.js';
+export { targetOfOrigin } from './domain/ports/delivery-ledger.js';
 export { SqliteDeliveryLedger } from './storage/sqlite/delivery-ledger.js';
 export {
   MessagingGateway,
@@ -129,6 +129,7 @@ export {
 export type { MessagingEvents } from './domain/messaging/events.js';
 export {
   PlatformRegistry,
+  PlatformSetupError,
   builtinPlatforms,
   type AdapterFactory,
   type PlatformConfig,

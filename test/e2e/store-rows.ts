@@ -8,7 +8,7 @@ import pg from 'pg';
 import { sqliteRows, type RawRows } from '../../scripts/torture/tamper.js';
 import type { HomeLayout } from '../../src/daemon/home.js';
 import { PostgresSessionStore } from '../../src/storage/postgres/session-store.js';
-import type { SessionStore } from '../../src/storage/session-store.js';
+import type { SessionStore } from '../../src/domain/ports/session-store.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
 import { testSchemaOf, type Backend } from './gateway-harness.js';
 

@@ -17,8 +17,8 @@ import {
   INBOUND_RETENTION_SECONDS,
   type DeliveryLedger,
   type ReplyRecord,
-} from '../../src/storage/delivery-ledger.js';
-import type { SessionStore } from '../../src/storage/session-store.js';
+} from '../../src/domain/ports/delivery-ledger.js';
+import type { SessionStore } from '../../src/domain/ports/session-store.js';
 import { assistant, user } from './fixtures.js';
 
 export interface LedgerHarness {

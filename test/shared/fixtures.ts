@@ -1,6 +1,6 @@
 /** Fixtures shared by the store behaviour suite and backend-specific tests. */
 import type { SessionSourceFields, TranscriptMessage } from '../../src/domain/vocabulary.js';
-import type { SessionStore } from '../../src/storage/session-store.js';
+import type { SessionStore } from '../../src/domain/ports/session-store.js';
 
 export interface StoreHarness {
   store: SessionStore;

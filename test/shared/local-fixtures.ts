@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { submissionDigest } from '../../src/domain/local/admission.js';
 import { RECEIPT_KIND, type CreationReceipt, type OwnerRef } from '../../src/domain/local/receipt.js';
 import { SessionSource } from '../../src/domain/session/source.js';
-import type { NewAdmission } from '../../src/storage/local-store.js';
+import type { NewAdmission } from '../../src/domain/ports/local-store.js';
 import { SqliteLocalStore } from '../../src/storage/sqlite/local-store.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
 

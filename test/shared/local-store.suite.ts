@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ReceiptGate } from '../../src/domain/local/receipt-gate.js';
 import { localSessionKey, receiptKey, type CreationReceipt } from '../../src/domain/local/receipt.js';
 import { SessionSource } from '../../src/domain/session/source.js';
-import type { LocalSessionStore, StoreFaults } from '../../src/storage/local-store.js';
-import type { SessionStore } from '../../src/storage/session-store.js';
+import type { LocalSessionStore, StoreFaults } from '../../src/domain/ports/local-store.js';
+import type { SessionStore } from '../../src/domain/ports/session-store.js';
 import { OWNER, testAdmission, testReceipt } from './local-fixtures.js';
 
 export interface LocalStoreBackend {

@@ -3,7 +3,7 @@
  * contract only: a channel's cursor is kept per platform, moved by a save, and survives a reopen.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { PlatformCursors } from '../../src/storage/platform-cursors.js';
+import type { PlatformCursors } from '../../src/domain/ports/platform-cursors.js';
 
 export interface CursorsHarness {
   cursors: PlatformCursors;

@@ -7,7 +7,7 @@ import type { SessionSourceFields, TranscriptMessage } from '../../src/domain/vo
 import { assistant, at, source, user, type StoreHarness } from './fixtures.js';
 import { InvalidParamsError, NotFoundError } from '../../src/domain/errors.js';
 import { isSessionId } from '../../src/domain/session/lifecycle.js';
-import type { SessionStore } from '../../src/storage/session-store.js';
+import type { SessionStore } from '../../src/domain/ports/session-store.js';
 
 export { source, type StoreHarness } from './fixtures.js';
 

@@ -21,9 +21,9 @@ import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
-import type { MessagingStores } from '../../storage/messaging-stores.js';
+import type { LocalSessionStore } from '../../domain/ports/local-store.js';
+import type { SessionStore } from '../../domain/ports/session-store.js';
+import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
@@ -45,7 +45,7 @@ import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
 import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
 import { ClusterMember } from '../../domain/cluster/member.js';
-import type { ClusterStore } from '../../storage/cluster-store.js';
+import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {

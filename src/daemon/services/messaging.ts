@@ -19,8 +19,8 @@ import type { AdapterStatus, PlatformAdapter } from '../../domain/messaging/adap
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
-import type { MessagingStores } from '../../storage/messaging-stores.js';
-import type { PlatformCursors } from '../../storage/platform-cursors.js';
+import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { openGatewayStores, type GatewayStores } from './stores.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import type { AgentCache } from '../../domain/agents/agent-cache.js';
@@ -28,9 +28,10 @@ import { MessagingGateway, type PlatformOptions } from '../../domain/messaging/g
 import { clusteredBots } from '../../domain/messaging/cluster-bots.js';
 import type { BotLeases } from '../../domain/cluster/bots.js';
 import type { ClusterMember } from '../../domain/cluster/member.js';
-import type { ClusterStore } from '../../storage/cluster-store.js';
+import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import {
   builtinPlatforms,
+  PlatformSetupError,
   type PlatformConfig,
   type PlatformRegistry,
 } from '../../surfaces/platforms/registry.js';
@@ -262,7 +263,9 @@ function buildAdapters(
       return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors });
     } catch (error) {
       if (error instanceof DaemonError) throw error;
-      throw new DaemonError('service_failed', `${name}: ${oneLine(error)}`, { cause: error });
+      // A factory's own refusal already names its platform.
+      const message = error instanceof PlatformSetupError ? error.message : `${name}: ${oneLine(error)}`;
+      throw new DaemonError('service_failed', message, { cause: error });
     }
   });
 }

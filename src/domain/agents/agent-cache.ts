@@ -12,7 +12,7 @@
  *
  * Decisions (LRU, TTL, pressure, protections) are pure functions in cache-policy.ts.
  */
-import type { StoredMessage, TranscriptTail } from '../../storage/session-store.js';
+import type { StoredMessage, TranscriptTail } from '../ports/session-store.js';
 import { toWireMessage, toWireTool, type WireMessage, type WireTool } from '../../runtime/model/wire.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import {

@@ -19,7 +19,7 @@
  * other, and the next turn fails with `launch_credentials_unavailable` wherever it runs.
  */
 import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
-import type { BotLeaseView, ClusterStore, InstanceView } from '../../storage/cluster-store.js';
+import type { BotLeaseView, ClusterStore, InstanceView } from '../ports/cluster-store.js';
 
 export const WAKE_CHANNEL = 'gatehouse_session_wake';
 export const RESCAN_CHANNEL = 'gatehouse_cluster_rescan';

@@ -3,7 +3,7 @@
  * running turn, which lives in the memory of the instance holding the session's lease. The instance
  * a client called authorizes the call with the caller's principal, then either runs it here (the
  * turn runs here, or no live instance holds the lease) or forwards it to the lease owner: a request
- * row plus a wake-up (storage/control-relay.ts). The owner claims it once, runs it through the same
+ * row plus a wake-up (domain/ports/control-relay.ts). The owner claims it once, runs it through the same
  * code path as a local call (which checks the carried principal again) and writes the answer —
  * a result or a refusal with its data.reason — which the sender hands to its client unchanged.
  * An owner that does not answer within the relay's timeout is `owner_unreachable` (retryable).
@@ -19,7 +19,7 @@ import type {
   ControlNote,
   ControlRelayStore,
   ControlRequestState,
-} from '../../storage/control-relay.js';
+} from '../ports/control-relay.js';
 
 /**
  * The calls the relay carries. `session.prompts` reads the open prompts for a snapshot; the session

@@ -4,7 +4,7 @@
  * after it the access facts (access.ts) cannot change, so they are kept and the store is not read
  * again until the session is released, taken over or retitled.
  */
-import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { accessFacts, requireAccess, type AccessRow } from './access.js';
 import type { ReceiptGate } from './receipt-gate.js';

@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../errors.js';
 import { isOperator, type Principal } from '../auth/principal.js';
-import type { LocalSessionRow } from '../../storage/local-store.js';
+import type { LocalSessionRow } from '../ports/local-store.js';
 import type { OwnerRef } from './receipt.js';
 
 /**

@@ -21,7 +21,7 @@ import type {
   StoredStreamEvent,
   StreamNote,
   StreamSignals,
-} from '../../storage/event-stream.js';
+} from '../ports/event-stream.js';
 import type { ReplayResult } from '../events/event-log.js';
 import type { PublicEvent, SessionHub } from './hub.js';
 

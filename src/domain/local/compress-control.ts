@@ -4,8 +4,8 @@
  * taken with TurnScheduler.exclusive). The work itself is compressLocalSession (compression.ts).
  */
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';

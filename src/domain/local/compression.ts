@@ -14,8 +14,8 @@ import type { CompressOutcome, CompressionReason } from '../../runtime/context/b
 import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import { newSessionId } from '../session/lifecycle.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import { localSessionKey, type CreationReceipt } from './receipt.js';

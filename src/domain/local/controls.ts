@@ -13,7 +13,7 @@
  * `transcript:replaced` event.
  */
 import { randomBytes } from 'node:crypto';
-import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';

@@ -5,7 +5,7 @@
  * the titled session.
  */
 import { randomBytes } from 'node:crypto';
-import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';

@@ -4,7 +4,7 @@
  * viewers on every instance see one numbering. This owns both and nothing else: who may publish or
  * attach is the service's business.
  */
-import type { SharedEventStore, StreamSignals } from '../../storage/event-stream.js';
+import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { ClusterEvents } from './cluster-events.js';
 import type { PublicEvent, SessionHub } from './hub.js';

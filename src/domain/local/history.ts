@@ -6,7 +6,7 @@
  */
 import { isSummaryMessage } from '../../runtime/context/compress.js';
 import type { TranscriptMessage } from '../vocabulary.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { CreationReceipt, LineageStep } from './receipt.js';
 import { systemPromptFor } from './turn-job.js';
 

@@ -5,7 +5,7 @@
  * these operations reach them through the context it gives.
  */
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';

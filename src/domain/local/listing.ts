@@ -6,8 +6,8 @@
  * is read one page at a time. The routing map is walked by its recency index, so the cost follows
  * the page, not the number of sessions.
  */
-import type { LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { SessionEntry } from '../vocabulary.js';
 import { isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';

@@ -11,7 +11,7 @@ import type {
   PendingPrompt,
   PromptBroker,
 } from '../../runtime/approvals/broker.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import { isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { isLocalSessionKey } from './receipt.js';

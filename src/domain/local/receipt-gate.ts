@@ -3,7 +3,7 @@
  * daemon's profile before the session's first use in each epoch, then cached. A receipt that fails
  * pauses the session — logged and announced once, when the pause starts — and nothing of it runs.
  */
-import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
 import { checkLineage, lineageChain } from './lineage.js';
 import {
   checkReceipt,

@@ -6,7 +6,7 @@
  * cluster a session this member took over (SCL-1), recovered exactly as a cold start does, one
  * session at a time (recoverTaken).
  */
-import type { Claimed, LocalSessionStore } from '../../storage/local-store.js';
+import type { Claimed, LocalSessionStore } from '../ports/local-store.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { LocalEvents } from './events.js';
 import type { ReceiptGate } from './receipt-gate.js';

@@ -12,7 +12,7 @@
  */
 import { CheckpointError, type Checkpoint, type CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { PromptHost, TurnEvent } from '../../runtime/types.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { AccessRow } from './access.js';

@@ -23,8 +23,8 @@ import type {
   LocalSessionStore,
   SettleOutcome,
   StoredPrompt,
-} from '../../storage/local-store.js';
-import type { UsageUpdate } from '../../storage/session-store.js';
+} from '../ports/local-store.js';
+import type { UsageUpdate } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
 import { GatewayError } from '../errors.js';

@@ -3,8 +3,8 @@
  * the caller may open — the same rule as `session.list` with the stored scope. Hits of other
  * sessions are dropped before the limit, so a caller learns nothing about what it may not see.
  */
-import type { LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import { isOwner, mayAccess } from './access.js';
 

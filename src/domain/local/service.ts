@@ -8,9 +8,9 @@
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
-import type { SharedEventStore, StreamSignals } from '../../storage/event-stream.js';
-import type { LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
+import type { LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
 import { Semaphore } from '../concurrency/semaphore.js';

@@ -3,8 +3,8 @@
  * LOC-7) — from the store, the receipt gate, the scheduler and the session's hub; views.ts shapes
  * them. The one subtle part is the snapshot's consistency with the live event stream (snapshot()).
  */
-import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../../storage/local-store.js';
-import type { SessionStore, StoredMessage } from '../../storage/session-store.js';
+import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
+import type { SessionStore, StoredMessage } from '../ports/session-store.js';
 import { GatewayError } from '../errors.js';
 import type { AccessRow } from './access.js';
 import type { EventFanOut } from './fan-out.js';

@@ -19,7 +19,7 @@ import type {
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import { guardTools } from '../../runtime/tool-guards.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';

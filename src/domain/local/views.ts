@@ -3,8 +3,8 @@
  * fields, and the answer to a prompt response. Pure: the service gathers the facts, these shape them.
  * Nothing here may carry a receipt's owner binding, an admission's private binding or an api_key.
  */
-import type { AdmissionRow, LocalSessionRow } from '../../storage/local-store.js';
-import type { StoredMessage } from '../../storage/session-store.js';
+import type { AdmissionRow, LocalSessionRow } from '../ports/local-store.js';
+import type { StoredMessage } from '../ports/session-store.js';
 import { GatewayError } from '../errors.js';
 import type { AccessRow } from './access.js';
 import type { LaunchPolicy } from './launch-policy.js';

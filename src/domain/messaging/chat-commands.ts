@@ -8,7 +8,7 @@ import type { InboundRef, MessageEvent } from './adapter.js';
 import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import { NotFoundError } from '../errors.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { RunningTurn } from './turn-types.js';
 
 /**

@@ -8,8 +8,8 @@
 import { BotLeases, ConfirmationLatch, botLeaseName, type BotTake } from '../cluster/bots.js';
 import type { ClusterMember, MemberLog } from '../cluster/member.js';
 import type { PlatformAdapter } from './adapter.js';
-import type { ClusterStore } from '../../storage/cluster-store.js';
-import type { MessagingStores } from '../../storage/messaging-stores.js';
+import type { ClusterStore } from '../ports/cluster-store.js';
+import type { MessagingStores } from '../ports/messaging-stores.js';
 import type { MessagingGateway } from './gateway.js';
 
 /** Sent when an instance released its bots' leases (payload: its epoch): the others take them now. */

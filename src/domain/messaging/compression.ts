@@ -14,7 +14,7 @@ import { prepareCompression, type CompressionSettings } from '../../runtime/cont
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { TranscriptMessage } from '../vocabulary.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { MessagingEvents } from './events.js';
 
 export interface PlatformCompressionDeps {

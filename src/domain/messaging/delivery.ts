@@ -21,7 +21,7 @@
 import type { PlatformAdapter } from './adapter.js';
 import { isGatewayNotice, recoveredReplyText } from './recovery.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
-import type { Delivery, DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { Delivery, DeliveryLedger } from '../ports/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
 
 export type RetryMode = 'held' | 'on' | 'off';

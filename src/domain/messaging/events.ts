@@ -1,6 +1,6 @@
 /** The messaging gateway's typed lifecycle events: logs, metrics and tests wait on these. */
 import type { AdapterStatus } from './adapter.js';
-import type { MessagingRecoveryReport, Delivery } from '../../storage/delivery-ledger.js';
+import type { MessagingRecoveryReport, Delivery } from '../ports/delivery-ledger.js';
 import type { TurnOutcome } from '../../runtime/types.js';
 import type { ResumeStep } from '../session/step-resume.js';
 

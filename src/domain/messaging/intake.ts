@@ -19,7 +19,7 @@ import type * as queue from './queue.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { buildSessionKey, type SessionKeyOptions } from '../session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { InvalidCommand, Lane } from './chat-commands.js';
 import type { MessagingEvents } from './events.js';
 import type { Lanes } from './lanes.js';

@@ -27,7 +27,7 @@
 import { randomBytes } from 'node:crypto';
 import type { InboundRef, MessageEvent } from './adapter.js';
 import * as queue from './queue.js';
-import type { BacklogItem, DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { BacklogItem, DeliveryLedger } from '../ports/delivery-ledger.js';
 import type { Lane, SavedItem } from './chat-commands.js';
 import { PARKED_KEY } from './parking.js';
 

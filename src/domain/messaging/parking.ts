@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { InboundRef, MessageEvent } from './adapter.js';
-import type { DeliveryLedger } from '../../storage/delivery-ledger.js';
+import type { DeliveryLedger } from '../ports/delivery-ledger.js';
 
 /** The backlog key of parked events: session keys all start with `agent:main:`. */
 export const PARKED_KEY = 'gatehouse:parked';

@@ -6,7 +6,7 @@
  */
 import type { ApprovalResult, MessageEvent, PlatformAdapter } from './adapter.js';
 import type { ApprovalOutcome, TurnEvent } from '../../runtime/types.js';
-import type { PlatformPrompt } from '../../storage/delivery-ledger.js';
+import type { PlatformPrompt } from '../ports/delivery-ledger.js';
 import { typedApprovalText } from './commands.js';
 import type { PendingApproval, RunningTurn, TurnDeps } from './turn-types.js';
 

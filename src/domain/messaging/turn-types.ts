@@ -17,8 +17,8 @@ import type { Platform } from '../vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import type { DeliveryLedger, TurnStepRecord } from '../../storage/delivery-ledger.js';
-import type { SessionStore } from '../../storage/session-store.js';
+import type { DeliveryLedger, TurnStepRecord } from '../ports/delivery-ledger.js';
+import type { SessionStore } from '../ports/session-store.js';
 
 export interface TurnDeps {
   readonly store: SessionStore;

@@ -5,7 +5,7 @@
  */
 import type { CompressionReason } from '../../runtime/context/budget.js';
 import { compressionCooldownMs } from '../../runtime/context/prepare.js';
-import type { CompressionBackoff, SessionStore } from '../../storage/session-store.js';
+import type { CompressionBackoff, SessionStore } from '../ports/session-store.js';
 
 /** Why an automatic compression must wait, or null when it may run now. */
 export async function coolingDown(

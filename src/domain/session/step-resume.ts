@@ -27,8 +27,8 @@
  * that.
  */
 import type { PromptHost, TurnScope } from '../../runtime/types.js';
-import type { DeliveryLedger, TurnStepRecord } from '../../storage/delivery-ledger.js';
-import type { StoredPrompt } from '../../storage/local-store.js';
+import type { DeliveryLedger, TurnStepRecord } from '../ports/delivery-ledger.js';
+import type { StoredPrompt } from '../ports/local-store.js';
 import type { AgentLease } from '../agents/agent-cache.js';
 import type { ToolCall, TranscriptMessage } from '../vocabulary.js';
 

@@ -4,7 +4,13 @@
  * write) plus the one LISTEN connection of notifications.ts.
  */
 import type { LeaseHolder, LeaseKind } from '../../domain/cluster/lease.js';
-import type { BotLeaseView, ClusterStore, HeldLease, InstanceView, TakeResult } from '../cluster-store.js';
+import type {
+  BotLeaseView,
+  ClusterStore,
+  HeldLease,
+  InstanceView,
+  TakeResult,
+} from '../../domain/ports/cluster-store.js';
 import type { PgDatabase } from './database.js';
 import { notify, type PgNotifications } from './notifications.js';
 import * as sessions from './ops/cluster-sessions.js';

@@ -1,5 +1,5 @@
 /** Publishing a compression (SPEC LIN-1) on PostgreSQL, inside the caller's transaction. */
-import type { CompressionPublication } from '../session-store.js';
+import type { CompressionPublication } from '../../domain/ports/session-store.js';
 import type { PgDatabase, Sql } from './database.js';
 import * as compression from './ops/compression.js';
 import { closeSession } from './ops/sessions.js';

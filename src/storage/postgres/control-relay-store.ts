@@ -13,7 +13,7 @@ import {
   type ControlRelayStore,
   type ControlRequestState,
   type NewControlRequest,
-} from '../control-relay.js';
+} from '../../domain/ports/control-relay.js';
 import type { PgDatabase } from './database.js';
 import { notify, type PgNotifications } from './notifications.js';
 import * as ops from './ops/control-requests.js';

@@ -27,11 +27,11 @@ import {
   type ReplyRecord,
   type StoredBacklogItem,
   type TurnEnd,
-} from '../delivery-ledger.js';
-import { eventFromJson, eventToJson, toDelivery } from '../sqlite/delivery-ledger.js';
-import type { TurnMarker, TurnStepRow } from '../sqlite/ops/turn-markers.js';
-import { resumedStepRecords } from '../turn-step-records.js';
-import type { BotFence } from '../cluster-store.js';
+} from '../../domain/ports/delivery-ledger.js';
+import { eventFromJson, eventToJson, toDelivery } from '../rows/deliveries.js';
+import type { TurnMarker, TurnStepRow } from '../rows/turn-markers.js';
+import { resumedStepRecords } from '../rows/turn-step-records.js';
+import type { BotFence } from '../../domain/ports/cluster-store.js';
 import { PgCommitGroup } from './commit-group.js';
 import { checkBotFence } from './ops/leases.js';
 import type { PgDatabase, Sql } from './database.js';

@@ -12,9 +12,19 @@ import {
   ZERO_COUNTERS,
 } from '../../domain/session/lifecycle.js';
 import type { ResumeReason, SessionEntry, SessionSourceFields } from '../../domain/vocabulary.js';
-import type { ListSessionsOptions, SessionAccess, SessionPage, UsageUpdate } from '../session-store.js';
-import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
-import { checkAccessInput, checkLimit, CLEAR_FLAGS, markerIsCurrent } from '../store-rules.js';
+import type {
+  ListSessionsOptions,
+  SessionAccess,
+  SessionPage,
+  UsageUpdate,
+} from '../../domain/ports/session-store.js';
+import { decodeCursor, encodeCursor } from '../rows/cursor.js';
+import {
+  checkAccessInput,
+  checkLimit,
+  CLEAR_FLAGS,
+  markerIsCurrent,
+} from '../../domain/ports/store-rules.js';
 import { newId } from './actions-common.js';
 import type { Sql } from './database.js';
 import * as routes from './ops/routes.js';

@@ -1,5 +1,5 @@
 /**
- * The shared event stream on PostgreSQL (src/storage/event-stream.ts): on a connection of its own,
+ * The shared event stream on PostgreSQL (src/domain/ports/event-stream.ts): on a connection of its own,
  * so the stream of events a running turn publishes never queues behind admissions and settlements
  * on the store's connection. Each append is one transaction for every session in the batch (the
  * caller batches: group commit), with one NOTIFY per session on the schema's channel.
@@ -11,7 +11,7 @@ import type {
   StreamHead,
   StreamRetention,
   StreamRun,
-} from '../event-stream.js';
+} from '../../domain/ports/event-stream.js';
 import { PgDatabase } from './database.js';
 import * as ops from './ops/session-events.js';
 

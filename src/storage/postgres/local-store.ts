@@ -34,9 +34,9 @@ import type {
   StoredPrompt,
   StoreFaults,
   TurnFence,
-} from '../local-store.js';
-import type { LeaseFence } from '../cluster-store.js';
-import type { CompressionPublication } from '../session-store.js';
+} from '../../domain/ports/local-store.js';
+import type { LeaseFence } from '../../domain/ports/cluster-store.js';
+import type { CompressionPublication } from '../../domain/ports/session-store.js';
 import { PgCommitGroup } from './commit-group.js';
 import { publishCompression, RouteMoved } from './compression-actions.js';
 import type { PgDatabase, Sql } from './database.js';

@@ -1,6 +1,6 @@
 /** The catch-up cursors on PostgreSQL, on the session store's connection. */
-import type { BotFence } from '../cluster-store.js';
-import type { PlatformCursors } from '../platform-cursors.js';
+import type { BotFence } from '../../domain/ports/cluster-store.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import type { PgDatabase } from './database.js';
 import { checkBotFence } from './ops/leases.js';
 import { selectCursors, upsertCursor } from './ops/platform-cursors.js';

@@ -13,7 +13,7 @@ import type {
   SessionStore,
   TranscriptPageOptions,
   UsageUpdate,
-} from '../session-store.js';
+} from '../../domain/ports/session-store.js';
 import { PgCommitGroup } from './commit-group.js';
 import * as compressions from './compression-actions.js';
 import { PgDatabase, type PgOpenOptions } from './database.js';

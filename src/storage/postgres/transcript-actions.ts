@@ -14,8 +14,8 @@ import type {
   TranscriptPage,
   TranscriptPageOptions,
   TranscriptTail,
-} from '../session-store.js';
-import { checkLimit, validateMessages } from '../store-rules.js';
+} from '../../domain/ports/session-store.js';
+import { checkLimit, validateMessages } from '../../domain/ports/store-rules.js';
 
 export { validateMessages };
 import { requireSession } from './actions-common.js';

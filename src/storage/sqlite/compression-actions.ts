@@ -2,7 +2,7 @@
  * Publishing a compression (SPEC LIN-1) on SQLite, for chat-platform sessions (SessionStore) and
  * local sessions (LocalSessionStore, which adds the receipt to the same transaction).
  */
-import type { CompressionBackoff, CompressionPublication } from '../session-store.js';
+import type { CompressionBackoff, CompressionPublication } from '../../domain/ports/session-store.js';
 import { tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';

@@ -14,10 +14,9 @@ import {
   suspendedNotice,
   type MarkerFact,
 } from '../../domain/messaging/recovery.js';
-import type { InboundRef, MessageEvent } from '../../domain/messaging/adapter.js';
+import type { InboundRef } from '../../domain/messaging/adapter.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { SessionSource } from '../../domain/session/source.js';
 import {
   INBOUND_RETENTION_SECONDS,
   type BacklogState,
@@ -30,7 +29,7 @@ import {
   type ReplyRecord,
   type StoredBacklogItem,
   type TurnEnd,
-} from '../delivery-ledger.js';
+} from '../../domain/ports/delivery-ledger.js';
 import { tx } from './actions-common.js';
 import { CommitGroup } from './commit-group.js';
 import type { SqliteDatabase } from './database.js';
@@ -42,48 +41,11 @@ import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import * as markers from './ops/turn-markers.js';
-import { resumedStepRecords } from '../turn-step-records.js';
+import { eventFromJson, eventToJson, toDelivery } from '../rows/deliveries.js';
+import type { TurnMarker } from '../rows/turn-markers.js';
+import { resumedStepRecords } from '../rows/turn-step-records.js';
 
 const CLEAN_SHUTDOWN = 'clean_shutdown';
-
-export function toDelivery(row: ledger.DeliveryRow): Delivery {
-  return {
-    delivery_id: row.delivery_id,
-    turn_id: row.turn_id,
-    session_key: row.session_key,
-    session_id: row.session_id,
-    target: {
-      platform: row.platform,
-      chat_id: row.chat_id,
-      thread_id: row.thread_id,
-      reply_to: row.reply_to,
-    },
-    text: row.text,
-    silent: row.silent,
-    recovered: row.recovered,
-    recorded_at: row.recorded_at,
-    delivered_at: row.delivered_at,
-  };
-}
-
-export function eventToJson(event: MessageEvent): string {
-  return JSON.stringify({
-    source: event.source.toJSON(),
-    text: event.text,
-    internal: event.internal,
-    received_at: event.received_at,
-  });
-}
-
-export function eventFromJson(text: string): MessageEvent {
-  const raw = JSON.parse(text) as { source: unknown; text: string; internal: boolean; received_at: string };
-  return {
-    source: SessionSource.fromJSON(raw.source),
-    text: raw.text,
-    internal: raw.internal,
-    received_at: raw.received_at,
-  };
-}
 
 function settle<T>(fn: () => T): Promise<T> {
   try {
@@ -374,7 +336,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
    * message of the transcript (stored by the runner, the process died before the ledger write).
    * The latter is put on the ledger here, flagged recovered, so the sweep delivers it once.
    */
-  private adoptPersistedReply(marker: markers.TurnMarker, now: Date): boolean {
+  private adoptPersistedReply(marker: TurnMarker, now: Date): boolean {
     // Epoch seconds narrow the search; milliseconds decide, so a reply of the previous turn recorded
     // in the same second as this marker is not mistaken for this turn's.
     const startMs =

@@ -11,10 +11,20 @@ import {
   ZERO_COUNTERS,
 } from '../../domain/session/lifecycle.js';
 import type { ResumeReason, SessionEntry, SessionSourceFields } from '../../domain/vocabulary.js';
-import type { ListSessionsOptions, SessionAccess, SessionPage, UsageUpdate } from '../session-store.js';
-import { checkAccessInput, checkLimit, CLEAR_FLAGS, markerIsCurrent } from '../store-rules.js';
+import type {
+  ListSessionsOptions,
+  SessionAccess,
+  SessionPage,
+  UsageUpdate,
+} from '../../domain/ports/session-store.js';
+import {
+  checkAccessInput,
+  checkLimit,
+  CLEAR_FLAGS,
+  markerIsCurrent,
+} from '../../domain/ports/store-rules.js';
 import { newId, tx } from './actions-common.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor } from '../rows/cursor.js';
 import type { SqliteDatabase } from './database.js';
 import * as routes from './ops/routes.js';
 import * as sessions from './ops/sessions.js';

@@ -34,8 +34,8 @@ import type {
   StoredPrompt,
   StoreFaults,
   TurnFence,
-} from '../local-store.js';
-import type { CompressionPublication } from '../session-store.js';
+} from '../../domain/ports/local-store.js';
+import type { CompressionPublication } from '../../domain/ports/session-store.js';
 import type { LineageFacts } from '../../domain/local/lineage.js';
 import { tx } from './actions-common.js';
 import { publishCompression } from './compression-actions.js';
@@ -50,7 +50,7 @@ import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
-export type { StoreFaults } from '../local-store.js';
+export type { StoreFaults } from '../../domain/ports/local-store.js';
 
 /**
  * Runs a synchronous store operation and answers with a promise, as the contract asks. It runs at

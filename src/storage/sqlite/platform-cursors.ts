@@ -1,6 +1,6 @@
 /** The catch-up cursors on SQLite, on the session store's connection. */
 import type Database from 'better-sqlite3';
-import type { PlatformCursors } from '../platform-cursors.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { selectCursors, upsertCursor } from './ops/platform-cursors.js';
 
 export class SqlitePlatformCursors implements PlatformCursors {

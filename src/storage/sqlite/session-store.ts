@@ -12,7 +12,7 @@ import type {
   SessionStore,
   TranscriptPageOptions,
   UsageUpdate,
-} from '../session-store.js';
+} from '../../domain/ports/session-store.js';
 import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';

@@ -14,8 +14,8 @@ import type {
   TranscriptTail,
   TranscriptPage,
   TranscriptPageOptions,
-} from '../session-store.js';
-import { checkLimit, validateMessages } from '../store-rules.js';
+} from '../../domain/ports/session-store.js';
+import { checkLimit, validateMessages } from '../../domain/ports/store-rules.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { atSynchronousNormal } from './statements.js';

@@ -9,12 +9,21 @@
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
-import type { PlatformCursors } from '../../storage/platform-cursors.js';
+import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { discordFromConfig } from './discord/factory.js';
 import { slackFromConfig } from './slack/factory.js';
 import { telegramFromConfig } from './telegram/factory.js';
 
 export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter;
+
+/**
+ * A factory's refusal to build its adapter: a secret its section names is not set, or holds the
+ * wrong kind of value. The message names the platform and the key; the daemon fails its start with
+ * it as it is.
+ */
+export class PlatformSetupError extends Error {
+  override readonly name = 'PlatformSetupError';
+}
 
 /** What the daemon hands a platform's factory. */
 export interface PlatformConfig {

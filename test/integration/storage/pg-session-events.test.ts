@@ -9,7 +9,7 @@ import { ClusterEvents } from '../../../src/domain/local/cluster-events.js';
 import type { PublicEvent, Viewer } from '../../../src/domain/local/hub.js';
 import { SessionHubs } from '../../../src/domain/local/hubs.js';
 import { makePrincipal } from '../../../src/domain/auth/principal.js';
-import type { SharedEventStore, StreamNote, StreamSignals } from '../../../src/storage/event-stream.js';
+import type { SharedEventStore, StreamNote, StreamSignals } from '../../../src/domain/ports/event-stream.js';
 import { PgEventStream } from '../../../src/storage/postgres/event-stream.js';
 import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
 import { createTestSchema, inSchema, type TestSchema } from '../../shared/postgres.js';

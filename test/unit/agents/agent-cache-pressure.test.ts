@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentCache, type TranscriptSource } from '../../../src/domain/agents/agent-cache.js';
 import { DEFAULT_LIMITS, type MemoryReading } from '../../../src/domain/agents/cache-policy.js';
-import type { StoredMessage } from '../../../src/storage/session-store.js';
+import type { StoredMessage } from '../../../src/domain/ports/session-store.js';
 
 /** Every session holds 50 messages of 10,000 characters (about 1 MB of estimate each). */
 const source: TranscriptSource = {

@@ -1,6 +1,6 @@
-/** The relay's wake-up payloads (storage/control-relay.ts): what one instance writes, another reads. */
+/** The relay's wake-up payloads (domain/ports/control-relay.ts): what one instance writes, another reads. */
 import { describe, expect, it } from 'vitest';
-import { formatControlNote, parseControlNote } from '../../../src/storage/control-relay.js';
+import { formatControlNote, parseControlNote } from '../../../src/domain/ports/control-relay.js';
 
 describe('control relay notes', () => {
   it('reads back what it writes', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentCache } from '../../../src/domain/agents/agent-cache.js';
 import { DEFAULT_LIMITS } from '../../../src/domain/agents/cache-policy.js';
 import { Housekeeping, PRUNE_INTERVAL_MS } from '../../../src/daemon/housekeeping.js';
-import type { SessionStore } from '../../../src/storage/session-store.js';
+import type { SessionStore } from '../../../src/domain/ports/session-store.js';
 
 /** A housekeeping watcher whose prune step records each call; nothing else is under test here. */
 function watcher(maxAgeDays: number) {

@@ -6,7 +6,7 @@ import {
   type TurnJob,
   type TurnJobResult,
 } from '../../../src/domain/local/scheduler.js';
-import type { LocalSessionStore } from '../../../src/storage/local-store.js';
+import type { LocalSessionStore } from '../../../src/domain/ports/local-store.js';
 import type { SqliteLocalStore } from '../../../src/storage/sqlite/local-store.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { openLocalStore, testAdmission as admission } from '../../shared/local-fixtures.js';

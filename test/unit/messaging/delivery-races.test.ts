@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TypedEmitter } from '../../../src/domain/events/typed-emitter.js';
 import type { OutboundOptions, SentMessage } from '../../../src/domain/messaging/adapter.js';
-import type { Delivery } from '../../../src/storage/delivery-ledger.js';
+import type { Delivery } from '../../../src/domain/ports/delivery-ledger.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { Deliverer } from '../../../src/domain/messaging/delivery.js';

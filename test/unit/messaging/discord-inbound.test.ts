@@ -13,7 +13,7 @@ import {
   slashCommandsBody,
   commandText,
 } from '../../../src/surfaces/platforms/discord/commands.js';
-import type { PlatformCursors } from '../../../src/storage/platform-cursors.js';
+import type { PlatformCursors } from '../../../src/domain/ports/platform-cursors.js';
 import { BOT_ID, startDiscordStandIn, type DiscordStandIn } from '../../fixtures/discord-standin.js';
 
 const ANN = { id: '302', username: 'ann', global_name: 'Ann' };

@@ -8,8 +8,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { NotConfirmable } from '../../../src/domain/messaging/adapter.js';
 import { DEMO_LABEL } from '../../../src/runtime/demo/script.js';
-import { BotLeaseLost } from '../../../src/storage/cluster-store.js';
-import type { DeliveryLedger } from '../../../src/storage/delivery-ledger.js';
+import { BotLeaseLost } from '../../../src/domain/ports/cluster-store.js';
+import type { DeliveryLedger } from '../../../src/domain/ports/delivery-ledger.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';
 import { resumedNotice } from '../../../src/domain/messaging/turn.js';

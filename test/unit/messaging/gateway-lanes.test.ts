@@ -8,7 +8,7 @@ import { inProcessDemoModel } from '../../../src/runtime/demo/model.js';
 import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
 import type { ChatModel, ChatRequest, ChatResult } from '../../../src/runtime/model/client.js';
 import { ModelError } from '../../../src/runtime/model/errors.js';
-import type { SessionStore } from '../../../src/storage/session-store.js';
+import type { SessionStore } from '../../../src/domain/ports/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';

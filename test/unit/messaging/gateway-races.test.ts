@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { DemoModelServer } from '../../../src/runtime/demo/server.js';
-import type { SessionStore } from '../../../src/storage/session-store.js';
+import type { SessionStore } from '../../../src/domain/ports/session-store.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import type { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import type { MessagingGateway } from '../../../src/domain/messaging/gateway.js';

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../../src/domain/errors.js';
 import { inboundRefOf, type InboundRef } from '../../../src/domain/messaging/adapter.js';
 import { SessionSource } from '../../../src/domain/session/source.js';
-import { INBOUND_RETENTION_SECONDS } from '../../../src/storage/delivery-ledger.js';
+import { INBOUND_RETENTION_SECONDS } from '../../../src/domain/ports/delivery-ledger.js';
 import { SqliteDeliveryLedger } from '../../../src/storage/sqlite/delivery-ledger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { ALICE, createHarness, dmWith, type Harness } from '../../fixtures/messaging-harness.js';

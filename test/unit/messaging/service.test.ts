@@ -85,6 +85,17 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
     );
   });
 
+  it("fails the start with a factory's refusal as service_failed, its message naming the platform once", async () => {
+    standIn = await startTelegramStandIn();
+    const missing = messagingService({ env: {} });
+    await expect(missing.start(context('platforms:\n  telegram: {}\n'))).rejects.toMatchObject({
+      name: 'DaemonError',
+      code: 'service_failed',
+      message:
+        'telegram: the environment variable TELEGRAM_BOT_TOKEN (platforms.telegram.token_env) holding the bot token is not set',
+    });
+  });
+
   it('refuses a bad platforms.telegram key with its path', () => {
     expect(() => context('platforms:\n  telegram:\n    allowed_user_ids: [alice]\n')).toThrow(
       /platforms\.telegram\.allowed_user_ids/,

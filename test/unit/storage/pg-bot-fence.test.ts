@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseHolder } from '../../../src/domain/cluster/lease.js';
-import { BotLeaseLost } from '../../../src/storage/cluster-store.js';
+import { BotLeaseLost } from '../../../src/domain/ports/cluster-store.js';
 import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
 import { PostgresDeliveryLedger } from '../../../src/storage/postgres/delivery-ledger.js';
 import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';

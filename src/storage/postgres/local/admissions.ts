@@ -5,10 +5,10 @@ import type {
   SettleOutcome,
   StoredPrompt,
   TurnFence,
-} from '../../local-store.js';
-import { admissionFromRow, type AdmissionDbRow } from '../../sqlite/local/admissions.js';
+} from '../../../domain/ports/local-store.js';
+import { admissionFromRow, type AdmissionDbRow } from '../../rows/admissions.js';
 import type { Sql } from '../database.js';
-import { queuedAdmission } from '../../local-transitions.js';
+import { queuedAdmission } from '../../../domain/local/transitions.js';
 
 /**
  * Inserts a queued admission; null when the session does not exist or the same submitter already

@@ -1,7 +1,7 @@
 /** Local sessions and their private creation receipts on PostgreSQL (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../local-store.js';
-import { localSessionFromRow, type LocalSessionDbRow } from '../../sqlite/local/creations.js';
+import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
+import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import type { Sql } from '../database.js';
 
 const one = async (row: Promise<LocalSessionDbRow | null>) => {

@@ -1,5 +1,5 @@
 /** Storage operations on the inbound backlog on PostgreSQL: events waiting in a session key's queue. */
-import type { BacklogRow } from '../../sqlite/ops/backlog.js';
+import type { BacklogRow } from '../../rows/backlog.js';
 import type { Sql } from '../database.js';
 
 /** Makes `items` the key's backlog, in order, after the row `keep`, which stays where it is. */

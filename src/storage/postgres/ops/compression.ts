@@ -1,5 +1,5 @@
 /** Storage operations of context compression (LIN-1) on PostgreSQL: the child transcript, its link, the backoff. */
-import type { CompressionBackoff } from '../../session-store.js';
+import type { CompressionBackoff } from '../../../domain/ports/session-store.js';
 import type { Sql } from '../database.js';
 
 export async function insertChildSession(

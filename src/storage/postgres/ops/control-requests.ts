@@ -1,6 +1,10 @@
-/** The control relay's statements (migration 017; src/storage/control-relay.ts). */
+/** The control relay's statements (migration 017; src/domain/ports/control-relay.ts). */
 import type { LeaseHolder } from '../../../domain/cluster/lease.js';
-import type { ClaimedControlRequest, ControlRequestState, NewControlRequest } from '../../control-relay.js';
+import type {
+  ClaimedControlRequest,
+  ControlRequestState,
+  NewControlRequest,
+} from '../../../domain/ports/control-relay.js';
 import type { Sql } from '../database.js';
 
 export async function sessionOwner(sql: Sql, logicalId: string): Promise<LeaseHolder | null> {

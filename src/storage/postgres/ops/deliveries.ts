@@ -1,5 +1,5 @@
 /** Storage operations on the delivery ledger, messaging state facts and restart streaks, on PostgreSQL. */
-import { fromRaw, type DeliveryRow, type NewDelivery, type RawRow } from '../../sqlite/ops/deliveries.js';
+import { fromRaw, type DeliveryRow, type NewDelivery, type RawRow } from '../../rows/deliveries.js';
 import type { Sql } from '../database.js';
 
 /** Inserts an obligation; a second record for the same turn is ignored. Returns the row's id. */

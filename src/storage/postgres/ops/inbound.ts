@@ -1,6 +1,6 @@
 /** Storage operations on the inbound ledger on PostgreSQL: platform messages already taken. */
 import type { InboundRef } from '../../../domain/messaging/adapter.js';
-import type { InboundOutcome } from '../../delivery-ledger.js';
+import type { InboundOutcome } from '../../../domain/ports/delivery-ledger.js';
 import type { Sql } from '../database.js';
 
 export async function insertTaken(

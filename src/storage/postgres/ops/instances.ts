@@ -1,6 +1,6 @@
 /** The instances of a cluster on PostgreSQL (SCL-1): one row per instance and authority epoch. */
 import type { LeaseHolder } from '../../../domain/cluster/lease.js';
-import type { BotLeaseView, InstanceView } from '../../cluster-store.js';
+import type { BotLeaseView, InstanceView } from '../../../domain/ports/cluster-store.js';
 import type { Sql } from '../database.js';
 
 export async function registerInstance(sql: Sql, me: LeaseHolder, name: string | null): Promise<void> {

@@ -10,7 +10,12 @@ import {
   type LeaseHolder,
   type LeaseKind,
 } from '../../../domain/cluster/lease.js';
-import { BotLeaseLost, type BotFence, type HeldLease, type TakeResult } from '../../cluster-store.js';
+import {
+  BotLeaseLost,
+  type BotFence,
+  type HeldLease,
+  type TakeResult,
+} from '../../../domain/ports/cluster-store.js';
 import type { Sql } from '../database.js';
 
 const EXPIRES = `now() + make_interval(secs => $LEASE)`;

@@ -1,7 +1,7 @@
 /** Storage operations on canonical transcript messages on PostgreSQL. Messages are soft-deleted, never erased. */
 import type { TranscriptMessage } from '../../../domain/vocabulary.js';
-import type { StoredMessage } from '../../session-store.js';
-import { extraJson, messageFromRow, type MessageRow } from '../../sqlite/ops/messages.js';
+import type { StoredMessage } from '../../../domain/ports/session-store.js';
+import { extraJson, messageFromRow, type MessageRow } from '../../rows/messages.js';
 import type { Sql } from '../database.js';
 
 const COLUMNS = 'id, session_id, role, content, extra_json, created_at';

@@ -1,8 +1,8 @@
-/** Storage operations on the routing map (STO-3) on PostgreSQL; rows map as on SQLite (route-row.ts). */
+/** Storage operations on the routing map (STO-3) on PostgreSQL; rows map as on SQLite (rows/route-row.ts). */
 import { localSessionKey } from '../../../domain/local/receipt.js';
 import type { SessionEntry } from '../../../domain/vocabulary.js';
-import type { UsageUpdate } from '../../session-store.js';
-import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from '../../sqlite/ops/route-row.js';
+import type { UsageUpdate } from '../../../domain/ports/session-store.js';
+import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from '../../rows/route-row.js';
 import type { Sql } from '../database.js';
 
 export async function readRoute(sql: Sql, sessionKey: string): Promise<SessionEntry | null> {

@@ -5,7 +5,7 @@
  * As on SQLite it catches up — every message above `indexed_through`, in one statement — shortly
  * after writes and always before a search.
  */
-import type { SearchHit } from '../../session-store.js';
+import type { SearchHit } from '../../../domain/ports/session-store.js';
 import type { TranscriptMessage } from '../../../domain/vocabulary.js';
 import type { Sql } from '../database.js';
 import { DOCUMENT_SQL, snippet, type TsQuery } from '../search-query.js';

@@ -1,11 +1,11 @@
-/** The shared event stream's statements (migration 016; src/storage/event-stream.ts). */
+/** The shared event stream's statements (migration 016; src/domain/ports/event-stream.ts). */
 import type {
   AppendedRun,
   StoredStreamEvent,
   StreamHead,
   StreamRetention,
   StreamRun,
-} from '../../event-stream.js';
+} from '../../../domain/ports/event-stream.js';
 import type { Sql } from '../database.js';
 
 const HEAD = `SELECT s.epoch, s.last_seq,

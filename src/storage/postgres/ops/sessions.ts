@@ -1,6 +1,6 @@
 /** Storage operations on physical sessions on PostgreSQL. Rows are closed, never deleted. */
 import type { SessionSourceFields } from '../../../domain/vocabulary.js';
-import type { LineageRow, SessionRow } from '../../sqlite/ops/sessions.js';
+import type { LineageRow, SessionRow } from '../../rows/sessions.js';
 import type { Sql } from '../database.js';
 
 export async function insertSession(

@@ -1,5 +1,5 @@
 /** In-flight turn markers on PostgreSQL: set when a turn starts, cleared when its reply is durable. */
-import type { TurnMarker, TurnStepRow } from '../../sqlite/ops/turn-markers.js';
+import type { TurnMarker, TurnStepRow } from '../../rows/turn-markers.js';
 import type { Sql } from '../database.js';
 
 export async function putTurnMarker(

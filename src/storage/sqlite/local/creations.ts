@@ -1,38 +1,9 @@
 /** Local sessions and their private creation receipts (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../local-store.js';
+import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
 import type { SqliteDatabase } from '../database.js';
+import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import { statement } from '../statements.js';
-
-/** A local_sessions row as both backends read it. */
-export interface LocalSessionDbRow {
-  logical_id: string;
-  profile: string;
-  owner_subject: string;
-  owner_provider: string;
-  request_id: string | null;
-  source: string;
-  title: string | null;
-  hidden: number;
-  generation: number;
-  created_at: string;
-  paused_reason: string | null;
-}
-
-export function localSessionFromRow(row: LocalSessionDbRow): LocalSessionRow {
-  return {
-    logical_id: row.logical_id,
-    profile: row.profile,
-    owner: { subject: row.owner_subject, provider: row.owner_provider },
-    request_id: row.request_id,
-    source: row.source,
-    title: row.title,
-    hidden: row.hidden === 1,
-    generation: row.generation,
-    created_at: row.created_at,
-    paused_reason: row.paused_reason,
-  };
-}
 
 export function insertLocalSession(
   db: SqliteDatabase,

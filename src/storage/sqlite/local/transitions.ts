@@ -12,13 +12,13 @@ import type {
   ResetResult,
   RetryResult,
   RewindCommit,
-} from '../../local-store.js';
+} from '../../../domain/ports/local-store.js';
 import {
   receiptAfterReset,
   repeatedRewind,
   resetDecision,
   type StoredReceipt,
-} from '../../local-transitions.js';
+} from '../../../domain/local/transitions.js';
 import type { SqliteDatabase } from '../database.js';
 import { resetInTransaction } from '../entry-actions.js';
 import { findRewindByRequest } from '../ops/messages.js';

@@ -1,18 +1,9 @@
 /** Storage operations on the inbound backlog: events waiting in a session key's queue (migration 005). */
 import type Database from 'better-sqlite3';
-import type { QueuedKind } from '../../../domain/messaging/queue.js';
+import type { BacklogRow } from '../../rows/backlog.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
-
-export interface BacklogRow {
-  item_id: string;
-  session_key: string;
-  position: number;
-  kind: QueuedKind;
-  /** The MessageEvent as JSON. */
-  event: string;
-}
 
 /**
  * Makes `items` the key's backlog, in order, after the row `keep` (the event whose turn is starting

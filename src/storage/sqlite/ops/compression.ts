@@ -1,6 +1,6 @@
 /** Storage operations of context compression (LIN-1): the child transcript, its link, the backoff. */
 import type Database from 'better-sqlite3';
-import type { CompressionBackoff } from '../../session-store.js';
+import type { CompressionBackoff } from '../../../domain/ports/session-store.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;

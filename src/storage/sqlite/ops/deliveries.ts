@@ -1,39 +1,9 @@
 /** Storage operations on the delivery ledger, the messaging state facts and the restart streaks. */
 import type Database from 'better-sqlite3';
+import { fromRaw, type DeliveryRow, type NewDelivery, type RawRow } from '../../rows/deliveries.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
-
-export interface DeliveryRow {
-  delivery_id: number;
-  turn_id: string;
-  session_key: string;
-  session_id: string;
-  platform: string;
-  chat_id: string;
-  thread_id: string | null;
-  reply_to: string | null;
-  text: string;
-  silent: boolean;
-  recovered: boolean;
-  recorded_at: string;
-  recorded_at_epoch: number;
-  delivered_at: string | null;
-}
-
-export type NewDelivery = Omit<
-  DeliveryRow,
-  'delivery_id' | 'recorded_at' | 'recorded_at_epoch' | 'delivered_at' | 'recovered'
->;
-
-export interface RawRow extends Omit<DeliveryRow, 'silent' | 'recovered'> {
-  silent: number;
-  recovered: number;
-}
-
-export function fromRaw(row: RawRow): DeliveryRow {
-  return { ...row, silent: row.silent === 1, recovered: row.recovered === 1 };
-}
 
 /** Inserts an obligation; a second record for the same turn is ignored. Returns the row's id. */
 export function insertDelivery(db: Db, row: NewDelivery, at: Date): number {

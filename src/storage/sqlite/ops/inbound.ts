@@ -1,7 +1,7 @@
 /** Storage operations on the inbound ledger: platform messages already taken (migrations 004, 005). */
 import type Database from 'better-sqlite3';
 import type { InboundRef } from '../../../domain/messaging/adapter.js';
-import type { InboundOutcome } from '../../delivery-ledger.js';
+import type { InboundOutcome } from '../../../domain/ports/delivery-ledger.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;

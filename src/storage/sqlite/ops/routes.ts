@@ -1,10 +1,10 @@
 /** Storage operations on the routing map (STO-3). Each takes the database handle and holds its SQL. */
 import type Database from 'better-sqlite3';
 import type { SessionEntry } from '../../../domain/vocabulary.js';
-import type { UsageUpdate } from '../../session-store.js';
+import type { UsageUpdate } from '../../../domain/ports/session-store.js';
 import { localSessionKey } from '../../../domain/local/receipt.js';
 import { statement } from '../statements.js';
-import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from './route-row.js';
+import { entryFromRow, rowFromEntry, ROUTE_COLUMNS, type RouteRow } from '../../rows/route-row.js';
 
 type Db = Database.Database;
 

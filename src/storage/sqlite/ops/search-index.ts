@@ -10,7 +10,7 @@
  */
 import Database from 'better-sqlite3';
 import { InvalidParamsError } from '../../../domain/errors.js';
-import type { SearchHit } from '../../session-store.js';
+import type { SearchHit } from '../../../domain/ports/session-store.js';
 import { savepoint, statement } from '../statements.js';
 
 type Db = Database.Database;

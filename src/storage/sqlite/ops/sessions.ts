@@ -1,6 +1,7 @@
 /** Storage operations on physical sessions (one transcript each). Rows are closed, never deleted. */
 import type Database from 'better-sqlite3';
 import type { SessionSourceFields } from '../../../domain/vocabulary.js';
+import type { LineageRow, SessionRow } from '../../rows/sessions.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
@@ -47,14 +48,6 @@ export function reopenSession(db: Db, sessionId: string, sessionKey: string): vo
   ).run(sessionKey, sessionId);
 }
 
-export interface SessionRow {
-  session_id: string;
-  session_key: string;
-  created_at: string;
-  closed_at: string | null;
-  closed_reason: string | null;
-}
-
 export function readSession(db: Db, sessionId: string): SessionRow | null {
   const row = statement(
     db,
@@ -74,19 +67,6 @@ export function sessionHasMessages(db: Db, sessionId: string): boolean {
       sessionId,
     ) !== undefined
   );
-}
-
-/** What recovery reads of one physical session to check a lineage step (LIN-3). */
-export interface LineageRow {
-  session_id: string;
-  session_key: string;
-  created_at: string;
-  closed_at: string | null;
-  closed_reason: string | null;
-  parent_session_id: string | null;
-  lineage_kind: string | null;
-  /** Every session that names this one as its parent. */
-  children: string[];
 }
 
 export function readLineageRow(db: Db, sessionId: string): LineageRow | null {

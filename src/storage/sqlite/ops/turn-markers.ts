@@ -1,5 +1,6 @@
 /** In-flight turn markers: set when a turn starts, cleared when its reply is durable. */
 import type Database from 'better-sqlite3';
+import type { TurnMarker, TurnStepRow } from '../../rows/turn-markers.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
@@ -16,16 +17,6 @@ export function putTurnMarker(
     `INSERT OR REPLACE INTO turn_markers (session_key, session_id, started_at, started_at_epoch, turn_id)
      VALUES (?, ?, ?, ?, ?)`,
   ).run(sessionKey, sessionId, at.toISOString(), Math.floor(at.getTime() / 1000), turnId);
-}
-
-/** The steps a marker records (014); writes are fenced to the marker's turn. */
-export interface TurnStepRow {
-  session_key: string;
-  session_id: string;
-  started_at: string;
-  turn_id: string;
-  tool_started: string | null;
-  prompt_json: string | null;
 }
 
 export function setToolStarted(db: Db, sessionKey: string, turnId: string, callId: string | null): void {
@@ -70,12 +61,6 @@ export function readTurnSteps(db: Db, sessionKey: string): TurnStepRow | null {
 
 export function deleteTurnMarker(db: Db, sessionKey: string): void {
   statement(db, 'DELETE FROM turn_markers WHERE session_key = ?').run(sessionKey);
-}
-
-export interface TurnMarker {
-  session_key: string;
-  session_id: string;
-  started_at_epoch: number;
 }
 
 export function listTurnMarkers(db: Db): TurnMarker[] {

@@ -33,7 +33,7 @@ import {
 } from '../../../domain/messaging/adapter.js';
 import { splitMessage } from '../../../domain/messaging/split.js';
 import type { SessionSource } from '../../../domain/session/source.js';
-import type { PlatformCursors } from '../../../storage/platform-cursors.js';
+import type { PlatformCursors } from '../../../domain/ports/platform-cursors.js';
 import { buttonApprovals, toolLine } from '../native-controls.js';
 import { approvalButtons, slashCommandsBody } from './commands.js';
 import { DiscordInbound } from './inbound.js';

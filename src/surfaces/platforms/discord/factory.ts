@@ -1,16 +1,25 @@
 /** The Discord adapter built from its config section (`platforms.discord`), for the registry. */
-import type { DiscordSection } from '../../../daemon/config-platforms.js';
-import { DaemonError } from '../../../daemon/errors.js';
-import type { PlatformConfig } from '../registry.js';
+import { PlatformSetupError, type PlatformConfig } from '../registry.js';
 import { DiscordAdapter } from './adapter.js';
+
+/** The keys of `platforms.discord` this factory reads, as the config schema checked them. */
+export type DiscordSection = {
+  token_env: string;
+  api_root: string;
+  require_mention: boolean;
+  answer_dms: boolean;
+  register_commands: boolean;
+  allowed_user_ids?: string[] | undefined;
+  allowed_role_ids?: string[] | undefined;
+  allowed_channel_ids?: string[] | undefined;
+};
 
 export function discordFromConfig(config: PlatformConfig): DiscordAdapter {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as DiscordSection;
   const token = config.env[section.token_env];
   if (token === undefined || token.trim() === '') {
-    throw new DaemonError(
-      'service_failed',
+    throw new PlatformSetupError(
       `discord: the environment variable ${section.token_env} (platforms.discord.token_env) holding the bot token is not set`,
     );
   }

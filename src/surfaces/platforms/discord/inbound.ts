@@ -4,7 +4,7 @@
  *
  * Redelivery. Discord replays missed events only to a session that RESUMEs; after a crash the
  * adapter IDENTIFYs afresh and the gateway sends nothing that was said meanwhile. So every channel
- * keeps a cursor (storage/platform-cursors.ts): the newest message up to which everything was taken
+ * keeps a cursor (domain/ports/platform-cursors.ts): the newest message up to which everything was taken
  * (ChannelCursor). On every READY (a first connect, or a re-IDENTIFY after an invalid session) the
  * channels with a cursor are read after it over REST, before any live message is handed in; the
  * inbound ledger drops what was taken already. A message handed in but not taken when the process
@@ -22,7 +22,7 @@ import {
 } from 'discord-api-types/v10';
 import type { InboundSink, MessageEvent } from '../../../domain/messaging/adapter.js';
 import type { SessionSource } from '../../../domain/session/source.js';
-import type { PlatformCursors } from '../../../storage/platform-cursors.js';
+import type { PlatformCursors } from '../../../domain/ports/platform-cursors.js';
 import { commandText, parseApprovalClick } from './commands.js';
 import { ChannelCursor, snowflake } from './cursor.js';
 import { channelFactsOf, hasAllowedRole, sourceOf, textForBot, type ChannelFacts } from './source.js';

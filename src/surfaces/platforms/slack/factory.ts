@@ -1,8 +1,17 @@
 /** The Slack adapter built from its config section (`platforms.slack`), for the registry. */
-import type { SlackSection } from '../../../daemon/config-platforms.js';
-import { DaemonError } from '../../../daemon/errors.js';
-import type { PlatformConfig } from '../registry.js';
+import { PlatformSetupError, type PlatformConfig } from '../registry.js';
 import { SlackAdapter } from './adapter.js';
+
+/** The keys of `platforms.slack` this factory reads, as the config schema checked them. */
+export type SlackSection = {
+  bot_token_env: string;
+  app_token_env: string;
+  api_root: string;
+  require_mention: boolean;
+  answer_dms: boolean;
+  allowed_user_ids?: string[] | undefined;
+  allowed_channel_ids?: string[] | undefined;
+};
 
 export function slackFromConfig(config: PlatformConfig): SlackAdapter {
   // The config schema checked this section's keys when the file was loaded.
@@ -10,15 +19,13 @@ export function slackFromConfig(config: PlatformConfig): SlackAdapter {
   const secret = (key: 'bot_token_env' | 'app_token_env', what: string, prefix: string): string => {
     const value = config.env[section[key]]?.trim();
     if (value === undefined || value === '') {
-      throw new DaemonError(
-        'service_failed',
+      throw new PlatformSetupError(
         `slack: the environment variable ${section[key]} (platforms.slack.${key}) holding the ${what} is not set`,
       );
     }
     if (!value.startsWith(prefix)) {
       // A bot token where the app token belongs would be retried for ever by the SDK: said now.
-      throw new DaemonError(
-        'service_failed',
+      throw new PlatformSetupError(
         `slack: ${section[key]} (platforms.slack.${key}) must hold the ${what}, which starts with ${prefix}`,
       );
     }

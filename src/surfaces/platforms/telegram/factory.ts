@@ -1,16 +1,23 @@
 /** The Telegram adapter built from its config section (`platforms.telegram`), for the registry. */
-import type { TelegramSection } from '../../../daemon/config-platforms.js';
-import { DaemonError } from '../../../daemon/errors.js';
-import type { PlatformConfig } from '../registry.js';
+import { PlatformSetupError, type PlatformConfig } from '../registry.js';
 import { TelegramAdapter, type TelegramWebhookOptions } from './adapter.js';
+
+/** The keys of `platforms.telegram` this factory reads, as the config schema checked them. */
+export type TelegramSection = {
+  token_env: string;
+  api_root: string;
+  allowed_user_ids?: string[] | undefined;
+  mode: 'polling' | 'webhook';
+  webhook?: { url: string; secret_token_env: string; host: string; port: number } | undefined;
+  max_attachment_mb: number;
+};
 
 export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as TelegramSection;
   const token = config.env[section.token_env];
   if (token === undefined || token.trim() === '') {
-    throw new DaemonError(
-      'service_failed',
+    throw new PlatformSetupError(
       `telegram: the environment variable ${section.token_env} (platforms.telegram.token_env) holding the bot token is not set`,
     );
   }
@@ -31,14 +38,12 @@ function webhookOf(section: TelegramSection, env: NodeJS.ProcessEnv): TelegramWe
   const webhook = section.webhook!;
   const secret = env[webhook.secret_token_env];
   if (secret === undefined || secret === '') {
-    throw new DaemonError(
-      'service_failed',
+    throw new PlatformSetupError(
       `telegram: the environment variable ${webhook.secret_token_env} (platforms.telegram.webhook.secret_token_env) holding the webhook secret is not set`,
     );
   }
   if (!SECRET_TOKEN.test(secret)) {
-    throw new DaemonError(
-      'service_failed',
+    throw new PlatformSetupError(
       `telegram: the webhook secret in ${webhook.secret_token_env} must be 1 to 256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule); generate one with: openssl rand -hex 32`,
     );
   }

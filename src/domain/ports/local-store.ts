@@ -8,10 +8,10 @@
  * together (from any number of sessions) share one transaction and one log flush, and
  * each promise resolves only after that commit.
  */
-import type { AdmissionState } from '../domain/local/admission.js';
-import type { LineageFacts } from '../domain/local/lineage.js';
-import type { CreationReceipt, OwnerRef } from '../domain/local/receipt.js';
-import type { SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
+import type { AdmissionState } from '../local/admission.js';
+import type { LineageFacts } from '../local/lineage.js';
+import type { CreationReceipt, OwnerRef } from '../local/receipt.js';
+import type { SessionSourceFields, TranscriptMessage } from '../vocabulary.js';
 import type { CompressionPublication, RewindResult, UsageUpdate } from './session-store.js';
 
 /** A local session's public row (the receipt is private and read separately). */

@@ -1,10 +1,5 @@
 /** The routes table row and its mapping to and from SessionEntry (booleans are 0/1, origin is JSON). */
-import type {
-  ChatType,
-  ResumeReason,
-  SessionEntry,
-  SessionSourceFields,
-} from '../../../domain/vocabulary.js';
+import type { ChatType, ResumeReason, SessionEntry, SessionSourceFields } from '../../domain/vocabulary.js';
 
 export interface RouteRow {
   session_key: string;

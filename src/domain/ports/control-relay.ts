@@ -3,7 +3,7 @@
  * writes for the instance holding a session's lease, and their answers. Only PostgreSQL carries it
  * (a cluster needs a shared server); domain/cluster/relay.ts drives it.
  */
-import type { LeaseHolder } from '../domain/cluster/lease.js';
+import type { LeaseHolder } from '../cluster/lease.js';
 
 /** A request as the lease owner claims it. */
 export interface ClaimedControlRequest {

@@ -15,7 +15,7 @@ import type {
   SessionSourceFields,
   TokenUsage,
   TranscriptMessage,
-} from '../domain/vocabulary.js';
+} from '../vocabulary.js';
 
 /** What getOrCreateSession did, so callers can tell the user (e.g. "your session was reset"). */
 export type SessionAccessKind = 'created' | 'replaced' | 'resumed' | 'touched';

@@ -3,7 +3,7 @@
  * hold (generic: kind + name), and the wake-ups between them. Only PostgreSQL carries it (a
  * cluster needs a shared server); the domain (domain/cluster/) drives it.
  */
-import type { LeaseHolder, LeaseKind } from '../domain/cluster/lease.js';
+import type { LeaseHolder, LeaseKind } from '../cluster/lease.js';
 
 /** A lease this instance holds. */
 export interface HeldLease {

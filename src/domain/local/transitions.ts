@@ -4,8 +4,14 @@
  * admission is. SQLite's and PostgreSQL's local/transitions.ts and local/admissions.ts do the I/O
  * around them, each inside its store's transaction.
  */
-import type { CreationReceipt } from '../domain/local/receipt.js';
-import type { AdmissionRow, NewAdmission, NewReset, ResetResult, RewindCommit } from './local-store.js';
+import type { CreationReceipt } from './receipt.js';
+import type {
+  AdmissionRow,
+  NewAdmission,
+  NewReset,
+  ResetResult,
+  RewindCommit,
+} from '../ports/local-store.js';
 
 /** A receipt as stored: fields this code does not know are kept as they are. */
 export type StoredReceipt = CreationReceipt & Record<string, unknown>;

@@ -2,13 +2,13 @@
  * The backend-neutral rules of the store contracts (SessionStore, DeliveryLedger): input checks and
  * small decisions every backend applies the same way before and around its SQL.
  */
-import { InvalidParamsError } from '../domain/errors.js';
+import { InvalidParamsError } from '../errors.js';
 import {
   CHAT_TYPES,
   type SessionEntry,
   type SessionSourceFields,
   type TranscriptMessage,
-} from '../domain/vocabulary.js';
+} from '../vocabulary.js';
 
 /** ENT-2 input: a non-empty key and a known chat type; refused before anything is written. */
 export function checkAccessInput(sessionKey: string, source: SessionSourceFields): void {

@@ -1,6 +1,6 @@
 /** The step records of resumed chat turns (REC-7), from marker rows: shared by both backends. */
-import type { PlatformPrompt, TurnStepRecord } from './delivery-ledger.js';
-import type { TurnStepRow } from './sqlite/ops/turn-markers.js';
+import type { PlatformPrompt, TurnStepRecord } from '../../domain/ports/delivery-ledger.js';
+import type { TurnStepRow } from './turn-markers.js';
 
 /** The record of each resumed key whose marker named its turn, with its restart streak. */
 export function resumedStepRecords(

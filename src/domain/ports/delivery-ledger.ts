@@ -10,9 +10,9 @@
  * a chat command acts on it, so a platform's redelivery after a crash is recognised and never
  * starts a second turn. The backlog keeps what waits in each queue, so a restart loses none of it.
  */
-import type { InboundRef, MessageEvent } from '../domain/messaging/adapter.js';
-import type { QueuedKind } from '../domain/messaging/queue.js';
-import type { Platform, SessionSourceFields, TranscriptMessage } from '../domain/vocabulary.js';
+import type { InboundRef, MessageEvent } from '../messaging/adapter.js';
+import type { QueuedKind } from '../messaging/queue.js';
+import type { Platform, SessionSourceFields, TranscriptMessage } from '../vocabulary.js';
 import type { StoredPrompt } from './local-store.js';
 import type { UsageUpdate } from './session-store.js';
 
