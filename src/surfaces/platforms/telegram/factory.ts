@@ -1,10 +1,13 @@
-/** The Telegram adapter built from its config section (`platforms.telegram`), for the registry. */
+/**
+ * The Telegram adapter built from its config section (`platforms.telegram`), for the registry. The
+ * section's secrets are checked first; the adapter and grammY are loaded only then (registry.ts).
+ */
 import type { TelegramSection } from '../../../daemon/config.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import type { PlatformConfig } from '../registry.js';
-import { TelegramAdapter, type TelegramWebhookOptions } from './adapter.js';
+import type { TelegramAdapter, TelegramWebhookOptions } from './adapter.js';
 
-export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
+export async function telegramFromConfig(config: PlatformConfig): Promise<TelegramAdapter> {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as TelegramSection;
   const token = config.env[section.token_env];
@@ -14,11 +17,13 @@ export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
       `telegram: the environment variable ${section.token_env} (platforms.telegram.token_env) holding the bot token is not set`,
     );
   }
+  const webhook = section.mode === 'webhook' ? webhookOf(section, config.env) : undefined;
+  const { TelegramAdapter } = await import('./adapter.js');
   return new TelegramAdapter({
     token,
     apiRoot: section.api_root,
     ...(section.allowed_user_ids === undefined ? {} : { allowedUserIds: section.allowed_user_ids }),
-    ...(section.mode === 'webhook' ? { webhook: webhookOf(section, config.env) } : {}),
+    ...(webhook === undefined ? {} : { webhook }),
     attachmentsDir: config.attachmentsDir,
     maxAttachmentBytes: Math.floor(section.max_attachment_mb * 1024 * 1024),
   });
