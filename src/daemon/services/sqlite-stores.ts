@@ -1,6 +1,6 @@
 /**
  * The gateway's stores on the profile's SQLite file (`store.kind: sqlite`, the default). Loaded by
- * stores.ts only for a SQLite store, so a daemon on PostgreSQL never loads better-sqlite3.
+ * stores.ts only for a SQLite store.
  */
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';

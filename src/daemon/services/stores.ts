@@ -4,7 +4,7 @@
  * database whose URL is in the environment variable `store.url_env` names. The URL is read from the
  * environment only: it is never written to a file or a log, and errors name the variable instead.
  * Each backend is in a module of its own (sqlite-stores.ts, postgres-stores.ts), loaded only when
- * selected: a daemon on SQLite never loads `pg`, one on PostgreSQL never loads better-sqlite3.
+ * selected: a daemon on SQLite never loads `pg`.
  */
 import type { GatehouseConfig } from '../config.js';
 import { DaemonError } from '../errors.js';
