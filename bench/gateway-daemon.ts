@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { daemonEnvironment } from '../src/daemon/allocator.js';
 import { homeLayout } from '../src/daemon/home.js';
@@ -18,7 +19,11 @@ import { GatewayClient, type Notification } from '../src/surfaces/client/rpc-cli
 import { requestTicket } from '../src/surfaces/control/client.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = path.join(root, 'dist/surfaces/cli/main.js');
+/**
+ * The built CLI the benches run: this checkout's, or the one GATEHOUSE_BENCH_CLI names (another
+ * build, e.g. of main before a change, measured by the same bench in the same run of the machine).
+ */
+export const CLI = process.env['GATEHOUSE_BENCH_CLI'] ?? path.join(root, 'dist/surfaces/cli/main.js');
 export const READY = 'Gatehouse is ready at';
 
 export function tempDir(prefix: string): string {
@@ -134,6 +139,24 @@ export async function startBenchDaemon(
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/** Milliseconds from spawning `node -e ''` to its exit: the floor of any Node process's start. */
+export function nodeSpawnMs(): Promise<number> {
+  const start = performance.now();
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  return new Promise((resolve) => child.once('exit', () => resolve(performance.now() - start)));
+}
+
+/** RSS of an idle bare node process (the floor any Node daemon starts from), in KiB. */
+export async function bareNodeRssKiB(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  await sleep(300);
+  const rss = rssKiB(child.pid!);
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await gone;
+  return rss;
 }
 
 /** VmRSS of a process, in KiB (Linux). */

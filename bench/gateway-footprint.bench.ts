@@ -9,29 +9,17 @@
  *
  * RSS is VmRSS from /proc/<pid>/status (Linux).
  */
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSessions, rssKiB, startBenchDaemon, tempDir } from './gateway-daemon.js';
+import {
+  bareNodeRssKiB,
+  createSessions,
+  nodeSpawnMs,
+  rssKiB,
+  startBenchDaemon,
+  tempDir,
+} from './gateway-daemon.js';
 import { figure, percentile, type Bench } from './lib.js';
-
-function nodeSpawnMs(): Promise<number> {
-  const start = performance.now();
-  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
-  return new Promise((resolve) => child.once('exit', () => resolve(performance.now() - start)));
-}
-
-/** RSS of an idle bare node process (the floor any Node daemon starts from). */
-async function bareNodeRssKiB(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  await sleep(300);
-  const rss = rssKiB(child.pid!);
-  const gone = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await gone;
-  return rss;
-}
 
 const bench: Bench = {
   name: 'gateway-footprint',

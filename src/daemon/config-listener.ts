@@ -59,7 +59,7 @@ export type ListenerSettings = z.output<typeof listenerSchema>;
  * The listener's port when the config names none: fixed, so the dashboard URL is the same after
  * every restart. When another process holds it, the daemon takes a free port and says so.
  */
-export const DEFAULT_PORT = 7423;
+export { DEFAULT_PORT } from './default-port.js';
 
 /** `serve --port/--host` (and `start`): command-line values win over listener.port/host. */
 export function withListenerFlags<

@@ -30,6 +30,14 @@ describe('issue 12 item 13: bench selection', () => {
     expect(runsBench('agent-cache.bench.ts', only)).toBe(false);
   });
 
+  it('`npm run bench -- startup` runs the start-up bench alone, as docs/benchmarks.md shows', async () => {
+    const { default: startup } = await import('../../bench/startup.bench.js');
+    const { only } = parseBenchArgs(['startup']);
+    expect(startup.name).toBe('startup');
+    expect(runsBench('startup.bench.ts', only, startup.onlyWhenNamed)).toBe(true);
+    expect(runsBench('gateway-footprint.bench.ts', only)).toBe(false);
+  });
+
   it('refuses a --minutes that is not a positive number, saying what to give', () => {
     for (const bad of [
       ['soak', '--minutes'],

@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../config.js';
-import type { DaemonService } from '../daemon.js';
+import type { DaemonContext, DaemonService } from '../daemon.js';
 import type { PlatformRegistry } from '../../surfaces/platforms/registry.js';
-import { messagingService } from './messaging.js';
+import type { MessagingServiceOptions } from './messaging.js';
 import { gatewayService, type StoreHolder } from './gateway.js';
 
 /**
@@ -29,7 +29,7 @@ export function defaultServices(
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
     services.push(
-      messagingService({
+      lazyMessagingService({
         stores: () => storeHolder.current,
         runtime: () => storeHolder.runtime ?? null,
         agents: () => storeHolder.agents ?? null,
@@ -41,4 +41,23 @@ export function defaultServices(
     );
   }
   return services;
+}
+
+/**
+ * The messaging gateway, whose engine and platform registry are loaded when it starts: a daemon
+ * with no chat platform never loads them (each platform's SDK is loaded by its own factory, once
+ * its section has passed its checks).
+ */
+function lazyMessagingService(options: MessagingServiceOptions): DaemonService {
+  let service: DaemonService | null = null;
+  return {
+    name: 'messaging gateway',
+    async start(ctx: DaemonContext) {
+      const { messagingService } = await import('./messaging.js');
+      service = messagingService(options);
+      await service.start(ctx);
+    },
+    drain: (deadline) => service?.drain(deadline) ?? Promise.resolve(),
+    stop: () => service?.stop() ?? Promise.resolve(),
+  };
 }

@@ -95,7 +95,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         saveCursor: (platform, channel, id) => stores!.cursors.saveCursor(platform, channel, id),
       };
       const profile = ctx.config.default_profile;
-      const adapters = buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
+      const adapters = await buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
         configFile: ctx.configFile,
         profileDir: ctx.layout.profileDir(profile),
         cursors,
@@ -240,15 +240,16 @@ function enabledPlatforms(config: GatehouseConfig): [string, PlatformSection][] 
 }
 
 /**
- * One adapter per section, each from the factory registered under its name. Checked before
- * anything is opened: an unknown name is a config error naming the known platforms.
+ * One adapter per section, each from the factory registered under its name, one after another in
+ * the file's order. Checked before anything is opened: an unknown name is a config error naming the
+ * known platforms.
  */
-function buildAdapters(
+async function buildAdapters(
   registry: PlatformRegistry,
   sections: readonly [string, PlatformSection][],
   env: NodeJS.ProcessEnv,
   { configFile, profileDir, cursors }: { configFile: string; profileDir: string; cursors: PlatformCursors },
-): PlatformAdapter[] {
+): Promise<PlatformAdapter[]> {
   for (const [name] of sections) {
     if (!registry.has(name)) {
       throw new DaemonError(
@@ -257,17 +258,21 @@ function buildAdapters(
       );
     }
   }
-  return sections.map(([name, section]) => {
+  const adapters: PlatformAdapter[] = [];
+  for (const [name, section] of sections) {
     try {
       const attachmentsDir = join(profileDir, 'attachments', name);
-      return registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors });
+      adapters.push(
+        await registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors }),
+      );
     } catch (error) {
       if (error instanceof DaemonError) throw error;
       // A factory's own refusal already names its platform.
       const message = error instanceof PlatformSetupError ? error.message : `${name}: ${oneLine(error)}`;
       throw new DaemonError('service_failed', message, { cause: error });
     }
-  });
+  }
+  return adapters;
 }
 
 /** A section's own session isolation and redaction; absent isolation keys follow `sessions`. */

@@ -1,27 +1,32 @@
 #!/usr/bin/env node
 /**
  * The `gatehouse` command. Every failure ends here as one line on stderr and a non-zero exit
- * (SPEC UX-3); the stack goes nowhere near the terminal unless GATEHOUSE_DEBUG is set.
+ * (SPEC UX-3); the stack goes nowhere near the terminal unless GATEHOUSE_DEBUG is set. The daemon's
+ * modules and each command's own are loaded only when a command needs them (program.ts).
  */
 import { DaemonError, oneLine } from '../../daemon/errors.js';
-import { defaultServices } from '../../daemon/services/index.js';
-import { ControlRequestError } from '../control/client.js';
-import { serveDemoModel } from './commands/demo-model.js';
 import { buildProgram } from './program.js';
 
-function report(error: unknown): never {
-  // A refusal from the gateway's control socket (say, too many unredeemed tickets) is what happened.
-  const known = error instanceof DaemonError || error instanceof ControlRequestError;
-  process.stderr.write(`gatehouse: ${known ? error.message : `unexpected error: ${oneLine(error)}`}\n`);
+/** A refusal from the gateway's control socket (say, too many unredeemed tickets) is what happened. */
+async function controlRefusal(error: unknown): Promise<boolean> {
+  // Loaded here, not above: a command that never reached the socket has no such error to report.
+  const { ControlRequestError } = await import('../control/client.js');
+  return error instanceof ControlRequestError;
+}
+
+async function report(error: unknown): Promise<never> {
+  const known = error instanceof DaemonError || (await controlRefusal(error));
+  const message = known && error instanceof Error ? error.message : `unexpected error: ${oneLine(error)}`;
+  process.stderr.write(`gatehouse: ${message}\n`);
   if (process.env['GATEHOUSE_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   process.exit(1);
 }
 
 try {
   await buildProgram({
-    services: (loaded) => defaultServices(loaded),
-    runDemoModel: serveDemoModel,
+    services: async (loaded) => (await import('../../daemon/services/index.js')).defaultServices(loaded),
+    runDemoModel: async (options) => (await import('./commands/demo-model.js')).serveDemoModel(options),
   }).parseAsync(process.argv);
 } catch (error) {
-  report(error);
+  await report(error);
 }

@@ -1,20 +1,26 @@
-/** The `gatehouse` command tree. Each command lives in its own file under commands/. */
-import { Command } from 'commander';
-import { registerBackup } from './commands/backup.js';
-import { registerChat } from './commands/chat.js';
-import { registerConfig } from './commands/config.js';
-import { registerDashboard } from './commands/dashboard.js';
-import { registerDemoModel } from './commands/demo-model.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerPasswd } from './commands/passwd.js';
-import { registerServe } from './commands/serve.js';
-import { registerSessions } from './commands/sessions.js';
-import { registerSkills } from './commands/skills.js';
-import { registerStart } from './commands/start.js';
-import { registerStatus } from './commands/status.js';
-import { registerStop } from './commands/stop.js';
-import { registerTicket } from './commands/ticket.js';
+/**
+ * The `gatehouse` command tree: each command's name, options and help. What a command does lives in
+ * its own file under commands/, which its action loads when the command runs (`await import()`), so
+ * `gatehouse --help` or `gatehouse status` loads commander and little else: not the daemon, the
+ * stores, the chat platforms' SDKs or the chat client (docs/decisions.md, issue 33). Keep this file's
+ * imports to commander and constants.
+ */
+import { Command, Option } from 'commander';
+import { DEFAULT_PORT } from '../../daemon/default-port.js';
+import { MIN_PASSWORD_LENGTH } from '../../domain/auth/password.js';
+import type { ChatFlags } from './commands/chat.js';
+import type { SessionsFlags } from './commands/sessions.js';
 import type { CliDeps } from './shared.js';
+
+/** What `gatehouse ticket --purpose` accepts. */
+export const TICKET_PURPOSES = ['interactive', 'worker-adoption'] as const;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+const PORT_HELP = `listen on this port (overrides listener.port; default ${DEFAULT_PORT}; 0 = any free port)`;
+const HOST_HELP = 'listen on this address (overrides listener.host)';
 
 export function buildProgram(deps: CliDeps): Command {
   const program = new Command('gatehouse')
@@ -23,19 +29,142 @@ export function buildProgram(deps: CliDeps): Command {
     .configureOutput({
       outputError: (text, write) => write(`gatehouse: ${text.replace(/^error: /, '')}`),
     });
-  registerServe(program, deps);
-  registerStart(program);
-  registerStop(program);
-  registerStatus(program);
-  registerConfig(program);
-  registerPasswd(program);
-  registerTicket(program);
-  registerChat(program);
-  registerSessions(program);
-  registerSkills(program);
-  registerBackup(program);
-  registerDoctor(program);
-  registerDemoModel(program, deps);
-  registerDashboard(program);
+
+  program
+    .command('serve')
+    .description('run the gateway in the foreground (Ctrl-C or SIGTERM drains and stops it)')
+    .option('--log-stderr', 'also write log lines to stderr')
+    .option('--port <n>', PORT_HELP)
+    .option('--host <address>', HOST_HELP)
+    .action(async (options: { logStderr?: boolean; port?: string; host?: string }) =>
+      (await import('./commands/serve.js')).serve(options, deps),
+    );
+
+  program
+    .command('start')
+    .description('start the gateway in the background and print its URL')
+    .option('--port <n>', PORT_HELP)
+    .option('--host <address>', HOST_HELP)
+    .action(async (flags: { port?: string; host?: string }) =>
+      (await import('./commands/start.js')).start(flags),
+    );
+
+  program
+    .command('stop')
+    .description('drain and stop the background gateway')
+    .action(async () => (await import('./commands/stop.js')).stop());
+
+  program
+    .command('status')
+    .description('say whether the gateway is running, where, and with which model')
+    .option('--json', 'print a JSON object for scripts')
+    .action(async (options: { json?: boolean }) => (await import('./commands/status.js')).status(options));
+
+  program
+    .command('config')
+    .description('show the effective configuration (defaults filled in, secrets masked)')
+    .option('--json', 'print JSON instead of YAML')
+    .action(async (options: { json?: boolean }) =>
+      (await import('./commands/config.js')).showConfig(options),
+    );
+
+  program
+    .command('passwd')
+    .description(
+      `set the dashboard password, at least ${MIN_PASSWORD_LENGTH} characters (read from stdin; only its hash is stored)`,
+    )
+    .action(async () => (await import('./commands/passwd.js')).passwd());
+
+  program
+    .command('ticket')
+    .description('print a single-use, 30-second session ticket from the running gateway (for scripts)')
+    .option('--purpose <purpose>', `what the ticket is for: ${TICKET_PURPOSES.join(' | ')}`, 'interactive')
+    .option(
+      '--session <id>',
+      'worker-adoption: a session the ticket may read, submit to and answer (repeatable)',
+      collect,
+      [],
+    )
+    .option('--json', 'print {"ticket", "expires_at", "purpose", "sessions"} as JSON')
+    .action(async (flags: { purpose: string; session: string[]; json?: boolean }) =>
+      (await import('./commands/ticket.js')).ticket(flags),
+    );
+
+  program
+    .command('chat')
+    .description('chat with an agent in a gateway session (starts the gateway when it is not running)')
+    .option('--resume <id>', 'attach to an existing session instead of creating one')
+    .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
+    .option('--model <name>', 'model of a new session (default: the gateway’s)')
+    .option(
+      '--checkpoints',
+      'a new session saves the working directory before each tool call that may change it',
+    )
+    .option(
+      '--accept-hooks',
+      'a new session also runs the hooks the project declares in .gatehouse/hooks.yaml',
+    )
+    .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
+    .action(async (flags: ChatFlags) => (await import('./commands/chat.js')).chat(flags));
+
+  program
+    .command('sessions')
+    .description('list stored sessions, or search their messages (starts the gateway when needed)')
+    .option('--json', 'print JSON for scripts')
+    .option('--search <text>', 'full-text search over the messages: every word must appear')
+    .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
+    .option('--show <id>', "print a session's whole history, across its compressions")
+    .option(
+      '--model-view',
+      'with --show: print what the model sees now (system prompt, summary, recent messages)',
+    )
+    .option('--limit <n>', 'at most this many rows (1-500)', '50')
+    .action(async (flags: SessionsFlags) => (await import('./commands/sessions.js')).sessions(flags));
+
+  program
+    .command('skills')
+    .description('list the skills of the home (<home>/skills/<name>/SKILL.md): name, description, path')
+    .option('--json', 'print JSON: [{name, description, path}]')
+    .action(async (options: { json?: boolean }) => (await import('./commands/skills.js')).skills(options));
+
+  program
+    .command('backup [path]')
+    .description(
+      'copy a profile’s state database to PATH (default <home>/backups/<profile>-<time>.db), online and owner-only',
+    )
+    .option('--profile <name>', 'which profile (default: default_profile)')
+    .action(async (path: string | undefined, flags: { profile?: string }) =>
+      (await import('./commands/backup.js')).backup(path, flags),
+    );
+
+  program
+    .command('doctor')
+    .description(
+      'check the home, config, databases and search indexes, and say what to do about each problem',
+    )
+    .option('--json', 'print {"ok", "checks": [{name, ok, detail, fix}]} for scripts')
+    .option('--repair-search', 'rebuild a broken search index from the stored messages (gateway stopped)')
+    .action(async (flags: { json?: boolean; repairSearch?: boolean }) =>
+      (await import('./commands/doctor.js')).doctor(flags),
+    );
+
+  program
+    .command('demo-model')
+    .description(
+      'serve the built-in demo model (a scripted stand-in) alone, as an OpenAI-compatible endpoint',
+    )
+    .option('--port <port>', 'port on 127.0.0.1 (0 = any free port)', '0')
+    .option('--latency-ms <ms>', 'pause between two streamed pieces, in milliseconds', '0')
+    .action(async (options: { port: string; latencyMs: string }) =>
+      (await import('./commands/demo-model.js')).demoModel(options, deps),
+    );
+
+  program
+    .command('dashboard')
+    .description('print the web dashboard URL of the running gateway (and open it with --open)')
+    .option('--open', 'open it in the desktop browser (xdg-open)')
+    .action(async (options: { open?: boolean }) =>
+      (await import('./commands/dashboard.js')).dashboard(options),
+    );
   return program;
 }

@@ -1,22 +1,23 @@
-/** What every command needs: the home from the environment, the config, and plain output. */
+/**
+ * What every command needs: the home from the environment and plain output. The config is read
+ * through load-config.ts, which a command imports only when it reads the config.
+ */
 import { homeLayout, resolveHomeDir, type HomeLayout } from '../../daemon/home.js';
-import { loadConfig, type LoadedConfig } from '../../daemon/config.js';
+import type { LoadedConfig } from '../../daemon/config.js';
+import { DEFAULT_PORT } from '../../daemon/default-port.js';
 import type { DaemonService } from '../../daemon/daemon.js';
 
-/** Hooks the lead wires in as the other parts land; each command says clearly when one is missing. */
+/**
+ * Hooks main.ts wires in; each command says clearly when one is missing. `services` is a promise so
+ * that the daemon's modules are loaded only by `gatehouse serve`.
+ */
 export interface CliDeps {
-  services(loaded: LoadedConfig): DaemonService[];
+  services(loaded: LoadedConfig): Promise<DaemonService[]>;
   runDemoModel?: (options: { port: number; latencyMs: number }) => Promise<void>;
 }
 
 export function cliHome(): HomeLayout {
   return homeLayout(resolveHomeDir());
-}
-
-export function loadCliConfig(layout: HomeLayout, { quiet = false } = {}): LoadedConfig {
-  const loaded = loadConfig(layout.configFile);
-  if (!quiet) for (const notice of loaded.notices) note(notice);
-  return loaded;
 }
 
 export function say(line = ''): void {
@@ -39,4 +40,13 @@ export async function pollUntil<T>(
     if (Date.now() >= end) return undefined;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** The note to give when the default port was taken and a free one used instead, else null. */
+export function defaultPortTaken(
+  configured: number | undefined,
+  url: string | null | undefined,
+): string | null {
+  if (configured !== undefined || !url || new URL(url).port === String(DEFAULT_PORT)) return null;
+  return `port ${DEFAULT_PORT} (the default) is taken, so the gateway listens on ${url} instead; set listener.port or --port to insist on one`;
 }

@@ -1,6 +1,7 @@
 /**
  * The dashboard's static files (SPEC UX-2): the page `npm run build` bundles into dist/dashboard,
- * read once at start, gzipped once, and served from memory for GET and HEAD only. Nothing is
+ * read and gzipped once, on the first GET or HEAD (a daemon nobody opens the dashboard of never
+ * reads them), and served from memory for GET and HEAD only. Nothing is
  * fetched from the network; every response carries a strict Content-Security-Policy (no inline
  * script or style, no framing, connections only back to this listener).
  */
@@ -110,24 +111,32 @@ function send(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** Reads the built page from `dir`; with no build there, the handler serves a one-line hint. */
+/**
+ * The built page in `dir`, read when first asked for (the handler's first GET or HEAD, or a
+ * property); with no build there, the handler serves a one-line hint.
+ */
 export function dashboardAssets(dir: string = DEFAULT_ASSET_DIR): DashboardAssets {
-  let assets: Map<string, Asset>;
-  try {
-    assets = loadAssets(dir);
-  } catch {
-    assets = new Map();
-  }
-  const available = assets.has('/index.html');
+  let loaded: Map<string, Asset> | null = null;
+  const assets = (): Map<string, Asset> => {
+    if (loaded === null) {
+      try {
+        loaded = loadAssets(dir);
+      } catch {
+        loaded = new Map();
+      }
+    }
+    return loaded;
+  };
+  const available = () => assets().has('/index.html');
   const handler: StaticHandler = (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const asset = lookup(assets, pathname);
+    const asset = lookup(assets(), pathname);
     if (asset) {
       send(req, res, asset);
       return true;
     }
-    if (pathname === '/' && !available) {
+    if (pathname === '/' && !available()) {
       const text = 'The dashboard was not built: run "npm run build" in the gatehouse package.\n';
       res.writeHead(503, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
       res.end(text);
@@ -135,9 +144,20 @@ export function dashboardAssets(dir: string = DEFAULT_ASSET_DIR): DashboardAsset
     }
     return false;
   };
-  let gz = 0;
-  for (const [path, asset] of assets) {
-    if (path.endsWith('.js') || path.endsWith('.css')) gz += (asset.gzipped ?? asset.body).length;
-  }
-  return { handler, available, paths: [...assets.keys()], gzippedScriptAndStyleBytes: gz };
+  return {
+    handler,
+    get available() {
+      return available();
+    },
+    get paths() {
+      return [...assets().keys()];
+    },
+    get gzippedScriptAndStyleBytes() {
+      let gz = 0;
+      for (const [path, asset] of assets()) {
+        if (path.endsWith('.js') || path.endsWith('.css')) gz += (asset.gzipped ?? asset.body).length;
+      }
+      return gz;
+    },
+  };
 }

@@ -5,7 +5,10 @@
  *
  * The messaging daemon service builds one adapter for every enabled section under `platforms:` in
  * the config, each through the factory registered under the section's name, with a PlatformConfig.
- * Telegram, Discord and Slack are registered as built-ins (builtinPlatforms).
+ * Telegram, Discord and Slack are registered as built-ins (builtinPlatforms). A factory may be
+ * async: the built-in ones check their section first, then load their adapter and its SDK with
+ * `import()`, so a daemon loads only the SDKs of the platforms it runs (and none when a section is
+ * wrong: the error comes first).
  */
 import { InvalidParamsError } from '../../domain/errors.js';
 import type { PlatformAdapter } from '../../domain/messaging/adapter.js';
@@ -14,7 +17,7 @@ import { discordFromConfig } from './discord/factory.js';
 import { slackFromConfig } from './slack/factory.js';
 import { telegramFromConfig } from './telegram/factory.js';
 
-export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter;
+export type AdapterFactory<C = unknown> = (config: C) => PlatformAdapter | Promise<PlatformAdapter>;
 
 /**
  * A factory's refusal to build its adapter: a secret its section names is not set, or holds the
@@ -73,15 +76,15 @@ export class PlatformRegistry {
     return [...this.factories.keys()];
   }
 
-  /** @throws InvalidParamsError for a name nobody registered. */
-  create<C>(name: string, config: C): PlatformAdapter {
+  /** Rejects with InvalidParamsError for a name nobody registered, or with what the factory threw. */
+  async create<C>(name: string, config: C): Promise<PlatformAdapter> {
     const factory = this.factories.get(name) as AdapterFactory<C> | undefined;
     if (factory === undefined) {
       throw new InvalidParamsError(
         `no platform named "${name}" is registered (known: ${this.names().join(', ') || 'none'})`,
       );
     }
-    const adapter = factory(config);
+    const adapter = await factory(config);
     if (adapter.platform !== name) {
       throw new InvalidParamsError(`the "${name}" factory made an adapter for "${adapter.platform}"`);
     }

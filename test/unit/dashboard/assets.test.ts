@@ -1,5 +1,5 @@
 /** The dashboard's static files (assets.ts) on a real HTTP server, and logins kept across restarts. */
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -79,6 +79,20 @@ describe('dashboard assets', () => {
     const hint = await get(`${bare}/`);
     expect(hint.status).toBe(503);
     expect(hint.body.toString()).toContain('npm run build');
+  });
+
+  it('reads the build on the first request, not when the handler is made (issue 33)', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'gh-assets-late-')), 'dashboard');
+    // Made before there is anything to read: a daemon that starts reads nothing yet.
+    const url = await serve(dir);
+    const page = built();
+    renameSync(page, dir);
+    const first = await get(`${url}/`);
+    expect(first.status).toBe(200);
+    expect(first.body.toString()).toContain('/assets/a-1.js');
+    // Read once: what changes on disk afterwards is not read again.
+    rmSync(dir, { recursive: true });
+    expect((await get(`${url}/assets/a-1.js`)).status).toBe(200);
   });
 });
 

@@ -24,7 +24,7 @@ describe('built-in platform sections', () => {
     expectTypeOf<SlackSchemaOutput>().toExtend<SlackSection>();
   });
 
-  it('each factory builds its adapter from a parsed section, and refuses a missing secret with PlatformSetupError', () => {
+  it('each factory builds its adapter from a parsed section, and refuses a missing secret with PlatformSetupError', async () => {
     const { config } = parseConfig(
       [
         'platforms:',
@@ -52,16 +52,16 @@ describe('built-in platform sections', () => {
       env: environment,
       attachmentsDir: '/nowhere',
     });
-    const built = [
+    const built = await Promise.all([
       telegramFromConfig(configOf('telegram')),
       discordFromConfig(configOf('discord')),
       slackFromConfig(configOf('slack')),
-    ];
+    ]);
     expect(built.map((adapter) => adapter.status().platform)).toEqual(['telegram', 'discord', 'slack']);
 
     const withoutSecret = () => telegramFromConfig(configOf('telegram', { TELEGRAM_BOT_TOKEN: '1:t' }));
-    expect(withoutSecret).toThrow(PlatformSetupError);
-    expect(withoutSecret).toThrow(
+    await expect(withoutSecret()).rejects.toThrow(PlatformSetupError);
+    await expect(withoutSecret()).rejects.toThrow(
       'telegram: the environment variable TG_SECRET (platforms.telegram.webhook.secret_token_env) holding the webhook secret is not set',
     );
   });

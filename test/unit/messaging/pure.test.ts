@@ -189,15 +189,26 @@ describe('Telegram sources (SRC-1, KEY-1)', () => {
 });
 
 describe('platform registry', () => {
-  it('creates plugin adapters by their own names and refuses unknown or duplicate names', () => {
+  it('creates plugin adapters by their own names and refuses unknown or duplicate names', async () => {
     const registry = new PlatformRegistry();
     registry.register('mastodon', () => new MemoryAdapter('mastodon'));
-    expect(registry.create('mastodon', {}).platform).toBe('mastodon');
+    expect((await registry.create('mastodon', {})).platform).toBe('mastodon');
     expect(() => registry.register('mastodon', () => new MemoryAdapter('mastodon'))).toThrow(
       /already registered/,
     );
-    expect(() => registry.create('irc', {})).toThrow(/no platform named "irc"/);
+    await expect(registry.create('irc', {})).rejects.toThrow(/no platform named "irc"/);
     registry.register('liar', () => new MemoryAdapter('other'));
-    expect(() => registry.create('liar', {})).toThrow(/made an adapter for "other"/);
+    await expect(registry.create('liar', {})).rejects.toThrow(/made an adapter for "other"/);
+  });
+
+  it('takes async factories (a platform that loads its SDK when it is created)', async () => {
+    const registry = new PlatformRegistry();
+    registry.register('matrix', async () => {
+      await Promise.resolve();
+      return new MemoryAdapter('matrix');
+    });
+    expect((await registry.create('matrix', {})).platform).toBe('matrix');
+    registry.register('broken', () => Promise.reject(new Error('no such SDK')));
+    await expect(registry.create('broken', {})).rejects.toThrow('no such SDK');
   });
 });

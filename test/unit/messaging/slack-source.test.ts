@@ -106,14 +106,14 @@ describe('slackFromConfig', () => {
   const build = (env: NodeJS.ProcessEnv) =>
     slackFromConfig({ name: 'slack', section, env, attachmentsDir: '/nowhere' });
 
-  it('refuses a missing token, or one where the other belongs, naming the variable', () => {
-    expect(() => build({ APP: 'xapp-1' })).toThrow(
+  it('refuses a missing token, or one where the other belongs, naming the variable', async () => {
+    await expect(build({ APP: 'xapp-1' })).rejects.toThrow(
       'slack: the environment variable BOT (platforms.slack.bot_token_env) holding the bot token is not set',
     );
-    expect(() => build({ BOT: 'xoxb-1', APP: 'xoxb-1' })).toThrow(
+    await expect(build({ BOT: 'xoxb-1', APP: 'xoxb-1' })).rejects.toThrow(
       'slack: APP (platforms.slack.app_token_env) must hold the app-level token (Socket Mode), which starts with xapp-',
     );
-    expect(build({ BOT: 'xoxb-1', APP: 'xapp-1' }).status()).toMatchObject({
+    expect((await build({ BOT: 'xoxb-1', APP: 'xapp-1' })).status()).toMatchObject({
       platform: 'slack',
       state: 'stopped',
     });

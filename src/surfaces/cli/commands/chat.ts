@@ -5,16 +5,16 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Option, type Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
 import { TerminalKeys } from './chat-terminal.js';
-import { cliHome, loadCliConfig } from '../shared.js';
+import { cliHome } from '../shared.js';
+import { loadCliConfig } from '../load-config.js';
 
-interface ChatFlags {
+export interface ChatFlags {
   resume?: string;
   cwd?: string;
   model?: string;
@@ -23,25 +23,9 @@ interface ChatFlags {
   acceptHooks?: boolean;
 }
 
-export function registerChat(program: Command): void {
-  program
-    .command('chat')
-    .description('chat with an agent in a gateway session (starts the gateway when it is not running)')
-    .option('--resume <id>', 'attach to an existing session instead of creating one')
-    .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
-    .option('--model <name>', 'model of a new session (default: the gateway’s)')
-    .option(
-      '--checkpoints',
-      'a new session saves the working directory before each tool call that may change it',
-    )
-    .option(
-      '--accept-hooks',
-      'a new session also runs the hooks the project declares in .gatehouse/hooks.yaml',
-    )
-    .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
-    .action(async (flags: ChatFlags) => {
-      process.exitCode = await runChat(flags);
-    });
+/** `gatehouse chat`: the exit code is the chat's own. */
+export async function chat(flags: ChatFlags): Promise<void> {
+  process.exitCode = await runChat(flags);
 }
 
 async function runChat(flags: ChatFlags): Promise<number> {

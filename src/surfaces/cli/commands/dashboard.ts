@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import type { Command } from 'commander';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import { cliHome, say } from '../shared.js';
 
@@ -33,28 +32,23 @@ function openInBrowser(url: string): Promise<boolean> {
   });
 }
 
-export function registerDashboard(program: Command): void {
-  program
-    .command('dashboard')
-    .description('print the web dashboard URL of the running gateway (and open it with --open)')
-    .option('--open', 'open it in the desktop browser (xdg-open)')
-    .action(async (options: { open?: boolean }) => {
-      const state = gatewayState(cliHome());
-      if (state.status !== 'running' || !state.info.url) {
-        process.stderr.write(
-          'gatehouse: the gateway is not running, so there is no dashboard to open. Start it with "gatehouse start".\n',
-        );
-        process.exitCode = 1;
-        return;
-      }
-      const url = dashboardUrl(state.info.url);
-      say(url);
-      if (!options.open) return;
-      if (!(await openInBrowser(url))) {
-        process.stderr.write(
-          `gatehouse: could not open a browser (xdg-open is missing or failed); open ${url} yourself.\n`,
-        );
-        process.exitCode = 1;
-      }
-    });
+/** `gatehouse dashboard`: the running gateway's dashboard URL, opened in a browser with --open. */
+export async function dashboard(options: { open?: boolean }): Promise<void> {
+  const state = gatewayState(cliHome());
+  if (state.status !== 'running' || !state.info.url) {
+    process.stderr.write(
+      'gatehouse: the gateway is not running, so there is no dashboard to open. Start it with "gatehouse start".\n',
+    );
+    process.exitCode = 1;
+    return;
+  }
+  const url = dashboardUrl(state.info.url);
+  say(url);
+  if (!options.open) return;
+  if (!(await openInBrowser(url))) {
+    process.stderr.write(
+      `gatehouse: could not open a browser (xdg-open is missing or failed); open ${url} yourself.\n`,
+    );
+    process.exitCode = 1;
+  }
 }

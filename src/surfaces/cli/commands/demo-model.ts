@@ -1,36 +1,24 @@
-import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { runDemoModelCommand } from '../../../runtime/demo/server.js';
 import { say, type CliDeps } from '../shared.js';
 
-export function registerDemoModel(program: Command, deps: CliDeps): void {
-  program
-    .command('demo-model')
-    .description(
-      'serve the built-in demo model (a scripted stand-in) alone, as an OpenAI-compatible endpoint',
-    )
-    .option('--port <port>', 'port on 127.0.0.1 (0 = any free port)', '0')
-    .option('--latency-ms <ms>', 'pause between two streamed pieces, in milliseconds', '0')
-    .action(async (options: { port: string; latencyMs: string }) => {
-      const port = Number(options.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        throw new DaemonError(
-          'invalid_input',
-          `--port must be a number from 0 to 65535, not "${options.port}"`,
-        );
-      }
-      const latencyMs = Number(options.latencyMs);
-      if (!Number.isInteger(latencyMs) || latencyMs < 0 || latencyMs > 60_000) {
-        throw new DaemonError(
-          'invalid_input',
-          `--latency-ms must be a whole number of milliseconds from 0 to 60000, not "${options.latencyMs}"`,
-        );
-      }
-      if (!deps.runDemoModel) {
-        throw new DaemonError('not_available', 'the standalone demo model is not part of this build yet');
-      }
-      await deps.runDemoModel({ port, latencyMs });
-    });
+/** `gatehouse demo-model`: checks the flags, then serves the demo model alone (deps.runDemoModel). */
+export async function demoModel(options: { port: string; latencyMs: string }, deps: CliDeps): Promise<void> {
+  const port = Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new DaemonError('invalid_input', `--port must be a number from 0 to 65535, not "${options.port}"`);
+  }
+  const latencyMs = Number(options.latencyMs);
+  if (!Number.isInteger(latencyMs) || latencyMs < 0 || latencyMs > 60_000) {
+    throw new DaemonError(
+      'invalid_input',
+      `--latency-ms must be a whole number of milliseconds from 0 to 60000, not "${options.latencyMs}"`,
+    );
+  }
+  if (!deps.runDemoModel) {
+    throw new DaemonError('not_available', 'the standalone demo model is not part of this build yet');
+  }
+  await deps.runDemoModel({ port, latencyMs });
 }
 
 /**

@@ -7,7 +7,6 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { describeStore, loadConfig, type LoadedConfig } from '../../../daemon/config.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
@@ -18,11 +17,7 @@ import {
   rebuildSearchIndexOf,
   type Finding,
 } from '../../../storage/sqlite/maintenance.js';
-import {
-  inspectPgStore,
-  rebuildPgSearchIndex,
-  type PgFinding,
-} from '../../../storage/postgres/maintenance.js';
+import type { PgFinding } from '../../../storage/postgres/maintenance.js';
 import { cliHome, say } from '../shared.js';
 
 export interface Check {
@@ -173,6 +168,8 @@ async function postgresChecks(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Pro
       },
     ];
   }
+  // `pg` is loaded only for a PostgreSQL store (docs/decisions.md, issue 33).
+  const { inspectPgStore } = await import('../../../storage/postgres/maintenance.js');
   const findings = await inspectPgStore(url, name);
   const named = (label: string, finding: PgFinding | null): Check[] =>
     finding === null ? [] : [{ name: label, ...finding }];
@@ -225,6 +222,7 @@ async function repairSearch(layout: HomeLayout): Promise<string[]> {
     if (check.name === 'search') {
       // Only the PostgreSQL store has one search check, named without a profile.
       const loaded = loadConfig(layout.configFile);
+      const { rebuildPgSearchIndex } = await import('../../../storage/postgres/maintenance.js');
       await rebuildPgSearchIndex(pgUrl(loaded, process.env)!);
       repaired.push('postgres');
     } else if (check.name.startsWith('search ')) {
@@ -236,35 +234,27 @@ async function repairSearch(layout: HomeLayout): Promise<string[]> {
   return repaired;
 }
 
-export function registerDoctor(program: Command): void {
-  program
-    .command('doctor')
-    .description(
-      'check the home, config, databases and search indexes, and say what to do about each problem',
-    )
-    .option('--json', 'print {"ok", "checks": [{name, ok, detail, fix}]} for scripts')
-    .option('--repair-search', 'rebuild a broken search index from the stored messages (gateway stopped)')
-    .action(async (flags: { json?: boolean; repairSearch?: boolean }) => {
-      const layout = cliHome();
-      const repaired = flags.repairSearch ? await repairSearch(layout) : [];
-      const checks = await runChecks(layout);
-      const ok = checks.every((c) => c.ok);
-      if (flags.json) {
-        say(JSON.stringify({ ok, checks, ...(flags.repairSearch ? { repaired } : {}) }, null, 2));
-      } else {
-        for (const profile of repaired) {
-          say(
-            profile === 'postgres'
-              ? 'Rebuilt the search index of the PostgreSQL store from its stored messages.'
-              : `Rebuilt the search index of profile ${profile} from its stored messages.`,
-          );
-        }
-        for (const c of checks) {
-          say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
-          if (c.fix) say(`      what to do: ${c.fix}`);
-        }
-        say(ok ? 'All checks passed.' : 'Some checks failed; see "what to do" above.');
-      }
-      if (!ok) process.exitCode = 1;
-    });
+/** `gatehouse doctor`: every check printed with what to do; exit code 1 when one fails. */
+export async function doctor(flags: { json?: boolean; repairSearch?: boolean }): Promise<void> {
+  const layout = cliHome();
+  const repaired = flags.repairSearch ? await repairSearch(layout) : [];
+  const checks = await runChecks(layout);
+  const ok = checks.every((c) => c.ok);
+  if (flags.json) {
+    say(JSON.stringify({ ok, checks, ...(flags.repairSearch ? { repaired } : {}) }, null, 2));
+  } else {
+    for (const profile of repaired) {
+      say(
+        profile === 'postgres'
+          ? 'Rebuilt the search index of the PostgreSQL store from its stored messages.'
+          : `Rebuilt the search index of profile ${profile} from its stored messages.`,
+      );
+    }
+    for (const c of checks) {
+      say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+      if (c.fix) say(`      what to do: ${c.fix}`);
+    }
+    say(ok ? 'All checks passed.' : 'Some checks failed; see "what to do" above.');
+  }
+  if (!ok) process.exitCode = 1;
 }

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { Command } from 'commander';
 import { hashPassword, MIN_PASSWORD_LENGTH, passwordProblem } from '../../../domain/auth/password.js';
 import { parseConfig } from '../../../daemon/config.js';
 import { setConfigString } from '../../../daemon/config-edit.js';
@@ -9,38 +8,28 @@ import { DEFAULT_CONFIG_YAML, ensureHomeDirs, writeFileAtomic } from '../../../d
 import { readSecret, readStdinLine } from '../secret-input.js';
 import { cliHome, say } from '../shared.js';
 
-export function registerPasswd(program: Command): void {
-  program
-    .command('passwd')
-    .description(
-      `set the dashboard password, at least ${MIN_PASSWORD_LENGTH} characters (read from stdin; only its hash is stored)`,
-    )
-    .action(async () => {
-      const layout = cliHome();
-      // Nothing is written before the password passes: a refusal leaves the home as it was.
-      const text = existsSync(layout.configFile)
-        ? readFileSync(layout.configFile, 'utf8')
-        : DEFAULT_CONFIG_YAML;
-      parseConfig(text, layout.configFile); // refuse to edit a file that is already invalid
+/** `gatehouse passwd`: the dashboard password from the terminal or stdin, stored as a hash. */
+export async function passwd(): Promise<void> {
+  const layout = cliHome();
+  // Nothing is written before the password passes: a refusal leaves the home as it was.
+  const text = existsSync(layout.configFile) ? readFileSync(layout.configFile, 'utf8') : DEFAULT_CONFIG_YAML;
+  parseConfig(text, layout.configFile); // refuse to edit a file that is already invalid
 
-      const password = process.stdin.isTTY ? await askTwice() : await readStdinLine();
-      const problem = passwordProblem(password);
-      if (problem) throw new DaemonError('invalid_input', `${problem}; nothing was changed`);
-      const hash = await hashPassword(password);
+  const password = process.stdin.isTTY ? await askTwice() : await readStdinLine();
+  const problem = passwordProblem(password);
+  if (problem) throw new DaemonError('invalid_input', `${problem}; nothing was changed`);
+  const hash = await hashPassword(password);
 
-      // Only the hash's bytes change: comments, spacing and order stay as the owner wrote them.
-      const updated = setConfigString(text, 'dashboard', 'password_hash', hash);
-      parseConfig(updated, layout.configFile);
-      ensureHomeDirs(layout);
-      writeFileAtomic(layout.configFile, updated, 0o600);
+  // Only the hash's bytes change: comments, spacing and order stay as the owner wrote them.
+  const updated = setConfigString(text, 'dashboard', 'password_hash', hash);
+  parseConfig(updated, layout.configFile);
+  ensureHomeDirs(layout);
+  writeFileAtomic(layout.configFile, updated, 0o600);
 
-      say(`Dashboard password set (stored as a hash in ${layout.configFile}).`);
-      if (gatewayState(layout).status !== 'stopped') {
-        say(
-          'The running gateway still uses the old one: restart it with "gatehouse stop && gatehouse start".',
-        );
-      }
-    });
+  say(`Dashboard password set (stored as a hash in ${layout.configFile}).`);
+  if (gatewayState(layout).status !== 'stopped') {
+    say('The running gateway still uses the old one: restart it with "gatehouse stop && gatehouse start".');
+  }
 }
 
 async function askTwice(): Promise<string> {

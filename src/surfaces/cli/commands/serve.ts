@@ -1,66 +1,50 @@
-import type { Command } from 'commander';
-import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config-listener.js';
+import { withListenerFlags } from '../../../daemon/config-listener.js';
 import { configSecrets, maskConfig } from '../../../daemon/config-secrets.js';
 import { runDaemon } from '../../../daemon/daemon.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
 import { createLogger, flushRepeatedLines, type Logger } from '../../../daemon/logger.js';
 import { readPid, removeQuietly } from '../../../daemon/pidfile.js';
-import { cliHome, loadCliConfig, note, say, type CliDeps } from '../shared.js';
+import { cliHome, defaultPortTaken, note, say, type CliDeps } from '../shared.js';
+import { loadCliConfig } from '../load-config.js';
 
-export function registerServe(program: Command, deps: CliDeps): void {
-  program
-    .command('serve')
-    .description('run the gateway in the foreground (Ctrl-C or SIGTERM drains and stops it)')
-    .option('--log-stderr', 'also write log lines to stderr')
-    .option(
-      '--port <n>',
-      `listen on this port (overrides listener.port; default ${DEFAULT_PORT}; 0 = any free port)`,
-    )
-    .option('--host <address>', 'listen on this address (overrides listener.host)')
-    .action(async (options: { logStderr?: boolean; port?: string; host?: string }) => {
-      const layout = cliHome();
-      initHome(layout);
-      const loaded = withListenerFlags(loadCliConfig(layout), options);
-      const logger = createLogger({
-        file: layout.logFile,
-        stderr: options.logStderr === true,
-        secrets: configSecrets(loaded.config),
-        rotation: {
-          maxBytes: Math.round(loaded.config.logging.max_size_mb * 1024 * 1024),
-          keep: loaded.config.logging.keep_files,
-        },
-      });
-      for (const notice of loaded.notices) logger.warn(notice);
-      logger.info({ config: maskConfig(loaded.config), file: loaded.file }, 'gateway starting');
-      installCrashHandlers(logger, layout);
-      const handle = await runDaemon({
-        layout,
-        config: loaded.config,
-        configFile: loaded.file,
-        logger,
-        services: deps.services(loaded),
-        handleSignals: true,
-      });
-      const fellBack = defaultPortTaken(loaded.config.listener.port, handle.info.url);
-      if (fellBack) note(fellBack);
-      say(
-        `Gatehouse is ready at ${handle.info.url ?? '(no listener)'} (pid ${process.pid}, home ${layout.root}).`,
-      );
-      say(`Model: ${handle.info.model}. Press Ctrl-C to stop.`);
-      const code = await handle.done;
-      flushRepeatedLines(logger);
-      process.exit(code);
-    });
-}
-
-/** The note to give when the default port was taken and a free one used instead, else null. */
-export function defaultPortTaken(
-  configured: number | undefined,
-  url: string | null | undefined,
-): string | null {
-  if (configured !== undefined || !url || new URL(url).port === String(DEFAULT_PORT)) return null;
-  return `port ${DEFAULT_PORT} (the default) is taken, so the gateway listens on ${url} instead; set listener.port or --port to insist on one`;
+/** `gatehouse serve`: runs the gateway in the foreground until a signal drains and stops it. */
+export async function serve(
+  options: { logStderr?: boolean; port?: string; host?: string },
+  deps: CliDeps,
+): Promise<void> {
+  const layout = cliHome();
+  initHome(layout);
+  const loaded = withListenerFlags(loadCliConfig(layout), options);
+  const logger = createLogger({
+    file: layout.logFile,
+    stderr: options.logStderr === true,
+    secrets: configSecrets(loaded.config),
+    rotation: {
+      maxBytes: Math.round(loaded.config.logging.max_size_mb * 1024 * 1024),
+      keep: loaded.config.logging.keep_files,
+    },
+  });
+  for (const notice of loaded.notices) logger.warn(notice);
+  logger.info({ config: maskConfig(loaded.config), file: loaded.file }, 'gateway starting');
+  installCrashHandlers(logger, layout);
+  const handle = await runDaemon({
+    layout,
+    config: loaded.config,
+    configFile: loaded.file,
+    logger,
+    services: await deps.services(loaded),
+    handleSignals: true,
+  });
+  const fellBack = defaultPortTaken(loaded.config.listener.port, handle.info.url);
+  if (fellBack) note(fellBack);
+  say(
+    `Gatehouse is ready at ${handle.info.url ?? '(no listener)'} (pid ${process.pid}, home ${layout.root}).`,
+  );
+  say(`Model: ${handle.info.model}. Press Ctrl-C to stop.`);
+  const code = await handle.done;
+  flushRepeatedLines(logger);
+  process.exit(code);
 }
 
 /**

@@ -1,12 +1,12 @@
 /** `gatehouse sessions`: the stored sessions, or a full-text search over their messages (SPEC UX-1). */
-import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
 import { oneLineOf, renderHistory, type StoredMessageView } from '../chat/render.js';
-import { cliHome, loadCliConfig, say } from '../shared.js';
+import { cliHome, say } from '../shared.js';
+import { loadCliConfig } from '../load-config.js';
 
-interface SessionsFlags {
+export interface SessionsFlags {
   json?: boolean;
   search?: string;
   fts?: boolean;
@@ -31,93 +31,74 @@ interface SearchRow {
   timestamp: string;
 }
 
-export function registerSessions(program: Command): void {
-  program
-    .command('sessions')
-    .description('list stored sessions, or search their messages (starts the gateway when needed)')
-    .option('--json', 'print JSON for scripts')
-    .option('--search <text>', 'full-text search over the messages: every word must appear')
-    .option('--fts', 'read --search as SQLite FTS5 query syntax (phrases, prefix*, OR, NOT)')
-    .option('--show <id>', "print a session's whole history, across its compressions")
-    .option(
-      '--model-view',
-      'with --show: print what the model sees now (system prompt, summary, recent messages)',
-    )
-    .option('--limit <n>', 'at most this many rows (1-500)', '50')
-    .action(async (flags: SessionsFlags) => {
-      const limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-        throw new DaemonError(
-          'invalid_input',
-          `--limit must be a whole number from 1 to 500, got ${flags.limit}`,
-        );
-      }
-      if (flags.search !== undefined && flags.search.trim() === '') {
-        throw new DaemonError('invalid_input', '--search needs some text to look for');
-      }
-      if (flags.fts && flags.search === undefined) {
-        throw new DaemonError(
-          'invalid_input',
-          '--fts changes how --search is read; give --search <query> too',
-        );
-      }
-      const layout = cliHome();
-      loadCliConfig(layout);
-      if (flags.modelView && flags.show === undefined)
-        throw new DaemonError('invalid_input', '--model-view goes with --show <id>');
-      const { client } = await openLink(layout);
-      try {
-        if (flags.show !== undefined) {
-          const shown = await client.call<{ messages: StoredMessageView[] }>('session.history', {
-            session_id: flags.show,
-            view: flags.modelView ? 'model' : 'full',
-          });
-          if (flags.json) return say(JSON.stringify(shown, null, 2));
-          const [system, ...rest] = shown.messages;
-          if (flags.modelView && system) say(`system> ${system.content ?? ''}\n`);
-          return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
-        }
-        if (flags.search !== undefined) {
-          const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {
-            query: flags.search,
-            limit,
-            syntax: flags.fts ? 'fts' : 'plain',
-          });
-          if (flags.json) return say(JSON.stringify({ query: flags.search, hits }, null, 2));
-          if (hits.length === 0) return say(`No message matches "${flags.search}".`);
-          for (const h of hits)
-            say(`${h.session_id}  ${h.timestamp}  ${h.role}: ${oneLineOf(h.snippet, 120)}`);
-          return;
-        }
-        const { sessions } = await client.call<{ sessions: SessionRow[] }>('session.list', {
-          scope: 'stored',
-          limit,
-        });
-        if (flags.json) return say(JSON.stringify({ sessions }, null, 2));
-        if (sessions.length === 0) return say('No sessions yet. Start one with "gatehouse chat".');
-        say(
-          ['ID'.padEnd(24), 'CREATED'.padEnd(20), 'SOURCE', 'STATE  ', 'MODEL'.padEnd(16), 'TITLE'].join(' '),
-        );
-        for (const s of sessions) {
-          say(
-            [
-              s.session_id.padEnd(24),
-              s.created_at.slice(0, 19).replace('T', ' ').padEnd(20),
-              s.source.padEnd(6),
-              s.state.padEnd(7),
-              (s.model ?? '-').padEnd(16),
-              s.title ?? '-',
-            ].join(' '),
-          );
-        }
-      } catch (error) {
-        if (error instanceof RpcCallError && error.reason === 'invalid_params') {
-          throw new DaemonError('invalid_input', error.message);
-        }
-        if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
-        throw error;
-      } finally {
-        await client.close();
-      }
+/** `gatehouse sessions`: lists, searches or shows stored sessions through the gateway. */
+export async function sessions(flags: SessionsFlags): Promise<void> {
+  const limit = Number(flags.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw new DaemonError(
+      'invalid_input',
+      `--limit must be a whole number from 1 to 500, got ${flags.limit}`,
+    );
+  }
+  if (flags.search !== undefined && flags.search.trim() === '') {
+    throw new DaemonError('invalid_input', '--search needs some text to look for');
+  }
+  if (flags.fts && flags.search === undefined) {
+    throw new DaemonError('invalid_input', '--fts changes how --search is read; give --search <query> too');
+  }
+  const layout = cliHome();
+  loadCliConfig(layout);
+  if (flags.modelView && flags.show === undefined)
+    throw new DaemonError('invalid_input', '--model-view goes with --show <id>');
+  const { client } = await openLink(layout);
+  try {
+    if (flags.show !== undefined) {
+      const shown = await client.call<{ messages: StoredMessageView[] }>('session.history', {
+        session_id: flags.show,
+        view: flags.modelView ? 'model' : 'full',
+      });
+      if (flags.json) return say(JSON.stringify(shown, null, 2));
+      const [system, ...rest] = shown.messages;
+      if (flags.modelView && system) say(`system> ${system.content ?? ''}\n`);
+      return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
+    }
+    if (flags.search !== undefined) {
+      const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {
+        query: flags.search,
+        limit,
+        syntax: flags.fts ? 'fts' : 'plain',
+      });
+      if (flags.json) return say(JSON.stringify({ query: flags.search, hits }, null, 2));
+      if (hits.length === 0) return say(`No message matches "${flags.search}".`);
+      for (const h of hits) say(`${h.session_id}  ${h.timestamp}  ${h.role}: ${oneLineOf(h.snippet, 120)}`);
+      return;
+    }
+    const { sessions } = await client.call<{ sessions: SessionRow[] }>('session.list', {
+      scope: 'stored',
+      limit,
     });
+    if (flags.json) return say(JSON.stringify({ sessions }, null, 2));
+    if (sessions.length === 0) return say('No sessions yet. Start one with "gatehouse chat".');
+    say(['ID'.padEnd(24), 'CREATED'.padEnd(20), 'SOURCE', 'STATE  ', 'MODEL'.padEnd(16), 'TITLE'].join(' '));
+    for (const s of sessions) {
+      say(
+        [
+          s.session_id.padEnd(24),
+          s.created_at.slice(0, 19).replace('T', ' ').padEnd(20),
+          s.source.padEnd(6),
+          s.state.padEnd(7),
+          (s.model ?? '-').padEnd(16),
+          s.title ?? '-',
+        ].join(' '),
+      );
+    }
+  } catch (error) {
+    if (error instanceof RpcCallError && error.reason === 'invalid_params') {
+      throw new DaemonError('invalid_input', error.message);
+    }
+    if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
+    throw error;
+  } finally {
+    await client.close();
+  }
 }

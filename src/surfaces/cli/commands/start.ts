@@ -1,48 +1,38 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
-import type { Command } from 'commander';
 import type { GatewayInfo } from '../../../daemon/daemon.js';
 import { daemonEnvironment } from '../../../daemon/allocator.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState, readGatewayInfo } from '../../../daemon/gateway-state.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
-import { DEFAULT_PORT, withListenerFlags } from '../../../daemon/config-listener.js';
-import { cliHome, loadCliConfig, note, say } from '../shared.js';
-import { defaultPortTaken } from './serve.js';
+import { withListenerFlags } from '../../../daemon/config-listener.js';
+import { cliHome, defaultPortTaken, note, say } from '../shared.js';
+import { loadCliConfig } from '../load-config.js';
 
 const READY_TIMEOUT_MS = 60_000;
 
-export function registerStart(program: Command): void {
-  program
-    .command('start')
-    .description('start the gateway in the background and print its URL')
-    .option(
-      '--port <n>',
-      `listen on this port (overrides listener.port; default ${DEFAULT_PORT}; 0 = any free port)`,
-    )
-    .option('--host <address>', 'listen on this address (overrides listener.host)')
-    .action(async (flags: { port?: string; host?: string }) => {
-      const layout = cliHome();
-      initHome(layout);
-      // A bad config or flag is reported here, not buried in the log.
-      const loaded = withListenerFlags(loadCliConfig(layout), flags);
-      const state = gatewayState(layout);
-      if (state.status === 'running') {
-        say(`Gatehouse is already running at ${state.info.url} (pid ${state.pid}).`);
-        return;
-      }
-      if (state.status === 'starting') {
-        throw new DaemonError(
-          'already_running',
-          `a gateway is already starting on ${layout.root} (pid ${state.pid}): run "gatehouse status" in a moment`,
-        );
-      }
-      const info = await spawnDaemon(layout, listenerArgs(flags));
-      const fellBack = defaultPortTaken(loaded.config.listener.port, info.url);
-      if (fellBack) note(fellBack);
-      say(`Gatehouse is running at ${info.url} (pid ${info.pid}).`);
-      say(`Model: ${info.model}. Logs: ${layout.logFile}. Stop it with "gatehouse stop".`);
-    });
+/** `gatehouse start`: starts the gateway in the background unless one runs, and prints its URL. */
+export async function start(flags: { port?: string; host?: string }): Promise<void> {
+  const layout = cliHome();
+  initHome(layout);
+  // A bad config or flag is reported here, not buried in the log.
+  const loaded = withListenerFlags(loadCliConfig(layout), flags);
+  const state = gatewayState(layout);
+  if (state.status === 'running') {
+    say(`Gatehouse is already running at ${state.info.url} (pid ${state.pid}).`);
+    return;
+  }
+  if (state.status === 'starting') {
+    throw new DaemonError(
+      'already_running',
+      `a gateway is already starting on ${layout.root} (pid ${state.pid}): run "gatehouse status" in a moment`,
+    );
+  }
+  const info = await spawnDaemon(layout, listenerArgs(flags));
+  const fellBack = defaultPortTaken(loaded.config.listener.port, info.url);
+  if (fellBack) note(fellBack);
+  say(`Gatehouse is running at ${info.url} (pid ${info.pid}).`);
+  say(`Model: ${info.model}. Logs: ${layout.logFile}. Stop it with "gatehouse stop".`);
 }
 
 function listenerArgs(flags: { port?: string; host?: string }): string[] {

@@ -1,12 +1,10 @@
-import type { Command } from 'commander';
-import { describeModel, describeStore } from '../../../daemon/config.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
 import type { ClusterView } from '../../../domain/cluster/member.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { HomeLayout } from '../../../daemon/home.js';
-import { cliHome, loadCliConfig, say } from '../shared.js';
+import { cliHome, say } from '../shared.js';
 import { dashboardUrl } from './dashboard.js';
 
 export interface StatusReport {
@@ -38,16 +36,21 @@ export interface StatusReport {
   cluster: ClusterView | null;
 }
 
-/** The configured store, or why it cannot be read. */
-function configuredStore(layout: HomeLayout): string {
+/**
+ * The configured model or store, or why the config cannot be read. The config (its parser and
+ * schema) is loaded only here: a running daemon's status comes from gateway.json alone.
+ */
+async function configured(layout: HomeLayout, what: 'describeModel' | 'describeStore'): Promise<string> {
   try {
-    return describeStore(loadCliConfig(layout, { quiet: true }).config);
+    const config = await import('../../../daemon/config.js');
+    const { loadCliConfig } = await import('../load-config.js');
+    return config[what](loadCliConfig(layout, { quiet: true }).config);
   } catch (error) {
     return `unknown: ${oneLine(error)}`;
   }
 }
 
-function statusReport(layout: HomeLayout): StatusReport {
+async function statusReport(layout: HomeLayout): Promise<StatusReport> {
   const state = gatewayState(layout);
   const files = {
     home: layout.root,
@@ -69,7 +72,8 @@ function statusReport(layout: HomeLayout): StatusReport {
       uptime_s: Math.max(0, Math.round((Date.now() - Date.parse(info.started_at)) / 1000)),
       model: info.model, // what the running daemon uses, even if the file changed since
       // What the running daemon opened, even if the file changed since.
-      store: info.store ?? `${configuredStore(layout)} (as configured; the daemon did not say)`,
+      store:
+        info.store ?? `${await configured(layout, 'describeStore')} (as configured; the daemon did not say)`,
       ...files,
       stale_pid,
       adapters: Array.isArray(info.adapters) ? info.adapters : [],
@@ -77,12 +81,7 @@ function statusReport(layout: HomeLayout): StatusReport {
       cluster: info.cluster ?? null,
     };
   }
-  let model: string;
-  try {
-    model = describeModel(loadCliConfig(layout, { quiet: true }).config);
-  } catch (error) {
-    model = `unknown: ${oneLine(error)}`;
-  }
+  const model = await configured(layout, 'describeModel');
   return {
     running: false,
     state: state.status,
@@ -94,7 +93,7 @@ function statusReport(layout: HomeLayout): StatusReport {
     started_at: null,
     uptime_s: null,
     model,
-    store: configuredStore(layout),
+    store: await configured(layout, 'describeStore'),
     ...files,
     stale_pid,
     adapters: [],
@@ -194,14 +193,9 @@ function printStatus(report: StatusReport): void {
   }
 }
 
-export function registerStatus(program: Command): void {
-  program
-    .command('status')
-    .description('say whether the gateway is running, where, and with which model')
-    .option('--json', 'print a JSON object for scripts')
-    .action((options: { json?: boolean }) => {
-      const report = statusReport(cliHome());
-      if (options.json) say(JSON.stringify(report, null, 2));
-      else printStatus(report);
-    });
+/** `gatehouse status`: read from the run files (and the config when stopped); the daemon is not asked. */
+export async function status(options: { json?: boolean }): Promise<void> {
+  const report = await statusReport(cliHome());
+  if (options.json) say(JSON.stringify(report, null, 2));
+  else printStatus(report);
 }

@@ -3,22 +3,17 @@
  * socket, for a script or worker to present at the WebSocket upgrade (docs/protocol.md).
  */
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
 import { DaemonError } from '../../../daemon/errors.js';
 import { ControlRequestError, requestTicket } from '../../control/client.js';
+import { TICKET_PURPOSES as PURPOSES } from '../program.js';
 import { cliHome, say } from '../shared.js';
 
-const PURPOSES = ['interactive', 'worker-adoption'] as const;
 type Purpose = (typeof PURPOSES)[number];
 
 interface TicketFlags {
   purpose: string;
   session: string[];
   json?: boolean;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 function checkFlags(flags: TicketFlags): { purpose: Purpose; sessions: string[] | undefined } {
@@ -41,46 +36,34 @@ function checkFlags(flags: TicketFlags): { purpose: Purpose; sessions: string[] 
   return { purpose, sessions: purpose === 'worker-adoption' ? flags.session : undefined };
 }
 
-export function registerTicket(program: Command): void {
-  program
-    .command('ticket')
-    .description('print a single-use, 30-second session ticket from the running gateway (for scripts)')
-    .option('--purpose <purpose>', `what the ticket is for: ${PURPOSES.join(' | ')}`, 'interactive')
-    .option(
-      '--session <id>',
-      'worker-adoption: a session the ticket may read, submit to and answer (repeatable)',
-      collect,
-      [],
-    )
-    .option('--json', 'print {"ticket", "expires_at", "purpose", "sessions"} as JSON')
-    .action(async (flags: TicketFlags) => {
-      const { purpose, sessions } = checkFlags(flags);
-      const layout = cliHome();
-      if (!existsSync(layout.controlSocket)) {
-        throw new DaemonError(
-          'not_running',
-          `tickets come from a running gateway, and none is listening on ${layout.controlSocket}: start it with "gatehouse start"`,
-        );
-      }
-      let reply;
-      try {
-        reply = await requestTicket(layout.controlSocket, purpose, sessions);
-      } catch (error) {
-        if (!(error instanceof ControlRequestError)) throw error;
-        const hint = error.reason === 'unreachable' ? ' (is it running? "gatehouse status")' : '';
-        throw new DaemonError('not_available', `the gateway refused a ticket: ${error.message}${hint}`);
-      }
-      if (flags.json) {
-        say(
-          JSON.stringify({
-            ticket: reply.ticket,
-            expires_at: reply.expires_at,
-            purpose,
-            ...(sessions ? { sessions } : {}),
-          }),
-        );
-      } else {
-        say(reply.ticket);
-      }
-    });
+/** `gatehouse ticket`: one ticket from the running gateway's control socket. */
+export async function ticket(flags: TicketFlags): Promise<void> {
+  const { purpose, sessions } = checkFlags(flags);
+  const layout = cliHome();
+  if (!existsSync(layout.controlSocket)) {
+    throw new DaemonError(
+      'not_running',
+      `tickets come from a running gateway, and none is listening on ${layout.controlSocket}: start it with "gatehouse start"`,
+    );
+  }
+  let reply;
+  try {
+    reply = await requestTicket(layout.controlSocket, purpose, sessions);
+  } catch (error) {
+    if (!(error instanceof ControlRequestError)) throw error;
+    const hint = error.reason === 'unreachable' ? ' (is it running? "gatehouse status")' : '';
+    throw new DaemonError('not_available', `the gateway refused a ticket: ${error.message}${hint}`);
+  }
+  if (flags.json) {
+    say(
+      JSON.stringify({
+        ticket: reply.ticket,
+        expires_at: reply.expires_at,
+        purpose,
+        ...(sessions ? { sessions } : {}),
+      }),
+    );
+  } else {
+    say(reply.ticket);
+  }
 }

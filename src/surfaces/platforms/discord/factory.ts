@@ -1,6 +1,9 @@
-/** The Discord adapter built from its config section (`platforms.discord`), for the registry. */
+/**
+ * The Discord adapter built from its config section (`platforms.discord`), for the registry. The
+ * token is checked first; the adapter and @discordjs/core are loaded only then (registry.ts).
+ */
 import { PlatformSetupError, type PlatformConfig } from '../registry.js';
-import { DiscordAdapter } from './adapter.js';
+import type { DiscordAdapter } from './adapter.js';
 
 /** The keys of `platforms.discord` this factory reads, as the config schema checked them. */
 export type DiscordSection = {
@@ -14,7 +17,7 @@ export type DiscordSection = {
   allowed_channel_ids?: string[] | undefined;
 };
 
-export function discordFromConfig(config: PlatformConfig): DiscordAdapter {
+export async function discordFromConfig(config: PlatformConfig): Promise<DiscordAdapter> {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as DiscordSection;
   const token = config.env[section.token_env];
@@ -23,6 +26,7 @@ export function discordFromConfig(config: PlatformConfig): DiscordAdapter {
       `discord: the environment variable ${section.token_env} (platforms.discord.token_env) holding the bot token is not set`,
     );
   }
+  const { DiscordAdapter } = await import('./adapter.js');
   return new DiscordAdapter({
     token,
     apiRoot: section.api_root,

@@ -1,6 +1,9 @@
-/** The Slack adapter built from its config section (`platforms.slack`), for the registry. */
+/**
+ * The Slack adapter built from its config section (`platforms.slack`), for the registry. Both tokens
+ * are checked first; the adapter and the Slack SDKs are loaded only then (registry.ts).
+ */
 import { PlatformSetupError, type PlatformConfig } from '../registry.js';
-import { SlackAdapter } from './adapter.js';
+import type { SlackAdapter } from './adapter.js';
 
 /** The keys of `platforms.slack` this factory reads, as the config schema checked them. */
 export type SlackSection = {
@@ -13,7 +16,7 @@ export type SlackSection = {
   allowed_channel_ids?: string[] | undefined;
 };
 
-export function slackFromConfig(config: PlatformConfig): SlackAdapter {
+export async function slackFromConfig(config: PlatformConfig): Promise<SlackAdapter> {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as SlackSection;
   const secret = (key: 'bot_token_env' | 'app_token_env', what: string, prefix: string): string => {
@@ -31,9 +34,12 @@ export function slackFromConfig(config: PlatformConfig): SlackAdapter {
     }
     return value;
   };
+  const botToken = secret('bot_token_env', 'bot token', 'xoxb-');
+  const appToken = secret('app_token_env', 'app-level token (Socket Mode)', 'xapp-');
+  const { SlackAdapter } = await import('./adapter.js');
   return new SlackAdapter({
-    botToken: secret('bot_token_env', 'bot token', 'xoxb-'),
-    appToken: secret('app_token_env', 'app-level token (Socket Mode)', 'xapp-'),
+    botToken,
+    appToken,
     apiRoot: section.api_root,
     requireMention: section.require_mention,
     answerDms: section.answer_dms,

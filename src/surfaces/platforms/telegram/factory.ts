@@ -1,6 +1,9 @@
-/** The Telegram adapter built from its config section (`platforms.telegram`), for the registry. */
+/**
+ * The Telegram adapter built from its config section (`platforms.telegram`), for the registry. The
+ * section's secrets are checked first; the adapter and grammY are loaded only then (registry.ts).
+ */
 import { PlatformSetupError, type PlatformConfig } from '../registry.js';
-import { TelegramAdapter, type TelegramWebhookOptions } from './adapter.js';
+import type { TelegramAdapter, TelegramWebhookOptions } from './adapter.js';
 
 /** The keys of `platforms.telegram` this factory reads, as the config schema checked them. */
 export type TelegramSection = {
@@ -12,7 +15,7 @@ export type TelegramSection = {
   max_attachment_mb: number;
 };
 
-export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
+export async function telegramFromConfig(config: PlatformConfig): Promise<TelegramAdapter> {
   // The config schema checked this section's keys when the file was loaded.
   const section = config.section as TelegramSection;
   const token = config.env[section.token_env];
@@ -21,11 +24,13 @@ export function telegramFromConfig(config: PlatformConfig): TelegramAdapter {
       `telegram: the environment variable ${section.token_env} (platforms.telegram.token_env) holding the bot token is not set`,
     );
   }
+  const webhook = section.mode === 'webhook' ? webhookOf(section, config.env) : undefined;
+  const { TelegramAdapter } = await import('./adapter.js');
   return new TelegramAdapter({
     token,
     apiRoot: section.api_root,
     ...(section.allowed_user_ids === undefined ? {} : { allowedUserIds: section.allowed_user_ids }),
-    ...(section.mode === 'webhook' ? { webhook: webhookOf(section, config.env) } : {}),
+    ...(webhook === undefined ? {} : { webhook }),
     attachmentsDir: config.attachmentsDir,
     maxAttachmentBytes: Math.floor(section.max_attachment_mb * 1024 * 1024),
   });

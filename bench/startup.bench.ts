@@ -1,0 +1,169 @@
+/**
+ * Start-up of the command and the daemon (issue 33: load only what the configuration uses):
+ *
+ * - `gatehouse --help`, spawn to exit;
+ * - `gatehouse status` on a home with no daemon (it reads the config to name the model and store),
+ *   and beside a running daemon (it reads gateway.json; neither asks the daemon anything);
+ * - `gatehouse serve` on an empty home (SQLite, no chat platform), spawn to its ready line;
+ * - that daemon's RSS once idle (half a second after ready).
+ *
+ * The times are medians against spawning `node -e ''` to its exit, interleaved with them in the same
+ * run; the RSS against an idle bare `node`. Each figure also says how many modules and packages the
+ * process loaded, counted in one more run under test/fixtures/record-loads.mjs (not timed).
+ * GATEHOUSE_BENCH_CLI measures another build (e.g. main before a change) with the same bench.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  bareNodeRssKiB,
+  CLI,
+  nodeSpawnMs,
+  requireBuild,
+  rssKiB,
+  startBenchDaemon,
+  type BenchDaemon,
+} from './gateway-daemon.js';
+import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
+
+const HOOK = pathToFileURL(
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/record-loads.mjs'),
+).href;
+
+/** Milliseconds from spawning `gatehouse <args>` on `home` to its exit; a failure is an error. */
+function cliMs(home: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []) {
+  const start = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], {
+    env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...env },
+    stdio: 'ignore',
+  });
+  return new Promise<number>((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(performance.now() - start)
+        : reject(new Error(`gatehouse ${args.join(' ')} exited with ${code}`)),
+    ),
+  );
+}
+
+/** Modules and packages a process recorded in `file` (one URL a line, repeats allowed). */
+function countLoads(file: string): { modules: number; packages: number } {
+  const modules = new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
+  const packages = new Set(
+    [...modules].flatMap((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1] ?? []),
+  );
+  return { modules: modules.size, packages: packages.size };
+}
+
+/** One more, untimed run of the command under the recording hook. */
+async function cliLoads(home: string, args: string[], dir: string) {
+  const file = path.join(dir, `loads-${args.join('-')}-${Date.now()}.txt`);
+  await cliMs(home, args, { GATEHOUSE_RECORD_LOADS: file }, ['--import', HOOK]);
+  return countLoads(file);
+}
+
+const bench: Bench = {
+  name: 'startup',
+  async run({ quick }) {
+    requireBuild();
+    const runs = quick ? 5 : 21;
+    const starts = quick ? 2 : 7;
+    const dir = mkdtempSync(path.join(tmpdir(), 'gh-bench-startup-'));
+    const emptyHome = path.join(dir, 'home');
+    let running: BenchDaemon | null = null;
+    try {
+      // Interleaved, so a shift in the machine's load moves the baseline with the figures.
+      const nodeMs: number[] = [];
+      const helpMs: number[] = [];
+      const statusMs: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        nodeMs.push(await nodeSpawnMs());
+        helpMs.push(await cliMs(emptyHome, ['--help']));
+        statusMs.push(await cliMs(emptyHome, ['status']));
+      }
+
+      const readyMs: number[] = [];
+      const idleKiB: number[] = [];
+      const bareKiB: number[] = [];
+      for (let i = 0; i < starts; i++) {
+        nodeMs.push(await nodeSpawnMs());
+        bareKiB.push(await bareNodeRssKiB());
+        const daemon = await startBenchDaemon();
+        readyMs.push(daemon.readyMs);
+        // Start-up garbage settles a moment before the idle figure is read.
+        await sleep(500);
+        idleKiB.push(rssKiB(daemon.pid));
+        await daemon.close();
+      }
+
+      running = await startBenchDaemon();
+      const runningStatusMs: number[] = [];
+      const runningNodeMs: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        runningNodeMs.push(await nodeSpawnMs());
+        runningStatusMs.push(await cliMs(running.home, ['status']));
+      }
+      const runningLoads = await cliLoads(running.home, ['status'], dir);
+      await running.close();
+      running = null;
+
+      const helpLoads = await cliLoads(emptyHome, ['--help'], dir);
+      const statusLoads = await cliLoads(emptyHome, ['status'], dir);
+      const daemonFile = path.join(dir, 'loads-serve.txt');
+      const recorded = await startBenchDaemon(undefined, undefined, ['--import', HOOK], {
+        GATEHOUSE_RECORD_LOADS: daemonFile,
+      });
+      const daemonLoads = countLoads(daemonFile);
+      await recorded.close();
+
+      for (const samples of [nodeMs, helpMs, statusMs, readyMs, runningNodeMs, runningStatusMs]) {
+        samples.sort((a, b) => a - b);
+      }
+      idleKiB.sort((a, b) => a - b);
+      bareKiB.sort((a, b) => a - b);
+      const node = { name: "node -e '' spawn→exit (median)", value: percentile(nodeMs, 50) };
+      const time = (
+        name: string,
+        samples: number[],
+        loads: { modules: number; packages: number },
+        baseline = node,
+      ): BenchFigure =>
+        figure({
+          bench: 'startup',
+          name,
+          value: percentile(samples, 50),
+          unit: 'ms',
+          baseline,
+          higherIsBetter: false,
+          extra: { runs: samples.length, ...loads },
+        });
+      return [
+        time('gatehouse --help (median)', helpMs, helpLoads),
+        time('gatehouse status, no daemon (median)', statusMs, statusLoads),
+        time('gatehouse status, daemon running (median)', runningStatusMs, runningLoads, {
+          name: node.name,
+          value: percentile(runningNodeMs, 50),
+        }),
+        time('serve → ready, empty home (median)', readyMs, daemonLoads),
+        figure({
+          bench: 'startup',
+          name: 'idle daemon RSS (median)',
+          value: percentile(idleKiB, 50) / 1024,
+          unit: 'MiB',
+          baseline: { name: 'idle bare node RSS (median)', value: percentile(bareKiB, 50) / 1024 },
+          higherIsBetter: false,
+          extra: { starts, ...daemonLoads },
+        }),
+      ];
+    } finally {
+      await running?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+export default bench;
