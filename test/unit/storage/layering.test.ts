@@ -35,13 +35,13 @@ describe('the layering rules of eslint.config.js', () => {
     const code = [
       "import pg from 'pg';",
       "import type Database from 'better-sqlite3';",
-      "import { SqliteSessionStore } from '../../../src/domain/ports/session-store.js';",
-      "import type { RouteRow } from '../../../src/storage/rows/route-row.js';",
+      "import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';",
+      "import type { RouteRow } from '../../storage/rows/route-row.js';",
       "import type { DaemonContext } from '../../daemon/daemon.js';",
       "export type { PlatformConfig } from '../../surfaces/platforms/registry.js';",
       "export const server = () => import('node:http');",
       "export type Socket = import('ws').WebSocket;",
-      "import type { SessionStore } from '../../../src/domain/ports/session-store.js';",
+      "import type { SessionStore } from '../ports/session-store.js';",
       "import { randomUUID } from 'node:crypto';",
       "import type { TranscriptMessage } from '../vocabulary.js';",
     ].join('\n');
@@ -53,16 +53,16 @@ describe('the layering rules of eslint.config.js', () => {
 
   it('refuse one storage backend in the other, and allow the shared rows', async () => {
     const postgres = [
-      "import { messageFromRow } from '../../../src/storage/rows/messages.js';",
+      "import { messageFromRow } from '../../sqlite/ops/messages.js';",
       "import Database from 'better-sqlite3';",
-      "import { extraJson } from '../../../src/storage/rows/messages.js';",
-      "import type { SessionStore } from '../../../src/domain/ports/session-store.js';",
+      "import { extraJson } from '../../rows/messages.js';",
+      "import type { SessionStore } from '../../../domain/ports/session-store.js';",
     ].join('\n');
     expect(await refusedLines('src/storage/postgres/ops/fixture.ts', postgres)).toEqual([1, 2]);
     const sqlite = [
       "import { PostgresDatabase } from '../postgres/database.js';",
       "import pg from 'pg';",
-      "import { encodeCursor } from '../../../src/storage/rows/cursor.js';",
+      "import { encodeCursor } from '../rows/cursor.js';",
     ].join('\n');
     expect(await refusedLines('src/storage/sqlite/fixture.ts', sqlite)).toEqual([1, 2]);
     expect(await refusedLines('src/storage/rows/fixture.ts', sqlite)).toEqual([1, 2]);
@@ -80,7 +80,7 @@ describe('the layering rules of eslint.config.js', () => {
 
   it('keep the runtime on the vocabulary and the protocol on the typed errors', async () => {
     const code = [
-      "import type { SessionStore } from '../../../src/domain/ports/session-store.js';",
+      "import type { SessionStore } from '../domain/ports/session-store.js';",
       "import { DaemonError } from '../daemon/errors.js';",
       "import type { TranscriptMessage } from '../domain/vocabulary.js';",
       "import { NotFoundError } from '../domain/errors.js';",
