@@ -165,3 +165,31 @@ export function nextEvent(
     }, timeoutMs)
     .then((n) => sessionEvent(n)!);
 }
+
+/**
+ * Resumes the session until its snapshot satisfies `done`, waiting on admission.settled between
+ * snapshots. The wait is armed before each snapshot is asked for: a settlement committed while the
+ * snapshot is read is announced to this viewer (attached first) before the snapshot's answer
+ * arrives, and a wait armed only after the answer would wait for an event already gone. A wait on
+ * the next settlement fails after `timeoutMs` without one.
+ */
+export async function resumeUntil<S extends { pending_admissions: unknown[] }>(
+  client: GatewayClient,
+  sessionId: string,
+  done: (snapshot: S) => boolean,
+  timeoutMs = 20_000,
+): Promise<S> {
+  for (;;) {
+    const settled = nextEvent(client, 'admission.settled', (e) => e.session_id === sessionId, timeoutMs).then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    const snapshot = await client.call<S>('session.resume', { session_id: sessionId });
+    if (done(snapshot)) return snapshot;
+    const failed = await settled;
+    if (failed !== null)
+      throw new Error(
+        `session ${sessionId} did not settle (${failed}): ${JSON.stringify(snapshot.pending_admissions)}`,
+      );
+  }
+}

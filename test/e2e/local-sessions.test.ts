@@ -7,6 +7,7 @@ import {
   BACKENDS,
   dropTestSchemas,
   nextEvent,
+  resumeUntil,
   startDaemon,
   waitForState,
   type Backend,
@@ -155,17 +156,13 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
         client.call('prompt.submit', { session_id, submission_id: 's1', text: 'something else' }),
       ).rejects.toMatchObject({ reason: 'admission_conflict' });
       await client.call('session.resume', { session_id });
-      for (;;) {
-        const snapshot = await client.call<Snapshot & { pending_admissions: unknown[] }>('session.resume', {
-          session_id,
-        });
-        if (snapshot.pending_admissions.length === 0) {
-          const users = snapshot.messages.filter((m) => m.role === 'user').map((m) => m.content);
-          expect(users).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i}`));
-          break;
-        }
-        await nextEvent(client, 'admission.settled');
-      }
+      const snapshot = await resumeUntil<Snapshot & { pending_admissions: unknown[] }>(
+        client,
+        session_id,
+        (s) => s.pending_admissions.length === 0,
+      );
+      const users = snapshot.messages.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(users).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i}`));
     });
   });
 
