@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { parse } from 'yaml';
 import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
@@ -126,6 +127,30 @@ export async function startDaemon(
       child.kill('SIGKILL');
       await exited(child);
     },
+  };
+}
+
+/**
+ * One daemon for the cases of the calling `describe` block, started by `start` at the first case that
+ * asks for it and stopped (its PostgreSQL schema dropped) after the block: for cases that are each
+ * refused or only read, where a fresh daemon per case proves nothing more and costs a start each.
+ * Its schema is kept out of dropTestSchemas, which files call after each case.
+ */
+export function useSharedDaemon(start: () => Promise<RunningDaemon>): () => Promise<RunningDaemon> {
+  let shared: Promise<{ daemon: RunningDaemon; schema: TestSchema | undefined }> | null = null;
+  afterAll(async () => {
+    const started = await shared?.catch(() => null);
+    shared = null;
+    await started?.daemon.stop();
+    await started?.schema?.drop();
+  });
+  return async () => {
+    shared ??= start().then((daemon) => {
+      const schema = schemas.get(daemon.home);
+      schemas.delete(daemon.home);
+      return { daemon, schema };
+    });
+    return (await shared).daemon;
   };
 }
 

@@ -11,6 +11,7 @@ import {
   startDaemon,
   waitForState,
   type Backend,
+  useSharedDaemon,
   type RunningDaemon,
 } from './gateway-harness.js';
 import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
@@ -205,6 +206,8 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
   });
 
   describe('LOC-5 rejections change nothing', () => {
+    // Every case is refused: one daemon serves them all, and after each the store is still empty.
+    const shared = useSharedDaemon(() => startDaemon({ store: backend }));
     it.each([
       [{ cwd: 'relative' }, 'invalid_params'],
       [{ worktree: true }, 'invalid_params'],
@@ -214,7 +217,7 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
       [{ base_url: 'https://u:p@example.com/v1' }, 'invalid_params'],
       [{ toolsets: ['no-such-toolset'] }, 'invalid_params'],
     ])('session.create %j → %s', async (params, reason) => {
-      const d = await daemon();
+      const d = await shared();
       const client = await d.connect();
       const error = await client.call('session.create', params).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RpcCallError);
