@@ -3,7 +3,11 @@
  * The one build: `tsc -p tsconfig.build.json`, then a stamp in dist/. With `--if-stale` (what
  * `prepare`, `npm start`, `npm link`, `bench` and `torture` use) it does nothing when the stamp is
  * newer than every source and config file, so a fresh clone compiles once during `npm ci` and
- * never again until something changes. `npm run build` (and so `npm test`) always compiles.
+ * never again until something changes. `npm run build` always compiles.
+ *
+ * With `--no-check` tsc emits without type-checking (`--noCheck`: the same JavaScript, no second
+ * type-check): what `npm test` (scripts/check.js, which type-checks once on its own) and `prepare`
+ * use. Plain `npm run build` type-checks as it compiles.
  *
  * Plain JavaScript on purpose: it runs before anything is compiled.
  */
@@ -39,15 +43,15 @@ export function staleReason(base = root) {
 
 function main() {
   const ifStale = process.argv.includes('--if-stale');
+  const noCheck = process.argv.includes('--no-check');
   if (ifStale) {
     const reason = staleReason();
     if (reason === null) return 0;
     process.stderr.write(`gatehouse: building (${reason}); tsc and the dashboard bundle take about 30 s\n`);
   }
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const run = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-  });
+  const args = [tsc, '-p', join(root, 'tsconfig.build.json'), ...(noCheck ? ['--noCheck'] : [])];
+  const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
   if (run.status !== 0) return run.status ?? 1;
   // The dashboard page: plain TypeScript bundled by vite into dist/dashboard (docs/dashboard.md).
   const web = join(root, 'src', 'surfaces', 'dashboard', 'web');

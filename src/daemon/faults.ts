@@ -6,7 +6,8 @@
  *
  * Points: admission.committed (after the commit, before the acknowledgement), turn.claimed (after
  * the claim, before the turn writes anything or calls the model), model.streaming (during a streamed answer), tool.recorded
- * (the tool call is stored, the tool has not run), tool.running (while the tool runs), tool.result
+ * (the tool call is stored, the tool has not run), tool.running (while the tool runs: as soon as the
+ * terminal command's process exists; a safe-mode command, run by its worker, never hits it), tool.result
  * (the tool finished, its result not yet stored), approval.pending (a human is being asked),
  * creation.transaction (inside the creation transaction), settle.transaction (inside settlement),
  * reset.transaction (inside the reset transaction, after the new transcript and route are written),
@@ -15,6 +16,7 @@
  * transaction, after the child transcript, route and receipt are written), compress.committed (the
  * publication is committed, memory and viewers not yet told).
  */
+import { onTerminalProcess } from '../runtime/tools/terminal.js';
 import type { Logger } from './logger.js';
 
 export const FAULT_ENV = 'GATEHOUSE_TEST_FAULTS';
@@ -83,18 +85,15 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): Faults | 
     hits.set(point, count);
     if (count === at) process.kill(process.pid, 'SIGKILL');
   };
+  // While the tool runs: once its process exists. (A timer after tool.start, as before, could fire
+  // before the process was spawned: the tool's durable start mark is committed in between, and on
+  // a loaded machine that commit takes longer than any fixed delay; the command then never ran.)
+  if (armed.has('tool.running')) onTerminalProcess(() => hit('tool.running'));
   return {
     hit,
     observe(eventType) {
       const point = EVENT_POINTS[eventType];
-      if (point === undefined) return;
-      if (point === 'tool.recorded') {
-        hit(point);
-        // While the tool runs: shortly after it started (the terminal tool is running by then).
-        if (armed.has('tool.running')) setTimeout(() => hit('tool.running'), 100).unref();
-        return;
-      }
-      hit(point);
+      if (point !== undefined) hit(point);
     },
   };
 }

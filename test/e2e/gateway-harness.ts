@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { parse } from 'yaml';
 import { homeLayout, type HomeLayout } from '../../src/daemon/home.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
@@ -129,6 +130,30 @@ export async function startDaemon(
   };
 }
 
+/**
+ * One daemon for the cases of the calling `describe` block, started by `start` at the first case that
+ * asks for it and stopped (its PostgreSQL schema dropped) after the block: for cases that are each
+ * refused or only read, where a fresh daemon per case proves nothing more and costs a start each.
+ * Its schema is kept out of dropTestSchemas, which files call after each case.
+ */
+export function useSharedDaemon(start: () => Promise<RunningDaemon>): () => Promise<RunningDaemon> {
+  let shared: Promise<{ daemon: RunningDaemon; schema: TestSchema | undefined }> | null = null;
+  afterAll(async () => {
+    const started = await shared?.catch(() => null);
+    shared = null;
+    await started?.daemon.stop();
+    await started?.schema?.drop();
+  });
+  return async () => {
+    shared ??= start().then((daemon) => {
+      const schema = schemas.get(daemon.home);
+      schemas.delete(daemon.home);
+      return { daemon, schema };
+    });
+    return (await shared).daemon;
+  };
+}
+
 /** Polls GET /healthz (there is no event across processes) until the daemon reports `state`. */
 export async function waitForState(url: string, state: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -164,4 +189,32 @@ export function nextEvent(
       return e !== null && e.event.type === type && where(e);
     }, timeoutMs)
     .then((n) => sessionEvent(n)!);
+}
+
+/**
+ * Resumes the session until its snapshot satisfies `done`, waiting on admission.settled between
+ * snapshots. The wait is armed before each snapshot is asked for: a settlement committed while the
+ * snapshot is read is announced to this viewer (attached first) before the snapshot's answer
+ * arrives, and a wait armed only after the answer would wait for an event already gone. A wait on
+ * the next settlement fails after `timeoutMs` without one.
+ */
+export async function resumeUntil<S extends { pending_admissions: unknown[] }>(
+  client: GatewayClient,
+  sessionId: string,
+  done: (snapshot: S) => boolean,
+  timeoutMs = 20_000,
+): Promise<S> {
+  for (;;) {
+    const settled = nextEvent(client, 'admission.settled', (e) => e.session_id === sessionId, timeoutMs).then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    const snapshot = await client.call<S>('session.resume', { session_id: sessionId });
+    if (done(snapshot)) return snapshot;
+    const failed = await settled;
+    if (failed !== null)
+      throw new Error(
+        `session ${sessionId} did not settle (${failed}): ${JSON.stringify(snapshot.pending_admissions)}`,
+      );
+  }
 }

@@ -7,9 +7,11 @@ import {
   BACKENDS,
   dropTestSchemas,
   nextEvent,
+  resumeUntil,
   startDaemon,
   waitForState,
   type Backend,
+  useSharedDaemon,
   type RunningDaemon,
 } from './gateway-harness.js';
 import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
@@ -155,21 +157,13 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
         client.call('prompt.submit', { session_id, submission_id: 's1', text: 'something else' }),
       ).rejects.toMatchObject({ reason: 'admission_conflict' });
       await client.call('session.resume', { session_id });
-      for (;;) {
-        // Listening before the snapshot is read: a settlement announced while the daemon answers
-        // the resume reaches the client before the answer does, and would otherwise be missed.
-        const settled = nextEvent(client, 'admission.settled');
-        settled.catch(() => {}); // not awaited once nothing is pending
-        const snapshot = await client.call<Snapshot & { pending_admissions: unknown[] }>('session.resume', {
-          session_id,
-        });
-        if (snapshot.pending_admissions.length === 0) {
-          const users = snapshot.messages.filter((m) => m.role === 'user').map((m) => m.content);
-          expect(users).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i}`));
-          break;
-        }
-        await settled;
-      }
+      const snapshot = await resumeUntil<Snapshot & { pending_admissions: unknown[] }>(
+        client,
+        session_id,
+        (s) => s.pending_admissions.length === 0,
+      );
+      const users = snapshot.messages.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(users).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i}`));
     });
   });
 
@@ -212,6 +206,8 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
   });
 
   describe('LOC-5 rejections change nothing', () => {
+    // Every case is refused: one daemon serves them all, and after each the store is still empty.
+    const shared = useSharedDaemon(() => startDaemon({ store: backend }));
     it.each([
       [{ cwd: 'relative' }, 'invalid_params'],
       [{ worktree: true }, 'invalid_params'],
@@ -221,7 +217,7 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
       [{ base_url: 'https://u:p@example.com/v1' }, 'invalid_params'],
       [{ toolsets: ['no-such-toolset'] }, 'invalid_params'],
     ])('session.create %j → %s', async (params, reason) => {
-      const d = await daemon();
+      const d = await shared();
       const client = await d.connect();
       const error = await client.call('session.create', params).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RpcCallError);

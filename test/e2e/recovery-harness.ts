@@ -12,7 +12,7 @@ import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { exited, requireBuild } from './cli.js';
 import {
   dropTestSchemas,
-  nextEvent,
+  resumeUntil,
   startDaemon,
   type Backend,
   type RunningDaemon,
@@ -134,16 +134,9 @@ export async function died(d: RunningDaemon): Promise<void> {
   await exited(d.child);
 }
 
-/**
- * Waits until the session has nothing queued or running (unknown admissions may remain), by
- * waiting on admission.settled events between snapshots.
- */
-export async function quiet(client: GatewayClient, sessionId: string): Promise<Snapshot> {
-  for (;;) {
-    const next = nextEvent(client, 'admission.settled', (e) => e.session_id === sessionId).catch(() => null);
-    const snap = await client.call<Snapshot>('session.resume', { session_id: sessionId });
-    if (snap.pending_admissions.every((a) => a.state === 'unknown')) return snap;
-    if ((await next) === null)
-      throw new Error(`session ${sessionId} did not settle: ${JSON.stringify(snap.pending_admissions)}`);
-  }
+/** Waits until the session has nothing queued or running (unknown admissions may remain). */
+export function quiet(client: GatewayClient, sessionId: string): Promise<Snapshot> {
+  return resumeUntil<Snapshot>(client, sessionId, (snap) =>
+    snap.pending_admissions.every((a) => a.state === 'unknown'),
+  );
 }

@@ -29,6 +29,8 @@ export interface RunOptions {
   launcher?: readonly string[];
   /** Every chunk of output as it arrives (before the cap), for live progress. */
   onOutput?: (chunk: Buffer) => void;
+  /** Told once the command's process exists (spawned), before anything else happens to it. */
+  onSpawn?: () => void;
 }
 
 export type Termination =
@@ -153,6 +155,7 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
+    if (pgid !== undefined) options.onSpawn?.();
     // A command that exits without reading its input must not fail the run (EPIPE).
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.stdin);

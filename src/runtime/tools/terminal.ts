@@ -25,6 +25,18 @@ export interface TerminalOptions {
   launcher?: readonly string[];
 }
 
+const processListeners = new Set<() => void>();
+
+/**
+ * Told each time a terminal command's process exists in this process (spawned; a safe-mode
+ * command runs in its worker's process instead). Only the crash tests' `tool.running` fault point
+ * listens (src/daemon/faults.ts): it kills the daemon while the command really runs.
+ */
+export function onTerminalProcess(listener: () => void): () => void {
+  processListeners.add(listener);
+  return () => processListeners.delete(listener);
+}
+
 export const TERMINAL_DEFAULTS = {
   defaultTimeoutS: 120,
   maxTimeoutS: 600,
@@ -121,6 +133,9 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
         killGraceMs: settings.killGraceMs,
         ...(settings.launcher ? { launcher: settings.launcher } : {}),
         ...(progress ? { onOutput: (chunk: Buffer) => progress.push(chunk) } : {}),
+        onSpawn: () => {
+          for (const listener of [...processListeners]) listener();
+        },
       }).finally(() => progress?.stop());
       if (result.termination.kind === 'interrupted') return interruptedResult(result.output, notes);
       const { status, isError } = describe(result, timeoutS);

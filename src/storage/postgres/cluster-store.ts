@@ -12,7 +12,7 @@ import type {
   TakeResult,
 } from '../../domain/ports/cluster-store.js';
 import type { PgDatabase } from './database.js';
-import { notify, type PgNotifications } from './notifications.js';
+import { notify, schemaChannel, type PgNotifications } from './notifications.js';
 import * as sessions from './ops/cluster-sessions.js';
 import * as instances from './ops/instances.js';
 import * as leases from './ops/leases.js';
@@ -76,12 +76,13 @@ export class PostgresClusterStore implements ClusterStore {
     return this.db.exclusive((sql) => instances.listBotLeases(sql));
   }
 
+  /** Channels are the schema's own (schemaChannel): another schema's cluster never hears them. */
   notify(channel: string, payload: string): Promise<void> {
-    return this.db.exclusive((sql) => notify(sql, channel, payload));
+    return this.db.exclusive((sql) => notify(sql, schemaChannel(this.db.schema, channel), payload));
   }
 
   subscribe(channel: string, handler: (payload: string) => void, resubscribed?: () => void): () => void {
-    return this.listener.subscribe(channel, {
+    return this.listener.subscribe(schemaChannel(this.db.schema, channel), {
       handler,
       ...(resubscribed ? { onResubscribed: resubscribed } : {}),
     });

@@ -15,7 +15,7 @@ import {
   type NewControlRequest,
 } from '../../domain/ports/control-relay.js';
 import type { PgDatabase } from './database.js';
-import { notify, type PgNotifications } from './notifications.js';
+import { notify, schemaChannel, type PgNotifications } from './notifications.js';
 import * as ops from './ops/control-requests.js';
 
 export class PostgresControlRelayStore implements ControlRelayStore {
@@ -24,6 +24,14 @@ export class PostgresControlRelayStore implements ControlRelayStore {
     private readonly listener: PgNotifications,
     readonly holder: LeaseHolder,
   ) {}
+
+  /**
+   * The schema's control channel: epochs and request ids are numbered per schema, so a note from
+   * another schema's cluster on the same database would name requests that are not there.
+   */
+  private get channel(): string {
+    return schemaChannel(this.db.schema, CONTROL_CHANNEL);
+  }
 
   sessionOwner(logicalId: string): Promise<LeaseHolder | null> {
     return this.db.exclusive((sql) => ops.sessionOwner(sql, logicalId));
@@ -34,7 +42,7 @@ export class PostgresControlRelayStore implements ControlRelayStore {
       const id = await ops.insertRequest(sql, this.holder, request);
       await notify(
         sql,
-        CONTROL_CHANNEL,
+        this.channel,
         formatControlNote({ kind: 'request', epoch: request.target.epoch, id }),
       );
       return id;
@@ -49,7 +57,7 @@ export class PostgresControlRelayStore implements ControlRelayStore {
     return this.db.transaction(async (sql) => {
       await ops.writeAnswer(sql, request.id, answer);
       const note = formatControlNote({ kind: 'answer', epoch: request.sender_epoch, id: request.id });
-      await notify(sql, CONTROL_CHANNEL, note);
+      await notify(sql, this.channel, note);
     });
   }
 
@@ -70,7 +78,7 @@ export class PostgresControlRelayStore implements ControlRelayStore {
   }
 
   subscribe(handler: (note: ControlNote) => void, resubscribed: () => void): () => void {
-    return this.listener.subscribe(CONTROL_CHANNEL, {
+    return this.listener.subscribe(this.channel, {
       handler: (payload) => {
         const note = parseControlNote(payload);
         if (note && note.epoch === this.holder.epoch) handler(note);

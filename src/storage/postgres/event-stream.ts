@@ -4,7 +4,6 @@
  * on the store's connection. Each append is one transaction for every session in the batch (the
  * caller batches: group commit), with one NOTIFY per session on the schema's channel.
  */
-import { createHash } from 'node:crypto';
 import type {
   AppendedRun,
   SharedEventStore,
@@ -13,16 +12,12 @@ import type {
   StreamRun,
 } from '../../domain/ports/event-stream.js';
 import { PgDatabase } from './database.js';
+import { schemaChannel } from './notifications.js';
 import * as ops from './ops/session-events.js';
 
-/**
- * The NOTIFY channel of a schema: channels are per database, and instances of different schemas
- * (parallel test runs) must not wake each other. A channel is an identifier of at most 63 bytes.
- */
+/** The schema's NOTIFY channel of appended runs (`gatehouse_events_<schema>`). */
 export function eventChannel(schema: string): string {
-  const plain = `gatehouse_events_${schema}`;
-  if (Buffer.byteLength(plain) <= 63) return plain;
-  return `gatehouse_events_${createHash('sha256').update(schema).digest('hex').slice(0, 40)}`;
+  return schemaChannel(schema, 'gatehouse_events');
 }
 
 export class PgEventStream implements SharedEventStore {

@@ -11,8 +11,21 @@
  * are told, and look at the database again. The first connection is not a reconnect, unless the
  * first attempt failed. Errors never reach the caller; they are reported to `onError` and retried.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Sql } from './database.js';
+
+/**
+ * The NOTIFY channel `name` of a schema. Channels are per database, not per schema: instances on
+ * different schemas of one database (parallel test files, two clusters sharing a server) must not
+ * wake each other, nor read another cluster's epochs and ids in a wake-up. A channel is an
+ * identifier of at most 63 bytes: a long schema name is replaced by a hash of it.
+ */
+export function schemaChannel(schema: string, name: string): string {
+  const plain = `${name}_${schema}`;
+  if (Buffer.byteLength(plain) <= 63) return plain;
+  return `${name}_${createHash('sha256').update(schema).digest('hex').slice(0, 40)}`;
+}
 
 export type NotificationHandler = (payload: string) => void;
 
@@ -57,6 +70,10 @@ export class PgNotifications {
   private state: State = { kind: 'connecting' };
   private readonly channels = new Map<string, Set<Subscription>>();
   private readonly reconnectHandlers = new Set<() => void>();
+  /** Told once when the state next changes (listening() waiting for a connection). */
+  private readonly stateWaiters = new Set<() => void>();
+  /** The LISTEN statements sent on the current connection and not yet answered. */
+  private readonly pendingListens = new Set<Promise<unknown>>();
   private backoffMs: number;
   private firstAttempt = true;
   /** Connections made (the first included): tests and status read it. */
@@ -77,8 +94,25 @@ export class PgNotifications {
     return this.state.kind;
   }
 
-  get listening(): boolean {
-    return this.state.kind === 'listening';
+  /**
+   * Resolves once every channel subscribed so far is listened to on a live connection: a
+   * notification sent after that reaches its handlers. A subscription made while connected sends
+   * its LISTEN at once but is only in force when the server has answered it, and a notification
+   * committed before that is not delivered; whoever acts on the assumption that it will be heard
+   * (a test sending a wake-up) waits for this first. Waits through reconnects; never rejects.
+   */
+  async listening(): Promise<void> {
+    for (;;) {
+      if (this.state.kind === 'closed') return;
+      if (this.state.kind === 'listening' && this.pendingListens.size === 0) return;
+      if (this.state.kind === 'listening') {
+        await Promise.all([...this.pendingListens]);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.stateWaiters.add(resolve);
+      });
+    }
   }
 
   /** Delivers every payload sent on `channel`; the returned function unsubscribes. */
@@ -109,7 +143,7 @@ export class PgNotifications {
 
   async close(): Promise<void> {
     const state = this.state;
-    this.state = { kind: 'closed' };
+    this.moveTo({ kind: 'closed' });
     this.channels.clear();
     if (state.kind === 'waiting') clearTimeout(state.timer);
     if (state.kind === 'listening') await state.client.end().catch(() => undefined);
@@ -117,7 +151,7 @@ export class PgNotifications {
 
   private async connect(): Promise<void> {
     if (this.state.kind === 'closed') return;
-    this.state = { kind: 'connecting' };
+    this.moveTo({ kind: 'connecting' });
     const client = new pg.Client({
       connectionString: this.url,
       application_name: this.options.applicationName ?? 'gatehouse-listen',
@@ -144,7 +178,7 @@ export class PgNotifications {
       await client.end().catch(() => undefined);
       return;
     }
-    this.state = { kind: 'listening', client };
+    this.moveTo({ kind: 'listening', client });
     this.connections++;
     this.backoffMs = this.options.minBackoffMs ?? 100;
     if (first) return;
@@ -152,11 +186,23 @@ export class PgNotifications {
     for (const set of this.channels.values()) for (const sub of [...set]) sub.onResubscribed?.();
   }
 
+  private moveTo(state: State): void {
+    this.state = state;
+    const waiters = [...this.stateWaiters];
+    this.stateWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
   private listen(client: pg.Client, channel: string): void {
-    client.query(`LISTEN ${quoted(channel)}`).catch((error: unknown) => {
-      this.failed(error);
-      this.lost(client, error);
-    });
+    const sent = client.query(`LISTEN ${quoted(channel)}`).then(
+      () => undefined,
+      (error: unknown) => {
+        this.failed(error);
+        this.lost(client, error);
+      },
+    );
+    this.pendingListens.add(sent);
+    void sent.finally(() => this.pendingListens.delete(sent));
   }
 
   private lost(client: pg.Client, error: unknown): void {
@@ -171,7 +217,7 @@ export class PgNotifications {
     if (this.state.kind === 'closed') return;
     const timer = setTimeout(() => void this.connect(), this.backoffMs);
     timer.unref();
-    this.state = { kind: 'waiting', timer };
+    this.moveTo({ kind: 'waiting', timer });
     this.backoffMs = Math.min(this.backoffMs * 2, this.options.maxBackoffMs ?? 5_000);
   }
 

@@ -41,7 +41,6 @@ async function instance(s: TestSchema, id: string, execute: Execute, timeoutMs =
   const local = new PostgresLocalStore(sessions.db);
   const holder = { instance_id: id, epoch: await local.openEpoch(id) };
   const listener = new PgNotifications(s.url, { applicationName: `gatehouse-listen ${s.name}` });
-  await listener.ready;
   const cluster = new PostgresClusterStore(sessions.db, listener, holder);
   await cluster.register(id);
   const store = new PostgresControlRelayStore(sessions.db, listener, holder);
@@ -61,7 +60,19 @@ async function instance(s: TestSchema, id: string, execute: Execute, timeoutMs =
     await listener.close();
     await sessions.close();
   });
-  return { holder, cluster, store, relay, calls };
+  return {
+    holder,
+    cluster,
+    store,
+    relay,
+    calls,
+    listener,
+    /** Starts serving, and waits until its LISTEN is in force: a request sent then wakes it. */
+    async start() {
+      relay.start();
+      await listener.listening();
+    },
+  };
 }
 
 const principal = makePrincipal('native:alice', 'native', 'default', OPERATOR_CAPABILITIES);
@@ -86,8 +97,8 @@ describe('the control relay on PostgreSQL', () => {
     const s = await schema();
     const a = await instance(s, 'a', () => Promise.resolve({ status: 'resolved', prompt_id: 'p1' }));
     const b = await instance(s, 'b', () => Promise.reject(new Error('b runs nothing')));
-    a.relay.start();
-    b.relay.start();
+    await a.start();
+    await b.start();
     await a.cluster.take('session', 's1', 30);
     const route = await b.relay.route('s1', false);
     expect(route).toEqual({ kind: 'forward', owner: a.holder });
@@ -109,8 +120,8 @@ describe('the control relay on PostgreSQL', () => {
       Promise.reject(new GatewayError('stale_generation', 'not the running turn', { running: 4 })),
     );
     const b = await instance(s, 'b', () => Promise.resolve(null));
-    a.relay.start();
-    b.relay.start();
+    await a.start();
+    await b.start();
     const params = { session_id: 's1', execution_generation: 3 };
     const error = await b.relay
       .forward(a.holder, 'session.interrupt', 's1', principal, params)
@@ -127,7 +138,7 @@ describe('the control relay on PostgreSQL', () => {
     const s = await schema();
     const a = await instance(s, 'a', () => Promise.resolve('ran'));
     const b = await instance(s, 'b', () => Promise.resolve(null), 500);
-    b.relay.start();
+    await b.start();
     // a's relay is not serving: the request waits in the table until it expires.
     const error = await b.relay
       .forward(a.holder, 'session.interrupt', 's1', principal, { session_id: 's1', execution_generation: 1 })
@@ -137,7 +148,7 @@ describe('the control relay on PostgreSQL', () => {
       details: { retryable: true, owner_instance: 'a', owner_epoch: a.holder.epoch },
     });
     expect(await a.store.claim(10)).toEqual([]);
-    a.relay.start();
+    await a.start();
     await a.store.prune(0);
     expect(a.calls).toEqual([]);
     expect(await rows(s)).toBe(0);
@@ -149,8 +160,8 @@ describe('the control relay on PostgreSQL', () => {
       Promise.resolve({ session_id: call.params['session_id'], duplicate: false }),
     );
     const b = await instance(s, 'b', () => Promise.reject(new Error('b runs nothing')));
-    a.relay.start();
-    b.relay.start();
+    await a.start();
+    await b.start();
     for (const kind of [
       'session.reset',
       'session.undo',
@@ -183,8 +194,8 @@ describe('the control relay on PostgreSQL', () => {
       call.kind === 'session.compress' ? long : Promise.resolve({ status: 'resolved' }),
     );
     const b = await instance(s, 'b', () => Promise.resolve(null), 300);
-    a.relay.start();
-    b.relay.start();
+    await a.start();
+    await b.start();
     await a.cluster.take('session', 's1', 30);
     const compressing = b.relay.forward(a.holder, 'session.compress', 's1', principal, { session_id: 's1' });
     // Another request (the approval a restore waits for, say) is served while the long one runs.
@@ -204,8 +215,8 @@ describe('the control relay on PostgreSQL', () => {
     const s = await schema();
     const a = await instance(s, 'a', () => new Promise(() => undefined));
     const b = await instance(s, 'b', () => Promise.resolve(null), 300);
-    a.relay.start();
-    b.relay.start();
+    await a.start();
+    await b.start();
     await a.cluster.take('session', 's1', 30);
     const compressing = b.relay
       .forward(a.holder, 'session.compress', 's1', principal, { session_id: 's1' })
@@ -235,13 +246,14 @@ describe('the control relay on PostgreSQL', () => {
     });
     bounded.start();
     cleanups.push(() => bounded.stop());
+    await b.listener.listening();
     const first = bounded.forward(a.holder, 'session.prompts', 's1', null, { session_id: 's1' });
     await expect(
       bounded.forward(a.holder, 'session.prompts', 's1', null, { session_id: 's1' }),
     ).rejects.toMatchObject({
       reason: 'owner_unreachable',
     });
-    a.relay.start();
+    await a.start();
     expect(await first).toBe('late');
     expect(a.calls).toHaveLength(1);
   });

@@ -121,6 +121,9 @@ describe('the shared event stream on PostgreSQL', () => {
     stops.push(n.subscribe(store.channel, (p) => notes.push(JSON.parse(p) as StreamNote)));
     const m = await listener(other);
     stops.push(m.subscribe(otherStore.channel, (p) => elsewhere.push(p)));
+    // Both LISTENs are in force before anything is appended (an earlier note is not delivered).
+    await n.listening();
+    await m.listening();
     await store.append(
       [
         { logical_id: 'x', events: [json(1), json(2), json(3)], skipped: 0 },
@@ -173,6 +176,8 @@ describe('the shared event stream on PostgreSQL', () => {
     const notes = collector<string>();
     stops.push(n.subscribe(store.channel, (p) => notes.push(p)));
     const reconnected = new Promise<void>((resolve) => stops.push(n.onReconnect(resolve)));
+    // The connection to terminate is the one whose last statement was this LISTEN.
+    await n.listening();
     await inSchema(s.name, (c) =>
       c.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -232,6 +237,8 @@ describe('two instances follow one stream (ClusterEvents on PostgreSQL)', () => 
       onError: (error) => errors.push(error),
     });
     stops.push(() => cluster.stop());
+    // The stream's notes reach this instance from now on (ClusterEvents subscribed as it was made).
+    await n.listening();
     return { hubs, cluster };
   }
 

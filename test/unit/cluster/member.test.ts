@@ -97,7 +97,8 @@ async function node(s: TestSchema, id: string, now?: () => number): Promise<Node
     await store.close();
   });
   await member.start();
-  await listener.ready;
+  // Its wake-ups are heard from now on: the LISTEN statements member.start sent are in force.
+  await listener.listening();
   return { member, cluster, sessions, local, failed, fatal: fatalCalled };
 }
 

@@ -95,5 +95,7 @@ describe('REC-4 SIGKILL mid-turn', () => {
     expect(third.recovery).toMatchObject({ cleanShutdown: true, resumed: [], delivered: 0 });
     await kill(third.child);
     expect(replies()).toHaveLength(2);
-  });
+    // Three starts of the gateway child, each loading the messaging stack: a few seconds alone,
+    // far longer on a 2-core machine running other test files beside this one.
+  }, 120_000);
 });

@@ -9,7 +9,7 @@ import { SessionSource } from '../../../src/domain/session/source.js';
 import type { LeaseHolder } from '../../../src/domain/cluster/lease.js';
 import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
 import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
-import { PgNotifications } from '../../../src/storage/postgres/notifications.js';
+import { PgNotifications, schemaChannel } from '../../../src/storage/postgres/notifications.js';
 import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
 import { localSessionKey } from '../../../src/domain/local/receipt.js';
 import { testAdmission, testReceipt } from '../../shared/local-fixtures.js';
@@ -280,7 +280,8 @@ describe('LISTEN/NOTIFY', () => {
         waiter?.();
       },
     );
-    await b.listener.ready;
+    // The LISTEN is in force before anything is sent (a note committed earlier is not delivered).
+    await b.listener.listening();
     let arrived = next();
     await a.cluster.notify('gatehouse_test_wake', 'one');
     await arrived;
@@ -298,5 +299,34 @@ describe('LISTEN/NOTIFY', () => {
     await a.cluster.notify('gatehouse_test_wake', 'two');
     await arrived;
     expect(got).toEqual(['one', 'two']);
+  });
+
+  it("a channel is the schema's own: a note sent under the same name in another schema is not heard", async () => {
+    const [s, other] = [await schema(), await schema()];
+    const a = await instance(s, 'a');
+    const elsewhere = await instance(other, 'a');
+    const got: string[] = [];
+    let heard!: () => void;
+    const arrived = new Promise<void>((resolve) => (heard = resolve));
+    a.cluster.subscribe('gatehouse_test_wake', (payload) => {
+      got.push(payload);
+      if (payload === 'mine') heard();
+    });
+    await a.listener.listening();
+    // Notes of different transactions arrive in commit order: 'other', were it heard, comes first.
+    await elsewhere.cluster.notify('gatehouse_test_wake', 'other');
+    await a.cluster.notify('gatehouse_test_wake', 'mine');
+    await arrived;
+    expect(got).toEqual(['mine']);
+  });
+
+  it('names a channel after its schema, within the 63 bytes of an identifier', () => {
+    expect(schemaChannel('gh_test_1', 'gatehouse_control')).toBe('gatehouse_control_gh_test_1');
+    const long = 'x'.repeat(60);
+    const named = schemaChannel(long, 'gatehouse_session_wake');
+    expect(Buffer.byteLength(named)).toBeLessThanOrEqual(63);
+    expect(named).toMatch(/^gatehouse_session_wake_[0-9a-f]{40}$/);
+    expect(schemaChannel(long, 'gatehouse_session_wake')).toBe(named);
+    expect(schemaChannel(`${long}y`, 'gatehouse_session_wake')).not.toBe(named);
   });
 });
