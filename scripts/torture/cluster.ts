@@ -29,11 +29,13 @@ import { DaemonProcess, DaemonSet, EarlyExit, openLog } from './daemon.js';
 import { postgresEvidence } from './evidence.js';
 import {
   drain,
+  iterationRuns,
   resolveUnknowns,
   runningAdmissions,
   session,
   workloadText,
   writeTortureHome,
+  type Extension,
   type Unknown,
 } from './harness.js';
 import { Rng } from './rng.js';
@@ -59,6 +61,15 @@ export interface ClusterTortureOptions {
   faults?: readonly FaultPoint[];
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** More iterations while the run has not yet shown what its caller needs (harness.ts `Extension`). */
+  extend?: Extension<ClusterTortureProgress>;
+}
+
+/** What a cluster torture run has done so far, as its `extend.enough` sees it. */
+export interface ClusterTortureProgress {
+  kills: Readonly<Record<string, number>>;
+  /** Session leases seen with a new holder, sampled after each iteration. */
+  ownerChanges: number;
 }
 
 export interface ClusterTortureSummary extends Tally {
@@ -242,7 +253,12 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     for (let i = 0; i < n; i++) await start(i, null);
     const until = options.minutes === undefined ? Infinity : began + options.minutes * 60_000;
     let iterationsRun = 0;
-    for (let i = 0; i < options.iterations && Date.now() < until; i++, iterationsRun++) {
+    const progress = (): ClusterTortureProgress => ({ kills, ownerChanges });
+    for (
+      let i = 0;
+      iterationRuns(i, options.iterations, options.extend, progress) && Date.now() < until;
+      i++, iterationsRun++
+    ) {
       options.signal?.throwIfAborted();
       // Every instance that is down comes back; on even iterations the first of them is armed.
       const points = options.faults ?? FAULT_POINTS;

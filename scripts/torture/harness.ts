@@ -36,6 +36,37 @@ export interface TortureOptions {
   faultBudgetMs?: number;
   /** Aborting ends the run: its daemon is killed at once and the run rejects. */
   signal?: AbortSignal;
+  /** More iterations while the run has not yet shown what its caller needs (see `Extension`). */
+  extend?: Extension<TortureProgress>;
+}
+
+/**
+ * Iterations past `iterations`, up to `maxIterations` in all, while `enough` is false. A short run
+ * on a loaded machine can end before its workload reached what the caller asserts happened (a
+ * compression, a takeover); the run then goes on, still bounded, instead of proving nothing.
+ */
+export interface Extension<P> {
+  maxIterations: number;
+  enough: (progress: P) => boolean;
+}
+
+/** What a torture run has done so far, as its `extend.enough` sees it. */
+export interface TortureProgress {
+  kills: Readonly<Record<string, number>>;
+  /** Compressions and resets the clients saw acknowledged. */
+  compressions: number;
+  resets: number;
+}
+
+/** Whether iteration `i` (from 0) runs: within `iterations`, or extended while not yet enough. */
+export function iterationRuns<P>(
+  i: number,
+  iterations: number,
+  extend: Extension<P> | undefined,
+  progress: () => P,
+): boolean {
+  if (i < iterations) return true;
+  return extend !== undefined && i < extend.maxIterations && !extend.enough(progress());
 }
 
 export interface TortureSummary extends Tally {
@@ -132,9 +163,16 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   /** submission id → when the approver first approved its command (ms). */
   const approvals = new Map<string, number>();
   let epoch = 0;
+  const progress = (): TortureProgress => ({
+    kills,
+    compressions: ledger.compressions,
+    resets: [...ledger.resets.values()].reduce((a, b) => a + b, 0),
+  });
+  let iterationsRun = 0;
 
   try {
-    for (let i = 0; i < options.iterations; i++) {
+    for (let i = 0; iterationRuns(i, options.iterations, options.extend, progress); i++) {
+      iterationsRun = i + 1;
       options.signal?.throwIfAborted();
       // Even iterations arm the next fault point (starting where the seed says, so short runs with
       // different seeds cover different points); odd ones kill at a random moment.
@@ -242,7 +280,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     if (violations.length > 0) appendFileSync(join(root, 'violations.txt'), violations.join('\n'));
     return {
       seed: options.seed,
-      iterations: options.iterations,
+      iterations: iterationsRun,
       ...tally,
       kills,
       tampered: ledger.tampered.size,

@@ -28,13 +28,15 @@ describe('SCL-1 cluster torture (bounded)', () => {
       instances: 3,
       leaseS: 3,
       signal: abort.signal,
+      // A loaded machine can pass six iterations without a takeover: go on (bounded) until one.
+      extend: { maxIterations: 14, enough: (p) => p.ownerChanges > 0 },
     });
     expect(summary.violations, `replay with --seed ${seed}`).toEqual([]);
     expect(summary.lost).toBe(0);
     expect(summary.duplicated).toBe(0);
     expect(summary.admissions).toBeGreaterThan(0);
     expect(summary.completed).toBeGreaterThan(0);
-    expect(summary.iterations).toBe(6);
+    expect(summary.iterations).toBeGreaterThanOrEqual(6);
     expect(Object.values(summary.kills).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(6);
     // Sessions changed hands: the kills were takeovers, not only restarts of an idle instance.
     expect(summary.owner_changes).toBeGreaterThan(0);

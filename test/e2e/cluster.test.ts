@@ -142,9 +142,13 @@ describe('a cluster of three instances on one database', () => {
         text: `run: rm -rf ${victim} && echo deleted >> ran.log`,
       });
       const prompt = (await asked).event;
+      // The owner is the instance holding the lease now: A took it at creation, but on a starved
+      // machine A can miss a renewal and another instance take the session over before this line.
       const owner = await c.lease(session_id);
-      expect(owner?.owner_epoch).toBe(c.daemon(0).epoch);
-      await c.kill(0);
+      expect(owner?.owner_epoch).not.toBeNull();
+      const holder = c.byEpoch(owner!.owner_epoch!);
+      expect(holder).toBeGreaterThanOrEqual(0);
+      await c.kill(holder);
 
       const taken = await c.until(
         'another instance takes the lease',
@@ -152,7 +156,7 @@ describe('a cluster of three instances on one database', () => {
         (l) => l !== null && l.token > owner!.token && l.owner_epoch !== null,
       );
       const next = c.byEpoch(taken!.owner_epoch!);
-      expect([1, 2]).toContain(next);
+      expect([0, 1, 2].filter((k) => k !== holder)).toContain(next);
       const client = await c.daemon(next).connect();
       const recreated = nextEvent(client, 'approval.request').catch(() => null);
       const snap = await client.call<
