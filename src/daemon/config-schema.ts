@@ -147,6 +147,11 @@ export const configSchema = z
         enabled: z.boolean().default(false),
         token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
       })
+      // Enabled without a token would leave the path off while the file says on.
+      .refine((legacy) => !legacy.enabled || legacy.token !== undefined, {
+        error:
+          'enabled is true but no token is set: add legacy_token.token (16+ characters) or set enabled: false',
+      })
       .prefault({}),
     limits: z
       .strictObject({
