@@ -56,6 +56,8 @@ export interface LocalSessionsOptions {
   /** False while the daemon drains: new input is refused with runtime_draining. */
   accepting: () => boolean;
   maxConcurrentTurns: number;
+  /** The daemon's turn limit shared with chat-platform turns; absent: one of maxConcurrentTurns. */
+  turnPermits?: Semaphore;
   onError: (error: unknown, context: string) => void;
   /** Named test-only fault points; inert in production. */
   fault?: (point: string) => void;
@@ -145,7 +147,7 @@ export class LocalSessions {
     this.scheduler = new TurnScheduler(
       options.store,
       options.epoch,
-      new Semaphore(options.maxConcurrentTurns),
+      options.turnPermits ?? new Semaphore(options.maxConcurrentTurns),
       options.turnRunner(this),
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,

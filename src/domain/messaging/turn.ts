@@ -100,6 +100,23 @@ export async function executeTurn(
   adapter: PlatformAdapter,
   running: RunningTurn,
 ): Promise<void> {
+  // One of limits.max_concurrent_turns' places, shared with local turns, before anything is read.
+  // A /stop, /new or drain while it waits ends the wait: the turn then finds itself aborted below.
+  const release = deps.permits ? await deps.permits.acquireUnless(running.abort.signal) : null;
+  try {
+    await executeTurnHolding(deps, sessionKey, event, adapter, running);
+  } finally {
+    release?.();
+  }
+}
+
+async function executeTurnHolding(
+  deps: TurnDeps,
+  sessionKey: string,
+  event: MessageEvent,
+  adapter: PlatformAdapter,
+  running: RunningTurn,
+): Promise<void> {
   const source = event.source;
   const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
   const entry = access.entry;
