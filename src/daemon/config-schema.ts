@@ -276,6 +276,15 @@ export const configSchema = z
       .prefault({}),
   })
   .transform((config, ctx) => {
+    // A gateway serves one profile (docs/decisions.md, issue 26 item 9): a second listed here would
+    // be accepted and never served.
+    if (config.profiles.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['profiles'],
+        message: `lists ${config.profiles.length} profiles (${config.profiles.join(', ')}), but a gateway serves one: keep one here, and run each other profile as a gateway of its own (its own GATEHOUSE_HOME)`,
+      });
+    }
     const defaultProfile = config.default_profile ?? config.profiles[0]!;
     if (!config.profiles.includes(defaultProfile)) {
       ctx.addIssue({
