@@ -176,3 +176,34 @@ export function defaultProvider(config: ProviderConfig): ProviderSettings | null
   const list = configuredProviders(config);
   return list.find((p) => p.name === config.default_provider) ?? list[0] ?? null;
 }
+
+/** The config key that names a provider's key variable, as messages quote it. */
+function keyEnvKey(settings: ProviderSettings): string {
+  return settings.name === MODEL_BLOCK_PROVIDER
+    ? 'model.api_key_env'
+    : `providers.${settings.name}.api_key_env`;
+}
+
+/**
+ * Where a provider's key comes from, as a refused key's message names it: the variable (and
+ * whether it is set here), the inline key, or that none is configured. Never the key itself.
+ */
+export function describeKeySource(settings: ProviderSettings, env: NodeJS.ProcessEnv): string {
+  if (settings.api_key !== undefined) return 'model.api_key in config.yaml';
+  if (settings.api_key_env !== undefined) {
+    const unset = env[settings.api_key_env] === undefined || env[settings.api_key_env] === '';
+    return `the variable ${settings.api_key_env} (${keyEnvKey(settings)})${unset ? ", which is not set in the gateway's environment" : ''}`;
+  }
+  return `the provider's key: none is configured (set ${keyEnvKey(settings)} to the name of the variable that holds it)`;
+}
+
+/** A notice for each provider whose `api_key_env` names a variable this environment lacks. */
+export function unsetKeyVariables(config: ProviderConfig, env: NodeJS.ProcessEnv): string[] {
+  return configuredProviders(config)
+    .filter((p) => p.api_key === undefined && p.api_key_env !== undefined)
+    .filter((p) => env[p.api_key_env!] === undefined || env[p.api_key_env!] === '')
+    .map(
+      (p) =>
+        `${keyEnvKey(p)} names ${p.api_key_env}, which is not set in this environment: the provider "${p.name}" will refuse requests until it is (export ${p.api_key_env}=… before starting the gateway)`,
+    );
+}

@@ -147,6 +147,11 @@ export const configSchema = z
         enabled: z.boolean().default(false),
         token: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
       })
+      // Enabled without a token would leave the path off while the file says on.
+      .refine((legacy) => !legacy.enabled || legacy.token !== undefined, {
+        error:
+          'enabled is true but no token is set: add legacy_token.token (16+ characters) or set enabled: false',
+      })
       .prefault({}),
     limits: z
       .strictObject({
@@ -271,6 +276,15 @@ export const configSchema = z
       .prefault({}),
   })
   .transform((config, ctx) => {
+    // A gateway serves one profile (docs/decisions.md, issue 26 item 9): a second listed here would
+    // be accepted and never served.
+    if (config.profiles.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['profiles'],
+        message: `lists ${config.profiles.length} profiles (${config.profiles.join(', ')}), but a gateway serves one: keep one here, and run each other profile as a gateway of its own (its own GATEHOUSE_HOME)`,
+      });
+    }
     const defaultProfile = config.default_profile ?? config.profiles[0]!;
     if (!config.profiles.includes(defaultProfile)) {
       ctx.addIssue({

@@ -77,6 +77,11 @@ export function parseConfig(text: string, file: string): LoadedConfig {
   return { config, file, notices };
 }
 
+/**
+ * One rule everywhere: a timer key is dropped with a notice wherever it sits (top level, `sessions`,
+ * a platform's section or any other mapping), so an old file neither stops the daemon in one
+ * section nor passes silently in another.
+ */
 function dropIgnoredTimerKeys(raw: Record<string, unknown>): {
   cleaned: Record<string, unknown>;
   notices: string[];
@@ -89,18 +94,15 @@ function dropIgnoredTimerKeys(raw: Record<string, unknown>): {
         notices.push(
           `${prefix}${key} is ignored: sessions never reset on a timer (only /new, /reset, suspension, compression or crash recovery change them)`,
         );
+      } else if (value && typeof value === 'object' && !Array.isArray(value)) {
+        kept[key] = strip(value as Record<string, unknown>, `${prefix}${key}.`);
       } else {
         kept[key] = value;
       }
     }
     return kept;
   };
-  const cleaned = strip(raw, '');
-  const sessions = cleaned['sessions'];
-  if (sessions && typeof sessions === 'object' && !Array.isArray(sessions)) {
-    cleaned['sessions'] = strip(sessions as Record<string, unknown>, 'sessions.');
-  }
-  return { cleaned, notices };
+  return { cleaned: strip(raw, ''), notices };
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

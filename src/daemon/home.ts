@@ -108,7 +108,7 @@ export function tightenHome(layout: HomeLayout): string[] {
 
 export const DEFAULT_CONFIG_YAML = `# Gatehouse configuration. Every key is optional; see docs/configuration.md.
 
-# Profiles: each has its own store under profiles/<name>/state.db.
+# The profile this gateway serves (one; its store is profiles/<name>/state.db).
 profiles: [default]
 default_profile: default
 

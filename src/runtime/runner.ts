@@ -74,7 +74,7 @@ export interface RunTurnOptions {
    * runner does not store those messages itself, and emits their `message.stored` and `turn.complete`
    * only after this resolves. If it fails, the turn ends `failed` with reason `transcript_write`.
    */
-  commitFinal?: (messages: TranscriptMessage[], result: TurnResult) => Promise<void>;
+  commitFinal?: (messages: TranscriptMessage[], result: TurnEnding) => Promise<void>;
   prompts: PromptHost;
   /** Interrupt. An abort reason of `'cancelled'` reports the outcome `cancelled`, else `interrupted`. */
   signal: AbortSignal;
@@ -106,12 +106,19 @@ export const TURN_TIMEOUT = 'turn_timeout';
 export type TurnComplete = Extract<TurnEvent, { type: 'turn.complete' }>;
 /** What runTurn resolves with: the data of its `turn.complete` event. */
 export type TurnResult = Omit<TurnComplete, 'type'>;
+/**
+ * What runTurn resolves with and commitFinal is given: the turn's `turn.complete` data and the
+ * prompt tokens of its last model call as the provider counted them (`last_prompt_tokens`, what the
+ * next request starts from); null when no call reported any.
+ */
+export type TurnEnding = TurnResult & { readonly last_prompt_tokens: number | null };
 
 class TranscriptWriteError extends Error {}
 
-export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
+export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
   const { sessionId, admissionId, executionGeneration, signal, emit } = options;
   const usage: TokenUsage = { ...ZERO_USAGE };
+  let lastPromptTokens: number | null = null;
   const maxTurns = Math.max(1, Math.floor(options.maxTurns));
   const stopOutcome = (): TurnOutcome => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
 
@@ -122,10 +129,10 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     outcome: TurnOutcome,
     finalText: string | null = null,
     error: { reason: string; message: string } | null = null,
-  ): TurnResult => {
+  ): TurnEnding => {
     const result: TurnResult = { outcome, usage, final_text: finalText, error };
     emit({ type: 'turn.complete', ...result });
-    return result;
+    return { ...result, last_prompt_tokens: lastPromptTokens };
   };
 
   const store = async (message: TranscriptMessage): Promise<TranscriptMessage> => {
@@ -145,7 +152,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     last: TranscriptMessage[] = [],
     finalText: string | null = null,
     error: { reason: string; message: string } | null = null,
-  ): Promise<TurnResult> => {
+  ): Promise<TurnEnding> => {
     const commitFinal = options.commitFinal;
     if (!commitFinal) {
       for (const message of last) await store(message);
@@ -153,7 +160,13 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
     }
     const stamped = last.map(stamp);
     try {
-      await commitFinal(stamped, { outcome, usage, final_text: finalText, error });
+      await commitFinal(stamped, {
+        outcome,
+        usage,
+        final_text: finalText,
+        error,
+        last_prompt_tokens: lastPromptTokens,
+      });
     } catch (failure) {
       return finishNow('failed', null, {
         reason: 'transcript_write',
@@ -165,7 +178,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   };
 
   /** Ends a turn its signal stopped: an interrupt, a cancel, or the turn's wall-clock limit. */
-  const stop = (last: TranscriptMessage[] = []): Promise<TurnResult> =>
+  const stop = (last: TranscriptMessage[] = []): Promise<TurnEnding> =>
     signal.reason === TURN_TIMEOUT
       ? finish('failed', last, null, {
           reason: TURN_TIMEOUT,
@@ -283,7 +296,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       return interrupted ? 'interrupted' : (failure ?? null);
     };
     /** Ends the turn after its tools when they asked it to end: interrupted, or failed. */
-    const afterTools = (ran: Awaited<ReturnType<typeof runTools>>): Promise<TurnResult> | null =>
+    const afterTools = (ran: Awaited<ReturnType<typeof runTools>>): Promise<TurnEnding> | null =>
       ran === 'interrupted' || signal.aborted ? stop() : ran ? finish('failed', [], null, ran) : null;
 
     // A resumed turn: what it stored is replayed as it is, its open tool calls run first, and its
@@ -345,6 +358,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       }
       addUsage(usage, result.usage);
       reported = { tokens: reportedPromptTokens(result.usage), messages: view.length };
+      if (reported.tokens > 0) lastPromptTokens = reported.tokens;
 
       if (result.toolCalls.length === 0) {
         const text = result.text ?? '';

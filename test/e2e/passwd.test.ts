@@ -11,7 +11,7 @@ limits:   { max_concurrent_turns: 3 }   # flow, odd spacing
 dashboard:
     # the hash goes below
     password_hash:   'scrypt$old'    # set by passwd
-profiles: [ default,  work ]
+profiles: [  default ]
 listener:
     port: 0            # four-space indent
     host:   "127.0.0.1"

@@ -327,6 +327,11 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
       expect((await store.listLocalSessions({ limit: 10 })).map((r) => r.logical_id)).toEqual(['V2', 'V1']);
       const all = await store.listLocalSessions({ limit: 2, includeHidden: true });
       expect(all.map((r) => r.logical_id)).toEqual(['H1', 'V2']);
+      // A keyset walk: the rows after a given one, in the same order, on either store.
+      const after = await store.listLocalSessions({ limit: 10, before: all[1]! });
+      expect(after.map((r) => r.logical_id)).toEqual(['V1']);
+      const rest = await store.listLocalSessions({ limit: 10, includeHidden: true, before: all[0]! });
+      expect(rest.map((r) => r.logical_id)).toEqual(['V2', 'V1']);
       expect((await store.allLogicalIds()).sort()).toEqual(['H1', 'V1', 'V2']);
 
       expect(await store.setTitle('V1', 'first', true)).toBe(true);

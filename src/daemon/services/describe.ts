@@ -3,6 +3,13 @@ import { readFileSync } from 'node:fs';
 import type { DaemonContext } from '../daemon.js';
 import type { GatewayDescription } from '../../surfaces/rpc/builtins.js';
 
+/** The daemon's turn limit as it stands (limits.max_concurrent_turns). */
+interface TurnCounts {
+  readonly inUse: number;
+  readonly waiting: number;
+  readonly capacity: number;
+}
+
 let packageVersion: string | undefined;
 
 /** The version in the package's own package.json (dist/daemon/services → the package root). */
@@ -20,7 +27,7 @@ export function gatehouseVersion(): string {
 
 export function describeGateway(
   ctx: Pick<DaemonContext, 'info'>,
-  model: { name: string; demo: boolean; provider?: string },
+  model: { name: string; demo: boolean; provider?: string; turns?: TurnCounts },
 ): GatewayDescription {
   const startedAt = ctx.info.started_at;
   return {
@@ -30,6 +37,15 @@ export function describeGateway(
     // The base URL is not a secret but says nothing a viewer needs; the provider kind is enough.
     model: { name: model.name, provider: model.demo ? 'demo' : 'openai-compatible', demo: model.demo },
     ...(model.provider !== undefined ? { default_provider: model.provider } : {}),
+    ...(model.turns
+      ? {
+          turns: {
+            running: model.turns.inUse,
+            waiting: model.turns.waiting,
+            limit: model.turns.capacity,
+          },
+        }
+      : {}),
     platforms: ctx.info.adapters.map((a) => ({
       platform: a.platform,
       state: a.state,

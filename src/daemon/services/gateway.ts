@@ -144,7 +144,7 @@ export function gatewayService(
 
       runtime = await startRuntime({ config, env, profileDir });
       if (options.storeHolder) options.storeHolder.runtime = runtime;
-      const { providers, demo, prompts } = runtime;
+      const { providers, demo, prompts, turnPermits } = runtime;
       const defaultModel = providers.defaultModel(providers.defaultProvider);
       const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
         providers.model(policy, apiKey);
@@ -216,6 +216,7 @@ export function gatewayService(
         },
         accepting: () => ctx.lifecycle.accepting(),
         maxConcurrentTurns: config.limits.max_concurrent_turns,
+        turnPermits,
         turnTimeoutMs: config.limits.turn_timeout_s * 1000,
         ...(cluster
           ? {
@@ -300,6 +301,7 @@ export function gatewayService(
             name: defaultModel,
             demo: demo !== null || defaultModel === DEMO_MODEL_NAME,
             provider: providers.defaultProvider,
+            turns: turnPermits,
           }),
       });
       registerSessionMethods(dispatcher, sessions);

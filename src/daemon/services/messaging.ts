@@ -135,6 +135,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
         maxResumes: ctx.config.recovery.max_resumes,
         runningTool: ctx.config.recovery.running_tool,
+        turnPermits: runtime.turnPermits,
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,

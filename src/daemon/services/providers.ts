@@ -13,12 +13,16 @@ import { defaultContextWindow } from '../../runtime/context/windows.js';
 import {
   configuredProviders,
   DEMO_PROVIDER,
+  describeKeySource,
   type ProviderSettings,
   type ReasoningFormat,
 } from '../config-providers.js';
 import { modelClientLimits, type GatehouseConfig } from '../config-schema.js';
 
 export const DEMO_MODEL_NAME = 'gatehouse-demo';
+
+/** A key given with the session (`session.create`'s api_key) is the one a refusal points at. */
+const SESSION_KEY_SOURCE = 'the api_key given when the session was created';
 
 /** What picks a model: a session's frozen choice (its launch policy), or the defaults. */
 export type ModelChoice = Pick<LaunchPolicy, 'model' | 'provider' | 'base_url'>;
@@ -34,6 +38,8 @@ export interface ProviderDescription {
 interface Entry {
   settings: ProviderSettings;
   apiKey: string | undefined;
+  /** Where apiKey came from, named in a refused key's message. */
+  keySource: string;
   /** The demo model's own window, which it enforces. */
   demoWindow: number | null;
 }
@@ -52,7 +58,8 @@ export class ProviderTable implements ProviderCatalogue {
   ) {
     for (const settings of configuredProviders(config)) {
       const apiKey = settings.api_key ?? (settings.api_key_env ? env[settings.api_key_env] : undefined);
-      this.entries.set(settings.name, { settings, apiKey, demoWindow: null });
+      const keySource = describeKeySource(settings, env);
+      this.entries.set(settings.name, { settings, apiKey, keySource, demoWindow: null });
     }
     if (this.entries.size === 0) {
       if (demoBaseUrl === null)
@@ -66,6 +73,7 @@ export class ProviderTable implements ProviderCatalogue {
           reasoning_format: 'reasoning_effort',
         },
         apiKey: undefined,
+        keySource: 'the api_key for this provider',
         demoWindow: config.demo_model.context_window,
       });
     }
@@ -103,13 +111,15 @@ export class ProviderTable implements ProviderCatalogue {
 
   /** The model client of a session: its own base_url, its frozen provider, or the default. */
   model(policy: ModelChoice, apiKey: string | undefined): ChatModel {
-    if (policy.base_url) return this.client(policy.base_url, apiKey, policy.model, 'reasoning_effort');
+    if (policy.base_url)
+      return this.client(policy.base_url, apiKey, SESSION_KEY_SOURCE, policy.model, 'reasoning_effort');
     const name = policy.provider ?? this.defaultProvider;
     const entry = this.entries.get(name);
     if (!entry) return unavailable(name);
     return this.client(
       entry.settings.base_url,
       apiKey ?? entry.apiKey,
+      apiKey !== undefined ? SESSION_KEY_SOURCE : entry.keySource,
       policy.model,
       entry.settings.reasoning_format,
     );
@@ -130,13 +140,20 @@ export class ProviderTable implements ProviderCatalogue {
     return entry;
   }
 
-  private client(url: string, key: string | undefined, model: string, format: ReasoningFormat): ModelClient {
-    const cacheKey = JSON.stringify([url, key ?? '', model, format]);
+  private client(
+    url: string,
+    key: string | undefined,
+    keySource: string,
+    model: string,
+    format: ReasoningFormat,
+  ): ModelClient {
+    const cacheKey = JSON.stringify([url, key ?? '', keySource, model, format]);
     let client = this.clients.get(cacheKey);
     if (!client) {
       client = new ModelClient({
         baseUrl: url,
         apiKey: key,
+        keySource,
         model,
         reasoningFormat: format,
         ...modelClientLimits(this.config.model),

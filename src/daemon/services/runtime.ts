@@ -1,7 +1,7 @@
 /**
  * The runtime both session engines run on, built once per daemon: the model providers (the
  * configured ones, or the built-in demo model on loopback when none is), the chat platforms' model,
- * and the prompt brokers. The gateway service starts it and hands it to the local sessions and,
+ * the prompt brokers, and the limit on turns running at once. The gateway service starts it and hands it to the local sessions and,
  * through the StoreHolder, to the messaging service; neither engine builds a model client, a demo
  * model or a broker of its own. A messaging service run alone (its in-process tests) starts one
  * with the same function.
@@ -12,6 +12,7 @@ import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import { Semaphore } from '../../domain/concurrency/semaphore.js';
 import { ProviderTable } from './providers.js';
 
 export interface Runtime {
@@ -28,6 +29,11 @@ export interface Runtime {
   readonly chatPrompts: PromptBroker;
   /** What chat-platform turns run on: the default provider's default model, and its context window. */
   readonly chat: { readonly model: ChatModel; readonly window: number };
+  /**
+   * `limits.max_concurrent_turns`: the one limit on turns running at once, local and chat-platform
+   * alike; each engine holds a permit for as long as a turn runs.
+   */
+  readonly turnPermits: Semaphore;
   /** Stops the demo model (the brokers hold nothing to close). */
   close(): Promise<void>;
 }
@@ -60,6 +66,7 @@ export async function startRuntime(options: {
     demo,
     prompts,
     chatPrompts: new PromptBroker({ approvalTimeoutMs }),
+    turnPermits: new Semaphore(config.limits.max_concurrent_turns),
     chat: { model: providers.model(chatChoice, undefined), window: providers.contextWindow(chatChoice) },
     close: async () => {
       await demo?.close().catch(() => undefined);

@@ -20,6 +20,33 @@ export class Semaphore {
     return this.waiters.length;
   }
 
+  /**
+   * Like acquire(), but gives up when `signal` aborts while it waits: resolves with null then, and
+   * the place in line is given to the next waiter.
+   */
+  async acquireUnless(signal: AbortSignal): Promise<(() => void) | null> {
+    if (signal.aborted) return null;
+    if (this.available > 0) return this.acquire();
+    let onAbort!: () => void;
+    const aborted = new Promise<null>((resolve) => (onAbort = () => resolve(null)));
+    signal.addEventListener('abort', onAbort, { once: true });
+    let waiter!: () => void;
+    const granted = new Promise<void>((resolve) => {
+      waiter = resolve;
+      this.waiters.push(resolve);
+    });
+    const won = await Promise.race([granted.then(() => true), aborted.then(() => false)]);
+    signal.removeEventListener('abort', onAbort);
+    if (!won) {
+      const index = this.waiters.indexOf(waiter);
+      if (index >= 0) this.waiters.splice(index, 1);
+      // Granted in the same tick as the abort: hand the permit straight on.
+      else this.releaser()();
+      return null;
+    }
+    return this.releaser();
+  }
+
   /** Resolves with a release function once a permit is held. Release is idempotent. */
   async acquire(): Promise<() => void> {
     if (this.available > 0) {
@@ -27,6 +54,11 @@ export class Semaphore {
     } else {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+    return this.releaser();
+  }
+
+  /** The release of a permit just taken (idempotent): to the first waiter, else back to the pool. */
+  private releaser(): () => void {
     let released = false;
     return () => {
       if (released) return;

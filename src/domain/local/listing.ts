@@ -1,12 +1,12 @@
 /**
  * `session.list` and `session.messages` (SPEC UX-2). Scope `live` lists the sessions held in memory,
- * `stored` the newest stored rows; scope `all` lists every session a caller may see — local
+ * `stored` the stored ones the caller may access, newest first, a page at a time; scope `all` lists every session a caller may see — local
  * sessions of every source and, for operators, chat-platform sessions — by recent activity, a page
  * at a time, each with its source, model, state, last activity and token counts; and a transcript
  * is read one page at a time. The routing map is walked by its recency index, so the cost follows
  * the page, not the number of sessions.
  */
-import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
+import type { LocalListPosition, LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { SessionEntry } from '../vocabulary.js';
 import { isOperator, type Principal } from '../auth/principal.js';
@@ -89,27 +89,112 @@ async function listedRow(
   };
 }
 
-/** session.list with scope `live` or `stored`: the caller's local sessions, each with its state. */
+/** session.list with scope `live`: the caller's local sessions held in memory, each with its state. */
 export async function listLocal(
   facts: ListingFacts,
   principal: Principal,
-  options: { limit: number; scope: 'live' | 'stored' },
-): Promise<{ scope: 'live' | 'stored'; sessions: Record<string, unknown>[] }> {
+  options: { limit: number },
+): Promise<{ scope: 'live'; sessions: Record<string, unknown>[] }> {
   // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
-  const rows =
-    options.scope === 'live'
-      ? (
-          await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
-        ).filter((row): row is LocalSessionRow => row !== null && !row.hidden)
-      : await facts.store.listLocalSessions({ limit: options.limit * 4 });
+  const rows = (
+    await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
+  ).filter((row): row is LocalSessionRow => row !== null && !row.hidden);
   const visible = rows.filter((row) => mayAccess(principal, row)).slice(0, options.limit);
-  const sessions = await Promise.all(
-    visible.map(async (row) => {
+  return { scope: 'live', sessions: await withStates(facts, visible) };
+}
+
+async function withStates(facts: ListingFacts, rows: LocalSessionRow[]): Promise<Record<string, unknown>[]> {
+  return Promise.all(
+    rows.map(async (row) => {
       const { info, state } = await facts.local(row);
       return { ...info, state };
     }),
   );
-  return { scope: options.scope, sessions };
+}
+
+/**
+ * session.list with scope `stored`: the stored local sessions the caller may access, newest first,
+ * a page at a time. The page is filled by access, not cut from the newest rows of everyone: a
+ * principal bound to named sessions reads exactly those; any other walks the rows (a keyset walk,
+ * so sessions created meanwhile do not shift it) until the page is full or the rows run out.
+ */
+export async function listStored(
+  facts: ListingFacts,
+  principal: Principal,
+  options: { limit: number; cursor: string | null },
+): Promise<{ scope: 'stored'; sessions: Record<string, unknown>[]; next_cursor: string | null }> {
+  const after = options.cursor === null ? undefined : decodePosition(options.cursor);
+  const { rows, more } =
+    principal.sessions !== undefined
+      ? await namedPage(facts, principal, principal.sessions, options.limit, after)
+      : await walkedPage(facts, principal, options.limit, after);
+  const last = rows.at(-1);
+  return {
+    scope: 'stored',
+    sessions: await withStates(facts, rows),
+    next_cursor: more && last ? encodePosition(last) : null,
+  };
+}
+
+const newestFirst = (a: LocalListPosition, b: LocalListPosition): number =>
+  a.created_at === b.created_at
+    ? compareBytes(b.logical_id, a.logical_id)
+    : compareBytes(b.created_at, a.created_at);
+
+function compareBytes(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+async function namedPage(
+  facts: ListingFacts,
+  principal: Principal,
+  ids: readonly string[],
+  limit: number,
+  after: LocalListPosition | undefined,
+): Promise<{ rows: LocalSessionRow[]; more: boolean }> {
+  const rows = (await Promise.all([...new Set(ids)].map((id) => facts.store.getLocalSession(id))))
+    .filter((row): row is LocalSessionRow => row !== null && !row.hidden && mayAccess(principal, row))
+    .filter((row) => after === undefined || newestFirst(after, row) < 0)
+    .sort(newestFirst);
+  return { rows: rows.slice(0, limit), more: rows.length > limit };
+}
+
+async function walkedPage(
+  facts: ListingFacts,
+  principal: Principal,
+  limit: number,
+  after: LocalListPosition | undefined,
+): Promise<{ rows: LocalSessionRow[]; more: boolean }> {
+  const chunk = Math.min(500, limit * 4);
+  const rows: LocalSessionRow[] = [];
+  let before = after;
+  for (;;) {
+    const read = await facts.store.listLocalSessions({ limit: chunk, ...(before ? { before } : {}) });
+    for (const [index, row] of read.entries()) {
+      before = row;
+      if (!mayAccess(principal, row)) continue;
+      rows.push(row);
+      // Full: there may be more unless this was the very last row there is.
+      if (rows.length === limit) return { rows, more: read.length === chunk || index < read.length - 1 };
+    }
+    if (read.length < chunk) return { rows, more: false };
+  }
+}
+
+function encodePosition(row: LocalListPosition): string {
+  return Buffer.from(JSON.stringify([row.created_at, row.logical_id])).toString('base64url');
+}
+
+function decodePosition(cursor: string): LocalListPosition {
+  try {
+    const [created_at, logical_id] = JSON.parse(
+      Buffer.from(cursor, 'base64url').toString('utf8'),
+    ) as unknown[];
+    if (typeof created_at === 'string' && typeof logical_id === 'string') return { created_at, logical_id };
+  } catch {
+    // refused below
+  }
+  throw new GatewayError('invalid_params', 'that cursor is not one session.list returned', { cursor });
 }
 
 export async function listAll(

@@ -30,7 +30,7 @@ import type { PublicEvent, Viewer } from './hub.js';
 import { SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
 import type { LaunchDefaults, LaunchLookups } from './launch-policy.js';
-import { listAll, listLocal, sessionMessages, type ListingFacts } from './listing.js';
+import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import type { CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
@@ -56,6 +56,8 @@ export interface LocalSessionsOptions {
   /** False while the daemon drains: new input is refused with runtime_draining. */
   accepting: () => boolean;
   maxConcurrentTurns: number;
+  /** The daemon's turn limit shared with chat-platform turns; absent: one of maxConcurrentTurns. */
+  turnPermits?: Semaphore;
   onError: (error: unknown, context: string) => void;
   /** Named test-only fault points; inert in production. */
   fault?: (point: string) => void;
@@ -145,7 +147,7 @@ export class LocalSessions {
     this.scheduler = new TurnScheduler(
       options.store,
       options.epoch,
-      new Semaphore(options.maxConcurrentTurns),
+      options.turnPermits ?? new Semaphore(options.maxConcurrentTurns),
       options.turnRunner(this),
       { emit: (name, payload) => this.events.emit(name, payload) },
       options.onError,
@@ -400,9 +402,14 @@ export class LocalSessions {
     return this.snapshots.info(await this.access(principal, logicalId));
   }
 
-  /** session.list with scope "live" or "stored" (listing.ts). */
-  list(principal: Principal, options: { limit: number; scope: 'live' | 'stored' }) {
+  /** session.list with scope "live" (listing.ts). */
+  list(principal: Principal, options: { limit: number }) {
     return listLocal(this.listing(), principal, options);
+  }
+
+  /** session.list with scope "stored": a page of the stored sessions the caller may access (listing.ts). */
+  listStored(principal: Principal, options: { limit: number; cursor: string | null }) {
+    return listStored(this.listing(), principal, options);
   }
 
   /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */

@@ -6,7 +6,7 @@
  * The agent is created lazily here, at the first turn (LOC-1): nothing before this touches a model.
  */
 import { AgentCache, type AgentLease } from '../agents/agent-cache.js';
-import { runTurn, type TurnResult } from '../../runtime/runner.js';
+import { runTurn, type TurnEnding, type TurnResult } from '../../runtime/runner.js';
 import { closeDanglingToolCalls } from '../../runtime/transcript-repair.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { WireMessage } from '../../runtime/model/wire.js';
@@ -21,6 +21,7 @@ import { guardTools } from '../../runtime/tool-guards.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
+import { turnUsage } from '../session/usage.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
 import type { TurnJob, TurnJobResult } from './scheduler.js';
@@ -168,7 +169,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     // The claim stored the input, and the settlement stores the final answer with the usage in one
     // commit: a plain turn costs two durable commits after its admission, shared with other sessions.
     let settled = false;
-    let result: TurnResult;
+    let result: TurnEnding;
     const turn = historyOf(agent, job.input);
     let resumePoint: ResumePoint | null = null;
     try {
@@ -250,7 +251,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
             admission_id: admissionId,
           }));
           const all = [...notes, ...messages];
-          const accepted = await job.settle({ ...settlement(end), messages: all, usage: end.usage });
+          const accepted = await job.settle({ ...settlement(end), messages: all, usage: turnUsage(end) });
           settled = true;
           for (const message of notes) publish({ type: 'message.stored', message });
           if (!accepted) throw new Error('the turn no longer owns its admission (stale generation)');
@@ -285,7 +286,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       if (physicalId !== startedOn) agents.invalidate(logicalId);
     }
     if (settled) return settlement(result);
-    return { ...settlement(result), usage: result.usage };
+    return { ...settlement(result), usage: turnUsage(result) };
   };
 }
 

@@ -44,6 +44,7 @@ import { Taking } from './taking.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
 import type { TurnDeps } from './turn-types.js';
+import type { Semaphore } from '../concurrency/semaphore.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -90,6 +91,11 @@ export interface MessagingGatewayOptions {
   runningTool?: RunningToolPolicy;
   /** Every turn event's type, for the daemon's test-only fault points. */
   observe?: (eventType: string) => void;
+  /**
+   * `limits.max_concurrent_turns`, shared with local sessions: a turn holds a permit while it
+   * runs. Absent: chat-platform turns are limited only by one per session key.
+   */
+  turnPermits?: Semaphore;
 }
 
 export interface PlatformOptions {
@@ -175,6 +181,7 @@ export class MessagingGateway {
       resumePoints: new Map(),
       runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.turnPermits ? { permits: options.turnPermits } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       halted: () => this.halted,
       connectedPlatforms: () => [...this.adapters.keys()],

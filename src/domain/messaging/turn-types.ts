@@ -19,6 +19,7 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import type { DeliveryLedger, TurnStepRecord } from '../ports/delivery-ledger.js';
 import type { SessionStore } from '../ports/session-store.js';
+import type { Semaphore } from '../concurrency/semaphore.js';
 
 export interface TurnDeps {
   readonly store: SessionStore;
@@ -58,6 +59,8 @@ export interface TurnDeps {
   readonly runningTool: RunningToolPolicy;
   /** Every turn event's type, for the daemon's test-only fault points (crash tests). */
   observe?(eventType: string): void;
+  /** The daemon's limit on turns running at once, shared with local sessions. */
+  readonly permits?: Semaphore;
 }
 
 /**

@@ -12,7 +12,7 @@ import { buildSessionContext, buildSessionContextPrompt, renderSenderPrefix } fr
 import { isSharedMultiUserSession } from '../session/key.js';
 import { SessionSource } from '../session/source.js';
 import type { SessionEntry, TranscriptMessage } from '../vocabulary.js';
-import { runTurn, TURN_TIMEOUT, type TurnResult } from '../../runtime/runner.js';
+import { runTurn, TURN_TIMEOUT, type TurnEnding, type TurnResult } from '../../runtime/runner.js';
 import { keepTyping, timeLimit } from './turn-clocks.js';
 import type { Delivery, ReplyRecord } from '../ports/delivery-ledger.js';
 import type { SessionStore } from '../ports/session-store.js';
@@ -22,6 +22,7 @@ import type { TurnContext } from '../../runtime/context/budget.js';
 import { recordingPrompts, stepResumeOf, type ResumeStep } from '../session/step-resume.js';
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 import type { RunningTurn, TurnDeps } from './turn-types.js';
+import { turnUsage, usedTokens } from '../session/usage.js';
 
 /**
  * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
@@ -94,6 +95,23 @@ export function startingTurn(backlogItem: string | null = null): RunningTurn {
 }
 
 export async function executeTurn(
+  deps: TurnDeps,
+  sessionKey: string,
+  event: MessageEvent,
+  adapter: PlatformAdapter,
+  running: RunningTurn,
+): Promise<void> {
+  // One of limits.max_concurrent_turns' places, shared with local turns, before anything is read.
+  // A /stop, /new or drain while it waits ends the wait: the turn then finds itself aborted below.
+  const release = deps.permits ? await deps.permits.acquireUnless(running.abort.signal) : null;
+  try {
+    await executeTurnHolding(deps, sessionKey, event, adapter, running);
+  } finally {
+    release?.();
+  }
+}
+
+async function executeTurnHolding(
   deps: TurnDeps,
   sessionKey: string,
   event: MessageEvent,
@@ -234,6 +252,8 @@ async function runAgentTurn(
 
   // The reply recorded with the turn's end (null: nothing to deliver, or the end did not commit).
   const ended: { delivery: Delivery | null } = { delivery: null };
+  // Whether the turn's end (with its usage) reached the ledger; reset if that commit failed.
+  let endCommitted = false;
   // Reserved before the ledger row exists, so no sweep sends this reply while the turn is still on
   // its way to sending it; released after the turn's own delivery attempt.
   const release = deps.deliverer.reserve(running.turnId);
@@ -241,7 +261,7 @@ async function runAgentTurn(
   const stopClock = timeLimit(running.abort, deps.turnTimeoutMs);
   let currentCall: string | null = null;
   const shown: PromptShowing = { turnId, interrupted: resumed?.record.prompt ?? null };
-  let result: TurnResult;
+  let result: TurnEnding;
   try {
     try {
       result = await runTurn({
@@ -279,12 +299,14 @@ async function runAgentTurn(
             {
               sessionId,
               messages,
-              usage: completed ? ending.usage : null,
+              // Counted whatever the outcome, as a local turn's are: the provider billed them.
+              usage: turnUsage(ending),
               clearResumePending: completed && entry.resume_pending,
               endStreak: streaking,
             },
             replyFor(ending, replyOf),
           );
+          endCommitted = true;
           if (streaking) deps.streaking.delete(sessionKey);
         },
         prompts: recordingPrompts(
@@ -313,8 +335,11 @@ async function runAgentTurn(
       final_text: result.final_text,
     });
     // The end did not commit (the runner reports it as a failed turn): the marker is still set, and
-    // the user is told on the ledger, which drops it.
+    // the user is told on the ledger, which drops it. Its tokens were spent all the same.
     let owed = ended.delivery;
+    if (!endCommitted && usedTokens(result)) {
+      await deps.store.addUsage(sessionKey, turnUsage(result)).catch(() => undefined);
+    }
     if (owed === null) {
       const reply = replyFor(result, replyOf);
       if (reply !== null) owed = await deps.ledger.recordReply(reply);

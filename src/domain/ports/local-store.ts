@@ -179,6 +179,18 @@ export interface StoreFaults {
   ): void;
 }
 
+/** Where a walk of the local sessions stands: the last row of the previous page. */
+export interface LocalListPosition {
+  created_at: string;
+  logical_id: string;
+}
+
+export interface ListLocalOptions {
+  limit: number;
+  includeHidden?: boolean;
+  before?: LocalListPosition;
+}
+
 export interface LocalSessionStore {
   /** Opens a new authority epoch, durably. Returns its number (strictly increasing). */
   openEpoch(instanceId: string): Promise<number>;
@@ -194,7 +206,11 @@ export interface LocalSessionStore {
   findByRequest(owner: OwnerRef, profile: string, requestId: string): Promise<LocalSessionRow | null>;
   findByTitle(owner: OwnerRef, profile: string, title: string): Promise<LocalSessionRow | null>;
   getLocalSession(logicalId: string): Promise<LocalSessionRow | null>;
-  listLocalSessions(options: { limit: number; includeHidden?: boolean }): Promise<LocalSessionRow[]>;
+  /**
+   * Newest first (created_at, then logical_id, both descending); with `before`, only the rows after
+   * that one in this order: a page of a keyset walk that rows created meanwhile do not shift.
+   */
+  listLocalSessions(options: ListLocalOptions): Promise<LocalSessionRow[]>;
   allLogicalIds(): Promise<string[]>;
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): Promise<{ raw: string | null; routedSessionId: string | null }>;

@@ -30,6 +30,11 @@ export interface ModelClientOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer …`; never logged, never part of an error message. */
   apiKey?: string | undefined;
+  /**
+   * Where `apiKey` came from, for the message of a refused key (`the variable OPENAI_API_KEY
+   * (model.api_key_env)`): a name, never the key.
+   */
+  keySource?: string | undefined;
   /** The default model name; a request may name another. */
   model: string;
   /** Extra headers on every request. */
@@ -223,7 +228,7 @@ export class ModelClient implements ChatModel {
 
   private httpFailure(status: number, text: string, retryAfter: string | null): HttpFailure {
     const detail = summarizeProviderText(redactSecret(extractProviderMessage(text), this.options.apiKey));
-    const { kind, message } = classifyHttpError(status, detail);
+    const { kind, message } = classifyHttpError(status, detail, this.options.keySource);
     return new HttpFailure(new ModelError(kind, message, status), parseRetryAfter(retryAfter));
   }
 

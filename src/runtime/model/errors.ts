@@ -53,12 +53,17 @@ const CONTEXT_OVERFLOW =
  * Classifies an HTTP error answer. Pure: the status and the provider's own error text decide.
  * `detail` must already be redacted.
  */
-export function classifyHttpError(status: number, detail: string): { kind: ModelErrorKind; message: string } {
+export function classifyHttpError(
+  status: number,
+  detail: string,
+  /** Where the key came from, as a user can act on it (`the variable OPENAI_API_KEY …`). */
+  keySource = 'the api_key for this provider',
+): { kind: ModelErrorKind; message: string } {
   const said = detail ? ` The provider said: ${detail}` : '';
   if (status === 401 || status === 403) {
     return {
       kind: 'auth',
-      message: `The model provider rejected the credentials (HTTP ${status}). Check the api_key for this provider.${said}`,
+      message: `The model provider rejected the credentials (HTTP ${status}). Check ${keySource}.${said}`,
     };
   }
   if (status === 429) {

@@ -21,6 +21,7 @@ import type {
   Claimed,
   ClaimResult,
   CreationResult,
+  ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
   NewAdmission,
@@ -163,10 +164,8 @@ export class PostgresLocalStore implements LocalSessionStore {
     return this.read((sql) => creations.readLocalSession(sql, logicalId));
   }
 
-  listLocalSessions(options: { limit: number; includeHidden?: boolean }): Promise<LocalSessionRow[]> {
-    return this.read((sql) =>
-      creations.listLocalSessions(sql, options.limit, options.includeHidden ?? false),
-    );
+  listLocalSessions(options: ListLocalOptions): Promise<LocalSessionRow[]> {
+    return this.read((sql) => creations.listLocalSessions(sql, options));
   }
 
   allLogicalIds(): Promise<string[]> {

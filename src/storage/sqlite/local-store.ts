@@ -21,6 +21,7 @@ import type {
   Claimed,
   ClaimResult,
   CreationResult,
+  ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
   NewAdmission,
@@ -146,8 +147,8 @@ export class SqliteLocalStore implements LocalSessionStore {
     return answer(() => creations.readLocalSession(this.db, logicalId));
   }
 
-  listLocalSessions(options: { limit: number; includeHidden?: boolean }): Promise<LocalSessionRow[]> {
-    return answer(() => creations.listLocalSessions(this.db, options.limit, options.includeHidden ?? false));
+  listLocalSessions(options: ListLocalOptions): Promise<LocalSessionRow[]> {
+    return answer(() => creations.listLocalSessions(this.db, options));
   }
 
   allLogicalIds(): Promise<string[]> {

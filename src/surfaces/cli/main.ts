@@ -22,6 +22,17 @@ async function report(error: unknown): Promise<never> {
   process.exit(1);
 }
 
+/**
+ * A reader that went away (`gatehouse status | head -1`) is not a failure: the command has nothing
+ * left to say to anyone, so it ends quietly, as `cat` does. Anything else on stdout is reported like
+ * every other failure. `serve` keeps running: its output is a courtesy, its sessions are not.
+ */
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (process.argv[2] === 'serve') return;
+  if (error.code !== 'EPIPE') return void report(error);
+  process.exit(0);
+});
+
 try {
   await buildProgram({
     services: async (loaded) => (await import('../../daemon/services/index.js')).defaultServices(loaded),

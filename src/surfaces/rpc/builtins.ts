@@ -55,6 +55,11 @@ export interface GatewayDescription {
   model: { name: string; provider: string; demo: boolean };
   /** The name of the provider sessions get by default (`runtime.describe` session_create.providers). */
   default_provider?: string;
+  /**
+   * Turns running now, local and chat-platform alike, turns waiting for one of the
+   * `limits.max_concurrent_turns` places, and that limit.
+   */
+  turns?: { running: number; waiting: number; limit: number };
   /** Each chat platform adapter and its state (empty when none is enabled). */
   platforms: { platform: string; state: string; detail: string | null; account: string | null }[];
 }

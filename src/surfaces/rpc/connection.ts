@@ -52,15 +52,23 @@ export const CLOSE_SLOW_CONSUMER = 4008;
 
 export type SendDecision = 'send' | 'drop_slow_consumer' | 'discard';
 
-/** Pure: what to do with one outgoing frame given the connection state and its backlog. */
+/**
+ * Pure: what to do with one outgoing frame given the connection state and its backlog, the bytes
+ * queued and not yet taken apart from the replies on their way. A notification may not push that
+ * backlog past the limit. A reply is what the client asked for and waits on, however large (the
+ * history of a long session): it is sent whenever the backlog before it is within the limit, and
+ * its own bytes never count against the notifications after it.
+ */
 export function decideSend(
   state: ConnectionState,
-  bufferedBytes: number,
+  backlogBytes: number,
   frameBytes: number,
   limit: number,
+  kind: 'reply' | 'notification' = 'notification',
 ): SendDecision {
   if (state !== 'open') return 'discard';
-  return bufferedBytes + frameBytes > limit ? 'drop_slow_consumer' : 'send';
+  const after = kind === 'reply' ? backlogBytes : backlogBytes + frameBytes;
+  return after > limit ? 'drop_slow_consumer' : 'send';
 }
 
 /** The raw stream under the WebSocket, corked to gather a tick's frames into one write. */
@@ -76,6 +84,8 @@ export class ViewerConnection {
   private closeCause: CloseCause = 'client';
   private inFlight = 0;
   private graceTimer: NodeJS.Timeout | undefined;
+  /** Bytes of replies handed to the socket and not yet written out: no part of the backlog. */
+  private replyBytes = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -101,7 +111,7 @@ export class ViewerConnection {
 
   /** Sends a notification; false when the connection is not open or was just dropped for it. */
   notify(method: string, params: unknown): boolean {
-    return this.send(JSON.stringify(notification(method, params)));
+    return this.send(JSON.stringify(notification(method, params)), 'notification');
   }
 
   /** Starts an orderly close. Idempotent. */
@@ -137,15 +147,17 @@ export class ViewerConnection {
   }
 
   private reply(response: JsonRpcResponse | JsonRpcResponse[]): void {
-    this.send(JSON.stringify(response));
+    this.send(JSON.stringify(response), 'reply');
   }
 
-  private send(frame: string): boolean {
+  private send(frame: string, kind: 'reply' | 'notification'): boolean {
+    const bytes = Buffer.byteLength(frame);
     const decision = decideSend(
       this.current,
-      this.socket.bufferedAmount,
-      Buffer.byteLength(frame),
+      Math.max(0, this.socket.bufferedAmount - this.replyBytes),
+      bytes,
       this.limits.maxBufferedBytes,
+      kind,
     );
     switch (decision) {
       case 'discard':
@@ -155,7 +167,13 @@ export class ViewerConnection {
         return false;
       case 'send':
         this.gatherTick();
-        this.socket.send(frame);
+        if (kind === 'notification') {
+          this.socket.send(frame);
+          return true;
+        }
+        // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
+        this.replyBytes += bytes;
+        this.socket.send(frame, () => (this.replyBytes -= bytes));
         return true;
     }
   }

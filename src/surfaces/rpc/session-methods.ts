@@ -24,7 +24,7 @@ export const SESSION_METHOD_SCHEMAS = {
   'session.list': z.strictObject({
     limit: z.number().int().min(1).max(500).default(50),
     scope: z.enum(['live', 'stored', 'all']).default('live'),
-    /** Only with scope "all": the next_cursor of the previous page. */
+    /** With scope "stored" or "all": the next_cursor of the previous page. */
     cursor: z.string().min(1).max(1000).optional(),
   }),
   'session.messages': z.strictObject({
@@ -117,10 +117,18 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.list', {
       params: s['session.list'],
       capability: 'session:read',
-      handler: (p, c) =>
-        p.scope === 'all'
-          ? sessions.listAll(c.principal, { limit: p.limit, cursor: p.cursor ?? null })
-          : sessions.list(c.principal, { limit: p.limit, scope: p.scope }),
+      handler: (p, c) => {
+        if (p.scope === 'all')
+          return sessions.listAll(c.principal, { limit: p.limit, cursor: p.cursor ?? null });
+        if (p.scope === 'stored')
+          return sessions.listStored(c.principal, { limit: p.limit, cursor: p.cursor ?? null });
+        // The live scope is one page: a cursor there would be accepted and ignored.
+        if (p.cursor !== undefined)
+          throw new GatewayError('invalid_params', 'cursor pages scope "stored" or "all", not "live"', {
+            field: 'cursor',
+          });
+        return sessions.list(c.principal, { limit: p.limit });
+      },
     })
     .register('session.messages', {
       params: s['session.messages'],

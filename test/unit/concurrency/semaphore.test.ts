@@ -24,6 +24,28 @@ describe('Semaphore', () => {
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(sem.inUse).toBe(0);
   });
+  it('acquireUnless gives up its place when its signal aborts, and the next waiter is served', async () => {
+    const sem = new Semaphore(1);
+    const first = await sem.acquire();
+    const abort = new AbortController();
+    const gaveUp = sem.acquireUnless(abort.signal);
+    const next = sem.acquire();
+    expect(sem.waiting).toBe(2);
+    abort.abort();
+    expect(await gaveUp).toBeNull();
+    expect(sem.waiting).toBe(1);
+    first();
+    const release = await next;
+    expect(sem.inUse).toBe(1);
+    release();
+    expect(sem.inUse).toBe(0);
+    const held = await sem.acquireUnless(new AbortController().signal);
+    expect(held).not.toBeNull();
+    expect(sem.inUse).toBe(1);
+    held!();
+    expect(await sem.acquireUnless(AbortSignal.abort())).toBeNull();
+    expect(sem.inUse).toBe(0);
+  });
   it('rejects a non-positive capacity', () => {
     expect(() => new Semaphore(0)).toThrow(RangeError);
   });

@@ -101,7 +101,8 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     ['approvals: {mode: sometimes}', 'approvals.mode'],
     ['model: {base_url: "https://user:pw@x.test/v1", model: m}', 'model.base_url'],
     ['model: {base_url: "https://x.test/v1", model: m, api_key_env: "sk-not-a-name"}', 'model.api_key_env'],
-    ['profiles: [a, b]\ndefault_profile: c', 'default_profile'],
+    ['profiles: [a]\ndefault_profile: c', 'default_profile'],
+    ['profiles: [default, work]', 'profiles'],
     ['profiles: ["../escape"]', 'profiles.0'],
     ['drain_timeout_s: -1', 'drain_timeout_s'],
     ['agent_cache: {memory_high_mb: lots}', 'agent_cache.memory_high_mb'],
@@ -163,6 +164,27 @@ describe('ENT-2 old timer settings are accepted and ignored with a notice', () =
     expect(notices).toHaveLength(3);
     expect(notices.join('\n')).toMatch(/idle_minutes is ignored/);
     expect(notices.join('\n')).toMatch(/sessions\.reset_policy is ignored/);
+  });
+
+  it('under a platform section too: one rule everywhere, never a refusal', () => {
+    const { config, notices } = parseConfig(
+      'platforms:\n  telegram: {token_env: TG_TOKEN, idle_minutes: 30, reset_mode: daily}\n',
+      FILE,
+    );
+    expect(config.platforms.telegram).not.toHaveProperty('idle_minutes');
+    expect(notices).toEqual([
+      expect.stringMatching(/^platforms\.telegram\.idle_minutes is ignored/),
+      expect.stringMatching(/^platforms\.telegram\.reset_mode is ignored/),
+    ]);
+  });
+});
+
+describe('legacy_token', () => {
+  it('enabled without a token is refused, naming the key', () => {
+    expect(failure('legacy_token: {enabled: true}').message).toContain(
+      'legacy_token: enabled is true but no token is set',
+    );
+    expect(parseConfig('legacy_token: {enabled: false}', FILE).config.legacy_token.enabled).toBe(false);
   });
 });
 

@@ -60,6 +60,12 @@ export function testDispatcher(logger: Logger, recorded: number[] = []): Dispatc
       return n;
     },
   });
+  // A reply of any size the caller asks for (the history of a long session, say).
+  dispatcher.register('test.big', {
+    params: z.strictObject({ bytes: z.number().int().min(0) }),
+    capability: null,
+    handler: ({ bytes }) => ({ pad: 'x'.repeat(bytes) }),
+  });
   return dispatcher;
 }
 

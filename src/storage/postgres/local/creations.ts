@@ -1,6 +1,6 @@
 /** Local sessions and their private creation receipts on PostgreSQL (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
+import type { ListLocalOptions, LocalSessionRow } from '../../../domain/ports/local-store.js';
 import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import type { Sql } from '../database.js';
 
@@ -66,15 +66,16 @@ export function findByTitle(
   );
 }
 
-export async function listLocalSessions(
-  sql: Sql,
-  limit: number,
-  includeHidden: boolean,
-): Promise<LocalSessionRow[]> {
+export async function listLocalSessions(sql: Sql, options: ListLocalOptions): Promise<LocalSessionRow[]> {
+  // Byte order on both keys, as SQLite compares: the walk's order is the same on either store.
+  const where = [
+    ...(options.includeHidden ? [] : ['hidden = 0']),
+    ...(options.before ? ['(created_at COLLATE "C", logical_id COLLATE "C") < ($2, $3)'] : []),
+  ];
   const rows = await sql.rows<LocalSessionDbRow>(
-    `SELECT * FROM local_sessions ${includeHidden ? '' : 'WHERE hidden = 0'}
-     ORDER BY created_at DESC, logical_id COLLATE "C" DESC LIMIT $1`,
-    [limit],
+    `SELECT * FROM local_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY created_at COLLATE "C" DESC, logical_id COLLATE "C" DESC LIMIT $1`,
+    options.before ? [options.limit, options.before.created_at, options.before.logical_id] : [options.limit],
   );
   return rows.map(localSessionFromRow);
 }

@@ -1,6 +1,6 @@
 /** Local sessions and their private creation receipts (LOC-1, LOC-3, REC-1). */
 import type { OwnerRef } from '../../../domain/local/receipt.js';
-import type { LocalSessionRow } from '../../../domain/ports/local-store.js';
+import type { ListLocalOptions, LocalSessionRow } from '../../../domain/ports/local-store.js';
 import type { SqliteDatabase } from '../database.js';
 import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import { statement } from '../statements.js';
@@ -62,15 +62,15 @@ export function findByTitle(
   return row ? localSessionFromRow(row) : null;
 }
 
-export function listLocalSessions(
-  db: SqliteDatabase,
-  limit: number,
-  includeHidden: boolean,
-): LocalSessionRow[] {
-  const sql = includeHidden
-    ? 'SELECT * FROM local_sessions ORDER BY created_at DESC, logical_id DESC LIMIT ?'
-    : 'SELECT * FROM local_sessions WHERE hidden = 0 ORDER BY created_at DESC, logical_id DESC LIMIT ?';
-  return (statement(db, sql).all(limit) as LocalSessionDbRow[]).map(localSessionFromRow);
+export function listLocalSessions(db: SqliteDatabase, options: ListLocalOptions): LocalSessionRow[] {
+  const where = [
+    ...(options.includeHidden ? [] : ['hidden = 0']),
+    ...(options.before ? ['(created_at, logical_id) < (@created_at, @logical_id)'] : []),
+  ];
+  const sql = `SELECT * FROM local_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY created_at DESC, logical_id DESC LIMIT @limit`;
+  const params = { limit: options.limit, ...(options.before ?? {}) };
+  return (statement(db, sql).all(params) as LocalSessionDbRow[]).map(localSessionFromRow);
 }
 
 export function allLogicalIds(db: SqliteDatabase): string[] {

@@ -3,7 +3,8 @@
  * databases and search indexes — and prints each check with what to do when it fails. Exits 1 when
  * any check fails. `--repair-search` rebuilds a broken search index (the gateway must be stopped).
  * On `store.kind: postgres` it connects to the server whose URL is in `store.url_env`'s variable
- * (never printing the URL) and checks the schema's version, a read, and the search index.
+ * (never printing the URL) and checks the schema's version, a read, and the search index. Each
+ * configured model provider is asked for its model list (doctor-model.ts).
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import {
 } from '../../../storage/sqlite/maintenance.js';
 import type { PgFinding } from '../../../storage/postgres/maintenance.js';
 import { cliHome, say } from '../shared.js';
+import { modelChecks } from './doctor-model.js';
 
 export interface Check {
   name: string;
@@ -196,6 +198,7 @@ export async function runChecks(layout: HomeLayout, env: NodeJS.ProcessEnv = pro
     checks.push({ name: 'store', ok: true, detail: 'sqlite (state.db in each profile folder)' });
     for (const profile of profiles) checks.push(...databaseChecks(layout, profile));
   }
+  if (loaded) checks.push(...(await modelChecks(loaded.config, env)));
   const state = gatewayState(layout);
   checks.push({
     name: 'gateway',
