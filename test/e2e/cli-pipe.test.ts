@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished, requireBuild, runCli, spawnCli, tempHome } from './cli.js';
+import { writeConfig } from './gateway-harness.js';
 
 beforeAll(requireBuild);
 const home = tempHome();
@@ -21,6 +22,15 @@ async function withClosedStdout(args: string[]) {
   const run = finished(child);
   child.stdout!.destroy();
   return run;
+}
+
+/** Both streams closed before a byte is written, as `gatehouse config 2>&1 | head -0` leaves them. */
+async function withNoReader(args: string[]) {
+  const child = spawnCli(home, args);
+  child.stdin!.end();
+  child.stdout!.destroy();
+  child.stderr!.destroy();
+  return new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
 }
 
 describe('a command piped into a reader that stops reading', () => {
@@ -39,5 +49,11 @@ describe('a command piped into a reader that stops reading', () => {
       const run = await withClosedStdout(args);
       expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: '', code: 0 });
     }
+  }, 120_000);
+
+  it('a note on stderr with nobody reading ends quietly too', async () => {
+    // An old timer key makes every command that reads the config write a note to stderr first.
+    writeConfig(home, 'idle_minutes: 5\n');
+    expect(await withNoReader(['config'])).toBe(0);
   }, 120_000);
 });

@@ -77,7 +77,10 @@ describe('gatehouse doctor reaches the model', { timeout: 120_000 }, () => {
     writeConfig(home, modelConfig(demo.baseUrl));
 
     const good = await modelCheck(home, { [KEY_VAR]: 'sk-doctor-test-1234' });
-    expect(good.check).toMatchObject({ ok: true, detail: `${demo.baseUrl}/models answers (HTTP 200)` });
+    expect(good.check).toMatchObject({
+      ok: true,
+      detail: `${demo.baseUrl}/models answers (HTTP 200); the key is the variable ${KEY_VAR} (model.api_key_env)`,
+    });
     const asked = demo.requests.find((r) => r.path === '/v1/models')!;
     expect(asked.headers.authorization).toBe('Bearer sk-doctor-test-1234');
 

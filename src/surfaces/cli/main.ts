@@ -32,6 +32,11 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') return void report(error);
   process.exit(0);
 });
+// The same for stderr (`gatehouse config 2>&1 | head -1`): with nobody reading, nothing is left to
+// report to; the exit code still says whether the command failed.
+process.stderr.on('error', () => {
+  if (process.argv[2] !== 'serve') process.exit(process.exitCode ?? 0);
+});
 
 try {
   await buildProgram({

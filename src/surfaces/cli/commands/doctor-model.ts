@@ -82,7 +82,8 @@ async function checkProvider(
       fix: `export ${provider.api_key_env}=<the key> where the gateway starts`,
     };
   }
-  return { name, ok: true, detail: `${url} answers (HTTP ${status})` };
+  const keyNote = key === undefined ? ', without a key' : `; the key is ${source}`;
+  return { name, ok: true, detail: `${url} answers (HTTP ${status})${keyNote}` };
 }
 
 /** fetch wraps the network error (ECONNREFUSED, ENOTFOUND) in a generic "fetch failed". */
