@@ -21,6 +21,9 @@ import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
+import { toolEnvironment } from '../../runtime/tools/env.js';
+import { createTerminalTool } from '../../runtime/tools/terminal.js';
+import type { ToolDefinition } from '../../runtime/types.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import type { SessionStore } from '../../domain/ports/session-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
@@ -47,6 +50,14 @@ import { openGatewayStores, type GatewayStores, type OpenCluster } from './store
 import { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
+
+/** The session's tools with the terminal given exactly `env` (the gateway's own is never passed). */
+function withToolEnvironment(
+  tools: readonly ToolDefinition[],
+  env: Readonly<Record<string, string>>,
+): ToolDefinition[] {
+  return tools.map((tool) => (tool.name === 'terminal' ? createTerminalTool({ env }) : tool));
+}
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -154,12 +165,14 @@ export function gatewayService(
         tailTokens: config.compression.tail_tokens,
       });
 
+      // Every tool process gets this allow-list, never the daemon's environment (docs/tool-reach.md).
+      const toolEnv = toolEnvironment(env, config.tools);
       workers = new WorkerPool({
         ...config.safe_mode,
         runDir: layout.runDir,
         idleMs: config.safe_mode.idle_s * 1000,
-        extraEnv: config.safe_mode.env,
-        env,
+        // Safe mode is stricter: the allow-list and safe_mode.env only, not the tools: additions.
+        env: toolEnvironment(env, { env_passthrough: config.safe_mode.env, env: {} }),
       });
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
@@ -247,10 +260,10 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names, policy) =>
-              policy?.safe_mode
-                ? isolateTools(toolRegistry.resolve(names), workers!)
-                : toolRegistry.resolve(names),
+            tools: (names, policy) => {
+              const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
+              return policy?.safe_mode ? isolateTools(resolved, workers!) : resolved;
+            },
             model: modelOf,
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
@@ -266,7 +279,7 @@ export function gatewayService(
             agents,
             lifecycle: (policy, scope) =>
               openTurnLifecycle(
-                { checkpoints, homeHooks: config.hooks, env },
+                { checkpoints, homeHooks: config.hooks, env: toolEnv },
                 { checkpoints: policy.checkpoints, acceptHooks: policy.accept_hooks },
                 scope,
               ),

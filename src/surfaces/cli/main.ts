@@ -24,7 +24,8 @@ async function report(error: unknown): Promise<never> {
 
 try {
   await buildProgram({
-    services: async (loaded) => (await import('../../daemon/services/index.js')).defaultServices(loaded),
+    services: async (loaded, env) =>
+      (await import('../../daemon/services/index.js')).defaultServices(loaded, { env }),
     runDemoModel: async (options) => (await import('./commands/demo-model.js')).serveDemoModel(options),
   }).parseAsync(process.argv);
 } catch (error) {

@@ -107,6 +107,11 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     ['agent_cache: {memory_high_mb: lots}', 'agent_cache.memory_high_mb'],
     ['agent_cache: {max_size: -1}', 'agent_cache.max_size'],
     ['sessions: {max_age_days: 1.5}', 'sessions.max_age_days'],
+    ['tools: {env_passthrough: ["not a name"]}', 'tools.env_passthrough.0'],
+    ['tools: {env_passthrough: [GATEHOUSE_HOME]}', 'tools.env_passthrough.0'],
+    ['tools: {env: {GATEHOUSE_X: y}}', 'tools.env.GATEHOUSE_X'],
+    ['tools: {env: {EDITOR: 3}}', 'tools.env.EDITOR'],
+    ['tools: {env_pass: [A]}', 'tools.env_pass'],
   ])('%s → %s', (text, path) => {
     const error = failure(text);
     expect(error.code).toBe('config_invalid');

@@ -1,0 +1,79 @@
+/**
+ * What a tool can reach of the gateway (issue 25, docs/tool-reach.md), through the real daemon, the
+ * demo model's `run: <command>` and real bash: the daemon's secrets are in neither a tool's
+ * environment nor the daemon's own /proc/<pid>/environ, from a normal session or from safe mode.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { nextEvent } from './gateway-harness.js';
+import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } from './seed-fixture.js';
+
+const fx = useFixture();
+const E2E_TIMEOUT_MS = 120_000;
+
+/** Secrets under names no scrub list would know, and the provider key under an unusual name. */
+const SECRETS = {
+  GATEHOUSE_TEST_SECRET: 'planted-gatehouse-7d1e',
+  MYSQL_PWD: 'planted-mysql-40c2',
+  SMTP_PASS: 'planted-smtp-9b77',
+  ZQX_PROVIDER_CRED: 'sk-planted-provider-51aa',
+};
+
+/** Runs `command` in a new turn and returns what the model was told the terminal returned. */
+async function run(client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> {
+  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === sessionId, 60_000);
+  await client.call('prompt.submit', { session_id: sessionId, submission_id: id, text: `run: ${command}` });
+  expect((await done).event['outcome']).toBe('completed');
+  return lastToolResult(chatRequests(fx.demo).at(-1)!);
+}
+
+/** Prints the environ of every ancestor of the command up to and including `daemonPid`, then `env`. */
+function walkUp(daemonPid: number): string {
+  return [
+    'p=$$',
+    'while [ "$p" -gt 1 ]; do',
+    '  echo "== environ of $p"; tr "\\0" "\\n" < /proc/$p/environ 2>&1',
+    `  [ "$p" = ${daemonPid} ] && echo "reached-daemon" && break`,
+    "  p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2)",
+    'done',
+    `echo "== daemon"; tr "\\0" "\\n" < /proc/${daemonPid}/environ 2>&1`,
+    'echo "== env"; env',
+  ].join('\n');
+}
+
+describe('tools cannot read the gateway secrets (issue 25, item 4)', () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it(
+    "neither `env` nor /proc/<ancestor>/environ shows a secret of the daemon's environment, in a normal session or in safe mode",
+    async () => {
+      const d = await fx.daemon({
+        extraConfig: '  api_key_env: ZQX_PROVIDER_CRED',
+        env: { ...process.env, ...SECRETS },
+      });
+      const client = await d.connect();
+      const cwd = tempDir();
+      const normal = await createAttached(client, { cwd, yolo: true });
+      const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+      const daemonPid = d.child.pid!;
+
+      const seen = await run(client, normal, 'n1', walkUp(daemonPid));
+      expect(seen).toContain('reached-daemon');
+      expect(seen).toMatch(/== daemon\n(.*\n)*PATH=/); // the daemon's environ was readable: the read was real
+      const fromSafe = await run(client, safe, 's1', walkUp(daemonPid));
+      expect(fromSafe).toContain('== env');
+      for (const [name, value] of Object.entries(SECRETS)) {
+        for (const output of [seen, fromSafe]) {
+          expect(output).not.toContain(value);
+          expect(output).not.toContain(`${name}=`);
+        }
+      }
+      // The provider key still reached the model: the daemon kept it in memory.
+      const auth = fx.demo.requests.find((r) => r.path === '/v1/chat/completions')?.headers['authorization'];
+      expect(auth).toBe(`Bearer ${SECRETS.ZQX_PROVIDER_CRED}`);
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
