@@ -3,7 +3,10 @@
  * demo model's `run: <command>` and real bash: the daemon's secrets are in neither a tool's
  * environment nor the daemon's own /proc/<pid>/environ, from a normal session or from safe mode.
  */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from './cli.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { nextEvent } from './gateway-harness.js';
 import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } from './seed-fixture.js';
@@ -73,6 +76,62 @@ describe('tools cannot read the gateway secrets (issue 25, item 4)', () => {
       // The provider key still reached the model: the daemon kept it in memory.
       const auth = fx.demo.requests.find((r) => r.path === '/v1/chat/completions')?.headers['authorization'];
       expect(auth).toBe(`Bearer ${SECRETS.ZQX_PROVIDER_CRED}`);
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
+
+describe('the agent cannot approve itself (issue 25, item 2)', () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it(
+    "a tool driving the gateway's own CLI is refused at the control socket, and at the listener: the victim survives",
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const cwd = tempDir();
+      const victim = join(tempDir('gh-victim-'), 'V');
+      mkdirSync(victim);
+      const session = await createAttached(client, { cwd, yolo: true });
+      const gatehouse = `GATEHOUSE_HOME=${d.home} ${process.execPath} ${CLI}`;
+
+      const chat = await run(
+        client,
+        session,
+        'self-approve',
+        `printf 'run: rm -rf ${victim}\\no\\n' | ${gatehouse} chat --cwd ${cwd}; echo "chat exit $?"`,
+      );
+      expect(chat).toContain('started by the gateway');
+      expect(chat).not.toMatch(/chat exit 0/);
+      expect(existsSync(victim)).toBe(true);
+
+      // A job of its own (not stopped with the command's group), orphaned when the shell exits: it is
+      // no longer the daemon's descendant, but still in the command's session.
+      const orphan = await run(
+        client,
+        session,
+        'orphan',
+        `set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; printf 'run: rm -rf ${victim}\\no\\n' | ${gatehouse} chat --cwd ${cwd} 2>&1; echo "orphan exit $?") &`,
+      );
+      expect(Number(/parent\s+(\d+)/.exec(orphan)?.[1])).not.toBe(d.child.pid);
+      expect(orphan).toContain('started by the gateway');
+      expect(existsSync(victim)).toBe(true);
+
+      // The listener refuses the same process tree, whatever it asks for.
+      const http = await run(
+        client,
+        session,
+        'listener',
+        `${process.execPath} -e "fetch('${d.url}/healthz').then(async (r) => console.log(r.status, await r.text()))"`,
+      );
+      expect(http).toContain('403');
+      expect(http).toContain('"reason":"spawned_by_gateway"');
+
+      // The owner, not spawned by the gateway, still gets in.
+      const health = await fetch(`${d.url}/healthz`);
+      expect(health.status).toBe(200);
     },
     E2E_TIMEOUT_MS,
   );

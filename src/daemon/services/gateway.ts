@@ -22,6 +22,8 @@ import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
 import { toolEnvironment } from '../../runtime/tools/env.js';
+import { toolSessionIds } from '../../runtime/tools/process-group.js';
+import { spawnedPeerCheck } from '../spawned-peer.js';
 import { createTerminalTool } from '../../runtime/tools/terminal.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
@@ -317,6 +319,8 @@ export function gatewayService(
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
+      // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
+      const spawnedPeer = spawnedPeerCheck({ daemonPid: process.pid, toolSessions: toolSessionIds });
       const listen = (port: number): Promise<RpcServer> =>
         startRpcServer({
           host: config.listener.host,
@@ -343,6 +347,7 @@ export function gatewayService(
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
+          spawnedPeer,
           logger,
         });
       const requested = config.listener.port;
@@ -375,6 +380,7 @@ export function gatewayService(
         tickets,
         grant: { subject: 'native:owner', profile },
         sessionExists: async (id) => (await localStore?.getLocalSession(id))?.profile === profile,
+        spawnedPeer,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,

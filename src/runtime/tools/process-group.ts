@@ -135,6 +135,23 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** The most sessions remembered; the oldest are forgotten first. */
+const TOOL_SESSIONS_KEPT = 4096;
+const toolSessions = new Set<number>();
+
+function rememberToolSession(sid: number): void {
+  toolSessions.add(sid);
+  if (toolSessions.size > TOOL_SESSIONS_KEPT) toolSessions.delete(toolSessions.values().next().value!);
+}
+
+/**
+ * The sessions commands were started in by this process (each leads one of its own: `detached`).
+ * A process still in one is the gateway's even once re-parented to init (daemon/spawned-peer.ts).
+ */
+export function toolSessionIds(): ReadonlySet<number> {
+  return toolSessions;
+}
+
 export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
     const output = new CappedOutput(options.outputCapBytes);
@@ -155,7 +172,10 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
-    if (pgid !== undefined) options.onSpawn?.();
+    if (pgid !== undefined) {
+      rememberToolSession(pgid);
+      options.onSpawn?.();
+    }
     // A command that exits without reading its input must not fail the run (EPIPE).
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.stdin);

@@ -31,6 +31,8 @@ export interface ControlServerOptions {
   homeRoot?: string;
   /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
   sessionExists?: (logicalId: string) => Promise<boolean>;
+  /** True when the peer is a process the daemon spawned (a tool): it is refused (issue 25). */
+  spawnedPeer?: (socket: Socket) => Promise<boolean>;
   logger?: Logger;
 }
 
@@ -128,7 +130,12 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
   unlinkSync(socketPath);
 }
 
+export const SPAWNED_PEER_MESSAGE =
+  'refused: this process was started by the gateway (a tool); a tool may not drive the gateway';
+
 function serveConnection(socket: Socket, options: ControlServerOptions, logger: Logger): void {
+  // Asked once per connection, at once, so the answer is ready by the time the line is.
+  const spawned = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
   let buffered = '';
   socket.setEncoding('utf8');
   socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
@@ -138,13 +145,20 @@ function serveConnection(socket: Socket, options: ControlServerOptions, logger: 
     const end = buffered.indexOf('\n');
     if (end < 0 && buffered.length <= MAX_CONTROL_LINE_BYTES) return;
     socket.removeAllListeners('data');
-    const reply: Promise<unknown> =
-      end < 0
-        ? Promise.resolve(errorReply('invalid_request', 'request line too long'))
-        : answerControlLine(buffered.slice(0, end), options).catch((error: unknown) => {
-            logger.error({ err: error }, 'control request failed');
-            return errorReply('internal_error', 'internal error');
-          });
+    const reply: Promise<unknown> = spawned.then((refused) => {
+      if (refused) {
+        logger.warn(
+          { reason: 'spawned_by_gateway' },
+          'control connection from a process the gateway spawned: refused',
+        );
+        return errorReply('spawned_by_gateway', SPAWNED_PEER_MESSAGE);
+      }
+      if (end < 0) return errorReply('invalid_request', 'request line too long');
+      return answerControlLine(buffered.slice(0, end), options).catch((error: unknown) => {
+        logger.error({ err: error }, 'control request failed');
+        return errorReply('internal_error', 'internal error');
+      });
+    });
     void reply.then((answer) => socket.end(`${JSON.stringify(answer)}\n`));
   });
 }

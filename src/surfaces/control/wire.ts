@@ -39,7 +39,12 @@ export interface TicketReply {
 }
 
 export type ControlErrorReason =
-  'parse_error' | 'invalid_request' | 'unknown_session' | 'ticket_capacity' | 'internal_error';
+  | 'parse_error'
+  | 'invalid_request'
+  | 'unknown_session'
+  | 'ticket_capacity'
+  | 'spawned_by_gateway'
+  | 'internal_error';
 
 export interface ControlErrorReply {
   error: { reason: ControlErrorReason; message: string };

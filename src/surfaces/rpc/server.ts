@@ -5,7 +5,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
@@ -67,6 +67,8 @@ export interface RpcServerOptions {
   loginLimits?: LoginLimits;
   /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
   loginStore?: LoginStore | null;
+  /** True when the peer is a process the daemon spawned (a tool): refused (issue 25). */
+  spawnedPeer?: (socket: Socket) => Promise<boolean>;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -172,18 +174,44 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
+  // Asked once per connection (issue 25): a tool's process may not reach the gateway at all.
+  const verdicts = new WeakMap<Socket, Promise<boolean>>();
+  const spawned = (socket: Socket): Promise<boolean> => {
+    let verdict = verdicts.get(socket);
+    if (verdict === undefined) {
+      verdict = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
+      verdicts.set(socket, verdict);
+    }
+    return verdict;
+  };
+  const spawnedRefusal = (): HttpRejection => {
+    logger.warn({ reason: 'spawned_by_gateway' }, 'connection from a process the gateway spawned: refused');
+    return new HttpRejection('spawned_by_gateway');
+  };
+
   const listener: RequestListener = (req, res) => {
-    void routeHttp(req, res, factsOf(req), routeDeps);
+    void spawned(req.socket).then(async (refused) => {
+      if (!refused) return routeHttp(req, res, factsOf(req), routeDeps);
+      const rejection = spawnedRefusal();
+      res.writeHead(rejection.status, {
+        'content-type': 'application/json; charset=utf-8',
+        connection: 'close',
+      });
+      res.end(JSON.stringify(rejection.body()));
+    });
   };
   const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    try {
-      upgrade(req, socket, head);
-    } catch (error) {
-      logger.error({ err: error }, 'upgrade failed');
-      rejectUpgrade(socket, new HttpRejection('internal_error'));
-    }
+    void spawned(req.socket).then((refused) => {
+      if (refused) return rejectUpgrade(socket, spawnedRefusal());
+      try {
+        return upgrade(req, socket, head);
+      } catch (error) {
+        logger.error({ err: error }, 'upgrade failed');
+        return rejectUpgrade(socket, new HttpRejection('internal_error'));
+      }
+    });
   });
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
