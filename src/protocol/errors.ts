@@ -53,6 +53,11 @@ export const RPC_REASONS = {
     code: -32013,
     meaning: 'the cluster instance running the session did not answer a relayed control in time',
   },
+  cwd_in_home: {
+    code: -32014,
+    meaning:
+      "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -3,8 +3,8 @@
  * demo model's `run: <command>` and real bash: the daemon's secrets are in neither a tool's
  * environment nor the daemon's own /proc/<pid>/environ, from a normal session or from safe mode.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from './cli.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -95,14 +95,14 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
       const victim = join(tempDir('gh-victim-'), 'V');
       mkdirSync(victim);
       const session = await createAttached(client, { cwd, yolo: true });
-      const gatehouse = `GATEHOUSE_HOME=${d.home} ${process.execPath} ${CLI}`;
-
-      const chat = await run(
-        client,
-        session,
-        'self-approve',
-        `printf 'run: rm -rf ${victim}\\no\\n' | ${gatehouse} chat --cwd ${cwd}; echo "chat exit $?"`,
+      // From a script, so the command text does not name the home (that alone is refused, item 5):
+      // the socket's own check is what is proven here.
+      writeFileSync(
+        join(cwd, 'drive.sh'),
+        `printf 'run: rm -rf ${victim}\\no\\n' | GATEHOUSE_HOME=${d.home} ${process.execPath} ${CLI} chat --cwd ${cwd}\n`,
       );
+
+      const chat = await run(client, session, 'self-approve', 'bash drive.sh; echo "chat exit $?"');
       expect(chat).toContain('started by the gateway');
       expect(chat).not.toMatch(/chat exit 0/);
       expect(existsSync(victim)).toBe(true);
@@ -113,7 +113,7 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
         client,
         session,
         'orphan',
-        `set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; printf 'run: rm -rf ${victim}\\no\\n' | ${gatehouse} chat --cwd ${cwd} 2>&1; echo "orphan exit $?") &`,
+        'set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; bash drive.sh 2>&1; echo "orphan exit $?") &',
       );
       expect(Number(/parent\s+(\d+)/.exec(orphan)?.[1])).not.toBe(d.child.pid);
       expect(orphan).toContain('started by the gateway');
@@ -132,6 +132,47 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
       // The owner, not spawned by the gateway, still gets in.
       const health = await fetch(`${d.url}/healthz`);
       expect(health.status).toBe(200);
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
+
+describe("the gateway's own files are off-limits to tools (issue 25, item 5)", () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it(
+    'a cwd inside the home is refused at creation; yolo commands naming the home are refused and touch nothing',
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const stateDb = d.layout.stateDb('default');
+      const before = { config: readFileSync(d.layout.configFile, 'utf8') };
+
+      for (const cwd of [d.home, dirname(stateDb)]) {
+        const refused = await client.call('session.create', { cwd, yolo: true }).catch((e: unknown) => e);
+        expect(refused).toMatchObject({ reason: 'cwd_in_home', details: { field: 'cwd' } });
+      }
+
+      const cwd = tempDir();
+      symlinkSync(d.home, join(cwd, 'innocent'));
+      const session = await createAttached(client, { cwd, yolo: true });
+      for (const [i, command] of [
+        `echo x > ${stateDb}`,
+        `cd ${dirname(stateDb)} && echo x > state.db`,
+        `echo 'listener: {port: 1}' > ${d.layout.configFile}`,
+        'echo x > innocent/config.yaml',
+        `cd ${dirname(d.home)} && echo x > ./${basename(d.home)}/config.yaml`,
+      ].entries()) {
+        const result = await run(client, session, `c${i}`, command);
+        expect(result).toContain("Refused: this command names the gateway's own files");
+      }
+      // The daemon writes its database meanwhile; what matters is that it is still one.
+      expect(readFileSync(stateDb).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
+      expect(readFileSync(d.layout.configFile, 'utf8')).toBe(before.config);
+      // Its own folder is still its to use: the matching case.
+      expect(await run(client, session, 'ok', 'echo x > state.db && cat state.db')).toContain('x');
     },
     E2E_TIMEOUT_MS,
   );

@@ -24,8 +24,7 @@ import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js'
 import { toolEnvironment } from '../../runtime/tools/env.js';
 import { toolSessionIds } from '../../runtime/tools/process-group.js';
 import { spawnedPeerCheck } from '../spawned-peer.js';
-import { createTerminalTool } from '../../runtime/tools/terminal.js';
-import type { ToolDefinition } from '../../runtime/types.js';
+import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import type { SessionStore } from '../../domain/ports/session-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
@@ -39,7 +38,7 @@ import { describeGateway } from './describe.js';
 import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DEFAULT_PORT } from '../config-listener.js';
-import { launchLookups } from '../launch-files.js';
+import { gatewayRoots, launchLookups } from '../launch-files.js';
 import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
@@ -52,14 +51,6 @@ import { openGatewayStores, type GatewayStores, type OpenCluster } from './store
 import { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
-
-/** The session's tools with the terminal given exactly `env` (the gateway's own is never passed). */
-function withToolEnvironment(
-  tools: readonly ToolDefinition[],
-  env: Readonly<Record<string, string>>,
-): ToolDefinition[] {
-  return tools.map((tool) => (tool.name === 'terminal' ? createTerminalTool({ env }) : tool));
-}
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -216,7 +207,7 @@ export function gatewayService(
           offerSkills: config.skills.offer_available,
         },
         launchLookups: {
-          ...launchLookups(layout.root),
+          ...launchLookups(layout.root, gatewayRoots(layout)),
           safeModeRefusal: () => {
             const support = workers!.probe();
             return support.ok ? null : support.reason;
@@ -264,7 +255,11 @@ export function gatewayService(
             prompts,
             tools: (names, policy) => {
               const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
-              return policy?.safe_mode ? isolateTools(resolved, workers!) : resolved;
+              // Checked in the daemon, before a safe-mode call reaches its worker.
+              return guardGatewayFiles(
+                policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
+                gatewayRoots(layout),
+              );
             },
             model: modelOf,
             contextSettings,
