@@ -177,3 +177,22 @@ describe("the gateway's own files are off-limits to tools (issue 25, item 5)", (
     E2E_TIMEOUT_MS,
   );
 });
+
+describe('project hooks never run outside safe mode isolation (issue 25, item 6)', () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it('safe_mode with accept_hooks is refused at creation, naming the field; either alone is accepted', async () => {
+    const d = await fx.daemon();
+    const client = await d.connect();
+    const cwd = tempDir();
+    const refused = await client
+      .call('session.create', { cwd, safe_mode: true, accept_hooks: true })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ reason: 'invalid_params', details: { field: 'accept_hooks' } });
+    expect((refused as Error).message).toContain('outside the isolation');
+    await expect(client.call('session.create', { cwd, safe_mode: true })).resolves.toBeDefined();
+    await expect(client.call('session.create', { cwd, accept_hooks: true })).resolves.toBeDefined();
+  });
+});
