@@ -199,6 +199,8 @@ export async function startControlServer(options: ControlServerOptions): Promise
     try {
       server.listen(socketPath, () => {
         server.off('error', reject);
+        // An accept that fails (EMFILE: out of descriptors) refuses that one peer; the daemon goes on.
+        server.on('error', (error) => logger.error({ err: error }, 'control socket error'));
         resolve();
       });
     } finally {

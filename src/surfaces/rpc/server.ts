@@ -242,6 +242,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
       server.off('error', reject);
+      // An accept that fails (EMFILE: out of descriptors) refuses that one peer; the daemon goes on.
+      server.on('error', (error) => logger.error({ err: error }, 'listener error'));
       resolve();
     });
   });
