@@ -126,6 +126,10 @@ export const HTTP_REJECTIONS = {
   rate_limited: { status: 429, meaning: 'too many login attempts; retry after the Retry-After seconds' },
   not_found: { status: 404, meaning: 'no such route' },
   ticket_capacity: { status: 503, meaning: 'too many unredeemed tickets; retry shortly' },
+  principal_ticket_capacity: {
+    status: 503,
+    meaning: 'this principal holds its share of unredeemed tickets; retry shortly',
+  },
   spawned_by_gateway: {
     status: 403,
     meaning: 'the peer is a process the gateway spawned (a tool); tools may not drive the gateway',

@@ -85,7 +85,9 @@ export async function requestTicketPatiently(
     try {
       return await requestTicket(socketPath, purpose);
     } catch (error) {
-      const full = error instanceof ControlRequestError && error.reason === 'ticket_capacity';
+      const full =
+        error instanceof ControlRequestError &&
+        (error.reason === 'ticket_capacity' || error.reason === 'principal_ticket_capacity');
       if (!full || Date.now() + ticketBackoffMs(attempt) > end) throw error;
       options.onWait?.(error.message, attempt);
     }

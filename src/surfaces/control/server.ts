@@ -95,7 +95,11 @@ export async function answerControlLine(
           ...(sessions !== undefined ? { sessions } : {}),
         };
       } catch (error) {
-        if (error instanceof TicketCapacityError) return errorReply('ticket_capacity', error.message);
+        if (error instanceof TicketCapacityError)
+          return errorReply(
+            error.scope === 'principal' ? 'principal_ticket_capacity' : 'ticket_capacity',
+            error.message,
+          );
         throw error;
       }
     }

@@ -43,6 +43,7 @@ export type ControlErrorReason =
   | 'invalid_request'
   | 'unknown_session'
   | 'ticket_capacity'
+  | 'principal_ticket_capacity'
   | 'spawned_by_gateway'
   | 'internal_error';
 

@@ -158,7 +158,11 @@ function wsTicket(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): vo
     });
     sendJson(res, 200, { ticket, expires_at: new Date(expiresAt).toISOString() });
   } catch (error) {
-    if (error instanceof TicketCapacityError) return reject(res, new HttpRejection('ticket_capacity'));
+    if (error instanceof TicketCapacityError)
+      return reject(
+        res,
+        new HttpRejection(error.scope === 'principal' ? 'principal_ticket_capacity' : 'ticket_capacity'),
+      );
     throw error;
   }
 }
