@@ -130,6 +130,10 @@ export const HTTP_REJECTIONS = {
     status: 503,
     meaning: 'this principal holds its share of unredeemed tickets; retry shortly',
   },
+  too_many_connections: {
+    status: 503,
+    meaning: 'the listener holds its maximum of open connections (listener.max_connections)',
+  },
   spawned_by_gateway: {
     status: 403,
     meaning: 'the peer is a process the gateway spawned (a tool); tools may not drive the gateway',

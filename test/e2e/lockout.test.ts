@@ -1,7 +1,10 @@
 /**
  * Nobody locked in or out (issue 25, item 8), through the real daemon: a tool whose spawn meets a
- * full descriptor table fails alone and the daemon lives on.
+ * full descriptor table fails alone and the daemon lives on; idle connections past a listener's cap
+ * are refused at once, with a reason, and the owner gets back in as soon as they go.
  */
+import net from 'node:net';
+import { once } from 'node:events';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_ENV } from '../../src/daemon/faults.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -36,6 +39,56 @@ describe('a spawn failure fails the tool call, never the daemon (issue 25, item 
       expect(d.child.exitCode).toBeNull();
       const health = (await fetch(`${d.url}/healthz`).then((r) => r.json())) as { state: string };
       expect(health.state).toBe('ready');
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
+
+/** Opens `n` idle connections (nothing sent) and resolves once each is connected. */
+async function idle(n: number, connect: () => net.Socket): Promise<net.Socket[]> {
+  const sockets = Array.from({ length: n }, connect);
+  await Promise.all(sockets.map((s) => once(s, 'connect')));
+  return sockets;
+}
+
+/** Everything a socket receives until the server closes it. */
+async function answerOf(socket: net.Socket): Promise<string> {
+  let text = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  await once(socket, 'close');
+  return text;
+}
+
+describe('idle connections cannot lock the owner out (issue 25, item 8)', () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it(
+    'past listener.max_connections and the control socket cap a peer is refused at once with too_many_connections',
+    async () => {
+      const d = await fx.daemon({ extraConfig: 'listener:\n  max_connections: 16' });
+      const { port } = new URL(d.url);
+      const held = await idle(16, () => net.connect(Number(port), '127.0.0.1'));
+      const refused = await answerOf(net.connect(Number(port), '127.0.0.1'));
+      expect(refused).toMatch(/^HTTP\/1.1 503/);
+      expect(refused).toContain('"reason":"too_many_connections"');
+
+      const control = await idle(64, () => net.connect(d.layout.controlSocket));
+      const busy = await answerOf(net.connect(d.layout.controlSocket));
+      expect(JSON.parse(busy)).toMatchObject({ error: { reason: 'too_many_connections' } });
+
+      // They go; the owner is back at once.
+      await Promise.all([...held, ...control].map((s) => (s.destroy(), once(s, 'close'))));
+      let health: { state?: string; connections?: { refused: number } } = {};
+      for (let tries = 0; tries < 50 && health.state === undefined; tries++) {
+        const res = await fetch(`${d.url}/healthz`);
+        if (res.status === 200) health = (await res.json()) as typeof health;
+        else await new Promise((resolve) => setTimeout(resolve, 20)); // the server sees the closes a tick later
+      }
+      expect(health.state).toBe('ready');
+      expect(health.connections?.refused).toBeGreaterThanOrEqual(1);
+      await expect(d.connect()).resolves.toBeDefined();
     },
     E2E_TIMEOUT_MS,
   );

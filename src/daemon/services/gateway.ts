@@ -336,6 +336,8 @@ export function gatewayService(
             epoch,
             // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
             dashboard_login: config.dashboard.password_hash != null,
+            // Open connections and those refused past listener.max_connections since the start.
+            connections: rpc?.connectionStats(),
           }),
           staticFiles: dashboardAssets().handler,
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
@@ -343,6 +345,7 @@ export function gatewayService(
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
           spawnedPeer,
+          maxConnections: config.listener.max_connections,
           logger,
         });
       const requested = config.listener.port;

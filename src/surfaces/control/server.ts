@@ -31,6 +31,8 @@ export interface ControlServerOptions {
   homeRoot?: string;
   /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
   sessionExists?: (logicalId: string) => Promise<boolean>;
+  /** Connections at once; default MAX_CONTROL_CONNECTIONS. */
+  maxConnections?: number;
   /** True when the peer is a process the daemon spawned (a tool): it is refused (issue 25). */
   spawnedPeer?: (socket: Socket) => Promise<boolean>;
   logger?: Logger;
@@ -50,6 +52,7 @@ export class ControlSocketError extends Error {
 }
 
 const OWNER_ONLY = 0o600;
+export const MAX_CONTROL_CONNECTIONS = 64;
 const IDLE_TIMEOUT_MS = 5_000;
 
 function errorReply(reason: ControlErrorReason, message: string): ControlErrorReply {
@@ -195,7 +198,21 @@ export async function startControlServer(options: ControlServerOptions): Promise
   const { socketPath } = options;
   ensureSocketFolder(socketPath, options.homeRoot);
   await clearStaleSocket(socketPath);
-  const server = createServer((socket) => serveConnection(socket, options, logger));
+  // Bounded like the listener (issue 25): past the cap a peer is told why and closed before it is read.
+  const maxConnections = options.maxConnections ?? MAX_CONTROL_CONNECTIONS;
+  let open = 0;
+  const server = createServer((socket) => {
+    if (open >= maxConnections) {
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        `${JSON.stringify(errorReply('too_many_connections', `the control socket holds its maximum of ${maxConnections} connections; retry shortly`))}\n`,
+      );
+      return;
+    }
+    open++;
+    socket.once('close', () => open--);
+    serveConnection(socket, options, logger);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // The socket is bound synchronously inside listen(); the umask makes it owner-only from birth.

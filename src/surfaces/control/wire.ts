@@ -45,6 +45,7 @@ export type ControlErrorReason =
   | 'ticket_capacity'
   | 'principal_ticket_capacity'
   | 'spawned_by_gateway'
+  | 'too_many_connections'
   | 'internal_error';
 
 export interface ControlErrorReply {

@@ -33,6 +33,7 @@ import {
 import { routeHttp, type StaticHandler } from './http-routes.js';
 
 export const WS_PATH = '/api/ws';
+export const DEFAULT_MAX_CONNECTIONS = 512;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
 const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -67,6 +68,12 @@ export interface RpcServerOptions {
   loginLimits?: LoginLimits;
   /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
   loginStore?: LoginStore | null;
+  /**
+   * Open TCP connections at once (`listener.max_connections`); one more is answered 503
+   * `too_many_connections` and closed at once, before it is read (issue 25: idle connections must not
+   * use up the daemon's descriptors).
+   */
+  maxConnections?: number;
   /** True when the peer is a process the daemon spawned (a tool): refused (issue 25). */
   spawnedPeer?: (socket: Socket) => Promise<boolean>;
   /** Clock for login expiry and throttling; tickets carry their own. */
@@ -80,6 +87,8 @@ export interface RpcServer {
   readonly events: TypedEmitter<RpcSurfaceEvents>;
   /** Exposed for tests and debug views: holds hashes only. */
   readonly logins: DashboardLogins;
+  /** Open TCP connections, and those refused past `maxConnections` since the start. */
+  connectionStats(): { open: number; refused: number };
   close(): Promise<void>;
 }
 
@@ -120,6 +129,18 @@ function factsOf(req: IncomingMessage): RequestFacts {
     query: url.searchParams,
     cookies: parseCookies(req.headers.cookie),
   };
+}
+
+/** Past the cap: a plain HTTP peer is told why (503 `too_many_connections`); a TLS one is closed. */
+function refuseConnection(socket: Socket, plain: boolean): void {
+  socket.on('error', () => socket.destroy());
+  if (!plain) return void socket.destroy();
+  const body = JSON.stringify(new HttpRejection('too_many_connections').body());
+  socket.end(
+    'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroySoon();
 }
 
 function rejectUpgrade(socket: Duplex, rejection: HttpRejection): void {
@@ -201,6 +222,18 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     });
   };
   const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const counted = { open: 0, refused: 0 };
+  server.on('connection', (socket: Socket) => {
+    if (counted.open >= maxConnections) {
+      counted.refused++;
+      if (counted.refused === 1 || counted.refused % 100 === 0)
+        logger.warn({ open: counted.open, refused: counted.refused }, 'connection refused: too many open');
+      return refuseConnection(socket, !options.tls);
+    }
+    counted.open++;
+    socket.once('close', () => counted.open--);
+  });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     void spawned(req.socket).then((refused) => {
@@ -256,6 +289,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     connections,
     events,
     logins,
+    connectionStats: () => ({ ...counted }),
     async close() {
       const drained = new Promise<void>((resolve) => {
         const check = (): void => {

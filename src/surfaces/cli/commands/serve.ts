@@ -2,6 +2,7 @@ import { withListenerFlags } from '../../../daemon/config-listener.js';
 import { configSecrets, maskConfig } from '../../../daemon/config-secrets.js';
 import { runDaemon } from '../../../daemon/daemon.js';
 import { sealEnvironment } from '../../../daemon/seal-environment.js';
+import { raiseFileLimit } from '../../../daemon/file-limit.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
 import { createLogger, flushRepeatedLines, type Logger } from '../../../daemon/logger.js';
@@ -36,6 +37,9 @@ export async function serve(
       { reason: outcome.reason },
       "could not clear the daemon's initial environment: tools may read it through /proc (docs/tool-reach.md)",
     );
+  const files = raiseFileLimit();
+  if (files.raised) logger.info({ from: files.from, to: files.to }, 'open-file limit raised');
+  else logger.info({ soft: files.soft, reason: files.reason }, 'open-file limit kept');
   const handle = await runDaemon({
     layout,
     config: loaded.config,
