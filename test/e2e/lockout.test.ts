@@ -6,10 +6,21 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import { beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { FAULT_ENV } from '../../src/daemon/faults.js';
-import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { nextEvent } from './gateway-harness.js';
-import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } from './seed-fixture.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import { httpPost } from '../unit/rpc/harness.js';
+import { runCli } from './cli.js';
+import { nextEvent, startDaemon } from './gateway-harness.js';
+import {
+  chatRequests,
+  createAttached,
+  dashboardConfig,
+  lastToolResult,
+  PASSWORD,
+  tempDir,
+  useFixture,
+} from './seed-fixture.js';
 
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 120_000;
@@ -89,6 +100,62 @@ describe('idle connections cannot lock the owner out (issue 25, item 8)', () => 
       expect(health.state).toBe('ready');
       expect(health.connections?.refused).toBeGreaterThanOrEqual(1);
       await expect(d.connect()).resolves.toBeDefined();
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
+
+/** Logs in with `password`; the cookie, or the refusal's HTTP status. */
+async function login(url: string, password: string): Promise<string | number> {
+  const reply = await httpPost(url, '/auth/login', { password }, { origin: url });
+  if (reply.status !== 200) return reply.status;
+  return (reply.headers['set-cookie'] as string[])[0]!.split(';')[0]!;
+}
+
+async function wsTicket(url: string, cookie: string): Promise<{ status: number; ticket?: string }> {
+  const minted = await httpPost(url, '/api/auth/ws-ticket', undefined, { origin: url, cookie });
+  return { status: minted.status, ticket: minted.body['ticket'] as string | undefined };
+}
+
+describe('gatehouse passwd takes effect at once and ends every dashboard login (issue 25, item 8)', () => {
+  beforeAll(() => {
+    fx.store = 'sqlite';
+  });
+
+  it(
+    'the running daemon takes the new password, closes dashboard sockets, refuses old cookies, also after a restart',
+    async () => {
+      const d = await fx.daemon({ extraConfig: await dashboardConfig() });
+      const oldCookie = await login(d.url, PASSWORD);
+      expect(typeof oldCookie).toBe('string');
+      const { ticket } = await wsTicket(d.url, oldCookie as string);
+      const wsUrl = `${d.url.replace(/^http/, 'ws')}/api/ws?ticket=${encodeURIComponent(ticket!)}`;
+      const dashboard = await GatewayClient.open(new WebSocket(wsUrl, [], { origin: d.url }));
+      const closed = new Promise<number>((resolve) => dashboard.onClose(resolve));
+      const native = await d.connect();
+
+      const NEW = 'a brand new passphrase';
+      const changed = await runCli(d.home, ['passwd'], { input: `${NEW}\n` });
+      expect(changed.code).toBe(0);
+      expect(changed.stdout).toContain('The running gateway uses it now; 1 dashboard login(s) ended');
+      expect(await closed).toBe(4001);
+      expect(native.closed).toBe(false); // only dashboard logins end
+
+      expect((await wsTicket(d.url, oldCookie as string)).status).toBe(401);
+      expect(await login(d.url, PASSWORD)).toBe(401);
+      const newCookie = await login(d.url, NEW);
+      expect(typeof newCookie).toBe('string');
+
+      // After a restart the old cookie stays refused and the new one still works.
+      await d.stop();
+      fx.forget(d);
+      const again = await startDaemon({ home: d.home });
+      try {
+        expect((await wsTicket(again.url, oldCookie as string)).status).toBe(401);
+        expect((await wsTicket(again.url, newCookie as string)).status).toBe(200);
+      } finally {
+        await again.stop();
+      }
     },
     E2E_TIMEOUT_MS,
   );

@@ -42,6 +42,7 @@ import { gatewayRoots, launchLookups } from '../launch-files.js';
 import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
+import { parseConfig } from '../config.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
@@ -314,6 +315,7 @@ export function gatewayService(
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
+      let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
       const spawnedPeer = spawnedPeerCheck({ daemonPid: process.pid, toolSessions: toolSessionIds });
       const listen = (port: number): Promise<RpcServer> =>
@@ -323,7 +325,7 @@ export function gatewayService(
           dispatcher,
           tickets,
           profile,
-          dashboard: { passwordHash: config.dashboard.password_hash ?? null },
+          dashboard: { passwordHash },
           legacyToken:
             config.legacy_token.enabled && config.legacy_token.token
               ? { enabled: true, token: config.legacy_token.token }
@@ -335,7 +337,7 @@ export function gatewayService(
             state: ctx.lifecycle.state,
             epoch,
             // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
-            dashboard_login: config.dashboard.password_hash != null,
+            dashboard_login: passwordHash !== null,
             // Open connections and those refused past listener.max_connections since the start.
             connections: rpc?.connectionStats(),
           }),
@@ -386,6 +388,13 @@ export function gatewayService(
           epoch,
           profiles: config.profiles,
         }),
+        // `gatehouse passwd`: the new hash from the file, at once; every dashboard login ends.
+        reloadPassword: async () => {
+          const text = await fs.promises.readFile(ctx.configFile, 'utf8');
+          passwordHash = parseConfig(text, ctx.configFile).config.dashboard.password_hash ?? null;
+          const ended = rpc!.setPassword(passwordHash);
+          return { logins_ended: ended.logins, connections_closed: ended.connections };
+        },
         logger,
       });
       const liveKeys = options.storeHolder?.liveKeys ?? [];

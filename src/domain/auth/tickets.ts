@@ -140,6 +140,18 @@ export class TicketBook {
     this.spent.set(key, expiresAt);
   }
 
+  /** Unredeemed tickets of `subject` stop working (its login ended); returns how many there were. */
+  revokeSubject(subject: string): number {
+    let revoked = 0;
+    for (const [key, entry] of this.live) {
+      if (entry.grant.subject !== subject) continue;
+      this.live.delete(key);
+      this.remember(key, entry.expiresAt);
+      revoked++;
+    }
+    return revoked;
+  }
+
   private heldBy(subject: string): number {
     let held = 0;
     for (const entry of this.live.values()) if (entry.grant.subject === subject) held++;

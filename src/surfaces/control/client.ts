@@ -5,6 +5,7 @@ import {
   type ControlErrorReason,
   type ControlIdentity,
   type ControlRequest,
+  type PasswordReloadReply,
   type TicketReply,
 } from './wire.js';
 
@@ -49,6 +50,11 @@ export function controlRequest(socketPath: string, request: ControlRequest): Pro
       resolve(reply);
     });
   });
+}
+
+/** Tells the running gateway that `gatehouse passwd` changed the dashboard password. */
+export async function reloadPassword(socketPath: string): Promise<PasswordReloadReply> {
+  return (await controlRequest(socketPath, { op: 'reload-password' })) as PasswordReloadReply;
 }
 
 /** A ticket from the control socket; `sessions` binds a worker-adoption ticket to those sessions. */

@@ -18,6 +18,7 @@ import {
   type ControlErrorReason,
   type ControlErrorReply,
   type ControlIdentity,
+  type PasswordReloadReply,
   type TicketReply,
 } from './wire.js';
 
@@ -31,6 +32,8 @@ export interface ControlServerOptions {
   homeRoot?: string;
   /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
   sessionExists?: (logicalId: string) => Promise<boolean>;
+  /** Reads the dashboard password again from the config file and ends every dashboard login. */
+  reloadPassword?: () => Promise<Omit<PasswordReloadReply, 'reloaded'>>;
   /** Connections at once; default MAX_CONTROL_CONNECTIONS. */
   maxConnections?: number;
   /** True when the peer is a process the daemon spawned (a tool): it is refused (issue 25). */
@@ -62,8 +65,8 @@ function errorReply(reason: ControlErrorReason, message: string): ControlErrorRe
 /** One request line → one reply object (the store is only asked whether named sessions exist). */
 export async function answerControlLine(
   line: string,
-  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists'>,
-): Promise<ControlIdentity | TicketReply | ControlErrorReply> {
+  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists' | 'reloadPassword'>,
+): Promise<ControlIdentity | TicketReply | PasswordReloadReply | ControlErrorReply> {
   let json: unknown;
   try {
     json = JSON.parse(line);
@@ -79,6 +82,10 @@ export async function answerControlLine(
   switch (request.op) {
     case 'identify':
       return options.identify();
+    case 'reload-password':
+      if (!options.reloadPassword)
+        return errorReply('invalid_request', 'this gateway cannot reload its password');
+      return { reloaded: true, ...(await options.reloadPassword()) };
     case 'session-ticket': {
       const sessions = request.sessions === undefined ? undefined : [...new Set(request.sessions)];
       const unknown: string[] = [];

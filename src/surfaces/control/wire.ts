@@ -6,6 +6,8 @@ import { z } from 'zod';
 
 export const ControlRequest = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('identify') }),
+  /** `gatehouse passwd` wrote a new dashboard password: use it now and end every dashboard login. */
+  z.strictObject({ op: z.literal('reload-password') }),
   z
     .strictObject({
       op: z.literal('session-ticket'),
@@ -28,6 +30,13 @@ export interface ControlIdentity {
   instance_id: string;
   epoch: number;
   profiles: string[];
+}
+
+/** What `reload-password` answers: the dashboard logins and connections it ended. */
+export interface PasswordReloadReply {
+  reloaded: true;
+  logins_ended: number;
+  connections_closed: number;
 }
 
 export interface TicketReply {

@@ -30,7 +30,8 @@ export interface RouteDeps {
   readonly logins: DashboardLogins;
   readonly limiter: LoginLimiter;
   /** The owner's scrypt hash, or null when the dashboard login is disabled. */
-  readonly passwordHash: string | null;
+  /** Replaced when `gatehouse passwd` reloads it (RpcServer.setPassword). */
+  passwordHash: string | null;
   readonly staticFiles: StaticHandler | undefined;
   /** Extra fields of GET /healthz (the daemon's lifecycle state). */
   readonly health?: (() => Record<string, unknown>) | undefined;

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
-import { DashboardLogins, type LoginStore } from '../../domain/auth/logins.js';
+import { DashboardLogins, passwordVersion, type LoginStore } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -23,6 +23,7 @@ import {
 import { TypedEmitter, type RpcSurfaceEvents } from './events.js';
 import {
   authenticateUpgrade,
+  DASHBOARD_SUBJECT,
   isLoopbackHost,
   parseCookies,
   parseSubprotocols,
@@ -34,6 +35,8 @@ import { routeHttp, type StaticHandler } from './http-routes.js';
 
 export const WS_PATH = '/api/ws';
 export const DEFAULT_MAX_CONNECTIONS = 512;
+/** The WebSocket close code of a dashboard connection whose login ended with a password change. */
+export const CLOSE_PASSWORD_CHANGED = 4001;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
 const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -89,6 +92,12 @@ export interface RpcServer {
   readonly logins: DashboardLogins;
   /** Open TCP connections, and those refused past `maxConnections` since the start. */
   connectionStats(): { open: number; refused: number };
+  /**
+   * The dashboard password changed (`gatehouse passwd`): the new hash is used at once, and every
+   * dashboard login ends — its cookie, its unredeemed tickets, its open WebSockets (closed with
+   * 4001 `password_changed`). Returns how many logins and connections ended.
+   */
+  setPassword(passwordHash: string | null): { logins: number; connections: number };
   close(): Promise<void>;
 }
 
@@ -173,7 +182,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     legacyToken: options.legacyToken ?? null,
     internalCredential: options.internalCredential ?? null,
   };
-  const logins = new DashboardLogins(now, undefined, options.loginStore ?? null);
+  const logins = new DashboardLogins(
+    now,
+    undefined,
+    options.loginStore ?? null,
+    passwordVersion(options.dashboard?.passwordHash ?? null),
+  );
   const routeDeps = {
     config,
     tickets: options.tickets,
@@ -290,6 +304,19 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     events,
     logins,
     connectionStats: () => ({ ...counted }),
+    setPassword(passwordHash) {
+      routeDeps.passwordHash = passwordHash;
+      const ended = logins.endAll(passwordVersion(passwordHash));
+      options.tickets.revokeSubject(DASHBOARD_SUBJECT);
+      let closed = 0;
+      for (const connection of connections) {
+        if (connection.principal.provider !== 'dashboard') continue;
+        connection.close('password_changed', CLOSE_PASSWORD_CHANGED, 'password_changed');
+        closed++;
+      }
+      logger.info({ logins: ended, connections: closed }, 'dashboard password changed: its logins ended');
+      return { logins: ended, connections: closed };
+    },
     async close() {
       const drained = new Promise<void>((resolve) => {
         const check = (): void => {
