@@ -119,12 +119,12 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
       expect(orphan).toContain('started by the gateway');
       expect(existsSync(victim)).toBe(true);
 
-      // The listener refuses the same process tree, whatever it asks for.
+      // The listener refuses the same process tree whatever it would log in, mint or upgrade with.
       const http = await run(
         client,
         session,
         'listener',
-        `${process.execPath} -e "fetch('${d.url}/healthz').then(async (r) => console.log(r.status, await r.text()))"`,
+        `${process.execPath} -e "fetch('${d.url}/api/auth/ws-ticket', { method: 'POST' }).then(async (r) => console.log(r.status, await r.text()))"`,
       );
       expect(http).toContain('403');
       expect(http).toContain('"reason":"spawned_by_gateway"');

@@ -209,7 +209,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  // Asked once per connection (issue 25): a tool's process may not reach the gateway at all.
+  // Asked once per connection (issue 25): a tool's process may not log in, mint or connect.
   const verdicts = new WeakMap<Socket, Promise<boolean>>();
   const spawned = (socket: Socket): Promise<boolean> => {
     let verdict = verdicts.get(socket);
@@ -225,6 +225,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   };
 
   const listener: RequestListener = (req, res) => {
+    // Reading (the page, its assets, /healthz) gives a tool nothing to act with; everything that
+    // logs in, mints a ticket or upgrades is checked, once per connection (the look-up costs a /proc scan).
+    if (req.method === 'GET' || req.method === 'HEAD')
+      return void routeHttp(req, res, factsOf(req), routeDeps);
     void spawned(req.socket).then(async (refused) => {
       if (!refused) return routeHttp(req, res, factsOf(req), routeDeps);
       const rejection = spawnedRefusal();
