@@ -11,13 +11,19 @@
  */
 import fs from 'node:fs';
 import { isAllowedName } from '../runtime/tools/env.js';
+import { MMAP_THRESHOLD_VARIABLE } from './allocator.js';
 
-/** The gateway's own settings that are not secrets and that code reads from process.env later. */
+/**
+ * The gateway's own settings that are not secrets: read from process.env later, or (the allocator's,
+ * allocator.ts) shown in /proc/<pid>/environ as what the daemon was started with.
+ */
 const OWN_SETTINGS = new Set([
   'GATEHOUSE_HOME',
   'GATEHOUSE_DEBUG',
   'GATEHOUSE_TEST_FAULTS',
   'GATEHOUSE_TEST_MAX_PAGE_COUNT',
+  MMAP_THRESHOLD_VARIABLE,
+  'GLIBC_TUNABLES',
 ]);
 
 export function keptInDaemon(name: string): boolean {

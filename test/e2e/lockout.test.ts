@@ -5,19 +5,18 @@
  */
 import net from 'node:net';
 import { once } from 'node:events';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { FAULT_ENV } from '../../src/daemon/faults.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { httpPost } from '../unit/rpc/harness.js';
 import { runCli } from './cli.js';
-import { nextEvent, startDaemon } from './gateway-harness.js';
+import { startDaemon } from './gateway-harness.js';
 import {
-  chatRequests,
   createAttached,
   dashboardConfig,
-  lastToolResult,
   PASSWORD,
+  runCommand,
   tempDir,
   useFixture,
 } from './seed-fixture.js';
@@ -25,18 +24,10 @@ import {
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 120_000;
 
-async function run(client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> {
-  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === sessionId, 60_000);
-  await client.call('prompt.submit', { session_id: sessionId, submission_id: id, text: `run: ${command}` });
-  expect((await done).event['outcome']).toBe('completed');
-  return lastToolResult(chatRequests(fx.demo).at(-1)!);
-}
+const run = (client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> =>
+  runCommand(fx, client, sessionId, id, command);
 
 describe('a spawn failure fails the tool call, never the daemon (issue 25, item 8)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     'EMFILE at a terminal spawn: the call reports it, the daemon answers and the next command runs',
     async () => {
@@ -71,10 +62,6 @@ async function answerOf(socket: net.Socket): Promise<string> {
 }
 
 describe('idle connections cannot lock the owner out (issue 25, item 8)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     'past listener.max_connections and the control socket cap a peer is refused at once with too_many_connections',
     async () => {
@@ -118,10 +105,6 @@ async function wsTicket(url: string, cookie: string): Promise<{ status: number; 
 }
 
 describe('gatehouse passwd takes effect at once and ends every dashboard login (issue 25, item 8)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     'the running daemon takes the new password, closes dashboard sockets, refuses old cookies, also after a restart',
     async () => {

@@ -5,11 +5,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI } from './cli.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { nextEvent } from './gateway-harness.js';
-import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } from './seed-fixture.js';
+import { createAttached, runCommand, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 120_000;
@@ -22,13 +21,8 @@ const SECRETS = {
   ZQX_PROVIDER_CRED: 'sk-planted-provider-51aa',
 };
 
-/** Runs `command` in a new turn and returns what the model was told the terminal returned. */
-async function run(client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> {
-  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === sessionId, 60_000);
-  await client.call('prompt.submit', { session_id: sessionId, submission_id: id, text: `run: ${command}` });
-  expect((await done).event['outcome']).toBe('completed');
-  return lastToolResult(chatRequests(fx.demo).at(-1)!);
-}
+const run = (client: GatewayClient, sessionId: string, id: string, command: string): Promise<string> =>
+  runCommand(fx, client, sessionId, id, command);
 
 /** Prints the environ of every ancestor of the command up to and including `daemonPid`, then `env`. */
 function walkUp(daemonPid: number): string {
@@ -45,10 +39,6 @@ function walkUp(daemonPid: number): string {
 }
 
 describe('tools cannot read the gateway secrets (issue 25, item 4)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     "neither `env` nor /proc/<ancestor>/environ shows a secret of the daemon's environment, in a normal session or in safe mode",
     async () => {
@@ -82,10 +72,6 @@ describe('tools cannot read the gateway secrets (issue 25, item 4)', () => {
 });
 
 describe('the agent cannot approve itself (issue 25, item 2)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     "a tool driving the gateway's own CLI is refused at the control socket, and at the listener: the victim survives",
     async () => {
@@ -138,10 +124,6 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
 });
 
 describe("the gateway's own files are off-limits to tools (issue 25, item 5)", () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it(
     'a cwd inside the home is refused at creation; yolo commands naming the home are refused and touch nothing',
     async () => {
@@ -179,10 +161,6 @@ describe("the gateway's own files are off-limits to tools (issue 25, item 5)", (
 });
 
 describe('project hooks never run outside safe mode isolation (issue 25, item 6)', () => {
-  beforeAll(() => {
-    fx.store = 'sqlite';
-  });
-
   it('safe_mode with accept_hooks is refused at creation, naming the field; either alone is accepted', async () => {
     const d = await fx.daemon();
     const client = await d.connect();
