@@ -18,7 +18,7 @@ export {
 } from './runtime/tools/terminal.js';
 export { clarifyTool } from './runtime/tools/clarify.js';
 export { projectTools, readFileTool, listDirectoryTool, writeFileTool } from './runtime/tools/project.js';
-export { scrubEnvironment, isSecretName } from './runtime/tools/env.js';
+export { toolEnvironment, TOOL_ENV_ALLOW, type ToolEnvSettings } from './runtime/tools/env.js';
 export { classifyCommand, type Classification, type ClassifyOptions } from './runtime/approvals/detector.js';
 export { DANGER_RULES, LINE_RULES, type DangerRule } from './runtime/approvals/rules.js';
 export { redactSecrets } from './runtime/approvals/redact.js';

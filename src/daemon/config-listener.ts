@@ -23,6 +23,13 @@ export const listenerSchema = z
       .max(65535, { error: 'must be between 0 and 65535' })
       .optional(),
     allow_remote: z.boolean().default(false),
+    /** Open TCP connections at once; one more is refused at once with 503 too_many_connections. */
+    max_connections: z
+      .number({ error: 'must be a whole number of connections' })
+      .int({ error: 'must be a whole number of connections' })
+      .min(16, { error: 'must be at least 16' })
+      .max(65536, { error: 'must be at most 65536' })
+      .default(512),
     tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
     /**
      * AUTH-6: the addresses of an authenticating reverse proxy in front of a remote listener. Only

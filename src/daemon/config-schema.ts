@@ -17,6 +17,14 @@ import {
   REASONING_FORMATS,
 } from './config-providers.js';
 
+/** A variable a tool may be given: an environment name, not one of the gateway's own. */
+const toolEnvName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be environment variable names' })
+  .refine((name) => !name.toUpperCase().startsWith('GATEHOUSE_'), {
+    error: "GATEHOUSE_ variables are the gateway's own and are never given to tools",
+  });
+
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 const seconds = (what: string) =>
@@ -259,6 +267,21 @@ export const configSchema = z
       })
       .prefault({}),
     platforms: platformsSchema,
+    /**
+     * What tool processes get besides the allow-listed environment (docs/tool-reach.md): names
+     * passed on from the daemon's environment, and fixed values. Never the gateway's own names.
+     */
+    tools: z
+      .strictObject({
+        env_passthrough: z.array(toolEnvName).default([]),
+        env: z
+          .record(
+            toolEnvName,
+            z.string().refine((v) => !v.includes('\0'), { error: 'must not contain NUL characters' }),
+          )
+          .default({}),
+      })
+      .prefault({}),
     /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */
     safe_mode: z
       .strictObject({

@@ -14,8 +14,13 @@
  * reset.committed (the reset is committed, memory and the caller not yet told), compress.summarised
  * (the summary call answered, nothing published), compress.transaction (inside the publication
  * transaction, after the child transcript, route and receipt are written), compress.committed (the
- * publication is committed, memory and viewers not yet told).
+ * publication is committed, memory and viewers not yet told). One point does not kill: tool.emfile
+ * makes that terminal command's spawn meet a full descriptor table (EMFILE, for real: the daemon
+ * opens /dev/null until the kernel refuses, spawns, then closes them), as a daemon whose limit idle
+ * connections used up would; the call must fail and the daemon live on.
  */
+import fs from 'node:fs';
+import { setSpawnHook } from '../runtime/tools/process-group.js';
 import { onTerminalProcess } from '../runtime/tools/terminal.js';
 import type { Logger } from './logger.js';
 
@@ -39,6 +44,9 @@ export const FAULT_POINTS = [
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
+/** Points that do not kill the daemon but make something fail in it (the crash torture skips them). */
+export const FAULT_TRAPS = ['tool.emfile'] as const;
+
 /** Which turn events mark which fault point (see turn-job publish). */
 const EVENT_POINTS: Record<string, FaultPoint> = {
   'text.delta': 'model.streaming',
@@ -59,8 +67,9 @@ export function parseFaultSpec(spec: string): Map<string, number> {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const [name, nth] = part.split('@');
-    if (!FAULT_POINTS.includes(name as FaultPoint)) {
-      throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${FAULT_POINTS.join(', ')}`);
+    const known: readonly string[] = [...FAULT_POINTS, ...FAULT_TRAPS];
+    if (!known.includes(name!)) {
+      throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${known.join(', ')}`);
     }
     const n = nth === undefined ? 1 : Number(nth);
     if (!Number.isInteger(n) || n < 1) throw new Error(`${FAULT_ENV}: "${part}" needs a positive hit count`);
@@ -89,6 +98,11 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): Faults | 
   // before the process was spawned: the tool's durable start mark is committed in between, and on
   // a loaded machine that commit takes longer than any fixed delay; the command then never ran.)
   if (armed.has('tool.running')) onTerminalProcess(() => hit('tool.running'));
+  const emfileAt = armed.get('tool.emfile');
+  if (emfileAt !== undefined) {
+    let spawns = 0;
+    setSpawnHook((start) => (++spawns === emfileAt ? withFullDescriptorTable(start) : start()));
+  }
   return {
     hit,
     observe(eventType) {
@@ -96,4 +110,19 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv, logger: Logger): Faults | 
       if (point !== undefined) hit(point);
     },
   };
+}
+
+/** Runs `run` with every free descriptor taken, then frees them. */
+function withFullDescriptorTable<T>(run: () => T): T {
+  const taken: number[] = [];
+  try {
+    for (;;) taken.push(fs.openSync('/dev/null', 'r'));
+  } catch {
+    // EMFILE: the table is full.
+  }
+  try {
+    return run();
+  } finally {
+    for (const fd of taken) fs.closeSync(fd);
+  }
 }

@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { InstructionFile } from '../domain/local/launch-context.js';
 import type { LaunchLookups } from '../domain/local/launch-policy.js';
+import { offLimitRoots, offLimitsRootOf } from '../runtime/tools/reach.js';
+import type { HomeLayout } from './home.js';
 import { listSkills, readSkill } from './skills.js';
 
 /**
@@ -77,8 +79,16 @@ export function projectRules(cwd: string): InstructionFile[] {
   return files;
 }
 
-export function launchLookups(homeRoot: string): LaunchLookups {
+/** The folders no tool may touch (docs/tool-reach.md): the home, and the control socket's folder. */
+export function gatewayRoots(layout: HomeLayout): string[] {
+  const socketDir = path.dirname(layout.controlSocket);
+  return socketDir === layout.root ? [layout.root] : [layout.root, socketDir];
+}
+
+export function launchLookups(homeRoot: string, offLimits: readonly string[] = [homeRoot]): LaunchLookups {
+  const roots = offLimitRoots(offLimits);
   return {
+    cwdRefusal: (cwd) => offLimitsRootOf(cwd, roots),
     isDirectory: (p) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
     isCodeWorkspace: (p) => CODE_MARKERS.some((m) => fs.existsSync(path.join(p, m))),
     readSkill: (name) => readSkill(homeRoot, name),

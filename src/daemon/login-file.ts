@@ -1,10 +1,10 @@
 /**
  * Dashboard logins kept in `<profile>/dashboard-logins.json` (owner-only): only the SHA-256 of each
- * cookie token and its expiry, never a token, so the file lets nobody log in. A browser that was
+ * cookie token, its expiry and the password version it was opened with, never a token, so the file lets nobody log in. A browser that was
  * logged in before a restart stays logged in, and its page reattaches by itself.
  */
 import { readFileSync } from 'node:fs';
-import type { LoginStore } from '../domain/auth/logins.js';
+import type { LoginStore, StoredLogin } from '../domain/auth/logins.js';
 import { writeFileAtomic } from './home.js';
 
 export function fileLoginStore(file: string, onError: (error: unknown) => void): LoginStore {
@@ -13,12 +13,14 @@ export function fileLoginStore(file: string, onError: (error: unknown) => void):
       try {
         const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
         if (!Array.isArray(parsed)) return [];
+        // A login saved without a password version (before issue 25) is not loaded: log in again.
         return parsed.filter(
-          (e): e is [string, number] =>
+          (e): e is StoredLogin =>
             Array.isArray(e) &&
             typeof e[0] === 'string' &&
             /^[0-9a-f]{64}$/.test(e[0]) &&
-            typeof e[1] === 'number',
+            typeof e[1] === 'number' &&
+            typeof e[2] === 'string',
         );
       } catch {
         return []; // missing or unreadable: everyone logs in again

@@ -53,6 +53,11 @@ export const RPC_REASONS = {
     code: -32013,
     meaning: 'the cluster instance running the session did not answer a relayed control in time',
   },
+  cwd_in_home: {
+    code: -32014,
+    meaning:
+      "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;
@@ -121,6 +126,18 @@ export const HTTP_REJECTIONS = {
   rate_limited: { status: 429, meaning: 'too many login attempts; retry after the Retry-After seconds' },
   not_found: { status: 404, meaning: 'no such route' },
   ticket_capacity: { status: 503, meaning: 'too many unredeemed tickets; retry shortly' },
+  principal_ticket_capacity: {
+    status: 503,
+    meaning: 'this principal holds its share of unredeemed tickets; retry shortly',
+  },
+  too_many_connections: {
+    status: 503,
+    meaning: 'the listener holds its maximum of open connections (listener.max_connections)',
+  },
+  spawned_by_gateway: {
+    status: 403,
+    meaning: 'the peer is a process the gateway spawned (a tool); tools may not drive the gateway',
+  },
   internal_error: { status: 500, meaning: 'the server failed; details are only in its log' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -15,9 +15,16 @@ import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } fro
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 120_000;
 const CANARY = 'canary-7f3a9c';
-const LIMITS = ['safe_mode:', '  memory_mb: 256', '  cpu_s: 20', '  processes: 48', '  idle_s: 30'].join(
-  '\n',
-);
+const LIMITS = [
+  'safe_mode:',
+  '  memory_mb: 256',
+  '  cpu_s: 20',
+  '  processes: 48',
+  '  idle_s: 30',
+  // A normal session's terminal is given the canary by name; safe mode ignores tools: additions.
+  'tools:',
+  '  env_passthrough: [SAFE_MODE_TEST_CANARY]',
+].join('\n');
 
 async function daemon(): Promise<RunningDaemon> {
   return fx.daemon({ extraConfig: LIMITS, env: { ...process.env, SAFE_MODE_TEST_CANARY: CANARY } });

@@ -140,6 +140,27 @@ export async function runTurn(
   return done;
 }
 
+/**
+ * Runs `command` with the demo model's `run: <command>` in a new turn that must complete, and returns
+ * what the model was told the terminal returned.
+ */
+export async function runCommand(
+  fx: Fixture,
+  client: GatewayClient,
+  sessionId: string,
+  submissionId: string,
+  command: string,
+): Promise<string> {
+  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === sessionId, 60_000);
+  await client.call('prompt.submit', {
+    session_id: sessionId,
+    submission_id: submissionId,
+    text: `run: ${command}`,
+  });
+  expect((await done).event['outcome']).toBe('completed');
+  return lastToolResult(chatRequests(fx.demo).at(-1)!);
+}
+
 export const PASSWORD = 'correct horse battery staple';
 
 /** Daemon config lines enabling the dashboard login with PASSWORD (cheap scrypt cost for tests). */

@@ -67,14 +67,8 @@ describe('Telegram webhook mode and attachments through the real daemon', () => 
       (c) => c.method === 'sendMessage' && c.payload.chat_id === DM.id,
       before + 1,
     );
-    const stored = join(
-      tg.home,
-      'profiles',
-      'default',
-      'attachments',
-      'telegram',
-      `${file.file_unique_id}.jpg`,
-    );
+    // Outside the home, where the chats' tools may read it (docs/tool-reach.md).
+    const stored = join(`${tg.home}-workspaces`, 'telegram', '.attachments', `${file.file_unique_id}.jpg`);
     const users = tg.userMessages('photo-marker');
     expect(users.at(-1)).toBe(
       `[The user sent a photo (640x480, image/jpeg, 29 KB), saved at ${stored}]\nphoto-marker: what is this?`,

@@ -21,6 +21,10 @@ import { gitRefusal } from '../../runtime/checkpoints/git.js';
 import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
+import { toolEnvironment } from '../../runtime/tools/env.js';
+import { toolSessionIds } from '../../runtime/tools/process-group.js';
+import { spawnedPeerCheck } from '../spawned-peer.js';
+import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import type { SessionStore } from '../../domain/ports/session-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
@@ -34,10 +38,11 @@ import { describeGateway } from './describe.js';
 import { fileLoginStore } from '../login-file.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DEFAULT_PORT } from '../config-listener.js';
-import { launchLookups } from '../launch-files.js';
+import { gatewayRoots, launchLookups } from '../launch-files.js';
 import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
+import { parseConfig } from '../config.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
@@ -154,12 +159,14 @@ export function gatewayService(
         tailTokens: config.compression.tail_tokens,
       });
 
+      // Every tool process gets this allow-list, never the daemon's environment (docs/tool-reach.md).
+      const toolEnv = toolEnvironment(env, config.tools);
       workers = new WorkerPool({
         ...config.safe_mode,
         runDir: layout.runDir,
         idleMs: config.safe_mode.idle_s * 1000,
-        extraEnv: config.safe_mode.env,
-        env,
+        // Safe mode is stricter: the allow-list and safe_mode.env only, not the tools: additions.
+        env: toolEnvironment(env, { env_passthrough: config.safe_mode.env, env: {} }),
       });
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
@@ -201,7 +208,7 @@ export function gatewayService(
           offerSkills: config.skills.offer_available,
         },
         launchLookups: {
-          ...launchLookups(layout.root),
+          ...launchLookups(layout.root, gatewayRoots(layout)),
           safeModeRefusal: () => {
             const support = workers!.probe();
             return support.ok ? null : support.reason;
@@ -248,10 +255,14 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names, policy) =>
-              policy?.safe_mode
-                ? isolateTools(toolRegistry.resolve(names), workers!)
-                : toolRegistry.resolve(names),
+            tools: (names, policy) => {
+              const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
+              // Checked in the daemon, before a safe-mode call reaches its worker.
+              return guardGatewayFiles(
+                policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
+                gatewayRoots(layout),
+              );
+            },
             model: modelOf,
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
@@ -267,7 +278,7 @@ export function gatewayService(
             agents,
             lifecycle: (policy, scope) =>
               openTurnLifecycle(
-                { checkpoints, homeHooks: config.hooks, env },
+                { checkpoints, homeHooks: config.hooks, env: toolEnv },
                 { checkpoints: policy.checkpoints, acceptHooks: policy.accept_hooks },
                 scope,
               ),
@@ -306,6 +317,9 @@ export function gatewayService(
       });
       registerSessionMethods(dispatcher, sessions);
       const tickets = new TicketBook();
+      let passwordHash: string | null = config.dashboard.password_hash ?? null;
+      // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
+      const spawnedPeer = spawnedPeerCheck({ daemonPid: process.pid, toolSessions: toolSessionIds });
       const listen = (port: number): Promise<RpcServer> =>
         startRpcServer({
           host: config.listener.host,
@@ -313,7 +327,7 @@ export function gatewayService(
           dispatcher,
           tickets,
           profile,
-          dashboard: { passwordHash: config.dashboard.password_hash ?? null },
+          dashboard: { passwordHash },
           legacyToken:
             config.legacy_token.enabled && config.legacy_token.token
               ? { enabled: true, token: config.legacy_token.token }
@@ -325,13 +339,17 @@ export function gatewayService(
             state: ctx.lifecycle.state,
             epoch,
             // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
-            dashboard_login: config.dashboard.password_hash != null,
+            dashboard_login: passwordHash !== null,
+            // Open connections and those refused past listener.max_connections since the start.
+            connections: rpc?.connectionStats(),
           }),
           staticFiles: dashboardAssets().handler,
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
+          spawnedPeer,
+          maxConnections: config.listener.max_connections,
           logger,
         });
       const requested = config.listener.port;
@@ -364,6 +382,7 @@ export function gatewayService(
         tickets,
         grant: { subject: 'native:owner', profile },
         sessionExists: async (id) => (await localStore?.getLocalSession(id))?.profile === profile,
+        spawnedPeer,
         identify: () => ({
           state: ctx.lifecycle.state,
           url: rpc?.url ?? null,
@@ -371,6 +390,13 @@ export function gatewayService(
           epoch,
           profiles: config.profiles,
         }),
+        // `gatehouse passwd`: the new hash from the file, at once; every dashboard login ends.
+        reloadPassword: async () => {
+          const text = await fs.promises.readFile(ctx.configFile, 'utf8');
+          passwordHash = parseConfig(text, ctx.configFile).config.dashboard.password_hash ?? null;
+          const ended = rpc!.setPassword(passwordHash);
+          return { logins_ended: ended.logins, connections_closed: ended.connections };
+        },
         logger,
       });
       const liveKeys = options.storeHolder?.liveKeys ?? [];

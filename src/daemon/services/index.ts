@@ -15,6 +15,8 @@ export function defaultServices(
   options: {
     /** The chat platforms `platforms:` sections may name; default: builtinPlatforms(). */
     platforms?: PlatformRegistry;
+    /** The daemon's environment as read at start (its secrets); process.env by default. */
+    env?: NodeJS.ProcessEnv;
   } = {},
 ): DaemonService[] {
   const storeHolder: StoreHolder = {
@@ -25,7 +27,8 @@ export function defaultServices(
     platformPrompts: null,
     cluster: null,
   };
-  const services: DaemonService[] = [gatewayService({ storeHolder })];
+  const env = options.env === undefined ? {} : { env: options.env };
+  const services: DaemonService[] = [gatewayService({ storeHolder, ...env })];
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
     services.push(
@@ -36,6 +39,7 @@ export function defaultServices(
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
         cluster: () => storeHolder.cluster ?? null,
+        ...env,
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

@@ -9,7 +9,10 @@
  * receiving, let turns finish until the deadline, mark the rest resume_pending, then write the
  * clean-shutdown marker.
  */
-import { join } from 'node:path';
+import { toolEnvironment } from '../../runtime/tools/env.js';
+import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
+import { gatewayRoots } from '../launch-files.js';
+import { chatWorkspace, platformAttachments } from '../workspaces.js';
 import type { PlatformSection } from '../config-platforms.js';
 import type { GatehouseConfig } from '../config-schema.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
@@ -97,7 +100,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       const profile = ctx.config.default_profile;
       const adapters = await buildAdapters(options.registry ?? builtinPlatforms(), sections, env, {
         configFile: ctx.configFile,
-        profileDir: ctx.layout.profileDir(profile),
+        // Beside the chats' workspaces, outside the home: the agent reads them with its tools.
+        attachmentsDir: (platform) => platformAttachments(ctx.layout.root, platform),
         cursors,
       });
       stores = await sharedOrOwn(options.stores, 'the session store is not open', async () => {
@@ -127,9 +131,17 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         store: stores.sessions,
         ledger: stores.ledger,
         model: options.model ?? runtime.chat.model,
-        tools: resolveToolsets(['terminal', 'clarify']),
+        // The tool environment and the guard on the gateway's files of local sessions (docs/tool-reach.md).
+        tools: guardGatewayFiles(
+          withToolEnvironment(
+            resolveToolsets(['terminal', 'clarify']),
+            toolEnvironment(env, ctx.config.tools),
+          ),
+          gatewayRoots(ctx.layout),
+        ),
         prompts,
-        cwd: ctx.layout.profileDir(profile),
+        // A folder per chat outside the home, never the profile folder beside state.db.
+        cwd: (platform, chatId) => chatWorkspace(ctx.layout.root, platform, chatId),
         yolo: ctx.config.approvals.mode === 'off',
         turnTimeoutMs: ctx.config.limits.turn_timeout_s * 1000,
         freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
@@ -249,7 +261,11 @@ async function buildAdapters(
   registry: PlatformRegistry,
   sections: readonly [string, PlatformSection][],
   env: NodeJS.ProcessEnv,
-  { configFile, profileDir, cursors }: { configFile: string; profileDir: string; cursors: PlatformCursors },
+  {
+    configFile,
+    attachmentsDir,
+    cursors,
+  }: { configFile: string; attachmentsDir: (platform: string) => string; cursors: PlatformCursors },
 ): Promise<PlatformAdapter[]> {
   for (const [name] of sections) {
     if (!registry.has(name)) {
@@ -262,9 +278,14 @@ async function buildAdapters(
   const adapters: PlatformAdapter[] = [];
   for (const [name, section] of sections) {
     try {
-      const attachmentsDir = join(profileDir, 'attachments', name);
       adapters.push(
-        await registry.create<PlatformConfig>(name, { name, section, env, attachmentsDir, cursors }),
+        await registry.create<PlatformConfig>(name, {
+          name,
+          section,
+          env,
+          attachmentsDir: attachmentsDir(name),
+          cursors,
+        }),
       );
     } catch (error) {
       if (error instanceof DaemonError) throw error;

@@ -12,12 +12,27 @@ const digest = (token: string): string => createHash('sha256').update(token, 'ut
 export type LoginLookup = 'ok' | 'forged' | 'expired';
 
 /**
+ * Which password a login was opened with: a short digest of the password's hash, so a login opened
+ * before `gatehouse passwd` is refused after it, also across a restart (issue 25).
+ */
+export function passwordVersion(passwordHash: string | null): string {
+  return createHash('sha256')
+    .update(passwordHash ?? '', 'utf8')
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** One stored login: [sha256(token), expiry, password version]. */
+export type StoredLogin = [string, number, string];
+
+/**
  * Where open logins outlive the process, so a browser stays logged in across a daemon restart and
- * the dashboard reattaches by itself. It holds only [sha256(token), expiry] pairs, oldest first.
+ * the dashboard reattaches by itself. It holds only [sha256(token), expiry, password version]
+ * triples, oldest first.
  */
 export interface LoginStore {
-  load(): [string, number][];
-  save(logins: [string, number][]): void;
+  load(): StoredLogin[];
+  save(logins: StoredLogin[]): void;
 }
 
 export class DashboardLogins {
@@ -28,13 +43,25 @@ export class DashboardLogins {
     private readonly now: () => number = Date.now,
     readonly ttlMs: number = DEFAULT_LOGIN_TTL_MS,
     private readonly store: LoginStore | null = null,
+    /** The password version of the logins opened now (passwordVersion()); others are not loaded. */
+    private version: string = passwordVersion(null),
   ) {
     const at = now();
-    for (const [hash, expiresAt] of store?.load() ?? []) if (expiresAt > at) this.logins.set(hash, expiresAt);
+    for (const [hash, expiresAt, opened] of store?.load() ?? [])
+      if (expiresAt > at && opened === version) this.logins.set(hash, expiresAt);
   }
 
   private persist(): void {
-    this.store?.save([...this.logins.entries()]);
+    this.store?.save([...this.logins.entries()].map(([hash, expiresAt]) => [hash, expiresAt, this.version]));
+  }
+
+  /** The password changed: every login ends (in the store too). Returns how many were open. */
+  endAll(version: string): number {
+    const ended = this.logins.size;
+    this.version = version;
+    this.logins.clear();
+    this.persist();
+    return ended;
   }
 
   /** Opens a login and returns the token for the cookie. Past the bound, the oldest login ends. */

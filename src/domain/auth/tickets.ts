@@ -41,8 +41,17 @@ export type Redemption =
   { ok: true; purpose: TicketPurpose; grant: TicketGrant } | { ok: false; reason: TicketFailure };
 
 export class TicketCapacityError extends Error {
-  constructor(capacity: number) {
-    super(`too many unredeemed tickets (limit ${capacity}); retry in a few seconds, once some expire`);
+  constructor(
+    capacity: number,
+    /** `principal`: this subject holds its share of the book; others may still mint. */
+    readonly scope: 'book' | 'principal' = 'book',
+    subject?: string,
+  ) {
+    super(
+      scope === 'book'
+        ? `too many unredeemed tickets (limit ${capacity}); retry in a few seconds, once some expire`
+        : `too many unredeemed tickets for ${subject ?? 'this principal'} (limit ${capacity} each); retry in a few seconds, once some expire`,
+    );
     this.name = 'TicketCapacityError';
   }
 }
@@ -57,12 +66,15 @@ export interface TicketBookOptions {
   ttlMs?: number;
   /** Live (unredeemed, unexpired) tickets at once. */
   capacity?: number;
+  /** Live tickets one subject may hold at once, so that no principal starves the others. */
+  perPrincipal?: number;
   /** Milliseconds since the epoch; injectable so expiry is tested without waiting. */
   now?: () => number;
 }
 
 export const DEFAULT_TICKET_TTL_MS = 30_000;
 export const DEFAULT_TICKET_CAPACITY = 1024;
+export const DEFAULT_TICKETS_PER_PRINCIPAL = 256;
 /** Spent tickets remembered for replay detection, as a multiple of the live capacity. */
 const SPENT_PER_LIVE = 16;
 
@@ -78,6 +90,7 @@ function grantCopy(grant: TicketGrant): TicketGrant {
 export class TicketBook {
   readonly ttlMs: number;
   readonly capacity: number;
+  readonly perPrincipal: number;
   private readonly now: () => number;
   /** sha256(ticket) → entry, for tickets not yet presented. Never keyed or valued by the ticket. */
   private readonly live = new Map<string, Entry>();
@@ -87,12 +100,15 @@ export class TicketBook {
   constructor(options: TicketBookOptions = {}) {
     this.ttlMs = options.ttlMs ?? DEFAULT_TICKET_TTL_MS;
     this.capacity = options.capacity ?? DEFAULT_TICKET_CAPACITY;
+    this.perPrincipal = Math.min(options.perPrincipal ?? DEFAULT_TICKETS_PER_PRINCIPAL, this.capacity);
     this.now = options.now ?? Date.now;
   }
 
   mint(purpose: TicketPurpose, grant: TicketGrant): { ticket: string; expiresAt: number } {
-    if (this.live.size >= this.capacity) this.sweep();
+    if (this.live.size >= this.capacity || this.heldBy(grant.subject) >= this.perPrincipal) this.sweep();
     if (this.live.size >= this.capacity) throw new TicketCapacityError(this.capacity);
+    if (this.heldBy(grant.subject) >= this.perPrincipal)
+      throw new TicketCapacityError(this.perPrincipal, 'principal', grant.subject);
     const ticket = randomBytes(32).toString('base64url');
     const expiresAt = this.now() + this.ttlMs;
     this.live.set(digest(ticket), { purpose, grant: grantCopy(grant), expiresAt });
@@ -122,6 +138,24 @@ export class TicketBook {
       if (!oldest.done) this.spent.delete(oldest.value);
     }
     this.spent.set(key, expiresAt);
+  }
+
+  /** Unredeemed tickets of `subject` stop working (its login ended); returns how many there were. */
+  revokeSubject(subject: string): number {
+    let revoked = 0;
+    for (const [key, entry] of this.live) {
+      if (entry.grant.subject !== subject) continue;
+      this.live.delete(key);
+      this.remember(key, entry.expiresAt);
+      revoked++;
+    }
+    return revoked;
+  }
+
+  private heldBy(subject: string): number {
+    let held = 0;
+    for (const entry of this.live.values()) if (entry.grant.subject === subject) held++;
+    return held;
   }
 
   /** Entries past expiry are dropped; a late replay of one then reads as forged, still refused. */

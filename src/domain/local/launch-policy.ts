@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { GatewayError } from '../errors.js';
 import {
   freezeProvider,
   renderAvailableSkills,
@@ -91,6 +92,8 @@ export interface LaunchLookups {
   projectRules(cwd: string): InstructionFile[];
   /** The owner's personal instructions in the home, or null. */
   personalInstructions(): InstructionFile | null;
+  /** The gateway folder (its home, its socket's) `cwd` lies in, or null: tools may not work there. */
+  cwdRefusal?(cwd: string): string | null;
   /** Why this host cannot isolate a safe_mode session, or null when it can. */
   safeModeRefusal?(): string | null;
   /** Why this host cannot take checkpoints (no git), or null when it can. */
@@ -138,6 +141,13 @@ export function freezeLaunchPolicy(
   if (cwd.split('/').includes('..')) throw new LaunchPolicyError('cwd', 'cwd must not contain ".." segments');
   if (!lookups.isDirectory(cwd))
     throw new LaunchPolicyError('cwd', `cwd ${cwd} is not an existing directory`);
+  const gatewayFolder = lookups.cwdRefusal?.(cwd) ?? null;
+  if (gatewayFolder !== null)
+    throw new GatewayError(
+      'cwd_in_home',
+      `cwd ${cwd} is inside the gateway's own folder ${gatewayFolder}; tools may not work there: choose another cwd`,
+      { field: 'cwd' },
+    );
 
   if (params.editor !== undefined && source !== 'acp') {
     throw new LaunchPolicyError('editor', 'editor is only accepted with source "acp"');
@@ -165,6 +175,13 @@ export function freezeLaunchPolicy(
   const refusal = safeMode ? (lookups.safeModeRefusal?.() ?? null) : null;
   if (refusal !== null)
     throw new LaunchPolicyError('safe_mode', `safe_mode cannot be honoured here: ${refusal}`);
+  // A project's hooks are its own commands; in safe mode they would run outside the worker's
+  // isolation (host HOME, host network, no limits), so the two are not combined (docs/hooks.md).
+  if (safeMode && params.accept_hooks === true)
+    throw new LaunchPolicyError(
+      'accept_hooks',
+      "accept_hooks is refused with safe_mode: the project's hooks would run outside the isolation; create the session without one of them",
+    );
   const noCheckpoints = params.checkpoints === true ? (lookups.checkpointsRefusal?.() ?? null) : null;
   if (noCheckpoints !== null)
     throw new LaunchPolicyError('checkpoints', `checkpoints cannot be honoured here: ${noCheckpoints}`);

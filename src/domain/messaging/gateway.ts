@@ -53,7 +53,8 @@ export interface MessagingGatewayOptions {
   modelName?: string;
   tools: ToolDefinition[];
   prompts: PromptBroker;
-  cwd: string;
+  /** Where a chat's tools run: one folder, or one per chat (the daemon's platform workspaces). */
+  cwd: string | ((platform: string, chatId: string) => string);
   yolo?: boolean;
   maxTurns?: number;
   baseSystemPrompt?: string;
@@ -167,7 +168,7 @@ export class MessagingGateway {
       modelName: options.modelName,
       tools: options.tools,
       prompts: options.prompts,
-      cwd: options.cwd,
+      cwdFor: typeof options.cwd === 'string' ? () => options.cwd as string : options.cwd,
       yolo: options.yolo ?? false,
       maxTurns: options.maxTurns ?? 20,
       turnTimeoutMs: options.turnTimeoutMs ?? null,

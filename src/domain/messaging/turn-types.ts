@@ -29,7 +29,8 @@ export interface TurnDeps {
   readonly modelName: string | undefined;
   readonly tools: ToolDefinition[];
   readonly prompts: PromptBroker;
-  readonly cwd: string;
+  /** The working folder of a chat's tools. */
+  cwdFor(platform: string, chatId: string): string;
   readonly yolo: boolean;
   readonly maxTurns: number;
   /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */

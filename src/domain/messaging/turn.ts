@@ -272,7 +272,7 @@ async function runAgentTurn(
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
         systemPrompt: agent.systemPrompt,
         tools: [...agent.tools],
-        cwd: deps.cwd,
+        cwd: deps.cwdFor(source.platform, source.chat_id),
         yolo: deps.yolo,
         maxTurns: deps.maxTurns,
         history: agent.messages.slice(0, resumed?.before),

@@ -1,12 +1,12 @@
 /**
  * Runs one hook: `bash -c <command>` in the session's cwd, in its own process group (killed whole on
- * a timeout or an interrupt), with the scrubbed environment tools get, and one JSON object on stdin
+ * a timeout or an interrupt), with the allow-listed environment tools get (tools/env.ts), and one JSON object on stdin
  * (HookInput). Exit 0 is success; exit 2 from a before_tool hook blocks the call, what the hook
  * printed being the reason; anything else — another exit code, a signal, the timeout, bash that
  * cannot start — is a failure, reported, never silent.
  */
 import { runInProcessGroup } from '../tools/process-group.js';
-import { scrubEnvironment } from '../tools/env.js';
+import { toolEnvironment } from '../tools/env.js';
 import type { HookEvent, HookSpec } from './config.js';
 
 /** What a hook reads on stdin (docs/hooks.md). Fields that do not apply to the event are absent. */
@@ -39,12 +39,12 @@ const KILL_GRACE_MS = 1000;
 export async function runHook(
   hook: HookSpec,
   input: HookInput,
-  options: { signal: AbortSignal; env?: NodeJS.ProcessEnv },
+  options: { signal: AbortSignal; env?: Readonly<Record<string, string>> },
 ): Promise<HookRun> {
   const result = await runInProcessGroup({
     command: hook.command,
     cwd: input.cwd,
-    env: { ...scrubEnvironment(options.env ?? process.env), GATEHOUSE_HOOK_EVENT: input.event },
+    env: { ...(options.env ?? toolEnvironment(process.env)), GATEHOUSE_HOOK_EVENT: input.event },
     timeoutMs: hook.timeout_s * 1000,
     signal: options.signal,
     outputCapBytes: OUTPUT_CAP,

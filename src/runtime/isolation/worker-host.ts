@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { TERMINAL_DEFAULTS } from '../tools/terminal.js';
+import { toolEnvironment } from '../tools/env.js';
 import {
   commandLauncher,
   killCgroupMembers,
@@ -23,9 +24,6 @@ import {
   type SafeModeLimits,
 } from './limits.js';
 import { ISOLATED_TOOLS, parseWorkerMessage, type HostMessage, type WorkerSettings } from './protocol.js';
-
-/** Variables a worker gets from the daemon's environment (besides `extraEnv`); nothing else passes. */
-export const WORKER_ENV_ALLOW: readonly string[] = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TZ'];
 
 /** How long past its own timeout a call may take before the worker counts as hung and is killed. */
 const HANG_MARGIN_MS = 10_000;
@@ -41,9 +39,11 @@ export interface WorkerPoolOptions extends SafeModeLimits {
   runDir: string;
   /** A worker without calls for this long is released. */
   idleMs: number;
-  /** Names of further variables to pass from the daemon's environment. */
-  extraEnv: readonly string[];
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The tool environment (tools/env.ts, with `safe_mode.env` passed through): the worker and its
+   * commands get it with a HOME and TMPDIR of the worker's own. The allow-list over the daemon's by default.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 interface PendingCall {
@@ -327,14 +327,9 @@ export class WorkerPool {
     }
   }
 
-  /** The allow-list, and a HOME and TMPDIR of the worker's own. */
+  /** The tool environment, with a HOME and TMPDIR of the worker's own. */
   private environment(dir: string): Record<string, string> {
-    const source = this.options.env ?? process.env;
-    const env: Record<string, string> = {};
-    for (const name of [...WORKER_ENV_ALLOW, ...this.options.extraEnv]) {
-      const value = source[name];
-      if (value !== undefined) env[name] = value;
-    }
+    const env = this.options.env ?? toolEnvironment(process.env);
     return { ...env, HOME: dir, TMPDIR: path.join(dir, 'tmp'), PWD: dir };
   }
 }

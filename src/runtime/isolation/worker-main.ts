@@ -13,9 +13,18 @@ import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, Tool
 import { drainCgroup, killCgroupMembers } from './limits.js';
 import type { HostMessage, WorkerMessage, WorkerSettings } from './protocol.js';
 
+function workerEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+  return env;
+}
+
 const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
 const tools = new Map<string, ToolDefinition>(
-  [createTerminalTool({ launcher: settings.launcher }), ...projectTools].map((t) => [t.name, t]),
+  // The worker's environment is already the tool environment (worker-host.ts): passed on whole.
+  [createTerminalTool({ launcher: settings.launcher, env: workerEnvironment() }), ...projectTools].map(
+    (t) => [t.name, t],
+  ),
 );
 
 interface Running {

@@ -38,7 +38,7 @@ export class HookRunner {
   constructor(
     private readonly hooks: OriginHooks,
     private readonly scope: LifecycleScope,
-    private readonly env?: NodeJS.ProcessEnv,
+    private readonly env?: Readonly<Record<string, string>>,
   ) {}
 
   get any(): boolean {
@@ -149,7 +149,7 @@ export class HookRunner {
     return `The ${event} hook "${name}" (${where(entry.origin)}) failed: it ${message}.`;
   }
 
-  private envOption(): { env?: NodeJS.ProcessEnv } {
+  private envOption(): { env?: Readonly<Record<string, string>> } {
     return this.env === undefined ? {} : { env: this.env };
   }
 }

@@ -29,8 +29,8 @@ export interface LifecycleDeps {
   checkpoints: CheckpointStore;
   /** The `hooks` section of the home's config.yaml. */
   homeHooks: HookSet;
-  /** The environment hooks are given (scrubbed); the daemon's own by default. */
-  env?: NodeJS.ProcessEnv;
+  /** The whole environment hooks are given (tools/env.ts); the allow-list over the daemon's by default. */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface TurnLifecycle {

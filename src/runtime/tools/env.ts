@@ -1,38 +1,53 @@
 /**
- * The environment a tool's process gets: the gateway's own, minus anything that looks like a secret
- * (SPEC RUN-2). The model can run `env`, so whatever passes here may end up in a transcript.
+ * The environment a tool's process gets (SPEC RUN-2, docs/tool-reach.md): an allow-list, never the
+ * daemon's own environment. The model can run `env` or read `/proc/<pid>/environ`, so whatever
+ * passes here may end up in a transcript; a name is passed only because it is known to be harmless
+ * or because the owner listed it (`tools.env_passthrough`, `tools.env`).
  *
- * Rule (docs/tools.md): a variable is dropped when its name
- *   - starts with GATEHOUSE_ (the gateway's own configuration, tickets and keys), or
- *   - contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, AUTH, COOKIE or
- *     SESSION (case-insensitive, so OPENAI_API_KEY, GH_TOKEN, AWS_SECRET_ACCESS_KEY,
- *     DATABASE_PASSWORD, NPM_CONFIG__AUTH all go), or
- *   - is one of a few well-known credential carriers (DATABASE_URL, REDIS_URL, AWS_*, …),
- * unless it is on the keep-list of harmless names that happen to match (e.g. SSH_AUTH_SOCK is
- * dropped too: it lends the agent the user's SSH keys). Everything else (PATH, HOME, LANG, TERM,
- * USER, SHELL, TZ, locale and tool settings) passes unchanged.
+ * One function builds it for every tool process: the terminal, the project hooks and the safe-mode
+ * worker (which then sets a HOME and TMPDIR of its own).
  */
 
-const SECRET_WORDS =
-  /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+/** Names every tool process gets from the daemon's environment when they are set. */
+export const TOOL_ENV_ALLOW: readonly string[] = [
+  'PATH',
+  'HOME',
+  'LANG',
+  'TERM',
+  'TZ',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TMPDIR',
+];
 
-/** Names that carry credentials without saying so. */
-const SECRET_NAMES =
-  /^(?:GATEHOUSE_.*|AWS_.*|AZURE_.*|GOOGLE_APPLICATION_CREDENTIALS|.*_URL_WITH_AUTH|DATABASE_URL|REDIS_URL|MONGODB_URI|SENTRY_DSN)$/i;
+/** `LC_ALL`, `LC_CTYPE`, … : locale settings, never secrets. */
+const LOCALE = /^LC_[A-Z_]+$/;
 
-/** Harmless names the word test would catch. */
-const KEEP = new Set(['KEYTIMEOUT', 'XDG_SESSION_TYPE', 'XDG_SESSION_CLASS', 'XDG_SESSION_DESKTOP']);
-
-export function isSecretName(name: string): boolean {
-  if (KEEP.has(name)) return false;
-  return SECRET_NAMES.test(name) || SECRET_WORDS.test(name);
+/** What the owner adds (config `tools:`): names passed on from the daemon's environment, and fixed values. */
+export interface ToolEnvSettings {
+  env_passthrough: readonly string[];
+  env: Readonly<Record<string, string>>;
 }
 
-/** A copy of `env` without the variables isSecretName() flags. */
-export function scrubEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+export const NO_EXTRA_ENV: ToolEnvSettings = { env_passthrough: [], env: {} };
+
+export function isAllowedName(name: string): boolean {
+  return TOOL_ENV_ALLOW.includes(name) || LOCALE.test(name);
+}
+
+/**
+ * The environment of a tool process: the allow-listed names and the owner's passthrough names taken
+ * from `source` (the daemon's environment as read at start), then the owner's fixed values.
+ */
+export function toolEnvironment(
+  source: NodeJS.ProcessEnv,
+  settings: ToolEnvSettings = NO_EXTRA_ENV,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !isSecretName(name)) out[name] = value;
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (isAllowedName(name) || settings.env_passthrough.includes(name)) out[name] = value;
   }
-  return out;
+  return { ...out, ...settings.env };
 }

@@ -7,7 +7,7 @@
  * Output from stdout and stderr is combined in arrival order and capped: the head and the tail are
  * kept, and the middle is replaced by a marker that says how many bytes were dropped.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
 export interface RunOptions {
@@ -135,6 +135,33 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+let spawnHook: ((start: () => ChildProcess) => ChildProcess) | null = null;
+
+/**
+ * Wraps every spawn of this module (the crash tests' `tool.emfile` fault point, daemon/faults.ts,
+ * makes one meet a full descriptor table). Null removes it.
+ */
+export function setSpawnHook(hook: ((start: () => ChildProcess) => ChildProcess) | null): void {
+  spawnHook = hook;
+}
+
+/** The most sessions remembered; the oldest are forgotten first. */
+const TOOL_SESSIONS_KEPT = 4096;
+const toolSessions = new Set<number>();
+
+function rememberToolSession(sid: number): void {
+  toolSessions.add(sid);
+  if (toolSessions.size > TOOL_SESSIONS_KEPT) toolSessions.delete(toolSessions.values().next().value!);
+}
+
+/**
+ * The sessions commands were started in by this process (each leads one of its own: `detached`).
+ * A process still in one is the gateway's even once re-parented to init (daemon/spawned-peer.ts).
+ */
+export function toolSessionIds(): ReadonlySet<number> {
+  return toolSessions;
+}
+
 export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
     const output = new CappedOutput(options.outputCapBytes);
@@ -148,14 +175,31 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     let watch: NodeJS.Timeout | undefined;
 
     const [program, ...args] = [...(options.launcher ?? []), 'bash', '-c', options.command];
-    const child = spawn(program, args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+    let child: ChildProcess;
+    try {
+      const start = (): ChildProcess =>
+        spawn(program, args, {
+          cwd: options.cwd,
+          env: options.env,
+          detached: true,
+          stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        });
+      child = spawnHook ? spawnHook(start) : start();
+    } catch (error) {
+      // Out of descriptors or processes: this call fails, the daemon goes on.
+      resolve({
+        termination: { kind: 'spawn_failed', message: (error as Error).message },
+        output: '',
+        droppedBytes: 0,
+        strayStopped: false,
+      });
+      return;
+    }
     const pgid = child.pid;
-    if (pgid !== undefined) options.onSpawn?.();
+    if (pgid !== undefined) {
+      rememberToolSession(pgid);
+      options.onSpawn?.();
+    }
     // A command that exits without reading its input must not fail the run (EPIPE).
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.stdin);
@@ -212,8 +256,9 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
       output.push(chunk);
       options.onOutput?.(chunk);
     };
-    child.stdout!.on('data', take);
-    child.stderr!.on('data', take);
+    // Absent when the spawn failed early (EMFILE, ENFILE): the 'error' event below says so.
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', take);
     child.on('error', (error) => finish({ kind: 'spawn_failed', message: error.message }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };

@@ -1,12 +1,12 @@
 /**
  * The `terminal` tool (SPEC RUN-2): runs a command with `bash -c` in the session's cwd, in its own
- * process group, with a timeout, an output cap and a scrubbed environment. A command the detector
+ * process group, with a timeout, an output cap and an allow-listed environment (env.ts). A command the detector
  * calls dangerous waits for a human's approval unless the session is yolo (SPEC RUN-3).
  */
 import { classifyCommand } from '../approvals/detector.js';
 import { INTERRUPTED_MARK } from '../tool-step.js';
 import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
-import { scrubEnvironment } from './env.js';
+import { toolEnvironment } from './env.js';
 import { runInProcessGroup, type RunResult } from './process-group.js';
 import { ProgressReporter } from './progress.js';
 
@@ -19,8 +19,8 @@ export interface TerminalOptions {
   outputCapBytes?: number;
   /** Between SIGTERM and SIGKILL when the group is stopped. */
   killGraceMs?: number;
-  /** The environment to scrub and pass on; the gateway's own by default. */
-  env?: NodeJS.ProcessEnv;
+  /** The command's whole environment; by default the allow-list of env.ts over the gateway's own. */
+  env?: Readonly<Record<string, string>>;
   /** Execs the command under limits (the isolated worker's `prlimit …`); see process-group.ts. */
   launcher?: readonly string[];
 }
@@ -126,7 +126,7 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
       const result = await runInProcessGroup({
         command,
         cwd: context.cwd,
-        env: scrubEnvironment(settings.env ?? process.env),
+        env: { ...(settings.env ?? toolEnvironment(process.env)) },
         timeoutMs: timeoutS * 1000,
         signal: context.signal,
         outputCapBytes: settings.outputCapBytes,

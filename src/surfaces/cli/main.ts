@@ -40,7 +40,8 @@ process.stderr.on('error', () => {
 
 try {
   await buildProgram({
-    services: async (loaded) => (await import('../../daemon/services/index.js')).defaultServices(loaded),
+    services: async (loaded, env) =>
+      (await import('../../daemon/services/index.js')).defaultServices(loaded, { env }),
     runDemoModel: async (options) => (await import('./commands/demo-model.js')).serveDemoModel(options),
   }).parseAsync(process.argv);
 } catch (error) {

@@ -12,7 +12,7 @@ import type { DaemonService } from '../../daemon/daemon.js';
  * that the daemon's modules are loaded only by `gatehouse serve`.
  */
 export interface CliDeps {
-  services(loaded: LoadedConfig): Promise<DaemonService[]>;
+  services(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<DaemonService[]>;
   runDemoModel?: (options: { port: number; latencyMs: number }) => Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import {
   type ControlErrorReason,
   type ControlIdentity,
   type ControlRequest,
+  type PasswordReloadReply,
   type TicketReply,
 } from './wire.js';
 
@@ -51,6 +52,11 @@ export function controlRequest(socketPath: string, request: ControlRequest): Pro
   });
 }
 
+/** Tells the running gateway that `gatehouse passwd` changed the dashboard password. */
+export async function reloadPassword(socketPath: string): Promise<PasswordReloadReply> {
+  return (await controlRequest(socketPath, { op: 'reload-password' })) as PasswordReloadReply;
+}
+
 /** A ticket from the control socket; `sessions` binds a worker-adoption ticket to those sessions. */
 export async function requestTicket(
   socketPath: string,
@@ -85,7 +91,9 @@ export async function requestTicketPatiently(
     try {
       return await requestTicket(socketPath, purpose);
     } catch (error) {
-      const full = error instanceof ControlRequestError && error.reason === 'ticket_capacity';
+      const full =
+        error instanceof ControlRequestError &&
+        (error.reason === 'ticket_capacity' || error.reason === 'principal_ticket_capacity');
       if (!full || Date.now() + ticketBackoffMs(attempt) > end) throw error;
       options.onWait?.(error.message, attempt);
     }

@@ -18,6 +18,7 @@ import {
   type ControlErrorReason,
   type ControlErrorReply,
   type ControlIdentity,
+  type PasswordReloadReply,
   type TicketReply,
 } from './wire.js';
 
@@ -31,6 +32,12 @@ export interface ControlServerOptions {
   homeRoot?: string;
   /** True when a logical session of the grant's profile has this id (a worker ticket may name it). */
   sessionExists?: (logicalId: string) => Promise<boolean>;
+  /** Reads the dashboard password again from the config file and ends every dashboard login. */
+  reloadPassword?: () => Promise<Omit<PasswordReloadReply, 'reloaded'>>;
+  /** Connections at once; default MAX_CONTROL_CONNECTIONS. */
+  maxConnections?: number;
+  /** True when the peer is a process the daemon spawned (a tool): it is refused (issue 25). */
+  spawnedPeer?: (socket: Socket) => Promise<boolean>;
   logger?: Logger;
 }
 
@@ -48,6 +55,7 @@ export class ControlSocketError extends Error {
 }
 
 const OWNER_ONLY = 0o600;
+export const MAX_CONTROL_CONNECTIONS = 64;
 const IDLE_TIMEOUT_MS = 5_000;
 
 function errorReply(reason: ControlErrorReason, message: string): ControlErrorReply {
@@ -57,8 +65,8 @@ function errorReply(reason: ControlErrorReason, message: string): ControlErrorRe
 /** One request line → one reply object (the store is only asked whether named sessions exist). */
 export async function answerControlLine(
   line: string,
-  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists'>,
-): Promise<ControlIdentity | TicketReply | ControlErrorReply> {
+  options: Pick<ControlServerOptions, 'tickets' | 'grant' | 'identify' | 'sessionExists' | 'reloadPassword'>,
+): Promise<ControlIdentity | TicketReply | PasswordReloadReply | ControlErrorReply> {
   let json: unknown;
   try {
     json = JSON.parse(line);
@@ -74,6 +82,10 @@ export async function answerControlLine(
   switch (request.op) {
     case 'identify':
       return options.identify();
+    case 'reload-password':
+      if (!options.reloadPassword)
+        return errorReply('invalid_request', 'this gateway cannot reload its password');
+      return { reloaded: true, ...(await options.reloadPassword()) };
     case 'session-ticket': {
       const sessions = request.sessions === undefined ? undefined : [...new Set(request.sessions)];
       const unknown: string[] = [];
@@ -93,7 +105,11 @@ export async function answerControlLine(
           ...(sessions !== undefined ? { sessions } : {}),
         };
       } catch (error) {
-        if (error instanceof TicketCapacityError) return errorReply('ticket_capacity', error.message);
+        if (error instanceof TicketCapacityError)
+          return errorReply(
+            error.scope === 'principal' ? 'principal_ticket_capacity' : 'ticket_capacity',
+            error.message,
+          );
         throw error;
       }
     }
@@ -128,7 +144,12 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
   unlinkSync(socketPath);
 }
 
+export const SPAWNED_PEER_MESSAGE =
+  'refused: this process was started by the gateway (a tool); a tool may not drive the gateway';
+
 function serveConnection(socket: Socket, options: ControlServerOptions, logger: Logger): void {
+  // Asked once per connection, at once, so the answer is ready by the time the line is.
+  const spawned = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
   let buffered = '';
   socket.setEncoding('utf8');
   socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
@@ -138,13 +159,20 @@ function serveConnection(socket: Socket, options: ControlServerOptions, logger: 
     const end = buffered.indexOf('\n');
     if (end < 0 && buffered.length <= MAX_CONTROL_LINE_BYTES) return;
     socket.removeAllListeners('data');
-    const reply: Promise<unknown> =
-      end < 0
-        ? Promise.resolve(errorReply('invalid_request', 'request line too long'))
-        : answerControlLine(buffered.slice(0, end), options).catch((error: unknown) => {
-            logger.error({ err: error }, 'control request failed');
-            return errorReply('internal_error', 'internal error');
-          });
+    const reply: Promise<unknown> = spawned.then((refused) => {
+      if (refused) {
+        logger.warn(
+          { reason: 'spawned_by_gateway' },
+          'control connection from a process the gateway spawned: refused',
+        );
+        return errorReply('spawned_by_gateway', SPAWNED_PEER_MESSAGE);
+      }
+      if (end < 0) return errorReply('invalid_request', 'request line too long');
+      return answerControlLine(buffered.slice(0, end), options).catch((error: unknown) => {
+        logger.error({ err: error }, 'control request failed');
+        return errorReply('internal_error', 'internal error');
+      });
+    });
     void reply.then((answer) => socket.end(`${JSON.stringify(answer)}\n`));
   });
 }
@@ -177,7 +205,21 @@ export async function startControlServer(options: ControlServerOptions): Promise
   const { socketPath } = options;
   ensureSocketFolder(socketPath, options.homeRoot);
   await clearStaleSocket(socketPath);
-  const server = createServer((socket) => serveConnection(socket, options, logger));
+  // Bounded like the listener (issue 25): past the cap a peer is told why and closed before it is read.
+  const maxConnections = options.maxConnections ?? MAX_CONTROL_CONNECTIONS;
+  let open = 0;
+  const server = createServer((socket) => {
+    if (open >= maxConnections) {
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        `${JSON.stringify(errorReply('too_many_connections', `the control socket holds its maximum of ${maxConnections} connections; retry shortly`))}\n`,
+      );
+      return;
+    }
+    open++;
+    socket.once('close', () => open--);
+    serveConnection(socket, options, logger);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // The socket is bound synchronously inside listen(); the umask makes it owner-only from birth.
@@ -185,6 +227,8 @@ export async function startControlServer(options: ControlServerOptions): Promise
     try {
       server.listen(socketPath, () => {
         server.off('error', reject);
+        // An accept that fails (EMFILE: out of descriptors) refuses that one peer; the daemon goes on.
+        server.on('error', (error) => logger.error({ err: error }, 'control socket error'));
         resolve();
       });
     } finally {

@@ -6,6 +6,8 @@ import { z } from 'zod';
 
 export const ControlRequest = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('identify') }),
+  /** `gatehouse passwd` wrote a new dashboard password: use it now and end every dashboard login. */
+  z.strictObject({ op: z.literal('reload-password') }),
   z
     .strictObject({
       op: z.literal('session-ticket'),
@@ -30,6 +32,13 @@ export interface ControlIdentity {
   profiles: string[];
 }
 
+/** What `reload-password` answers: the dashboard logins and connections it ended. */
+export interface PasswordReloadReply {
+  reloaded: true;
+  logins_ended: number;
+  connections_closed: number;
+}
+
 export interface TicketReply {
   ticket: string;
   /** ISO-8601 UTC. */
@@ -39,7 +48,14 @@ export interface TicketReply {
 }
 
 export type ControlErrorReason =
-  'parse_error' | 'invalid_request' | 'unknown_session' | 'ticket_capacity' | 'internal_error';
+  | 'parse_error'
+  | 'invalid_request'
+  | 'unknown_session'
+  | 'ticket_capacity'
+  | 'principal_ticket_capacity'
+  | 'spawned_by_gateway'
+  | 'too_many_connections'
+  | 'internal_error';
 
 export interface ControlErrorReply {
   error: { reason: ControlErrorReason; message: string };

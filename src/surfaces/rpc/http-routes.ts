@@ -30,7 +30,8 @@ export interface RouteDeps {
   readonly logins: DashboardLogins;
   readonly limiter: LoginLimiter;
   /** The owner's scrypt hash, or null when the dashboard login is disabled. */
-  readonly passwordHash: string | null;
+  /** Replaced when `gatehouse passwd` reloads it (RpcServer.setPassword). */
+  passwordHash: string | null;
   readonly staticFiles: StaticHandler | undefined;
   /** Extra fields of GET /healthz (the daemon's lifecycle state). */
   readonly health?: (() => Record<string, unknown>) | undefined;
@@ -158,7 +159,11 @@ function wsTicket(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): vo
     });
     sendJson(res, 200, { ticket, expires_at: new Date(expiresAt).toISOString() });
   } catch (error) {
-    if (error instanceof TicketCapacityError) return reject(res, new HttpRejection('ticket_capacity'));
+    if (error instanceof TicketCapacityError)
+      return reject(
+        res,
+        new HttpRejection(error.scope === 'principal' ? 'principal_ticket_capacity' : 'ticket_capacity'),
+      );
     throw error;
   }
 }

@@ -5,11 +5,11 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { LoginLimiter, type LoginLimits } from '../../domain/auth/login-limiter.js';
-import { DashboardLogins, type LoginStore } from '../../domain/auth/logins.js';
+import { DashboardLogins, passwordVersion, type LoginStore } from '../../domain/auth/logins.js';
 import type { TicketBook } from '../../domain/auth/tickets.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -23,6 +23,7 @@ import {
 import { TypedEmitter, type RpcSurfaceEvents } from './events.js';
 import {
   authenticateUpgrade,
+  DASHBOARD_SUBJECT,
   isLoopbackHost,
   parseCookies,
   parseSubprotocols,
@@ -33,6 +34,9 @@ import {
 import { routeHttp, type StaticHandler } from './http-routes.js';
 
 export const WS_PATH = '/api/ws';
+export const DEFAULT_MAX_CONNECTIONS = 512;
+/** The WebSocket close code of a dashboard connection whose login ended with a password change. */
+export const CLOSE_PASSWORD_CHANGED = 4001;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
 const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -67,6 +71,14 @@ export interface RpcServerOptions {
   loginLimits?: LoginLimits;
   /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
   loginStore?: LoginStore | null;
+  /**
+   * Open TCP connections at once (`listener.max_connections`); one more is answered 503
+   * `too_many_connections` and closed at once, before it is read (issue 25: idle connections must not
+   * use up the daemon's descriptors).
+   */
+  maxConnections?: number;
+  /** True when the peer is a process the daemon spawned (a tool): refused (issue 25). */
+  spawnedPeer?: (socket: Socket) => Promise<boolean>;
   /** Clock for login expiry and throttling; tickets carry their own. */
   now?: () => number;
 }
@@ -78,6 +90,14 @@ export interface RpcServer {
   readonly events: TypedEmitter<RpcSurfaceEvents>;
   /** Exposed for tests and debug views: holds hashes only. */
   readonly logins: DashboardLogins;
+  /** Open TCP connections, and those refused past `maxConnections` since the start. */
+  connectionStats(): { open: number; refused: number };
+  /**
+   * The dashboard password changed (`gatehouse passwd`): the new hash is used at once, and every
+   * dashboard login ends — its cookie, its unredeemed tickets, its open WebSockets (closed with
+   * 4001 `password_changed`). Returns how many logins and connections ended.
+   */
+  setPassword(passwordHash: string | null): { logins: number; connections: number };
   close(): Promise<void>;
 }
 
@@ -120,6 +140,18 @@ function factsOf(req: IncomingMessage): RequestFacts {
   };
 }
 
+/** Past the cap: a plain HTTP peer is told why (503 `too_many_connections`); a TLS one is closed. */
+function refuseConnection(socket: Socket, plain: boolean): void {
+  socket.on('error', () => socket.destroy());
+  if (!plain) return void socket.destroy();
+  const body = JSON.stringify(new HttpRejection('too_many_connections').body());
+  socket.end(
+    'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroySoon();
+}
+
 function rejectUpgrade(socket: Duplex, rejection: HttpRejection): void {
   const body = JSON.stringify(rejection.body());
   socket.on('error', () => socket.destroy());
@@ -150,7 +182,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     legacyToken: options.legacyToken ?? null,
     internalCredential: options.internalCredential ?? null,
   };
-  const logins = new DashboardLogins(now, undefined, options.loginStore ?? null);
+  const logins = new DashboardLogins(
+    now,
+    undefined,
+    options.loginStore ?? null,
+    passwordVersion(options.dashboard?.passwordHash ?? null),
+  );
   const routeDeps = {
     config,
     tickets: options.tickets,
@@ -172,18 +209,60 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
+  // Asked once per connection (issue 25): a tool's process may not log in, mint or connect.
+  const verdicts = new WeakMap<Socket, Promise<boolean>>();
+  const spawned = (socket: Socket): Promise<boolean> => {
+    let verdict = verdicts.get(socket);
+    if (verdict === undefined) {
+      verdict = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
+      verdicts.set(socket, verdict);
+    }
+    return verdict;
+  };
+  const spawnedRefusal = (): HttpRejection => {
+    logger.warn({ reason: 'spawned_by_gateway' }, 'connection from a process the gateway spawned: refused');
+    return new HttpRejection('spawned_by_gateway');
+  };
+
   const listener: RequestListener = (req, res) => {
-    void routeHttp(req, res, factsOf(req), routeDeps);
+    // Reading (the page, its assets, /healthz) gives a tool nothing to act with; everything that
+    // logs in, mints a ticket or upgrades is checked, once per connection (the look-up costs a /proc scan).
+    if (req.method === 'GET' || req.method === 'HEAD')
+      return void routeHttp(req, res, factsOf(req), routeDeps);
+    void spawned(req.socket).then(async (refused) => {
+      if (!refused) return routeHttp(req, res, factsOf(req), routeDeps);
+      const rejection = spawnedRefusal();
+      res.writeHead(rejection.status, {
+        'content-type': 'application/json; charset=utf-8',
+        connection: 'close',
+      });
+      res.end(JSON.stringify(rejection.body()));
+    });
   };
   const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const counted = { open: 0, refused: 0 };
+  server.on('connection', (socket: Socket) => {
+    if (counted.open >= maxConnections) {
+      counted.refused++;
+      if (counted.refused === 1 || counted.refused % 100 === 0)
+        logger.warn({ open: counted.open, refused: counted.refused }, 'connection refused: too many open');
+      return refuseConnection(socket, !options.tls);
+    }
+    counted.open++;
+    socket.once('close', () => counted.open--);
+  });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    try {
-      upgrade(req, socket, head);
-    } catch (error) {
-      logger.error({ err: error }, 'upgrade failed');
-      rejectUpgrade(socket, new HttpRejection('internal_error'));
-    }
+    void spawned(req.socket).then((refused) => {
+      if (refused) return rejectUpgrade(socket, spawnedRefusal());
+      try {
+        return upgrade(req, socket, head);
+      } catch (error) {
+        logger.error({ err: error }, 'upgrade failed');
+        return rejectUpgrade(socket, new HttpRejection('internal_error'));
+      }
+    });
   });
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -214,6 +293,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
       server.off('error', reject);
+      // An accept that fails (EMFILE: out of descriptors) refuses that one peer; the daemon goes on.
+      server.on('error', (error) => logger.error({ err: error }, 'listener error'));
       resolve();
     });
   });
@@ -226,6 +307,20 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     connections,
     events,
     logins,
+    connectionStats: () => ({ ...counted }),
+    setPassword(passwordHash) {
+      routeDeps.passwordHash = passwordHash;
+      const ended = logins.endAll(passwordVersion(passwordHash));
+      options.tickets.revokeSubject(DASHBOARD_SUBJECT);
+      let closed = 0;
+      for (const connection of connections) {
+        if (connection.principal.provider !== 'dashboard') continue;
+        connection.close('password_changed', CLOSE_PASSWORD_CHANGED, 'password_changed');
+        closed++;
+      }
+      logger.info({ logins: ended, connections: closed }, 'dashboard password changed: its logins ended');
+      return { logins: ended, connections: closed };
+    },
     async close() {
       const drained = new Promise<void>((resolve) => {
         const check = (): void => {

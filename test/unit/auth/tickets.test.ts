@@ -71,6 +71,25 @@ describe('AUTH-2 bootstrap tickets', () => {
     expect(book.redeem(third.ticket, ['interactive'])).toEqual({ ok: false, reason: 'forged' });
   });
 
+  it('one principal cannot take the whole book: past its share it is refused, the others still mint', () => {
+    const book = new TicketBook({ capacity: 8, perPrincipal: 3 });
+    for (let i = 0; i < 3; i++) book.mint('interactive', GRANT);
+    let refusal: unknown;
+    try {
+      book.mint('interactive', GRANT);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(TicketCapacityError);
+    expect(refusal).toMatchObject({ scope: 'principal' });
+    expect((refusal as Error).message).toContain('native:owner');
+    const dashboard = { subject: 'dashboard:owner', profile: 'default' };
+    expect(() => book.mint('dashboard', dashboard)).not.toThrow();
+    expect(book.size).toBe(4);
+    // The default share is a quarter of the default book.
+    expect(new TicketBook().perPrincipal).toBe(256);
+  });
+
   it('a thousand fast connections never lock minting out', () => {
     const book = new TicketBook({ capacity: 8 });
     for (let i = 0; i < 1000; i++) {

@@ -23,7 +23,8 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.profiles).toEqual(['default']);
     expect(config.default_profile).toBe('default');
     expect(config.model).toBeUndefined();
-    expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false });
+    expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false, max_connections: 512 });
+    expect(config.tools).toEqual({ env_passthrough: [], env: {} });
     expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
@@ -108,6 +109,12 @@ describe('UX-3 configuration: a bad value is named with its file and key path', 
     ['agent_cache: {memory_high_mb: lots}', 'agent_cache.memory_high_mb'],
     ['agent_cache: {max_size: -1}', 'agent_cache.max_size'],
     ['sessions: {max_age_days: 1.5}', 'sessions.max_age_days'],
+    ['listener: {max_connections: 3}', 'listener.max_connections'],
+    ['tools: {env_passthrough: ["not a name"]}', 'tools.env_passthrough.0'],
+    ['tools: {env_passthrough: [GATEHOUSE_HOME]}', 'tools.env_passthrough.0'],
+    ['tools: {env: {GATEHOUSE_X: y}}', 'tools.env.GATEHOUSE_X'],
+    ['tools: {env: {EDITOR: 3}}', 'tools.env.EDITOR'],
+    ['tools: {env_pass: [A]}', 'tools.env_pass'],
   ])('%s → %s', (text, path) => {
     const error = failure(text);
     expect(error.code).toBe('config_invalid');

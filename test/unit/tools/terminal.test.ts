@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
-import { isSecretName, scrubEnvironment } from '../../../src/runtime/tools/env.js';
+import { toolEnvironment } from '../../../src/runtime/tools/env.js';
 import { createTerminalTool, terminalTool } from '../../../src/runtime/tools/terminal.js';
 import { harness, isAlive, readPids, tempDir } from './harness.js';
 
@@ -100,48 +100,38 @@ describe('RUN-2 terminal tool', () => {
     expect(isAlive(readPids(path.join(cwd, 'pid'))[0] ?? 0)).toBe(false);
   });
 
-  describe('environment scrub', () => {
+  describe('environment allow-list', () => {
     const planted = {
       OPENAI_API_KEY: 'sk-planted-openai-0123456789',
       GATEHOUSE_TEST_SECRET: 'planted-gatehouse-secret',
-      GITHUB_TOKEN: 'ghp_planted0123456789',
-      DB_PASSWORD: 'planted-password',
-      GATEHOUSE_HARMLESS_LOOKING: 'planted-gatehouse-setting',
-      MY_VISIBLE_SETTING: 'visible-value',
+      MYSQL_PWD: 'planted-mysql-pwd',
+      SMTP_PASS: 'planted-smtp-pass',
+      PG_URL: 'postgres://u:planted-pg@h/db',
+      HTTPS_PROXY: 'http://u:planted-proxy@h:3128',
+      MY_PROVIDER_CRED: 'planted-unusual-name',
     };
     afterEach(() => {
       for (const name of Object.keys(planted)) delete process.env[name];
     });
 
-    it('never passes the gateway secrets to the command', async () => {
+    it('passes only the allow-listed names to the command, whatever the others are called', async () => {
       Object.assign(process.env, planted);
       const { context } = setup();
       const result = await terminalTool.run({ command: 'env' }, context);
       for (const [name, value] of Object.entries(planted)) {
-        if (name === 'MY_VISIBLE_SETTING') continue;
         expect(result.content).not.toContain(value);
         expect(result.content).not.toContain(`${name}=`);
       }
-      expect(result.content).toContain('MY_VISIBLE_SETTING=visible-value');
       expect(result.content).toContain('PATH=');
       expect(result.content).toContain('HOME=');
     });
 
-    it('follows the documented name rule', () => {
-      for (const name of [
-        'ANTHROPIC_API_KEY',
-        'aws_secret_access_key',
-        'SSH_AUTH_SOCK',
-        'NPM_TOKEN',
-        'GATEHOUSE_X',
-        'DATABASE_URL',
-      ]) {
-        expect(isSecretName(name)).toBe(true);
-      }
-      for (const name of ['PATH', 'HOME', 'LANG', 'TERM', 'USER', 'SHELL', 'TZ', 'LC_ALL', 'EDITOR']) {
-        expect(isSecretName(name)).toBe(false);
-      }
-      expect(scrubEnvironment({ PATH: '/bin', API_KEY: 'x' })).toEqual({ PATH: '/bin' });
+    it('adds what the owner lists, and nothing from the gateway otherwise', () => {
+      const source = { ...planted, PATH: '/bin', LC_TIME: 'C', EDITOR: 'vi', SSH_AUTH_SOCK: '/s' };
+      expect(toolEnvironment(source)).toEqual({ PATH: '/bin', LC_TIME: 'C' });
+      expect(
+        toolEnvironment(source, { env_passthrough: ['EDITOR', 'ABSENT'], env: { GIT_PAGER: 'cat' } }),
+      ).toEqual({ PATH: '/bin', LC_TIME: 'C', EDITOR: 'vi', GIT_PAGER: 'cat' });
     });
   });
 });

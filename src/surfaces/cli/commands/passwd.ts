@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hashPassword, MIN_PASSWORD_LENGTH, passwordProblem } from '../../../domain/auth/password.js';
 import { parseConfig } from '../../../daemon/config.js';
 import { setConfigString } from '../../../daemon/config-edit.js';
-import { DaemonError } from '../../../daemon/errors.js';
+import { DaemonError, oneLine } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import { DEFAULT_CONFIG_YAML, ensureHomeDirs, writeFileAtomic } from '../../../daemon/home.js';
 import { readSecret, readStdinLine } from '../secret-input.js';
@@ -27,8 +27,18 @@ export async function passwd(): Promise<void> {
   writeFileAtomic(layout.configFile, updated, 0o600);
 
   say(`Dashboard password set (stored as a hash in ${layout.configFile}).`);
-  if (gatewayState(layout).status !== 'stopped') {
-    say('The running gateway still uses the old one: restart it with "gatehouse stop && gatehouse start".');
+  if (gatewayState(layout).status === 'stopped') return;
+  // The running gateway takes it at once, and every dashboard login made with the old one ends.
+  const { reloadPassword } = await import('../../control/client.js');
+  try {
+    const reply = await reloadPassword(layout.controlSocket);
+    say(
+      `The running gateway uses it now; ${reply.logins_ended} dashboard login(s) ended and ${reply.connections_closed} dashboard connection(s) closed.`,
+    );
+  } catch (error) {
+    say(
+      `The running gateway could not be told (${oneLine(error)}): restart it with "gatehouse stop && gatehouse start".`,
+    );
   }
 }
 

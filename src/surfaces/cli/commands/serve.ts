@@ -1,6 +1,8 @@
 import { withListenerFlags } from '../../../daemon/config-listener.js';
 import { configSecrets, maskConfig } from '../../../daemon/config-secrets.js';
 import { runDaemon } from '../../../daemon/daemon.js';
+import { sealEnvironment } from '../../../daemon/seal-environment.js';
+import { raiseFileLimit } from '../../../daemon/file-limit.js';
 import { oneLine } from '../../../daemon/errors.js';
 import { initHome, type HomeLayout } from '../../../daemon/home.js';
 import { createLogger, flushRepeatedLines, type Logger } from '../../../daemon/logger.js';
@@ -28,12 +30,22 @@ export async function serve(
   for (const notice of loaded.notices) logger.warn(notice);
   logger.info({ config: maskConfig(loaded.config), file: loaded.file }, 'gateway starting');
   installCrashHandlers(logger, layout);
+  // Before anything is spawned: tools must not read the secrets in the daemon's environment.
+  const { env, outcome } = sealEnvironment();
+  if (!outcome.sealed)
+    logger.warn(
+      { reason: outcome.reason },
+      "could not clear the daemon's initial environment: tools may read it through /proc (docs/tool-reach.md)",
+    );
+  const files = raiseFileLimit();
+  if (files.raised) logger.info({ from: files.from, to: files.to }, 'open-file limit raised');
+  else logger.info({ soft: files.soft, reason: files.reason }, 'open-file limit kept');
   const handle = await runDaemon({
     layout,
     config: loaded.config,
     configFile: loaded.file,
     logger,
-    services: await deps.services(loaded),
+    services: await deps.services(loaded, env),
     handleSignals: true,
   });
   const fellBack = defaultPortTaken(loaded.config.listener.port, handle.info.url);
