@@ -44,6 +44,7 @@ export async function startRuntime(options: {
   const prompts = new PromptBroker({
     alwaysAllow: new FileAlwaysAllowStore(path.join(options.profileDir, 'always-allow.json')),
     approvalTimeoutMs,
+    mode: config.approvals.mode,
   });
   const demo = ProviderTable.needsDemo(config)
     ? await startDemoModel({
@@ -59,7 +60,7 @@ export async function startRuntime(options: {
     providers,
     demo,
     prompts,
-    chatPrompts: new PromptBroker({ approvalTimeoutMs }),
+    chatPrompts: new PromptBroker({ approvalTimeoutMs, mode: config.approvals.mode }),
     chat: { model: providers.model(chatChoice, undefined), window: providers.contextWindow(chatChoice) },
     close: async () => {
       await demo?.close().catch(() => undefined);
