@@ -97,7 +97,8 @@ export type GatewayReason =
   | 'launch_credentials_unavailable'
   | 'snapshot_required'
   | 'session_busy'
-  | 'owner_unreachable';
+  | 'owner_unreachable'
+  | 'approval_not_found';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -53,6 +53,7 @@ export const RPC_REASONS = {
     code: -32013,
     meaning: 'the cluster instance running the session did not answer a relayed control in time',
   },
+  approval_not_found: { code: -32014, meaning: 'no remembered approval has that id (already revoked?)' },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

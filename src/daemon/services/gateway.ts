@@ -27,6 +27,7 @@ import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
+import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
@@ -303,6 +304,7 @@ export function gatewayService(
           }),
       });
       registerSessionMethods(dispatcher, sessions);
+      registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
       const listen = (port: number): Promise<RpcServer> =>
         startRpcServer({

@@ -501,6 +501,11 @@ export const ALLOW_LIST: Record<string, Spec> = {
   uname: { short: 'asnrvmpio', operands: 'none' },
   whoami: { operands: 'none' },
   seq: { short: 'w', valued: 'sf', operands: 'text' },
+  sleep: {
+    operands: 'text',
+    check: (parsed) =>
+      parsed.operands.every((o) => /^\d+(\.\d+)?[smhd]?$/.test(o.text)) ? null : 'sleep takes durations only',
+  },
   nl: { short: 'ba', valued: 'w' },
   md5sum: { short: 'bt' },
   sha1sum: { short: 'bt' },

@@ -249,6 +249,7 @@ const UNSAFE: string[] = [
   'gatehouse approvals revoke apr_0000000000000000',
   'less README.md',
   'vi README.md',
+  'sleep infinity-and-more',
   'ls\u00a0-la',
 ];
 
@@ -345,6 +346,7 @@ const SAFE: string[] = [
   'uname -a',
   'whoami',
   'seq 1 5',
+  'sleep 0.1',
   'sha256sum README.md',
   'cmp README.md notes.txt',
   'cd src && ls',
