@@ -47,6 +47,16 @@ function bashParser(): Promise<ParserType> {
   return parser;
 }
 
+/**
+ * Starts loading the grammar now (a daemon or tool worker calls it at start), so the first command
+ * of a turn is not delayed by it. A failure here is seen again, and reported, by the first read.
+ */
+export function preloadBashParser(): void {
+  bashParser().catch(() => {
+    parser = null;
+  });
+}
+
 class NotSimple extends Error {}
 
 function refuse(why: string): never {

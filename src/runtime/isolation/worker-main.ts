@@ -7,6 +7,7 @@
  * It lives as long as its IPC channel: when the daemon goes away (or releases it) it exits.
  */
 import process from 'node:process';
+import { preloadBashParser } from '../approvals/bash-tree.js';
 import { createTerminalTool } from '../tools/terminal.js';
 import { projectTools } from '../tools/project.js';
 import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
@@ -14,6 +15,7 @@ import { drainCgroup, killCgroupMembers } from './limits.js';
 import type { HostMessage, WorkerMessage, WorkerSettings } from './protocol.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
+preloadBashParser();
 const tools = new Map<string, ToolDefinition>(
   [createTerminalTool({ launcher: settings.launcher }), ...projectTools].map((t) => [t.name, t]),
 );
