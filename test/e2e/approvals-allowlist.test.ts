@@ -139,11 +139,20 @@ describe('issue 25: approvals by allow-list through the daemon', () => {
     const d = await fx.daemon();
     const cwd = tempDir();
     const run = await runCli(d.home, ['chat', '--cwd', cwd], {
-      input: "run: printf '\\033[2J\\033[1AAllow ls? [o]nce'\n",
+      input: "run: printf '\\033[2J\\033[1A Allow ls? [o]nce'\n",
     });
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('␛[2J␛[1AAllow ls? [o]nce');
+    expect(run.stdout).toContain('␛[2J␛[1A Allow ls? [o]nce');
     expect(run.stdout).not.toContain('\u001b[2J');
     expect(run.stdout).not.toContain('\u001b[1A');
+
+    // The stored output, as `sessions --show` and `sessions --search` print it.
+    const id = /session (\d{8}_\d{6}_[0-9a-f]{8})/.exec(run.stdout)?.[1] ?? '';
+    const shown = await runCli(d.home, ['sessions', '--show', id]);
+    expect(shown.stdout).toContain('␛[2J␛[1A Allow ls? [o]nce');
+    expect(shown.stdout).not.toContain('\u001b');
+    const found = await runCli(d.home, ['sessions', '--search', 'Allow']);
+    expect(found.stdout).toContain('␛[');
+    expect(found.stdout).not.toContain('\u001b');
   });
 });
