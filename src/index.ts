@@ -19,6 +19,8 @@ export {
 export { clarifyTool } from './runtime/tools/clarify.js';
 export { projectTools, readFileTool, listDirectoryTool, writeFileTool } from './runtime/tools/project.js';
 export { toolEnvironment, TOOL_ENV_ALLOW, type ToolEnvSettings } from './runtime/tools/env.js';
+export { assessCommand, type Assessment } from './runtime/approvals/assess.js';
+export * from './runtime/approvals/decide.js';
 export { classifyCommand, type Classification, type ClassifyOptions } from './runtime/approvals/detector.js';
 export { DANGER_RULES, LINE_RULES, type DangerRule } from './runtime/approvals/rules.js';
 export { redactSecrets } from './runtime/approvals/redact.js';

@@ -5,6 +5,7 @@
  * loading and error messages are config.ts's.
  */
 import { z } from 'zod';
+import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { listenerSchema } from './config-listener.js';
 import { platformsSchema } from './config-platforms.js';
@@ -138,7 +139,11 @@ export const configSchema = z
       .prefault({}),
     approvals: z
       .strictObject({
-        mode: z.enum(['manual', 'deny', 'off']).default('manual'),
+        /** docs/approvals.md; `manual` is the former name of `default`. */
+        mode: z
+          .enum([...APPROVAL_MODES, ...(Object.keys(APPROVAL_MODE_ALIASES) as ['manual'])])
+          .default('default')
+          .transform((mode): ApprovalMode => APPROVAL_MODE_ALIASES[mode] ?? (mode as ApprovalMode)),
         timeout_s: seconds('approvals.timeout_s').positive().default(300),
       })
       .prefault({}),

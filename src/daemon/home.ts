@@ -134,7 +134,7 @@ listener:
   allow_remote: false
 
 approvals:
-  mode: manual       # manual | deny | off
+  mode: default      # default | detect | deny | off (docs/approvals.md)
   timeout_s: 300
 
 limits:

@@ -98,7 +98,8 @@ export type GatewayReason =
   | 'snapshot_required'
   | 'session_busy'
   | 'owner_unreachable'
-  | 'cwd_in_home';
+  | 'cwd_in_home'
+  | 'approval_not_found';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -58,6 +58,7 @@ export const RPC_REASONS = {
     meaning:
       "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
   },
+  approval_not_found: { code: -32015, meaning: 'no remembered approval has that id (already revoked?)' },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

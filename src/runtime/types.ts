@@ -19,22 +19,25 @@ export type ApprovalChoice = (typeof APPROVAL_CHOICES)[number];
 /** How an approval request ended. A timeout is never reported as a human denial. */
 export type ApprovalOutcome =
   | { kind: 'approved'; choice: 'once' | 'session' | 'always' | 'remembered' | 'yolo' }
-  | { kind: 'denied' }
+  /** `by: 'config'`: refused without asking, by `approvals.mode: deny`. */
+  | { kind: 'denied'; by?: 'config' }
   | { kind: 'timeout' }
   | { kind: 'cancelled' };
 
 export interface ApprovalRequest {
   /** What kind of prompt: a shell command, or an edit (edits allow once | deny). */
   kind: 'command' | 'edit';
-  /** The command as the tool will run it (never shown unredacted to viewers). */
+  /** The command as the tool will run it, in full (viewers see it with secret values masked). */
   command: string;
-  /** Why the detector flagged it, in words a human reads. */
+  /** Why it needs a human, in words a human reads. */
   reason: string;
+  /** Where it runs: part of what a `session` or `always` answer remembers. */
+  cwd?: string;
   /**
-   * What a `session` or `always` answer remembers: the detector's rule and the command head
-   * (`recursive-delete:rm`). Holds no secret. Absent: the redacted command itself is the key.
+   * What the approval mode decides on (decide.ts). Absent: a human is always asked (a rollback the
+   * user started asks even in yolo sessions).
    */
-  pattern?: string;
+  gate?: { yolo: boolean; flagged: boolean };
 }
 
 export interface ClarifyRequest {
@@ -141,10 +144,12 @@ export type TurnEvent =
       prompt_id: string;
       execution_generation: number;
       kind: 'command' | 'edit';
-      /** Redacted of secrets. */
+      /** The full command, secret values masked. */
       command: string;
       reason: string;
       choices: readonly ApprovalChoice[];
+      /** What `session` and `always` would approve, stated for the human (commands only). */
+      scope?: string;
     }
   | { type: 'approval.settled'; prompt_id: string; outcome: ApprovalOutcome }
   | {

@@ -107,9 +107,10 @@ describe.each(BACKENDS)('checkpoints on %s', (store) => {
         const before = treeDigest(cwd);
         const gitBefore = treeDigest(join(cwd, '.git'));
 
-        // As docs/checkpoints.md shows it: printf 'run: …\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
+        // As docs/checkpoints.md shows it: printf 'run: …\no\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
+        // (the first `o` approves the command once: it is not on the allow-list)
         const run = await runCli(d.home, ['chat', '--checkpoints', '--cwd', cwd], {
-          input: `run: ${DAMAGE}\n/rollback\n/rollback 1\no\n`,
+          input: `run: ${DAMAGE}\no\n/rollback\n/rollback 1\no\n`,
         });
         expect(run.stderr).toBe('');
         expect(run.code).toBe(0);
@@ -139,7 +140,7 @@ describe.each(BACKENDS)('checkpoints on %s', (store) => {
         const cwd = userRepo();
         const before = treeDigest(cwd);
         const gitBefore = treeDigest(join(cwd, '.git'));
-        const session_id = await createAttached(client, { cwd, checkpoints: true });
+        const session_id = await createAttached(client, { cwd, checkpoints: true, yolo: true });
 
         const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
         await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
@@ -199,7 +200,7 @@ describe.each(BACKENDS)('checkpoints on %s', (store) => {
         const d = await fx.daemon();
         const client = await d.connect();
         const cwd = userRepo();
-        const session_id = await createAttached(client, { cwd });
+        const session_id = await createAttached(client, { cwd, yolo: true });
         await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
         expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
         expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(false);

@@ -90,7 +90,7 @@ describe.each(BACKENDS)('hooks on %s', (store) => {
         });
         const client = await d.connect();
         const cwd = tempDir();
-        const session_id = await createAttached(client, { cwd });
+        const session_id = await createAttached(client, { cwd, yolo: true });
 
         const afterTool = nextEvent(
           client,
@@ -149,7 +149,7 @@ describe.each(BACKENDS)('hooks on %s', (store) => {
         });
         const client = await d.connect();
         const cwd = tempDir();
-        const session_id = await createAttached(client, { cwd });
+        const session_id = await createAttached(client, { cwd, yolo: true });
 
         const failed = nextEvent(
           client,
@@ -204,11 +204,11 @@ describe.each(BACKENDS)('hooks on %s', (store) => {
           ].join('\n'),
         );
 
-        const plain = await createAttached(client, { cwd });
+        const plain = await createAttached(client, { cwd, yolo: true });
         await runTurn(client, plain, 'p1', 'run: echo one > one.txt');
         expect(existsSync(join(cwd, 'one.txt'))).toBe(true);
 
-        const accepting = await createAttached(client, { cwd, accept_hooks: true });
+        const accepting = await createAttached(client, { cwd, accept_hooks: true, yolo: true });
         const blocked = nextEvent(client, 'hook.blocked', (e) => e.session_id === accepting, EVENT_WAIT_MS);
         await runTurn(client, accepting, 'a1', 'run: echo two > two.txt');
         expect((await blocked).event).toMatchObject({

@@ -85,7 +85,8 @@ describe.each(BACKENDS)('local sessions on %s', (store) => {
       const d = await daemon();
       const client = await d.connect();
       const cwd = tempDir();
-      const { session_id } = await client.call<Snapshot>('session.create', { cwd });
+      // yolo: the command writes made.txt; this test is about the turn, not its approval.
+      const { session_id } = await client.call<Snapshot>('session.create', { cwd, yolo: true });
       await client.call('session.resume', { session_id });
       const done = nextEvent(client, 'turn.complete');
       await client.call('prompt.submit', {

@@ -49,7 +49,10 @@ describe.each(BACKENDS)('per-session policy and the api_key on %s', (store) => {
 
       const clients = await Promise.all(surfaces.map(() => d.connect()));
       const ids = await Promise.all(
-        surfaces.map((s, i) => createAttached(clients[i]!, { source: s.source, cwd: s.cwd, model: s.model })),
+        surfaces.map((s, i) =>
+          // yolo: this test is about surfaces meeting, not approvals (the command writes out.txt).
+          createAttached(clients[i]!, { source: s.source, cwd: s.cwd, model: s.model, yolo: true }),
+        ),
       );
       const infoBefore = await Promise.all(
         ids.map((id, i) => clients[i]!.call('session.info', { session_id: id })),

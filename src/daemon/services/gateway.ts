@@ -31,6 +31,7 @@ import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
+import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
@@ -316,6 +317,7 @@ export function gatewayService(
           }),
       });
       registerSessionMethods(dispatcher, sessions);
+      registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).

@@ -7,10 +7,16 @@
  * answered, timed out (reported as a timeout, never as a denial) or cancelled by the turn's signal.
  * Prompts live here, not in any connection: viewers come and go, the prompt waits.
  *
- * Memory: a `session` answer remembers the request's pattern for that session; `always` also
- * records it in the AlwaysAllowStore. A remembered pattern is approved without asking.
+ * Mode: a request that carries a `gate` is decided by decideApproval (decide.ts) with the broker's
+ * configured `approvals.mode` first: run without asking, ask, or refuse without asking. The broker
+ * serves every surface (local sessions, chat platforms, safe mode, step resume), so this is the one
+ * place a mode is honoured.
+ *
+ * Memory (issue 25): a `session` answer remembers the exact command for that session; `always` also
+ * records it in the AlwaysAllowStore. The key is the SHA-256 of kind, cwd and the full command text,
+ * never of what was shown (redacted text can look the same for different commands).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   APPROVAL_CHOICES,
   type ApprovalChoice,
@@ -22,7 +28,8 @@ import {
   type TurnEvent,
   type TurnScope,
 } from '../types.js';
-import { MemoryAlwaysAllowStore, type AlwaysAllowStore } from './always-store.js';
+import { MemoryAlwaysAllowStore, type AlwaysAllowStore, type AlwaysRule } from './always-store.js';
+import { decideApproval, type ApprovalMode } from './decide.js';
 import { Lifecycle } from './lifecycle.js';
 import { redactSecrets } from './redact.js';
 
@@ -43,8 +50,16 @@ export type BrokerEvent =
       prompt_id: string;
       outcome: ApprovalOutcome | ClarifyOutcome;
     }
-  | { type: 'approval:remembered'; session_id: string; pattern: string; scope: 'session' | 'always' }
-  | { type: 'approval:persist_failed'; pattern: string; message: string };
+  | { type: 'approval:remembered'; session_id: string; rule_id: string; scope: 'session' | 'always' }
+  | { type: 'approval:refused'; session_id: string; mode: ApprovalMode }
+  | { type: 'approval:persist_failed'; rule_id: string; message: string };
+
+/** A remembered approval as `approvals.list` shows it. */
+export interface RememberedRule extends AlwaysRule {
+  scope: 'session' | 'always';
+  /** The session a `session` rule belongs to; null for `always`. */
+  session_id: string | null;
+}
 
 export type RespondStatus =
   'resolved' | 'already_resolved' | 'not_found' | 'stale_generation' | 'invalid_choice';
@@ -69,6 +84,8 @@ export interface ClarifyResponse {
 }
 
 export interface PromptBrokerOptions {
+  /** `approvals.mode`: how gated requests are decided. Default `default`. */
+  mode?: ApprovalMode;
   /** Where `always` answers persist. Default: memory only (lost on restart). */
   alwaysAllow?: AlwaysAllowStore;
   /** How long an approval waits for a human. Default 5 minutes. */
@@ -93,16 +110,46 @@ interface SettledPrompt {
   execution_generation: number;
 }
 
-/** The memory key of a request: its pattern, or the redacted command (never a raw secret). */
-export function approvalPattern(request: ApprovalRequest): string {
-  return request.pattern ?? `${request.kind}:${redactSecrets(request.command.trim().replace(/\s+/g, ' '))}`;
+/** The memory key of a request: SHA-256 of its kind, cwd and exact full command. */
+export function approvalKey(request: ApprovalRequest): string {
+  return createHash('sha256')
+    .update(`${request.kind}\0${request.cwd ?? ''}\0${request.command}`)
+    .digest('hex');
+}
+
+/** The rule a `session` or `always` answer records (what was shown, never the full command). */
+function ruleFor(request: ApprovalRequest): AlwaysRule {
+  const key = approvalKey(request);
+  return {
+    id: `apr_${key.slice(0, 16)}`,
+    key,
+    kind: request.kind,
+    cwd: request.cwd ?? '',
+    shown: shownCommand(request.command),
+    created_at: new Date().toISOString(),
+  };
+}
+
+/**
+ * The command as a prompt shows it: in full, with known secret shapes masked. Long random-looking
+ * strings stay visible: they may be the payload (a base64 program) the human is asked to approve.
+ */
+export function shownCommand(command: string): string {
+  return redactSecrets(command, { keepLongStrings: true });
+}
+
+/** What `session` and `always` would approve, in the words the prompt shows. */
+export function scopeNote(cwd: string | undefined): string {
+  const where = cwd === undefined || cwd === '' ? '' : ` in ${cwd}`;
+  return `"session" approves this exact command${where}, for this session; "always" approves this exact command${where}, from now on`;
 }
 
 export class PromptBroker implements PromptHost {
   readonly events = new Lifecycle<BrokerEvent>();
   private readonly open = new Map<string, OpenPrompt>();
   private readonly settled = new Map<string, SettledPrompt>();
-  private readonly sessionMemory = new Map<string, Set<string>>();
+  private readonly sessionMemory = new Map<string, Map<string, AlwaysRule>>();
+  private readonly mode: ApprovalMode;
   private readonly alwaysAllow: AlwaysAllowStore;
   private readonly approvalTimeoutMs: number;
   private readonly clarifyTimeoutMs: number;
@@ -110,6 +157,7 @@ export class PromptBroker implements PromptHost {
 
   constructor(options: PromptBrokerOptions = {}) {
     this.alwaysAllow = options.alwaysAllow ?? new MemoryAlwaysAllowStore();
+    this.mode = options.mode ?? 'default';
     this.approvalTimeoutMs = options.approvalTimeoutMs ?? 5 * 60_000;
     this.clarifyTimeoutMs = options.clarifyTimeoutMs ?? 10 * 60_000;
     this.settledMemory = options.settledMemory ?? 4096;
@@ -117,18 +165,26 @@ export class PromptBroker implements PromptHost {
 
   async requestApproval(scope: TurnScope, request: ApprovalRequest): Promise<ApprovalOutcome> {
     if (scope.signal.aborted) return { kind: 'cancelled' };
-    const pattern = approvalPattern(request);
+    if (request.gate !== undefined) {
+      const decision = decideApproval({ mode: this.mode, allowListed: false, ...request.gate });
+      if (decision === 'run') return { kind: 'approved', choice: 'yolo' };
+      if (decision === 'refuse') {
+        this.events.emit({ type: 'approval:refused', session_id: scope.sessionId, mode: this.mode });
+        return { kind: 'denied', by: 'config' };
+      }
+    }
+    const rule = ruleFor(request);
     if (request.kind === 'command') {
-      const remembered = this.sessionMemory.get(scope.sessionId)?.has(pattern)
+      const remembered = this.sessionMemory.get(scope.sessionId)?.has(rule.key)
         ? 'session'
-        : this.alwaysAllow.has(pattern)
+        : this.alwaysAllow.has(rule.key)
           ? 'always'
           : null;
       if (remembered !== null) {
         this.events.emit({
           type: 'approval:remembered',
           session_id: scope.sessionId,
-          pattern,
+          rule_id: rule.id,
           scope: remembered,
         });
         return { kind: 'approved', choice: 'remembered' };
@@ -140,15 +196,16 @@ export class PromptBroker implements PromptHost {
       prompt_id: scope.resumePrompt?.prompt_id ?? newPromptId(),
       execution_generation: scope.executionGeneration,
       kind: request.kind,
-      command: redactSecrets(request.command),
+      command: rule.shown,
       reason: request.reason,
       choices,
+      ...(request.kind === 'command' ? { scope: scopeNote(request.cwd) } : {}),
     };
     return this.ask<ApprovalOutcome>(scope, event, this.approvalTimeoutMs, (value) => {
       if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) return null;
       const choice = value as ApprovalChoice;
       if (choice === 'deny') return { kind: 'denied' };
-      if (choice === 'session' || choice === 'always') return this.remember(scope.sessionId, pattern, choice);
+      if (choice === 'session' || choice === 'always') return this.remember(scope.sessionId, rule, choice);
       return { kind: 'approved', choice };
     });
   }
@@ -194,18 +251,42 @@ export class PromptBroker implements PromptHost {
     this.sessionMemory.delete(sessionId);
   }
 
-  private remember(sessionId: string, pattern: string, choice: 'session' | 'always'): ApprovalOutcome {
+  /** Every remembered approval: `session` rules of live sessions, then `always` rules. */
+  listRemembered(): RememberedRule[] {
+    const session = [...this.sessionMemory.entries()].flatMap(([sessionId, rules]) =>
+      [...rules.values()].map((r) => ({ ...r, scope: 'session' as const, session_id: sessionId })),
+    );
+    const always = this.alwaysAllow.list().map((r) => ({ ...r, scope: 'always' as const, session_id: null }));
+    return [...session, ...always];
+  }
+
+  /** Forgets the rule with this id wherever it is remembered; false when it is nowhere. */
+  revokeRemembered(id: string): boolean {
+    let found = false;
+    for (const rules of this.sessionMemory.values()) {
+      for (const [key, rule] of rules) {
+        if (rule.id === id) found = rules.delete(key) || found;
+      }
+    }
+    return this.alwaysAllow.revoke(id) || found;
+  }
+
+  private remember(sessionId: string, rule: AlwaysRule, choice: 'session' | 'always'): ApprovalOutcome {
     let memory = this.sessionMemory.get(sessionId);
-    if (memory === undefined) this.sessionMemory.set(sessionId, (memory = new Set()));
-    memory.add(pattern);
+    if (memory === undefined) this.sessionMemory.set(sessionId, (memory = new Map<string, AlwaysRule>()));
+    memory.set(rule.key, rule);
     if (choice === 'session') return { kind: 'approved', choice };
     try {
-      this.alwaysAllow.add(pattern);
+      this.alwaysAllow.add(rule);
       return { kind: 'approved', choice };
     } catch (error) {
       // The human said yes; a disk failure must not turn that into a no. It is remembered for the
       // session only, and the failure is published so the operator can see it.
-      this.events.emit({ type: 'approval:persist_failed', pattern, message: (error as Error).message });
+      this.events.emit({
+        type: 'approval:persist_failed',
+        rule_id: rule.id,
+        message: (error as Error).message,
+      });
       return { kind: 'approved', choice: 'session' };
     }
   }

@@ -88,10 +88,14 @@ function looksRandom(token: string): boolean {
   return distinct >= 12;
 }
 
-/** Returns `text` with likely secrets replaced by `***`. Idempotent. */
-export function redactSecrets(text: string): string {
+/**
+ * Returns `text` with likely secrets replaced by `***`. Idempotent. `keepLongStrings` keeps long
+ * random-looking strings that no named rule recognises (an approval prompt shows its payload).
+ */
+export function redactSecrets(text: string, options: { keepLongStrings?: boolean } = {}): string {
   let out = text;
   for (const rule of RULES) {
+    if (options.keepLongStrings === true && rule.name === 'long high-entropy string') continue;
     out = out.replace(rule.pattern, (match: string, ...groups: unknown[]) =>
       rule.replace(match, ...groups.filter((g): g is string => typeof g === 'string')),
     );

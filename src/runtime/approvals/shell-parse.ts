@@ -128,7 +128,8 @@ class Lexer {
         this.record(src.slice(this.i + 2, end - 1), subs);
         out += src.slice(this.i, end);
         this.i = end;
-      } else if (/[\s;&|<>()]/.test(c)) {
+      } else if (/[ \t\r\n;&|<>()]/.test(c)) {
+        // Only what bash splits words on: any other space (a no-break space) is part of the word.
         break;
       } else if (c === '\\') {
         out += src[this.i + 1] ?? '';

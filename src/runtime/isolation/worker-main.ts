@@ -7,6 +7,7 @@
  * It lives as long as its IPC channel: when the daemon goes away (or releases it) it exits.
  */
 import process from 'node:process';
+import { preloadBashParser } from '../approvals/bash-tree.js';
 import { createTerminalTool } from '../tools/terminal.js';
 import { projectTools } from '../tools/project.js';
 import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
@@ -20,6 +21,7 @@ function workerEnvironment(): Record<string, string> {
 }
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
+preloadBashParser();
 const tools = new Map<string, ToolDefinition>(
   // The worker's environment is already the tool environment (worker-host.ts): passed on whole.
   [createTerminalTool({ launcher: settings.launcher, env: workerEnvironment() }), ...projectTools].map(

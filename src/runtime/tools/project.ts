@@ -125,17 +125,23 @@ async function approveEdit(
   relative: string,
   bytes: number,
 ): Promise<ToolResult | null> {
-  if (context.yolo) return null;
   const outcome = await context.requestApproval({
     kind: 'edit',
     command: `write_file ${relative} (${bytes} bytes)`,
     reason: 'writes a file in the working directory',
+    cwd: context.cwd,
+    // An edit always changes a file: `detect` asks for it as for a detector hit.
+    gate: { yolo: context.yolo, flagged: true },
   });
   switch (outcome.kind) {
     case 'approved':
       return null;
     case 'denied':
-      return fail('The user denied this edit. The file was not written.');
+      return fail(
+        outcome.by === 'config'
+          ? 'Denied by configuration (approvals.mode: deny). The file was not written.'
+          : 'The user denied this edit. The file was not written.',
+      );
     case 'timeout':
       return fail('Nobody answered the approval request in time. The file was not written.');
     case 'cancelled':

@@ -3,7 +3,7 @@
  * process group, with a timeout, an output cap and an allow-listed environment (env.ts). A command the detector
  * calls dangerous waits for a human's approval unless the session is yolo (SPEC RUN-3).
  */
-import { classifyCommand } from '../approvals/detector.js';
+import { assessCommand } from '../approvals/assess.js';
 import { INTERRUPTED_MARK } from '../tool-step.js';
 import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { toolEnvironment } from './env.js';
@@ -52,7 +52,11 @@ function fail(content: string): ToolResult {
 function notApproved(outcome: Exclude<ApprovalOutcome, { kind: 'approved' }>): ToolResult {
   switch (outcome.kind) {
     case 'denied':
-      return fail('The user denied this command. It was not run.');
+      return fail(
+        outcome.by === 'config'
+          ? 'Denied by configuration (approvals.mode: deny): this command needs an approval, and this gateway refuses every command that does. It was not run.'
+          : 'The user denied this command. It was not run.',
+      );
     case 'timeout':
       return fail('Nobody answered the approval request in time. The command was not run.');
     case 'cancelled':
@@ -162,17 +166,19 @@ export function interruptedResult(output: string, notes: readonly string[] = [])
   return { content: lines.join('\n'), isError: true };
 }
 
-/** null when the command may run; otherwise the result that explains why it did not. */
+/**
+ * null when the command may run; otherwise the result that explains why it did not. What the
+ * allow-list proves safe runs; everything else goes to the broker, which decides by the mode.
+ */
 async function approve(command: string, context: ToolContext): Promise<ToolResult | null> {
-  if (context.yolo) return null;
-  const verdict = classifyCommand(command, { cwd: context.cwd });
-  if (!verdict.dangerous) return null;
+  const assessment = await assessCommand(command, context.cwd);
+  if (assessment.allowListed) return null;
   const outcome = await context.requestApproval({
     kind: 'command',
     command,
-    reason: verdict.reason,
-    // Opaque code is remembered as this exact command (the broker's default key), never as a kind.
-    ...(verdict.memory === 'pattern' ? { pattern: `${verdict.rule}:${verdict.head}` } : {}),
+    reason: assessment.reason,
+    cwd: context.cwd,
+    gate: { yolo: context.yolo, flagged: assessment.flagged },
   });
   return outcome.kind === 'approved' ? null : notApproved(outcome);
 }

@@ -121,6 +121,21 @@ export function buildProgram(deps: CliDeps): Command {
     .option('--limit <n>', 'at most this many rows (1-500)', '50')
     .action(async (flags: SessionsFlags) => (await import('./commands/sessions.js')).sessions(flags));
 
+  const approvals = program
+    .command('approvals')
+    .description('list or revoke remembered approvals ("session" and "always" answers)');
+  approvals
+    .command('list')
+    .description('list remembered approvals: id, scope, where, and the exact command they approve')
+    .option('--json', 'print {"approvals": [...]} as JSON')
+    .action(async (flags: { json?: boolean }) =>
+      (await import('./commands/approvals.js')).listApprovals(flags),
+    );
+  approvals
+    .command('revoke <id>')
+    .description('forget a remembered approval (its id from "gatehouse approvals list")')
+    .action(async (id: string) => (await import('./commands/approvals.js')).revokeApproval(id));
+
   program
     .command('skills')
     .description('list the skills of the home (<home>/skills/<name>/SKILL.md): name, description, path')

@@ -137,7 +137,7 @@ describe('RUN-3 approvals through the real broker: the command runs only on a hu
 });
 
 describe('RUN-3 remembered approvals and yolo', () => {
-  it('`session`: a second command of the same rule in the same session runs without a prompt', async () => {
+  it('`session`: the same exact command again in the same session runs without a prompt; another asks', async () => {
     const r = await rig();
     const first = victim(r, 'first');
     const second = victim(r, 'second');
@@ -153,12 +153,26 @@ describe('RUN-3 remembered approvals and yolo', () => {
     await one.done;
     expect(fs.existsSync(first)).toBe(false);
 
+    fs.mkdirSync(first);
     const remembered = r.broker.events.next('approval:remembered');
-    const two = startTurn(r, `run: rm -r ${second}`);
+    const again = startTurn(r, `run: rm -rf ${first}`);
     expect(await remembered).toMatchObject({ session_id: r.sessionId, scope: 'session' });
+    expect((await again.done).outcome).toBe('completed');
+    expect(fs.existsSync(first)).toBe(false);
+    expect(requested(again.events)).toEqual([]);
+
+    // The same rule (a recursive delete) on another path is another command: it asks.
+    const asked = nextPrompt(r.broker);
+    const two = startTurn(r, `run: rm -r ${second}`);
+    const other = await asked;
+    r.broker.respondApproval({
+      session_id: r.sessionId,
+      execution_generation: 1,
+      prompt_id: other.prompt.prompt_id,
+      choice: 'deny',
+    });
     expect((await two.done).outcome).toBe('completed');
-    expect(fs.existsSync(second)).toBe(false);
-    expect(requested(two.events)).toEqual([]);
+    expect(fs.existsSync(second)).toBe(true);
     // Remembered for this session only: the always file was not written.
     expect(fs.existsSync(r.alwaysFile)).toBe(false);
   });
@@ -180,15 +194,15 @@ describe('RUN-3 remembered approvals and yolo', () => {
 
     // A restarted gateway: a fresh broker reading the same file, a different conversation.
     const restarted = new PromptBroker({ alwaysAllow: new FileAlwaysAllowStore(r.alwaysFile) });
-    const second = victim(r, 'second');
+    fs.mkdirSync(first);
     const remembered = restarted.events.next('approval:remembered');
-    const two = startTurn(r, `run: rm -rf ${second}`, {
+    const two = startTurn(r, `run: rm -rf ${first}`, {
       prompts: restarted,
       sessionId: await r.newSession('agent:main:local:dm:other'),
     });
-    expect(await remembered).toMatchObject({ scope: 'always', pattern: 'recursive-delete:rm' });
+    expect(await remembered).toMatchObject({ scope: 'always' });
     expect((await two.done).outcome).toBe('completed');
-    expect(fs.existsSync(second)).toBe(false);
+    expect(fs.existsSync(first)).toBe(false);
     expect(requested(two.events)).toEqual([]);
   });
 

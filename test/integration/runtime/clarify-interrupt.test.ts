@@ -74,6 +74,7 @@ describe('RUN-1 RUN-2 interrupt during a long command', () => {
     const shellReady = waitForLine(shellPid);
     const bgReady = waitForLine(bgPid);
     const turn = startTurn(rig, 'run: echo $$ > shell.pid; sleep 1000 & echo $! > bg.pid; sleep 1000', {
+      yolo: true,
       // Long enough that the tool's own report (after it killed the group) is what gets stored.
       toolStopGraceMs: 10_000,
     });

@@ -29,7 +29,7 @@ describe('RUN-1 RUN-2 RUN-4 turns end to end: demo model over HTTP, real tools, 
   });
 
   it('a tool turn runs bash in the cwd, feeds its output to the model, and stores the four messages in order', async () => {
-    const turn = startTurn(rig, 'run: basename "$PWD" | sed "s/^/hi from /"');
+    const turn = startTurn(rig, 'run: basename "$PWD" | sed "s/^/hi from /"', { yolo: true });
     const result = await turn.done;
     expect(result.outcome).toBe('completed');
 
@@ -56,7 +56,9 @@ describe('RUN-1 RUN-2 RUN-4 turns end to end: demo model over HTTP, real tools, 
 
   it('output over the cap reaches the model with an explicit truncation marker', async () => {
     // 200 000 bytes against the default 64 KiB cap.
-    const turn = startTurn(rig, 'run: head -c 200000 /dev/zero | tr "\\0" x; echo; echo THE-END');
+    const turn = startTurn(rig, 'run: head -c 200000 /dev/zero | tr "\\0" x; echo; echo THE-END', {
+      yolo: true,
+    });
     expect((await turn.done).outcome).toBe('completed');
     const sent = lastMessageSent(rig.demo, 1);
     expect(sent?.role).toBe('tool');
@@ -94,7 +96,7 @@ describe('RUN-2 secrets never reach a tool or the transcript', () => {
   });
 
   it('`env` run by the model shows ordinary variables but none of the gateway secrets, on screen or on disk', async () => {
-    const turn = startTurn(rig, 'run: env');
+    const turn = startTurn(rig, 'run: env', { yolo: true });
     expect((await turn.done).outcome).toBe('completed');
     const stored = await rig.store.loadTranscript(rig.sessionId);
     const output = stored[2]!.content ?? '';

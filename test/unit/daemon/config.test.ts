@@ -25,7 +25,7 @@ describe('UX-3 configuration: defaults', () => {
     expect(config.model).toBeUndefined();
     expect(config.listener).toEqual({ host: '127.0.0.1', allow_remote: false, max_connections: 512 });
     expect(config.tools).toEqual({ env_passthrough: [], env: {} });
-    expect(config.approvals).toEqual({ mode: 'manual', timeout_s: 300 });
+    expect(config.approvals).toEqual({ mode: 'default', timeout_s: 300 });
     expect(config.legacy_token.enabled).toBe(false);
     expect(config.limits.max_concurrent_turns).toBe(8);
     expect(config.drain_timeout_s).toBe(30);
@@ -329,12 +329,32 @@ describe('store.sqlite_cache_mb', () => {
   });
 });
 
+describe('approvals.mode', () => {
+  it.each([
+    ['default', 'default'],
+    ['detect', 'detect'],
+    ['deny', 'deny'],
+    ['off', 'off'],
+    ['manual', 'default'],
+  ])('%s is read as %s', (written, read) => {
+    expect(parseConfig(`approvals:\n  mode: ${written}\n`, FILE).config.approvals.mode).toBe(read);
+  });
+
+  it('defaults to default, and an unknown mode is an error naming the key', () => {
+    expect(parseConfig('', FILE).config.approvals.mode).toBe('default');
+    expect(failure('approvals: {mode: ask}').message).toContain('approvals.mode');
+  });
+});
+
 describe('docs/configuration.md examples', () => {
   const docs = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   const examples = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  it.each(examples.filter((text) => /^(listener|logging|providers):/m.test(text)))('parses:\n%s', (text) => {
-    expect(() => parseConfig(text, FILE)).not.toThrow();
-  });
+  it.each(examples.filter((text) => /^(listener|logging|providers|approvals):/m.test(text)))(
+    'parses:\n%s',
+    (text) => {
+      expect(() => parseConfig(text, FILE)).not.toThrow();
+    },
+  );
 });
 
 describe('docs/messaging.md examples', () => {

@@ -56,7 +56,7 @@ function approve(broker: PromptBroker, sessionId: string, choice: string): Promi
         });
       },
     },
-    { kind: 'command', command: 'rm -rf build', reason: 'recursive delete', pattern: 'recursive-delete:rm' },
+    { kind: 'command', command: 'rm -rf build', reason: 'recursive delete', cwd: '/srv/project' },
   );
 }
 
@@ -114,7 +114,10 @@ describe('the runtime both engines share', () => {
       kind: 'approved',
       choice: 'always',
     });
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ always: ['recursive-delete:rm'] });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({
+      version: 2,
+      rules: [{ kind: 'command', cwd: '/srv/project', shown: 'rm -rf build' }],
+    });
     // A later runtime on the same profile remembers the local answer without asking.
     const again = await runtimeOf('', dir);
     expect(await approve(again.runtime.prompts, 'another', 'deny')).toEqual({

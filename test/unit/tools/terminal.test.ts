@@ -11,7 +11,8 @@ const fast = createTerminalTool({ killGraceMs: 300 });
 
 function setup() {
   const cwd = tempDir();
-  return { cwd, ...harness(new PromptBroker(), { cwd }) };
+  // These tests are about running commands, not approving them (test/unit/approvals/).
+  return { cwd, ...harness(new PromptBroker(), { cwd, yolo: true }) };
 }
 
 describe('RUN-2 terminal tool', () => {

@@ -1,7 +1,10 @@
 /**
  * How the chat shows a session: live events, stored history, prompts and the banner. Pure: each
  * function returns the text to write, so every rendering rule is unit-tested without a terminal.
+ * Every text that came from the model, a tool or the store passes through `visible` (control
+ * characters shown, never obeyed) before the chat's own styling is added.
  */
+import { visible } from '../visible.js';
 
 export interface Style {
   dim(text: string): string;
@@ -55,7 +58,7 @@ export function oneLineOf(text: string, max: number): string {
 
 function str(value: unknown): string {
   return typeof value === 'string'
-    ? value
+    ? visible(value)
     : value === undefined || value === null
       ? ''
       : JSON.stringify(value);
@@ -63,17 +66,19 @@ function str(value: unknown): string {
 
 /** A tool call as one line: `⚙ terminal pwd && ls` for a lone string argument, else compact JSON. */
 export function toolCallLine(name: string, args: string): string {
-  let shown = args;
+  let shown = visible(args);
   try {
     const parsed = JSON.parse(args) as unknown;
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
       const values = Object.values(parsed);
-      shown = values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(parsed);
+      shown = visible(
+        values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(parsed),
+      );
     }
   } catch {
     // Arguments that are not JSON are shown as the model sent them.
   }
-  return `⚙ ${name} ${oneLineOf(shown, MAX_ARGS)}`.trimEnd();
+  return `⚙ ${visible(name)} ${oneLineOf(shown, MAX_ARGS)}`.trimEnd();
 }
 
 const CHOICE_KEYS: Record<string, string> = {
@@ -87,13 +92,14 @@ export function approvalQuestion(event: ChatEvent): string {
   const choices = (Array.isArray(event['choices']) ? event['choices'] : ['once', 'deny']) as string[];
   const keys = choices.map((c) => CHOICE_KEYS[c] ?? c).join(' ');
   const reason = str(event['reason']);
-  return `Allow \`${str(event['command'])}\`?${reason ? ` (${reason})` : ''} ${keys} `;
+  const scope = str(event['scope']);
+  return `Allow \`${str(event['command'])}\`?${reason ? ` (${reason})` : ''}${scope ? `\n  ${scope}\n` : ''} ${keys} `;
 }
 
 export function clarifyQuestion(event: ChatEvent): string {
   const lines = [`? ${str(event['question'])}`];
   const choices = Array.isArray(event['choices']) ? (event['choices'] as string[]) : [];
-  choices.forEach((choice, i) => lines.push(`  ${i + 1}. ${choice}`));
+  choices.forEach((choice, i) => lines.push(`  ${i + 1}. ${visible(String(choice))}`));
   lines.push(choices.length > 0 ? '(a number, your own words, or empty to skip) ' : '(empty to skip) ');
   return lines.join('\n');
 }
@@ -181,7 +187,7 @@ export function renderEvent(
       const error = event['error'] as { reason?: string; message?: string } | null | undefined;
       if (outcome === 'failed') {
         return line(
-          `✗ the turn failed: ${error?.message ?? 'no reason given'}${error?.reason ? ` (${error.reason})` : ''}`,
+          `✗ the turn failed: ${visible(error?.message ?? 'no reason given')}${error?.reason ? ` (${error.reason})` : ''}`,
           {
             streamedText: false,
           },
@@ -213,7 +219,7 @@ export function renderEvent(
 
 /** A user message as the transcript shows it: after the same prompt the user typed it at. */
 export function userLine(content: string | null, style: Style = PLAIN): string {
-  return `${style.bold(PROMPT.trimEnd())} ${content ?? ''}\n`;
+  return `${style.bold(PROMPT.trimEnd())} ${visible(content ?? '')}\n`;
 }
 
 /** Approval answers given without asking anyone (remembered, yolo) were not shown live either. */
@@ -225,8 +231,8 @@ export function renderHistory(messages: readonly StoredMessageView[], style: Sty
   for (const [index, m] of messages.entries()) {
     if (m.role === 'user') out += userLine(m.content, style);
     else if (m.role === 'assistant') {
-      if (m.reasoning) out += `${style.dim(m.reasoning)}\n`;
-      if (m.content) out += `${m.content}\n`;
+      if (m.reasoning) out += `${style.dim(visible(m.reasoning))}\n`;
+      if (m.content) out += `${visible(m.content)}\n`;
       for (const call of m.tool_calls ?? []) {
         const name = call.function?.name ?? call.name ?? 'tool';
         const args = call.function?.arguments ?? call.arguments ?? '';
@@ -241,7 +247,7 @@ export function renderHistory(messages: readonly StoredMessageView[], style: Sty
         out += `${style.dim(`  ${outcomeText(outcome)}`)}\n`;
       }
       const mark = m.tool_outcome?.is_error === true ? '✗' : '↳';
-      out += `${style.dim(`  ${mark} ${oneLineOf(m.content ?? '', MAX_SUMMARY)}`)}\n`;
+      out += `${style.dim(`  ${mark} ${oneLineOf(visible(m.content ?? ''), MAX_SUMMARY)}`)}\n`;
     }
     // One note per interrupted turn, after its last message (several tool calls may be cut short).
     const next = messages[index + 1];

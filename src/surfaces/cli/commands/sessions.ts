@@ -4,6 +4,7 @@ import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
 import { oneLineOf, renderHistory, type StoredMessageView } from '../chat/render.js';
 import { cliHome, say } from '../shared.js';
+import { visible } from '../visible.js';
 import { loadCliConfig } from '../load-config.js';
 
 export interface SessionsFlags {
@@ -59,7 +60,7 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
       });
       if (flags.json) return say(JSON.stringify(shown, null, 2));
       const [system, ...rest] = shown.messages;
-      if (flags.modelView && system) say(`system> ${system.content ?? ''}\n`);
+      if (flags.modelView && system) say(`system> ${visible(system.content ?? '')}\n`);
       return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
     }
     if (flags.search !== undefined) {
@@ -70,7 +71,9 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
       });
       if (flags.json) return say(JSON.stringify({ query: flags.search, hits }, null, 2));
       if (hits.length === 0) return say(`No message matches "${flags.search}".`);
-      for (const h of hits) say(`${h.session_id}  ${h.timestamp}  ${h.role}: ${oneLineOf(h.snippet, 120)}`);
+      for (const h of hits) {
+        say(`${h.session_id}  ${h.timestamp}  ${h.role}: ${oneLineOf(visible(h.snippet), 120)}`);
+      }
       return;
     }
     const { sessions } = await client.call<{ sessions: SessionRow[] }>('session.list', {
@@ -88,7 +91,7 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
           s.source.padEnd(6),
           s.state.padEnd(7),
           (s.model ?? '-').padEnd(16),
-          s.title ?? '-',
+          visible(s.title ?? '-'),
         ].join(' '),
       );
     }

@@ -7,6 +7,7 @@ import './style.css';
 import { login, loginEnabled, logout } from './auth.js';
 import { clear, h } from './dom.js';
 import { Link, type LinkState } from './link.js';
+import { approvalsPage } from './approvals-page.js';
 import { newSessionPage, sessionsPage, statusPage } from './pages.js';
 import { platformSessionPage } from './platform-view.js';
 import { SessionView } from './session-view.js';
@@ -45,6 +46,7 @@ function route(): void {
   else if (kind === 'new')
     show(newSessionPage(link, (sessionId) => (location.hash = `#/s/${encodeURIComponent(sessionId)}`)));
   else if (kind === 'status') show(statusPage(link));
+  else if (kind === 'approvals') show(approvalsPage(link));
   else show(sessionsPage(link));
 }
 
