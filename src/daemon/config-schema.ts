@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { listenerSchema } from './config-listener.js';
+import { metricsSchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
@@ -190,6 +191,8 @@ export const configSchema = z
       })
       .prefault({}),
     agent_cache: agentCacheSchema.prefault({}),
+    /** The Prometheus endpoint `/metrics` (docs/observability.md). */
+    metrics: metricsSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),

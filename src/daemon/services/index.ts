@@ -24,6 +24,7 @@ export function defaultServices(
     liveKeys: [],
     platformPrompts: null,
     cluster: null,
+    messagingEvents: null,
   };
   const services: DaemonService[] = [gatewayService({ storeHolder })];
   const platforms = Object.values(loaded?.config.platforms ?? {});
@@ -36,6 +37,7 @@ export function defaultServices(
         liveKeys: storeHolder.liveKeys!,
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
         cluster: () => storeHolder.cluster ?? null,
+        events: (events) => storeHolder.messagingEvents?.(events),
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

@@ -509,6 +509,11 @@ export class LocalSessions {
     return this.fanOut.size;
   }
 
+  /** Viewers attached to sessions now (metrics). */
+  get viewerCount(): number {
+    return this.fanOut.viewerCount;
+  }
+
   async drain(deadline: number): Promise<string[]> {
     this.fanOut.flushHubs();
     const left = await this.scheduler.drain(deadline);
