@@ -16,6 +16,8 @@ export const GATEHOUSE_SERIES = [
   'gatehouse_turn_duration_seconds',
   'gatehouse_model_call_duration_seconds',
   'gatehouse_model_tokens_total',
+  'gatehouse_model_cost_usd_total',
+  'gatehouse_model_calls_unpriced_total',
   'gatehouse_admissions_total',
   'gatehouse_queue_depth',
   'gatehouse_sessions_live',

@@ -71,6 +71,9 @@ describe.each(BACKENDS)('/metrics on %s', (store) => {
     const tokens = { provider: 'demo', model: 'gatehouse-demo' };
     expect(total(samples, 'gatehouse_model_tokens_total', { ...tokens, kind: 'input' })).toBeGreaterThan(0);
     expect(total(samples, 'gatehouse_model_tokens_total', { ...tokens, kind: 'output' })).toBeGreaterThan(0);
+    // The built-in demo model has no price and reports no cost: every call is unpriced.
+    expect(total(samples, 'gatehouse_model_calls_unpriced_total', tokens)).toBe(4);
+    expect(total(samples, 'gatehouse_model_cost_usd_total')).toBe(0);
     expect(
       total(samples, 'gatehouse_store_commit_duration_seconds_count', { backend: store }),
     ).toBeGreaterThan(0);

@@ -67,7 +67,17 @@ async function until<T>(ask: () => Promise<T>, done: (answer: T) => boolean, tim
 describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
   // A daemon with a chat platform too (Telegram, on its loopback stand-in), so that the platform
   // engine's series and the delivery ledger's have samples.
-  const tg = useTelegramDaemon({ yaml: ['metrics:', '  enabled: true', `  bearer_key_env: ${KEY_ENV}`] });
+  // The chat turns' model is priced (the built-in demo model of local turns is not): both cost series.
+  const tg = useTelegramDaemon({
+    yaml: [
+      'metrics:',
+      '  enabled: true',
+      `  bearer_key_env: ${KEY_ENV}`,
+      'pricing:',
+      '  default:',
+      '    gatehouse-demo: {input_per_mtok: 1000, output_per_mtok: 4000}',
+    ],
+  });
 
   it('returns every Gatehouse series after a few turns', async () => {
     const d = await tg.start({ [KEY_ENV]: KEY });
@@ -101,8 +111,10 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
     const base = `http://127.0.0.1:${port}`;
 
     const client = await d.connect();
+    // A model the provider does not list: labelled `other`, and with no price its calls are unpriced.
     const { session_id } = await client.call<{ session_id: string }>('session.create', {
       cwd: mkdtempSync(join(tmpdir(), 'gh-work-')),
+      model: 'unlisted-model',
     });
     await client.call('session.resume', { session_id });
     for (const [i, text] of ['hello', 'run: echo scraped', 'bye'].entries()) {
@@ -141,10 +153,20 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
     expect(platformTurns.map((s) => s.value[1])).toEqual(['1']);
     const modelCalls = await query(
       base,
-      'sum(gatehouse_model_call_duration_seconds_count{provider="default",model="gatehouse-demo"})',
+      'sum by (model) (gatehouse_model_call_duration_seconds_count{provider="default"})',
     );
-    expect(modelCalls[0]?.value[1]).toBe('5');
+    expect(Object.fromEntries(modelCalls.map((s) => [s.metric['model'], s.value[1]]))).toEqual({
+      other: '4',
+      'gatehouse-demo': '1',
+    });
+    const unpriced = await query(
+      base,
+      'gatehouse_model_calls_unpriced_total{provider="default",model="other"}',
+    );
+    expect(unpriced[0]?.value[1]).toBe('4');
     expect((await query(base, 'gatehouse_delivery_undelivered{platform="telegram"}'))[0]?.value[1]).toBe('0');
     expect((await query(base, 'nodejs_eventloop_lag_seconds')).length).toBe(1);
+    const dollars = await query(base, 'gatehouse_model_cost_usd_total{provider="default"}');
+    expect(Number(dollars[0]?.value[1])).toBeGreaterThan(0);
   });
 });

@@ -77,6 +77,18 @@ export function createMetrics(sources: MetricsSources, key: string | null): Gate
     labelNames: ['provider', 'model', 'kind'] as const,
     registers,
   });
+  const cost = new Counter({
+    name: 'gatehouse_model_cost_usd_total',
+    help: 'US dollars the model calls cost, reported by the provider or estimated from prices (docs/cost.md), by provider and model.',
+    labelNames: ['provider', 'model'] as const,
+    registers,
+  });
+  const unpriced = new Counter({
+    name: 'gatehouse_model_calls_unpriced_total',
+    help: 'Model calls whose cost is unknown (no reported cost, no price), by provider and model.',
+    labelNames: ['provider', 'model'] as const,
+    registers,
+  });
   const admissions = new Counter({
     name: 'gatehouse_admissions_total',
     help: 'Prompts admitted: local admissions stored, platform messages accepted (engine).',
@@ -276,6 +288,8 @@ export function createMetrics(sources: MetricsSources, key: string | null): Gate
       tokens.inc({ ...labels, kind: 'output' }, call.usage.output_tokens);
       tokens.inc({ ...labels, kind: 'cache_read' }, call.usage.cache_read_tokens);
       tokens.inc({ ...labels, kind: 'cache_write' }, call.usage.cache_write_tokens);
+      if (call.usage.cost_status === 'unknown') unpriced.inc(labels);
+      else cost.inc(labels, call.usage.cost_usd ?? 0);
     }),
   );
 

@@ -10,6 +10,7 @@ import type { LaunchPolicy } from '../../domain/local/launch-policy.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { ModelClient } from '../../runtime/model/client.js';
 import { ModelError } from '../../runtime/model/errors.js';
+import { callCost, priceOf } from '../../runtime/model/pricing.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import {
   configuredProviders,
@@ -167,22 +168,23 @@ export class ProviderTable implements ProviderCatalogue {
     return model;
   }
 
+  /**
+   * The client, its answers priced (docs/cost.md: reported, else tokens × price, else unknown) and
+   * labelled with the provider and model, each call announced on `events`.
+   */
   private announcing(client: ChatModel, provider: string, defaultModel: string): ChatModel {
     return {
       complete: async (request) => {
-        const model = this.modelLabel(provider, request.model ?? defaultModel);
+        const name = request.model ?? defaultModel;
+        const model = this.modelLabel(provider, name);
         const started = performance.now();
         const seconds = (): number => (performance.now() - started) / 1000;
         try {
-          const result = await client.complete(request);
-          this.events.emit('model:call', {
-            provider,
-            model,
-            seconds: seconds(),
-            ok: true,
-            usage: result.usage,
-          });
-          return result;
+          const answer = await client.complete(request);
+          const price = priceOf(this.config.pricing, provider, name);
+          const usage = { ...answer.usage, ...callCost(answer.usage, price), provider, model: name };
+          this.events.emit('model:call', { provider, model, seconds: seconds(), ok: true, usage });
+          return { ...answer, usage };
         } catch (error) {
           this.events.emit('model:call', { provider, model, seconds: seconds(), ok: false, usage: null });
           throw error;

@@ -45,6 +45,11 @@ function tokens(entry: SessionEntry) {
   };
 }
 
+/** What the session has cost so far (docs/cost.md). */
+function cost(entry: SessionEntry) {
+  return { estimated_usd: entry.estimated_cost_usd, status: entry.cost_status };
+}
+
 /** Worker-owned rows stay with their worker (as in search); hidden rows never reach a picker. */
 function visibleLocal(principal: Principal, row: LocalSessionRow | null): row is LocalSessionRow {
   return (
@@ -71,7 +76,14 @@ async function listedRow(
     const { info, state: current } = await facts.local(row);
     const queued = (await facts.store.unsettled(row.logical_id)).some((a) => a.state === 'queued');
     const state = current === 'idle' && queued ? 'queued' : current;
-    return { ...info, kind: 'local', state, last_activity: entry.updated_at, tokens: tokens(entry) };
+    return {
+      ...info,
+      kind: 'local',
+      state,
+      last_activity: entry.updated_at,
+      tokens: tokens(entry),
+      cost: cost(entry),
+    };
   }
   // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist.
   if (!isOperator(principal)) return null;
@@ -86,6 +98,7 @@ async function listedRow(
     created_at: entry.created_at,
     last_activity: entry.updated_at,
     tokens: tokens(entry),
+    cost: cost(entry),
   };
 }
 

@@ -278,6 +278,8 @@ async function runAgentTurn(
             sessionKey,
             {
               sessionId,
+              turnId,
+              principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
               messages,
               usage: completed ? ending.usage : null,
               clearResumePending: completed && entry.resume_pending,

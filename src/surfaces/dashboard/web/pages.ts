@@ -29,9 +29,18 @@ function sessionRow(s: ListedSession): HTMLElement {
     h(
       'p',
       { class: 'meta' },
-      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out)`,
+      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out) · ${dollars(s.cost)}`,
     ),
   );
+}
+
+/** `$0.0123`, `~$0.0123` (estimated), or `$0.0123+ (some unpriced)` / `cost unknown` (docs/cost.md). */
+export function dollars(cost: ListedSession['cost'] | undefined): string {
+  if (!cost) return 'cost unknown';
+  const amount = `$${cost.estimated_usd.toFixed(4)}`;
+  if (cost.status === 'reported') return amount;
+  if (cost.status === 'estimated') return `~${amount} (estimated)`;
+  return cost.estimated_usd > 0 ? `${amount}+ (some calls unpriced)` : 'cost unknown';
 }
 
 export function sessionsPage(link: Link): HTMLElement {
