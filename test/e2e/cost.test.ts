@@ -20,6 +20,7 @@ import {
   writeConfig,
   type RunningDaemon,
 } from './gateway-harness.js';
+import { useTelegramDaemon } from './telegram-fixture.js';
 
 beforeAll(requireBuild);
 
@@ -189,6 +190,42 @@ describe.each(BACKENDS)('cost on %s', (store) => {
     const second = await startDaemon({ store, home: first.home });
     running.push(second);
     await check(await second.connect());
+  });
+});
+
+describe('a chat-platform turn', () => {
+  const tg = useTelegramDaemon({
+    yaml: [
+      'pricing:',
+      '  default:',
+      `    gatehouse-demo: {input_per_mtok: ${PRICE.input}, output_per_mtok: ${PRICE.output}}`,
+    ],
+  });
+
+  it("is summed under <platform>:<user id>, and /cost answers the conversation's total", async () => {
+    const d = await tg.start();
+    const chat = { id: 7310, type: 'private' as const };
+    const user = { id: 7310, first_name: 'Noor' };
+    await tg.ask(chat, user, 'hello');
+    expect(await tg.ask(chat, user, '/cost')).toMatch(
+      /^This conversation has cost about \$\d+\.\d{4} \(estimated from token prices\) · \d+ tokens \(\d+ in, \d+ out\)\.$/,
+    );
+    const client = await d.connect();
+    const today = new Date().toISOString().slice(0, 10);
+    const summary = await client.call<{ rows: Record<string, unknown>[] }>('cost.summary', {
+      from_day: today,
+    });
+    expect(summary.rows).toEqual([
+      expect.objectContaining({
+        principal: 'telegram:7310',
+        provider: 'default',
+        model: 'gatehouse-demo',
+        turns: 1,
+        cost_status: 'estimated',
+      }),
+    ]);
+    expect(summary.rows[0]!['cost_usd']).toBeGreaterThan(0);
+    await client.close();
   });
 });
 
