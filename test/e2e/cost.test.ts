@@ -243,6 +243,9 @@ describe('/cost in the chat', () => {
     expect(run.stdout).toMatch(
       /this session: ~\$\d+\.\d{4} \(estimated\) · \d+ tokens \(\d+ in, 0 cached, \d+ out\)/,
     );
+    const table = await runCli(home, ['sessions']);
+    expect(table.stdout).toMatch(/ COST +TITLE\n/);
+    expect(table.stdout).toMatch(/ ~\$\d+\.\d{4} +hello\n/);
     expect(run.stdout).toMatch(/your turns today \(UTC\): ~\$\d+\.\d{4} \(estimated\) over 1 turns/);
   });
 });

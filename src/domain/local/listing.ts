@@ -119,7 +119,10 @@ export async function listLocal(
   const sessions = await Promise.all(
     visible.map(async (row) => {
       const { info, state } = await facts.local(row);
-      return { ...info, state };
+      // Its spend so far, from the route of its current transcript (docs/cost.md).
+      const physicalId = await facts.currentTranscript(principal, row.logical_id);
+      const entry = physicalId === null ? null : await facts.sessions.lookupBySessionId(physicalId);
+      return { ...info, state, ...(entry ? { cost: cost(entry) } : {}) };
     }),
   );
   return { scope: options.scope, sessions };
