@@ -42,7 +42,7 @@ import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import { recordTurnCost } from './ops/turn-costs.js';
-import { turnCostRecord } from '../rows/turn-costs.js';
+import { endedTurnCost } from '../rows/turn-costs.js';
 import * as markers from './ops/turn-markers.js';
 import { appendInTransaction } from './transcript-actions.js';
 
@@ -192,18 +192,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
       if (end.messages.length > 0) await appendInTransaction(this.db, sql, end.sessionId, end.messages, now);
       if (end.usage !== null) {
         await addRouteUsage(sql, sessionKey, end.usage);
-        const record =
-          end.turnId === undefined
-            ? null
-            : turnCostRecord(
-                {
-                  turn_id: end.turnId,
-                  session_key: sessionKey,
-                  principal: end.principal ?? 'unknown',
-                  at: now.toISOString(),
-                },
-                end.usage,
-              );
+        const record = endedTurnCost(sessionKey, end, now);
         if (record) await recordTurnCost(sql, record);
       }
       if (end.clearResumePending) await clearResumePending(sql, sessionKey);

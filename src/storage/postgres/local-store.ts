@@ -45,7 +45,7 @@ import * as creations from './local/creations.js';
 import * as transitions from './local/transitions.js';
 import { holdsLease } from './ops/leases.js';
 import * as costs from './ops/turn-costs.js';
-import { turnCostRecord } from '../rows/turn-costs.js';
+import { settledTurnCost } from '../rows/turn-costs.js';
 import { addRouteUsage, readRoute, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 import { appendInTransaction } from './transcript-actions.js';
@@ -301,14 +301,8 @@ export class PostgresLocalStore implements LocalSessionStore {
         );
       if (usage) {
         await addRouteUsage(sql, localSessionKey(logicalId), usage);
-        const principal = (await costs.admissionPrincipal(sql, admission_id)) ?? 'unknown';
-        const turn = {
-          turn_id: admission_id,
-          session_key: localSessionKey(logicalId),
-          principal,
-          at: at.toISOString(),
-        };
-        const record = turnCostRecord(turn, usage);
+        const principal = await costs.admissionPrincipal(sql, admission_id);
+        const record = settledTurnCost(admission_id, localSessionKey(logicalId), principal, usage, at);
         if (record) await costs.recordTurnCost(sql, record);
       }
       await touchRoute(sql, localSessionKey(logicalId), at.toISOString());

@@ -58,6 +58,39 @@ export function turnCostRecord(
   };
 }
 
+/** A chat turn's cost row, from its TurnEnd (none without its id or its usage). */
+export function endedTurnCost(
+  sessionKey: string,
+  end: { turnId?: string; principal?: string; usage: UsageUpdate | null },
+  at: Date,
+): TurnCostRecord | null {
+  if (end.turnId === undefined || end.usage === null) return null;
+  const turn = {
+    turn_id: end.turnId,
+    session_key: sessionKey,
+    principal: end.principal ?? 'unknown',
+    at: at.toISOString(),
+  };
+  return turnCostRecord(turn, end.usage);
+}
+
+/** A local turn's cost row, from its settlement: the admission is the turn, its submitter the principal. */
+export function settledTurnCost(
+  admissionId: string,
+  sessionKey: string,
+  principal: string | null,
+  usage: UsageUpdate,
+  at: Date,
+): TurnCostRecord | null {
+  const turn = {
+    turn_id: admissionId,
+    session_key: sessionKey,
+    principal: principal ?? 'unknown',
+    at: at.toISOString(),
+  };
+  return turnCostRecord(turn, usage);
+}
+
 /** The summary's columns after the grouping ones (the same SQL on both backends, casts aside). */
 export const SUMMARY_STATUS = `CASE
     WHEN sum(CASE WHEN cost_status = 'unknown' THEN 1 ELSE 0 END) > 0 THEN 'unknown'

@@ -41,7 +41,7 @@ import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
 import { recordTurnCost } from './ops/turn-costs.js';
-import { turnCostRecord } from '../rows/turn-costs.js';
+import { endedTurnCost } from '../rows/turn-costs.js';
 import * as markers from './ops/turn-markers.js';
 import { eventFromJson, eventToJson, toDelivery } from '../rows/deliveries.js';
 import type { TurnMarker } from '../rows/turn-markers.js';
@@ -198,18 +198,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       if (end.messages.length > 0) appendInTransaction(this.db, end.sessionId, end.messages, now);
       if (end.usage !== null) {
         addRouteUsage(this.db, sessionKey, end.usage);
-        const record =
-          end.turnId === undefined
-            ? null
-            : turnCostRecord(
-                {
-                  turn_id: end.turnId,
-                  session_key: sessionKey,
-                  principal: end.principal ?? 'unknown',
-                  at: now.toISOString(),
-                },
-                end.usage,
-              );
+        const record = endedTurnCost(sessionKey, end, now);
         if (record) recordTurnCost(this.db, record);
       }
       if (end.clearResumePending) clearResumePending(this.db, sessionKey);

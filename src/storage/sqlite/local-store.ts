@@ -41,7 +41,7 @@ import { tx } from './actions-common.js';
 import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
 import * as costs from './ops/turn-costs.js';
-import { turnCostRecord } from '../rows/turn-costs.js';
+import { settledTurnCost } from '../rows/turn-costs.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
@@ -281,14 +281,8 @@ export class SqliteLocalStore implements LocalSessionStore {
         appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
       if (usage) {
         addRouteUsage(this.db, localSessionKey(logicalId), usage);
-        const principal = costs.admissionPrincipal(this.db, admission_id) ?? 'unknown';
-        const turn = {
-          turn_id: admission_id,
-          session_key: localSessionKey(logicalId),
-          principal,
-          at: at.toISOString(),
-        };
-        const record = turnCostRecord(turn, usage);
+        const principal = costs.admissionPrincipal(this.db, admission_id);
+        const record = settledTurnCost(admission_id, localSessionKey(logicalId), principal, usage, at);
         if (record) costs.recordTurnCost(this.db, record);
       }
       touchRoute(this.db, localSessionKey(logicalId), at.toISOString());
