@@ -38,7 +38,11 @@ async function scrape(url: string, headers: Record<string, string> = {}) {
 
 describe.each(BACKENDS)('/metrics on %s', (store) => {
   it('serves every series, with the values of the turns taken', async () => {
-    const d = await startDaemon({ store, config: 'metrics:\n  enabled: true\n' });
+    // A short verbatim tail, so that three turns leave something to compress.
+    const d = await startDaemon({
+      store,
+      config: 'metrics:\n  enabled: true\ncompression:\n  tail_tokens: 50\n',
+    });
     running.push(d);
     const client = await d.connect();
     const { session_id } = await client.call<{ session_id: string }>('session.create', {
@@ -51,6 +55,10 @@ describe.each(BACKENDS)('/metrics on %s', (store) => {
       await client.call('prompt.submit', { session_id, submission_id: `s${i}`, text });
       expect((await settled).event).toMatchObject({ outcome: 'completed' });
     }
+
+    // A compression asked for now (the demo model writes the summary).
+    const compressed = await client.call<{ compressed: boolean }>('session.compress', { session_id });
+    expect(compressed.compressed).toBe(true);
 
     const served = await scrape(d.url);
     expect(served.status).toBe(200);
@@ -65,14 +73,15 @@ describe.each(BACKENDS)('/metrics on %s', (store) => {
     expect(total(samples, 'gatehouse_admissions_total', { engine: 'local' })).toBe(3);
     expect(total(samples, 'gatehouse_turn_duration_seconds_count', { engine: 'local' })).toBe(3);
     expect(total(samples, 'gatehouse_turn_duration_seconds_sum', { engine: 'local' })).toBeGreaterThan(0);
-    // The tool turn makes two model calls; the demo model is the provider `demo`.
+    // The tool turn makes two model calls, the compression one (its summary); the demo model is the
+    // provider `demo`.
     const calls = { provider: 'demo', model: 'gatehouse-demo', result: 'ok' };
-    expect(total(samples, 'gatehouse_model_call_duration_seconds_count', calls)).toBe(4);
+    expect(total(samples, 'gatehouse_model_call_duration_seconds_count', calls)).toBe(5);
     const tokens = { provider: 'demo', model: 'gatehouse-demo' };
     expect(total(samples, 'gatehouse_model_tokens_total', { ...tokens, kind: 'input' })).toBeGreaterThan(0);
     expect(total(samples, 'gatehouse_model_tokens_total', { ...tokens, kind: 'output' })).toBeGreaterThan(0);
     // The built-in demo model has no price and reports no cost: every call is unpriced.
-    expect(total(samples, 'gatehouse_model_calls_unpriced_total', tokens)).toBe(4);
+    expect(total(samples, 'gatehouse_model_calls_unpriced_total', tokens)).toBe(5);
     expect(total(samples, 'gatehouse_model_cost_usd_total')).toBe(0);
     expect(
       total(samples, 'gatehouse_store_commit_duration_seconds_count', { backend: store }),
@@ -81,11 +90,14 @@ describe.each(BACKENDS)('/metrics on %s', (store) => {
     expect(total(samples, 'gatehouse_sessions_live')).toBe(1);
     expect(total(samples, 'gatehouse_viewers')).toBe(1);
     expect(total(samples, 'gatehouse_connections')).toBe(1);
-    expect(total(samples, 'gatehouse_agent_cache_entries')).toBe(1);
-    expect(total(samples, 'gatehouse_agent_cache_bytes')).toBeGreaterThan(0);
+    // The compression replaced the transcript: the cached agent was dropped.
+    expect(total(samples, 'gatehouse_agent_cache_entries')).toBe(0);
+    expect(total(samples, 'gatehouse_agent_cache_bytes')).toBe(0);
+    expect(total(samples, 'gatehouse_agent_cache_evictions_total', { cause: 'invalidated' })).toBe(1);
     expect(total(samples, 'gatehouse_approvals_waiting')).toBe(0);
     expect(total(samples, 'gatehouse_approval_oldest_age_seconds')).toBe(0);
     expect(total(samples, 'gatehouse_recoveries_total')).toBe(0);
+    expect(total(samples, 'gatehouse_compressions_total', { engine: 'local', result: 'done' })).toBe(1);
     expect(total(samples, 'gatehouse_cluster_leases_held')).toBe(0);
     // No label carries a session id or the prompt's text.
     expect(served.text).not.toContain(session_id);
