@@ -117,7 +117,10 @@ describe('an approval across a crash', () => {
     const asked = nextEvent(client, 'approval.request');
     await client.call('prompt.submit', { session_id, submission_id: 'a1', text: `run: rm -rf ${cwd}/gone` });
     await asked;
+    // A second prompt waits behind the turn held by its approval.
+    await client.call('prompt.submit', { session_id, submission_id: 'a2', text: 'behind it' });
     const before = parseMetrics((await scrape(first.url)).text);
+    expect(total(before, 'gatehouse_queue_depth', { engine: 'local' })).toBe(1);
     expect(total(before, 'gatehouse_approvals_waiting', { engine: 'local' })).toBe(1);
     expect(total(before, 'gatehouse_turns_running')).toBe(1);
     const ageBefore = total(before, 'gatehouse_approval_oldest_age_seconds', { engine: 'local' });
@@ -131,6 +134,7 @@ describe('an approval across a crash', () => {
     expect(total(after, 'gatehouse_recoveries_total', { engine: 'local', result: 'unknown' })).toBe(0);
     // The prompt is asked again with its first time: its age goes on from before the crash.
     expect(total(after, 'gatehouse_approvals_waiting', { engine: 'local' })).toBe(1);
+    expect(total(after, 'gatehouse_queue_depth', { engine: 'local' })).toBe(1);
     expect(total(after, 'gatehouse_approval_oldest_age_seconds', { engine: 'local' })).toBeGreaterThan(
       ageBefore,
     );
