@@ -119,7 +119,9 @@ export function writeTortureHome(home: string, modelUrl: string, extra: readonly
     join(home, 'config.yaml'),
     [
       `model: {base_url: ${JSON.stringify(modelUrl)}, model: gatehouse-demo}`,
-      'approvals: {timeout_s: 1}',
+      // The workload's own appends to ran.log (inside the session's cwd) run unasked and its
+      // `sudo` commands ask: the detector's mode, where the default allow-list would ask for both.
+      'approvals: {mode: detect, timeout_s: 1}',
       // A compression keeps only the last user message on: short torture sessions can compress.
       'compression: {tail_tokens: 0}',
       'drain_timeout_s: 5',

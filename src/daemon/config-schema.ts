@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { listenerSchema } from './config-listener.js';
+import { metricsSchema, pricingSchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
@@ -208,6 +209,10 @@ export const configSchema = z
       })
       .prefault({}),
     agent_cache: agentCacheSchema.prefault({}),
+    /** The Prometheus endpoint `/metrics` (docs/observability.md). */
+    metrics: metricsSchema,
+    /** Model prices per provider and model, over the built-in list (docs/cost.md). */
+    pricing: pricingSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),

@@ -47,5 +47,7 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
     }
   };
   for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
+  // The metrics scrape key (metrics.bearer_key_env).
+  walk(config.metrics);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }

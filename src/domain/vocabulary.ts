@@ -106,6 +106,13 @@ export interface SessionEntry {
   last_resume_marked_at: string | null;
 }
 
+/**
+ * Where a cost figure comes from (docs/cost.md): the provider's own (`reported`), tokens × a price
+ * (`estimated`), or neither (`unknown`: some call had no price; the dollars count only the others).
+ */
+export const COST_STATUSES = ['reported', 'estimated', 'unknown'] as const;
+export type CostStatus = (typeof COST_STATUSES)[number];
+
 /** Token usage of one model call or one turn, added into a SessionEntry's counters. */
 export interface TokenUsage {
   input_tokens: number;
@@ -113,6 +120,22 @@ export interface TokenUsage {
   cache_read_tokens: number;
   cache_write_tokens: number;
   total_tokens: number;
+  /** The calls' cost in US dollars, as far as known; absent before it is priced (docs/cost.md). */
+  cost_usd?: number;
+  cost_status?: CostStatus;
+  /** The provider and model label the calls were priced under (the first call's). */
+  provider?: string;
+  model?: string;
+}
+
+/** The least certain of two cost statuses: unknown over estimated over reported. */
+export function combineCostStatus(
+  a: CostStatus | undefined,
+  b: CostStatus | undefined,
+): CostStatus | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return COST_STATUSES[Math.max(COST_STATUSES.indexOf(a), COST_STATUSES.indexOf(b))];
 }
 
 /** One tool call requested by the model, as the OpenAI chat-completions format carries it. */

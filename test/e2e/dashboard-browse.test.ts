@@ -262,12 +262,14 @@ describe.skipIf(!HAVE_CHROMIUM)(
     );
 
     it(
-      'the status page shows the gateway, the providers, the storage counters and the agent cache',
+      "the status page shows the gateway, the providers, the storage counters, the agent cache and today's cost",
       { timeout: 90_000 },
       async () => {
         const { d, native, sessionId: id } = await dashboardSession(fx, { title: 'counted' });
         await runTurn(native, id, 'c1', 'count me');
         const { context, page } = await loggedIn(chromium.browser, d.url);
+        // The list shows each session's cost beside its tokens (the demo model has no price).
+        await page.locator('p.meta', { hasText: 'cost unknown' }).first().waitFor();
         await page.getByRole('link', { name: 'Status' }).click();
         const facts = async (heading: string) => {
           const table = page.locator(`h2:text-is("${heading}") + dl.facts`);
@@ -286,6 +288,10 @@ describe.skipIf(!HAVE_CHROMIUM)(
         expect(Object.keys(cache)).toEqual(
           expect.arrayContaining(['hits', 'misses', 'bytes', 'evictions.lru', 'evictions.ttl']),
         );
+        // Today's turns per principal, provider and model (docs/cost.md).
+        expect(await facts('Cost today (UTC)')).toEqual({
+          'native:owner · default/gatehouse-demo': 'cost unknown · 1 turns',
+        });
         await context.close();
       },
     );

@@ -43,6 +43,7 @@ describe('Discord through the real daemon', { timeout: 90_000 }, () => {
     expect((commands.body as unknown as { name: string }[]).map((c) => c.name).sort()).toEqual([
       'approve',
       'compress',
+      'cost',
       'deny',
       'help',
       'new',

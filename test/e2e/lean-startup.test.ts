@@ -25,6 +25,8 @@ const KINDS = {
   slack: /\/node_modules\/@slack\/[^/]+\//,
   pg: /\/node_modules\/pg(-[a-z-]+)?\//,
   'better-sqlite3': /\/node_modules\/better-sqlite3\//,
+  /** The metrics (issue 29): prom-client and the module that uses it, only with metrics.enabled. */
+  metrics: /\/node_modules\/prom-client\/|\/dist\/daemon\/services\/metrics\.js$/,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
@@ -107,7 +109,9 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg'])).toEqual(none([...PLATFORM_SDKS, 'pg']));
+    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics'])).toEqual(
+      none([...PLATFORM_SDKS, 'pg', 'metrics']),
+    );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
 
@@ -117,6 +121,14 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     expect(running.stdout).toContain('Gatehouse is running.');
     expect(running.stdout).toMatch(/store: +sqlite \(/);
     expect(packages(status.modules())).toEqual(['commander']);
+  });
+
+  it('with metrics.enabled: prom-client', async () => {
+    requireBuild();
+    const loads = recording();
+    const daemon = await startDaemon({ env: loads.env, config: 'metrics:\n  enabled: true\n' });
+    daemons.push(daemon);
+    expect(loadedOf(loads.modules(), ['metrics']).metrics!.length).toBeGreaterThan(1);
   });
 
   it('on PostgreSQL: pg, and no platform SDK', async () => {

@@ -282,7 +282,15 @@ export function runSessionStoreSuite(
 
       it('add_usage accumulates token counters and cost', async () => {
         await store.getOrCreateSession(KEY, source());
-        await store.addUsage(KEY, { input_tokens: 100, output_tokens: 20, total_tokens: 120, cost_usd: 0.5 });
+        await store.addUsage(KEY, {
+          input_tokens: 100,
+          output_tokens: 20,
+          total_tokens: 120,
+          cost_usd: 0.5,
+          cost_status: 'reported',
+        });
+        // A route with no usage yet took the first turn's status; now the less certain one wins.
+        expect((await store.addUsage(KEY, {}))?.cost_status).toBe('reported');
         const e = await store.addUsage(KEY, {
           input_tokens: 1,
           cache_read_tokens: 7,
@@ -301,6 +309,12 @@ export function runSessionStoreSuite(
           last_prompt_tokens: 99,
           estimated_cost_usd: 0.75,
           cost_status: 'estimated',
+        });
+        // A call with no price makes the total a lower bound: unknown, and it stays so.
+        await store.addUsage(KEY, { input_tokens: 5, total_tokens: 5, cost_usd: 0, cost_status: 'unknown' });
+        expect(await store.addUsage(KEY, { cost_usd: 1, cost_status: 'reported' })).toMatchObject({
+          estimated_cost_usd: 1.75,
+          cost_status: 'unknown',
         });
         expect(await store.addUsage('agent:main:none:dm', { input_tokens: 1 })).toBeNull();
       });

@@ -53,6 +53,10 @@ import { openGatewayStores, type GatewayStores, type OpenCluster } from './store
 import { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
+import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import type { MessagingEvents } from '../../domain/messaging/events.js';
+import { openMetrics } from './metrics-setup.js';
+import type { GatewayMetrics } from './metrics.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -82,6 +86,8 @@ export interface StoreHolder {
   platformPrompts?: ((broker: PromptBroker | null) => void) | null;
   /** With cluster.enabled: this instance's member and cluster store (the chat bots' leases); else null. */
   cluster?: { member: ClusterMember; store: ClusterStore } | null;
+  /** With metrics.enabled: where the messaging gateway hands its events (null when it stops). */
+  messagingEvents?: ((events: TypedEmitter<MessagingEvents> | null) => void) | null;
 }
 
 export function gatewayService(
@@ -108,6 +114,7 @@ export function gatewayService(
   let cluster: OpenCluster | null = null;
   let member: ClusterMember | null = null;
   let relay: ControlRelay | null = null;
+  let metrics: GatewayMetrics | null = null;
 
   return {
     name: 'gateway',
@@ -293,6 +300,22 @@ export function gatewayService(
       // A session taken over (SCL-1) may have run turns on another instance since it was cached here.
       sessions.events.on('session:taken', (e) => agents.invalidate(e.logical_id));
 
+      metrics = await openMetrics(config, env, {
+        local: sessions,
+        runtime,
+        agents,
+        stores,
+        connections: () => rpc?.connections.size ?? 0,
+        member: () => member,
+        platforms: Object.entries(config.platforms ?? {})
+          .filter(([, section]) => section?.enabled === true)
+          .map(([name]) => name),
+      });
+      if (options.storeHolder && metrics) {
+        const open = metrics;
+        options.storeHolder.messagingEvents = (events) => open.watchMessaging(events);
+      }
+
       const dispatcher = new Dispatcher<RpcContext>(logger);
       registerBuiltinMethods(dispatcher, {
         authority: () => ({ instance_id: ctx.instanceId, epoch }),
@@ -346,6 +369,7 @@ export function gatewayService(
             connections: rpc?.connectionStats(),
           }),
           staticFiles: dashboardAssets().handler,
+          metrics,
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
@@ -492,6 +516,9 @@ export function gatewayService(
       workers = null;
       await control?.close().catch(() => undefined);
       await rpc?.close().catch(() => undefined);
+      metrics?.close();
+      metrics = null;
+      if (options.storeHolder) options.storeHolder.messagingEvents = null;
       if (options.storeHolder) options.storeHolder.runtime = null;
       await runtime?.close();
       if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);

@@ -26,6 +26,7 @@ export function defaultServices(
     liveKeys: [],
     platformPrompts: null,
     cluster: null,
+    messagingEvents: null,
   };
   const env = options.env === undefined ? {} : { env: options.env };
   const services: DaemonService[] = [gatewayService({ storeHolder, ...env })];
@@ -40,6 +41,7 @@ export function defaultServices(
         platformPrompts: (broker) => storeHolder.platformPrompts?.(broker),
         cluster: () => storeHolder.cluster ?? null,
         ...env,
+        events: (events) => storeHolder.messagingEvents?.(events),
         ...(options.platforms === undefined ? {} : { registry: options.platforms }),
       }),
     );

@@ -69,6 +69,8 @@ export interface MessagingServiceOptions {
    * while this instance holds its bots' leases (cluster-bots.ts); null or absent: it runs at once.
    */
   cluster?: () => { member: ClusterMember; store: ClusterStore } | null;
+  /** Told the running gateway's lifecycle events (metrics), and null when it stops. */
+  events?: (events: MessagingGateway['events'] | null) => void;
 }
 
 export interface MessagingService extends DaemonService {
@@ -165,6 +167,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       options.liveKeys?.push(() => running.runningSessionKeys());
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
+      options.events?.(gateway.events);
       for (const adapter of adapters) gateway.addAdapter(adapter);
       const cluster = options.cluster?.() ?? null;
       if (cluster !== null) {
@@ -207,6 +210,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       bots?.stop();
       bots = null;
       options.platformPrompts?.(null);
+      options.events?.(null);
       // Start-up rollback reaches here without a drain: stop without waiting for turns.
       if (gateway !== null && gateway.lifecycleState !== 'stopped') await gateway.stop({ timeoutMs: 0 });
       await owned?.close();

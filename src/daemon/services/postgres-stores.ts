@@ -83,6 +83,9 @@ export async function openPostgresStores(
       },
     },
     cluster: cluster && { events: cluster.events, signals: cluster.signals },
+    observeCommits: (listener) => {
+      local.group.onCommitted = listener;
+    },
     describe: () => {
       const { stats } = local.group;
       return {

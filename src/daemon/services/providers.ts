@@ -4,11 +4,13 @@
  * model's context window (issue 11: per model, else per provider, else a known family's, else the
  * default). runtime.describe shows their names and models, never a URL or a key.
  */
+import { performance } from 'node:perf_hooks';
 import type { ProviderCatalogue } from '../../domain/local/launch-context.js';
 import type { LaunchPolicy } from '../../domain/local/launch-policy.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { ModelClient } from '../../runtime/model/client.js';
 import { ModelError } from '../../runtime/model/errors.js';
+import { callCost, priceOf } from '../../runtime/model/pricing.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import {
   configuredProviders,
@@ -18,6 +20,30 @@ import {
   type ReasoningFormat,
 } from '../config-providers.js';
 import { modelClientLimits, type GatehouseConfig } from '../config-schema.js';
+import { TypedEmitter } from '../../domain/events/typed-emitter.js';
+import type { TokenUsage } from '../../domain/vocabulary.js';
+
+/** The provider label of a session that named its own `base_url` (no configured provider). */
+export const CUSTOM_PROVIDER = 'custom';
+/** The model label of a model no provider lists: labels stay bounded whatever a session names. */
+export const OTHER_MODEL = 'other';
+
+/**
+ * One model call as it ended, for metrics: the provider and model as configured (bounded labels),
+ * how long it took, and what it used. Never the request or its answer.
+ */
+export interface ModelCallEvent {
+  provider: string;
+  model: string;
+  seconds: number;
+  ok: boolean;
+  /** Null when the call failed. */
+  usage: TokenUsage | null;
+}
+
+export interface ProviderEvents extends Record<string, unknown> {
+  'model:call': ModelCallEvent;
+}
 
 export const DEMO_MODEL_NAME = 'gatehouse-demo';
 
@@ -49,6 +75,9 @@ export class ProviderTable implements ProviderCatalogue {
   readonly names: readonly string[];
   private readonly entries = new Map<string, Entry>();
   private readonly clients = new Map<string, ModelClient>();
+  /** Every model call of either engine ends here (metrics listen; nothing else needs to). */
+  readonly events = new TypedEmitter<ProviderEvents>();
+  private readonly observedClients = new WeakMap<ModelClient, Map<string, ChatModel>>();
 
   /** `demoBaseUrl`: where the built-in demo model listens, when nothing is configured. */
   constructor(
@@ -112,17 +141,65 @@ export class ProviderTable implements ProviderCatalogue {
   /** The model client of a session: its own base_url, its frozen provider, or the default. */
   model(policy: ModelChoice, apiKey: string | undefined): ChatModel {
     if (policy.base_url)
-      return this.client(policy.base_url, apiKey, SESSION_KEY_SOURCE, policy.model, 'reasoning_effort');
+      return this.observed(
+        this.client(policy.base_url, apiKey, SESSION_KEY_SOURCE, policy.model, 'reasoning_effort'),
+        CUSTOM_PROVIDER,
+        policy.model,
+      );
     const name = policy.provider ?? this.defaultProvider;
     const entry = this.entries.get(name);
     if (!entry) return unavailable(name);
-    return this.client(
-      entry.settings.base_url,
-      apiKey ?? entry.apiKey,
-      apiKey !== undefined ? SESSION_KEY_SOURCE : entry.keySource,
+    return this.observed(
+      this.client(
+        entry.settings.base_url,
+        apiKey ?? entry.apiKey,
+        apiKey !== undefined ? SESSION_KEY_SOURCE : entry.keySource,
+        policy.model,
+        entry.settings.reasoning_format,
+      ),
+      name,
       policy.model,
-      entry.settings.reasoning_format,
     );
+  }
+
+  /** The provider's model name as a label: one it lists, else `other` (a session may name any). */
+  modelLabel(provider: string, model: string): string {
+    const entry = this.entries.get(provider);
+    return entry?.settings.models.some((m) => m.name === model) ? model : OTHER_MODEL;
+  }
+
+  /** The client, announcing each call it ends on `events` (`model:call`); one per client and provider. */
+  private observed(client: ModelClient, provider: string, defaultModel: string): ChatModel {
+    let byProvider = this.observedClients.get(client);
+    if (!byProvider) this.observedClients.set(client, (byProvider = new Map<string, ChatModel>()));
+    let model = byProvider.get(provider);
+    if (!model) byProvider.set(provider, (model = this.announcing(client, provider, defaultModel)));
+    return model;
+  }
+
+  /**
+   * The client, its answers priced (docs/cost.md: reported, else tokens × price, else unknown) and
+   * labelled with the provider and model, each call announced on `events`.
+   */
+  private announcing(client: ChatModel, provider: string, defaultModel: string): ChatModel {
+    return {
+      complete: async (request) => {
+        const name = request.model ?? defaultModel;
+        const model = this.modelLabel(provider, name);
+        const started = performance.now();
+        const seconds = (): number => (performance.now() - started) / 1000;
+        try {
+          const answer = await client.complete(request);
+          const price = priceOf(this.config.pricing, provider, name);
+          const usage = { ...answer.usage, ...callCost(answer.usage, price), provider, model: name };
+          this.events.emit('model:call', { provider, model, seconds: seconds(), ok: true, usage });
+          return { ...answer, usage };
+        } catch (error) {
+          this.events.emit('model:call', { provider, model, seconds: seconds(), ok: false, usage: null });
+          throw error;
+        }
+      },
+    };
   }
 
   /** The context window of a session's model. */

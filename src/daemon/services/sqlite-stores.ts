@@ -33,6 +33,9 @@ export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStor
       cursors: new SqlitePlatformCursors(sessions.db),
     },
     cluster: null,
+    observeCommits: (listener) => {
+      local.group.onCommitted = listener;
+    },
     describe: () => {
       const { stats, failed } = local.group;
       return {

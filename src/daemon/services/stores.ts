@@ -30,6 +30,8 @@ export interface GatewayStores {
   cluster: { events: SharedEventStore; signals: StreamSignals } | null;
   /** The `storage` block of runtime.describe. */
   describe(): StorageCounters;
+  /** Tells `listener` each group commit's seconds, from its transaction's start to durable (metrics). */
+  observeCommits(listener: (seconds: number) => void): void;
   /**
    * With cluster.enabled (postgres only): the cluster's store for this instance, with its own LISTEN
    * connection; its session leases fence the local store's turn path from now on.

@@ -96,6 +96,13 @@ export class EventFanOut {
     return this.hubs.ids();
   }
 
+  /** Viewers attached to the sessions in memory. */
+  get viewerCount(): number {
+    let viewers = 0;
+    for (const hub of this.hubs.all()) viewers += hub.viewerCount;
+    return viewers;
+  }
+
   get size(): number {
     return this.hubs.size;
   }

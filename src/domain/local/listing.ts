@@ -45,6 +45,11 @@ function tokens(entry: SessionEntry) {
   };
 }
 
+/** What the session has cost so far (docs/cost.md). */
+function cost(entry: SessionEntry) {
+  return { estimated_usd: entry.estimated_cost_usd, status: entry.cost_status };
+}
+
 /** Worker-owned rows stay with their worker (as in search); hidden rows never reach a picker. */
 function visibleLocal(principal: Principal, row: LocalSessionRow | null): row is LocalSessionRow {
   return (
@@ -71,7 +76,14 @@ async function listedRow(
     const { info, state: current } = await facts.local(row);
     const queued = (await facts.store.unsettled(row.logical_id)).some((a) => a.state === 'queued');
     const state = current === 'idle' && queued ? 'queued' : current;
-    return { ...info, kind: 'local', state, last_activity: entry.updated_at, tokens: tokens(entry) };
+    return {
+      ...info,
+      kind: 'local',
+      state,
+      last_activity: entry.updated_at,
+      tokens: tokens(entry),
+      cost: cost(entry),
+    };
   }
   // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist.
   if (!isOperator(principal)) return null;
@@ -86,6 +98,7 @@ async function listedRow(
     created_at: entry.created_at,
     last_activity: entry.updated_at,
     tokens: tokens(entry),
+    cost: cost(entry),
   };
 }
 
@@ -100,14 +113,21 @@ export async function listLocal(
     await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
   ).filter((row): row is LocalSessionRow => row !== null && !row.hidden);
   const visible = rows.filter((row) => mayAccess(principal, row)).slice(0, options.limit);
-  return { scope: 'live', sessions: await withStates(facts, visible) };
+  return { scope: 'live', sessions: await withStates(facts, principal, visible) };
 }
 
-async function withStates(facts: ListingFacts, rows: LocalSessionRow[]): Promise<Record<string, unknown>[]> {
+/** Each row with its state and its spend so far (from the route of its current transcript: docs/cost.md). */
+async function withStates(
+  facts: ListingFacts,
+  principal: Principal,
+  rows: LocalSessionRow[],
+): Promise<Record<string, unknown>[]> {
   return Promise.all(
     rows.map(async (row) => {
       const { info, state } = await facts.local(row);
-      return { ...info, state };
+      const physicalId = await facts.currentTranscript(principal, row.logical_id);
+      const entry = physicalId === null ? null : await facts.sessions.lookupBySessionId(physicalId);
+      return { ...info, state, ...(entry ? { cost: cost(entry) } : {}) };
     }),
   );
 }
@@ -131,7 +151,7 @@ export async function listStored(
   const last = rows.at(-1);
   return {
     scope: 'stored',
-    sessions: await withStates(facts, rows),
+    sessions: await withStates(facts, principal, rows),
     next_cursor: more && last ? encodePosition(last) : null,
   };
 }

@@ -39,6 +39,8 @@ import { RelayedControls } from './relayed-controls.js';
 import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { searchVisible } from './search.js';
+import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
+import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { titleFromMessage } from './titles.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
@@ -402,6 +404,18 @@ export class LocalSessions {
     return this.snapshots.info(await this.access(principal, logicalId));
   }
 
+  /** session.cost: the session's spend so far (costs.ts). */
+  async cost(principal: Principal, logicalId: string): Promise<SessionCost> {
+    await this.access(principal, logicalId);
+    const receipt = await this.receiptForTurn(logicalId);
+    const entry = receipt ? await this.options.sessions.lookupBySessionId(receipt.current_session_id) : null;
+    return sessionCost(logicalId, entry);
+  }
+
+  /** cost.summary: turns summed per day, principal, provider and model (costs.ts). */
+  costSummary(principal: Principal, query: CostQuery): Promise<CostSummary> {
+    return costSummary(this.options.sessions, principal, query);
+  }
   /** session.list with scope "live" (listing.ts). */
   list(principal: Principal, options: { limit: number }) {
     return listLocal(this.listing(), principal, options);
@@ -514,6 +528,11 @@ export class LocalSessions {
   /** Sessions with a hub in memory now (tests, runtime.describe). */
   get hubCount(): number {
     return this.fanOut.size;
+  }
+
+  /** Viewers attached to sessions now (metrics). */
+  get viewerCount(): number {
+    return this.fanOut.viewerCount;
   }
 
   async drain(deadline: number): Promise<string[]> {

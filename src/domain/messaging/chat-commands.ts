@@ -9,6 +9,7 @@ import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import { NotFoundError } from '../errors.js';
 import type { SessionStore } from '../ports/session-store.js';
+import type { SessionEntry } from '../vocabulary.js';
 import type { RunningTurn } from './turn-types.js';
 
 /**
@@ -53,6 +54,20 @@ export interface CommandContext {
   dropped(lane: Lane): Promise<void>;
   /** /compress: compresses the key's current session now; the one-line answer. */
   compress(lane: Lane, event: MessageEvent): Promise<string>;
+}
+
+/** `/cost`'s answer: the conversation's spend so far (docs/cost.md), one line. */
+export function conversationCost(entry: SessionEntry): string {
+  const amount = `$${entry.estimated_cost_usd.toFixed(4)}`;
+  const cost =
+    entry.cost_status === 'reported'
+      ? amount
+      : entry.cost_status === 'estimated'
+        ? `about ${amount} (estimated from token prices)`
+        : entry.estimated_cost_usd > 0
+          ? `at least ${amount} (some model calls have no price)`
+          : 'unknown (the model has no price)';
+  return `This conversation has cost ${cost} · ${entry.total_tokens} tokens (${entry.input_tokens} in, ${entry.output_tokens} out).`;
 }
 
 export async function carryOutCommand(
@@ -109,6 +124,11 @@ export async function carryOutCommand(
         `Session ${entry.session_id}: ${running ? 'working' : 'idle'}, ${depth} waiting` +
           `${lane.running?.approval ? ', an approval is pending' : ''}.`,
       );
+      break;
+    }
+    case 'cost': {
+      const entry = (await store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+      await reply(conversationCost(entry));
       break;
     }
     case 'resume': {

@@ -4,13 +4,13 @@
  */
 
 export type ChatCommand =
-  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' }
+  | { name: 'new' | 'reset' | 'stop' | 'status' | 'help' | 'undo' | 'retry' | 'compress' | 'cost' }
   | { name: 'queue'; text: string }
   | { name: 'resume'; sessionId: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
   | { name: 'deny' };
 
-const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry', 'compress']);
+const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry', 'compress', 'cost']);
 
 /**
  * The command in `text`, or null for an ordinary message (including an unknown `/word`, which the
@@ -71,6 +71,7 @@ export const HELP_TEXT = [
   '/undo: forget the last exchange',
   '/retry: forget the last exchange and send its message again',
   '/compress: summarise the older part of the conversation to make room (recent messages stay as they are)',
+  '/cost: what this conversation has cost so far',
   '/approve [once|session|always] or /deny: answer the pending approval',
   '/help: this list',
 ].join('\n');

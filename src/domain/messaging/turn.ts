@@ -298,6 +298,8 @@ async function runAgentTurn(
             sessionKey,
             {
               sessionId,
+              turnId,
+              principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
               messages,
               // Counted whatever the outcome, as a local turn's are: the provider billed them.
               usage: turnUsage(ending),

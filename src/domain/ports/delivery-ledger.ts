@@ -150,6 +150,9 @@ export interface BacklogState {
 export interface TurnEnd {
   /** The physical session whose transcript gets `messages`. */
   readonly sessionId: string;
+  /** The turn, and who asked for it (`<platform>:<user id>`): its cost row (docs/cost.md). Absent: none. */
+  readonly turnId?: string;
+  readonly principal?: string;
   /** The turn's last messages: its final answer, or the words an interrupt cut short. */
   readonly messages: readonly TranscriptMessage[];
   /** Added to the key's counters; null adds nothing. */

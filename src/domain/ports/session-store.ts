@@ -15,7 +15,9 @@ import type {
   SessionSourceFields,
   TokenUsage,
   TranscriptMessage,
+  CostStatus,
 } from '../vocabulary.js';
+import type { TurnCosts } from './costs.js';
 
 /** What getOrCreateSession did, so callers can tell the user (e.g. "your session was reset"). */
 export type SessionAccessKind = 'created' | 'replaced' | 'resumed' | 'touched';
@@ -117,7 +119,8 @@ export interface UsageUpdate extends Partial<TokenUsage> {
   last_prompt_tokens?: number;
   /** Added to estimated_cost_usd. */
   cost_usd?: number;
-  cost_status?: string;
+  /** Combined with the session's: the least certain wins (docs/cost.md). */
+  cost_status?: CostStatus;
 }
 
 /** The cooldown after a failed compression summary (persisted: a restart does not reset it). */
@@ -143,7 +146,7 @@ export interface CompressionPublication {
   now?: Date;
 }
 
-export interface SessionStore {
+export interface SessionStore extends TurnCosts {
   /**
    * The entry on `sessionKey`, decided by ENT-2 (domain/session/lifecycle.ts decideAccess). The key
    * is built by the caller (buildSessionKey); `source` is stored as the entry's origin when a new

@@ -246,6 +246,16 @@ export class PromptBroker implements PromptHost {
     return [...this.open.values()].filter((p) => p.snapshot.session_id === sessionId).map((p) => p.snapshot);
   }
 
+  /** How many prompts wait for an answer, and when the oldest was first asked (ISO), for metrics. */
+  waiting(): { count: number; oldest: string | null } {
+    let oldest: string | null = null;
+    for (const { snapshot } of this.open.values()) {
+      if (oldest === null || Date.parse(snapshot.created_at) < Date.parse(oldest))
+        oldest = snapshot.created_at;
+    }
+    return { count: this.open.size, oldest };
+  }
+
   /** Drops a session's `session` approvals (its execution ended or it was reset). */
   forgetSession(sessionId: string): void {
     this.sessionMemory.delete(sessionId);

@@ -53,13 +53,25 @@ export function demoOverflow(
   };
 }
 
-function usageOf(body: DemoRequestBody, reply: DemoReply, contextWindow?: number): WireUsage {
+function usageOf(
+  body: DemoRequestBody,
+  reply: DemoReply,
+  contextWindow?: number,
+  costPerMTok?: number,
+): WireUsage {
   const prompt = demoPromptTokens(body, contextWindow);
   const completion =
     estimateTokens(reply.text ?? '') +
     estimateTokens(reply.reasoning ?? '') +
     estimateTokens(reply.toolCall?.arguments ?? '');
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const usage: WireUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
+  // Asked to, it reports its own cost as OpenRouter does (`usage.cost`, US dollars).
+  if (costPerMTok !== undefined) usage.cost = ((prompt + completion) * costPerMTok) / 1_000_000;
+  return usage;
 }
 
 function toolCallsOf(reply: DemoReply): ToolCall[] | undefined {
@@ -73,6 +85,7 @@ export function demoCompletion(
   body: DemoRequestBody,
   id = 'chatcmpl-demo',
   contextWindow?: number,
+  costPerMTok?: number,
 ): Record<string, unknown> {
   const reply = scriptReply(body);
   const message: Record<string, unknown> = { role: 'assistant', content: reply.text };
@@ -85,7 +98,7 @@ export function demoCompletion(
     created: Math.floor(Date.now() / 1000),
     model: DEMO_MODEL_ID,
     choices: [{ index: 0, message, finish_reason: reply.toolCall ? 'tool_calls' : 'stop' }],
-    usage: usageOf(body, reply, contextWindow),
+    usage: usageOf(body, reply, contextWindow, costPerMTok),
   };
 }
 
@@ -94,6 +107,7 @@ export function demoChunks(
   body: DemoRequestBody,
   id = 'chatcmpl-demo',
   contextWindow?: number,
+  costPerMTok?: number,
 ): Record<string, unknown>[] {
   const reply = scriptReply(body);
   const created = Math.floor(Date.now() / 1000);
@@ -125,7 +139,7 @@ export function demoChunks(
       created,
       model: DEMO_MODEL_ID,
       choices: [],
-      usage: usageOf(body, reply, contextWindow),
+      usage: usageOf(body, reply, contextWindow, costPerMTok),
     });
   }
   return chunks;

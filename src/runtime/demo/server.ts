@@ -24,6 +24,8 @@ export interface DemoModelOptions {
    * `context_length_exceeded` error, as a real provider does. Unset: no limit.
    */
   contextWindow?: number;
+  /** Report each answer's cost in `usage.cost` (OpenRouter's field), at this many US dollars per million tokens. */
+  reportCostPerMTok?: number;
 }
 
 /** A request as the demo model received it. */
@@ -126,14 +128,15 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
     const overflow = demoOverflow(body, options.contextWindow);
     if (overflow !== null) return json(res, 400, overflow);
     const id = `chatcmpl-demo-${++sequence}`;
-    if (body.stream !== true) return json(res, 200, demoCompletion(body, id, options.contextWindow));
+    if (body.stream !== true)
+      return json(res, 200, demoCompletion(body, id, options.contextWindow, options.reportCostPerMTok));
 
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
-    for (const chunk of demoChunks(body, id, options.contextWindow)) {
+    for (const chunk of demoChunks(body, id, options.contextWindow, options.reportCostPerMTok)) {
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       if (latencyMs > 0) await sleep(latencyMs);

@@ -2,7 +2,12 @@
  * The OpenAI chat-completions wire shapes Gatehouse sends and reads, and the mapping from stored
  * transcript messages to what the model is shown.
  */
-import type { TokenUsage, ToolCall, TranscriptMessage } from '../../domain/vocabulary.js';
+import {
+  combineCostStatus,
+  type TokenUsage,
+  type ToolCall,
+  type TranscriptMessage,
+} from '../../domain/vocabulary.js';
 import type { ToolDefinition } from '../types.js';
 
 /**
@@ -30,6 +35,8 @@ export interface WireUsage {
   /** Anthropic-style fields some gateways pass through. */
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+  /** The call's cost in US dollars, as OpenRouter (and gateways like it) report it. */
+  cost?: number;
 }
 
 export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({
@@ -58,6 +65,10 @@ export function toTokenUsage(usage: WireUsage | null | undefined): TokenUsage {
     cache_read_tokens: cacheRead,
     cache_write_tokens: cacheWrite,
     total_tokens: num(usage.total_tokens) || prompt + output,
+    // A reported cost of 0 is a real answer (a free model), so only a missing one is left unpriced.
+    ...(typeof usage.cost === 'number' && Number.isFinite(usage.cost) && usage.cost >= 0
+      ? { cost_usd: usage.cost, cost_status: 'reported' as const }
+      : {}),
   };
 }
 
@@ -67,6 +78,12 @@ export function addUsage(into: TokenUsage, add: TokenUsage): void {
   into.cache_read_tokens += add.cache_read_tokens;
   into.cache_write_tokens += add.cache_write_tokens;
   into.total_tokens += add.total_tokens;
+  if (add.cost_status !== undefined) {
+    into.cost_usd = (into.cost_usd ?? 0) + (add.cost_usd ?? 0);
+    into.cost_status = combineCostStatus(into.cost_status, add.cost_status);
+  }
+  into.provider ??= add.provider;
+  into.model ??= add.model;
 }
 
 function num(value: unknown): number {

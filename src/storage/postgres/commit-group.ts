@@ -11,6 +11,7 @@
  * safe.) A failed COMMIT or a lost connection rejects every operation of the batch, and the
  * connection refuses all later ones (database.ts).
  */
+import { performance } from 'node:perf_hooks';
 import type { PgDatabase, Sql } from './database.js';
 
 interface Queued {
@@ -41,6 +42,8 @@ export class PgCommitGroup {
   private busy = false;
   /** Batches committed, operations in them, and the largest batch, for metrics and benchmarks. */
   readonly stats = { batches: 0, operations: 0, largest: 0 };
+  /** Told each batch's seconds from its transaction's start to its COMMIT's answer. */
+  onCommitted: ((seconds: number) => void) | null = null;
 
   constructor(
     private readonly db: PgDatabase,
@@ -63,6 +66,7 @@ export class PgCommitGroup {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       let outcomes: Outcome[];
+      const started = performance.now();
       try {
         outcomes = await this.db.exclusive(
           async (sql) => (await this.runPlainly(sql, batch)) ?? this.runApart(batch),
@@ -74,6 +78,7 @@ export class PgCommitGroup {
       this.stats.batches++;
       this.stats.operations += batch.length;
       this.stats.largest = Math.max(this.stats.largest, batch.length);
+      this.onCommitted?.((performance.now() - started) / 1000);
       batch.forEach((queued, i) => {
         const outcome = outcomes[i]!;
         if (outcome.ok) queued.resolve(outcome.value);

@@ -41,6 +41,8 @@ import * as ledger from './ops/deliveries.js';
 import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
+import { recordTurnCost } from './ops/turn-costs.js';
+import { endedTurnCost } from '../rows/turn-costs.js';
 import * as markers from './ops/turn-markers.js';
 import { appendInTransaction } from './transcript-actions.js';
 
@@ -188,7 +190,11 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     return this.write(async (sql): Promise<Delivery | null> => {
       const now = options.now ?? new Date();
       if (end.messages.length > 0) await appendInTransaction(this.db, sql, end.sessionId, end.messages, now);
-      if (end.usage !== null) await addRouteUsage(sql, sessionKey, end.usage);
+      if (end.usage !== null) {
+        await addRouteUsage(sql, sessionKey, end.usage);
+        const record = endedTurnCost(sessionKey, end, now);
+        if (record) await recordTurnCost(sql, record);
+      }
       if (end.clearResumePending) await clearResumePending(sql, sessionKey);
       if (end.endStreak) await ledger.deleteStreak(sql, sessionKey);
       if (reply === null) {

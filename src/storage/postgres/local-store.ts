@@ -45,6 +45,8 @@ import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as transitions from './local/transitions.js';
 import { holdsLease } from './ops/leases.js';
+import * as costs from './ops/turn-costs.js';
+import { settledTurnCost } from '../rows/turn-costs.js';
 import { addRouteUsage, readRoute, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 import { appendInTransaction } from './transcript-actions.js';
@@ -296,7 +298,12 @@ export class PostgresLocalStore implements LocalSessionStore {
           messages,
           at,
         );
-      if (usage) await addRouteUsage(sql, localSessionKey(logicalId), usage);
+      if (usage) {
+        await addRouteUsage(sql, localSessionKey(logicalId), usage);
+        const principal = await costs.admissionPrincipal(sql, admission_id);
+        const record = settledTurnCost(admission_id, localSessionKey(logicalId), principal, usage, at);
+        if (record) await costs.recordTurnCost(sql, record);
+      }
       await touchRoute(sql, localSessionKey(logicalId), at.toISOString());
       return true;
     });

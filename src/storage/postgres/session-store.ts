@@ -22,6 +22,8 @@ import * as compression from './ops/compression.js';
 import { findRouteBySessionId } from './ops/routes.js';
 import * as transcripts from './transcript-actions.js';
 import { loadVisibleMessages } from './ops/messages.js';
+import type { CostQuery } from '../../domain/ports/costs.js';
+import { costSummary } from './ops/turn-costs.js';
 
 export class PostgresSessionStore implements SessionStore {
   /** Connects to `url` and migrates its schema; throws StorageUnavailableError when it cannot. */
@@ -105,6 +107,10 @@ export class PostgresSessionStore implements SessionStore {
 
   addUsage(sessionKey: string, usage: UsageUpdate) {
     return this.db.transaction((sql) => entries.addUsage(sql, sessionKey, usage));
+  }
+
+  costSummary(query: CostQuery) {
+    return this.db.transaction((sql) => costSummary(sql, query));
   }
 
   async appendToTranscript(

@@ -49,6 +49,8 @@ interface Committed {
   outcomes: Outcome[];
   /** False when the batch changed no row: it waits only for the flush of what it may have read. */
   wrote: boolean;
+  /** When its transaction began (the group's microsecond clock). */
+  startedUs: number;
 }
 
 export interface CommitGroupOptions {
@@ -101,6 +103,8 @@ export class CommitGroup {
   private readonly clockUs: () => number;
   /** Batches committed, operations in them, and log flushes, for metrics and benchmarks. */
   readonly stats = { batches: 0, operations: 0, largest: 0, flushes: 0, inlineFlushes: 0 };
+  /** Told each batch's seconds from its transaction's start to its callers' answer (durable). */
+  onCommitted: ((seconds: number) => void) | null = null;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -155,6 +159,7 @@ export class CommitGroup {
       return;
     }
     let outcomes: Outcome[];
+    const startedUs = this.clockUs();
     const changesBefore = this.walFlush ? this.totalChanges() : 0;
     try {
       outcomes = this.withoutInlineSync(
@@ -167,8 +172,9 @@ export class CommitGroup {
     this.stats.batches++;
     this.stats.operations += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
-    if (this.walFlush) this.unflushed.push({ batch, outcomes, wrote: this.totalChanges() !== changesBefore });
-    else deliver({ batch, outcomes, wrote: true });
+    const committed = { batch, outcomes, wrote: true, startedUs };
+    if (this.walFlush) this.unflushed.push({ ...committed, wrote: this.totalChanges() !== changesBefore });
+    else this.deliver(committed);
   }
 
   /** Rows changed on the connection so far (rolled-back changes count too: at worst, one flush too many). */
@@ -191,7 +197,7 @@ export class CommitGroup {
     const waiting = this.unflushed;
     this.unflushed = [];
     if (!waiting.some((c) => c.wrote)) {
-      waiting.forEach(deliver);
+      waiting.forEach((c) => this.deliver(c));
       return;
     }
     this.stats.flushes++;
@@ -206,14 +212,14 @@ export class CommitGroup {
         return;
       }
       this.flushHistory = recordFlush(this.flushHistory, 'inline', this.clockUs() - start);
-      waiting.forEach(deliver);
+      waiting.forEach((c) => this.deliver(c));
       return;
     }
     this.flushHistory = recordFlush(this.flushHistory, 'pool');
     this.flushing = this.walFlush.flush().then(
       () => {
         this.flushing = null;
-        waiting.forEach(deliver);
+        waiting.forEach((c) => this.deliver(c));
         if (this.queue.length > 0) this.commitQueued();
         else this.makeDurable();
       },
@@ -223,6 +229,11 @@ export class CommitGroup {
         if (this.queue.length > 0) this.commitQueued(); // refused, like every later operation
       },
     );
+  }
+
+  private deliver(committed: Committed): void {
+    this.onCommitted?.((this.clockUs() - committed.startedUs) / 1e6);
+    deliver(committed);
   }
 
   /** A failed flush: its callers, and those of every batch committed since, are refused, as is all that follows. */

@@ -40,6 +40,8 @@ import * as ledger from './ops/deliveries.js';
 import * as inbound from './ops/inbound.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import { addRouteUsage, readRoute } from './ops/routes.js';
+import { recordTurnCost } from './ops/turn-costs.js';
+import { endedTurnCost } from '../rows/turn-costs.js';
 import * as markers from './ops/turn-markers.js';
 import { eventFromJson, eventToJson, toDelivery } from '../rows/deliveries.js';
 import type { TurnMarker } from '../rows/turn-markers.js';
@@ -194,7 +196,11 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     return this.group.run(() => {
       const now = options.now ?? new Date();
       if (end.messages.length > 0) appendInTransaction(this.db, end.sessionId, end.messages, now);
-      if (end.usage !== null) addRouteUsage(this.db, sessionKey, end.usage);
+      if (end.usage !== null) {
+        addRouteUsage(this.db, sessionKey, end.usage);
+        const record = endedTurnCost(sessionKey, end, now);
+        if (record) recordTurnCost(this.db, record);
+      }
       if (end.clearResumePending) clearResumePending(this.db, sessionKey);
       if (end.endStreak) ledger.deleteStreak(this.db, sessionKey);
       this.faults?.hit('endTurn.transaction', sessionKey);

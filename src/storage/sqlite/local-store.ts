@@ -41,6 +41,8 @@ import type { LineageFacts } from '../../domain/local/lineage.js';
 import { tx } from './actions-common.js';
 import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
+import * as costs from './ops/turn-costs.js';
+import { settledTurnCost } from '../rows/turn-costs.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
@@ -278,7 +280,12 @@ export class SqliteLocalStore implements LocalSessionStore {
       if (logicalId === null) return false;
       if (messages && messages.length > 0)
         appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
-      if (usage) addRouteUsage(this.db, localSessionKey(logicalId), usage);
+      if (usage) {
+        addRouteUsage(this.db, localSessionKey(logicalId), usage);
+        const principal = costs.admissionPrincipal(this.db, admission_id);
+        const record = settledTurnCost(admission_id, localSessionKey(logicalId), principal, usage, at);
+        if (record) costs.recordTurnCost(this.db, record);
+      }
       touchRoute(this.db, localSessionKey(logicalId), at.toISOString());
       return true;
     });

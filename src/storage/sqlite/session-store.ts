@@ -19,6 +19,8 @@ import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.
 import * as entries from './entry-actions.js';
 import * as transcripts from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
+import type { CostQuery } from '../../domain/ports/costs.js';
+import { costSummary } from './ops/turn-costs.js';
 
 function settle<T>(fn: () => T): Promise<T> {
   try {
@@ -116,6 +118,10 @@ export class SqliteSessionStore implements SessionStore {
 
   addUsage(sessionKey: string, usage: UsageUpdate) {
     return settle(() => entries.addUsage(this.db, sessionKey, usage));
+  }
+
+  costSummary(query: CostQuery) {
+    return settle(() => costSummary(this.db, query));
   }
 
   appendToTranscript(

@@ -44,6 +44,7 @@ export const SLASH_COMMANDS: readonly CommandSpec[] = [
   },
   { name: 'deny', description: 'Refuse the pending approval' },
   { name: 'compress', description: 'Summarise the older part of the conversation to make room' },
+  { name: 'cost', description: 'What this conversation has cost so far' },
   { name: 'help', description: 'The list of commands' },
 ];
 

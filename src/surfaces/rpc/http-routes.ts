@@ -20,6 +20,7 @@ import {
   type GateConfig,
   type RequestFacts,
 } from './gate.js';
+import { metricsRefusal, serveMetrics, type MetricsRoute } from './metrics-route.js';
 
 /** Serves a request the RPC surface does not own; returns false when it did not handle it. */
 export type StaticHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -35,6 +36,8 @@ export interface RouteDeps {
   readonly staticFiles: StaticHandler | undefined;
   /** Extra fields of GET /healthz (the daemon's lifecycle state). */
   readonly health?: (() => Record<string, unknown>) | undefined;
+  /** GET /metrics, when `metrics.enabled` (metrics-route.ts); absent: 404 like any unknown path. */
+  readonly metrics?: MetricsRoute | null | undefined;
   readonly logger: Logger;
 }
 
@@ -186,6 +189,10 @@ export async function routeHttp(
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ok: true, ...deps.health?.() }));
       return;
+    }
+    if (req.method === 'GET' && path === '/metrics' && deps.metrics) {
+      const refused = metricsRefusal(req, facts, deps.metrics.key);
+      return refused ? reject(res, refused) : await serveMetrics(res, deps.metrics);
     }
     if (deps.staticFiles?.(req, res)) return;
     reject(res, new HttpRejection('not_found'));

@@ -32,6 +32,7 @@ import {
   type RequestFacts,
 } from './gate.js';
 import { routeHttp, type StaticHandler } from './http-routes.js';
+import type { MetricsRoute } from './metrics-route.js';
 
 export const WS_PATH = '/api/ws';
 export const DEFAULT_MAX_CONNECTIONS = 512;
@@ -65,6 +66,8 @@ export interface RpcServerOptions {
   staticFiles?: StaticHandler;
   /** Extra fields of GET /healthz. */
   health?: () => Record<string, unknown>;
+  /** GET /metrics (metrics-route.ts); absent when `metrics.enabled` is off. */
+  metrics?: MetricsRoute | null;
   /** Serve HTTPS and WSS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
   /** Bounds on dashboard password attempts; the defaults suit every deployment we know. */
@@ -196,6 +199,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     passwordHash: options.dashboard?.passwordHash ?? null,
     staticFiles: options.staticFiles,
     health: options.health,
+    metrics: options.metrics ?? null,
     logger,
   };
   const events = new TypedEmitter<RpcSurfaceEvents>();

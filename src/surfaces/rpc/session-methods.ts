@@ -33,6 +33,14 @@ export const SESSION_METHOD_SCHEMAS = {
     limit: z.number().int().min(1).max(1000).default(200),
   }),
   'session.info': z.strictObject({ session_id: id }),
+  'session.cost': z.strictObject({ session_id: id }),
+  'cost.summary': z.strictObject({
+    /** First and last UTC day, `YYYY-MM-DD`; absent: unbounded. */
+    from_day: z.iso.date().optional(),
+    to_day: z.iso.date().optional(),
+    /** Operators only: one principal's turns (a subject such as `native:owner` or `telegram:42`). */
+    principal: z.string().min(1).max(200).optional(),
+  }),
   'session.title': z.strictObject({
     session_id: id,
     title: z
@@ -144,6 +152,16 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.info'],
       capability: 'session:read',
       handler: (p, c) => sessions.info(c.principal, p.session_id),
+    })
+    .register('session.cost', {
+      params: s['session.cost'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.cost(c.principal, p.session_id),
+    })
+    .register('cost.summary', {
+      params: s['cost.summary'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.costSummary(c.principal, p),
     })
     .register('session.title', {
       params: s['session.title'],

@@ -19,6 +19,7 @@ import { migration as m014 } from './014_platform_turn_steps.js';
 import { migration as m015 } from './015_cluster.js';
 import { migration as m016 } from './016_session_events.js';
 import { migration as m017 } from './017_control_requests.js';
+import { migration as m018 } from './018_turn_costs.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m015,
   m016,
   m017,
+  m018,
 ];

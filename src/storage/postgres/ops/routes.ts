@@ -24,6 +24,7 @@ export async function touchRoute(sql: Sql, sessionKey: string, at: string): Prom
   ]);
 }
 
+/** As SQLite's addRouteUsage: the counters added, the cost status the least certain of the two. */
 export async function addRouteUsage(sql: Sql, sessionKey: string, usage: UsageUpdate): Promise<boolean> {
   const changed = await sql.run(
     `UPDATE routes SET input_tokens = input_tokens + $2,
@@ -33,7 +34,12 @@ export async function addRouteUsage(sql: Sql, sessionKey: string, usage: UsageUp
        total_tokens = total_tokens + $6,
        last_prompt_tokens = coalesce($7, last_prompt_tokens),
        estimated_cost_usd = estimated_cost_usd + $8,
-       cost_status = coalesce($9, cost_status)
+       cost_status = CASE
+         WHEN $9::text IS NULL THEN cost_status
+         WHEN total_tokens = 0 AND estimated_cost_usd = 0 AND cost_status = 'unknown' THEN $9::text
+         WHEN cost_status = 'unknown' OR $9::text = 'unknown' THEN 'unknown'
+         WHEN cost_status = 'estimated' OR $9::text = 'estimated' THEN 'estimated'
+         ELSE 'reported' END
      WHERE session_key = $1`,
     [
       sessionKey,

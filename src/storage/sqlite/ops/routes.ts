@@ -30,7 +30,10 @@ export function touchRoute(db: Db, sessionKey: string, at: string): void {
   );
 }
 
-/** Adds a turn's usage to a route's counters in place; false when the key has no route. */
+/**
+ * Adds a turn's usage to a route's counters in place; false when the key has no route. Its cost status
+ * becomes the least certain of the two (docs/cost.md); a route with no usage yet takes the turn's.
+ */
 export function addRouteUsage(db: Db, sessionKey: string, usage: UsageUpdate): boolean {
   const info = statement(
     db,
@@ -41,7 +44,12 @@ export function addRouteUsage(db: Db, sessionKey: string, usage: UsageUpdate): b
        total_tokens = total_tokens + @total_tokens,
        last_prompt_tokens = coalesce(@last_prompt_tokens, last_prompt_tokens),
        estimated_cost_usd = estimated_cost_usd + @cost_usd,
-       cost_status = coalesce(@cost_status, cost_status)
+       cost_status = CASE
+         WHEN @cost_status IS NULL THEN cost_status
+         WHEN total_tokens = 0 AND estimated_cost_usd = 0 AND cost_status = 'unknown' THEN @cost_status
+         WHEN cost_status = 'unknown' OR @cost_status = 'unknown' THEN 'unknown'
+         WHEN cost_status = 'estimated' OR @cost_status = 'estimated' THEN 'estimated'
+         ELSE 'reported' END
      WHERE session_key = @session_key`,
   ).run({
     session_key: sessionKey,

@@ -109,6 +109,12 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     run: (ctx) => rollback(ctx),
   },
   {
+    name: 'cost',
+    usage: '/cost',
+    summary: "what this session has cost so far, and your turns' cost today",
+    run: (ctx) => showCost(ctx),
+  },
+  {
     // The chat controller runs /title itself (it works while a turn runs); listed here for /help.
     name: 'title',
     usage: '/title <text>',
@@ -118,6 +124,45 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
 ];
+
+interface SessionCostView {
+  estimated_cost_usd: number;
+  cost_status: 'reported' | 'estimated' | 'unknown';
+  tokens: { input: number; output: number; cache_read: number; total: number };
+}
+
+/** `$0.0123`, `~$0.0123 (estimated)`, `at least $0.0123 (some calls unpriced)` or `unknown` (docs/cost.md). */
+export function costText(usd: number, status: SessionCostView['cost_status']): string {
+  const amount = `$${usd.toFixed(4)}`;
+  if (status === 'reported') return amount;
+  if (status === 'estimated') return `~${amount} (estimated)`;
+  return usd > 0 ? `at least ${amount} (some calls unpriced)` : 'unknown (no price for this model)';
+}
+
+/** `/cost`: the session's spend (session.cost) and the caller's turns today (cost.summary). */
+async function showCost(ctx: CommandContext): Promise<void> {
+  const session = await ctx.call<SessionCostView>('session.cost', { session_id: ctx.sessionId });
+  const today = new Date().toISOString().slice(0, 10);
+  const summary = await ctx.call<{
+    rows: { cost_status: SessionCostView['cost_status'] }[];
+    total_usd: number;
+    turns: number;
+  }>('cost.summary', { from_day: today, to_day: today });
+  const statuses = summary.rows.map((r) => r.cost_status);
+  const todayStatus = statuses.includes('unknown')
+    ? 'unknown'
+    : statuses.includes('estimated')
+      ? 'estimated'
+      : 'reported';
+  const t = session.tokens;
+  ctx.view.writeLine(
+    ctx.terminal.style.dim(
+      `this session: ${costText(session.estimated_cost_usd, session.cost_status)} · ${t.total} tokens ` +
+        `(${t.input} in, ${t.cache_read} cached, ${t.output} out)\n` +
+        `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText(summary.total_usd, todayStatus)} over ${summary.turns} turns`}`,
+    ),
+  );
+}
 
 interface CheckpointView {
   checkpoint: number;

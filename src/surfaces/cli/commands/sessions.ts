@@ -23,6 +23,17 @@ interface SessionRow {
   model: string | null;
   state: string;
   created_at: string;
+  /** What it has cost so far (docs/cost.md); absent while its receipt is invalid. */
+  cost?: { estimated_usd: number; status: 'reported' | 'estimated' | 'unknown' };
+}
+
+/** The COST column: `$0.0123`, `~$0.0123` (estimated), `>$0.0123` (some calls unpriced), or `?`. */
+export function costColumn(cost: SessionRow['cost']): string {
+  if (!cost) return '?';
+  const amount = `$${cost.estimated_usd.toFixed(4)}`;
+  if (cost.status === 'reported') return amount;
+  if (cost.status === 'estimated') return `~${amount}`;
+  return cost.estimated_usd > 0 ? `>${amount}` : '?';
 }
 
 interface SearchRow {
@@ -82,7 +93,17 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
     });
     if (flags.json) return say(JSON.stringify({ sessions }, null, 2));
     if (sessions.length === 0) return say('No sessions yet. Start one with "gatehouse chat".');
-    say(['ID'.padEnd(24), 'CREATED'.padEnd(20), 'SOURCE', 'STATE  ', 'MODEL'.padEnd(16), 'TITLE'].join(' '));
+    say(
+      [
+        'ID'.padEnd(24),
+        'CREATED'.padEnd(20),
+        'SOURCE',
+        'STATE  ',
+        'MODEL'.padEnd(16),
+        'COST'.padEnd(10),
+        'TITLE',
+      ].join(' '),
+    );
     for (const s of sessions) {
       say(
         [
@@ -91,6 +112,7 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
           s.source.padEnd(6),
           s.state.padEnd(7),
           (s.model ?? '-').padEnd(16),
+          costColumn(s.cost).padEnd(10),
           visible(s.title ?? '-'),
         ].join(' '),
       );

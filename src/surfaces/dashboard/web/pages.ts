@@ -29,9 +29,18 @@ function sessionRow(s: ListedSession): HTMLElement {
     h(
       'p',
       { class: 'meta' },
-      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out)`,
+      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out) · ${dollars(s.cost)}`,
     ),
   );
+}
+
+/** `$0.0123`, `~$0.0123` (estimated), or `$0.0123+ (some unpriced)` / `cost unknown` (docs/cost.md). */
+export function dollars(cost: ListedSession['cost'] | undefined): string {
+  if (!cost) return 'cost unknown';
+  const amount = `$${cost.estimated_usd.toFixed(4)}`;
+  if (cost.status === 'reported') return amount;
+  if (cost.status === 'estimated') return `~${amount} (estimated)`;
+  return cost.estimated_usd > 0 ? `${amount}+ (some calls unpriced)` : 'cost unknown';
 }
 
 export function sessionsPage(link: Link): HTMLElement {
@@ -289,5 +298,34 @@ export function statusPage(link: Link): HTMLElement {
     },
     (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
   );
+  // What today's turns cost, per principal, provider and model (docs/cost.md).
+  const today = new Date().toISOString().slice(0, 10);
+  void link.call<CostSummary>('cost.summary', { from_day: today, to_day: today }).then(
+    (summary) =>
+      append(
+        page,
+        h('h2', { text: 'Cost today (UTC)' }),
+        summary.rows.length === 0
+          ? h('p', { class: 'muted', text: 'No turn called a model today.' })
+          : table(
+              summary.rows.map((r) => [
+                `${r.principal} · ${r.provider}/${r.model}`,
+                `${dollars({ estimated_usd: r.cost_usd, status: r.cost_status })} · ${count(r.turns)} turns`,
+              ]),
+            ),
+      ),
+    (err: unknown) => append(page, h('p', { class: 'error', text: errorText(err) })),
+  );
   return page;
+}
+
+interface CostSummary {
+  rows: {
+    principal: string;
+    provider: string;
+    model: string;
+    turns: number;
+    cost_usd: number;
+    cost_status: ListedSession['cost']['status'];
+  }[];
 }

@@ -81,4 +81,6 @@ export interface ListedSession {
   created_at: string;
   last_activity: string;
   tokens: { input: number; output: number; total: number };
+  /** What it has cost so far (docs/cost.md); `unknown`: some call had no price. */
+  cost: { estimated_usd: number; status: 'reported' | 'estimated' | 'unknown' };
 }
