@@ -315,6 +315,8 @@ const SAFE: string[] = [
   'echo hello',
   'echo "hello world"',
   'echo -n hi',
+  'printf "%s\\n" hi',
+  'echo "a\\tb \\"quoted\\" \\$HOME"',
   "printf '%s\\n' hi",
   'echo hi > /dev/null',
   'ls 2>/dev/null',
