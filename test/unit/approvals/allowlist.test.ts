@@ -396,5 +396,14 @@ describe('what the human reads', () => {
       reason: 'not on the allow-list: setsid is not on the allow-list',
     });
     expect(await assessCommand('rm --recur x', cwd)).toMatchObject({ allowListed: false });
+    // bash joins `a\<newline>b` into one word; the hand lexer does not: two readers disagree, a human looks.
+    expect(await assessCommand('echo a\\\nb', cwd)).toMatchObject({
+      allowListed: false,
+      reason: 'not on the allow-list: two shell readers disagree about which commands it runs',
+    });
+    expect(await assessCommand('ls\r-la', cwd)).toMatchObject({
+      allowListed: false,
+      reason: 'not on the allow-list: it holds control characters',
+    });
   });
 });
