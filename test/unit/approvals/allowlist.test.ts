@@ -9,7 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assessCommand } from '../../../src/runtime/approvals/assess.js';
+import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { decideApproval } from '../../../src/runtime/approvals/decide.js';
+import { terminalTool } from '../../../src/runtime/tools/terminal.js';
+import { harness } from '../tools/harness.js';
 
 let cwd = '';
 let victim = '';
@@ -376,6 +379,20 @@ describe('the allow-list: attack shapes ask (default) or are refused (deny)', ()
     const gate = { yolo: false, allowListed: false, flagged: assessment.flagged };
     expect(decideApproval({ mode: 'default', ...gate })).toBe('ask');
     expect(decideApproval({ mode: 'deny', ...gate })).toBe('refuse');
+  });
+});
+
+describe('the attack shapes through the terminal tool: refused in `deny`, nothing deleted', () => {
+  it.each(UNSAFE.slice(0, UNSAFE.indexOf('rm -rf V')))('%s', async (shape) => {
+    fs.writeFileSync(path.join(victim, 'precious.txt'), 'keep');
+    const broker = new PromptBroker({ mode: 'deny' });
+    let asked = false;
+    broker.events.on((e) => (asked ||= e.type === 'prompt:opened'));
+    const { context } = harness(broker, { cwd });
+    const result = await terminalTool.run({ command: shape.replace(/\bV\b/g, victim) }, context);
+    expect(result.content).toContain('Denied by configuration (approvals.mode: deny)');
+    expect(asked).toBe(false);
+    expect(fs.readFileSync(path.join(victim, 'precious.txt'), 'utf8')).toBe('keep');
   });
 });
 
