@@ -236,7 +236,11 @@ describe('cluster: session controls on any instance', () => {
       const [onA, onB, onC] = await clients();
       const cwd = tempDir();
       writeFileSync(join(cwd, 'b.txt'), 'bravo\n');
-      const { session_id } = await onA.call<Snapshot>('session.create', { cwd, checkpoints: true, yolo: true });
+      const { session_id } = await onA.call<Snapshot>('session.create', {
+        cwd,
+        checkpoints: true,
+        yolo: true,
+      });
       for (const client of [onA, onB, onC]) await client.call('session.resume', { session_id });
       const created = nextEvent(onA, 'checkpoint.created', (e) => e.session_id === session_id, EVENT_WAIT_MS);
       await submit(onA, session_id, 'run: printf changed > b.txt && echo new > new.txt');
