@@ -4,7 +4,7 @@
  * `approvals.list` / `approvals.revoke` methods the CLI calls — so the command asks again.
  */
 import { describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, loggedIn, useChromium } from './browser.js';
+import { HAVE_CHROMIUM, loggedIn, openSession, useChromium } from './browser.js';
 import { nextEvent } from './gateway-harness.js';
 import { dashboardSession, tempDir, useFixture } from './seed-fixture.js';
 
@@ -15,23 +15,23 @@ describe.skipIf(!HAVE_CHROMIUM)('the Approvals page in Chromium', () => {
   it('lists a remembered `always` approval and revokes it', { timeout: 90_000 }, async () => {
     const cwd = tempDir();
     const { d, native, sessionId } = await dashboardSession(fx, { cwd });
-    const asked = nextEvent(native, 'approval.request');
+    const { context, page } = await loggedIn(chromium.browser, d.url);
+    await openSession(page, sessionId);
+    const done = nextEvent(native, 'turn.complete');
     await native.call('prompt.submit', {
       session_id: sessionId,
       submission_id: 'a1',
       text: 'run: touch approved-always',
     });
-    const request = (await asked).event;
-    const done = nextEvent(native, 'turn.complete');
-    await native.call('approval.respond', {
-      session_id: sessionId,
-      prompt_id: request['prompt_id'],
-      execution_generation: request['execution_generation'],
-      choice: 'always',
-    });
+    // The card states what "always" would approve, then the human answers it there.
+    const card = page.locator('.prompt.approval');
+    await card.waitFor();
+    expect(await card.locator('.scope').textContent()).toBe(
+      `"session" approves this exact command in ${cwd}, for this session; "always" approves this exact command in ${cwd}, from now on`,
+    );
+    await card.getByRole('button', { name: 'Always allow' }).click();
     await done;
 
-    const { context, page } = await loggedIn(chromium.browser, d.url);
     await page.getByRole('link', { name: 'Approvals' }).click();
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
     const always = page.locator('.approval-row', { hasText: 'always ·' });

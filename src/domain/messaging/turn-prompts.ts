@@ -75,7 +75,9 @@ export function onTurnEvent(
       prompt_id: turnEvent.prompt_id,
       execution_generation: turnEvent.execution_generation,
     };
-    const text = `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}`;
+    // The scope line says what "session" and "always" would approve: this exact command, here.
+    const scope = turnEvent.scope === undefined ? '' : `\n\n${turnEvent.scope}`;
+    const text = `Approval needed: ${turnEvent.reason}\n\n${turnEvent.command}${scope}`;
     const approval: PendingApproval = { ...prompt, text, shown: null };
     running.approval = approval;
     deps.events.emit('approval:asked', { session_key: sessionKey, prompt_id: turnEvent.prompt_id });

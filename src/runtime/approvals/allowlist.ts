@@ -470,7 +470,7 @@ export const ALLOW_LIST: Record<string, Spec> = {
     longValued: ['format', 'printf'],
     long: ['dereference', 'terse', 'file-system'],
   },
-  file: { short: 'bibLz', long: ['brief', 'mime', 'mime-type', 'dereference'] },
+  file: { short: 'biL', long: ['brief', 'mime', 'mime-type', 'dereference'] },
   du: {
     short: 'shacbkmxL',
     valued: 'd',

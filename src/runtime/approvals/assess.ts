@@ -37,6 +37,9 @@ export async function assessCommand(command: string, cwd: string): Promise<Asses
 /** null when the whole line is proven safe; otherwise the first reason it is not. */
 export async function notProvenSafe(command: string, cwd: string): Promise<string | null> {
   if (command.trim() === '') return 'the command is empty';
+  // A carriage return or another control character is read differently by bash and by parsers.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(command)) return 'it holds control characters';
   const tree = await readTree(command);
   if (!tree.simple) return tree.why;
   const handWords = parseShell(command)

@@ -180,7 +180,7 @@ function literal(node: SyntaxNode): { text: string; glob: boolean } {
         if (child === null || child.type === '"') continue;
         if (child.type !== 'string_content')
           refuse(`it uses ${EXPANSIONS[child.type] ?? 'an expansion'} inside quotes`);
-        text += child.text.replace(/\\([$`"\\\n])/g, '$1');
+        text += child.text.replace(/\\\n/g, '').replace(/\\([$`"\\])/g, '$1');
       }
       return { text, glob: false };
     }

@@ -162,7 +162,9 @@ class Lexer {
     while (this.i < src.length && src[this.i] !== '"') {
       const c = src[this.i] ?? '';
       if (c === '\\') {
-        out += src[this.i + 1] ?? '';
+        // As bash: inside double quotes a backslash escapes only $ ` " \ and a newline.
+        const next = src[this.i + 1] ?? '';
+        if (next !== '\n') out += next !== '' && '$`"\\'.includes(next) ? next : `\\${next}`;
         this.i += 2;
       } else if (src.startsWith('$(', this.i) || c === '`') {
         out += this.readSubstitution(subs);

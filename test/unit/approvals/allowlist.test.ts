@@ -9,7 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assessCommand } from '../../../src/runtime/approvals/assess.js';
+import { PromptBroker } from '../../../src/runtime/approvals/broker.js';
 import { decideApproval } from '../../../src/runtime/approvals/decide.js';
+import { terminalTool } from '../../../src/runtime/tools/terminal.js';
+import { harness } from '../tools/harness.js';
 
 let cwd = '';
 let victim = '';
@@ -315,6 +318,8 @@ const SAFE: string[] = [
   'echo hello',
   'echo "hello world"',
   'echo -n hi',
+  'printf "%s\\n" hi',
+  'echo "a\\tb \\"quoted\\" \\$HOME"',
   "printf '%s\\n' hi",
   'echo hi > /dev/null',
   'ls 2>/dev/null',
@@ -377,6 +382,20 @@ describe('the allow-list: attack shapes ask (default) or are refused (deny)', ()
   });
 });
 
+describe('the attack shapes through the terminal tool: refused in `deny`, nothing deleted', () => {
+  it.each(UNSAFE.slice(0, UNSAFE.indexOf('rm -rf V')))('%s', async (shape) => {
+    fs.writeFileSync(path.join(victim, 'precious.txt'), 'keep');
+    const broker = new PromptBroker({ mode: 'deny' });
+    let asked = false;
+    broker.events.on((e) => (asked ||= e.type === 'prompt:opened'));
+    const { context } = harness(broker, { cwd });
+    const result = await terminalTool.run({ command: shape.replace(/\bV\b/g, victim) }, context);
+    expect(result.content).toContain('Denied by configuration (approvals.mode: deny)');
+    expect(asked).toBe(false);
+    expect(fs.readFileSync(path.join(victim, 'precious.txt'), 'utf8')).toBe('keep');
+  });
+});
+
 describe('the allow-list: read-only shapes run unasked', () => {
   it.each(SAFE)('%s', async (command) => {
     expect(await assessCommand(command, cwd)).toEqual({ allowListed: true });
@@ -394,5 +413,14 @@ describe('what the human reads', () => {
       reason: 'not on the allow-list: setsid is not on the allow-list',
     });
     expect(await assessCommand('rm --recur x', cwd)).toMatchObject({ allowListed: false });
+    // bash joins `a\<newline>b` into one word; the hand lexer does not: two readers disagree, a human looks.
+    expect(await assessCommand('echo a\\\nb', cwd)).toMatchObject({
+      allowListed: false,
+      reason: 'not on the allow-list: two shell readers disagree about which commands it runs',
+    });
+    expect(await assessCommand('ls\r-la', cwd)).toMatchObject({
+      allowListed: false,
+      reason: 'not on the allow-list: it holds control characters',
+    });
   });
 });

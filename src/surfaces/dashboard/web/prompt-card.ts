@@ -11,6 +11,7 @@ export function promptCard(p: Prompt, answer: (value: string | string[]) => void
       h('strong', { text: 'Approval needed' }),
       h('pre', { class: 'command', text: p.command ?? '' }),
       h('p', { class: 'reason', text: p.reason ?? '' }),
+      ...(p.scope ? [h('p', { class: 'scope muted', text: p.scope })] : []),
       h(
         'div',
         { class: 'choices' },

@@ -17,6 +17,8 @@ export interface Prompt {
   prompt_id: string;
   execution_generation: number;
   command?: string;
+  /** What `session` and `always` would approve (approval requests of commands). */
+  scope?: string;
   reason?: string;
   kind?: string;
   choices?: string[] | null;
