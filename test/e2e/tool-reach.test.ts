@@ -4,6 +4,8 @@
  * environment nor the daemon's own /proc/<pid>/environ, from a normal session or from safe mode.
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './cli.js';
@@ -160,17 +162,31 @@ describe("the gateway's own files are off-limits to tools (issue 25, item 5)", (
   );
 });
 
-describe('project hooks never run outside safe mode isolation (issue 25, item 6)', () => {
-  it('safe_mode with accept_hooks is refused at creation, naming the field; either alone is accepted', async () => {
-    const d = await fx.daemon();
-    const client = await d.connect();
-    const cwd = tempDir();
-    const refused = await client
-      .call('session.create', { cwd, safe_mode: true, accept_hooks: true })
-      .catch((e: unknown) => e);
-    expect(refused).toMatchObject({ reason: 'invalid_params', details: { field: 'accept_hooks' } });
-    expect((refused as Error).message).toContain('outside the isolation');
-    await expect(client.call('session.create', { cwd, safe_mode: true })).resolves.toBeDefined();
-    await expect(client.call('session.create', { cwd, accept_hooks: true })).resolves.toBeDefined();
-  });
+describe('a safe-mode session runs its hooks inside its isolation (issue 25, item 6)', () => {
+  it.runIf(spawnSync('unshare', ['--net', 'true']).status === 0)(
+    "a project hook of a safe session gets the worker's HOME and no network; a normal session's hook gets the host's",
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const { port } = new URL(d.url);
+      const cwd = tempDir();
+      mkdirSync(join(cwd, '.gatehouse'));
+      // turn_start: where it ran, and whether the daemon's listener was reachable from there.
+      const probe =
+        `net=$( (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reachable || echo isolated); ` +
+        'echo "home=$HOME $net" >> hook-report.txt';
+      writeFileSync(
+        join(cwd, '.gatehouse', 'hooks.yaml'),
+        `turn_start:\n  - name: probe\n    command: ${JSON.stringify(probe)}\n`,
+      );
+      const safe = await createAttached(client, { cwd, safe_mode: true, accept_hooks: true, yolo: true });
+      await run(client, safe, 's1', 'true');
+      const normal = await createAttached(client, { cwd, accept_hooks: true, yolo: true });
+      await run(client, normal, 'n1', 'true');
+      const [fromSafe, fromNormal] = readFileSync(join(cwd, 'hook-report.txt'), 'utf8').trim().split('\n');
+      expect(fromSafe).toMatch(new RegExp(`^home=${d.layout.runDir}/workers/\\S+ isolated$`));
+      expect(fromNormal).toBe(`home=${homedir()} reachable`);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });
