@@ -13,6 +13,8 @@ import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { createAttached, runCommand, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
+/** Safe mode needs a network namespace (docs/tools.md); its cases are skipped where there is none. */
+const isolationWorks = spawnSync('unshare', ['--net', 'true']).status === 0;
 const E2E_TIMEOUT_MS = 120_000;
 
 /** Secrets under names no scrub list would know, and the provider key under an unusual name. */
@@ -97,15 +99,22 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
 
       // A job of its own (not stopped with the command's group), orphaned when the shell exits: it is
       // no longer the daemon's descendant, but still in the command's session.
-      const orphan = await run(
-        client,
-        session,
-        'orphan',
-        'set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; bash drive.sh 2>&1; echo "orphan exit $?") &',
-      );
+      const orphanCommand =
+        'set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; bash drive.sh 2>&1; echo "orphan exit $?") &';
+      const orphan = await run(client, session, 'orphan', orphanCommand);
       expect(Number(/parent\s+(\d+)/.exec(orphan)?.[1])).not.toBe(d.child.pid);
       expect(orphan).toContain('started by the gateway');
       expect(existsSync(victim)).toBe(true);
+
+      // The same from a safe-mode session: refused at the control socket where the kernel reports the
+      // peer across the worker's network namespace, and in any case the listener is out of its reach.
+      if (isolationWorks) {
+        const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+        const fromSafe = await run(client, safe, 'safe-orphan', orphanCommand);
+        expect(fromSafe).toMatch(/started by the gateway|ENETUNREACH/);
+        expect(fromSafe).not.toContain('orphan exit 0');
+        expect(existsSync(victim)).toBe(true);
+      }
 
       // The listener refuses the same process tree whatever it would log in, mint or upgrade with.
       const http = await run(
@@ -163,7 +172,7 @@ describe("the gateway's own files are off-limits to tools (issue 25, item 5)", (
 });
 
 describe('a safe-mode session runs its hooks inside its isolation (issue 25, item 6)', () => {
-  it.runIf(spawnSync('unshare', ['--net', 'true']).status === 0)(
+  it.runIf(isolationWorks)(
     "a project hook of a safe session gets the worker's HOME and no network; a normal session's hook gets the host's",
     async () => {
       const d = await fx.daemon();

@@ -323,7 +323,11 @@ export function gatewayService(
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
-      const spawnedPeer = spawnedPeerCheck({ daemonPid: process.pid, toolSessions: toolSessionIds });
+      const spawnedPeer = spawnedPeerCheck({
+        daemonPid: process.pid,
+        toolSessions: toolSessionIds,
+        isolatedProcesses: () => workers?.cgroupMembers() ?? [],
+      });
       const listen = (port: number): Promise<RpcServer> =>
         startRpcServer({
           host: config.listener.host,

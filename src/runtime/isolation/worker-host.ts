@@ -323,6 +323,24 @@ export class WorkerPool {
   }
 
   /**
+   * Every process in a live worker's pids cgroup: the worker and whatever its commands started,
+   * orphaned or not (daemon/spawned-peer.ts refuses them at the gateway's doors).
+   */
+  cgroupMembers(): number[] {
+    const pids: number[] = [];
+    for (const worker of this.workers.values()) {
+      if (!worker.cgroup) continue;
+      try {
+        const text = fs.readFileSync(path.join(worker.cgroup, 'cgroup.procs'), 'utf8');
+        for (const line of text.split('\n')) if (line.trim() !== '') pids.push(Number(line));
+      } catch {
+        // Removed meanwhile.
+      }
+    }
+    return pids;
+  }
+
+  /**
    * Stops every worker (daemon shutdown). Their directories and cgroups are removed now: the daemon
    * may exit before the workers' exit events arrive.
    */
