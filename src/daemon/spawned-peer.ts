@@ -8,7 +8,8 @@
  * port and whose remote port is ours; Unix: the peer inode `ss -x` reports for our end, from the
  * kernel's sock_diag), then the processes that may be ours — the daemon's descendants by the PPid
  * chain, and every process in a session a tool command was started in (an orphan re-parented to
- * init stays in its session) — and whether one of them holds that inode in /proc/<pid>/fd.
+ * init stays in its session), and the members of the safe-mode workers' pids cgroups — and whether
+ * one of them holds that inode in /proc/<pid>/fd.
  *
  * Limits (docs/tool-reach.md): a process that both leaves its session (`setsid`) and is re-parented
  * (a double fork) is no longer recognised; nor is anything when /proc or `ss` is unavailable.
@@ -32,6 +33,8 @@ export interface SpawnedPeerOptions {
   daemonPid: number;
   /** Sessions tool commands were started in (each command leads a session of its own). */
   toolSessions: () => ReadonlySet<number>;
+  /** Members of the safe-mode workers' pids cgroups, whatever their parent or session. */
+  isolatedProcesses?: () => readonly number[];
 }
 
 export type SpawnedPeerCheck = (socket: Socket) => Promise<boolean>;
@@ -68,7 +71,7 @@ function candidates(options: SpawnedPeerOptions): number[] {
   const table = processTable();
   const parent = new Map(table.map((p) => [p.pid, p.ppid]));
   const sessions = options.toolSessions();
-  const found: number[] = [];
+  const found: number[] = [...(options.isolatedProcesses?.() ?? [])];
   for (const entry of table) {
     if (entry.pid === options.daemonPid) continue;
     let ours = sessions.has(entry.sid);

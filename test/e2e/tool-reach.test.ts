@@ -4,6 +4,8 @@
  * environment nor the daemon's own /proc/<pid>/environ, from a normal session or from safe mode.
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './cli.js';
@@ -11,6 +13,8 @@ import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { createAttached, runCommand, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
+/** Safe mode needs a network namespace (docs/tools.md); its cases are skipped where there is none. */
+const isolationWorks = spawnSync('unshare', ['--net', 'true']).status === 0;
 const E2E_TIMEOUT_MS = 120_000;
 
 /** Secrets under names no scrub list would know, and the provider key under an unusual name. */
@@ -95,15 +99,22 @@ describe('the agent cannot approve itself (issue 25, item 2)', () => {
 
       // A job of its own (not stopped with the command's group), orphaned when the shell exits: it is
       // no longer the daemon's descendant, but still in the command's session.
-      const orphan = await run(
-        client,
-        session,
-        'orphan',
-        'set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; bash drive.sh 2>&1; echo "orphan exit $?") &',
-      );
+      const orphanCommand =
+        'set -m; (sleep 0.5; echo "parent $(ps -o ppid= -p $BASHPID)"; bash drive.sh 2>&1; echo "orphan exit $?") &';
+      const orphan = await run(client, session, 'orphan', orphanCommand);
       expect(Number(/parent\s+(\d+)/.exec(orphan)?.[1])).not.toBe(d.child.pid);
       expect(orphan).toContain('started by the gateway');
       expect(existsSync(victim)).toBe(true);
+
+      // The same from a safe-mode session: refused at the control socket where the kernel reports the
+      // peer across the worker's network namespace, and in any case the listener is out of its reach.
+      if (isolationWorks) {
+        const safe = await createAttached(client, { cwd, yolo: true, safe_mode: true });
+        const fromSafe = await run(client, safe, 'safe-orphan', orphanCommand);
+        expect(fromSafe).toMatch(/started by the gateway|ENETUNREACH/);
+        expect(fromSafe).not.toContain('orphan exit 0');
+        expect(existsSync(victim)).toBe(true);
+      }
 
       // The listener refuses the same process tree whatever it would log in, mint or upgrade with.
       const http = await run(
@@ -160,17 +171,31 @@ describe("the gateway's own files are off-limits to tools (issue 25, item 5)", (
   );
 });
 
-describe('project hooks never run outside safe mode isolation (issue 25, item 6)', () => {
-  it('safe_mode with accept_hooks is refused at creation, naming the field; either alone is accepted', async () => {
-    const d = await fx.daemon();
-    const client = await d.connect();
-    const cwd = tempDir();
-    const refused = await client
-      .call('session.create', { cwd, safe_mode: true, accept_hooks: true })
-      .catch((e: unknown) => e);
-    expect(refused).toMatchObject({ reason: 'invalid_params', details: { field: 'accept_hooks' } });
-    expect((refused as Error).message).toContain('outside the isolation');
-    await expect(client.call('session.create', { cwd, safe_mode: true })).resolves.toBeDefined();
-    await expect(client.call('session.create', { cwd, accept_hooks: true })).resolves.toBeDefined();
-  });
+describe('a safe-mode session runs its hooks inside its isolation (issue 25, item 6)', () => {
+  it.runIf(isolationWorks)(
+    "a project hook of a safe session gets the worker's HOME and no network; a normal session's hook gets the host's",
+    async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const { port } = new URL(d.url);
+      const cwd = tempDir();
+      mkdirSync(join(cwd, '.gatehouse'));
+      // turn_start: where it ran, and whether the daemon's listener was reachable from there.
+      const probe =
+        `net=$( (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reachable || echo isolated); ` +
+        'echo "home=$HOME $net" >> hook-report.txt';
+      writeFileSync(
+        join(cwd, '.gatehouse', 'hooks.yaml'),
+        `turn_start:\n  - name: probe\n    command: ${JSON.stringify(probe)}\n`,
+      );
+      const safe = await createAttached(client, { cwd, safe_mode: true, accept_hooks: true, yolo: true });
+      await run(client, safe, 's1', 'true');
+      const normal = await createAttached(client, { cwd, accept_hooks: true, yolo: true });
+      await run(client, normal, 'n1', 'true');
+      const [fromSafe, fromNormal] = readFileSync(join(cwd, 'hook-report.txt'), 'utf8').trim().split('\n');
+      expect(fromSafe).toMatch(new RegExp(`^home=${d.layout.runDir}/workers/\\S+ isolated$`));
+      expect(fromNormal).toBe(`home=${homedir()} reachable`);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

@@ -48,7 +48,7 @@ import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
-import { isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
+import { hooksInWorker, isolateTools, WorkerPool } from '../../runtime/isolation/worker-host.js';
 import { openGatewayStores, type GatewayStores, type OpenCluster } from './stores.js';
 import { ClusterMember } from '../../domain/cluster/member.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
@@ -286,7 +286,13 @@ export function gatewayService(
             agents,
             lifecycle: (policy, scope) =>
               openTurnLifecycle(
-                { checkpoints, homeHooks: config.hooks, env: toolEnv },
+                {
+                  checkpoints,
+                  homeHooks: config.hooks,
+                  env: toolEnv,
+                  // A safe-mode session's hooks run in its worker, like its tools (issue 25).
+                  ...(policy.safe_mode ? { runHook: hooksInWorker(workers!, scope.sessionId) } : {}),
+                },
                 { checkpoints: policy.checkpoints, acceptHooks: policy.accept_hooks },
                 scope,
               ),
@@ -344,7 +350,11 @@ export function gatewayService(
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
-      const spawnedPeer = spawnedPeerCheck({ daemonPid: process.pid, toolSessions: toolSessionIds });
+      const spawnedPeer = spawnedPeerCheck({
+        daemonPid: process.pid,
+        toolSessions: toolSessionIds,
+        isolatedProcesses: () => workers?.cgroupMembers() ?? [],
+      });
       const listen = (port: number): Promise<RpcServer> =>
         startRpcServer({
           host: config.listener.host,

@@ -175,13 +175,6 @@ export function freezeLaunchPolicy(
   const refusal = safeMode ? (lookups.safeModeRefusal?.() ?? null) : null;
   if (refusal !== null)
     throw new LaunchPolicyError('safe_mode', `safe_mode cannot be honoured here: ${refusal}`);
-  // A project's hooks are its own commands; in safe mode they would run outside the worker's
-  // isolation (host HOME, host network, no limits), so the two are not combined (docs/hooks.md).
-  if (safeMode && params.accept_hooks === true)
-    throw new LaunchPolicyError(
-      'accept_hooks',
-      "accept_hooks is refused with safe_mode: the project's hooks would run outside the isolation; create the session without one of them",
-    );
   const noCheckpoints = params.checkpoints === true ? (lookups.checkpointsRefusal?.() ?? null) : null;
   if (noCheckpoints !== null)
     throw new LaunchPolicyError('checkpoints', `checkpoints cannot be honoured here: ${noCheckpoints}`);

@@ -36,12 +36,19 @@ const REASON_MAX = 2000;
 const OUTPUT_CAP = 16 * 1024;
 const KILL_GRACE_MS = 1000;
 
-export async function runHook(
-  hook: HookSpec,
-  input: HookInput,
-  options: { signal: AbortSignal; env?: Readonly<Record<string, string>> },
-): Promise<HookRun> {
+export interface HookRunOptions {
+  signal: AbortSignal;
+  env?: Readonly<Record<string, string>>;
+  /** Execs the hook under limits (the safe-mode worker's `prlimit …`). */
+  launcher?: readonly string[];
+}
+
+/** How a hook is run: here, or in a safe-mode session's worker (isolation/worker-host.ts). */
+export type HookExecutor = (hook: HookSpec, input: HookInput, options: HookRunOptions) => Promise<HookRun>;
+
+export async function runHook(hook: HookSpec, input: HookInput, options: HookRunOptions): Promise<HookRun> {
   const result = await runInProcessGroup({
+    ...(options.launcher ? { launcher: options.launcher } : {}),
     command: hook.command,
     cwd: input.cwd,
     env: { ...(options.env ?? toolEnvironment(process.env)), GATEHOUSE_HOOK_EVENT: input.event },

@@ -18,6 +18,12 @@ import type { ToolProgress } from '../tools/progress.js';
 /** The tools a safe-mode session runs in its worker: those that touch files or start processes. */
 export const ISOLATED_TOOLS: readonly string[] = ['terminal', 'read_file', 'list_directory', 'write_file'];
 
+/**
+ * Not a tool the model sees: a safe-mode session's hook, run by its worker like a tool call
+ * (arguments `{hook, input, timeout_s}`, result content the HookRun as JSON).
+ */
+export const WORKER_HOOK = 'hook';
+
 /** Daemon → worker. */
 export type HostMessage =
   | {

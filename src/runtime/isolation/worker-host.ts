@@ -23,7 +23,14 @@ import {
   type IsolationSupport,
   type SafeModeLimits,
 } from './limits.js';
-import { ISOLATED_TOOLS, parseWorkerMessage, type HostMessage, type WorkerSettings } from './protocol.js';
+import type { HookExecutor, HookRun } from '../hooks/run.js';
+import {
+  ISOLATED_TOOLS,
+  parseWorkerMessage,
+  WORKER_HOOK,
+  type HostMessage,
+  type WorkerSettings,
+} from './protocol.js';
 
 /** How long past its own timeout a call may take before the worker counts as hung and is killed. */
 const HANG_MARGIN_MS = 10_000;
@@ -316,6 +323,24 @@ export class WorkerPool {
   }
 
   /**
+   * Every process in a live worker's pids cgroup: the worker and whatever its commands started,
+   * orphaned or not (daemon/spawned-peer.ts refuses them at the gateway's doors).
+   */
+  cgroupMembers(): number[] {
+    const pids: number[] = [];
+    for (const worker of this.workers.values()) {
+      if (!worker.cgroup) continue;
+      try {
+        const text = fs.readFileSync(path.join(worker.cgroup, 'cgroup.procs'), 'utf8');
+        for (const line of text.split('\n')) if (line.trim() !== '') pids.push(Number(line));
+      } catch {
+        // Removed meanwhile.
+      }
+    }
+    return pids;
+  }
+
+  /**
    * Stops every worker (daemon shutdown). Their directories and cgroups are removed now: the daemon
    * may exit before the workers' exit events arrive.
    */
@@ -341,4 +366,31 @@ export function isolateTools(tools: readonly ToolDefinition[], pool: WorkerPool)
       ? { ...tool, run: (args, context) => pool.workerFor(context.sessionId).run(tool.name, args, context) }
       : tool,
   );
+}
+
+/** Runs a safe-mode session's hooks in its worker, inside the same isolation as its tools. */
+export function hooksInWorker(pool: WorkerPool, sessionId: string): HookExecutor {
+  return async (hook, input, options) => {
+    const context: ToolContext = {
+      cwd: input.cwd,
+      signal: options.signal,
+      sessionId,
+      admissionId: input.admission_id ?? undefined,
+      executionGeneration: 0,
+      yolo: false,
+      // A hook asks nobody anything.
+      requestApproval: () => Promise.resolve({ kind: 'cancelled' }),
+      askClarify: () => Promise.resolve({ kind: 'cancelled' }),
+      markStarted: () => Promise.resolve(),
+    };
+    const result = await pool
+      .workerFor(sessionId)
+      .run(WORKER_HOOK, { hook, input, timeout_s: hook.timeout_s }, context);
+    if (result.failTurn) return { kind: 'failed', message: result.failTurn.message };
+    try {
+      return JSON.parse(result.content) as HookRun;
+    } catch {
+      return { kind: 'failed', message: result.content };
+    }
+  };
 }

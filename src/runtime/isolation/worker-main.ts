@@ -12,7 +12,9 @@ import { createTerminalTool } from '../tools/terminal.js';
 import { projectTools } from '../tools/project.js';
 import type { ApprovalOutcome, ClarifyOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { drainCgroup, killCgroupMembers } from './limits.js';
-import type { HostMessage, WorkerMessage, WorkerSettings } from './protocol.js';
+import { WORKER_HOOK, type HostMessage, type WorkerMessage, type WorkerSettings } from './protocol.js';
+import { runHook, type HookInput } from '../hooks/run.js';
+import type { HookSpec } from '../hooks/config.js';
 
 function workerEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -22,11 +24,29 @@ function workerEnvironment(): Record<string, string> {
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as WorkerSettings;
 preloadBashParser();
+/** The session's hooks run here too, under the same limits, environment and network namespace. */
+const hookTool: ToolDefinition = {
+  name: WORKER_HOOK,
+  toolset: 'hooks',
+  description: 'a hook of the session (never offered to the model)',
+  parameters: { type: 'object', properties: {} },
+  async run(args, context) {
+    const run = await runHook(args['hook'] as HookSpec, args['input'] as HookInput, {
+      signal: context.signal,
+      env: workerEnvironment(),
+      launcher: settings.launcher,
+    });
+    return { content: JSON.stringify(run) };
+  },
+};
+
 const tools = new Map<string, ToolDefinition>(
   // The worker's environment is already the tool environment (worker-host.ts): passed on whole.
-  [createTerminalTool({ launcher: settings.launcher, env: workerEnvironment() }), ...projectTools].map(
-    (t) => [t.name, t],
-  ),
+  [
+    createTerminalTool({ launcher: settings.launcher, env: workerEnvironment() }),
+    ...projectTools,
+    hookTool,
+  ].map((t) => [t.name, t]),
 );
 
 interface Running {

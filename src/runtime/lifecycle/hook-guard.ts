@@ -4,7 +4,7 @@
  * the transcript: on the tool's result for tool hooks, as a note the caller stores for turn hooks.
  */
 import { hookName, type HookEvent, type HookSet, type HookSpec } from '../hooks/config.js';
-import { runHook, type HookInput } from '../hooks/run.js';
+import { runHook, type HookExecutor, type HookInput } from '../hooks/run.js';
 import { PROCEED, type GuardedCall, type GuardVerdict, type ToolGuard } from '../tool-guards.js';
 import type { ToolResult } from '../types.js';
 import type { LifecycleScope } from './session-lifecycle.js';
@@ -39,6 +39,7 @@ export class HookRunner {
     private readonly hooks: OriginHooks,
     private readonly scope: LifecycleScope,
     private readonly env?: Readonly<Record<string, string>>,
+    private readonly run: HookExecutor = runHook,
   ) {}
 
   get any(): boolean {
@@ -56,7 +57,7 @@ export class HookRunner {
   async turn(event: 'turn_start' | 'turn_end', extra: Partial<HookInput>, signal: AbortSignal) {
     const notes: string[] = [];
     for (const entry of this.hooks[event]) {
-      const run = await runHook(entry.hook, this.input(event, extra), { signal, ...this.envOption() });
+      const run = await this.run(entry.hook, this.input(event, extra), { signal, ...this.envOption() });
       if (run.kind === 'failed' || run.kind === 'blocked') {
         const message =
           run.kind === 'failed' ? run.message : 'exited with code 2 (only before_tool hooks block)';
@@ -72,7 +73,7 @@ export class HookRunner {
     const notes: string[] = [];
     for (const entry of this.matching('before_tool', tool)) {
       const input = this.input('before_tool', { tool_name: tool, arguments: call.args });
-      const run = await runHook(entry.hook, input, { signal: call.context.signal, ...this.envOption() });
+      const run = await this.run(entry.hook, input, { signal: call.context.signal, ...this.envOption() });
       if (run.kind === 'interrupted') return PROCEED; // the guarded tool sees the abort and stops
       const name = hookName(entry.hook);
       if (run.kind === 'blocked') {
@@ -110,7 +111,7 @@ export class HookRunner {
         arguments: call.args,
         result: { content: result.content, is_error: result.isError === true },
       });
-      const run = await runHook(entry.hook, input, { signal: call.context.signal, ...this.envOption() });
+      const run = await this.run(entry.hook, input, { signal: call.context.signal, ...this.envOption() });
       if (run.kind === 'interrupted') break;
       if (run.kind !== 'ok') {
         const message =

@@ -4,6 +4,7 @@
  * was created with `accept_hooks: true`). The turn job opens one TurnLifecycle per turn, wraps the
  * turn's tools with its guards, and stores the notes turnStart/turnEnd return in the transcript.
  */
+import type { HookExecutor } from '../hooks/run.js';
 import type { CheckpointStore } from '../checkpoints/store.js';
 import { NO_HOOKS, PROJECT_HOOKS_FILE, readProjectHooks, type HookSet } from '../hooks/config.js';
 import type { ToolGuard } from '../tool-guards.js';
@@ -31,6 +32,8 @@ export interface LifecycleDeps {
   homeHooks: HookSet;
   /** The whole environment hooks are given (tools/env.ts); the allow-list over the daemon's by default. */
   env?: Readonly<Record<string, string>>;
+  /** Runs each hook; by default here (a safe-mode session's go to its worker). */
+  runHook?: HookExecutor;
 }
 
 export interface TurnLifecycle {
@@ -61,7 +64,12 @@ export async function openTurnLifecycle(
       pending.push(`The project's hooks were not run this turn: ${read.error}.`);
     } else project = read.hooks;
   }
-  const hooks = new HookRunner(withOrigin(deps.homeHooks ?? NO_HOOKS, project), scope, deps.env);
+  const hooks = new HookRunner(
+    withOrigin(deps.homeHooks ?? NO_HOOKS, project),
+    scope,
+    deps.env,
+    deps.runHook,
+  );
   const guards: ToolGuard[] = [];
   if (hooks.any) guards.push(hooks.guard());
   if (policy.checkpoints) guards.push(checkpointGuard(deps.checkpoints, scope));

@@ -148,8 +148,6 @@ export const SPAWNED_PEER_MESSAGE =
   'refused: this process was started by the gateway (a tool); a tool may not drive the gateway';
 
 function serveConnection(socket: Socket, options: ControlServerOptions, logger: Logger): void {
-  // Asked once per connection, at once, so the answer is ready by the time the line is.
-  const spawned = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
   let buffered = '';
   socket.setEncoding('utf8');
   socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
@@ -159,6 +157,8 @@ function serveConnection(socket: Socket, options: ControlServerOptions, logger: 
     const end = buffered.indexOf('\n');
     if (end < 0 && buffered.length <= MAX_CONTROL_LINE_BYTES) return;
     socket.removeAllListeners('data');
+    // Asked once per connection, once its line is in (a connection that sends nothing costs nothing).
+    const spawned = options.spawnedPeer?.(socket) ?? Promise.resolve(false);
     const reply: Promise<unknown> = spawned.then((refused) => {
       if (refused) {
         logger.warn(

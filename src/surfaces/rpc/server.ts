@@ -36,6 +36,8 @@ import type { MetricsRoute } from './metrics-route.js';
 
 export const WS_PATH = '/api/ws';
 export const DEFAULT_MAX_CONNECTIONS = 512;
+/** The routes a process the gateway spawned is refused on (with every WebSocket upgrade). */
+const CHECKED_ROUTES = new Set(['/auth/login', '/api/auth/ws-ticket']);
 /** The WebSocket close code of a dashboard connection whose login ended with a password change. */
 export const CLOSE_PASSWORD_CHANGED = 4001;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
@@ -229,9 +231,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   };
 
   const listener: RequestListener = (req, res) => {
-    // Reading (the page, its assets, /healthz) gives a tool nothing to act with; everything that
-    // logs in, mints a ticket or upgrades is checked, once per connection (the look-up costs a /proc scan).
-    if (req.method === 'GET' || req.method === 'HEAD')
+    // Only what logs in or mints a ticket is checked (and upgrades, once authenticated): the page,
+    // its assets and /healthz give a tool nothing to act with, and the look-up scans /proc.
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method !== 'POST' || !CHECKED_ROUTES.has(path))
       return void routeHttp(req, res, factsOf(req), routeDeps);
     void spawned(req.socket).then(async (refused) => {
       if (!refused) return routeHttp(req, res, factsOf(req), routeDeps);
@@ -258,15 +261,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    void spawned(req.socket).then((refused) => {
-      if (refused) return rejectUpgrade(socket, spawnedRefusal());
-      try {
-        return upgrade(req, socket, head);
-      } catch (error) {
-        logger.error({ err: error }, 'upgrade failed');
-        return rejectUpgrade(socket, new HttpRejection('internal_error'));
-      }
-    });
+    try {
+      upgrade(req, socket, head);
+    } catch (error) {
+      logger.error({ err: error }, 'upgrade failed');
+      rejectUpgrade(socket, new HttpRejection('internal_error'));
+    }
   });
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -277,19 +277,23 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       logger.warn({ reason: outcome.reason, peer: req.socket.remoteAddress }, 'upgrade refused');
       return rejectUpgrade(socket, outcome);
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection = new ViewerConnection(
-        ws,
-        outcome,
-        options.dispatcher,
-        events,
-        logger,
-        limits,
-        socket,
-      );
-      connections.add(connection);
-      logger.info({ connection: connection.id, subject: outcome.subject }, 'viewer connected');
-      events.emit('connection:open', connection);
+    // Only a credential that passed is worth the process look-up (a flood of bad ones costs none).
+    void spawned(req.socket).then((refused) => {
+      if (refused) return rejectUpgrade(socket, spawnedRefusal());
+      return wss.handleUpgrade(req, socket, head, (ws) => {
+        const connection = new ViewerConnection(
+          ws,
+          outcome,
+          options.dispatcher,
+          events,
+          logger,
+          limits,
+          socket,
+        );
+        connections.add(connection);
+        logger.info({ connection: connection.id, subject: outcome.subject }, 'viewer connected');
+        events.emit('connection:open', connection);
+      });
     });
   };
 

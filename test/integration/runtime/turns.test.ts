@@ -95,13 +95,16 @@ describe('RUN-2 secrets never reach a tool or the transcript', () => {
     for (const name of Object.keys(planted)) delete process.env[name];
   });
 
-  it('`env` run by the model shows ordinary variables but none of the gateway secrets, on screen or on disk', async () => {
+  it('`env` run by the model shows the allow-listed variables but none of the gateway secrets, on screen or on disk', async () => {
     const turn = startTurn(rig, 'run: env', { yolo: true });
     expect((await turn.done).outcome).toBe('completed');
     const stored = await rig.store.loadTranscript(rig.sessionId);
     const output = stored[2]!.content ?? '';
-    // The command really ran with an environment: the harmless marker is there.
-    expect(output).toContain('GH_IT_VISIBLE=visible-marker-31337');
+    // The command really ran with an environment: the allow-listed names are there, and a variable
+    // the user did not list is not, however harmless it looks (docs/tool-reach.md).
+    expect(output).toMatch(/^PATH=/m);
+    expect(output).toMatch(/^HOME=/m);
+    expect(output).not.toContain('GH_IT_VISIBLE');
     const secrets = [planted.OPENAI_API_KEY, planted.GATEHOUSE_SECRET, planted.GITHUB_TOKEN];
     for (const secret of secrets) {
       expect(output).not.toContain(secret);
@@ -114,7 +117,7 @@ describe('RUN-2 secrets never reach a tool or the transcript', () => {
       .filter((name) => name.startsWith(path.basename(rig.dbFile)))
       .map((name) => fs.readFileSync(path.join(rig.dir, name)).toString('latin1'))
       .join('');
-    expect(onDisk).toContain('visible-marker-31337');
+    expect(onDisk).toContain(`PWD=${rig.cwd}`);
     for (const secret of secrets) expect(onDisk).not.toContain(secret);
   });
 });
