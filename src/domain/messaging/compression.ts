@@ -3,8 +3,9 @@
  * domain/local/compression.ts. The summary first; then ONE transaction writes the child transcript
  * (linked to its parent), moves the session key's route to it and closes the parent. The caller
  * holds the lane's turn slot (inside a turn, or a /compress command while nothing runs), so a
- * compression never runs beside a turn of the same session. A failed summary leaves the transcript
- * untouched and starts a growing cooldown kept in the store (subject: the session key).
+ * compression never runs beside a turn of the same session. A failed summary starts a growing
+ * cooldown kept in the store (subject: the session key) and the oldest exchanges are dropped instead
+ * (runtime/context/prepare.ts), so the conversation still fits its window.
  */
 import { randomBytes } from 'node:crypto';
 import { newSessionId } from '../session/lifecycle.js';
@@ -43,24 +44,25 @@ export async function compressPlatformSession(
   signal?: AbortSignal,
 ): Promise<PlatformCompression> {
   const now = new Date();
+  // While the summariser cools down, the transcript is still kept inside the window: without a summary.
   const waiting = await coolingDown(deps.store, sessionKey, reason, now);
-  if (waiting !== null) return { kind: 'skipped', reason: waiting };
   const prepared = await prepareCompression({
     messages: await deps.store.loadTranscript(parentSessionId),
     model: deps.model,
     modelName: deps.modelName,
     settings: deps.settings,
     signal,
+    noSummary: waiting ?? undefined,
   });
   if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
-  if (prepared.kind === 'failed') {
-    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.error, now);
+  if (prepared.kind === 'failed') return { kind: 'skipped', reason: prepared.error };
+  if (prepared.summaryError !== undefined) {
+    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.summaryError, now);
     deps.events.emit('compression:failed', {
       session_key: sessionKey,
-      error: prepared.error,
+      error: prepared.summaryError,
       retry_after: backoff.retryAfter,
     });
-    return { kind: 'skipped', reason: prepared.error };
   }
   const at = new Date();
   const child = newSessionId(at, randomBytes(4).toString('hex'));
@@ -69,7 +71,8 @@ export async function compressPlatformSession(
     parentSessionId,
     childSessionId: child,
     messages: prepared.messages,
-    backoffSubject: sessionKey,
+    // Only a real summary ends the cooldown: after a reduction the next summary still waits.
+    backoffSubject: prepared.method === 'summary' ? sessionKey : null,
     now: at,
   });
   if (!published)
