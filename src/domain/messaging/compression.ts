@@ -11,7 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { newSessionId } from '../session/lifecycle.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { CompressionReason } from '../../runtime/context/budget.js';
-import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import {
+  prepareCompression,
+  type CompressionMethod,
+  type CompressionSettings,
+} from '../../runtime/context/prepare.js';
+import { compressionNotice } from '../session/compression-notice.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -31,6 +36,7 @@ export type PlatformCompression =
       kind: 'compressed';
       sessionId: string;
       messages: TranscriptMessage[];
+      method: CompressionMethod;
       before: { messages: number; tokens: number };
       after: { messages: number; tokens: number };
     }
@@ -89,11 +95,13 @@ export async function compressPlatformSession(
     messages_after: prepared.after.messages,
     tokens_before: prepared.before.tokens,
     tokens_after: prepared.after.tokens,
+    method: prepared.method,
   });
   return {
     kind: 'compressed',
     sessionId: child,
     messages: prepared.messages,
+    method: prepared.method,
     before: prepared.before,
     after: prepared.after,
   };
@@ -102,8 +110,10 @@ export async function compressPlatformSession(
 /** The one-line answer to /compress. */
 export function describeCompression(outcome: PlatformCompression): string {
   if (outcome.kind === 'skipped') return `Nothing was compressed: ${outcome.reason}.`;
-  return (
-    `Compressed the conversation: ${outcome.before.messages} messages (${outcome.before.tokens} tokens) → ` +
-    `${outcome.after.messages} messages (${outcome.after.tokens} tokens).`
-  );
+  const notice = compressionNotice({
+    messages_before: outcome.before.messages,
+    messages_after: outcome.after.messages,
+    method: outcome.method,
+  });
+  return `Compressed the conversation: ${notice} (${outcome.before.tokens} → ${outcome.after.tokens} tokens).`;
 }

@@ -93,13 +93,10 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
         'session.compress',
         { session_id: ctx.sessionId },
       );
-      ctx.view.writeLine(
-        ctx.terminal.style.dim(
-          result.compressed
-            ? `(compressed: the model now sees ${result.messages} messages, the summary among them)`
-            : `(nothing was compressed: ${result.why})`,
-        ),
-      );
+      // A compression is announced by its session.compressed event, to every viewer (and before
+      // this answer): only a refusal is said here.
+      if (!result.compressed)
+        ctx.view.writeLine(ctx.terminal.style.dim(`(nothing was compressed: ${result.why})`));
     },
   },
   {

@@ -4,6 +4,7 @@
  * Every live event, replayed event and snapshot passes through here; this updates the view and
  * writes what render.ts makes of it. It makes no calls: the rest of the chat reads it to decide.
  */
+import { compressionNotice } from '../../../domain/session/compression-notice.js';
 import { submissionAfterSnapshot, unseenMessages, type CursorPosition } from './cursor.js';
 import {
   INITIAL_RENDER,
@@ -98,6 +99,11 @@ export class SessionView {
         this.writeLine(
           this.terminal.style.dim('(new conversation: the history is cleared; queued messages stay)'),
         );
+        break;
+      case 'session.compressed':
+        // The transcript behind the session was replaced by a shorter one: count from its length.
+        this.shown = Number(event['messages_after']);
+        this.writeLine(this.terminal.style.dim(`(${compressionNotice(event)})`));
         break;
       case 'transcript.rewound': {
         const undone = Number(event['turns_undone']);
