@@ -5,6 +5,7 @@
  * On `store.kind: postgres` it connects to the server whose URL is in `store.url_env`'s variable
  * (never printing the URL) and checks the schema's version, a read, and the search index.
  */
+import { emptyDatabaseAdvice, emptyDatabaseFile } from '../../../storage/sqlite/database.js';
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStore, loadConfig, type LoadedConfig } from '../../../daemon/config.js';
@@ -130,6 +131,15 @@ function databaseChecks(layout: HomeLayout, profile: string): Check[] {
       },
     ];
   }
+  if (emptyDatabaseFile(file))
+    return [
+      {
+        name: `database ${profile}`,
+        ok: false,
+        detail: `${file} is empty (0 bytes): its contents were lost; the gateway refuses to start on it`,
+        fix: emptyDatabaseAdvice(file),
+      },
+    ];
   const found = checkIntegrity(file);
   const integrity = check(
     `database ${profile}`,
