@@ -98,7 +98,7 @@ function checkHistory(
     const why = notACompressionOf(transcripts[i]!, transcripts[i + 1]!);
     if (why) violations.push(`session ${id}: compression ${step.from} -> ${step.to}: ${why}`);
   });
-  const history = fullHistory(lineage, transcripts);
+  const history = fullHistory(lineage, transcripts).messages;
   const inputs = new Map<string, number>();
   const seen = new Set<string>();
   for (const m of history) {

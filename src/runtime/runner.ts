@@ -19,6 +19,7 @@ import { runToolStep, summarize } from './tool-step.js';
 import {
   overThreshold,
   reportedPromptTokens,
+  requestTokens,
   thresholdTokens,
   type CompressOutcome,
   type ReportedPrompt,
@@ -312,8 +313,15 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
     for (; call < maxTurns; call++) {
       if (signal.aborted) return await stop();
       if (budget && overThreshold(budget.settings, options.systemPrompt, view, toolsJson, reported)) {
-        await compress('threshold');
+        const outcome = await compress('threshold');
         if (signal.aborted) return await stop();
+        // No request is sent over the window (issue 26 item 1): what compression could not shrink
+        // (a single message larger than the window) ends the turn here, not at the provider.
+        if (requestTokens(options.systemPrompt, view, toolsJson, reported) > budget.settings.window)
+          return await finish('failed', [], null, {
+            reason: 'context_overflow',
+            message: overflowMessage(budget, outcome.kind === 'skipped' ? outcome : null, true),
+          });
       }
       let streamed = '';
       let result: ChatResult;
@@ -414,10 +422,11 @@ function firstWire(
 }
 
 /** What the user is told when the conversation still does not fit: what happened, what to do. */
-function overflowMessage(context: TurnContext, outcome: CompressOutcome | null): string {
+function overflowMessage(context: TurnContext, outcome: CompressOutcome | null, unsent = false): string {
   const window = `${context.settings.window} tokens`;
-  const what =
-    outcome === null
+  const what = unsent
+    ? `The conversation does not fit the model's context window (${window}) and Gatehouse could not compress the conversation enough${outcome?.kind === 'skipped' ? ` (${outcome.reason})` : ''}, so it was not sent.`
+    : outcome === null
       ? 'The model refused the request as too long for its context window even after Gatehouse compressed the conversation and retried once.'
       : outcome.kind === 'skipped'
         ? `The model refused the request as too long for its context window (${window}), and Gatehouse could not compress the conversation: ${outcome.reason}.`

@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 describe('gatehouse chat /compress', () => {
-  it('compresses the conversation between two messages and says what the model now sees', async () => {
+  it('compresses the conversation between two messages and says so, in the chat and in --show', async () => {
     const home = tempHome();
     homes.push(home);
     writeConfig(home, 'compression:\n  tail_tokens: 10\n');
@@ -23,7 +23,8 @@ describe('gatehouse chat /compress', () => {
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('(compressed: the model now sees 5 messages, the summary among them)');
+    // Announced by the session.compressed event (issue 26 item 3), in the order it happened.
+    expect(run.stdout).toContain('(earlier messages summarized: 8 → 5)\n> fifth message');
     expect(run.stdout).toContain('you said: fifth message');
     // /compress itself never reached the agent.
     expect(run.stdout).not.toContain('you said: /compress');
@@ -36,6 +37,10 @@ describe('gatehouse chat /compress', () => {
       expect(full.stdout).toContain(`you said: ${n} message`);
     expect(full.stdout.split('you said: fourth message').length).toBe(2); // the copied tail is shown once
     expect(full.stdout).toContain('[Context summary]');
+    // The compression is a line of its own, before its summary.
+    expect(full.stdout).toMatch(
+      /──── compressed at [\d-]+ [\d:]+: earlier messages summarized: 8 → 5 ────\n> \[Context summary\]/,
+    );
     const model = await runCli(home, ['sessions', '--show', id, '--model-view']);
     expect(model.code).toBe(0);
     expect(model.stdout).toMatch(/^system> You are an agent running inside Gatehouse/);

@@ -115,6 +115,33 @@ describe('gatehouse doctor', { timeout: 120_000 }, () => {
     expect(serve.stderr).toContain(`Move it aside (mv ${file} ${file}.broken) and restore a backup`);
   });
 
+  it('issue 26 item 7: a zero-length state.db is refused at start, and doctor says what to do', async () => {
+    const d = await fx.daemon();
+    await d.stop();
+    fx.forget(d);
+    await ownerOnly(d.home);
+    const file = homeLayout(d.home).stateDb('default');
+    for (const extra of ['-wal', '-shm']) writeFileSync(`${file}${extra}`, '', { mode: 0o600 });
+    writeFileSync(file, '');
+
+    const report = await doctor(d.home);
+    expect(report.code).toBe(1);
+    expect(failed(report.report)).toEqual(['database default']);
+    const check = report.report.checks.find((c) => c.name === 'database default')!;
+    expect(check.detail).toBe(
+      `${file} is empty (0 bytes): its contents were lost; the gateway refuses to start on it`,
+    );
+    expect(check.fix).toContain(`mv ${file} ${file}.empty`);
+    expect(check.fix).toContain('gatehouse backup');
+
+    const serve = await runCli(d.home, ['serve']);
+    expect(serve.code).not.toBe(0);
+    expect(isOneLineError(serve.stderr)).toBe(true);
+    expect(serve.stderr).toContain('the file is empty (0 bytes)');
+    expect(serve.stderr).toContain(`mv ${file} ${file}.empty`);
+    expect(statSync(file).size).toBe(0); // nothing was written into it
+  });
+
   it('finds a missing search index and --repair-search rebuilds it; the search works again', async () => {
     const d = await fx.daemon();
     const client = await d.connect();

@@ -18,7 +18,7 @@ describe('LIN-1 /compress on Telegram', () => {
     for (const n of [2, 3, 4])
       expect(await tg.ask(DM, ANA, `message ${n} about docs/notes.md`)).toMatch(/you said/);
     expect(await tg.ask(DM, ANA, '/compress')).toMatch(
-      /^Compressed the conversation: 8 messages \(\d+ tokens\) → \d+ messages/,
+      /^Compressed the conversation: earlier messages summarized: 8 → \d+ \(\d+ → \d+ tokens\)\.$/,
     );
     expect(await tg.ask(DM, ANA, 'after the compression')).toMatch(/you said: after the compression/);
     const request = tg.requestTexts('after the compression');
@@ -26,5 +26,23 @@ describe('LIN-1 /compress on Telegram', () => {
     expect(request).toContain(SUMMARY_MARKER.slice(1, -1));
     expect(request).toContain('docs/notes.md');
     expect(tg.userMessages('after the compression').some((m) => m.startsWith('message 2'))).toBe(false);
+  });
+
+  it('issue 26 item 3: an automatic compression is told in the chat, before the reply', async () => {
+    await tg.stop();
+    tg.reconfigure(['  context_window: 2048', 'compression:', '  tail_tokens: 50']);
+    await tg.start();
+    const chat = { id: 902, type: 'private' as const };
+    const padding = 'lorem ipsum dolor sit amet '.repeat(12);
+    for (let n = 1; n <= 30; n++) {
+      const answer = await tg.ask(chat, ANA, `turn ${n}: ${padding}`);
+      if (answer.startsWith('(earlier messages')) {
+        expect(answer).toMatch(/^\(earlier messages summarized: \d+ → \d+\)$/);
+        expect(await tg.waitForText(chat.id, new RegExp(`you said: turn ${n}:`))).toContain(`turn ${n}:`);
+        return;
+      }
+      expect(answer).toContain(`you said: turn ${n}:`);
+    }
+    throw new Error('no compression was announced in 30 turns');
   });
 });

@@ -44,6 +44,7 @@ import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { parseConfig } from '../config.js';
+import { storageRetryMs } from '../../domain/local/scheduler.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
@@ -305,6 +306,24 @@ export function gatewayService(
       sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
       // A session taken over (SCL-1) may have run turns on another instance since it was cached here.
       sessions.events.on('session:taken', (e) => agents.invalidate(e.logical_id));
+      // A full disk: each waiting session tells its viewers once, and again when its write went through.
+      const local = sessions;
+      local.events.on('storage:waiting', (e) => {
+        if (e.retry_in_ms !== storageRetryMs(0)) return;
+        logger.warn(
+          e,
+          `storage_unavailable: session ${e.logical_id} waits for the store (${e.error}) and retries`,
+        );
+        local.publish(e.logical_id, {
+          type: 'session.storage_waiting',
+          operation: e.operation,
+          error: e.error,
+        });
+      });
+      local.events.on('storage:back', (e) => {
+        logger.info(e, `the store is writable again: session ${e.logical_id} goes on`);
+        local.publish(e.logical_id, { type: 'session.storage_back', operation: e.operation });
+      });
 
       metrics = await openMetrics(config, env, {
         local: sessions,

@@ -5,20 +5,26 @@
  * The caller holds the session's turn slot (a turn, or TurnScheduler.exclusive), so a compression
  * never runs beside a turn of the same session.
  *
- * A failed summary leaves the transcript untouched, is told to viewers (`session.compression_failed`)
- * and starts a growing cooldown kept in the store, so a restart does not reset it. Automatic
- * compressions respect the cooldown; one a human asks for is always tried.
+ * A failed summary is told to viewers (`session.compression_failed`) and starts a growing cooldown
+ * kept in the store, so a restart does not reset it; the transcript is shortened all the same, by
+ * dropping its oldest exchanges (issue 26 item 1), so no request outgrows the window. Automatic
+ * compressions during the cooldown drop without asking for a summary; one a human asks for always
+ * tries a summary. The lineage step says which it was (`method`, `dropped`, `summary_error`).
  */
 import { randomBytes } from 'node:crypto';
 import type { CompressOutcome, CompressionReason } from '../../runtime/context/budget.js';
-import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import {
+  prepareCompression,
+  type CompressionSettings,
+  type PreparedCompression,
+} from '../../runtime/context/prepare.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import { newSessionId } from '../session/lifecycle.js';
 import type { LaunchPolicy } from './launch-policy.js';
-import { localSessionKey, type CreationReceipt } from './receipt.js';
+import { localSessionKey, type CreationReceipt, type LineageStep } from './receipt.js';
 
 export interface LocalCompressionDeps {
   store: LocalSessionStore;
@@ -47,8 +53,8 @@ export async function compressLocalSession(
   const receipt = deps.receipt(logicalId);
   if (!receipt) return { kind: 'skipped', reason: 'the session is paused: its receipt did not validate' };
   const now = deps.now?.() ?? new Date();
+  // While the summariser cools down, the transcript is still kept inside the window: without a summary.
   const waiting = await coolingDown(deps.sessions, logicalId, reason, now);
-  if (waiting !== null) return { kind: 'skipped', reason: waiting };
   const parent = receipt.current_session_id;
   const messages = await deps.sessions.loadTranscript(parent);
   const policy = receipt.policy;
@@ -58,18 +64,20 @@ export async function compressLocalSession(
     modelName: policy.model,
     settings: deps.settings(policy),
     signal,
+    noSummary: waiting ?? undefined,
   });
   if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
-  if (prepared.kind === 'failed') {
-    const backoff = await recordFailedCompression(deps.sessions, logicalId, prepared.error, now);
+  if (prepared.kind === 'failed') return { kind: 'skipped', reason: prepared.error };
+  if (prepared.summaryError !== undefined) {
+    const backoff = await recordFailedCompression(deps.sessions, logicalId, prepared.summaryError, now);
     deps.publish(logicalId, {
       type: 'session.compression_failed',
       reason,
-      error: prepared.error,
+      error: prepared.summaryError,
       failures: backoff.failures,
       retry_after: backoff.retryAfter,
+      fallback: 'dropped',
     });
-    return { kind: 'skipped', reason: prepared.error };
   }
   deps.fault?.('compress.summarised');
   const at = deps.now?.() ?? new Date();
@@ -77,14 +85,15 @@ export async function compressLocalSession(
   const advanced: CreationReceipt = {
     ...receipt,
     current_session_id: child,
-    lineage: [...receipt.lineage, { kind: 'compression', from: parent, to: child, at: at.toISOString() }],
+    lineage: [...receipt.lineage, lineageStep(prepared, parent, child, at)],
   };
   const committed = await deps.store.commitCompression({
     sessionKey: localSessionKey(logicalId),
     parentSessionId: parent,
     childSessionId: child,
     messages: prepared.messages,
-    backoffSubject: logicalId,
+    // Only a real summary ends the cooldown: after a reduction the next summary still waits.
+    backoffSubject: prepared.method === 'summary' ? logicalId : null,
     receipt: advanced,
     now: at,
   });
@@ -99,6 +108,23 @@ export async function compressLocalSession(
     messages_after: prepared.after.messages,
     tokens_before: prepared.before.tokens,
     tokens_after: prepared.after.tokens,
+    method: prepared.method,
+    ...(prepared.method === 'dropped' ? { dropped: prepared.dropped } : {}),
   });
   return { kind: 'compressed', messages: prepared.messages };
+}
+
+/** The lineage step of a compression: how it shortened the transcript, and what it dropped or why. */
+function lineageStep(
+  prepared: Extract<PreparedCompression, { kind: 'ready' }>,
+  from: string,
+  to: string,
+  at: Date,
+): LineageStep {
+  const step: LineageStep = { kind: 'compression', from, to, at: at.toISOString(), method: prepared.method };
+  if (prepared.method === 'dropped') {
+    step.dropped = prepared.dropped;
+    if (prepared.summaryError !== undefined) step.summary_error = prepared.summaryError;
+  }
+  return step;
 }

@@ -38,6 +38,20 @@ function copiedPart(parent: readonly TranscriptMessage[], after: readonly Transc
 }
 
 /**
+ * Where a lineage step begins in the full history (`sessions --show` draws a line there): at
+ * `index`, the first message after the step; a compression's counts are the transcript before
+ * and after it (issue 26 item 3).
+ */
+export interface HistoryBoundary {
+  index: number;
+  kind: LineageStep['kind'];
+  at: string;
+  messages_before?: number;
+  messages_after?: number;
+  method?: 'summary' | 'dropped';
+}
+
+/**
  * `transcripts[0]` is the first physical transcript, `transcripts[i]` the one lineage step i-1 led
  * to. A compression contributes its summary and what came after its copied tail; a reset starts
  * over, so its transcript follows whole.
@@ -45,25 +59,37 @@ function copiedPart(parent: readonly TranscriptMessage[], after: readonly Transc
 export function fullHistory(
   lineage: readonly LineageStep[],
   transcripts: readonly (readonly TranscriptMessage[])[],
-): TranscriptMessage[] {
+): { messages: TranscriptMessage[]; boundaries: HistoryBoundary[] } {
   const out: TranscriptMessage[] = [...(transcripts[0] ?? [])];
+  const boundaries: HistoryBoundary[] = [];
   lineage.forEach((step, i) => {
     const parent = transcripts[i] ?? [];
     const child = transcripts[i + 1] ?? [];
     const summary = child.findIndex(isSummaryMessage);
     if (step.kind !== 'compression' || summary < 0) {
+      boundaries.push({ index: out.length, kind: step.kind, at: step.at });
       out.push(...child);
       return;
     }
     const after = child.slice(summary + 1);
-    out.push(child[summary]!, ...after.slice(copiedPart(parent, after)));
+    const copied = copiedPart(parent, after);
+    // The child as the compression wrote it: what came before its summary, the summary, the copies.
+    boundaries.push({
+      index: out.length,
+      kind: step.kind,
+      at: step.at,
+      messages_before: parent.length,
+      messages_after: summary + 1 + copied,
+      method: step.method ?? 'summary',
+    });
+    out.push(child[summary]!, ...after.slice(copied));
   });
-  return out;
+  return { messages: out, boundaries };
 }
 
 /**
- * session.history: `full`, every message across the lineage (a compression's summary marks where
- * it happened); `model`, the system prompt and the current transcript, as the model sees them.
+ * session.history: `full`, every message across the lineage, and `boundaries` where each
+ * compression or reset happened; `model`, the system prompt and the current transcript, as the model sees them.
  */
 export async function sessionHistory(
   sessions: Pick<SessionStore, 'loadTranscript'>,
@@ -82,5 +108,5 @@ export async function sessionHistory(
   }
   const ids = [logicalId, ...receipt.lineage.map((step) => step.to)];
   const transcripts = await Promise.all(ids.map(load));
-  return { session_id: logicalId, view, messages: fullHistory(receipt.lineage, transcripts) };
+  return { session_id: logicalId, view, ...fullHistory(receipt.lineage, transcripts) };
 }

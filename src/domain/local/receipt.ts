@@ -44,6 +44,11 @@ export interface LineageStep {
   at: string;
   /** The request_id of the session.reset that made this step (its lost-ACK retry finds it here). */
   request_id?: string;
+  /** A compression's way: a model's summary, or its oldest exchanges dropped (no usable summary). */
+  method?: 'summary' | 'dropped';
+  /** The messages a `dropped` compression left out, and why no summary was used (when one failed). */
+  dropped?: number;
+  summary_error?: string;
 }
 
 export interface CreationReceipt {
@@ -81,6 +86,9 @@ const receiptSchema = z.object({
       to: z.string().min(1),
       at: z.string(),
       request_id: z.string().optional(),
+      method: z.enum(['summary', 'dropped']).optional(),
+      dropped: z.number().int().nonnegative().optional(),
+      summary_error: z.string().optional(),
     }),
   ),
   created_at: z.string(),

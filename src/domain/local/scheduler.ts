@@ -27,7 +27,7 @@ import type {
 import type { UsageUpdate } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
-import { GatewayError } from '../errors.js';
+import { GatehouseError, GatewayError } from '../errors.js';
 
 /** How a turn ended, and what its settlement stores with it. */
 export interface TurnJobResult {
@@ -119,6 +119,27 @@ export interface SchedulerEvents extends Record<string, unknown> {
   'queue:blocked': { logical_id: string; admission_id: string };
   'queue:paused': { logical_id: string; reason: string };
   'queue:idle': { logical_id: string };
+  /**
+   * The store refused a claim or a settlement as unavailable (a full disk, say): the pump waits and
+   * tries the same operation again, so the queue goes on by itself once storage is back.
+   */
+  'storage:waiting': {
+    logical_id: string;
+    operation: 'claim' | 'settle';
+    error: string;
+    retry_in_ms: number;
+  };
+  'storage:back': { logical_id: string; operation: 'claim' | 'settle' };
+}
+
+/** Whether a store operation failed because the store cannot be written now (nothing was written). */
+function storageUnavailable(error: unknown): error is GatehouseError {
+  return error instanceof GatehouseError && error.reason === 'storage_unavailable';
+}
+
+/** The wait before the n-th retry of an operation the store refused: 100 ms, doubling, at most 5 s. */
+export function storageRetryMs(attempt: number): number {
+  return Math.min(5_000, 100 * 2 ** Math.max(0, attempt));
 }
 
 /** Where the scheduler publishes its lifecycle events (a TypedEmitter of a superset of them). */
@@ -132,7 +153,14 @@ type PumpState =
    * `kicked`: new work may have arrived while the pump was waiting for a permit or a claim.
    * `claiming`: the claim on its way to the store (a turn may be starting), null between claims.
    */
-  | { kind: 'pumping'; kicked: boolean; claiming: Promise<unknown> | null; resumed?: Claimed }
+  | {
+      kind: 'pumping';
+      kicked: boolean;
+      claiming: Promise<unknown> | null;
+      resumed?: Claimed;
+      /** The store refused the last claim as unavailable: how many times in a row, and why. */
+      storageWait?: { attempt: number; error: string };
+    }
   | {
       kind: 'running';
       admission_id: string;
@@ -360,16 +388,32 @@ export class TurnScheduler {
         continue;
       }
       const release = await this.permits.acquire();
+      let next: 'again' | 'stop' | 'wait';
       try {
-        if ((await this.step(logicalId)) === 'stop') return;
+        next = await this.step(logicalId);
       } finally {
         release();
+      }
+      if (next === 'stop') return;
+      const state = this.pumps.get(logicalId);
+      if (next === 'wait' && state?.kind === 'pumping' && state.storageWait) {
+        const retryInMs = storageRetryMs(state.storageWait.attempt);
+        this.events.emit('storage:waiting', {
+          logical_id: logicalId,
+          operation: 'claim',
+          error: state.storageWait.error,
+          retry_in_ms: retryInMs,
+        });
+        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs));
       }
     }
   }
 
-  /** One claim under a permit, and the turn it starts. 'again' while there may be more to claim. */
-  private async step(logicalId: string): Promise<'again' | 'stop'> {
+  /**
+   * One claim under a permit, and the turn it starts. 'again' while there may be more to claim;
+   * 'wait' when the store could not be written (the pump waits, then claims again).
+   */
+  private async step(logicalId: string): Promise<'again' | 'stop' | 'wait'> {
     const state = this.pumps.get(logicalId);
     if (this.draining || state?.kind !== 'pumping') {
       this.pumps.delete(logicalId);
@@ -382,8 +426,21 @@ export class TurnScheduler {
     delete state.resumed;
     const claiming = resumed ? Promise.resolve(resumed) : this.store.claimNext(logicalId, this.epoch);
     state.claiming = claiming;
-    const claim = await claiming;
+    let claim: Awaited<typeof claiming>;
+    try {
+      claim = await claiming;
+    } catch (error) {
+      state.claiming = null;
+      if (!storageUnavailable(error)) throw error;
+      // Nothing was claimed: the pump waits (without its permit) and claims again.
+      state.storageWait = { attempt: (state.storageWait?.attempt ?? -1) + 1, error: error.message };
+      return 'wait';
+    }
     state.claiming = null;
+    if (state.storageWait) {
+      delete state.storageWait;
+      this.events.emit('storage:back', { logical_id: logicalId, operation: 'claim' });
+    }
     switch (claim.kind) {
       case 'claimed':
         await this.execute(logicalId, claim, resumed !== undefined);
@@ -451,7 +508,7 @@ export class TurnScheduler {
     const commit = async (result: TurnJobResult): Promise<{ result: TurnJobResult; accepted: boolean }> =>
       abort.signal.reason === LEASE_LOST
         ? { result: { ...result, detail: LEASE_LOST }, accepted: false }
-        : { result, accepted: await this.store.settle({ ...fence, ...result }) };
+        : { result, accepted: await this.settleWhenStored(logicalId, { ...fence, ...result }) };
     const settle = async (result: TurnJobResult): Promise<boolean> => {
       if (settled) throw new Error(`turn ${admission.admission_id} settled twice`);
       settled = await commit(result);
@@ -489,6 +546,35 @@ export class TurnScheduler {
       clearTimeout(timer);
       this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: null });
       finish();
+    }
+  }
+
+  /**
+   * Settles a turn, waiting for the store while it refuses the write as unavailable (issue 26 item
+   * 5): the settlement is one fenced transaction, so trying it again is safe, and a turn's end is
+   * never lost to a full disk that is freed later. A drain stops the waiting (the turn then stays
+   * `running`, and the next start recovers it as after a crash).
+   */
+  private async settleWhenStored(
+    logicalId: string,
+    settlement: Parameters<LocalSessionStore['settle']>[0],
+  ): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const accepted = await this.store.settle(settlement);
+        if (attempt > 0) this.events.emit('storage:back', { logical_id: logicalId, operation: 'settle' });
+        return accepted;
+      } catch (error) {
+        if (!storageUnavailable(error) || this.draining) throw error;
+        const retryInMs = storageRetryMs(attempt);
+        this.events.emit('storage:waiting', {
+          logical_id: logicalId,
+          operation: 'settle',
+          error: error.message,
+          retry_in_ms: retryInMs,
+        });
+        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs));
+      }
     }
   }
 

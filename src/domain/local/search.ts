@@ -13,17 +13,15 @@ export interface SearchResult {
   hits: { session_id: string; role: string; snippet: string; timestamp: string }[];
 }
 
+/** How many hits are asked of the index, at most, to fill one page after dropping copies. */
+const MAX_SCAN = 2_000;
+
 export async function searchVisible(
   sessions: SessionStore,
   store: LocalSessionStore,
   principal: Principal,
   options: { query: string; limit: number; syntax: 'plain' | 'fts' },
 ): Promise<SearchResult> {
-  // Ask for more than the limit: some hits may belong to sessions this caller may not open.
-  const hits = await sessions.searchMessages(options.query, {
-    limit: Math.min(500, options.limit * 4),
-    syntax: options.syntax,
-  });
   // A hit names its physical transcript; a reset or a compression moved the session to a child,
   // and every transcript of its lineage is found (and reported) under the logical id.
   const verdicts = new Map<string, string | null>();
@@ -41,12 +39,32 @@ export async function searchVisible(
     }
     return logical;
   };
-  const visible: SearchResult['hits'] = [];
-  for (const h of hits) {
-    if (visible.length === options.limit) break;
-    const sessionId = await visibleAs(h.session_id);
-    if (sessionId !== null)
+  // Ask for more than the limit: some hits belong to sessions this caller may not open, and some
+  // are copies. A compression copies the first exchange and the recent tail into the child
+  // transcript, so one message of a logical session is stored (and indexed) once per compression;
+  // it is reported once (issue 26 item 2): the same role and text in another transcript of the
+  // same logical session is a copy. Two equal messages of one transcript are two messages.
+  let scan = Math.min(MAX_SCAN, options.limit * 4);
+  for (;;) {
+    const hits = await sessions.searchMessages(options.query, { limit: scan, syntax: options.syntax });
+    const visible: SearchResult['hits'] = [];
+    const seen = new Map<string, { transcript: string; at: number }>();
+    for (const h of hits) {
+      if (visible.length === options.limit) break;
+      const sessionId = await visibleAs(h.session_id);
+      if (sessionId === null) continue;
+      const key = JSON.stringify([sessionId, h.role, h.snippet]);
+      const first = seen.get(key);
+      if (first !== undefined && first.transcript !== h.session_id) {
+        // Hits come newest first: the older copy is the original, and its time is the message's.
+        visible[first.at]!.timestamp = h.timestamp;
+        continue;
+      }
+      seen.set(key, { transcript: h.session_id, at: visible.length });
       visible.push({ session_id: sessionId, role: h.role, snippet: h.snippet, timestamp: h.timestamp });
+    }
+    if (visible.length === options.limit || hits.length < scan || scan >= MAX_SCAN)
+      return { query: options.query, hits: visible };
+    scan = Math.min(MAX_SCAN, scan * 4);
   }
-  return { query: options.query, hits: visible };
 }

@@ -3,14 +3,20 @@
  * domain/local/compression.ts. The summary first; then ONE transaction writes the child transcript
  * (linked to its parent), moves the session key's route to it and closes the parent. The caller
  * holds the lane's turn slot (inside a turn, or a /compress command while nothing runs), so a
- * compression never runs beside a turn of the same session. A failed summary leaves the transcript
- * untouched and starts a growing cooldown kept in the store (subject: the session key).
+ * compression never runs beside a turn of the same session. A failed summary starts a growing
+ * cooldown kept in the store (subject: the session key) and the oldest exchanges are dropped instead
+ * (runtime/context/prepare.ts), so the conversation still fits its window.
  */
 import { randomBytes } from 'node:crypto';
 import { newSessionId } from '../session/lifecycle.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { CompressionReason } from '../../runtime/context/budget.js';
-import { prepareCompression, type CompressionSettings } from '../../runtime/context/prepare.js';
+import {
+  prepareCompression,
+  type CompressionMethod,
+  type CompressionSettings,
+} from '../../runtime/context/prepare.js';
+import { compressionNotice } from '../session/compression-notice.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -30,6 +36,7 @@ export type PlatformCompression =
       kind: 'compressed';
       sessionId: string;
       messages: TranscriptMessage[];
+      method: CompressionMethod;
       before: { messages: number; tokens: number };
       after: { messages: number; tokens: number };
     }
@@ -43,24 +50,25 @@ export async function compressPlatformSession(
   signal?: AbortSignal,
 ): Promise<PlatformCompression> {
   const now = new Date();
+  // While the summariser cools down, the transcript is still kept inside the window: without a summary.
   const waiting = await coolingDown(deps.store, sessionKey, reason, now);
-  if (waiting !== null) return { kind: 'skipped', reason: waiting };
   const prepared = await prepareCompression({
     messages: await deps.store.loadTranscript(parentSessionId),
     model: deps.model,
     modelName: deps.modelName,
     settings: deps.settings,
     signal,
+    noSummary: waiting ?? undefined,
   });
   if (prepared.kind === 'nothing') return { kind: 'skipped', reason: prepared.reason };
-  if (prepared.kind === 'failed') {
-    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.error, now);
+  if (prepared.kind === 'failed') return { kind: 'skipped', reason: prepared.error };
+  if (prepared.summaryError !== undefined) {
+    const backoff = await recordFailedCompression(deps.store, sessionKey, prepared.summaryError, now);
     deps.events.emit('compression:failed', {
       session_key: sessionKey,
-      error: prepared.error,
+      error: prepared.summaryError,
       retry_after: backoff.retryAfter,
     });
-    return { kind: 'skipped', reason: prepared.error };
   }
   const at = new Date();
   const child = newSessionId(at, randomBytes(4).toString('hex'));
@@ -69,7 +77,8 @@ export async function compressPlatformSession(
     parentSessionId,
     childSessionId: child,
     messages: prepared.messages,
-    backoffSubject: sessionKey,
+    // Only a real summary ends the cooldown: after a reduction the next summary still waits.
+    backoffSubject: prepared.method === 'summary' ? sessionKey : null,
     now: at,
   });
   if (!published)
@@ -86,11 +95,13 @@ export async function compressPlatformSession(
     messages_after: prepared.after.messages,
     tokens_before: prepared.before.tokens,
     tokens_after: prepared.after.tokens,
+    method: prepared.method,
   });
   return {
     kind: 'compressed',
     sessionId: child,
     messages: prepared.messages,
+    method: prepared.method,
     before: prepared.before,
     after: prepared.after,
   };
@@ -99,8 +110,10 @@ export async function compressPlatformSession(
 /** The one-line answer to /compress. */
 export function describeCompression(outcome: PlatformCompression): string {
   if (outcome.kind === 'skipped') return `Nothing was compressed: ${outcome.reason}.`;
-  return (
-    `Compressed the conversation: ${outcome.before.messages} messages (${outcome.before.tokens} tokens) → ` +
-    `${outcome.after.messages} messages (${outcome.after.tokens} tokens).`
-  );
+  const notice = compressionNotice({
+    messages_before: outcome.before.messages,
+    messages_after: outcome.after.messages,
+    method: outcome.method,
+  });
+  return `Compressed the conversation: ${notice} (${outcome.before.tokens} → ${outcome.after.tokens} tokens).`;
 }

@@ -65,7 +65,9 @@ export interface MessagingEvents extends Record<string, unknown> {
     messages_after: number;
     tokens_before: number;
     tokens_after: number;
+    /** `summary`, or `dropped`: the oldest exchanges left out, no usable summary. */
+    method: 'summary' | 'dropped';
   };
-  /** A compression's summary call failed: the transcript is unchanged, retried after the cooldown. */
+  /** A compression's summary call failed: the oldest exchanges were dropped instead; retried after the cooldown. */
   'compression:failed': { session_key: string; error: string; retry_after: string };
 }

@@ -18,6 +18,7 @@ import type { Delivery, ReplyRecord } from '../ports/delivery-ledger.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { AgentLease } from '../agents/agent-cache.js';
 import { compressPlatformSession } from './compression.js';
+import { compressionNotice } from '../session/compression-notice.js';
 import type { TurnContext } from '../../runtime/context/budget.js';
 import { recordingPrompts, stepResumeOf, type ResumeStep } from '../session/step-resume.js';
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
@@ -238,6 +239,17 @@ async function runAgentTurn(
       sessionId = outcome.sessionId;
       // The runner goes on with the compressed view: the cached agent holds the old transcript.
       deps.agents.invalidate(sessionKey);
+      // The chat is told, before the reply (issue 26 item 3); a failed send is not retried.
+      await adapter
+        .send(
+          source.chat_id,
+          `(${compressionNotice({ messages_before: outcome.before.messages, messages_after: outcome.after.messages, method: outcome.method })})`,
+          {
+            thread_id: source.thread_id,
+            reply_to: null,
+          },
+        )
+        .catch(() => undefined);
       return { kind: 'compressed', messages: outcome.messages };
     },
   };

@@ -141,8 +141,11 @@ export interface CompressionPublication {
   childSessionId: string;
   /** The child transcript: head, summary and tail. */
   messages: readonly TranscriptMessage[];
-  /** Whose backoff the success clears (a local session's logical id, or the session key). */
-  backoffSubject: string;
+  /**
+   * Whose backoff the success clears (a local session's logical id, or the session key); null when a
+   * reduction without a summary keeps the cooldown.
+   */
+  backoffSubject: string | null;
   now?: Date;
 }
 

@@ -32,6 +32,9 @@ export const SUMMARY_PREAMBLE =
   `${SUMMARY_MARKER} The earlier part of this conversation was compressed by Gatehouse to fit the ` +
   "model's context window. This summary replaces it; the messages after it are verbatim.";
 
+/** How the note left by a deterministic reduction (no summary) starts, after SUMMARY_MARKER. */
+export const DROPPED_NOTE = 'Gatehouse dropped';
+
 /** The stub an old tool output is cut to. */
 export const TOOL_STUB_MARKER = '[tool output removed by compression';
 
@@ -51,9 +54,18 @@ export function isSummaryMessage(message: TranscriptMessage): boolean {
   return message.role === 'user' && (message.content ?? '').startsWith(SUMMARY_MARKER);
 }
 
-/** The summary's own text (without the preamble). */
+const EARLIER_SUMMARY = '\n\nAn earlier summary of the conversation said:\n\n';
+
+/**
+ * The summary's own text (without the preamble). A note left by a reduction is no summary: its text
+ * is the earlier summary it carries, or '' (a later summary must not update the note itself).
+ */
 export function summaryText(message: TranscriptMessage): string {
   const content = message.content ?? '';
+  if (content.startsWith(`${SUMMARY_MARKER} ${DROPPED_NOTE}`)) {
+    const at = content.indexOf(EARLIER_SUMMARY);
+    return at < 0 ? '' : content.slice(at + EARLIER_SUMMARY.length).trim();
+  }
   return content.startsWith(SUMMARY_PREAMBLE)
     ? content.slice(SUMMARY_PREAMBLE.length).trim()
     : content.slice(SUMMARY_MARKER.length).trim();
@@ -131,8 +143,10 @@ function withMiddle(
   const previous: string[] = [];
   const middle: TranscriptMessage[] = [];
   for (const message of between) {
-    if (isSummaryMessage(message)) previous.push(summaryText(message));
-    else middle.push(message);
+    if (isSummaryMessage(message)) {
+      const text = summaryText(message);
+      if (text !== '') previous.push(text);
+    } else middle.push(message);
   }
   if (middle.length === 0) return { kind: 'nothing', reason: 'nothing new since the last compression' };
   return {
@@ -172,9 +186,15 @@ export function composeCompressed(
     content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}`,
   };
   const result = [...plan.head, summaryMessage, ...plan.tail];
+  stubOlderToolOutputs(result, plan.head.length + 1, budgetTokens);
+  return result;
+}
+
+/** Stubs tool outputs of `result` from `from` on, oldest first, while over budget; the last round's stay. */
+function stubOlderToolOutputs(result: TranscriptMessage[], from: number, budgetTokens: number): void {
   let total = result.reduce((sum, m) => sum + tokensOf(m), 0);
   const lastRound = result.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls ?? []).length > 0);
-  for (let i = plan.head.length + 1; i < result.length && total > budgetTokens; i++) {
+  for (let i = from; i < result.length && total > budgetTokens; i++) {
     if (i > lastRound && lastRound >= 0) break;
     const message = result[i]!;
     if (message.role !== 'tool') continue;
@@ -182,5 +202,86 @@ export function composeCompressed(
     total += tokensOf(stubbed) - tokensOf(message);
     result[i] = stubbed;
   }
+}
+
+/** Units that may be dropped together: a tool round (a call and all its results), else one message. */
+function units(messages: readonly TranscriptMessage[]): TranscriptMessage[][] {
+  const result: TranscriptMessage[][] = [];
+  for (const message of messages) {
+    const last = result.at(-1);
+    if (message.role === 'tool' && last) last.push(message);
+    else result.push([message]);
+  }
   return result;
+}
+
+export interface Reduction {
+  messages: TranscriptMessage[];
+  /** How many messages were dropped (head and middle), and how many exchanges they began. */
+  dropped: number;
+  exchanges: number;
+}
+
+function droppedNote(
+  dropped: number,
+  exchanges: number,
+  why: string,
+  previous: string | null,
+): TranscriptMessage {
+  return {
+    role: 'user',
+    content:
+      `${SUMMARY_MARKER} ${DROPPED_NOTE} the ${dropped} oldest messages (${exchanges} exchanges) of this ` +
+      `conversation to fit the model's context window, without a summary (${why}). The messages ` +
+      'after this note are verbatim.' +
+      (previous === null ? '' : `${EARLIER_SUMMARY}${previous.trim()}`),
+  };
+}
+
+/**
+ * The deterministic reduction, used when no usable summary can be had (issue 26 item 1): the
+ * oldest whole exchanges of the head and middle are dropped until the transcript fits
+ * `budgetTokens`, and a note in place of the summary says how many messages were dropped and why;
+ * a summary an earlier compression left is kept in the note while it fits. A tool call is never
+ * separated from its results: the smallest unit dropped is one tool round, and a cut moves on to
+ * the start of the next exchange (a user message) when one lies before the tail. No model is
+ * involved, so it always ends, and what stays is verbatim.
+ */
+export function reduceByDropping(
+  plan: Extract<CompressionPlan, { kind: 'plan' }>,
+  why: string,
+  budgetTokens: number,
+): Reduction {
+  const head = units(plan.head);
+  const middle = units(plan.middle);
+  const sum = (unit: readonly TranscriptMessage[]) => unit.reduce((n, m) => n + tokensOf(m), 0);
+  const fixed = sum(plan.tail);
+  // The note's size barely depends on its counts: measured once, with the largest counts it may say.
+  const noteTokens = (previous: string | null) => tokensOf(droppedNote(99_999, 99_999, why, previous));
+  let previous = plan.previousSummary;
+  if (previous !== null && noteTokens(previous) + fixed > budgetTokens) previous = null;
+  let total = noteTokens(previous) + fixed + head.reduce((n, u) => n + sum(u), 0);
+  total += middle.reduce((n, u) => n + sum(u), 0);
+  // The middle goes first, oldest first (at least one unit), then the head (the goal) if need be.
+  let cut = 0;
+  while (cut < middle.length && (cut === 0 || total > budgetTokens)) total -= sum(middle[cut++]!);
+  while (
+    cut < middle.length &&
+    middle[cut]![0]!.role !== 'user' &&
+    middle.slice(cut).some((u) => u[0]!.role === 'user')
+  )
+    cut++;
+  // The head is one exchange: it goes whole or not at all.
+  const headCut = cut === middle.length && total > budgetTokens ? head.length : 0;
+  const dropped = [...head.slice(0, headCut), ...middle.slice(0, cut)].flat();
+  const exchanges = dropped.filter((m) => m.role === 'user').length;
+  const kept = head.slice(headCut).flat();
+  const result = [
+    ...kept,
+    droppedNote(dropped.length, exchanges, why, previous),
+    ...middle.slice(cut).flat(),
+    ...plan.tail,
+  ];
+  stubOlderToolOutputs(result, kept.length + 1, budgetTokens);
+  return { messages: result, dropped: dropped.length, exchanges };
 }

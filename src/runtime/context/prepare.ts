@@ -7,18 +7,27 @@ import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ChatModel } from '../model/client.js';
 import { isModelError } from '../model/errors.js';
 import { messageTokens, thresholdTokens, type ContextSettings } from './budget.js';
-import { composeCompressed, planCompression } from './compress.js';
-import { summaryRequest } from './summary-prompt.js';
+import { composeCompressed, planCompression, reduceByDropping, type CompressionPlan } from './compress.js';
+import { summaryPieces, summaryRequest } from './summary-prompt.js';
+import { countTextTokens } from './tokens.js';
 
 export interface CompressionSettings extends ContextSettings {
   /** The recent tail kept verbatim, in tokens (never less than the last user message onwards). */
   tailTokens: number;
 }
 
+/** How a compression shortened the transcript: a model's summary, or the deterministic reduction. */
+export type CompressionMethod = 'summary' | 'dropped';
+
 export type PreparedCompression =
   | {
       kind: 'ready';
       messages: TranscriptMessage[];
+      method: CompressionMethod;
+      /** Why no summary was used (set when method is 'dropped'). */
+      summaryError?: string;
+      /** Messages the deterministic reduction dropped (0 for a summary). */
+      dropped: number;
       before: { messages: number; tokens: number };
       after: { messages: number; tokens: number };
     }
@@ -29,41 +38,115 @@ function tokensOfAll(messages: readonly TranscriptMessage[]): number {
   return messages.reduce((sum, m) => sum + messageTokens(m), 0);
 }
 
+/** The most summary calls one compression makes; older pieces beyond them are left out. */
+const MAX_PIECES = 8;
+
+/**
+ * One compression's new transcript (issue 26 item 1: whatever the summariser answers, the result
+ * fits). The middle is summarised in pieces that each fit the window, each piece's summary handed
+ * to the next as the previous summary. A summary that is empty, a tool call, an error, a timeout,
+ * longer than its share of the window, or one that leaves the transcript over budget (as one longer
+ * than what it replaces does when the transcript had to shrink) is not used: the oldest exchanges are dropped instead (reduceByDropping).
+ * `summarize: false` (the summariser is cooling down after failures) goes straight to that.
+ */
 export async function prepareCompression(options: {
   messages: readonly TranscriptMessage[];
   model: ChatModel;
   modelName?: string | undefined;
   settings: CompressionSettings;
   signal?: AbortSignal | undefined;
+  /** Why no summary may be asked for now, or absent when it may. */
+  noSummary?: string | undefined;
 }): Promise<PreparedCompression> {
   const { messages, settings } = options;
   const plan = planCompression(messages, { tailTokens: settings.tailTokens });
   if (plan.kind === 'nothing') return { kind: 'nothing', reason: plan.reason };
-  // The summariser is shown at most 80% of the window: its answer needs the rest.
-  const request = summaryRequest(plan.middle, plan.previousSummary, Math.floor(settings.window * 0.8));
-  let summary: string;
-  try {
-    const result = await options.model.complete({
-      messages: request,
-      ...(options.modelName ? { model: options.modelName } : {}),
-      stream: false,
-      signal: options.signal,
-    });
-    summary = (result.text ?? '').trim();
-  } catch (error) {
-    const why = isModelError(error) ? error.message : error instanceof Error ? error.message : String(error);
-    return { kind: 'failed', error: `the summary call failed: ${why}` };
-  }
-  if (summary === '') return { kind: 'failed', error: 'the summary call answered with no text' };
-  const child = composeCompressed(plan, summary, Math.floor(thresholdTokens(settings) * 0.8));
-  return {
+  const budget = Math.floor(thresholdTokens(settings) * 0.8);
+  const before = { messages: messages.length, tokens: tokensOfAll(messages) };
+  const ready = (
+    child: TranscriptMessage[],
+    method: CompressionMethod,
+    dropped: number,
+    summaryError?: string,
+  ): PreparedCompression => ({
     kind: 'ready',
     messages: child,
-    before: { messages: messages.length, tokens: tokensOfAll(messages) },
+    method,
+    dropped,
+    ...(summaryError === undefined ? {} : { summaryError }),
+    before,
     after: { messages: child.length, tokens: tokensOfAll(child) },
-  };
+  });
+  let why = options.noSummary;
+  if (why === undefined) {
+    const summary = await summarise(plan, options, budget);
+    if (options.signal?.aborted) return { kind: 'failed', error: 'the compression was interrupted' };
+    if (summary.kind === 'summary') {
+      const child = composeCompressed(plan, summary.text, budget);
+      if (tokensOfAll(child) <= budget) return ready(child, 'summary', 0);
+      why = `the summary left the conversation over its budget of ${budget} tokens (longer than what it replaces)`;
+    } else why = summary.error;
+  }
+  const reduced = reduceByDropping(plan, why, budget);
+  return ready(
+    reduced.messages,
+    'dropped',
+    reduced.dropped,
+    options.noSummary === undefined ? why : undefined,
+  );
 }
 
+/** The summary of the plan's middle, made in pieces that each fit the window, or why there is none. */
+async function summarise(
+  plan: Extract<CompressionPlan, { kind: 'plan' }>,
+  options: {
+    model: ChatModel;
+    modelName?: string | undefined;
+    settings: CompressionSettings;
+    signal?: AbortSignal | undefined;
+  },
+  budget: number,
+): Promise<{ kind: 'summary'; text: string } | { kind: 'failed'; error: string }> {
+  // The summariser is shown at most 80% of the window (its answer needs the rest), of which a
+  // summary may take a quarter: the previous summary handed to the next piece must leave it room.
+  const shown = Math.floor(options.settings.window * 0.8);
+  const summaryCap = Math.max(64, Math.floor(Math.min(budget, options.settings.window) / 4));
+  const previousTokens = countTextTokens(plan.previousSummary ?? '');
+  if (previousTokens > summaryCap * 2)
+    return { kind: 'failed', error: 'the previous summary is too large to update within the window' };
+  const pieces = summaryPieces(plan.middle, shown - Math.max(previousTokens, summaryCap));
+  let previous = plan.previousSummary;
+  for (const piece of pieces.slice(-MAX_PIECES)) {
+    let text: string;
+    try {
+      const result = await options.model.complete({
+        messages: summaryRequest(piece, previous, shown),
+        ...(options.modelName ? { model: options.modelName } : {}),
+        stream: false,
+        signal: options.signal,
+      });
+      if (result.toolCalls.length > 0)
+        return { kind: 'failed', error: 'the summary call answered with a tool call instead of a summary' };
+      text = (result.text ?? '').trim();
+    } catch (error) {
+      const why = isModelError(error)
+        ? error.message
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      return { kind: 'failed', error: `the summary call failed: ${why}` };
+    }
+    if (text === '') return { kind: 'failed', error: 'the summary call answered with no text' };
+    if (countTextTokens(text) > summaryCap)
+      return { kind: 'failed', error: `the summary was longer than the ${summaryCap} tokens it may take` };
+    previous = text;
+  }
+  // A summary longer than what it replaces is refused only where it matters: when the transcript it
+  // makes is over budget (prepareCompression), which an automatic compression's always would be.
+  return previous === null
+    ? { kind: 'failed', error: 'the summary call answered with no text' }
+    : { kind: 'summary', text: previous };
+}
 /** The cooldown after `failures` failed summaries in a row: 30 s, doubling, at most an hour. */
 export function compressionCooldownMs(failures: number): number {
   return Math.min(3_600_000, 30_000 * 2 ** Math.max(0, failures - 1));

@@ -91,8 +91,9 @@ export function summaryRequest(
     if (line === '') continue;
     const cost = countTextTokens(line) + 1;
     if (cost > budget && shown > 0) break;
+    const fitted = cost > budget ? cutToTokens(line, budget) : line;
     budget -= cost;
-    lines.unshift(line);
+    lines.unshift(fitted);
     shown = middle.length - i;
   }
   const omitted = middle.length - shown;
@@ -105,4 +106,39 @@ export function summaryRequest(
     { role: 'system', content: SUMMARY_INSTRUCTIONS },
     { role: 'user', content: parts.join('\n') },
   ];
+}
+
+/** The start of `text` that fits `tokens` (at least a few characters), marked as cut. */
+function cutToTokens(text: string, tokens: number): string {
+  let cut = text;
+  while (cut.length > 16 && countTextTokens(cut) + 8 > tokens)
+    cut = cut.slice(0, Math.floor(cut.length * 0.7));
+  return cut === text ? text : `${cut} [… cut to fit]`;
+}
+
+/**
+ * The middle split into consecutive pieces whose summary requests each fit `maxTokens` beside the
+ * instructions (issue 26 item 1: the summary request itself fits the window, however long the
+ * history). Every piece holds at least one message; one too large alone is cut by summaryRequest.
+ */
+export function summaryPieces(
+  middle: readonly TranscriptMessage[],
+  maxTokens: number,
+): TranscriptMessage[][] {
+  const room = Math.max(1, maxTokens - countTextTokens(SUMMARY_INSTRUCTIONS) - 64);
+  const pieces: TranscriptMessage[][] = [];
+  let piece: TranscriptMessage[] = [];
+  let used = 0;
+  for (const message of middle) {
+    const cost = countTextTokens(renderForSummary(message)) + 1;
+    if (piece.length > 0 && used + cost > room) {
+      pieces.push(piece);
+      piece = [];
+      used = 0;
+    }
+    piece.push(message);
+    used += cost;
+  }
+  if (piece.length > 0) pieces.push(piece);
+  return pieces;
 }

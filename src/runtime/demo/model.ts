@@ -179,3 +179,52 @@ export function inProcessDemoModel(options: { contextWindow?: number } = {}): Ch
     },
   };
 }
+
+/**
+ * How the demo model answers a compression's summary request: well (`summary`, the default), or in
+ * one of the ways a real model answers it badly, for tests of what Gatehouse does then (issue 26
+ * item 1): no text, a tool call instead of text, an HTTP 500, never (`hang`: the request is held
+ * until the client gives up), or a "summary" longer than the conversation it should shorten.
+ */
+export type DemoSummaryAnswer = 'summary' | 'empty' | 'tool_call' | 'error' | 'hang' | 'long';
+
+/** The non-streamed answer of a bad summary (not `summary` nor `hang`): [HTTP status, body]. */
+export function badSummaryCompletion(
+  answer: Exclude<DemoSummaryAnswer, 'summary' | 'hang'>,
+  body: DemoRequestBody,
+  id: string,
+): [number, Record<string, unknown>] {
+  if (answer === 'error')
+    return [
+      500,
+      { error: { message: 'The demo model failed to summarise (as asked).', type: 'server_error' } },
+    ];
+  const request = (body.messages ?? [])
+    .map((m) => (typeof m.content === 'string' ? m.content : ''))
+    .join('\n');
+  const message: Record<string, unknown> =
+    answer === 'tool_call'
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: `call_${id}`,
+              type: 'function',
+              function: { name: 'terminal', arguments: '{"command":"ls"}' },
+            },
+          ],
+        }
+      : { role: 'assistant', content: answer === 'empty' ? '' : `${request}\n${request}` };
+  return [
+    200,
+    {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: DEMO_MODEL_ID,
+      choices: [{ index: 0, message, finish_reason: answer === 'tool_call' ? 'tool_calls' : 'stop' }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    },
+  ];
+}

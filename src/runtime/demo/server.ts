@@ -8,7 +8,14 @@ import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { demoChunks, demoCompletion, demoOverflow } from './model.js';
+import {
+  badSummaryCompletion,
+  demoChunks,
+  demoCompletion,
+  demoOverflow,
+  type DemoSummaryAnswer,
+} from './model.js';
+import { isSummaryRequest } from './summary.js';
 import { DEMO_LABEL, DEMO_MODEL_ID, type DemoRequestBody } from './script.js';
 
 export interface DemoModelOptions {
@@ -26,6 +33,8 @@ export interface DemoModelOptions {
   contextWindow?: number;
   /** Report each answer's cost in `usage.cost` (OpenRouter's field), at this many US dollars per million tokens. */
   reportCostPerMTok?: number;
+  /** How summary requests are answered (tests of bad summarisers); default `summary`. */
+  summaries?: DemoSummaryAnswer;
 }
 
 /** A request as the demo model received it. */
@@ -55,6 +64,8 @@ export interface DemoModelServer {
   hold(): void;
   /** Lets every held request go on, and stops holding new ones. */
   release(): void;
+  /** From now on, answers summary requests this way (model.ts DemoSummaryAnswer). */
+  answerSummaries(answer: DemoSummaryAnswer): void;
   /** Resolves once at least `n` requests have arrived. */
   waitForRequests(n: number): Promise<void>;
   close(): Promise<void>;
@@ -67,6 +78,7 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
   const arrivals = new EventEmitter();
   let barrier: { promise: Promise<void>; open: () => void } | null = null;
   let sequence = 0;
+  let summaries: DemoSummaryAnswer = options.summaries ?? 'summary';
 
   const server = http.createServer((req, res) => {
     void handle(req, res).catch(() => {
@@ -128,6 +140,12 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
     const overflow = demoOverflow(body, options.contextWindow);
     if (overflow !== null) return json(res, 400, overflow);
     const id = `chatcmpl-demo-${++sequence}`;
+    if (summaries !== 'summary' && isSummaryRequest(body.messages)) {
+      // Never answered: the client's timeout ends it (close() drops the connection).
+      if (summaries === 'hang') return;
+      const [status, answer] = badSummaryCompletion(summaries, body, id);
+      return json(res, status, answer);
+    }
     if (body.stream !== true)
       return json(res, 200, demoCompletion(body, id, options.contextWindow, options.reportCostPerMTok));
 
@@ -162,6 +180,9 @@ export async function startDemoModel(options: DemoModelOptions = {}): Promise<De
     release() {
       barrier?.open();
       barrier = null;
+    },
+    answerSummaries(answer: DemoSummaryAnswer) {
+      summaries = answer;
     },
     waitForRequests(n: number): Promise<void> {
       if (requests.length >= n) return Promise.resolve();

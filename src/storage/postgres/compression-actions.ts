@@ -26,7 +26,7 @@ export async function publishInTransaction(
     throw new RouteMoved();
   await closeSession(sql, parentSessionId, 'compression', at);
   await appendInTransaction(db, sql, childSessionId, publication.messages, now);
-  await compression.clearBackoff(sql, publication.backoffSubject);
+  if (publication.backoffSubject !== null) await compression.clearBackoff(sql, publication.backoffSubject);
 }
 
 /** One transaction around publishInTransaction plus `alsoWrite`; false when the route moved. */

@@ -25,7 +25,7 @@ export function publishInTransaction(db: SqliteDatabase, publication: Compressio
   }
   closeSession(db, parentSessionId, 'compression', at);
   appendInTransaction(db, childSessionId, publication.messages, now);
-  compression.clearBackoff(db, publication.backoffSubject);
+  if (publication.backoffSubject !== null) compression.clearBackoff(db, publication.backoffSubject);
   return true;
 }
 

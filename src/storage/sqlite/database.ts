@@ -43,12 +43,15 @@ export const SYNCHRONOUS_FULL = 2;
 /** Opens (creating if allowed), validates, configures and migrates the database at `file`. */
 export function openDatabase(file: string, options: OpenOptions = {}): SqliteDatabase {
   const migrations = options.migrations ?? MIGRATIONS;
-  const exists = checkPath(file, options.mustExist ?? false);
+  let exists = checkPath(file, options.mustExist ?? false);
   let db: SqliteDatabase | undefined;
   try {
-    // Created owner-only before SQLite sees it: SQLite gives its -wal and -shm files the database
-    // file's mode, so all three hold transcripts readable by the owner alone.
-    if (!exists && file !== ':memory:' && file !== '') fs.closeSync(fs.openSync(file, 'a', 0o600));
+    // A new database is made whole under another name and only then given its own: a crash while
+    // it is made leaves no empty state.db behind, so an empty one is always a lost file (below).
+    if (!exists && file !== ':memory:' && file !== '') {
+      createMigrated(file, migrations);
+      exists = true;
+    }
     db = new Database(file, { fileMustExist: exists });
     // Reads the header: "file is not a database" surfaces here, before any write.
     const hasSchema = (db.pragma('schema_version', { simple: true }) as number) > 0;
@@ -75,6 +78,56 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   }
 }
 
+/**
+ * Creates `file` migrated: owner-only (SQLite gives its -wal and -shm files the database file's
+ * mode, so all three hold transcripts readable by the owner alone), written at `<file>.creating`
+ * with a rollback journal, closed, then renamed into place.
+ */
+function createMigrated(file: string, migrations: readonly Migration[]): void {
+  const creating = `${file}.creating`;
+  for (const leftover of [creating, `${creating}-journal`]) fs.rmSync(leftover, { force: true });
+  fs.closeSync(fs.openSync(creating, 'wx', 0o600));
+  try {
+    const db = new Database(creating, { fileMustExist: true });
+    try {
+      db.pragma('foreign_keys = ON');
+      migrate(db, file, migrations); // errors name the file the user knows
+    } finally {
+      db.close();
+    }
+    fs.renameSync(creating, file);
+  } catch (error) {
+    fs.rmSync(creating, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Issue 26 item 7: a database file of zero bytes, with no write-ahead log holding its pages, is not
+ * a new store but one that lost its contents (a failed copy or restore, a truncation). Opening it
+ * would silently start an empty store in its place.
+ */
+export function emptyDatabaseFile(file: string): boolean {
+  try {
+    if (fs.statSync(file).size !== 0) return false;
+  } catch {
+    return false;
+  }
+  try {
+    return fs.statSync(`${file}-wal`).size === 0;
+  } catch {
+    return true;
+  }
+}
+
+/** What to do about an empty database file: said at start and by doctor. */
+export function emptyDatabaseAdvice(file: string): string {
+  return (
+    `stop the gateway, restore a backup made by "gatehouse backup" in its place, or move it aside ` +
+    `(mv ${file} ${file}.empty) to start with an empty store`
+  );
+}
+
 function checkPath(file: string, mustExist: boolean): boolean {
   let stat: fs.Stats;
   try {
@@ -87,6 +140,11 @@ function checkPath(file: string, mustExist: boolean): boolean {
     });
   }
   if (!stat.isFile()) throw new StorageUnavailableError(file, 'it is not a regular file');
+  if (emptyDatabaseFile(file))
+    throw new StorageUnavailableError(
+      file,
+      `the file is empty (0 bytes): its contents were lost, and Gatehouse will not start an empty store in its place; ${emptyDatabaseAdvice(file)}`,
+    );
   try {
     fs.accessSync(file, fs.constants.R_OK | fs.constants.W_OK);
   } catch (error) {

@@ -221,6 +221,34 @@ describe('UX-1 rendering of live events', () => {
     expect(out).toContain('? Which?\n  1. a\n  2. b\n');
   });
 
+  it('issue 26 item 3: a full history draws a line where each compression and reset happened', () => {
+    const out = renderHistory(
+      [
+        { role: 'user', content: 'one' },
+        { role: 'user', content: '[Context summary] …' },
+        { role: 'user', content: 'two' },
+      ],
+      undefined,
+      [
+        {
+          index: 1,
+          kind: 'compression',
+          at: '2026-01-02T03:04:05.000Z',
+          messages_before: 42,
+          messages_after: 9,
+          method: 'summary',
+        },
+        { index: 3, kind: 'reset', at: '2026-01-02T04:00:00.000Z' },
+      ],
+    );
+    expect(out).toBe(
+      '> one\n' +
+        '──── compressed at 2026-01-02 03:04:05: earlier messages summarized: 42 → 9 ────\n' +
+        '> [Context summary] …\n> two\n' +
+        '──── reset at 2026-01-02 04:00:00: the conversation started over; the model sees nothing above this line ────\n',
+    );
+  });
+
   it('renders stored history: user lines, answers, tool calls and results', () => {
     const out = renderHistory([
       { role: 'user', content: 'run: pwd' },

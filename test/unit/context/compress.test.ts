@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { TranscriptMessage } from '../../../src/domain/vocabulary.js';
 import {
   composeCompressed,
+  DROPPED_NOTE,
   isSummaryMessage,
   planCompression,
+  reduceByDropping,
+  stubToolOutput,
   SUMMARY_MARKER,
   TOOL_STUB_MARKER,
   tokensOf,
@@ -118,6 +121,42 @@ describe('planCompression and composeCompressed', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it('a reduction drops whole exchanges oldest first, never splits a tool call from its result, and says so', () => {
+    fc.assert(
+      fc.property(
+        fc.array(exchange, { minLength: 2, maxLength: 12 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 50, max: 3000 }),
+        fc.boolean(),
+        (exchanges, tailTokens, budget, open) => {
+          const messages = transcriptOf(exchanges, open);
+          const plan = planCompression(messages, { tailTokens });
+          if (plan.kind === 'nothing') return;
+          const reduced = reduceByDropping(plan, 'why', budget);
+          const child = reduced.messages;
+          expect(transcriptProblems(child)).toEqual([]);
+          const notes = child.filter(isSummaryMessage);
+          expect(notes).toHaveLength(1);
+          expect(notes[0]!.content).toContain(`${DROPPED_NOTE} the ${reduced.dropped} oldest messages`);
+          expect(reduced.dropped).toBeGreaterThan(0);
+          // What is kept is the tail and a suffix of the middle (plus the head), verbatim or stubbed.
+          expect(child.slice(-plan.tail.length)).toHaveLength(plan.tail.length);
+          const at = child.indexOf(notes[0]!);
+          const keptMiddle = child.slice(at + 1, child.length - plan.tail.length);
+          expect(keptMiddle.map((m) => m.tool_call_id ?? m.content)).toEqual(
+            plan.middle.slice(plan.middle.length - keptMiddle.length).map((m) => m.tool_call_id ?? m.content),
+          );
+          // Fits, unless the tail (and the note) alone does not.
+          const total = child.reduce((sum, m) => sum + tokensOf(m), 0);
+          const floor =
+            tokensOf(notes[0]!) + plan.tail.reduce((sum, m) => sum + tokensOf(stubToolOutput(m)), 0);
+          if (floor <= budget * 0.9) expect(total).toBeLessThanOrEqual(budget + tokensOf(notes[0]!));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

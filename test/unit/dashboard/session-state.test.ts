@@ -104,4 +104,23 @@ describe('SessionState', () => {
       expect(state.position).toEqual({ epoch: 7, lastSeq: 4 });
     },
   );
+
+  it('issue 26 item 3: a compression is announced with its counts beside the fresh transcript', async () => {
+    const { link } = scriptedLink([
+      snapshot([{ role: 'user', content: 'old' }], 3),
+      snapshot([{ role: 'user', content: 'kept' }], 4),
+    ]);
+    const state = new SessionState('s1', link);
+    await state.attach();
+    const changes: string[] = [];
+    state.onChange((c) => changes.push(c));
+    state.arrive({
+      epoch: 7,
+      seq: 4,
+      event: { type: 'session.compressed', messages_before: 42, messages_after: 9, method: 'summary' },
+    });
+    await flush();
+    expect(state.notices).toEqual(['earlier messages summarized: 42 → 9']);
+    expect(changes).toContain('all'); // the redraw that shows the notice
+  });
 });

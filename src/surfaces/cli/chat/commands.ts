@@ -85,6 +85,27 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
   {
+    name: 'resolve',
+    usage: '/resolve',
+    summary:
+      'settle a turn that was running when the gateway died (its effect is unknown) as interrupted, so the queue runs again',
+    run: async (ctx) => {
+      const say = (text: string) => ctx.view.writeLine(ctx.terminal.style.dim(text));
+      const unknown = [...ctx.view.unknown];
+      if (unknown.length === 0) return say('(nothing to resolve: no turn of this session is in doubt)');
+      // The same call as the dashboard's Resolve: the turn is settled as interrupted.
+      for (const a of unknown) {
+        await ctx.call('prompt.resolve_unknown', {
+          session_id: ctx.sessionId,
+          admission_id: a.admission_id,
+          execution_generation: a.execution_generation ?? 0,
+        });
+        ctx.view.unknown = ctx.view.unknown.filter((u) => u.admission_id !== a.admission_id);
+      }
+      say('(resolved: that turn is settled as interrupted; queued messages run now)');
+    },
+  },
+  {
     name: 'compress',
     usage: '/compress',
     summary: 'summarise the older part of the conversation now (waits for a running turn)',
@@ -93,13 +114,10 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
         'session.compress',
         { session_id: ctx.sessionId },
       );
-      ctx.view.writeLine(
-        ctx.terminal.style.dim(
-          result.compressed
-            ? `(compressed: the model now sees ${result.messages} messages, the summary among them)`
-            : `(nothing was compressed: ${result.why})`,
-        ),
-      );
+      // A compression is announced by its session.compressed event, to every viewer (and before
+      // this answer): only a refusal is said here.
+      if (!result.compressed)
+        ctx.view.writeLine(ctx.terminal.style.dim(`(nothing was compressed: ${result.why})`));
     },
   },
   {

@@ -49,6 +49,10 @@ export interface PendingAdmissionView {
   admission_id: string;
   submission_id: string;
   state: string;
+  text?: string;
+  execution_generation?: number | null;
+  /** Why an `unknown` admission was not resumed (tool_running, max_resumes, stale). */
+  detail?: string | null;
 }
 
 /**

@@ -86,8 +86,17 @@ export class ChatInput {
     try {
       for (;;) {
         if (!this.host.isReady()) return;
+        // Our own message waiting behind an unknown turn would hold /resolve back for ever.
+        const resolve =
+          view.unknown.length > 0 && view.inflight
+            ? this.lines.findIndex((l) => l.trim() === '/resolve')
+            : -1;
         if (view.inflight && !view.inflight.acknowledged) {
           if (!(await this.submit(view.inflight))) return;
+        } else if (resolve >= 0 && !this.pendingCommand && !this.commandRunning && !view.openPrompt) {
+          // /resolve goes ahead of the lines before it (issue 26 item 4).
+          this.lines.splice(resolve, 1);
+          this.startCommand({ line: '/resolve', requestId: randomUUID() });
         } else if (this.pendingCommand && !this.commandRunning && !view.inflight && !view.openPrompt) {
           this.startCommand(this.pendingCommand);
         } else if (view.openPrompt && this.lines.length > 0) {

@@ -5,6 +5,7 @@
  * characters shown, never obeyed) before the chat's own styling is added.
  */
 import { visible } from '../visible.js';
+import { compressionNotice } from '../../../domain/session/compression-notice.js';
 
 export interface Style {
   dim(text: string): string;
@@ -226,9 +227,32 @@ export function userLine(content: string | null, style: Style = PLAIN): string {
 const ASKED = new Set(['once', 'session', 'always', 'denied', 'timeout', 'cancelled']);
 
 /** Stored history (a resume, or a catch-up from a snapshot): one block per message. */
-export function renderHistory(messages: readonly StoredMessageView[], style: Style = PLAIN): string {
+/** Where a compression or reset happened in a full history (session.history `boundaries`). */
+export interface HistoryBoundaryView {
+  index: number;
+  kind: string;
+  at: string;
+  messages_before?: number;
+  messages_after?: number;
+  method?: string;
+}
+
+/** The line `sessions --show` draws where a compression or a reset happened (issue 26 item 3). */
+export function boundaryLine(b: HistoryBoundaryView): string {
+  const at = b.at.slice(0, 19).replace('T', ' ');
+  return b.kind === 'reset'
+    ? `──── reset at ${at}: the conversation started over; the model sees nothing above this line ────`
+    : `──── compressed at ${at}: ${compressionNotice({ ...b })} ────`;
+}
+
+export function renderHistory(
+  messages: readonly StoredMessageView[],
+  style: Style = PLAIN,
+  boundaries: readonly HistoryBoundaryView[] = [],
+): string {
   let out = '';
   for (const [index, m] of messages.entries()) {
+    for (const b of boundaries) if (b.index === index) out += `${style.bold(boundaryLine(b))}\n`;
     if (m.role === 'user') out += userLine(m.content, style);
     else if (m.role === 'assistant') {
       if (m.reasoning) out += `${style.dim(visible(m.reasoning))}\n`;
@@ -255,6 +279,8 @@ export function renderHistory(messages: readonly StoredMessageView[], style: Sty
       out += `${style.dim('(turn interrupted)')}\n`;
     }
   }
+  // A step after the last message (a reset, nothing said since) still shows.
+  for (const b of boundaries) if (b.index >= messages.length) out += `${style.bold(boundaryLine(b))}\n`;
   return out;
 }
 

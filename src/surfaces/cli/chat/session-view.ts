@@ -4,7 +4,13 @@
  * Every live event, replayed event and snapshot passes through here; this updates the view and
  * writes what render.ts makes of it. It makes no calls: the rest of the chat reads it to decide.
  */
-import { submissionAfterSnapshot, unseenMessages, type CursorPosition } from './cursor.js';
+import { compressionNotice } from '../../../domain/session/compression-notice.js';
+import {
+  submissionAfterSnapshot,
+  unseenMessages,
+  type CursorPosition,
+  type PendingAdmissionView,
+} from './cursor.js';
 import {
   INITIAL_RENDER,
   renderEvent,
@@ -30,6 +36,19 @@ export interface ChatTerminal {
   idle(): void;
 }
 
+/** An admission the gateway could not finish: it was running when the gateway died. */
+export type UnknownAdmission = PendingAdmissionView;
+
+/** What the chat says about an `unknown` admission, and what the user can do (issue 26 item 4). */
+export function unknownNotice(a: UnknownAdmission): string {
+  const what = a.text ? ` ("${a.text.length > 60 ? `${a.text.slice(0, 60)}…` : a.text}")` : '';
+  return (
+    `gatehouse: a turn${what} was running when the gateway stopped; whether its last tool call finished ` +
+    'is unknown, and nothing queued after it runs until it is settled. Check its effect, then type ' +
+    "/resolve to settle it as interrupted and let the queue run (the dashboard's Resolve does the same)."
+  );
+}
+
 /** Admission states in a submit receipt that mean there is nothing left to wait for. */
 const SETTLED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
@@ -43,6 +62,11 @@ export class SessionView {
   openPrompt: ChatEvent | null = null;
   /** The execution generation of the running turn (what Ctrl-C interrupts). */
   running: number | null = null;
+  /**
+   * Admissions that were running when the gateway died (state `unknown`): nothing after them runs
+   * until one is resolved (`/resolve`, or the dashboard's Resolve). Issue 26 item 4.
+   */
+  unknown: UnknownAdmission[] = [];
   /** Transcript messages already shown. */
   private shown = 0;
   private render: RenderState = INITIAL_RENDER;
@@ -89,7 +113,10 @@ export class SessionView {
       case 'turn.complete':
       case 'admission.settled':
         if (event.type === 'turn.complete') this.running = null;
-        if (typeof event['admission_id'] === 'string') this.settled.add(event['admission_id']);
+        if (typeof event['admission_id'] === 'string') {
+          this.settled.add(event['admission_id']);
+          this.unknown = this.unknown.filter((a) => a.admission_id !== event['admission_id']);
+        }
         if (mine?.admissionId && event['admission_id'] === mine.admissionId) this.inflight = null;
         break;
       case 'session.reset':
@@ -98,6 +125,11 @@ export class SessionView {
         this.writeLine(
           this.terminal.style.dim('(new conversation: the history is cleared; queued messages stay)'),
         );
+        break;
+      case 'session.compressed':
+        // The transcript behind the session was replaced by a shorter one: count from its length.
+        this.shown = Number(event['messages_after']);
+        this.writeLine(this.terminal.style.dim(`(${compressionNotice(event)})`));
         break;
       case 'transcript.rewound': {
         const undone = Number(event['turns_undone']);
@@ -129,6 +161,10 @@ export class SessionView {
     this.shown = Math.max(this.shown, snapshot.messages.length);
     this.position = { epoch: snapshot.epoch, lastSeq: snapshot.last_seq };
     this.running = snapshot.running?.generation ?? null;
+    const known = new Set(this.unknown.map((a) => a.admission_id));
+    this.unknown = snapshot.pending_admissions.filter((a) => a.state === 'unknown');
+    // Said once per unknown admission (a reconnect's snapshot does not repeat it).
+    for (const a of this.unknown) if (!known.has(a.admission_id)) this.writeLine(unknownNotice(a));
     this.reconcile(snapshot);
     const open = snapshot.prompts[0] ?? null;
     const same = open !== null && this.openPrompt?.['prompt_id'] === open['prompt_id'];
@@ -145,7 +181,7 @@ export class SessionView {
       this.inflight.admissionId = after.admissionId;
       this.inflight.acknowledged = true;
     } else if (after.kind === 'unknown') {
-      this.writeLine('gatehouse: that turn was running when the gateway died; its effect is unknown.');
+      // fromSnapshot said what happened and what to do (unknownNotice).
       this.inflight = null;
     } else if (after.kind === 'settled') {
       this.inflight = null;
@@ -156,6 +192,12 @@ export class SessionView {
   acknowledge(mine: Submission, receipt: { admission_id: string; state: string }): void {
     mine.acknowledged = true;
     mine.admissionId = receipt.admission_id;
+    if (receipt.state === 'queued' && this.unknown.length > 0)
+      this.writeLine(
+        this.terminal.style.dim(
+          '(queued behind the turn whose effect is unknown: /resolve settles it and lets the queue run)',
+        ),
+      );
     if (SETTLED.has(receipt.state) || this.settled.has(receipt.admission_id)) this.inflight = null;
   }
 

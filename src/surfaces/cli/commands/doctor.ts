@@ -6,6 +6,7 @@
  * (never printing the URL) and checks the schema's version, a read, and the search index. Each
  * configured model provider is asked for its model list (doctor-model.ts).
  */
+import { emptyDatabaseAdvice, emptyDatabaseFile } from '../../../storage/sqlite/database.js';
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStore, loadConfig, type LoadedConfig } from '../../../daemon/config.js';
@@ -132,6 +133,15 @@ function databaseChecks(layout: HomeLayout, profile: string): Check[] {
       },
     ];
   }
+  if (emptyDatabaseFile(file))
+    return [
+      {
+        name: `database ${profile}`,
+        ok: false,
+        detail: `${file} is empty (0 bytes): its contents were lost; the gateway refuses to start on it`,
+        fix: emptyDatabaseAdvice(file),
+      },
+    ];
   const found = checkIntegrity(file);
   const integrity = check(
     `database ${profile}`,

@@ -2,7 +2,12 @@
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
-import { oneLineOf, renderHistory, type StoredMessageView } from '../chat/render.js';
+import {
+  oneLineOf,
+  renderHistory,
+  type HistoryBoundaryView,
+  type StoredMessageView,
+} from '../chat/render.js';
 import { cliHome, say } from '../shared.js';
 import { visible } from '../visible.js';
 import { loadCliConfig } from '../load-config.js';
@@ -65,14 +70,19 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
   const { client } = await openLink(layout);
   try {
     if (flags.show !== undefined) {
-      const shown = await client.call<{ messages: StoredMessageView[] }>('session.history', {
+      const shown = await client.call<{
+        messages: StoredMessageView[];
+        boundaries?: HistoryBoundaryView[];
+      }>('session.history', {
         session_id: flags.show,
         view: flags.modelView ? 'model' : 'full',
       });
       if (flags.json) return say(JSON.stringify(shown, null, 2));
       const [system, ...rest] = shown.messages;
       if (flags.modelView && system) say(`system> ${visible(system.content ?? '')}\n`);
-      return void process.stdout.write(renderHistory(flags.modelView ? rest : shown.messages));
+      return void process.stdout.write(
+        flags.modelView ? renderHistory(rest) : renderHistory(shown.messages, undefined, shown.boundaries),
+      );
     }
     if (flags.search !== undefined) {
       const { hits } = await client.call<{ hits: SearchRow[] }>('session.search', {

@@ -6,6 +6,7 @@
  * `session.resume` snapshot — whose messages replace what is shown, so nothing shows twice and no
  * completed message is lost. No DOM here: the view subscribes to `changed`.
  */
+import { compressionNotice } from '../../../domain/session/compression-notice.js';
 import { classifyArrival, planResync, unseenEvents, type CursorPosition } from '../../cli/chat/cursor.js';
 import { RpcError, type Link } from './link.js';
 import type {
@@ -265,6 +266,8 @@ export class SessionState {
       case 'session.reset':
       case 'transcript.rewound':
       case 'session.compressed':
+        // Said with the new transcript: the snapshot below redraws everything, notices with it.
+        if (e.type === 'session.compressed') this.notices.push(compressionNotice(e));
         // The transcript was replaced under the cursor: show the daemon's new one.
         if (this.syncing) this.replaced = true;
         else void this.attach(true).catch(() => undefined);
