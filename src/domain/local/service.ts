@@ -40,7 +40,6 @@ import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { searchVisible } from './search.js';
 import { SessionSnapshots } from './snapshots.js';
-import { titleFromMessage } from './titles.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 
 export interface LocalSessionsOptions {
@@ -168,10 +167,7 @@ export class LocalSessions {
       access,
       publish,
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
-      titleFromFirst: (session, text) => {
-        const title = titleFromMessage(text);
-        return title === null ? Promise.resolve() : this.storeTitle(session.logical_id, title, true);
-      },
+      titled: (logicalId, title) => this.accessCache.retitled(logicalId, title),
       assertAccepting,
       fault: (point) => options.fault?.(point),
     });
