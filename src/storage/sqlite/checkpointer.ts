@@ -14,7 +14,8 @@
  * The thread is started only while there is something to copy (issue 32): a worker thread is a
  * V8 isolate of its own, about 12 MiB of an idle daemon's memory. The connections' row changes are
  * read on the event loop every `intervalMs` (`total_changes()`, a few microseconds); the thread is
- * started once `burstRows` rows changed, or any change has waited `lingerMs`, and it stops once no
+ * started once `burstRows` rows changed, or any change has waited `lingerMs` (a minute: the log is
+ * as durable as the database, a checkpoint only keeps it short), and it stops once no
  * row changed for `idleMs` (every change by then checkpointed by its timer). So a daemon that only
  * started (its start-up writes a few rows) holds no thread, and a busy one keeps it running.
  *
@@ -58,7 +59,7 @@ export interface CheckpointerOptions {
 export const CHECKPOINTER_DEFAULTS: Required<CheckpointerOptions> = {
   intervalMs: 100,
   burstRows: 256,
-  lingerMs: 2_000,
+  lingerMs: 60_000,
   idleMs: 30_000,
 };
 
