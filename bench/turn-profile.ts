@@ -54,7 +54,9 @@ try {
   devtools.close();
   writeFileSync(out, JSON.stringify(profile));
   ms.sort((a, b) => a - b);
-  process.stdout.write(`turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; profile in ${out}\n`);
+  process.stdout.write(
+    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; profile in ${out}\n`,
+  );
   await viewer.close();
 } finally {
   await daemon.close();
