@@ -371,13 +371,13 @@ export class LocalSessions {
   /** session.title: the owner (or an operator) names the session. */
   async retitle(principal: Principal, logicalId: string, title: string): Promise<Record<string, unknown>> {
     await this.access(principal, logicalId);
-    await this.storeTitle(logicalId, title, false);
+    await this.storeTitle(logicalId, title);
     return { session_id: logicalId, title };
   }
 
   /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
-  private async storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<void> {
-    if (!(await this.options.store.setTitle(logicalId, title, onlyIfUntitled))) return;
+  private async storeTitle(logicalId: string, title: string): Promise<void> {
+    if (!(await this.options.store.setTitle(logicalId, title, false))) return;
     this.accessCache.retitled(logicalId, title);
   }
 
