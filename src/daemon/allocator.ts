@@ -14,6 +14,8 @@
  * The environment is the only way to set it before the allocator starts, so `gatehouse start` (and
  * a chat that starts the gateway) spawn `serve` with it; a value the user set wins.
  */
+import v8 from 'node:v8';
+
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
 export const MMAP_THRESHOLD_BYTES = 64 * 1024;
 
@@ -22,4 +24,31 @@ export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const tunables = env['GLIBC_TUNABLES'] ?? '';
   if (env[MMAP_THRESHOLD_VARIABLE] !== undefined || tunables.includes('mmap_threshold')) return env;
   return { ...env, [MMAP_THRESHOLD_VARIABLE]: String(MMAP_THRESHOLD_BYTES) };
+}
+
+/**
+ * How far V8's young generation may grow, as a factor per growth step: 1 keeps it at its initial
+ * size (two semi-spaces of 1 MiB on 64-bit), measured by `npm run bench -- startup` (issue 32).
+ *
+ * V8 doubles the young generation each time a scavenge finds most of it alive, up to 16 MiB. Loading
+ * the daemon's modules does exactly that, so an idle daemon held about 14 MiB of young generation
+ * that nothing used again, and V8 gives it back only after a collection at a low allocation rate,
+ * which an idle daemon does not run. The daemon's own allocations are short-lived (a turn's request
+ * and events), so a small young generation costs a scavenge every MiB of them, about a millisecond,
+ * and nothing that survives is lost: it is promoted as before.
+ *
+ * The factor is read by V8 each time it grows the space, so setting it at the start of `serve`
+ * (before the daemon's modules load) works for a foreground `serve` as well as for `gatehouse
+ * start`, with no flag on the command line or in NODE_OPTIONS, which the daemon's own child
+ * processes (a tool's `node`) would inherit. A process that sets the factor itself keeps its own.
+ */
+export const YOUNG_GENERATION_GROWTH_FLAG = '--semi-space-growth-factor';
+
+export function keepYoungGenerationSmall(execArgv: readonly string[] = process.execArgv): boolean {
+  const own = [...execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some(
+    (arg) => arg.startsWith(YOUNG_GENERATION_GROWTH_FLAG) || arg.startsWith('--max-semi-space-size'),
+  );
+  if (own) return false;
+  v8.setFlagsFromString(`${YOUNG_GENERATION_GROWTH_FLAG}=1`);
+  return true;
 }

@@ -5,7 +5,7 @@
  * better-sqlite3 and nothing of the dashboard; a daemon on SQLite with no platform loads no platform
  * SDK and no `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's
  * nor Slack's SDK), and a Telegram section whose token is missing fails with its own message before
- * grammY is loaded.
+ * grammY is loaded. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +114,15 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
+
+    // Issue 32: nor the WAL checkpointer's thread (a V8 isolate of its own) for the few rows its
+    // start-up writes: it starts once writes need it, so the ready daemon has made no checkpoint.
+    const client = await daemon.connect();
+    const { storage } = await client.call<{ storage: { backend: string; checkpoints: number } }>(
+      'runtime.describe',
+      {},
+    );
+    expect(storage).toMatchObject({ backend: 'sqlite', checkpoints: 0 });
 
     // Beside a running daemon, status reads gateway.json only: not even the config's parser.
     const status = recording();

@@ -99,6 +99,18 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
       expect(await store.getAdmission('a1')).toEqual(first.kind === 'admitted' ? first.admission : null);
     });
 
+    it('a new admission titles an untitled session in its own commit; a titled one or a repeat changes nothing', async () => {
+      const { store } = await start(['L1']);
+      const first = await store.admit({ ...admission('a1'), title: 'from the first message' });
+      expect(first).toMatchObject({ kind: 'admitted', titled: true });
+      expect(await store.getLocalSession('L1')).toMatchObject({ title: 'from the first message' });
+      const repeat = await store.admit({ ...admission('a1'), admission_id: 'other-id', title: 'again' });
+      expect(repeat).toMatchObject({ kind: 'existing' });
+      const second = await store.admit({ ...admission('a2'), title: 'a later message' });
+      expect(second).toMatchObject({ kind: 'admitted', titled: false });
+      expect(await store.getLocalSession('L1')).toMatchObject({ title: 'from the first message' });
+    });
+
     it('a claim stores the admission text as the user message in the same commit', async () => {
       const { store, epoch } = await start(['L1']);
       await store.admit(admission('a1'));

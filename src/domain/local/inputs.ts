@@ -15,6 +15,7 @@ import type { PublicEvent } from './hub.js';
 import type { TurnScheduler } from './scheduler.js';
 import type { LocalEvents } from './events.js';
 import { promptAnswerResult } from './views.js';
+import { titleFromMessage } from './titles.js';
 
 export interface InputContext {
   store: LocalSessionStore;
@@ -27,7 +28,8 @@ export interface InputContext {
   /** True when the session's receipt is valid in this epoch (it may run). */
   ensureReceipt(logicalId: string): Promise<boolean>;
   /** Titles an untitled session from its first message (titles.ts). */
-  titleFromFirst(session: AccessRow, text: string): Promise<void>;
+  /** The session took a title from its first message (stored with the admission). */
+  titled(logicalId: string, title: string): void;
   /** Throws runtime_draining while the daemon drains. */
   assertAccepting(): void;
   /** Named test-only fault points; inert in production. */
@@ -72,6 +74,7 @@ export class SessionInputs {
     const session = await this.ctx.access(principal, params.session_id);
     refusePaused(session);
     const binding = bindingOf(principal, session);
+    const title = session.title === null ? titleFromMessage(params.text) : null;
     const result = await this.ctx.store.admit({
       admission_id: newAdmissionId(),
       logical_id: session.logical_id,
@@ -81,6 +84,7 @@ export class SessionInputs {
       digest: submissionDigest(params.text),
       text: params.text,
       binding,
+      title,
     });
     this.ctx.fault('admission.committed');
     switch (result.kind) {
@@ -107,7 +111,7 @@ export class SessionInputs {
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.
         setImmediate(() => this.ctx.scheduler.kick(session.logical_id));
-        if (session.title === null) await this.ctx.titleFromFirst(session, params.text);
+        if (result.titled && title !== null) this.ctx.titled(session.logical_id, title);
         break;
       case 'existing':
         break;

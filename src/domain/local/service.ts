@@ -42,7 +42,6 @@ import { searchVisible } from './search.js';
 import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
-import { titleFromMessage } from './titles.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 
 export interface LocalSessionsOptions {
@@ -170,10 +169,7 @@ export class LocalSessions {
       access,
       publish,
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
-      titleFromFirst: (session, text) => {
-        const title = titleFromMessage(text);
-        return title === null ? Promise.resolve() : this.storeTitle(session.logical_id, title, true);
-      },
+      titled: (logicalId, title) => this.accessCache.retitled(logicalId, title),
       assertAccepting,
       fault: (point) => options.fault?.(point),
     });
@@ -377,13 +373,13 @@ export class LocalSessions {
   /** session.title: the owner (or an operator) names the session. */
   async retitle(principal: Principal, logicalId: string, title: string): Promise<Record<string, unknown>> {
     await this.access(principal, logicalId);
-    await this.storeTitle(logicalId, title, false);
+    await this.storeTitle(logicalId, title);
     return { session_id: logicalId, title };
   }
 
   /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
-  private async storeTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<void> {
-    if (!(await this.options.store.setTitle(logicalId, title, onlyIfUntitled))) return;
+  private async storeTitle(logicalId: string, title: string): Promise<void> {
+    if (!(await this.options.store.setTitle(logicalId, title, false))) return;
     this.accessCache.retitled(logicalId, title);
   }
 

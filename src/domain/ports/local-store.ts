@@ -95,10 +95,17 @@ export interface NewAdmission {
   text: string;
   /** AUTH-5: the private profile/session/principal binding of a cross-principal submission. */
   binding: string | null;
+  /**
+   * The title the session takes from this message if it has none: stored in the admission's own
+   * commit, and only when the admission is new and the session still untitled (no commit of its own
+   * on a session's first turn).
+   */
+  title?: string | null;
 }
 
 export type AdmitResult =
-  | { kind: 'admitted'; admission: AdmissionRow }
+  /** `titled`: the admission's title was stored (the session had none). */
+  | { kind: 'admitted'; admission: AdmissionRow; titled?: boolean }
   | { kind: 'existing'; admission: AdmissionRow }
   | { kind: 'conflict'; admission: AdmissionRow }
   | { kind: 'unknown_session' };

@@ -220,7 +220,11 @@ export class PostgresLocalStore implements LocalSessionStore {
   admit(admission: NewAdmission): Promise<AdmitResult> {
     return this.group.run(async (sql): Promise<AdmitResult> => {
       const inserted = await admissions.insertAdmission(sql, admission, this.at());
-      if (inserted) return { kind: 'admitted', admission: inserted };
+      if (inserted) {
+        const title = admission.title ?? null;
+        const titled = title !== null && (await creations.writeTitle(sql, admission.logical_id, title, true));
+        return { kind: 'admitted', admission: inserted, titled };
+      }
       const existing = await admissions.findBySubmission(sql, admission);
       if (existing === null) return { kind: 'unknown_session' };
       return existing.digest === admission.digest

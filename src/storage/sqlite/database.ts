@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
-import { BACKGROUND_SAFETY_PAGES } from './checkpointer.js';
+import { BACKGROUND_SAFETY_PAGES, type CheckpointerOptions } from './checkpointer.js';
 import { assertNotTooNew, migrate, schemaVersion, type Migration } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -22,9 +22,10 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /**
    * The log is checkpointed by a background thread (checkpointer.ts), which the caller starts: this
-   * connection then checkpoints only as a safety net, far later than usual.
+   * connection then checkpoints only as a safety net, far later than usual. Options tune when the
+   * thread runs (tests shorten them).
    */
-  backgroundCheckpoints?: boolean;
+  backgroundCheckpoints?: boolean | CheckpointerOptions;
   /** The page cache's bound, in MiB (`store.sqlite_cache_mb`); default SQLITE_CACHE_MIB. */
   cacheMiB?: number;
 }
@@ -64,7 +65,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
     assertNotTooNew(db, file, migrations);
     configure(db, file, {
       busyTimeoutMs: options.busyTimeoutMs ?? 5000,
-      backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+      backgroundCheckpoints: Boolean(options.backgroundCheckpoints),
       cacheMiB: options.cacheMiB ?? SQLITE_CACHE_MIB,
     });
     migrate(db, file, migrations);

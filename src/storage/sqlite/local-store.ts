@@ -166,7 +166,8 @@ export class SqliteLocalStore implements LocalSessionStore {
   }
 
   setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<boolean> {
-    return answer(() => writeTitle(this.db, logicalId, title, onlyIfUntitled));
+    // Through the group: its flush runs off the event loop, where a lone synchronous commit would not.
+    return this.group.run(() => writeTitle(this.db, logicalId, title, onlyIfUntitled));
   }
 
   setPaused(logicalId: string, reason: string | null): Promise<void> {
@@ -208,7 +209,11 @@ export class SqliteLocalStore implements LocalSessionStore {
         if (admissions.isMissingParent(error)) return { kind: 'unknown_session' };
         throw error;
       }
-      if (inserted) return { kind: 'admitted', admission: inserted };
+      if (inserted) {
+        const title = admission.title ?? null;
+        const titled = title !== null && writeTitle(this.db, admission.logical_id, title, true);
+        return { kind: 'admitted', admission: inserted, titled };
+      }
       const existing = admissions.findBySubmission(this.db, admission)!;
       return existing.digest === admission.digest
         ? { kind: 'existing', admission: existing }

@@ -17,6 +17,7 @@ import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
 import * as entries from './entry-actions.js';
+import { statement } from './statements.js';
 import * as transcripts from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
@@ -34,7 +35,17 @@ export class SqliteSessionStore implements SessionStore {
   /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */
   static open(file: string, options?: OpenOptions): SqliteSessionStore {
     const db = openDatabase(file, options);
-    return new SqliteSessionStore(db, options?.backgroundCheckpoints ? acquireCheckpointer(file) : null);
+    const changes = () => (db.open ? (statement(db, 'SELECT total_changes()').pluck().get() as number) : 0);
+    return new SqliteSessionStore(
+      db,
+      options?.backgroundCheckpoints
+        ? acquireCheckpointer(
+            file,
+            changes,
+            options.backgroundCheckpoints === true ? {} : options.backgroundCheckpoints,
+          )
+        : null,
+    );
   }
 
   /**

@@ -36,9 +36,11 @@ export function buildProgram(deps: CliDeps): Command {
     .option('--log-stderr', 'also write log lines to stderr')
     .option('--port <n>', PORT_HELP)
     .option('--host <address>', HOST_HELP)
-    .action(async (options: { logStderr?: boolean; port?: string; host?: string }) =>
-      (await import('./commands/serve.js')).serve(options, deps),
-    );
+    .action(async (options: { logStderr?: boolean; port?: string; host?: string }) => {
+      // Before the daemon's modules load: their loading is what would grow the young generation.
+      (await import('../../daemon/allocator.js')).keepYoungGenerationSmall();
+      await (await import('./commands/serve.js')).serve(options, deps);
+    });
 
   program
     .command('start')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { daemonEnvironment } from '../../../src/daemon/allocator.js';
+import { daemonEnvironment, keepYoungGenerationSmall } from '../../../src/daemon/allocator.js';
 
 describe('daemonEnvironment', () => {
   it('adds the fixed mmap threshold, keeping the rest of the environment', () => {
@@ -12,5 +12,16 @@ describe('daemonEnvironment', () => {
     });
     const tunables = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=262144' };
     expect(daemonEnvironment(tunables)).toEqual(tunables);
+  });
+});
+
+describe('keepYoungGenerationSmall', () => {
+  it("leaves a young generation size the process was given alone (its flags or NODE_OPTIONS')", () => {
+    expect(keepYoungGenerationSmall(['--max-semi-space-size=4'])).toBe(false);
+    expect(keepYoungGenerationSmall(['--semi-space-growth-factor=2'])).toBe(false);
+  });
+
+  it('otherwise stops the young generation from growing', () => {
+    expect(keepYoungGenerationSmall([])).toBe(process.env['NODE_OPTIONS']?.includes('semi-space') !== true);
   });
 });
