@@ -15,7 +15,10 @@ export const CLUSTER_URL_ENV = 'GH_CLUSTER_STORE_URL';
 export interface ClusterOptions {
   /** How many instances (default 3), named a, b, c, … (`cluster.instance_name`). */
   size?: number;
-  /** `cluster.lease_s` (default 3: small, so failover tests are quick). */
+  /**
+   * `cluster.lease_s` (default 5: small, so failover tests are quick, yet a renewal starved for a
+   * second and a half on a loaded machine does not hand a session to another instance mid-test).
+   */
   leaseS?: number;
   /** More config for every instance (the model, limits …), or per instance by its name. */
   config?: string | ((name: string) => string);
@@ -155,7 +158,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const size = options.size ?? 3;
   const cluster = new TestCluster(await createTestSchema(), {
     size,
-    leaseS: options.leaseS ?? 3,
+    leaseS: options.leaseS ?? 5,
     config: options.config ?? '',
     env: options.env ?? {},
   });

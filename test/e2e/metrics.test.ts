@@ -129,6 +129,11 @@ describe('an approval across a crash', () => {
     await first.kill();
     const second = await startDaemon({ home: first.home });
     running.push(second);
+    // The resumed turn asks again once it reaches the command (after ready): wait for the question.
+    const viewer = await second.connect();
+    const reasked = nextEvent(viewer, 'approval.request').catch(() => null);
+    const snap = await viewer.call<{ prompts: unknown[] }>('session.resume', { session_id });
+    if (snap.prompts.length === 0) expect(await reasked).not.toBeNull();
     const after = parseMetrics((await scrape(second.url)).text);
     expect(total(after, 'gatehouse_recoveries_total', { engine: 'local', result: 'resumed' })).toBe(1);
     expect(total(after, 'gatehouse_recoveries_total', { engine: 'local', result: 'unknown' })).toBe(0);

@@ -203,11 +203,14 @@ describe.each(BACKENDS)('REC-6 graceful stop on %s', (store) => {
     let client = await d.connect();
     const { session_id } = await client.call<Snapshot>('session.create', { cwd, yolo: true });
     await client.call('session.resume', { session_id });
-    const started = nextEvent(client, 'tool.start');
+    // Its first output: the command runs, so the tool is recorded as started. (`tool.start` comes
+    // before the tool's checks and its start record: a stop between the two finds a tool that never
+    // ran, which recovery rightly resumes.)
+    const started = nextEvent(client, 'tool.output');
     const long = await client.call<Ack>('prompt.submit', {
       session_id,
       submission_id: 'long',
-      text: 'run: sleep 30',
+      text: 'run: echo begun; sleep 30',
     });
     await started;
     d.child.kill('SIGTERM');
