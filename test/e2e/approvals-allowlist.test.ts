@@ -73,6 +73,67 @@ describe('issue 25: approvals by allow-list through the daemon', () => {
     expect(lastToolResult(chatRequests(fx.demo).at(-1)!)).toContain(cwd);
   });
 
+  it('a remembered answer covers exactly the command shown: another payload, or the same words elsewhere, ask again', async () => {
+    const d = await fx.daemon();
+    const client = await d.connect();
+    const cwd = tempDir();
+    const victim = join(tempDir(), 'victim');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'file.txt'), 'precious');
+    const session_id = await createAttached(client, { cwd });
+    const encoded = (code: string) =>
+      `python3 -c 'import base64; exec(base64.b64decode("${Buffer.from(code).toString('base64')}"))'`;
+
+    // "session" for a harmless payload: the prompt shows the payload itself, not a masked one.
+    const benign = encoded('print("benign")');
+    let asked = nextEvent(client, 'approval.request');
+    await submit(client, session_id, 'benign', benign);
+    let request = (await asked).event;
+    expect(request['command']).toBe(benign);
+    let done = nextEvent(client, 'turn.complete');
+    await answer(client, session_id, request, 'session');
+    expect((await done).event).toMatchObject({ outcome: 'completed' });
+
+    // Another payload in the same session asks again; denied, it deletes nothing.
+    const harmful = encoded(`import shutil; shutil.rmtree(${JSON.stringify(victim)})`);
+    asked = nextEvent(client, 'approval.request');
+    await submit(client, session_id, 'harmful', harmful);
+    request = (await asked).event;
+    expect(request['command']).toBe(harmful);
+    done = nextEvent(client, 'turn.complete');
+    await answer(client, session_id, request, 'deny');
+    await done;
+    expect(existsSync(join(victim, 'file.txt'))).toBe(true);
+
+    // "always" for `rm -rf sub` in this cwd approves that, and not the same words for another path
+    // or another cwd.
+    mkdirSync(join(cwd, 'sub'));
+    asked = nextEvent(client, 'approval.request');
+    await submit(client, session_id, 'sub', 'rm -rf sub');
+    request = (await asked).event;
+    done = nextEvent(client, 'turn.complete');
+    await answer(client, session_id, request, 'always');
+    await done;
+    expect(existsSync(join(cwd, 'sub'))).toBe(false);
+    const elsewhere = tempDir();
+    mkdirSync(join(elsewhere, 'sub'));
+    const other = await createAttached(client, { cwd: elsewhere });
+    asked = nextEvent(client, 'approval.request', (e) => e.session_id === other);
+    await submit(client, other, 'sub-elsewhere', 'rm -rf sub');
+    request = (await asked).event;
+    done = nextEvent(client, 'turn.complete');
+    await answer(client, other, request, 'deny');
+    await done;
+    expect(existsSync(join(elsewhere, 'sub'))).toBe(true);
+    asked = nextEvent(client, 'approval.request');
+    await submit(client, session_id, 'victim', `rm -rf ${victim}`);
+    request = (await asked).event;
+    done = nextEvent(client, 'turn.complete');
+    await answer(client, session_id, request, 'deny');
+    await done;
+    expect(existsSync(join(victim, 'file.txt'))).toBe(true);
+  });
+
   it('`gatehouse approvals list` and `revoke` show and forget an `always` answer', async () => {
     const d = await fx.daemon();
     const client = await d.connect();
