@@ -62,7 +62,11 @@ describe.each(BACKENDS)(
     const cases: Case[] = [
       { name: 'turn.claimed (fault point)', faults: 'turn.claimed@2', first: 'first turn', trigger: 'fault' },
       { name: 'during the model call (SIGKILL)', first: 'held by the model', trigger: 'model' },
-      { name: 'while a tool runs (SIGKILL)', first: 'run: echo u1 >> ran.log; sleep 5', trigger: 'tool' },
+      {
+        name: 'while a tool runs (SIGKILL)',
+        first: 'run: echo u1 >> ran.log; echo begun; sleep 5',
+        trigger: 'tool',
+      },
     ];
     it.each(cases)('$name', async ({ faults, first, trigger }) => {
       const demo = await rig.model();
@@ -89,7 +93,9 @@ describe.each(BACKENDS)(
       } else if (trigger === 'model') {
         demo.hold();
       }
-      const toolStarted = nextEvent(client, 'tool.start').catch(() => null);
+      // The command's first output: its process runs, so the tool is recorded as started (`tool.start`
+      // comes before the tool's checks and its start record).
+      const toolStarted = nextEvent(client, 'tool.output').catch(() => null);
       const u1 = await submit('u1', first);
       if (trigger === 'model') await demo.waitForRequests(1);
       if (trigger === 'tool') await toolStarted;
