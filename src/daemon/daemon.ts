@@ -207,13 +207,40 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     clearTimeout(timer);
   }
 
+  let startCut: NodeJS.Timeout | undefined;
+  let abandoned = false;
+  /** Stops what has started, removes the run files and ends the process (exit code 1). */
+  function abandonStart(): void {
+    if (abandoned) return;
+    abandoned = true;
+    clearTimeout(startCut);
+    logger.warn(
+      { reason: stopRequested },
+      'stop requested while starting, and a service is still starting: stopping without it',
+    );
+    void rollback(started, logger).then(() => {
+      removeQuietly(layout.pidFile);
+      removeSignalHandlers();
+      lifecycle.apply({ type: 'fail', error: 'stopped while starting' });
+      resolveDone(1);
+      if (options.handleSignals) process.exit(1);
+    });
+  }
+
   function shutdown(reason: string): Promise<number> {
     if (shuttingDown) {
       skipDrain?.();
       return shuttingDown;
     }
     if (lifecycle.state === 'starting') {
-      stopRequested ??= reason;
+      // The stop waits for the start to end, then drains. A service whose start does not end (a
+      // chat platform that cannot be reached) must not make the stop wait forever: after
+      // drain_timeout_s, or at a second signal, the start is given up on.
+      if (stopRequested !== undefined) abandonStart();
+      else {
+        stopRequested = reason;
+        startCut = setTimeout(abandonStart, config.drain_timeout_s * 1000);
+      }
       return done;
     }
     lifecycle.apply({ type: 'drain', reason });
@@ -228,6 +255,7 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
       started.push(service);
     }
   } catch (error) {
+    if (abandoned) throw error;
     await rollback(started, logger);
     removeQuietly(layout.pidFile);
     removeSignalHandlers();
@@ -237,6 +265,8 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     throw error;
   }
 
+  clearTimeout(startCut);
+  if (abandoned) return { lifecycle, info, shutdown, done };
   if (stopRequested !== undefined) {
     lifecycle.apply({ type: 'drain', reason: stopRequested });
     shuttingDown = drainAll(stopRequested).then(finish);
