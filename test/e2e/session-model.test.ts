@@ -12,6 +12,8 @@ import { requireBuild, runCli, tempHome } from './cli.js';
 import { BACKENDS, dropTestSchemas, nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
 import { chatRequests, createAttached, runTurn, tempDir } from './seed-fixture.js';
 
+const OWN_KEY = 'session-own-key-0003';
+
 let alpha: DemoModelServer;
 let beta: DemoModelServer;
 const running: RunningDaemon[] = [];
@@ -163,6 +165,33 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
     expect(run.stdout).toContain('beta (default): beta-model, beta-other');
     expect(run.stdout).toContain('(model: now beta/beta-model)');
     expect(run.stdout).toContain('you said: hello from the chat');
+    expect(await client.call('session.info', { session_id: session })).toMatchObject({
+      provider: 'beta',
+      model: 'beta-model',
+    });
+  });
+
+  it('a session with its own endpoint and key gives both up when moved', { timeout: 60_000 }, async () => {
+    const daemon = await startDaemon({ store, config: config(true) });
+    running.push(daemon);
+    const client = await daemon.connect();
+    const params = {
+      request_id: 'own',
+      cwd: tempDir(),
+      toolsets: [],
+      base_url: alpha.baseUrl,
+      api_key: OWN_KEY,
+    };
+    const session = await createAttached(client, params);
+    await client.call('session.model', { session_id: session, provider: 'beta', model: 'beta-model' });
+    // A repeated creation brings the key back only to a session still on its own endpoint.
+    await client.call('session.create', params);
+    const before = beta.requests.length;
+    const done = await runTurn(client, session, 'own-1', 'hello');
+    expect(done.event['outcome']).toBe('completed');
+    const sent = beta.requests.slice(before).filter((r) => r.path === '/v1/chat/completions');
+    expect(sent.length).toBeGreaterThan(0);
+    for (const request of sent) expect(JSON.stringify(request.headers)).not.toContain(OWN_KEY);
     expect(await client.call('session.info', { session_id: session })).toMatchObject({
       provider: 'beta',
       model: 'beta-model',

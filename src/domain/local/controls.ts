@@ -43,6 +43,8 @@ export interface ControlContext {
   now(): Date;
   /** Named test-only fault points (crash tests); inert in production. */
   fault?: (point: string) => void;
+  /** Drops the in-memory api_key of a session moved off the endpoint it was given for. */
+  forgetApiKey?(logicalId: string): void;
   /** The configured providers, which session.model checks a choice against; absent: it refuses. */
   providers?: ProviderCatalogue;
 }
@@ -126,6 +128,7 @@ export class SessionControls {
     if (result.kind === 'missing') throw new Error(`session ${id} has no creation receipt`);
     const previous = { provider: receipt.policy.provider, model: receipt.policy.model };
     if (result.kind === 'changed') {
+      if (!result.receipt.policy.requires_api_key) this.ctx.forgetApiKey?.(id);
       this.ctx.admitReceipt(result.receipt);
       this.ctx.publish(id, { type: 'session.model', provider, model: params.model, previous, at });
     }

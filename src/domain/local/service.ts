@@ -211,6 +211,7 @@ export class LocalSessions {
       now: () => new Date(),
       fault: (point) => options.fault?.(point),
       providers: options.launchDefaults.providers,
+      forgetApiKey: (logicalId) => this.apiKeys.delete(logicalId),
     });
     this.compressor = new SessionCompressor({
       store: options.store,

@@ -67,6 +67,7 @@ export function modelChangeDecision(
   const policy = stored.policy;
   if (policy.provider === change.provider && policy.model === change.model && policy.base_url === null)
     return { kind: 'unchanged', receipt: stored };
+  const samePlace = policy.base_url === null && policy.provider === change.provider;
   return {
     kind: 'go',
     receipt: {
@@ -76,7 +77,8 @@ export function modelChangeDecision(
         provider: change.provider,
         model: change.model,
         base_url: null,
-        requires_api_key: false,
+        // A key given at creation was for that endpoint: it stays only on the same provider.
+        requires_api_key: samePlace && policy.requires_api_key,
       },
       model_changes: [
         ...(stored.model_changes ?? []),
