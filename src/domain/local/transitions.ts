@@ -83,7 +83,7 @@ export function modelChangeDecision(
       model_changes: [
         ...(stored.model_changes ?? []),
         {
-          from: { provider: policy.provider, model: policy.model },
+          from: { provider: policy.provider ?? null, model: policy.model },
           to: { provider: change.provider, model: change.model },
           at: change.at,
         },
