@@ -11,6 +11,8 @@
  *   turn to end (longer than the relay's deadline) and its result reaches B.
  * - A checkpoint restore sent to B while A holds the session runs on A (whose home keeps the
  *   checkpoint), asks its approval there, which is answered from C.
+ * - `session.model` sent to B while A runs a turn gets A's `session_busy`; after the turn it moves
+ *   the session, and every instance (its receipt cache included) shows the new model.
  * - A compression relayed to A, which is SIGKILLed while it waits: `owner_unreachable`; repeated,
  *   it runs on the instance that took the session over.
  */
@@ -302,42 +304,6 @@ describe('cluster: session controls on any instance', () => {
   );
 
   it(
-    'a compression relayed to A, SIGKILLed while it waits, is owner_unreachable; repeated, it runs on the instance that took the session over',
-    async () => {
-      const c = cluster;
-      const a = c.daemon(0);
-      const [onA, onB] = await clients();
-      const session_id = await sessionWithTurns(onA, ['one', 'two', 'three', 'four']);
-      const toolRunning = nextEvent(onA, 'tool.start', (e) => e.session_id === session_id, EVENT_WAIT_MS);
-      await submit(onA, session_id, 'run: sleep 60');
-      await toolRunning;
-      expect((await c.lease(session_id))?.owner_epoch).toBe(a.epoch);
-
-      const compressing = outcome(onB.call('session.compress', { session_id }));
-      await c.until('A starts the compression', controlRequests, (r) => r.length === 1 && r[0]!.claimed);
-      await c.kill(0);
-      expect(await compressing).toMatchObject({
-        reason: 'owner_unreachable',
-        details: { retryable: true, owner_epoch: a.epoch },
-      });
-      // Nothing of it was written by A: the session's transcript was never replaced.
-      const lineage = await c.sql<{ n: string }>(
-        'SELECT count(*) AS n FROM sessions WHERE parent_session_id IS NOT NULL AND session_key = $1',
-        [localSessionKey(session_id)],
-      );
-      expect(lineage).toEqual([{ n: '0' }]);
-      await c.until(
-        'another instance took the session',
-        () => c.lease(session_id),
-        (l) => l?.owner_epoch !== a.epoch,
-      );
-      await expect(onB.call('session.compress', { session_id })).resolves.toMatchObject({ session_id });
-      expect(await controlRequests()).toEqual([]);
-    },
-    TIMEOUT,
-  );
-
-  it(
     'session.model sent to B while A runs a turn gets A’s session_busy; sent again after it, it moves the session and every instance sees the new model',
     async () => {
       const c = cluster;
@@ -369,6 +335,42 @@ describe('cluster: session controls on any instance', () => {
       for (const client of [onA, onB, onC])
         expect(await client.call('session.info', { session_id })).toMatchObject({ model: 'moved-model' });
       await expect(onC.call('session.model', move)).resolves.toMatchObject({ changed: false });
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a compression relayed to A, SIGKILLed while it waits, is owner_unreachable; repeated, it runs on the instance that took the session over',
+    async () => {
+      const c = cluster;
+      const a = c.daemon(0);
+      const [onA, onB] = await clients();
+      const session_id = await sessionWithTurns(onA, ['one', 'two', 'three', 'four']);
+      const toolRunning = nextEvent(onA, 'tool.start', (e) => e.session_id === session_id, EVENT_WAIT_MS);
+      await submit(onA, session_id, 'run: sleep 60');
+      await toolRunning;
+      expect((await c.lease(session_id))?.owner_epoch).toBe(a.epoch);
+
+      const compressing = outcome(onB.call('session.compress', { session_id }));
+      await c.until('A starts the compression', controlRequests, (r) => r.length === 1 && r[0]!.claimed);
+      await c.kill(0);
+      expect(await compressing).toMatchObject({
+        reason: 'owner_unreachable',
+        details: { retryable: true, owner_epoch: a.epoch },
+      });
+      // Nothing of it was written by A: the session's transcript was never replaced.
+      const lineage = await c.sql<{ n: string }>(
+        'SELECT count(*) AS n FROM sessions WHERE parent_session_id IS NOT NULL AND session_key = $1',
+        [localSessionKey(session_id)],
+      );
+      expect(lineage).toEqual([{ n: '0' }]);
+      await c.until(
+        'another instance took the session',
+        () => c.lease(session_id),
+        (l) => l?.owner_epoch !== a.epoch,
+      );
+      await expect(onB.call('session.compress', { session_id })).resolves.toMatchObject({ session_id });
+      expect(await controlRequests()).toEqual([]);
     },
     TIMEOUT,
   );
