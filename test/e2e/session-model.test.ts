@@ -157,9 +157,10 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
     const { daemon, client, sessions } = await strandedOnAlpha(store);
     const session = sessions[1]!;
     const run = await runCli(daemon.home, ['chat', '--resume', session], {
-      input: '/model\n/model beta/beta-model\nhello from the chat\n',
+      input: '/model\n/model gamma/x\n/model beta/beta-model\nhello from the chat\n',
     });
-    expect(run.stderr).toBe('');
+    // A refused choice says why, once, and the chat goes on.
+    expect(run.stderr.trim()).toBe('gatehouse: /model failed: unknown provider "gamma"; configured: beta');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('(model: alpha/alpha-model)');
     expect(run.stdout).toContain('beta (default): beta-model, beta-other');
