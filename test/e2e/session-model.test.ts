@@ -87,6 +87,8 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
       const failed = await runTurn(client, session, 'rpc-2', 'hello again');
       expect(failed.event['outcome']).toBe('failed');
       expect(JSON.stringify(failed.event)).toContain('provider_unavailable');
+      // It says the way out.
+      expect(JSON.stringify(failed.event)).toContain('/model in the chat, session.model over RPC');
 
       // Checked against runtime.describe: an unknown provider, an unlisted model, no provider.
       const unknown = await refusal(client, 'session.model', {

@@ -260,7 +260,7 @@ function unavailable(name: string): ChatModel {
       Promise.reject(
         new ModelError(
           'provider_unavailable',
-          `This session's provider "${name}" is no longer configured: add it back to config.yaml, or start a new session.`,
+          `This session's provider "${name}" is no longer configured: move the session to a configured one (/model in the chat, session.model over RPC, Model in the dashboard), or add it back to config.yaml.`,
         ),
       ),
   };
