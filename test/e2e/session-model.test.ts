@@ -172,6 +172,9 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
       provider: 'beta',
       model: 'beta-model',
     });
+    const shown = await runCli(daemon.home, ['sessions', '--show', session]);
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toMatch(/^model changed \S+: alpha\/alpha-model → beta\/beta-model$/m);
   });
 
   it('a session with its own endpoint and key gives both up when moved', { timeout: 60_000 }, async () => {
