@@ -11,6 +11,8 @@
  *   turn to end (longer than the relay's deadline) and its result reaches B.
  * - A checkpoint restore sent to B while A holds the session runs on A (whose home keeps the
  *   checkpoint), asks its approval there, which is answered from C.
+ * - `session.model` sent to B while A runs a turn gets A's `session_busy`; after the turn it moves
+ *   the session, and every instance (its receipt cache included) shows the new model.
  * - A compression relayed to A, which is SIGKILLed while it waits: `owner_unreachable`; repeated,
  *   it runs on the instance that took the session over.
  */
@@ -297,6 +299,42 @@ describe('cluster: session controls on any instance', () => {
       expect(readFileSync(join(cwd, 'b.txt'), 'utf8')).toBe('bravo\n');
       expect(existsSync(join(cwd, 'new.txt'))).toBe(false);
       expect(await controlRequests()).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'session.model sent to B while A runs a turn gets A’s session_busy; sent again after it, it moves the session and every instance sees the new model',
+    async () => {
+      const c = cluster;
+      const [onA, onB, onC] = await clients();
+      const session_id = await sessionWithTurns(onA, ['one']);
+      for (const client of [onB, onC]) await client.call('session.resume', { session_id });
+      const started = nextEvent(onA, 'turn.start', (e) => e.session_id === session_id, EVENT_WAIT_MS);
+      const toolRunning = nextEvent(onA, 'tool.start', (e) => e.session_id === session_id, EVENT_WAIT_MS);
+      const doneOnA = nextEvent(onA, 'turn.complete', (e) => e.session_id === session_id, EVENT_WAIT_MS);
+      await submit(onA, session_id, 'run: sleep 10');
+      const generation = (await started).event['execution_generation'] as number;
+      await toolRunning;
+      expect((await c.lease(session_id))?.owner_epoch).toBe(c.daemon(0).epoch);
+
+      const move = { session_id, model: 'moved-model' };
+      const refused = await outcome(onB.call('session.model', move));
+      expect(refused).toMatchObject({
+        reason: 'session_busy',
+        details: { session_id, running: { generation } },
+      });
+      await doneOnA;
+
+      const movedOnA = nextEvent(onA, 'session.model', (e) => e.session_id === session_id, EVENT_WAIT_MS);
+      await expect(onB.call('session.model', move)).resolves.toMatchObject({
+        model: 'moved-model',
+        changed: true,
+      });
+      expect((await movedOnA).event).toMatchObject({ model: 'moved-model' });
+      for (const client of [onA, onB, onC])
+        expect(await client.call('session.info', { session_id })).toMatchObject({ model: 'moved-model' });
+      await expect(onC.call('session.model', move)).resolves.toMatchObject({ changed: false });
     },
     TIMEOUT,
   );

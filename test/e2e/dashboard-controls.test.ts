@@ -1,6 +1,6 @@
 /**
  * The session page's controls in real Chromium (issue 13): Compress, Retry, Undo and Reset (the
- * destructive ones asking first), the keyboard (Enter sends, Shift-Enter breaks the line, Esc
+ * destructive ones asking first), Model (issue 26 item 6), the keyboard (Enter sends, Shift-Enter breaks the line, Esc
  * interrupts), the phone-width layout, and the editor an acp session came from — against the real
  * daemon child process and the demo model of the test process.
  */
@@ -17,6 +17,7 @@ import {
   sessionInPage,
   useChromium,
 } from './browser.js';
+import { startDemoModel } from '../../src/runtime/demo/server.js';
 import { nextEvent } from './gateway-harness.js';
 import {
   chatRequests,
@@ -117,6 +118,51 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session controls in Chromium', ()
       expect(await shownUsers(page)).toEqual(['after the reset']);
       expect(await userTexts(native, id)).toEqual(['after the reset']);
       await context.close();
+    },
+  );
+
+  it(
+    'Model offers the configured models and moves the session; the header and the next turn follow',
+    { timeout: 120_000 },
+    async () => {
+      const spare = await startDemoModel();
+      try {
+        const providers = `providers:\n  spare:\n    base_url: ${spare.baseUrl}\n    models: [spare-small, spare-large]\n`;
+        const {
+          d,
+          native,
+          sessionId: id,
+        } = await dashboardSession(fx, { title: 'model' }, `${await dashboardConfig()}${providers}`);
+        const { context, page } = await loggedIn(chromium.browser, d.url);
+        await openSession(page, id);
+        await page
+          .getByRole('group', { name: 'Session actions' })
+          .getByRole('button', { name: 'Model' })
+          .click();
+        const chooser = page.getByRole('group', { name: 'Choose a model' });
+        const select = chooser.getByLabel('Model', { exact: true });
+        await select.waitFor();
+        expect(await select.locator('option').allTextContents()).toEqual([
+          'default/gatehouse-demo',
+          'spare/spare-small',
+          'spare/spare-large',
+        ]);
+        expect(await select.inputValue()).toBe('default/gatehouse-demo');
+        await select.selectOption('spare/spare-large');
+        await chooser.getByRole('button', { name: 'Move' }).click();
+        await page.getByRole('status').getByText('The session now runs on spare/spare-large').waitFor();
+        await page.locator('.meta', { hasText: 'spare-large' }).waitFor();
+        expect(await native.call('session.info', { session_id: id })).toMatchObject({
+          provider: 'spare',
+          model: 'spare-large',
+        });
+        await sendMessage(page, 'on the spare');
+        await page.locator('.msg-assistant', { hasText: said('on the spare') }).waitFor();
+        expect(chatRequests(spare).map((body) => body.model)).toEqual(['spare-large']);
+        await context.close();
+      } finally {
+        await spare.close();
+      }
     },
   );
 

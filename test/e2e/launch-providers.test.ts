@@ -143,9 +143,9 @@ describe.each(BACKENDS)('providers and launch fields on %s', (store) => {
         {},
       );
       expect(described.session_create.providers).toEqual([
-        { name: 'alpha', default: true, models: ['alpha-model'], demo: false },
-        { name: 'beta', default: false, models: ['beta-large', 'beta-small'], demo: false },
-        { name: 'plain', default: false, models: ['plain-model'], demo: false },
+        { name: 'alpha', default: true, models: ['alpha-model'], any_model: false, demo: false },
+        { name: 'beta', default: false, models: ['beta-large', 'beta-small'], any_model: false, demo: false },
+        { name: 'plain', default: false, models: ['plain-model'], any_model: false, demo: false },
       ]);
       expect(described.session_create.defaults).toMatchObject({ provider: 'alpha', model: 'alpha-model' });
       const text = JSON.stringify(described);

@@ -431,6 +431,40 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
     });
   });
 
+  describe(`a model change of a local session (issue 26 item 6, ${name})`, () => {
+    const change = (model: string) =>
+      backend!.store.commitModel({ logical_id: 'A', provider: 'beta', model, at: AT });
+
+    it('rewrites the policy, records the change, keeps the rest, and validates cold', async () => {
+      const { store, sessions } = await start(['A']);
+      const changed = await change('beta-large');
+      expect(changed.kind).toBe('changed');
+      expect((await change('beta-large')).kind).toBe('unchanged');
+      expect((await change('beta-small')).kind).toBe('changed');
+      expect(await store.commitModel({ logical_id: 'none', provider: 'beta', model: 'x', at: AT })).toEqual({
+        kind: 'missing',
+      });
+      expect((await store.readReceiptEvidence('A')).routedSessionId).toBe('A');
+      expect(await sessions.lookupBySessionId('A')).not.toBeNull();
+      const { gate: g, paused } = gate(store);
+      expect(await g.ensure('A')).toBe(true);
+      expect(paused).toEqual([]);
+      expect(g.get('A')).toMatchObject({
+        current_session_id: 'A',
+        lineage: [],
+        policy: { provider: 'beta', model: 'beta-small', base_url: null, cwd: '/tmp' },
+        model_changes: [
+          { from: { provider: null, model: 'm' }, to: { provider: 'beta', model: 'beta-large' }, at: AT },
+          {
+            from: { provider: 'beta', model: 'beta-large' },
+            to: { provider: 'beta', model: 'beta-small' },
+            at: AT,
+          },
+        ],
+      });
+    });
+  });
+
   describe(`LIN-3 planted rows fail closed at validation (${name})`, () => {
     it('a fork row beside the recorded child pauses the session, and the pause is announced once', async () => {
       const { store, sql } = await start(['A']);

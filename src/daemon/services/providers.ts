@@ -16,6 +16,7 @@ import {
   configuredProviders,
   DEMO_PROVIDER,
   describeKeySource,
+  MODEL_BLOCK_PROVIDER,
   type ProviderSettings,
   type ReasoningFormat,
 } from '../config-providers.js';
@@ -58,6 +59,8 @@ export interface ProviderDescription {
   name: string;
   default: boolean;
   models: string[];
+  /** Whether a session may name a model `models` does not list (the `model:` block, the demo). */
+  any_model: boolean;
   demo: boolean;
 }
 
@@ -129,11 +132,20 @@ export class ProviderTable implements ProviderCatalogue {
     return this.entry(provider).settings.reasoning_format !== 'none';
   }
 
+  modelList(provider: string): readonly string[] | null {
+    const entry = this.entry(provider);
+    // The `model:` block names one model and the demo answers any: neither is a list to check.
+    const modelBlock = this.config.model !== undefined && provider === MODEL_BLOCK_PROVIDER;
+    if (modelBlock || entry.demoWindow !== null) return null;
+    return entry.settings.models.map((m) => m.name);
+  }
+
   describe(): ProviderDescription[] {
     return this.names.map((name) => ({
       name,
       default: name === this.defaultProvider,
       models: this.entry(name).settings.models.map((m) => m.name),
+      any_model: this.modelList(name) === null,
       demo: this.entry(name).demoWindow !== null,
     }));
   }
@@ -248,7 +260,7 @@ function unavailable(name: string): ChatModel {
       Promise.reject(
         new ModelError(
           'provider_unavailable',
-          `This session's provider "${name}" is no longer configured: add it back to config.yaml, or start a new session.`,
+          `This session's provider "${name}" is no longer configured: move the session to a configured one (/model in the chat, session.model over RPC, Model in the dashboard), or add it back to config.yaml.`,
         ),
       ),
   };

@@ -23,7 +23,7 @@ import type {
 
 /**
  * The calls the relay carries. `session.prompts` reads the open prompts for a snapshot; the session
- * controls (reset … checkpoint.restore) run in the session's turn slot, on the lease owner.
+ * controls (reset … session.model, checkpoint.restore) run in the session's turn slot, on the lease owner.
  */
 export const RELAYED_KINDS = [
   'approval.respond',
@@ -34,6 +34,7 @@ export const RELAYED_KINDS = [
   'session.undo',
   'session.retry',
   'session.compress',
+  'session.model',
   'checkpoint.restore',
 ] as const;
 export type RelayedKind = (typeof RELAYED_KINDS)[number];

@@ -22,9 +22,12 @@ import { ownerOf, type AccessRow } from './access.js';
 import { newAdmissionId } from './admission.js';
 import type { PublicEvent } from './hub.js';
 import { bindingOf, refusePaused } from './inputs.js';
+import { checkListedModel, type ProviderCatalogue } from './launch-context.js';
+import { LaunchPolicyError } from './launch-params.js';
 import type { CreationReceipt } from './receipt.js';
 import { elsewhereBusy, type TurnScheduler } from './scheduler.js';
 import type { LocalEvents } from './events.js';
+import type { ModelParams } from './relayed-controls.js';
 
 export interface ControlContext {
   store: LocalSessionStore;
@@ -40,6 +43,10 @@ export interface ControlContext {
   now(): Date;
   /** Named test-only fault points (crash tests); inert in production. */
   fault?: (point: string) => void;
+  /** Drops the in-memory api_key of a session moved off the endpoint it was given for. */
+  forgetApiKey?(logicalId: string): void;
+  /** The configured providers, which session.model checks a choice against; absent: it refuses. */
+  providers?: ProviderCatalogue;
 }
 
 /** The submission_id of the admission a session.retry makes: derived, so a repeat finds it. */
@@ -82,6 +89,50 @@ export class SessionControls {
       });
     }
     return { session_id: session.logical_id, reset_at: step.at, duplicate: result.kind === 'duplicate' };
+  }
+
+  /**
+   * session.model (issue 26 item 6): moves the session to another configured provider and model,
+   * between turns (refused with `session_busy` while one runs). The next turn runs on the new one.
+   */
+  async model(principal: Principal, params: ModelParams): Promise<Record<string, unknown>> {
+    const { session, receipt } = await this.open(principal, params.session_id);
+    const id = session.logical_id;
+    const providers = this.ctx.providers;
+    if (!providers) throw new GatewayError('invalid_params', 'this gateway has no providers to choose from');
+    const configured = providers.names.join(', ');
+    const current = receipt.policy.provider;
+    const provider =
+      params.provider ?? (current !== null && providers.names.includes(current) ? current : null);
+    if (provider === null || !providers.names.includes(provider)) {
+      throw new LaunchPolicyError(
+        'provider',
+        provider === null
+          ? `this session's provider "${current ?? 'its own base_url'}" is not configured: name one of ${configured}`
+          : `unknown provider "${provider}"; configured: ${configured}`,
+      );
+    }
+    checkListedModel(providers, provider, params.model);
+    if (receipt.policy.reasoning !== null && !providers.acceptsReasoning(provider)) {
+      throw new LaunchPolicyError(
+        'provider',
+        `provider "${provider}" takes no reasoning effort and this session asks for "${receipt.policy.reasoning}"`,
+      );
+    }
+    const at = this.ctx.now().toISOString();
+    const result = await this.inSlot(
+      id,
+      () => this.ctx.store.commitModel({ logical_id: id, provider, model: params.model, at }),
+      'then repeat',
+    );
+    if (result.kind === 'missing') throw new Error(`session ${id} has no creation receipt`);
+    const previous = { provider: receipt.policy.provider, model: receipt.policy.model };
+    if (result.kind === 'changed') {
+      if (!result.receipt.policy.requires_api_key) this.ctx.forgetApiKey?.(id);
+      this.ctx.admitReceipt(result.receipt);
+      this.ctx.publish(id, { type: 'session.model', provider, model: params.model, previous, at });
+    }
+    return { session_id: id, provider, model: params.model, previous, changed: result.kind === 'changed' };
   }
 
   async undo(
@@ -172,13 +223,17 @@ export class SessionControls {
     return { session, receipt };
   }
 
-  private async inSlot<T>(logicalId: string, fn: () => Promise<T>): Promise<T> {
+  private async inSlot<T>(
+    logicalId: string,
+    fn: () => Promise<T>,
+    repeat = 'then repeat with the same request_id',
+  ): Promise<T> {
     const ran = await this.ctx.scheduler.control(logicalId, fn);
     if (ran.kind === 'elsewhere') throw elsewhereBusy(logicalId);
     if (ran.kind === 'busy') {
       throw new GatewayError(
         'session_busy',
-        `a turn of session ${logicalId} is running: wait until it settles (or interrupt it), then repeat with the same request_id`,
+        `a turn of session ${logicalId} is running: wait until it settles (or interrupt it), ${repeat}`,
         { session_id: logicalId, running: this.ctx.scheduler.running(logicalId) },
       );
     }

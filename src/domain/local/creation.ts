@@ -105,7 +105,9 @@ async function repeatCreation(
       { request_id: params.request_id, session_id: existing.logical_id },
     );
   }
-  // A retry may bring the api_key back after a restart (it is never stored).
-  if (params.api_key !== undefined) ctx.apiKeys.set(existing.logical_id, params.api_key);
+  // A retry may bring the api_key back after a restart (it is never stored), unless the session
+  // was moved off the endpoint the key was for (session.model): it then goes nowhere.
+  if (params.api_key !== undefined && receipt.policy.requires_api_key)
+    ctx.apiKeys.set(existing.logical_id, params.api_key);
   return existing;
 }

@@ -108,5 +108,11 @@ export async function sessionHistory(
   }
   const ids = [logicalId, ...receipt.lineage.map((step) => step.to)];
   const transcripts = await Promise.all(ids.map(load));
-  return { session_id: logicalId, view, ...fullHistory(receipt.lineage, transcripts) };
+  return {
+    session_id: logicalId,
+    view,
+    ...fullHistory(receipt.lineage, transcripts),
+    // Every move to another provider or model (session.model), oldest first.
+    model_changes: receipt.model_changes ?? [],
+  };
 }

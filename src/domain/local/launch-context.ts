@@ -17,6 +17,21 @@ export interface ProviderCatalogue {
   defaultModel(provider: string): string;
   /** False for a provider configured with `reasoning_format: none`. */
   acceptsReasoning(provider: string): boolean;
+  /**
+   * The models a provider lists (its `models:` in config.yaml), or null when it takes any name
+   * (the `model:` block, the demo model). Absent: every provider takes any name.
+   */
+  modelList?(provider: string): readonly string[] | null;
+}
+
+/** Refuses (`invalid_params`, field `model`) a model the provider's list does not name. */
+export function checkListedModel(catalogue: ProviderCatalogue, provider: string, model: string): void {
+  const listed = catalogue.modelList?.(provider) ?? null;
+  if (listed === null || listed.includes(model)) return;
+  throw new LaunchPolicyError(
+    'model',
+    `provider "${provider}" lists no model "${model}"; its models: ${listed.join(', ')}`,
+  );
 }
 
 /** An instruction file found for a launch. */
@@ -84,6 +99,7 @@ export function freezeProvider(
       `provider "${provider}" takes no reasoning effort (reasoning_format: none in config.yaml); leave reasoning out`,
     );
   }
+  if (params.model !== undefined) checkListedModel(catalogue, provider, params.model);
   return { provider, model: params.model ?? catalogue.defaultModel(provider) };
 }
 

@@ -50,14 +50,15 @@ export class ReceiptGate {
 
   /**
    * Forgets the validated receipt when the store's route no longer points at its transcript (a
-   * reset or a compression moved it on). In a cluster an instance not holding the session's lease
+   * reset or a compression moved it on) or the session moved to another model (session.model). In a cluster an instance not holding the session's lease
    * calls it before using the session: the holder may have moved it on meanwhile. True: forgotten.
    */
   async refresh(logicalId: string): Promise<boolean> {
     const known = this.validated.get(logicalId);
     if (!known) return false;
-    const { routedSessionId } = await this.store.readReceiptEvidence(logicalId);
-    if (routedSessionId === known.current_session_id) return false;
+    const { routedSessionId, raw } = await this.store.readReceiptEvidence(logicalId);
+    if (routedSessionId === known.current_session_id && modelChanges(raw) === modelChangesOf(known))
+      return false;
     this.validated.delete(logicalId);
     return true;
   }
@@ -99,5 +100,18 @@ export class ReceiptGate {
     const facts = await this.store.readLineageFacts(lineageChain(check.receipt));
     const lineage = checkLineage(check.receipt, facts, localSessionKey(logicalId));
     return lineage.ok ? check : lineage;
+  }
+}
+
+const modelChangesOf = (receipt: { model_changes?: readonly unknown[] | undefined }): number =>
+  receipt.model_changes?.length ?? 0;
+
+/** How many model changes a stored receipt records (-1 when it is unreadable: validate it again). */
+function modelChanges(raw: string | null): number {
+  if (raw === null) return -1;
+  try {
+    return modelChangesOf(JSON.parse(raw) as { model_changes?: unknown[] });
+  } catch {
+    return -1;
   }
 }

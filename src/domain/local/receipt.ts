@@ -51,6 +51,13 @@ export interface LineageStep {
   summary_error?: string;
 }
 
+/** A change of the session's provider and model (session.model, issue 26 item 6). */
+export interface ModelChange {
+  from: { provider: string | null; model: string };
+  to: { provider: string; model: string };
+  at: string;
+}
+
 export interface CreationReceipt {
   kind: typeof RECEIPT_KIND;
   logical_id: string;
@@ -62,6 +69,8 @@ export interface CreationReceipt {
   creation_digest: string;
   policy: LaunchPolicy;
   lineage: LineageStep[];
+  /** Every change of provider and model since creation, oldest first (absent: none). */
+  model_changes?: ModelChange[];
   created_at: string;
 }
 
@@ -91,6 +100,15 @@ const receiptSchema = z.object({
       summary_error: z.string().optional(),
     }),
   ),
+  model_changes: z
+    .array(
+      z.object({
+        from: z.object({ provider: z.string().nullable(), model: z.string() }),
+        to: z.object({ provider: z.string(), model: z.string() }),
+        at: z.string(),
+      }),
+    )
+    .optional(),
   created_at: z.string(),
 });
 

@@ -2,7 +2,7 @@
  * The controls of a session wherever in a cluster it runs (issue 14, docs/cluster.md "Controls on
  * any instance"): those of a running turn — approval and clarify answers, interrupts — and the open
  * prompts a snapshot shows, which go where the turn runs; and the session controls — reset, undo,
- * retry, compress, checkpoint restore — which go where the session's lease is. Without a relay (one
+ * retry, compress, model, checkpoint restore — which go where the session's lease is. Without a relay (one
  * instance) each is the local call; with one, the caller is authorized here and the call runs here
  * or on the lease owner (domain/cluster/relay.ts), where `run` performs the very same local call.
  */
@@ -25,6 +25,11 @@ export interface CompressParams {
   session_id: string;
   execution_generation?: number | undefined;
 }
+export interface ModelParams {
+  session_id: string;
+  provider?: string | undefined;
+  model: string;
+}
 export interface RestoreParams {
   session_id: string;
   checkpoint: number;
@@ -37,6 +42,7 @@ export interface SessionControlCalls {
   retry(principal: Principal, params: ResetParams): Promise<Result>;
   compress(principal: Principal, params: CompressParams): Promise<Result>;
   restore(principal: Principal, params: RestoreParams): Promise<Result>;
+  model(principal: Principal, params: ModelParams): Promise<Result>;
 }
 
 export interface RelayedControlsContext {
@@ -111,6 +117,12 @@ export class RelayedControls {
     );
   }
 
+  model(principal: Principal, params: ModelParams): Promise<Result> {
+    return this.leased(principal, 'session.model', params.session_id, { ...params }, () =>
+      this.ctx.session.model(principal, params),
+    );
+  }
+
   restore(principal: Principal, params: RestoreParams): Promise<Result> {
     return this.leased(principal, 'checkpoint.restore', params.session_id, { ...params }, () =>
       this.ctx.session.restore(principal, params),
@@ -141,6 +153,8 @@ export class RelayedControls {
         return this.ctx.session.retry(principal, params as unknown as ResetParams);
       case 'session.compress':
         return this.ctx.session.compress(principal, params as unknown as CompressParams);
+      case 'session.model':
+        return this.ctx.session.model(principal, params as unknown as ModelParams);
       case 'checkpoint.restore':
         return this.ctx.session.restore(principal, params as unknown as RestoreParams);
     }

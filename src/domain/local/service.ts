@@ -181,6 +181,7 @@ export class LocalSessions {
         reset: (principal, params) => this.transcript.reset(principal, params),
         undo: (principal, params) => this.transcript.undo(principal, params),
         retry: (principal, params) => this.transcript.retry(principal, params),
+        model: (principal, params) => this.transcript.model(principal, params),
         compress: (principal, params) =>
           this.compressor.compress(principal, params.session_id, params.execution_generation),
         restore: async (principal, params) => {
@@ -205,6 +206,8 @@ export class LocalSessions {
       assertAccepting,
       now: () => new Date(),
       fault: (point) => options.fault?.(point),
+      providers: options.launchDefaults.providers,
+      forgetApiKey: (logicalId) => this.apiKeys.delete(logicalId),
     });
     this.compressor = new SessionCompressor({
       store: options.store,

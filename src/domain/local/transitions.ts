@@ -7,6 +7,8 @@
 import type { CreationReceipt } from './receipt.js';
 import type {
   AdmissionRow,
+  ModelChangeResult,
+  NewModelChange,
   NewAdmission,
   NewReset,
   ResetResult,
@@ -49,6 +51,44 @@ export function receiptAfterReset(stored: StoredReceipt, r: NewReset): StoredRec
         request_id: r.request_id,
       },
     ],
+  };
+}
+
+/**
+ * What a model change does with the stored receipt: nothing when there is none or when the session
+ * already runs on that provider and model; else the receipt with the new provider and model (a
+ * session-own endpoint and key given up) and the change appended to `model_changes`.
+ */
+export function modelChangeDecision(
+  stored: StoredReceipt | null,
+  change: NewModelChange,
+): Exclude<ModelChangeResult, { kind: 'changed' }> | { kind: 'go'; receipt: StoredReceipt } {
+  if (stored === null) return { kind: 'missing' };
+  const policy = stored.policy;
+  if (policy.provider === change.provider && policy.model === change.model && policy.base_url === null)
+    return { kind: 'unchanged', receipt: stored };
+  const samePlace = policy.base_url === null && policy.provider === change.provider;
+  return {
+    kind: 'go',
+    receipt: {
+      ...stored,
+      policy: {
+        ...policy,
+        provider: change.provider,
+        model: change.model,
+        base_url: null,
+        // A key given at creation was for that endpoint: it stays only on the same provider.
+        requires_api_key: samePlace && policy.requires_api_key,
+      },
+      model_changes: [
+        ...(stored.model_changes ?? []),
+        {
+          from: { provider: policy.provider ?? null, model: policy.model },
+          to: { provider: change.provider, model: change.model },
+          at: change.at,
+        },
+      ],
+    },
   };
 }
 

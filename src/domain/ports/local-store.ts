@@ -160,6 +160,22 @@ export type ResetResult =
   /** The receipt or the route no longer point at `expected_session_id`: nothing written. */
   | { kind: 'moved' };
 
+/** Issue 26 item 6: a local session moved to another configured provider and model. */
+export interface NewModelChange {
+  logical_id: string;
+  provider: string;
+  model: string;
+  at: string;
+}
+
+export type ModelChangeResult =
+  /** Committed: the receipt with the new policy and the change appended to its `model_changes`. */
+  | { kind: 'changed'; receipt: CreationReceipt }
+  /** The session already runs on this provider and model: nothing written. */
+  | { kind: 'unchanged'; receipt: CreationReceipt }
+  /** No receipt: nothing written. */
+  | { kind: 'missing' };
+
 /** STO-2 rewind of a local session's current transcript, named by a request (session.undo, retry). */
 export interface NewRewind {
   logical_id: string;
@@ -238,6 +254,11 @@ export interface LocalSessionStore {
    * the owner stay on the logical row untouched.
    */
   commitReset(reset: NewReset): Promise<ResetResult>;
+  /**
+   * Issue 26 item 6: in ONE transaction, rewrites the frozen policy's provider and model in the
+   * receipt (a session-own base_url and api_key are given up) and records the change in it.
+   */
+  commitModel(change: NewModelChange): Promise<ModelChangeResult>;
   /** Rewinds the current transcript of a local session by `turns` user turns, idempotent by request. */
   commitRewind(rewind: NewRewind): Promise<RewindCommit>;
   /**

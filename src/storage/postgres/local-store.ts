@@ -28,6 +28,8 @@ import type {
   NewCreation,
   NewReset,
   NewRewind,
+  NewModelChange,
+  ModelChangeResult,
   ResetResult,
   RetryResult,
   RewindCommit,
@@ -207,6 +209,10 @@ export class PostgresLocalStore implements LocalSessionStore {
 
   commitReset(reset: NewReset): Promise<ResetResult> {
     return this.write((sql) => transitions.reset(sql, reset, () => this.faults?.hit('reset.transaction')));
+  }
+
+  commitModel(change: NewModelChange): Promise<ModelChangeResult> {
+    return this.write((sql) => transitions.changeModel(sql, change));
   }
 
   commitRewind(rewind: NewRewind): Promise<RewindCommit> {

@@ -28,6 +28,8 @@ import type {
   NewCreation,
   NewReset,
   NewRewind,
+  NewModelChange,
+  ModelChangeResult,
   ResetResult,
   RetryResult,
   RewindCommit,
@@ -189,6 +191,10 @@ export class SqliteLocalStore implements LocalSessionStore {
     return answer(() =>
       tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction'))),
     );
+  }
+
+  commitModel(change: NewModelChange): Promise<ModelChangeResult> {
+    return answer(() => tx(this.db, () => transitions.changeModel(this.db, change)));
   }
 
   commitRewind(rewind: NewRewind): Promise<RewindCommit> {

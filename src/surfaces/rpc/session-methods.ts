@@ -83,6 +83,11 @@ export const SESSION_METHOD_SCHEMAS = {
     turns: z.number().int().min(1).max(1000).default(1),
   }),
   'session.retry': z.strictObject({ session_id: id, request_id: id }),
+  'session.model': z.strictObject({
+    session_id: id,
+    provider: z.string().trim().min(1).max(100).optional(),
+    model: z.string().trim().min(1).max(200),
+  }),
   'checkpoint.list': z.strictObject({ session_id: id }),
   'checkpoint.restore': z.strictObject({ session_id: id, checkpoint: z.number().int().min(1) }),
   'approval.respond': z.strictObject({
@@ -223,6 +228,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.retry'],
       capability: 'session:control',
       handler: (p, c) => sessions.controls.retry(c.principal, p),
+    })
+    .register('session.model', {
+      params: s['session.model'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.controls.model(c.principal, p),
     })
     .register('checkpoint.list', {
       params: s['checkpoint.list'],

@@ -118,7 +118,7 @@ describe('context windows (issue 11)', () => {
     expect(demo.names).toEqual(['demo']);
     expect(demo.contextWindow(policy({ model: 'gatehouse-demo' }))).toBe(4096);
     expect(demo.describe()).toEqual([
-      { name: 'demo', default: true, models: ['gatehouse-demo'], demo: true },
+      { name: 'demo', default: true, models: ['gatehouse-demo'], any_model: true, demo: true },
     ]);
   });
 

@@ -67,6 +67,7 @@ function rig(options: {
     retry: local('retry'),
     compress: local('compress'),
     restore: local('restore'),
+    model: local('model'),
   };
   const controls = new RelayedControls({
     relay: options.relay === false ? null : relay,

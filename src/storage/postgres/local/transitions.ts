@@ -5,7 +5,9 @@
 import { submissionDigest } from '../../../domain/local/admission.js';
 import { localSessionKey, receiptKey } from '../../../domain/local/receipt.js';
 import type {
+  ModelChangeResult,
   NewAdmission,
+  NewModelChange,
   NewReset,
   NewRewind,
   ResetResult,
@@ -13,6 +15,7 @@ import type {
   RewindCommit,
 } from '../../../domain/ports/local-store.js';
 import {
+  modelChangeDecision,
   receiptAfterReset,
   repeatedRewind,
   resetDecision,
@@ -39,6 +42,15 @@ export async function reset(sql: Sql, r: NewReset, fault: () => void): Promise<R
   const receipt = receiptAfterReset(decision.stored, r);
   await writeReceipt(sql, receiptKey(r.logical_id), JSON.stringify(receipt));
   return { kind: 'reset', receipt };
+}
+
+export async function changeModel(sql: Sql, change: NewModelChange): Promise<ModelChangeResult> {
+  const raw = await readReceipt(sql, receiptKey(change.logical_id));
+  // The stored text, not a parsed copy: fields this code does not know are kept as they are.
+  const decision = modelChangeDecision(raw === null ? null : (JSON.parse(raw) as StoredReceipt), change);
+  if (decision.kind !== 'go') return decision;
+  await writeReceipt(sql, receiptKey(change.logical_id), JSON.stringify(decision.receipt));
+  return { kind: 'changed', receipt: decision.receipt };
 }
 
 export async function rewind(sql: Sql, r: NewRewind): Promise<RewindCommit> {

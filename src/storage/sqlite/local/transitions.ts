@@ -6,7 +6,9 @@
 import { submissionDigest } from '../../../domain/local/admission.js';
 import { localSessionKey, receiptKey } from '../../../domain/local/receipt.js';
 import type {
+  ModelChangeResult,
   NewAdmission,
+  NewModelChange,
   NewReset,
   NewRewind,
   ResetResult,
@@ -14,6 +16,7 @@ import type {
   RewindCommit,
 } from '../../../domain/ports/local-store.js';
 import {
+  modelChangeDecision,
   receiptAfterReset,
   repeatedRewind,
   resetDecision,
@@ -40,6 +43,15 @@ export function reset(db: SqliteDatabase, r: NewReset, fault: () => void): Reset
   const receipt = receiptAfterReset(decision.stored, r);
   writeReceipt(db, receiptKey(r.logical_id), JSON.stringify(receipt));
   return { kind: 'reset', receipt };
+}
+
+export function changeModel(db: SqliteDatabase, change: NewModelChange): ModelChangeResult {
+  const raw = readReceipt(db, receiptKey(change.logical_id));
+  // The stored text, not a parsed copy: fields this code does not know are kept as they are.
+  const decision = modelChangeDecision(raw === null ? null : (JSON.parse(raw) as StoredReceipt), change);
+  if (decision.kind !== 'go') return decision;
+  writeReceipt(db, receiptKey(change.logical_id), JSON.stringify(decision.receipt));
+  return { kind: 'changed', receipt: decision.receipt };
 }
 
 export function rewind(db: SqliteDatabase, r: NewRewind): RewindCommit {

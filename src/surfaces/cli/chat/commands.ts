@@ -121,6 +121,12 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
   {
+    name: 'model',
+    usage: '/model [provider/model]',
+    summary: 'show the model this session runs on and the choices, or move it to another (between turns)',
+    run: (ctx) => switchModel(ctx),
+  },
+  {
     name: 'rollback',
     usage: '/rollback [n]',
     summary: 'list the checkpoints of the working directory, or restore checkpoint n (asks first)',
@@ -232,4 +238,42 @@ export function helpText(): string {
     ...CHAT_COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
     'Any other line, including other /words, is sent to the agent.',
   ].join('\n');
+}
+
+interface DescribedProvider {
+  name: string;
+  default: boolean;
+  models: string[];
+  any_model?: boolean;
+}
+
+/**
+ * `/model` shows the session's provider and model and what runtime.describe offers; `/model
+ * <provider>/<model>` (or `/model <model>` on the same provider) calls session.model. The change is
+ * announced by its `session.model` event, to every viewer.
+ */
+async function switchModel(ctx: CommandContext): Promise<void> {
+  const say = (text: string) => ctx.view.writeLine(ctx.terminal.style.dim(text));
+  if (ctx.args !== '') {
+    const slash = ctx.args.indexOf('/');
+    const choice =
+      slash > 0
+        ? { provider: ctx.args.slice(0, slash), model: ctx.args.slice(slash + 1) }
+        : { model: ctx.args };
+    await ctx.call('session.model', { session_id: ctx.sessionId, ...choice });
+    return;
+  }
+  const info = await ctx.call<{ provider: string | null; model: string | null }>('session.info', {
+    session_id: ctx.sessionId,
+  });
+  const described = await ctx.call<{ session_create?: { providers?: DescribedProvider[] } }>(
+    'runtime.describe',
+    {},
+  );
+  say(`(model: ${info.provider ?? 'own endpoint'}/${info.model ?? '?'})`);
+  for (const p of described.session_create?.providers ?? []) {
+    const open = p.any_model ? ', or any name' : '';
+    say(`  ${p.name}${p.default ? ' (default)' : ''}: ${p.models.join(', ')}${open}`);
+  }
+  say('(/model <provider>/<model> moves this session)');
 }

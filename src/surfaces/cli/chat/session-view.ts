@@ -126,6 +126,11 @@ export class SessionView {
           this.terminal.style.dim('(new conversation: the history is cleared; queued messages stay)'),
         );
         break;
+      case 'session.model':
+        this.writeLine(
+          this.terminal.style.dim(`(model: now ${String(event['provider'])}/${String(event['model'])})`),
+        );
+        break;
       case 'session.compressed':
         // The transcript behind the session was replaced by a shorter one: count from its length.
         this.shown = Number(event['messages_after']);

@@ -73,6 +73,7 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
       const shown = await client.call<{
         messages: StoredMessageView[];
         boundaries?: HistoryBoundaryView[];
+        model_changes?: ModelChangeView[];
       }>('session.history', {
         session_id: flags.show,
         view: flags.modelView ? 'model' : 'full',
@@ -80,6 +81,10 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
       if (flags.json) return say(JSON.stringify(shown, null, 2));
       const [system, ...rest] = shown.messages;
       if (flags.modelView && system) say(`system> ${visible(system.content ?? '')}\n`);
+      // Moves to another provider or model (session.model), before the history they apply to.
+      if (!flags.modelView)
+        for (const c of shown.model_changes ?? [])
+          say(`model changed ${c.at}: ${placeOf(c.from)} → ${placeOf(c.to)}`);
       return void process.stdout.write(
         flags.modelView ? renderHistory(rest) : renderHistory(shown.messages, undefined, shown.boundaries),
       );
@@ -137,3 +142,12 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
     await client.close();
   }
 }
+
+interface ModelChangeView {
+  from: { provider: string | null; model: string };
+  to: { provider: string; model: string };
+  at: string;
+}
+
+const placeOf = (p: { provider: string | null; model: string }): string =>
+  `${p.provider ?? 'own endpoint'}/${p.model}`;

@@ -2,7 +2,9 @@
  * The session's controls beside the header: Compress, Retry, Undo and Reset (session.compress,
  * session.retry, session.undo, session.reset). The ones that take messages out of the history ask
  * first, inline (no window.confirm: the page stays one document the keyboard can drive). While a
- * turn runs only Compress is offered: the others would be refused with session_busy.
+ * turn runs only Compress is offered: the others would be refused with session_busy. Model opens a
+ * chooser of the configured providers' models (runtime.describe) and moves the session there
+ * (session.model).
  */
 import { append, clear, h } from './dom.js';
 import type { SessionState } from './session-state.js';
@@ -55,6 +57,8 @@ const ACTIONS: Action[] = [
   },
 ];
 
+const MODEL = 'Model';
+
 /** The actions row; redrawn with the header. `asking` is the action whose confirmation is open. */
 export function actionsRow(host: ActionHost, asking: { label: string | null }, redraw: () => void) {
   const row = h('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Session actions' } });
@@ -64,6 +68,44 @@ export function actionsRow(host: ActionHost, asking: { label: string | null }, r
     redraw();
     void action.run(host).catch((error: unknown) => host.fail(error));
   };
+  const keep = () =>
+    h('button', {
+      type: 'button',
+      class: 'link',
+      text: 'Keep it',
+      on: { click: () => ((asking.label = null), redraw()) },
+    });
+  const choices = host.state.modelChoices;
+  if (asking.label === MODEL && choices) {
+    const info = host.state.info;
+    const current = `${info?.provider ?? ''}/${info?.model ?? ''}`;
+    const select = h(
+      'select',
+      { attrs: { 'aria-label': 'Model' } },
+      ...choices.map((c) => h('option', { value: c, text: c, selected: c === current })),
+    );
+    const move = () => {
+      asking.label = null;
+      host.notice('');
+      redraw();
+      void host.state
+        .changeModel(select.value)
+        .then((text) => host.notice(text))
+        .catch((error: unknown) => host.fail(error));
+    };
+    clear(row);
+    append(
+      row,
+      h(
+        'div',
+        { class: 'confirm', attrs: { role: 'group', 'aria-label': 'Choose a model' } },
+        select,
+        h('button', { type: 'button', class: 'secondary', text: 'Move', on: { click: move } }),
+        keep(),
+      ),
+    );
+    return row;
+  }
   const open = ACTIONS.find((a) => a.label === asking.label);
   if (open?.confirm) {
     clear(row);
@@ -79,12 +121,7 @@ export function actionsRow(host: ActionHost, asking: { label: string | null }, r
           text: `Yes, ${open.label.toLowerCase()}`,
           on: { click: () => run(open) },
         }),
-        h('button', {
-          type: 'button',
-          class: 'link',
-          text: 'Keep it',
-          on: { click: () => ((asking.label = null), redraw()) },
-        }),
+        keep(),
       ),
     );
     return row;
@@ -108,5 +145,21 @@ export function actionsRow(host: ActionHost, asking: { label: string | null }, r
       }),
     );
   }
+  append(
+    row,
+    h('button', {
+      type: 'button',
+      class: 'secondary',
+      text: MODEL,
+      disabled: running,
+      on: {
+        click: () =>
+          void host.state
+            .loadModelChoices()
+            .then(() => ((asking.label = MODEL), redraw()))
+            .catch((error: unknown) => host.fail(error)),
+      },
+    }),
+  );
   return row;
 }

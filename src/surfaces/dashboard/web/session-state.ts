@@ -66,6 +66,8 @@ export class SessionState {
   unsent: Submission[] = [];
   /** Answers to prompts that another viewer had already given. */
   notices: string[] = [];
+  /** What session.model may choose (`provider/model`), from runtime.describe; loaded on demand. */
+  modelChoices: string[] | null = null;
   private held: Sequenced[] = [];
   private syncing = false;
   /** A reset, undo or compression was applied while syncing: take a fresh snapshot after it. */
@@ -263,6 +265,11 @@ export class SessionState {
         this.live = { text: '', reasoning: '', tools: [] };
         this.changed('live');
         return;
+      case 'session.model':
+        // Any viewer's change (this page's, a chat's /model): the header follows it.
+        if (this.info)
+          this.info = { ...this.info, model: String(e['model']), provider: String(e['provider']) };
+        return this.changed('header');
       case 'session.reset':
       case 'transcript.rewound':
       case 'session.compressed':
@@ -384,6 +391,31 @@ export class SessionState {
     return r.compressed
       ? `Compressed: the model now sees ${r.messages} messages, the summary among them.`
       : `Not compressed: ${r.why}.`;
+  }
+
+  /** The configured providers' models as `provider/model`, for the Model chooser. */
+  async loadModelChoices(): Promise<string[]> {
+    const described = await this.link.call<{
+      session_create?: { providers?: { name: string; models: string[] }[] };
+    }>('runtime.describe');
+    const providers = described.session_create?.providers ?? [];
+    this.modelChoices = providers.flatMap((p) => p.models.map((m) => `${p.name}/${m}`));
+    return this.modelChoices;
+  }
+
+  /** session.model: the session's next turns run on `provider/model`. */
+  async changeModel(choice: string): Promise<string> {
+    const slash = choice.indexOf('/');
+    const provider = choice.slice(0, slash);
+    const model = choice.slice(slash + 1);
+    const r = await this.link.call<{ changed: boolean }>('session.model', {
+      session_id: this.sessionId,
+      provider,
+      model,
+    });
+    return r.changed
+      ? `The session now runs on ${provider}/${model}: its next turns go there.`
+      : `The session already runs on ${provider}/${model}.`;
   }
 
   /** session.reset: the same session continues on an empty history. */

@@ -39,6 +39,7 @@ export interface SessionInfo {
   source: string;
   platform: string | null;
   model: string | null;
+  provider?: string | null;
   cwd: string | null;
   toolsets: string[] | null;
   title: string | null;
