@@ -38,6 +38,8 @@ export interface TortureOptions {
   signal?: AbortSignal;
   /** More iterations while the run has not yet shown what its caller needs (see `Extension`). */
   extend?: Extension<TortureProgress>;
+  /** Tamper with the database every eighth iteration (default true; see tamper.ts). */
+  tamper?: boolean;
 }
 
 /**
@@ -232,7 +234,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       for (const u of await runningAdmissions(store, ledger)) {
         if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
       }
-      if (i % 8 === 5) {
+      if (options.tamper !== false && i % 8 === 5) {
         const kind = TAMPER_KINDS[(options.seed + Math.floor(i / 8)) % TAMPER_KINDS.length]!;
         const victim = await tamper(stateDb, ledger, kind, rng);
         if (victim) {
