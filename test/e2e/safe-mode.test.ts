@@ -14,6 +14,8 @@ import { chatRequests, createAttached, lastToolResult, tempDir, useFixture } fro
 
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 120_000;
+/** The command the worker-kill case runs, unique to this process: another test run on the machine runs its own. */
+const SENTINEL = `sleep 41.${String(process.pid).padStart(7, '0')}`;
 const CANARY = 'canary-7f3a9c';
 const LIMITS = [
   'safe_mode:',
@@ -181,18 +183,18 @@ describe.each(BACKENDS)('safe mode on %s', (store) => {
         await client.call('prompt.submit', {
           session_id: safe,
           submission_id: 'k1',
-          text: 'run: sleep 41.5',
+          text: `run: ${SENTINEL}`,
         });
         await started;
         let workers: { pid: number; ppid: number }[] = [];
-        while (workers.length < 2 || processes('sleep 41.5').length === 0) {
+        while (workers.length < 2 || processes(SENTINEL).length === 0) {
           await new Promise((r) => setTimeout(r, 50));
           workers = processes('worker-main.js').filter((p) => p.ppid === d.child.pid);
         }
         expect(workers).toHaveLength(2); // one per session
         // The worker running the sleep: an ancestor of its process.
         const ancestors = new Set<number>();
-        for (let pid = processes('sleep 41.5')[0]!.pid; pid > 1; pid = parentOf(pid)) ancestors.add(pid);
+        for (let pid = processes(SENTINEL)[0]!.pid; pid > 1; pid = parentOf(pid)) ancestors.add(pid);
         workers = workers.filter((w) => ancestors.has(w.pid));
         expect(workers).toHaveLength(1);
         process.kill(workers[0]!.pid, 'SIGKILL');
@@ -209,7 +211,7 @@ describe.each(BACKENDS)('safe mode on %s', (store) => {
         expect((await settled).event['outcome']).toBe('failed');
         // The turn ended there: the model was not asked to go on after the crash.
         expect(chatRequests(fx.demo).length).toBe(requestsBefore + 1);
-        expect(processes('sleep 41.5')).toHaveLength(0); // what it ran went with it
+        expect(processes(SENTINEL)).toHaveLength(0); // what it ran went with it
         // The admission is settled failed with the reason (not `unknown`), the tool result stored.
         const db = await storeRows(d, store);
         try {
