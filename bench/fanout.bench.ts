@@ -9,12 +9,20 @@
  *   with one viewer in the same run (aim: at most 8x). The 1,000 clients share the machine with the
  *   daemon; their own CPU (this process's, over the same turns) is reported beside it.
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { GatewayClient, Notification } from '../src/surfaces/client/rpc-client.js';
-import { configFor, cpuMs, startBenchDaemon, startChildDemoModel, tempDir } from './gateway-daemon.js';
+import { configFor, startBenchDaemon, startChildDemoModel, tempDir } from './gateway-daemon.js';
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
 
 const NAME = 'fanout';
+
+/** A process's user and system CPU so far, in ms (/proc/<pid>/stat; USER_HZ is 100 on Linux). */
+function cpuSplitMs(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
 const INPUT = 'hello from the fan-out bench';
 
 interface Watched {
@@ -92,11 +100,14 @@ const bench: Bench = {
       }
       await runTurns(driver, sessionId, many, 3, 'warm-many');
       const framesBefore = many.reduce((sum, v) => sum + v.frames, 0);
-      const daemonCpuBefore = cpuMs(daemon.pid);
+      const splitBefore = cpuSplitMs(daemon.pid);
       const ownCpuBefore = process.cpuUsage();
       const manyViewers = await runTurns(driver, sessionId, many, turns, 'many');
       const ownCpu = process.cpuUsage(ownCpuBefore);
-      const daemonCpu = cpuMs(daemon.pid) - daemonCpuBefore;
+      const splitAfter = cpuSplitMs(daemon.pid);
+      const daemonUser = splitAfter.user - splitBefore.user;
+      const daemonSystem = splitAfter.system - splitBefore.system;
+      const daemonCpu = daemonUser + daemonSystem;
       const frames = many.reduce((sum, v) => sum + v.frames, 0) - framesBefore;
       const perFrameUs = (daemonCpu * 1000) / frames;
       const clientsPerFrameUs = (ownCpu.user + ownCpu.system) / frames;
@@ -113,6 +124,8 @@ const bench: Bench = {
           extra: {
             frames,
             daemon_cpu_ms: daemonCpu,
+            daemon_user_ms: daemonUser,
+            daemon_system_ms: daemonSystem,
             turns,
             clients_cpu_per_frame_us: Number(clientsPerFrameUs.toFixed(2)),
           },

@@ -36,18 +36,21 @@ export interface EventNotification {
 
 /**
  * One event on its way to every viewer of a session. The first viewer to send it encodes it into
- * its wire frame; every other viewer sends that same frame, so an event costs one serialization
- * however many viewers it has (issue 32). Viewers therefore share one encoding.
+ * its wire frame (the bytes, framed: not even the UTF-8 encoding or the WebSocket header is
+ * repeated); every other viewer sends that same frame, so an event costs one serialization however
+ * many viewers it has (issue 32). Viewers therefore share one encoding.
  */
 export class SharedEvent {
-  private frame: string | undefined;
+  private frame: unknown;
 
   constructor(readonly params: EventNotification) {}
 
   readonly method = EVENT_NOTIFICATION;
 
-  encoded(encode: (method: string, params: unknown) => string): string {
-    return (this.frame ??= encode(this.method, this.params));
+  /** The first call encodes; every later one returns that encoding (all viewers use one encoder). */
+  encoded<T>(encode: (method: string, params: unknown) => T): T {
+    if (this.frame === undefined) this.frame = encode(this.method, this.params);
+    return this.frame as T;
   }
 }
 

@@ -20,6 +20,7 @@ import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { textFrame } from './text-frame.js';
 import type { Logger } from '../../protocol/logger.js';
 import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
 
@@ -72,14 +73,30 @@ export function decideSend(
   return after > limit ? 'drop_slow_consumer' : 'send';
 }
 
-/** The raw stream under the WebSocket, corked to gather a tick's frames into one write. */
-export interface Corkable {
+/**
+ * The raw stream under the WebSocket: corked to gather a tick's frames into one write, and written
+ * to directly with a session event's ready-made frame (`ws` sends each frame whole and, with no
+ * compression, at once, so a frame written here never splits one of its own).
+ */
+export interface Transport {
   cork(): void;
   uncork(): void;
+  write(frame: Buffer): boolean;
 }
 
 const encodeNotification = (method: string, params: unknown): string =>
   JSON.stringify(notification(method, params));
+
+/** A session event's JSON and its whole WebSocket frame, made once for every viewer. */
+interface EventFrame {
+  json: string;
+  frame: Buffer;
+}
+
+const encodeEventFrame = (method: string, params: unknown): EventFrame => {
+  const json = encodeNotification(method, params);
+  return { json, frame: textFrame(Buffer.from(json, 'utf8')) };
+};
 
 export class ViewerConnection {
   readonly id = randomUUID();
@@ -98,7 +115,7 @@ export class ViewerConnection {
     private readonly events: TypedEmitter<RpcSurfaceEvents>,
     private readonly logger: Logger,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
-    private readonly transport: Corkable | null = null,
+    private readonly transport: Transport | null = null,
   ) {
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('close', () => this.closed());
@@ -120,7 +137,9 @@ export class ViewerConnection {
 
   /** Sends a session event every viewer gets; the first connection's frame serves them all. */
   deliver(note: SharedEvent): boolean {
-    return this.send(note.encoded(encodeNotification), 'notification');
+    const encoded = note.encoded(encodeEventFrame);
+    if (!this.transport) return this.send(encoded.json, 'notification');
+    return this.send(encoded.frame, 'notification', this.transport);
   }
 
   /** Starts an orderly close. Idempotent. */
@@ -159,8 +178,14 @@ export class ViewerConnection {
     this.send(JSON.stringify(response), 'reply');
   }
 
-  private send(frame: string, kind: 'reply' | 'notification'): boolean {
-    const bytes = Buffer.byteLength(frame);
+  /**
+   * Sends JSON text through `ws`, or a ready-made WebSocket frame straight to the stream under it
+   * (`raw`), counted against the same backlog either way.
+   */
+  private send(frame: string, kind: 'reply' | 'notification'): boolean;
+  private send(frame: Buffer, kind: 'notification', raw: Transport): boolean;
+  private send(frame: string | Buffer, kind: 'reply' | 'notification', raw?: Transport): boolean {
+    const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
     const decision = decideSend(
       this.current,
       Math.max(0, this.socket.bufferedAmount - this.replyBytes),
@@ -176,6 +201,12 @@ export class ViewerConnection {
         return false;
       case 'send':
         this.gatherTick();
+        if (raw) {
+          // The peer may have begun the closing handshake: no data frame may follow a close frame.
+          if (this.socket.readyState !== this.socket.OPEN) return false;
+          raw.write(frame as Buffer);
+          return true;
+        }
         if (kind === 'notification') {
           this.socket.send(frame);
           return true;

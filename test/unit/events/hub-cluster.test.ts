@@ -72,14 +72,16 @@ describe('SessionHub in cluster mode', () => {
 
   it('serializes an event once however many viewers receive it (issue 32 aim 5)', () => {
     const hub = new SessionHub('s', 5, { replayCapacity: 10, coalesceMs: 0 });
-    const frames: string[] = [];
+    const frames: Buffer[] = [];
     for (let i = 0; i < 100; i += 1) {
       hub.attach({
         id: `v${i}`,
         principal: makePrincipal('native:owner', 'native', 'default', []),
         notify: () => true,
         deliver: (note) => (
-          frames.push(note.encoded((method, params) => JSON.stringify({ jsonrpc: '2.0', method, params }))),
+          frames.push(
+            note.encoded((method, params) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', method, params }))),
+          ),
           true
         ),
       });
@@ -93,7 +95,7 @@ describe('SessionHub in cluster mode', () => {
     }
     expect(frames).toHaveLength(100);
     expect(new Set(frames).size).toBe(1);
-    expect(JSON.parse(frames[0]!)).toEqual({
+    expect(JSON.parse(frames[0]!.toString('utf8'))).toEqual({
       jsonrpc: '2.0',
       method: 'session.event',
       params: { session_id: 's', epoch: 5, seq: 1, event: ev(1) },
