@@ -67,18 +67,25 @@ const httpServer = z.strictObject({
   ...common,
 });
 
-export const MCP_SERVER_SCHEMA = z.union([stdioServer, httpServer], {
-  error: 'must be a stdio server ({command, args, env, cwd}) or a Streamable HTTP server ({url, headers})',
-});
+const SERVER_SHAPE =
+  'must be a stdio server ({command, args, env, cwd}) or a Streamable HTTP server ({url, headers}), each with enabled, tools, timeout_s, approval';
 
-export const MCP_SERVERS_SCHEMA = z
-  .record(
-    z.string().regex(MCP_SERVER_NAME, {
-      error: 'server names use lower-case letters, digits, - and single _ (never __), at most 32 characters',
-    }),
-    MCP_SERVER_SCHEMA,
-  )
-  .refine((servers) => Object.keys(servers).length <= 32, { error: 'at most 32 servers' });
+export const MCP_SERVER_SCHEMA = z.union([stdioServer, httpServer], { error: SERVER_SHAPE });
+
+/** Server names are checked here, not as record keys, so the refusal names the server and the rule. */
+function checkNames(servers: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const names = Object.keys(servers);
+  if (names.length > 32) ctx.addIssue({ code: 'custom', message: 'at most 32 servers' });
+  for (const name of names)
+    if (!MCP_SERVER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `"${name}" is not a server name: use lower-case letters, digits, - and single _ (never __), at most 32 characters`,
+      });
+}
+
+export const MCP_SERVERS_SCHEMA = z.record(z.string(), MCP_SERVER_SCHEMA).superRefine(checkNames);
 
 export type McpServerConfig = z.output<typeof MCP_SERVER_SCHEMA>;
 export type McpServersConfig = z.output<typeof MCP_SERVERS_SCHEMA>;
@@ -104,11 +111,11 @@ export function offersTool(server: McpServerConfig, tool: string): boolean {
  */
 export const MCP_SESSION_SERVERS_SCHEMA = z
   .record(
-    z.string().regex(MCP_SERVER_NAME, {
-      error: 'server names use lower-case letters, digits, - and single _ (never __), at most 32 characters',
+    z.string(),
+    z.union([z.strictObject({ enabled: z.literal(false) }), MCP_SERVER_SCHEMA], {
+      error: `${SERVER_SHAPE}, or {enabled: false} to leave a profile server out`,
     }),
-    z.union([z.strictObject({ enabled: z.literal(false) }), MCP_SERVER_SCHEMA]),
   )
-  .refine((servers) => Object.keys(servers).length <= 32, { error: 'at most 32 servers' });
+  .superRefine(checkNames);
 
 export type McpSessionServers = z.output<typeof MCP_SESSION_SERVERS_SCHEMA>;

@@ -57,6 +57,8 @@ const BACKOFF_MAX_MS = 60_000;
 const STDERR_TAIL = 2048;
 
 export class McpUnavailableError extends Error {}
+/** The server wrote something that is not MCP; the message says so in full. */
+class McpGarbageError extends Error {}
 
 export type McpState = 'idle' | 'starting' | 'ready' | 'backoff' | 'stopped';
 
@@ -175,7 +177,7 @@ export class McpConnection {
       client.onerror = (error) => {
         if (!isGarbage(error)) return;
         const why = `it answered something that is not MCP (${oneLine(error)})`;
-        if (this.state === 'starting') garbage?.(new Error(why));
+        if (this.state === 'starting') garbage?.(new McpGarbageError(why));
         else void this.close(why);
       };
       client.onclose = () => this.closed(release);
@@ -289,6 +291,7 @@ function isGarbage(error: Error): boolean {
 }
 
 function startFailure(error: unknown): string {
+  if (error instanceof McpGarbageError) return error.message;
   const code = (error as NodeJS.ErrnoException)?.code;
   if (code === 'ENOENT') return `its command was not found (${oneLine(error)})`;
   if (code === 'EACCES') return `its command may not be run (${oneLine(error)})`;
