@@ -80,6 +80,8 @@ export class McpConnection {
   private readyAt = 0;
   /** Calls in flight (an idle sweep never stops a server that is answering). */
   busy = 0;
+  /** When a call last ended (or started), for the idle sweep. */
+  lastActive = Date.now();
 
   constructor(private readonly options: McpConnectionOptions) {}
 
@@ -133,6 +135,7 @@ export class McpConnection {
   ): Promise<McpCallResult> {
     const client = await this.ready();
     this.busy++;
+    this.lastActive = Date.now();
     const result = await client
       .callTool({ name: tool, arguments: args }, undefined, {
         signal: options.signal,
@@ -145,7 +148,10 @@ export class McpConnection {
             }
           : {}),
       })
-      .finally(() => this.busy--);
+      .finally(() => {
+        this.busy--;
+        this.lastActive = Date.now();
+      });
     return flatten(result);
   }
 

@@ -144,7 +144,8 @@ export class McpPool {
   private sweep(idleMs: number): void {
     const now = Date.now();
     for (const [key, entry] of this.connections) {
-      if (now - entry.lastUsed < idleMs || entry.connection.busy) continue;
+      const last = Math.max(entry.lastUsed, entry.connection.lastActive);
+      if (now - last < idleMs || entry.connection.busy > 0) continue;
       this.connections.delete(key);
       void entry.connection.stop();
     }
