@@ -15,6 +15,8 @@ export interface Viewer {
   readonly principal: Principal;
   /** Sends a notification; false when the viewer can no longer receive. */
   notify(method: string, params: unknown): boolean;
+  /** Sends an event every viewer gets (encoded once for all of them); false as for notify. */
+  deliver(note: SharedEvent): boolean;
 }
 
 /** Every event viewers receive, as `session.event` notifications. */
@@ -30,6 +32,23 @@ export interface EventNotification {
   epoch: number;
   seq: number;
   event: PublicEvent;
+}
+
+/**
+ * One event on its way to every viewer of a session. The first viewer to send it encodes it into
+ * its wire frame; every other viewer sends that same frame, so an event costs one serialization
+ * however many viewers it has (issue 32). Viewers therefore share one encoding.
+ */
+export class SharedEvent {
+  private frame: string | undefined;
+
+  constructor(readonly params: EventNotification) {}
+
+  readonly method = EVENT_NOTIFICATION;
+
+  encoded(encode: (method: string, params: unknown) => string): string {
+    return (this.frame ??= encode(this.method, this.params));
+  }
 }
 
 const COALESCED_TYPES = ['text.delta', 'reasoning.delta'] as const;
@@ -159,8 +178,9 @@ export class SessionHub {
       seq: sequenced.seq,
       event: sequenced.event,
     };
+    const note = new SharedEvent(params);
     for (const viewer of [...this.viewers.values()]) {
-      if (!viewer.notify(EVENT_NOTIFICATION, params)) this.viewers.delete(viewer.id);
+      if (!viewer.deliver(note)) this.viewers.delete(viewer.id);
     }
   }
 }

@@ -18,6 +18,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../../domain/auth/principal.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
+import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Logger } from '../../protocol/logger.js';
 import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
@@ -77,6 +78,9 @@ export interface Corkable {
   uncork(): void;
 }
 
+const encodeNotification = (method: string, params: unknown): string =>
+  JSON.stringify(notification(method, params));
+
 export class ViewerConnection {
   readonly id = randomUUID();
   private current: ConnectionState = 'open';
@@ -111,7 +115,12 @@ export class ViewerConnection {
 
   /** Sends a notification; false when the connection is not open or was just dropped for it. */
   notify(method: string, params: unknown): boolean {
-    return this.send(JSON.stringify(notification(method, params)), 'notification');
+    return this.send(encodeNotification(method, params), 'notification');
+  }
+
+  /** Sends a session event every viewer gets; the first connection's frame serves them all. */
+  deliver(note: SharedEvent): boolean {
+    return this.send(note.encoded(encodeNotification), 'notification');
   }
 
   /** Starts an orderly close. Idempotent. */
@@ -192,7 +201,7 @@ export class ViewerConnection {
     this.logger.warn({ connection: this.id, subject: this.principal.subject }, 'dropping slow viewer');
     this.toClosing('slow_consumer');
     // Best effort: the peer is behind, so it may only read this after everything already queued.
-    this.socket.send(JSON.stringify(notification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' })));
+    this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
     this.socket.close(CLOSE_SLOW_CONSUMER, 'slow_consumer');
   }
 
