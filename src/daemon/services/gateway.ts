@@ -58,6 +58,8 @@ import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
 import type { GatewayMetrics } from './metrics.js';
+import { budgetGuardOf } from './budgets.js';
+import { budgetLimits } from '../config-budgets.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -162,6 +164,11 @@ export function gatewayService(
       const defaultModel = providers.defaultModel(providers.defaultProvider);
       const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
         providers.model(policy, apiKey);
+      const budgetGuard = budgetGuardOf(config, env, store);
+      // A call a crash cut short counts its worst case for good (docs/cost.md, "Budgets").
+      const recovered = await store.recoverBudgetReservations(new Date().toISOString());
+      if (recovered > 0)
+        logger.info({ reservations: recovered }, 'budget reservations settled at their worst case');
       const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
         window: providers.contextWindow(policy),
         threshold: config.compression.threshold,
@@ -202,6 +209,7 @@ export function gatewayService(
         maxPerSession: config.checkpoints.max_per_session,
       });
       sessions = new LocalSessions({
+        budget: budgetGuard,
         profile,
         epoch,
         store: localStore,
@@ -213,6 +221,7 @@ export function gatewayService(
           toolsets: DEFAULT_TOOLSETS,
           knownToolsets: toolRegistry.list().map((t) => t.name),
           maxTurns: 50,
+          ...(config.budgets?.session ? { sessionBudget: budgetLimits(config.budgets).session } : {}),
           providers,
           offerSkills: config.skills.offer_available,
         },
@@ -273,6 +282,7 @@ export function gatewayService(
               );
             },
             model: modelOf,
+            budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             runningTool: config.recovery.running_tool,
