@@ -71,7 +71,7 @@ export interface TurnJobDeps {
 
 /** What a local session's user may do when its budget refuses a call. */
 export const LOCAL_BUDGET_HINT =
-  'An operator may raise the budget (session.budget.raise, `gatehouse budget raise`), or let the session continue for one turn (session.budget.continue, `/budget continue` in the chat).';
+  'An operator may raise it (session.budget.raise), or let the session run one more turn (session.budget.continue).';
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
 export function systemPromptFor(receipt: CreationReceipt): string {
