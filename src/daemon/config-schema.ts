@@ -10,6 +10,7 @@ import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema } from './config-observability.js';
+import { budgetsSchema } from './config-budgets.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
@@ -214,6 +215,8 @@ export const configSchema = z
     metrics: metricsSchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
+    /** What sessions, principals and the gateway may spend (docs/cost.md, "Budgets"); absent: no limit. */
+    budgets: budgetsSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),

@@ -59,6 +59,8 @@ import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
 import { McpPool } from '../../runtime/mcp/pool.js';
 import type { GatewayMetrics } from './metrics.js';
+import { budgetGuardOf } from './budgets.js';
+import { budgetLimits } from '../config-budgets.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -164,6 +166,11 @@ export function gatewayService(
       const defaultModel = providers.defaultModel(providers.defaultProvider);
       const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
         providers.model(policy, apiKey);
+      const budgetGuard = budgetGuardOf(config, env, store);
+      // A call a crash cut short counts its worst case for good (docs/cost.md, "Budgets").
+      const recovered = await store.recoverBudgetReservations(new Date().toISOString());
+      if (recovered > 0)
+        logger.info({ reservations: recovered }, 'budget reservations settled at their worst case');
       const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
         window: providers.contextWindow(policy),
         threshold: config.compression.threshold,
@@ -212,6 +219,7 @@ export function gatewayService(
         maxPerSession: config.checkpoints.max_per_session,
       });
       sessions = new LocalSessions({
+        budget: budgetGuard,
         profile,
         epoch,
         store: localStore,
@@ -223,6 +231,7 @@ export function gatewayService(
           toolsets: DEFAULT_TOOLSETS,
           knownToolsets: toolRegistry.list().map((t) => t.name),
           maxTurns: 50,
+          ...(config.budgets?.session ? { sessionBudget: budgetLimits(config.budgets).session } : {}),
           providers,
           offerSkills: config.skills.offer_available,
           mcpServers: Object.entries(config.mcp_servers)
@@ -289,6 +298,7 @@ export function gatewayService(
               return [...builtin, ...(await mcpPool.tools(policy.mcp_servers!, scope))];
             },
             model: modelOf,
+            budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             runningTool: config.recovery.running_tool,

@@ -38,6 +38,16 @@ export const createSessionParams = z
     api_key: z.string().min(1).max(4096).optional(),
     reasoning: z.enum(REASONING_EFFORTS).optional(),
     max_turns: z.number().int().min(1).max(1000).optional(),
+    /** The session's own budget (docs/cost.md): lower than the profile's `budgets.session`, never above. */
+    budget: z
+      .strictObject({
+        tokens: z.number().int().min(1).optional(),
+        usd: z.number().positive().optional(),
+      })
+      .refine((b) => b.tokens !== undefined || b.usd !== undefined, {
+        error: 'budget must name tokens, usd or both',
+      })
+      .optional(),
     skills: z.array(nonEmpty.max(100)).max(32).optional(),
     yolo: z.boolean().optional(),
     checkpoints: z.boolean().optional(),

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { withinLimit, type BudgetAmount } from '../budget/decide.js';
 import {
   freezeProvider,
   renderAvailableSkills,
@@ -47,6 +48,8 @@ export interface LaunchPolicy {
   requires_api_key: boolean;
   reasoning: (typeof REASONING_EFFORTS)[number] | null;
   max_turns: number;
+  /** The session's own budget limit (docs/cost.md), at most the profile's; absent or null: the profile's. */
+  budget?: BudgetAmount | null;
   skills: string[];
   /** The skills' text, rendered once into the frozen prompt at creation. */
   skills_prompt: string | null;
@@ -82,6 +85,8 @@ export interface LaunchDefaults {
   /** Toolsets that exist in this daemon. */
   knownToolsets: readonly string[];
   maxTurns: number;
+  /** The profile's `budgets.session`; absent: no session limit in the profile. */
+  sessionBudget?: BudgetAmount;
   /** The configured providers (launch-context.ts). */
   providers: ProviderCatalogue;
   /** Whether the frozen prompt lists the home's skills for the model (`skills.offer_available`). */
@@ -203,6 +208,7 @@ export function freezeLaunchPolicy(
     skillsPrompt = rendered.join('\n\n');
   }
   const { provider, model } = freezeProvider(params, defaults.providers, defaults.model);
+  const budget = freezeBudget(params.budget, defaults.sessionBudget);
   const ignoreRules = params.ignore_rules ?? false;
   const mcpServers = freezeMcpServers(params.mcp_servers ?? {}, defaults.mcpServers ?? []);
 
@@ -218,6 +224,7 @@ export function freezeLaunchPolicy(
     requires_api_key: params.api_key !== undefined,
     reasoning: params.reasoning ?? null,
     max_turns: params.max_turns ?? defaults.maxTurns,
+    budget,
     skills,
     skills_prompt: skillsPrompt,
     rules_prompt: ignoreRules ? null : renderProjectRules(lookups.projectRules(cwd)),
@@ -258,6 +265,26 @@ function freezeMcpServers(
   const names = profile.filter((name) => !(name in requested));
   if (names.length === 0 && Object.keys(own).length === 0) return null;
   return { profile: names, own };
+}
+
+/** The launch's budget, refused (budget_above_profile) where it asks more than the profile allows. */
+function freezeBudget(
+  asked: CreateSessionParams['budget'],
+  profile: BudgetAmount | undefined,
+): BudgetAmount | null {
+  if (asked === undefined) return null;
+  const amount: BudgetAmount = { tokens: asked.tokens ?? null, usd: asked.usd ?? null };
+  const ceiling = profile ?? { tokens: null, usd: null };
+  const check = withinLimit(amount, ceiling);
+  if (!check.ok) {
+    const top = ceiling[check.measure]!;
+    throw new GatewayError(
+      'budget_above_profile',
+      `budget.${check.measure} ${amount[check.measure]} is above the profile's budgets.session.${check.measure} (${top}): a session may only lower it; an operator may raise a session's budget once it runs (session.budget.raise)`,
+      { field: 'budget', measure: check.measure, profile: top },
+    );
+  }
+  return amount;
 }
 
 function canonicalJson(value: unknown): string {
