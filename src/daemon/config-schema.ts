@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { listenerSchema } from './config-listener.js';
-import { metricsSchema, pricingSchema } from './config-observability.js';
+import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
@@ -211,6 +211,8 @@ export const configSchema = z
     agent_cache: agentCacheSchema.prefault({}),
     /** The Prometheus endpoint `/metrics` (docs/observability.md). */
     metrics: metricsSchema,
+    /** OpenTelemetry traces of turns over OTLP/HTTP (docs/observability.md, "Traces"). */
+    telemetry: telemetrySchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
     checkpoints: checkpointsSchema.prefault({}),

@@ -150,6 +150,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         maxResumes: ctx.config.recovery.max_resumes,
         runningTool: ctx.config.recovery.running_tool,
         turnPermits: runtime.turnPermits,
+        tracer: runtime.tracer,
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,

@@ -43,6 +43,7 @@ import { costSummary, sessionCost, type CostSummary, type SessionCost } from './
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 
 export interface LocalSessionsOptions {
   profile: string;
@@ -86,6 +87,8 @@ export interface LocalSessionsOptions {
   cluster?: { store: SharedEventStore; signals: StreamSignals };
   /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
   ownership?: SessionOwnership;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
   /**
    * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
    * session's turn. Absent: they reach the turns of this process only.
@@ -155,6 +158,7 @@ export class LocalSessions {
       {
         ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
         ...(options.ownership ? { ownership: options.ownership } : {}),
+        ...(options.tracer ? { tracer: options.tracer } : {}),
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
@@ -317,6 +321,7 @@ export class LocalSessions {
       receipts: this.receipts,
       scheduler: this.scheduler,
       events: this.events,
+      ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
     };
   }
 

@@ -45,6 +45,7 @@ import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resum
 import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
 import type { TurnDeps } from './turn-types.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -92,6 +93,8 @@ export interface MessagingGatewayOptions {
   runningTool?: RunningToolPolicy;
   /** Every turn event's type, for the daemon's test-only fault points. */
   observe?: (eventType: string) => void;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
   /**
    * `limits.max_concurrent_turns`, shared with local sessions: a turn holds a permit while it
    * runs. Absent: chat-platform turns are limited only by one per session key.
@@ -182,6 +185,7 @@ export class MessagingGateway {
       resumePoints: new Map(),
       runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.tracer ? { tracer: options.tracer } : {}),
       ...(options.turnPermits ? { permits: options.turnPermits } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       halted: () => this.halted,
