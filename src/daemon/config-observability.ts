@@ -17,11 +17,7 @@ export const metricsSchema = z
 export type MetricsConfig = z.output<typeof metricsSchema>;
 
 /** An HTTP header name (RFC 9110 token). */
-const headerName = z
-  .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
-    error: 'telemetry.headers_env: a key must be an HTTP header name',
-  });
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * The `telemetry` section (docs/observability.md, "Traces"): OpenTelemetry traces of turns, sent
@@ -40,7 +36,17 @@ export const telemetrySchema = z
       })
       .optional(),
     /** Header name → the NAME of the environment variable holding its value. */
-    headers_env: z.record(headerName, envName).default({}),
+    headers_env: z
+      .record(z.string(), envName)
+      .superRefine((headers, ctx) => {
+        for (const name of Object.keys(headers))
+          if (!HEADER_NAME.test(name))
+            ctx.addIssue({
+              code: 'custom',
+              message: `telemetry.headers_env: ${JSON.stringify(name)} is not an HTTP header name`,
+            });
+      })
+      .default({}),
     /** Put message content (prompts, answers, tool arguments and results) on spans. */
     capture_content: z.boolean({ error: 'telemetry.capture_content must be true or false' }).default(false),
   })

@@ -27,6 +27,8 @@ const KINDS = {
   'better-sqlite3': /\/node_modules\/better-sqlite3\//,
   /** The metrics (issue 29): prom-client and the module that uses it, only with metrics.enabled. */
   metrics: /\/node_modules\/prom-client\/|\/dist\/daemon\/services\/metrics\.js$/,
+  /** The traces (issue 29): OpenTelemetry and the module that uses it, only with telemetry.otlp_endpoint. */
+  tracing: /\/node_modules\/@opentelemetry\/|\/dist\/daemon\/services\/tracing\.js$/,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
@@ -109,8 +111,8 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics'])).toEqual(
-      none([...PLATFORM_SDKS, 'pg', 'metrics']),
+    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'tracing'])).toEqual(
+      none([...PLATFORM_SDKS, 'pg', 'metrics', 'tracing']),
     );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
@@ -138,6 +140,17 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env, config: 'metrics:\n  enabled: true\n' });
     daemons.push(daemon);
     expect(loadedOf(loads.modules(), ['metrics']).metrics!.length).toBeGreaterThan(1);
+  });
+
+  it('with telemetry.otlp_endpoint: OpenTelemetry', async () => {
+    requireBuild();
+    const loads = recording();
+    const daemon = await startDaemon({
+      env: loads.env,
+      config: 'telemetry:\n  otlp_endpoint: http://127.0.0.1:9\n',
+    });
+    daemons.push(daemon);
+    expect(loadedOf(loads.modules(), ['tracing']).tracing!.length).toBeGreaterThan(1);
   });
 
   it('on PostgreSQL: pg, and no platform SDK', async () => {

@@ -7,6 +7,8 @@
  * the run the crash interrupted.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runIds } from '../../src/daemon/services/tracing.js';
 import { nextEvent } from './gateway-harness.js';
@@ -231,5 +233,30 @@ describe('issue 29: turn traces over OTLP/HTTP', () => {
     // Whatever of the interrupted run reached the receiver before the kill is in its own trace.
     for (const span of receiver.spans.filter((s) => s.traceId === interrupted.traceId))
       expect(span.attributes['gatehouse.turn.run'] ?? 0).toBe(0);
+  });
+
+  it('a collector that never answers neither holds a turn nor the stop', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const demo = await rig.model();
+      const d = await rig.daemon({
+        config: modelConfig(demo, `telemetry:\n  otlp_endpoint: ${url}`),
+      });
+      const client = await d.connect();
+      const { session_id } = await client.call<Snapshot>('session.create', { cwd: tempDir(), yolo: true });
+      await client.call('session.resume', { session_id });
+      for (const id of ['one', 'two']) {
+        const done = nextEvent(client, 'turn.complete');
+        await client.call('prompt.submit', { session_id, submission_id: id, text: 'run: echo hi' });
+        expect((await done).event).toMatchObject({ outcome: 'completed' });
+      }
+      // The stop flushes with a bounded wait, then gives the spans up: it ends, and cleanly.
+      await expect(d.stop()).resolves.toBe(0);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
