@@ -112,9 +112,10 @@ export class RunnerTrace {
   /** The span of one model call: ended by the returned function with its result or error. */
   modelCall(request: ChatRequest, defaultModel: string | undefined): (end: unknown) => void {
     if (this.turn === NO_SPAN) return () => undefined;
-    const model = request.model ?? defaultModel ?? 'unknown';
+    // Without a model name (a client's own default) the span is named by its operation alone.
+    const model = request.model ?? defaultModel;
     const span = this.turn.child(
-      `chat ${model}`,
+      model === undefined ? 'chat' : `chat ${model}`,
       {
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': this.provider,
