@@ -9,7 +9,7 @@ import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../run
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
 import { listenerSchema } from './config-listener.js';
-import { metricsSchema, pricingSchema } from './config-observability.js';
+import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { budgetsSchema } from './config-budgets.js';
 import { platformsSchema } from './config-platforms.js';
 import {
@@ -213,6 +213,8 @@ export const configSchema = z
     agent_cache: agentCacheSchema.prefault({}),
     /** The Prometheus endpoint `/metrics` (docs/observability.md). */
     metrics: metricsSchema,
+    /** OpenTelemetry traces of turns over OTLP/HTTP (docs/observability.md, "Traces"). */
+    telemetry: telemetrySchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
     /** What sessions, principals and the gateway may spend (docs/cost.md, "Budgets"); absent: no limit. */

@@ -49,5 +49,7 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
   for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
   // The metrics scrape key (metrics.bearer_key_env).
   walk(config.metrics);
+  // The collector's header values (telemetry.headers_env: header → variable).
+  for (const name of Object.values(config.telemetry.headers_env)) secrets.push(env[name]);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }

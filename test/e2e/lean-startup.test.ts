@@ -29,6 +29,8 @@ const KINDS = {
   metrics: /\/node_modules\/prom-client\/|\/dist\/daemon\/services\/metrics\.js$/,
   /** The MCP SDK (issue 27): loaded when a configured server is first started, never before. */
   mcp: /\/node_modules\/@modelcontextprotocol\/sdk\//,
+  /** The traces (issue 29): OpenTelemetry and the module that uses it, only with telemetry.otlp_endpoint. */
+  tracing: /\/node_modules\/@opentelemetry\/|\/dist\/daemon\/services\/tracing\.js$/,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
@@ -111,8 +113,8 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp'])).toEqual(
-      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp']),
+    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing'])).toEqual(
+      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing']),
     );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
@@ -167,6 +169,17 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
     await done;
     expect(loadedOf(loads.modules(), ['mcp']).mcp!.length).toBeGreaterThan(0);
+  });
+
+  it('with telemetry.otlp_endpoint: OpenTelemetry', async () => {
+    requireBuild();
+    const loads = recording();
+    const daemon = await startDaemon({
+      env: loads.env,
+      config: 'telemetry:\n  otlp_endpoint: http://127.0.0.1:9\n',
+    });
+    daemons.push(daemon);
+    expect(loadedOf(loads.modules(), ['tracing']).tracing!.length).toBeGreaterThan(1);
   });
 
   it('on PostgreSQL: pg, and no platform SDK', async () => {

@@ -160,7 +160,7 @@ export function gatewayService(
         });
       }
 
-      runtime = await startRuntime({ config, env, profileDir });
+      runtime = await startRuntime({ config, env, profileDir, instanceId: ctx.instanceId });
       if (options.storeHolder) options.storeHolder.runtime = runtime;
       const { providers, demo, prompts, turnPermits } = runtime;
       const defaultModel = providers.defaultModel(providers.defaultProvider);
@@ -256,6 +256,7 @@ export function gatewayService(
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         turnPermits,
         turnTimeoutMs: config.limits.turn_timeout_s * 1000,
+        tracer: runtime.tracer,
         ...(cluster
           ? {
               ownership: {

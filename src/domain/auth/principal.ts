@@ -30,6 +30,11 @@ export interface Principal {
   readonly sessions?: readonly string[];
 }
 
+/** Who answered a prompt, as traces name them: `subject@provider` (never a secret). */
+export function answerer(principal: Pick<Principal, 'subject' | 'provider'>): string {
+  return `${principal.subject}@${principal.provider}`;
+}
+
 /** Read, drive and answer a session: what every interactive path gets before creation/operator. */
 const SESSION_USE: readonly Capability[] = [
   'session:read',

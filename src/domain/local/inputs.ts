@@ -6,7 +6,7 @@
  */
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
-import type { Principal } from '../auth/principal.js';
+import { answerer, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { isOwner, ownerOf, type AccessRow } from './access.js';
@@ -211,7 +211,10 @@ export class SessionInputs {
     params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
   ): Promise<Record<string, unknown>> {
     await this.ctx.access(principal, params.session_id);
-    return promptAnswerResult(this.ctx.prompts.respondApproval(params).status, params);
+    return promptAnswerResult(
+      this.ctx.prompts.respondApproval({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 
   async respondClarify(
@@ -224,6 +227,9 @@ export class SessionInputs {
     },
   ): Promise<Record<string, unknown>> {
     await this.ctx.access(principal, params.session_id);
-    return promptAnswerResult(this.ctx.prompts.respondClarify(params).status, params);
+    return promptAnswerResult(
+      this.ctx.prompts.respondClarify({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 }

@@ -45,6 +45,7 @@ import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -90,6 +91,8 @@ export interface LocalSessionsOptions {
   cluster?: { store: SharedEventStore; signals: StreamSignals };
   /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
   ownership?: SessionOwnership;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
   /**
    * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
    * session's turn. Absent: they reach the turns of this process only.
@@ -159,6 +162,7 @@ export class LocalSessions {
       {
         ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
         ...(options.ownership ? { ownership: options.ownership } : {}),
+        ...(options.tracer ? { tracer: options.tracer } : {}),
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
@@ -321,6 +325,7 @@ export class LocalSessions {
       receipts: this.receipts,
       scheduler: this.scheduler,
       events: this.events,
+      ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
     };
   }
 

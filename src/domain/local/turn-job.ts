@@ -18,6 +18,7 @@ import type {
 } from '../../runtime/context/budget.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import { guardTools } from '../../runtime/tool-guards.js';
+import { SPAN } from '../../runtime/tracing.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -211,6 +212,13 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
             detail: 'resume_inconsistent: the stored turn does not match its step record; it was not resumed',
           };
         }
+        job.trace
+          ?.child(SPAN.resume, {
+            'gatehouse.resume.step': resumePoint.step,
+            'gatehouse.resume.closed_tool_call_id': resumePoint.closed,
+            'gatehouse.turn.resumes': job.admission.resumes,
+          })
+          .end();
         publish({
           type: 'turn.resumed',
           admission_id: job.admission.admission_id,
@@ -263,6 +271,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         wireHistory: turn.wireHistory,
         ...(resumePoint ? { resume: { turn: resumePoint.turn, calls: resumePoint.calls } } : {}),
         markToolStarted: (call) => job.steps.toolStarted(call.id),
+        ...(job.trace ? { trace: job.trace } : {}),
         ...(context ? { context } : {}),
         input: job.input,
         inputStored: true,
