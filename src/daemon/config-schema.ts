@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
+import { apiServerSchema } from './config-api-server.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
@@ -213,6 +214,8 @@ export const configSchema = z
     metrics: metricsSchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
+    /** The OpenAI-compatible endpoint `/v1/chat/completions` (docs/integrations.md); absent: off. */
+    api_server: apiServerSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),

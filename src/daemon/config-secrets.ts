@@ -49,5 +49,7 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
   for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
   // The metrics scrape key (metrics.bearer_key_env).
   walk(config.metrics);
+  // The OpenAI-compatible endpoint's bearer keys (api_server.keys.<name>.key_env).
+  for (const key of Object.values(config.api_server?.keys ?? {})) secrets.push(env[key.key_env]);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }

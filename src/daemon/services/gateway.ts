@@ -57,6 +57,9 @@ import { ControlRelay } from '../../domain/cluster/relay.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
+import { apiServerGrants } from './api-server-setup.js';
+import { ApiKeys } from '../../surfaces/openai/keys.js';
+import { OpenAiEndpoint } from '../../surfaces/openai/endpoint.js';
 import type { GatewayMetrics } from './metrics.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
@@ -124,6 +127,9 @@ export function gatewayService(
       ctxLogger = logger;
       faults = faultsFromEnv(env, logger);
       const profile = config.default_profile;
+      // Before anything opens: a key named but not set stops the start (api-server-setup.ts).
+      const apiGrants = apiServerGrants(config, env);
+      const startedAt = Date.now();
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
       stores = await openGatewayStores({
@@ -399,6 +405,16 @@ export function gatewayService(
           }),
           staticFiles: dashboardAssets().handler,
           metrics,
+          openai:
+            apiGrants === null
+              ? null
+              : new OpenAiEndpoint({
+                  sessions: sessions!,
+                  keys: new ApiKeys(apiGrants, profile),
+                  approvalWaitMs: (config.api_server?.approval_wait_s ?? 0) * 1000,
+                  startedAt,
+                  logger,
+                }),
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),

@@ -9,7 +9,7 @@ import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runt
 import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
-import type { LocalSessionStore } from '../ports/local-store.js';
+import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
@@ -361,6 +361,28 @@ export class LocalSessions {
     hub.attach(viewer);
     // Consistent with the live event stream the viewer now follows (snapshots.ts).
     return this.snapshots.snapshot(session, messageLimit);
+  }
+
+  /**
+   * A viewer follows the session's live events without a snapshot: a surface that only needs what
+   * happens from now on (the OpenAI-compatible endpoint waiting for its turn).
+   */
+  async follow(principal: Principal, viewer: Viewer, logicalId: string): Promise<void> {
+    await this.access(principal, logicalId);
+    const cluster = this.fanOut.cluster;
+    const hub = cluster ? await cluster.follow(logicalId) : this.fanOut.hub(logicalId);
+    hub.attach(viewer);
+  }
+
+  /** One admission of a session the principal may use, as stored; null when it has none by that id. */
+  async admission(
+    principal: Principal,
+    logicalId: string,
+    admissionId: string,
+  ): Promise<AdmissionRow | null> {
+    await this.access(principal, logicalId);
+    const admission = await this.options.store.getAdmission(admissionId);
+    return admission?.logical_id === logicalId ? admission : null;
   }
 
   async detach(principal: Principal, viewerId: string, logicalId: string): Promise<{ detached: boolean }> {
