@@ -29,7 +29,7 @@ beforeAll(async () => {
     config: block('example', 'openai-config'),
     env: { GATEHOUSE_API_KEY_LAPTOP: KEY },
   });
-});
+}, 60_000);
 afterAll(async () => {
   await daemon?.stop();
   await dropTestSchemas();
@@ -46,15 +46,19 @@ function run(command: string, args: string[], input: string) {
 }
 
 describe('docs/integrations.md: the OpenAI-compatible endpoint', () => {
-  it('the curl command prints the answer shown', async () => {
+  it('the curl command prints the answer shown', { timeout: 60_000 }, async () => {
     const result = await run('bash', ['-euo', 'pipefail'], block('example', 'openai-curl'));
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(block('output', 'openai-curl'));
   });
 
-  it('the openai client example streams the answer shown, the tool call on stderr', async () => {
-    const result = await run(process.execPath, ['--input-type=module'], block('example', 'openai-node'));
-    expect(result.stdout).toBe(block('output', 'openai-node'));
-    expect(result.stderr).toBe('[tool: terminal]\n');
-  });
+  it(
+    'the openai client example streams the answer shown, the tool call on stderr',
+    { timeout: 60_000 },
+    async () => {
+      const result = await run(process.execPath, ['--input-type=module'], block('example', 'openai-node'));
+      expect(result.stdout).toBe(block('output', 'openai-node'));
+      expect(result.stderr).toBe('[tool: terminal]\n');
+    },
+  );
 });

@@ -17,6 +17,7 @@ import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { AccessCache } from './access-cache.js';
+import { ownerOf } from './access.js';
 import type { AccessRow } from './access.js';
 import type { ClusterEvents } from './cluster-events.js';
 import { SessionCompressor } from './compress-control.js';
@@ -372,6 +373,32 @@ export class LocalSessions {
     const cluster = this.fanOut.cluster;
     const hub = cluster ? await cluster.follow(logicalId) : this.fanOut.hub(logicalId);
     hub.attach(viewer);
+  }
+
+  /**
+   * Binds an API client's request key (its Idempotency-Key, hashed) to the first request made with
+   * it, per principal: the same key with another request, or for another session, is
+   * `admission_conflict`, before anything is admitted (docs/integrations.md).
+   */
+  async claimRequestKey(
+    principal: Principal,
+    key: { key_hash: string; digest: string; logical_id: string },
+  ): Promise<void> {
+    this.assertAccepting();
+    const result = await this.options.store.claimRequestKey({
+      owner: ownerOf(principal),
+      profile: principal.profile,
+      ...key,
+      at: new Date().toISOString(),
+    });
+    if (result.kind === 'existing' && (result.digest !== key.digest || result.logical_id !== key.logical_id))
+      throw new GatewayError(
+        'admission_conflict',
+        'this request key was already used with a different request',
+        {
+          session_id: result.logical_id,
+        },
+      );
   }
 
   /** One admission of a session the principal may use, as stored; null when it has none by that id. */

@@ -38,7 +38,10 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const ANSWER_PAGES = 10;
 
 export interface OpenAiEndpointDeps {
-  sessions: Pick<LocalSessions, 'create' | 'follow' | 'viewerGone' | 'admission' | 'messages' | 'inputs'>;
+  sessions: Pick<
+    LocalSessions,
+    'create' | 'follow' | 'viewerGone' | 'admission' | 'messages' | 'inputs' | 'claimRequestKey'
+  >;
   keys: ApiKeys;
   /** `api_server.approval_wait_s` in ms: how long a request waits on a turn that waits for a human. */
   approvalWaitMs: number;
@@ -223,6 +226,16 @@ export class OpenAiEndpoint {
     };
     res.once('close', cleanup);
     try {
+      const digest = requestDigest(request, sessionHeader);
+      // The key is bound to this request first, so reusing it for another one (another session
+      // too) is refused before anything is admitted; a crash between the two leaves a binding the
+      // retry matches, and the submission id below makes the admission itself exactly-once.
+      if (idempotencyKey !== null)
+        await this.deps.sessions.claimRequestKey(principal, {
+          key_hash: sha256(idempotencyKey),
+          digest,
+          logical_id: sessionId,
+        });
       const submitted = (await this.deps.sessions.inputs.submit(principal, {
         session_id: sessionId,
         submission_id:
@@ -230,7 +243,7 @@ export class OpenAiEndpoint {
             ? `openai:${randomUUID()}`
             : `openai:${sha256(`${principal.subject}\n${idempotencyKey}`)}`,
         text,
-        digest: requestDigest(request, sessionHeader),
+        digest,
       })) as { admission_id: string; admitted_at: string; state: string };
       const admission: Admitted = submitted;
       watch.admitted(admission.admission_id, submitted.state === 'running');
