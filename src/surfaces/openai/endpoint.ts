@@ -17,6 +17,7 @@ import type { PublicEvent } from '../../domain/local/hub.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import type { AdmissionRow } from '../../domain/ports/local-store.js';
 import type { Logger } from '../../protocol/logger.js';
+import { sendJson } from '../rpc/http-routes.js';
 import type { ApiKeys } from './keys.js';
 import { TurnWatch, type TurnSettlement } from './turn-watch.js';
 import {
@@ -52,24 +53,8 @@ export interface OpenAiEndpointDeps {
 
 type Admitted = Pick<AdmissionRow, 'admission_id' | 'admitted_at'>;
 
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
-}
-
 function refuse(res: ServerResponse, error: OpenAiError, headers: Record<string, string> = {}): void {
-  send(res, error.status, error.body(), { 'x-should-retry': String(error.retry), ...headers });
+  sendJson(res, error.status, error.body(), { 'x-should-retry': String(error.retry), ...headers });
 }
 
 /** A refusal of the local-session engine in OpenAI's shape. */
@@ -145,7 +130,7 @@ export class OpenAiEndpoint {
       const principal = this.deps.keys.authenticate(req);
       if (path === '/v1/models') {
         if (req.method !== 'GET') throw methodNotAllowed('GET');
-        return send(res, 200, { object: 'list', data: [this.model()] });
+        return sendJson(res, 200, { object: 'list', data: [this.model()] });
       }
       if (req.method !== 'POST') throw methodNotAllowed('POST');
       await this.chatCompletion(req, res, principal);
@@ -271,7 +256,7 @@ export class OpenAiEndpoint {
           watch.streamedLive ? null : answer,
           request.stream_options?.include_usage ? usage : null,
         );
-      send(res, 200, completion(admission, answer, usage), headers);
+      sendJson(res, 200, completion(admission, answer, usage), headers);
     } finally {
       cleanup();
     }
