@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
+import { apiServerSchema } from './config-api-server.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { budgetsSchema } from './config-budgets.js';
@@ -219,6 +220,8 @@ export const configSchema = z
     pricing: pricingSchema,
     /** What sessions, principals and the gateway may spend (docs/cost.md, "Budgets"); absent: no limit. */
     budgets: budgetsSchema,
+    /** The OpenAI-compatible endpoint `/v1/chat/completions` (docs/integrations.md); absent: off. */
+    api_server: apiServerSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),

@@ -58,6 +58,9 @@ import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
 import { McpPool } from '../../runtime/mcp/pool.js';
+import { apiServerGrants } from './api-server-setup.js';
+import { ApiKeys } from '../../surfaces/openai/keys.js';
+import { OpenAiEndpoint } from '../../surfaces/openai/endpoint.js';
 import type { GatewayMetrics } from './metrics.js';
 import { budgetGuardOf } from './budgets.js';
 import { budgetLimits } from '../config-budgets.js';
@@ -128,6 +131,9 @@ export function gatewayService(
       ctxLogger = logger;
       faults = faultsFromEnv(env, logger);
       const profile = config.default_profile;
+      // Before anything opens: a key named but not set stops the start (api-server-setup.ts).
+      const apiGrants = apiServerGrants(config, env);
+      const startedAt = Date.now();
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
       stores = await openGatewayStores({
@@ -426,6 +432,16 @@ export function gatewayService(
           }),
           staticFiles: dashboardAssets().handler,
           metrics,
+          openai:
+            apiGrants === null
+              ? null
+              : new OpenAiEndpoint({
+                  sessions: sessions!,
+                  keys: new ApiKeys(apiGrants, profile),
+                  approvalWaitMs: (config.api_server?.approval_wait_s ?? 0) * 1000,
+                  startedAt,
+                  logger,
+                }),
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),

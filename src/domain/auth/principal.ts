@@ -15,7 +15,7 @@ export const CAPABILITIES = [
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** How the identity was verified. */
-export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker';
+export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker' | 'api_key';
 
 export interface Principal {
   /** Stable subject within its provider, e.g. `native:owner`. */

@@ -68,7 +68,16 @@ export class SessionInputs {
 
   async submit(
     principal: Principal,
-    params: { session_id: string; submission_id: string; text: string },
+    params: {
+      session_id: string;
+      submission_id: string;
+      text: string;
+      /**
+       * What a retry under the same submission_id is compared by; absent: the text's digest. A
+       * surface whose request is more than the text (the OpenAI-compatible endpoint) digests all of it.
+       */
+      digest?: string;
+    },
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
     const session = await this.ctx.access(principal, params.session_id);
@@ -81,7 +90,7 @@ export class SessionInputs {
       submission_id: params.submission_id,
       submitter: ownerOf(principal),
       profile: principal.profile,
-      digest: submissionDigest(params.text),
+      digest: params.digest ?? submissionDigest(params.text),
       text: params.text,
       binding,
       title,

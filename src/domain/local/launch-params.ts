@@ -13,6 +13,7 @@ export const LOCAL_SOURCES = {
   tui: 'tui',
   gui: 'desktop',
   acp: 'acp',
+  api: 'api',
   tool: 'cli',
   oneshot: 'cli',
 } as const;

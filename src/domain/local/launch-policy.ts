@@ -119,6 +119,7 @@ const SURFACE_TOOLSETS: Record<LocalSource, readonly string[]> = {
   tui: ['project'],
   gui: ['project', 'desktop_ui', 'catalog'],
   acp: [],
+  api: [],
   tool: [],
   oneshot: [],
 };
