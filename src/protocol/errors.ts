@@ -59,6 +59,11 @@ export const RPC_REASONS = {
       "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
   },
   approval_not_found: { code: -32015, meaning: 'no remembered approval has that id (already revoked?)' },
+  invalid_schedule: {
+    code: -32022,
+    meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",
+  },
+  job_busy: { code: -32023, meaning: "the scheduled job's previous run is still going: wait for it to end" },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;
