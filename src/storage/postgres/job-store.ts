@@ -1,11 +1,7 @@
 /** Scheduled jobs on PostgreSQL (migration 021), on the session store's connection. */
 import type { AddJobResult, JobRow, JobStore, RunRow, SettleEffect } from '../../domain/ports/job-store.js';
+import { JOB_COLUMNS, jobValues, RUN_COLUMNS, runValues } from '../rows/jobs.js';
 import type { PgDatabase } from './database.js';
-
-const JOB_COLUMNS =
-  'job_id, profile, request_id, owner, name, schedule, target, text, policy, created_at, last_instant, failures, paused_reason';
-const RUN_COLUMNS =
-  'job_id, submission_id, instant, kind, state, session_id, admission_id, outcome, detail, recorded_at';
 
 export class PostgresJobStore implements JobStore {
   constructor(private readonly db: PgDatabase) {}
@@ -15,21 +11,7 @@ export class PostgresJobStore implements JobStore {
       const inserted = await sql.run(
         `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (profile, request_id) DO NOTHING`,
-        [
-          job.job_id,
-          job.profile,
-          job.request_id,
-          job.owner,
-          job.name,
-          job.schedule,
-          job.target,
-          job.text,
-          job.policy,
-          job.created_at,
-          job.last_instant,
-          job.failures,
-          job.paused_reason,
-        ],
+        jobValues(job),
       );
       if (inserted === 1) return { kind: 'added', job };
       const existing = await sql.row<JobRow>(
@@ -95,18 +77,7 @@ export class PostgresJobStore implements JobStore {
         await sql.run(
           `INSERT INTO scheduled_runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
            ON CONFLICT (job_id, submission_id) DO NOTHING`,
-          [
-            r.job_id,
-            r.submission_id,
-            r.instant,
-            r.kind,
-            r.state,
-            r.session_id,
-            r.admission_id,
-            r.outcome,
-            r.detail,
-            r.recorded_at,
-          ],
+          runValues(r),
         );
       return true;
     });

@@ -1,13 +1,9 @@
 /** Scheduled jobs on SQLite (migration 021), on the session store's connection. */
 import type Database from 'better-sqlite3';
 import type { AddJobResult, JobRow, JobStore, RunRow, SettleEffect } from '../../domain/ports/job-store.js';
+import { JOB_COLUMNS, jobValues, RUN_COLUMNS, runValues } from '../rows/jobs.js';
 import { CommitGroup } from './commit-group.js';
 import { statement } from './statements.js';
-
-const JOB_COLUMNS =
-  'job_id, profile, request_id, owner, name, schedule, target, text, policy, created_at, last_instant, failures, paused_reason';
-const RUN_COLUMNS =
-  'job_id, submission_id, instant, kind, state, session_id, admission_id, outcome, detail, recorded_at';
 
 /** Every write goes through the connection's commit group: it resolves once durable, in one transaction. */
 export class SqliteJobStore implements JobStore {
@@ -34,21 +30,7 @@ export class SqliteJobStore implements JobStore {
       statement(
         this.db,
         `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        job.job_id,
-        job.profile,
-        job.request_id,
-        job.owner,
-        job.name,
-        job.schedule,
-        job.target,
-        job.text,
-        job.policy,
-        job.created_at,
-        job.last_instant,
-        job.failures,
-        job.paused_reason,
-      );
+      ).run(...jobValues(job));
       return { kind: 'added', job };
     });
   }
@@ -102,19 +84,7 @@ export class SqliteJobStore implements JobStore {
         `INSERT INTO scheduled_runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (job_id, submission_id) DO NOTHING`,
       );
-      for (const r of runs)
-        insert.run(
-          r.job_id,
-          r.submission_id,
-          r.instant,
-          r.kind,
-          r.state,
-          r.session_id,
-          r.admission_id,
-          r.outcome,
-          r.detail,
-          r.recorded_at,
-        );
+      for (const r of runs) insert.run(...runValues(r));
       return true;
     });
   }
