@@ -36,6 +36,20 @@ export interface GatewayInfo {
   store?: string;
   /** With `cluster.enabled`: the cluster as of this instance's last scan (docs/cluster.md). */
   cluster?: ClusterView;
+  /** Scheduled jobs: each one's next and last run and its outcome, as of the last pass (docs/scheduling.md). */
+  jobs?: JobStatus[];
+}
+
+/** One scheduled job as `gatehouse status` shows it. */
+export interface JobStatus {
+  job_id: string;
+  name: string | null;
+  schedule: string;
+  state: string;
+  next_run: string | null;
+  last_run: { instant: string; outcome: string | null; state: string } | null;
+  failures: number;
+  paused_reason: string | null;
 }
 
 /**
@@ -43,7 +57,7 @@ export interface GatewayInfo {
  * (atomically), so `gatehouse status` sees an adapter's state change without asking the daemon.
  */
 export type Advertised = Partial<
-  Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache' | 'store' | 'cluster'>
+  Pick<GatewayInfo, 'url' | 'epoch' | 'adapters' | 'agent_cache' | 'store' | 'cluster' | 'jobs'>
 >;
 
 export interface DaemonContext {

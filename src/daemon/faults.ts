@@ -47,6 +47,12 @@ export type FaultPoint = (typeof FAULT_POINTS)[number];
 /** Points that do not kill the daemon but make something fail in it (the crash torture skips them). */
 export const FAULT_TRAPS = ['tool.emfile'] as const;
 
+/**
+ * Points of scheduled jobs (docs/scheduling.md), outside the torture's turn workload: job.decided
+ * (a firing is recorded pending, its session not yet created nor its admission committed).
+ */
+export const JOB_FAULT_POINTS = ['job.decided'] as const;
+
 /** Which turn events mark which fault point (see turn-job publish). */
 const EVENT_POINTS: Record<string, FaultPoint> = {
   'text.delta': 'model.streaming',
@@ -67,7 +73,7 @@ export function parseFaultSpec(spec: string): Map<string, number> {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const [name, nth] = part.split('@');
-    const known: readonly string[] = [...FAULT_POINTS, ...FAULT_TRAPS];
+    const known: readonly string[] = [...FAULT_POINTS, ...FAULT_TRAPS, ...JOB_FAULT_POINTS];
     if (!known.includes(name!)) {
       throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${known.join(', ')}`);
     }

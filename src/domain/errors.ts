@@ -101,7 +101,9 @@ export type GatewayReason =
   | 'cwd_in_home'
   | 'approval_not_found'
   | 'budget_above_profile'
-  | 'budget_not_paused';
+  | 'budget_not_paused'
+  | 'invalid_schedule'
+  | 'job_busy';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -67,6 +67,11 @@ export const RPC_REASONS = {
     code: -32017,
     meaning: 'the session is not paused by its budget: nothing to continue',
   },
+  invalid_schedule: {
+    code: -32022,
+    meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",
+  },
+  job_busy: { code: -32023, meaning: "the scheduled job's previous run is still going: wait for it to end" },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

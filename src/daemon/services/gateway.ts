@@ -33,6 +33,8 @@ import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
+import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
+import { openJobs, type OpenJobs } from './jobs.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
@@ -123,6 +125,9 @@ export function gatewayService(
   let relay: ControlRelay | null = null;
   let metrics: GatewayMetrics | null = null;
   let mcp: McpPool | null = null;
+  let jobs: OpenJobs | null = null;
+  let jobsStatusTimer: NodeJS.Timeout | null = null;
+  let profileName = '';
 
   return {
     name: 'gateway',
@@ -134,6 +139,7 @@ export function gatewayService(
       // Before anything opens: a key named but not set stops the start (api-server-setup.ts).
       const apiGrants = apiServerGrants(config, env);
       const startedAt = Date.now();
+      profileName = profile;
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
       stores = await openGatewayStores({
@@ -398,6 +404,18 @@ export function gatewayService(
           }),
       });
       registerSessionMethods(dispatcher, sessions);
+      // Scheduled jobs (docs/scheduling.md): their runner starts once recovery is done, below.
+      jobs = openJobs({
+        env,
+        profile,
+        store: stores.jobs,
+        local: localStore,
+        sessions,
+        cluster: cluster ? { store: cluster.store, leaseS: config.cluster.lease_s } : null,
+        fault: (point) => faults?.hit(point),
+        onError,
+      });
+      registerJobMethods(dispatcher, jobs.service);
       registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
@@ -556,9 +574,34 @@ export function gatewayService(
         for (const id of recovery.paused)
           logger.error({ session_id: id }, 'session paused: its receipt did not validate');
       }
+      const running = jobs;
+      running.runner.events.on('job:fired', (e) => logger.info(e, `job ${e.job_id} fired`));
+      running.runner.events.on('job:paused', (e) => logger.warn(e, `job ${e.job_id} paused: ${e.reason}`));
+      running.runner.events.on('job:missed', (e) => logger.info(e, `job ${e.job_id} missed runs`));
+      // gatehouse status reads each job's next and last run from gateway.json, rewritten when they change.
+      let advertised = '';
+      const advertiseJobs = () =>
+        void running
+          .status()
+          .then((list) => {
+            const text = JSON.stringify(list);
+            if (text === advertised) return;
+            advertised = text;
+            ctx.advertise({ jobs: list });
+          })
+          .catch((error: unknown) => onError(error, 'scheduled jobs status'));
+      for (const name of ['job:fired', 'job:settled', 'job:paused'] as const)
+        running.runner.events.on(name, advertiseJobs);
+      jobsStatusTimer = setInterval(advertiseJobs, 5000);
+      advertiseJobs();
+      running.runner.start();
     },
     async drain(deadline: number) {
       housekeeping?.stop();
+      if (jobsStatusTimer) clearInterval(jobsStatusTimer);
+      await jobs?.runner.stop();
+      // In a cluster another instance runs the jobs from now on, not at the lease's expiry.
+      if (cluster) await cluster.store.release('jobs', profileName).catch(() => false);
       member?.beginDrain();
       const left = (await sessions?.drain(deadline)) ?? [];
       if (member && sessions) {
@@ -575,6 +618,10 @@ export function gatewayService(
     },
     async stop() {
       housekeeping?.stop();
+      if (jobsStatusTimer) clearInterval(jobsStatusTimer);
+      jobsStatusTimer = null;
+      await jobs?.runner.stop();
+      jobs = null;
       housekeeping = null;
       sessions?.clusterEvents?.stop();
       relay?.stop();

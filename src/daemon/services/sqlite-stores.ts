@@ -3,6 +3,7 @@
  * stores.ts only for a SQLite store.
  */
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
+import { SqliteJobStore } from '../../storage/sqlite/job-store.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -27,6 +28,7 @@ export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStor
     openCluster: null,
     sessions,
     local,
+    jobs: new SqliteJobStore(sessions.db),
     messaging: {
       sessions,
       ledger: new SqliteDeliveryLedger(sessions.db),

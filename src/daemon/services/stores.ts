@@ -11,6 +11,7 @@ import { DaemonError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { LeaseHolder } from '../../domain/cluster/lease.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
+import type { JobStore } from '../../domain/ports/job-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../domain/ports/local-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import type { ControlRelayStore } from '../../domain/ports/control-relay.js';
@@ -24,6 +25,8 @@ export interface GatewayStores {
   label: string;
   sessions: SessionStore;
   local: LocalSessionStore;
+  /** Scheduled jobs and their runs (docs/scheduling.md), on the same database. */
+  jobs: JobStore;
   /** What chat platforms store through, on the same database. */
   messaging: MessagingStores;
   /** Cluster mode (`cluster.enabled`): the shared event stream and its notifications; else null. */

@@ -10,6 +10,7 @@ import { DEFAULT_PORT } from '../../daemon/default-port.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/auth/password.js';
 import type { ChatFlags } from './commands/chat.js';
 import type { SessionsFlags } from './commands/sessions.js';
+import type { AddFlags } from './commands/jobs.js';
 import type { CliDeps } from './shared.js';
 
 /** What `gatehouse ticket --purpose` accepts. */
@@ -137,6 +138,59 @@ export function buildProgram(deps: CliDeps): Command {
     .command('revoke <id>')
     .description('forget a remembered approval (its id from "gatehouse approvals list")')
     .action(async (id: string) => (await import('./commands/approvals.js')).revokeApproval(id));
+
+  const jobs = program
+    .command('jobs')
+    .description('scheduled jobs: text admitted to a session on a schedule (docs/scheduling.md)');
+  jobs
+    .command('add')
+    .description('add a job: one schedule (--cron, --every or --at), one target (--session or --new-session)')
+    .option('--cron <expr>', 'a five-field cron expression, e.g. "0 8 * * *"')
+    .option('--tz <zone>', 'the IANA time zone of --cron (default UTC)')
+    .option('--every <seconds>', 'an interval in seconds (at least 10), counted from now')
+    .option('--at <instant>', 'one run at this ISO 8601 instant')
+    .option('--session <id>', 'admit into this existing session')
+    .option('--new-session', 'create a new session for each run')
+    .option('--cwd <dir>', "with --new-session: the new sessions' working directory")
+    .requiredOption('--text <text>', 'the text admitted at each run')
+    .option('--name <name>', 'a name to tell the job by')
+    .addOption(
+      new Option('--catch-up <policy>', 'missed runs after downtime').choices(['none', 'last', 'all']),
+    )
+    .option(
+      '--freshness <seconds>',
+      'runs older than this are missed whatever --catch-up says (default 3600)',
+    )
+    .addOption(
+      new Option('--overlap <policy>', 'when the previous run is still going').choices(['skip', 'queue']),
+    )
+    .option('--max-failures <n>', 'pause the job after this many failed runs in a row (default 3)')
+    .option('--request-id <id>', 'repeat an add safely: the same id answers the same job')
+    .option('--json', 'print {"job": {...}} as JSON')
+    .action(async (flags: AddFlags) => (await import('./commands/jobs.js')).addJob(flags));
+  jobs
+    .command('list')
+    .description('list jobs: schedule, target, state, next and last run with its outcome')
+    .option('--json', 'print {"jobs": [...]} as JSON')
+    .action(async (flags: { json?: boolean }) => (await import('./commands/jobs.js')).listJobs(flags));
+  for (const [action, what] of [
+    ['pause', 'stop firing the job until it is resumed'],
+    ['resume', 'fire the job again (its failure count starts again)'],
+    ['remove', 'delete the job and its run history'],
+  ] as const) {
+    jobs
+      .command(`${action} <id>`)
+      .description(what)
+      .action(async (id: string) => (await import('./commands/jobs.js')).changeJob(action, id));
+  }
+  jobs
+    .command('run-now <id>')
+    .description('run the job once now, outside its schedule (refused while its previous run is going)')
+    .option('--request-id <id>', 'repeat safely: the same id admits nothing more')
+    .option('--json', 'print the run as JSON')
+    .action(async (id: string, flags: { requestId?: string; json?: boolean }) =>
+      (await import('./commands/jobs.js')).runJobNow(id, flags),
+    );
 
   program
     .command('skills')

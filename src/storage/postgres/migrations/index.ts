@@ -22,6 +22,7 @@ import { migration as m017 } from './017_control_requests.js';
 import { migration as m018 } from './018_turn_costs.js';
 import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
+import { migration as m021 } from './021_scheduled_jobs.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m018,
   m019,
   m020,
+  m021,
 ];

@@ -16,6 +16,7 @@ import { migration as m016 } from './016_session_events.js';
 import { migration as m018 } from './018_turn_costs.js';
 import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
+import { migration as m021 } from './021_scheduled_jobs.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m018,
   m019,
   m020,
+  m021,
 ];

@@ -9,6 +9,7 @@
  */
 import type { SessionView, ChatTerminal } from './session-view.js';
 import type { Call } from './wire.js';
+import { JOB_COMMANDS } from './job-commands.js';
 
 export interface CommandContext {
   sessionId: string;
@@ -147,6 +148,7 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
       await ctx.call('session.title', { session_id: ctx.sessionId, title: ctx.args });
     },
   },
+  ...JOB_COMMANDS,
 ];
 
 interface SessionCostView {

@@ -3,6 +3,7 @@ import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { AgentCacheStats } from '../../../domain/agents/agent-cache.js';
 import type { ClusterView } from '../../../domain/cluster/member.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
+import type { JobStatus } from '../../../daemon/daemon.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { cliHome, say } from '../shared.js';
 import { dashboardUrl } from './dashboard.js';
@@ -34,6 +35,8 @@ export interface StatusReport {
   agent_cache: AgentCacheStats | null;
   /** With cluster.enabled: the instances on the database as of the daemon's last scan; else null. */
   cluster: ClusterView | null;
+  /** The running daemon's scheduled jobs: next and last run, outcome (docs/scheduling.md); empty when stopped. */
+  jobs: JobStatus[];
 }
 
 /**
@@ -79,6 +82,7 @@ async function statusReport(layout: HomeLayout): Promise<StatusReport> {
       adapters: Array.isArray(info.adapters) ? info.adapters : [],
       agent_cache: info.agent_cache ?? null,
       cluster: info.cluster ?? null,
+      jobs: Array.isArray(info.jobs) ? info.jobs : [],
     };
   }
   const model = await configured(layout, 'describeModel');
@@ -99,6 +103,7 @@ async function statusReport(layout: HomeLayout): Promise<StatusReport> {
     adapters: [],
     agent_cache: null,
     cluster: null,
+    jobs: [],
   };
 }
 
@@ -164,6 +169,15 @@ export function describeCluster(view: ClusterView, now = Date.now()): string[] {
   return lines;
 }
 
+/** `job_1a2b… daily digest: cron 0 8 * * * (UTC), active, next 2026-…, last 2026-… completed` */
+export function describeJobStatus(job: JobStatus): string {
+  const last = job.last_run
+    ? `last ${job.last_run.instant} ${job.last_run.outcome ?? job.last_run.state}`
+    : 'never run';
+  const state = job.state === 'paused' ? `paused (${job.paused_reason ?? ''})` : job.state;
+  return `${job.job_id}${job.name ? ` ${job.name}` : ''}: ${job.schedule}, ${state}, next ${job.next_run ?? '-'}, ${last}`;
+}
+
 function printStatus(report: StatusReport): void {
   const rows: [string, string | number | null][] = [
     ['pid', report.pid],
@@ -187,6 +201,10 @@ function printStatus(report: StatusReport): void {
   for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(width)} ${value}`);
   if (report.agent_cache !== null) say(`  agent cache: ${describeAgentCache(report.agent_cache)}`);
   if (report.cluster !== null) for (const line of describeCluster(report.cluster)) say(`  ${line}`);
+  if (report.jobs.length > 0) {
+    say('  scheduled jobs:');
+    for (const line of report.jobs.map(describeJobStatus)) say(`    ${line}`);
+  }
   if (report.adapters.length > 0) {
     say('  chat platforms:');
     for (const adapter of report.adapters) say(`    ${describeAdapter(adapter)}`);

@@ -17,7 +17,7 @@ interface RememberedApproval {
   created_at: string;
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   if (error instanceof RpcError) return `${error.message} (${error.reason})`;
   return error instanceof Error ? error.message : String(error);
 }

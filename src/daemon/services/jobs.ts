@@ -1,0 +1,141 @@
+/**
+ * Scheduled jobs in the daemon (issue 28, docs/scheduling.md): the runner and the jobs.* service on
+ * the gateway's stores and local sessions, the clock they read, and in a cluster the lease
+ * (`jobs:<profile>`) that lets one instance at a time run them.
+ *
+ * The clock is the system's, except in tests: GATEHOUSE_TEST_CLOCK names a file holding an ISO
+ * instant that is "now" for the jobs (read at every use; the file absent: the system clock). It is
+ * refused unless NODE_ENV is `test`, so a production daemon never runs on a file's time.
+ */
+import fs from 'node:fs';
+import type { ClusterStore } from '../../domain/ports/cluster-store.js';
+import type { JobStore } from '../../domain/ports/job-store.js';
+import type { LocalSessionStore } from '../../domain/ports/local-store.js';
+import { ownerPrincipal } from '../../domain/jobs/job.js';
+import { JobRunner, type JobClock } from '../../domain/jobs/runner.js';
+import { JobService } from '../../domain/jobs/service.js';
+import type { LocalSessions } from '../../domain/local/service.js';
+import type { JobStatus } from '../daemon.js';
+import { DaemonError } from '../errors.js';
+
+export const TEST_CLOCK_ENV = 'GATEHOUSE_TEST_CLOCK';
+
+/** At most this many jobs are written to gateway.json for `gatehouse status`. */
+const STATUS_JOBS = 50;
+
+export function jobClock(env: NodeJS.ProcessEnv): { clock: JobClock; test: boolean } {
+  const file = env[TEST_CLOCK_ENV];
+  if (file === undefined || file === '') return { clock: { now: () => new Date() }, test: false };
+  if (env.NODE_ENV !== 'test') {
+    throw new DaemonError(
+      'start_failed',
+      `${TEST_CLOCK_ENV} is a test-only clock control and is refused outside tests (NODE_ENV=test): unset it`,
+    );
+  }
+  return {
+    test: true,
+    clock: {
+      now: () => {
+        let text: string;
+        try {
+          text = fs.readFileSync(file, 'utf8').trim();
+        } catch {
+          return new Date();
+        }
+        const at = new Date(text);
+        if (Number.isNaN(at.getTime())) throw new Error(`${TEST_CLOCK_ENV}: "${text}" is not an instant`);
+        return at;
+      },
+    },
+  };
+}
+
+export interface OpenJobs {
+  runner: JobRunner;
+  service: JobService;
+  status(): Promise<JobStatus[]>;
+}
+
+export function openJobs(options: {
+  env: NodeJS.ProcessEnv;
+  profile: string;
+  store: JobStore;
+  local: LocalSessionStore;
+  sessions: LocalSessions;
+  /** In a cluster: the store whose `jobs` lease names the one instance running the jobs. */
+  cluster: { store: ClusterStore; leaseS: number } | null;
+  fault: (point: string) => void;
+  onError: (error: unknown, context: string) => void;
+}): OpenJobs {
+  const { clock, test } = jobClock(options.env);
+  const { sessions, cluster } = options;
+  const runner = new JobRunner({
+    store: options.store,
+    profile: options.profile,
+    clock,
+    // A test clock moves in jumps: look at it often, so a test does not wait on the tick.
+    tickMs: test ? 100 : 1000,
+    fault: options.fault,
+    onError: options.onError,
+    ...(cluster
+      ? {
+          mayRun: async () => {
+            const taken = await cluster.store.take('jobs', options.profile, cluster.leaseS);
+            return taken.kind !== 'held';
+          },
+        }
+      : {}),
+    firing: {
+      fire: async (job, run) => {
+        const principal = ownerPrincipal(job.row);
+        let sessionId: string;
+        if (job.target.kind === 'session') sessionId = job.target.session_id;
+        else {
+          const created = await sessions.create(principal, {
+            ...job.target.launch,
+            request_id: run.submission_id,
+          });
+          sessionId = created.session_id as string;
+        }
+        const ack = await sessions.inputs.submit(principal, {
+          session_id: sessionId,
+          submission_id: run.submission_id,
+          text: job.row.text,
+        });
+        return { session_id: sessionId, admission_id: ack.admission_id as string };
+      },
+      admission: async (admissionId) => {
+        const row = await options.local.getAdmission(admissionId);
+        return row === null ? null : { state: row.state, detail: row.detail };
+      },
+    },
+  });
+  const service = new JobService({
+    store: options.store,
+    profile: options.profile,
+    clock,
+    runner,
+    checkSession: async (principal, sessionId) => {
+      await sessions.info(principal, sessionId);
+    },
+  });
+  return {
+    runner,
+    service,
+    status: async () =>
+      (await service.all()).slice(0, STATUS_JOBS).map((job) => ({
+        job_id: job.job_id,
+        name: job.name,
+        schedule: job.schedule_text,
+        state: job.state,
+        next_run: job.next_run,
+        last_run: job.last_run && {
+          instant: job.last_run.instant,
+          outcome: job.last_run.outcome,
+          state: job.last_run.state,
+        },
+        failures: job.failures,
+        paused_reason: job.paused_reason,
+      })),
+  };
+}
