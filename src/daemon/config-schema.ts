@@ -7,11 +7,13 @@
 import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
+import { authSchema } from './config-auth.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
+  checkMemberProviders,
   checkProviders,
   contextWindow,
   envName,
@@ -277,6 +279,8 @@ export const configSchema = z
       })
       .prefault({}),
     platforms: platformsSchema,
+    /** Members' launch limits and the audit trail (docs/identity.md). */
+    auth: authSchema,
     /**
      * What tool processes get besides the allow-listed environment (docs/tool-reach.md): names
      * passed on from the daemon's environment, and fixed values. Never the gateway's own names.
@@ -327,6 +331,7 @@ export const configSchema = z
       });
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
+    checkMemberProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     if (config.cluster.enabled && config.store.kind !== 'postgres') {
       ctx.addIssue({
         code: 'custom',

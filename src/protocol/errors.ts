@@ -59,6 +59,14 @@ export const RPC_REASONS = {
       "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
   },
   approval_not_found: { code: -32015, meaning: 'no remembered approval has that id (already revoked?)' },
+  member_limit: {
+    code: -32024,
+    meaning: "a member asked for a launch option the operator's member limits (auth.members) refuse",
+  },
+  share_level: {
+    code: -32025,
+    meaning: 'the session is shared with this member at a level that does not include the operation',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -32,6 +32,9 @@ import { startControlServer, type ControlServer } from '../../surfaces/control/s
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js';
+import { registerAccessMethods } from '../../surfaces/rpc/access-methods.js';
+import { accessHooks } from '../../surfaces/rpc/audit.js';
+import { memberLimits } from '../config-auth.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
@@ -256,6 +259,8 @@ export function gatewayService(
           ? { cluster: { store: stores.cluster.events, signals: stores.cluster.signals } }
           : {}),
         agents,
+        shares: stores.access,
+        memberLimits: memberLimits(config.auth),
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
@@ -365,6 +370,10 @@ export function gatewayService(
           }),
       });
       registerSessionMethods(dispatcher, sessions);
+      registerAccessMethods(dispatcher, sessions, stores.access);
+      dispatcher.setHooks(
+        accessHooks(sessions, stores.access, { messageText: config.auth.audit.message_text }),
+      );
       registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;

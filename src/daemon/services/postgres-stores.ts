@@ -10,6 +10,7 @@ import type { LeaseHolder } from '../../domain/cluster/lease.js';
 import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
 import { PostgresControlRelayStore } from '../../storage/postgres/control-relay-store.js';
 import { PostgresDeliveryLedger } from '../../storage/postgres/delivery-ledger.js';
+import { PostgresAccessStore } from '../../storage/postgres/access-store.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresPlatformCursors } from '../../storage/postgres/platform-cursors.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
@@ -73,6 +74,7 @@ export async function openPostgresStores(
     openCluster,
     sessions,
     local,
+    access: new PostgresAccessStore(sessions.db),
     messaging: {
       sessions,
       ledger,

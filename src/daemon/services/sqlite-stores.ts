@@ -2,6 +2,7 @@
  * The gateway's stores on the profile's SQLite file (`store.kind: sqlite`, the default). Loaded by
  * stores.ts only for a SQLite store.
  */
+import { SqliteAccessStore } from '../../storage/sqlite/access-store.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
@@ -27,6 +28,7 @@ export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStor
     openCluster: null,
     sessions,
     local,
+    access: new SqliteAccessStore(sessions.db),
     messaging: {
       sessions,
       ledger: new SqliteDeliveryLedger(sessions.db),
