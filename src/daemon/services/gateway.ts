@@ -412,6 +412,16 @@ export function gatewayService(
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
+          onSignIn: (event) =>
+            stores!.access.appendAudit({
+              at: new Date().toISOString(),
+              principal: event.subject,
+              path: event.path,
+              action: event.action,
+              session_id: null,
+              outcome: event.outcome,
+              detail: null,
+            }),
           spawnedPeer,
           maxConnections: config.listener.max_connections,
           logger,

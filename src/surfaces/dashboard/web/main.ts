@@ -8,6 +8,7 @@ import { login, loginEnabled, logout } from './auth.js';
 import { clear, h } from './dom.js';
 import { Link, type LinkState } from './link.js';
 import { approvalsPage } from './approvals-page.js';
+import { auditPage } from './audit-page.js';
 import { newSessionPage, sessionsPage, statusPage } from './pages.js';
 import { platformSessionPage } from './platform-view.js';
 import { SessionView } from './session-view.js';
@@ -47,6 +48,7 @@ function route(): void {
     show(newSessionPage(link, (sessionId) => (location.hash = `#/s/${encodeURIComponent(sessionId)}`)));
   else if (kind === 'status') show(statusPage(link));
   else if (kind === 'approvals') show(approvalsPage(link));
+  else if (kind === 'audit') show(auditPage(link));
   else show(sessionsPage(link));
 }
 
