@@ -3,17 +3,10 @@ import type Database from 'better-sqlite3';
 import type { SessionShare, ShareLevel } from '../../domain/auth/shares.js';
 import type { AccessStore, AuditEntry, AuditQuery, AuditRow } from '../../domain/ports/access-store.js';
 import { auditRow, shareRow } from '../rows/access.js';
+import { answer } from './actions-common.js';
 import { statement } from './statements.js';
 
 type Db = Database.Database;
-
-function answer<T>(operation: () => T): Promise<T> {
-  try {
-    return Promise.resolve(operation());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
 
 export class SqliteAccessStore implements AccessStore {
   constructor(private readonly db: Db) {}

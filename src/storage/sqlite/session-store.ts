@@ -22,14 +22,7 @@ import * as transcripts from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
-
-function settle<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
+import { answer as settle } from './actions-common.js';
 
 export class SqliteSessionStore implements SessionStore {
   /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */
