@@ -115,6 +115,25 @@ export function checkProviders(
   }
 }
 
+/** auth.members.providers names configured providers (when any are configured). */
+export function checkMemberProviders(
+  config: {
+    model?: object | undefined;
+    providers?: Record<string, ProviderSection> | undefined;
+    auth: { members: { providers?: string[] | undefined } };
+  },
+  addIssue: (path: string[], message: string) => void,
+): void {
+  const known = [...(config.model ? [MODEL_BLOCK_PROVIDER] : []), ...Object.keys(config.providers ?? {})];
+  if (known.length === 0) return;
+  for (const name of config.auth.members.providers ?? [])
+    if (!known.includes(name))
+      addIssue(
+        ['auth', 'members', 'providers'],
+        `"${name}" is not a configured provider (configured: ${known.join(', ')})`,
+      );
+}
+
 /** One provider as the daemon runs it: the `model:` block and each `providers` entry alike. */
 export interface ProviderSettings {
   name: string;

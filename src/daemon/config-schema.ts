@@ -9,12 +9,14 @@ import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../run
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
 import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
 import { apiServerSchema } from './config-api-server.js';
+import { authSchema } from './config-auth.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { budgetsSchema } from './config-budgets.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
+  checkMemberProviders,
   checkProviders,
   contextWindow,
   envName,
@@ -286,6 +288,8 @@ export const configSchema = z
       })
       .prefault({}),
     platforms: platformsSchema,
+    /** Members' launch limits and the audit trail (docs/identity.md). */
+    auth: authSchema,
     /**
      * What tool processes get besides the allow-listed environment (docs/tool-reach.md): names
      * passed on from the daemon's environment, and fixed values. Never the gateway's own names.
@@ -338,6 +342,7 @@ export const configSchema = z
       });
     }
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
+    checkMemberProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     if (config.cluster.enabled && config.store.kind !== 'postgres') {
       ctx.addIssue({
         code: 'custom',

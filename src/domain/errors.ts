@@ -103,7 +103,9 @@ export type GatewayReason =
   | 'budget_above_profile'
   | 'budget_not_paused'
   | 'invalid_schedule'
-  | 'job_busy';
+  | 'job_busy'
+  | 'member_limit'
+  | 'share_level';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -76,10 +76,39 @@ export function zodToInvalidParams(error: z.ZodError): RpcError {
   return invalidParams(message || 'invalid params', { issues });
 }
 
+/** One settled request, as the `settled` hook sees it. */
+export interface SettledCall<Ctx> {
+  method: string;
+  /** The params as sent (an object, or {} when absent or not an object). */
+  params: Record<string, unknown>;
+  context: Ctx;
+  /** The handler's result when it succeeded. */
+  result: unknown;
+  /** null when it succeeded; else the wire reason it was refused with. */
+  reason: string | null;
+}
+
+export interface DispatchHooks<Ctx> {
+  /**
+   * Runs after a call's capability and params are checked and before its handler, for methods that
+   * need a capability; throwing refuses the call (the per-session fence of issue 30).
+   */
+  guard?(capability: string, params: Record<string, unknown>, context: Ctx): Promise<void>;
+  /** Told each request's outcome before its answer is sent (the audit trail); never fails the call. */
+  settled?(call: SettledCall<Ctx>): Promise<void>;
+}
+
 export class Dispatcher<Ctx extends CallerContext> {
   private readonly methods = new Map<string, MethodDefinition<Ctx>>();
+  private hooks: DispatchHooks<Ctx> = {};
 
   constructor(private readonly logger: Logger) {}
+
+  /** Sets the guard and settled hooks (once the services they call exist). */
+  setHooks(hooks: DispatchHooks<Ctx>): this {
+    this.hooks = hooks;
+    return this;
+  }
 
   register<Schema extends z.ZodType>(name: string, definition: MethodDefinition<Ctx, Schema>): this {
     if (this.methods.has(name)) throw new Error(`method ${name} is already registered`);
@@ -123,10 +152,33 @@ export class Dispatcher<Ctx extends CallerContext> {
 
   /** Runs one request; never rejects. */
   async dispatch(request: JsonRpcRequest, context: Ctx): Promise<JsonRpcResponse> {
+    let result: unknown;
+    let refusal: RpcError | null = null;
     try {
-      return success(request.id, await this.invoke(request.method, request.params, context));
+      result = await this.invoke(request.method, request.params, context);
     } catch (error) {
-      return failure(request.id, this.toRpcError(error, request.method));
+      refusal = this.toRpcError(error, request.method);
+    }
+    await this.settle(request.method, request.params, context, result, refusal);
+    return refusal === null ? success(request.id, result) : failure(request.id, refusal);
+  }
+
+  private async settle(
+    method: string,
+    rawParams: unknown,
+    context: Ctx,
+    result: unknown,
+    refusal: RpcError | null,
+  ): Promise<void> {
+    if (!this.hooks.settled) return;
+    const params =
+      typeof rawParams === 'object' && rawParams !== null && !Array.isArray(rawParams)
+        ? (rawParams as Record<string, unknown>)
+        : {};
+    try {
+      await this.hooks.settled({ method, params, context, result, reason: refusal?.reason ?? null });
+    } catch (error) {
+      this.logger.error({ method, err: error }, 'the settled hook failed');
     }
   }
 
@@ -159,6 +211,8 @@ export class Dispatcher<Ctx extends CallerContext> {
     }
     const parsed = definition.params.safeParse(params);
     if (!parsed.success) throw zodToInvalidParams(parsed.error);
+    if (definition.capability !== null && this.hooks.guard)
+      await this.hooks.guard(definition.capability, params as Record<string, unknown>, context);
     return await definition.handler(parsed.data, context);
   }
 

@@ -72,6 +72,14 @@ export const RPC_REASONS = {
     meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",
   },
   job_busy: { code: -32023, meaning: "the scheduled job's previous run is still going: wait for it to end" },
+  member_limit: {
+    code: -32024,
+    meaning: "a member asked for a launch option the operator's member limits (auth.members) refuse",
+  },
+  share_level: {
+    code: -32025,
+    meaning: 'the session is shared with this member at a level that does not include the operation',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

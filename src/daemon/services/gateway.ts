@@ -32,6 +32,9 @@ import { startControlServer, type ControlServer } from '../../surfaces/control/s
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
 import type { RpcContext } from '../../surfaces/rpc/connection.js';
 import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js';
+import { registerAccessMethods } from '../../surfaces/rpc/access-methods.js';
+import { accessHooks } from '../../surfaces/rpc/audit.js';
+import { memberLimits } from '../config-auth.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
 import { openJobs, type OpenJobs } from './jobs.js';
@@ -291,6 +294,8 @@ export function gatewayService(
           ? { cluster: { store: stores.cluster.events, signals: stores.cluster.signals } }
           : {}),
         agents,
+        shares: stores.access,
+        memberLimits: memberLimits(config.auth),
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
@@ -416,6 +421,10 @@ export function gatewayService(
         onError,
       });
       registerJobMethods(dispatcher, jobs.service);
+      registerAccessMethods(dispatcher, sessions, stores.access);
+      dispatcher.setHooks(
+        accessHooks(sessions, stores.access, { messageText: config.auth.audit.message_text }),
+      );
       registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
@@ -464,6 +473,16 @@ export function gatewayService(
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
+          onSignIn: (event) =>
+            stores!.access.appendAudit({
+              at: new Date().toISOString(),
+              principal: event.subject,
+              path: event.path,
+              action: event.action,
+              session_id: null,
+              outcome: event.outcome,
+              detail: null,
+            }),
           spawnedPeer,
           maxConnections: config.listener.max_connections,
           logger,

@@ -11,6 +11,7 @@ import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
 import { PostgresControlRelayStore } from '../../storage/postgres/control-relay-store.js';
 import { PostgresDeliveryLedger } from '../../storage/postgres/delivery-ledger.js';
 import { PostgresJobStore } from '../../storage/postgres/job-store.js';
+import { PostgresAccessStore } from '../../storage/postgres/access-store.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresPlatformCursors } from '../../storage/postgres/platform-cursors.js';
 import { PostgresSessionStore } from '../../storage/postgres/session-store.js';
@@ -75,6 +76,7 @@ export async function openPostgresStores(
     sessions,
     local,
     jobs: new PostgresJobStore(sessions.db),
+    access: new PostgresAccessStore(sessions.db),
     messaging: {
       sessions,
       ledger,

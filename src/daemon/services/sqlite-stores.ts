@@ -2,6 +2,7 @@
  * The gateway's stores on the profile's SQLite file (`store.kind: sqlite`, the default). Loaded by
  * stores.ts only for a SQLite store.
  */
+import { SqliteAccessStore } from '../../storage/sqlite/access-store.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteJobStore } from '../../storage/sqlite/job-store.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
@@ -29,6 +30,7 @@ export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStor
     sessions,
     local,
     jobs: new SqliteJobStore(sessions.db),
+    access: new SqliteAccessStore(sessions.db),
     messaging: {
       sessions,
       ledger: new SqliteDeliveryLedger(sessions.db),

@@ -10,6 +10,7 @@ import type { GatehouseConfig } from '../config-schema.js';
 import { DaemonError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { LeaseHolder } from '../../domain/cluster/lease.js';
+import type { AccessStore } from '../../domain/ports/access-store.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import type { JobStore } from '../../domain/ports/job-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../domain/ports/local-store.js';
@@ -27,6 +28,8 @@ export interface GatewayStores {
   local: LocalSessionStore;
   /** Scheduled jobs and their runs (docs/scheduling.md), on the same database. */
   jobs: JobStore;
+  /** Session shares and the audit log (migration 022). */
+  access: AccessStore;
   /** What chat platforms store through, on the same database. */
   messaging: MessagingStores;
   /** Cluster mode (`cluster.enabled`): the shared event stream and its notifications; else null. */

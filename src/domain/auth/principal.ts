@@ -47,6 +47,12 @@ const SESSION_USE: readonly Capability[] = [
 /** Every capability: interactive native tickets, dashboard logins, the internal credential, legacy token. */
 export const OPERATOR_CAPABILITIES: readonly Capability[] = [...CAPABILITIES];
 
+/**
+ * A member (issue 30): a person who is not an operator. They create sessions and use those they
+ * created or that an operator shared with them (access.ts, shares.ts); they never see anyone else's.
+ */
+export const MEMBER_CAPABILITIES: readonly Capability[] = ['session:create', ...SESSION_USE];
+
 /** Worker adoption drives a session it was handed; it never creates and is never an operator (AUTH-2). */
 export const WORKER_CAPABILITIES: readonly Capability[] = SESSION_USE;
 
@@ -79,6 +85,13 @@ export function hasCapability(principal: Principal, capability: Capability): boo
 
 export function isOperator(principal: Principal): boolean {
   return hasCapability(principal, 'session:operator');
+}
+
+/** A member: may create sessions, is no operator, and is not bound to named sessions. */
+export function isMember(principal: Principal): boolean {
+  return (
+    !isOperator(principal) && principal.sessions === undefined && hasCapability(principal, 'session:create')
+  );
 }
 
 /** A principal's public form (what runtime.describe shows); it names no credential. */

@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   BOUND_WORKER_CAPABILITIES,
   makePrincipal,
+  MEMBER_CAPABILITIES,
   OPERATOR_CAPABILITIES,
   WORKER_CAPABILITIES,
   type Principal,
@@ -33,6 +34,8 @@ export interface TicketGrant {
    * submit to and answer exactly these sessions, and nothing else (AUTH-4).
    */
   readonly sessions?: readonly string[];
+  /** Interactive only: the ticket speaks for a member, not an operator (issue 30). */
+  readonly role?: 'member';
 }
 
 export type TicketFailure = 'forged' | 'replayed' | 'expired' | 'wrong_purpose';
@@ -195,6 +198,8 @@ export function principalForTicket(purpose: TicketPurpose, grant: TicketGrant): 
   if (purpose === 'worker-adoption' && grant.sessions !== undefined) {
     return makePrincipal(grant.subject, 'worker', grant.profile, BOUND_WORKER_CAPABILITIES, grant.sessions);
   }
+  if (purpose === 'interactive' && grant.role === 'member')
+    return makePrincipal(grant.subject, 'native', grant.profile, MEMBER_CAPABILITIES);
   const capabilities = purpose === 'worker-adoption' ? WORKER_CAPABILITIES : OPERATOR_CAPABILITIES;
   return makePrincipal(grant.subject, PROVIDER_BY_PURPOSE[purpose], grant.profile, capabilities);
 }

@@ -5,7 +5,7 @@
  * this adds the per-session fence. Pure.
  */
 import { GatewayError } from '../errors.js';
-import { isOperator, type Principal } from '../auth/principal.js';
+import { isMember, isOperator, type Principal } from '../auth/principal.js';
 import type { LocalSessionRow } from '../ports/local-store.js';
 import type { OwnerRef } from './receipt.js';
 
@@ -30,10 +30,21 @@ export function isOwner(principal: Principal, session: AccessRow): boolean {
   return session.owner.subject === principal.subject && session.owner.provider === principal.provider;
 }
 
-export function mayAccess(principal: Principal, session: AccessRow): boolean {
+/**
+ * Whether the principal may reach the session at all. `shared`: whether (or which sessions) an
+ * operator shared with this member (shares.ts); what the member may do there is bounded per
+ * operation by the share's level (AccessCache.authorize).
+ */
+export function mayAccess(
+  principal: Principal,
+  session: AccessRow,
+  shared: boolean | ReadonlySet<string> = false,
+): boolean {
   if (principal.profile !== session.profile) return false;
   if (principal.sessions !== undefined) return principal.sessions.includes(session.logical_id);
-  return isOwner(principal, session) || isOperator(principal);
+  if (isOwner(principal, session) || isOperator(principal)) return true;
+  if (!isMember(principal)) return false;
+  return typeof shared === 'boolean' ? shared : shared.has(session.logical_id);
 }
 
 /**
@@ -45,6 +56,7 @@ export function requireAccess<Row extends AccessRow>(
   principal: Principal,
   session: Row | null,
   logicalId: string,
+  shared = false,
 ): Row {
   if (principal.sessions !== undefined && !principal.sessions.includes(logicalId)) {
     throw new GatewayError(
@@ -53,7 +65,7 @@ export function requireAccess<Row extends AccessRow>(
       { session_id: logicalId },
     );
   }
-  if (!session || !mayAccess(principal, session)) {
+  if (!session || !mayAccess(principal, session, shared)) {
     throw new GatewayError('not_found', `no session ${logicalId} that you may access`, {
       session_id: logicalId,
     });

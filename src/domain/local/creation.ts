@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
-import type { Principal } from '../auth/principal.js';
+import { isMember, type Principal } from '../auth/principal.js';
+import { checkMemberModel, limitMemberLaunch, type MemberLimits } from '../auth/member-limits.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { newSessionId } from '../session/lifecycle.js';
@@ -31,14 +32,18 @@ export interface CreationContext {
   events: TypedEmitter<LocalEvents>;
   launchDefaults: LaunchDefaults;
   launchLookups: LaunchLookups;
+  /** What members may ask for (auth.members); absent: members are limited like operators. */
+  memberLimits?: MemberLimits | undefined;
 }
 
 /** The session row to answer session.create with: a new one, or the one this request already made. */
 export async function createLocalSession(
   ctx: CreationContext,
   principal: Principal,
-  params: CreateSessionParams,
+  asked: CreateSessionParams,
 ): Promise<LocalSessionRow> {
+  const limits = isMember(principal) ? ctx.memberLimits : undefined;
+  const params = limits ? limitMemberLaunch(asked, limits) : asked;
   const owner = ownerOf(principal);
   const digest = creationDigest(params);
   if (params.request_id !== undefined) {
@@ -49,6 +54,7 @@ export async function createLocalSession(
     if (titled && (await ctx.receipts.ensure(titled.logical_id))) return titled;
   }
   const policy = freezeLaunchPolicy(params, ctx.launchDefaults, ctx.launchLookups);
+  if (limits) checkMemberModel(limits, policy.provider, policy.model);
   const now = new Date();
   const logicalId = newSessionId(now, randomBytes(4).toString('hex'));
   const receipt: CreationReceipt = {

@@ -7,7 +7,7 @@
 import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { ClusterEvents } from './cluster-events.js';
-import type { PublicEvent, SessionHub } from './hub.js';
+import type { PublicEvent, SessionHub, Viewer } from './hub.js';
 import { eventsSince, replayReply, SessionHubs } from './hubs.js';
 import { LEASE_LOST } from './scheduler.js';
 import type { LocalEvents } from './events.js';
@@ -76,6 +76,11 @@ export class EventFanOut {
 
   detach(viewerId: string, logicalId: string): boolean {
     return this.hubs.find(logicalId)?.detach(viewerId) ?? false;
+  }
+
+  /** The viewers `gone` picks leave the session (in this process); returns them. */
+  detachWhere(logicalId: string, gone: (viewer: Viewer) => boolean): Viewer[] {
+    return this.hubs.find(logicalId)?.detachWhere(gone) ?? [];
   }
 
   /** A connection closed: its viewer leaves every session. */

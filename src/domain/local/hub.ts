@@ -156,6 +156,13 @@ export class SessionHub {
     return this.viewers.delete(viewerId);
   }
 
+  /** Detaches the viewers `gone` picks, and returns them (a revoked share: issue 30). */
+  detachWhere(gone: (viewer: Viewer) => boolean): Viewer[] {
+    const detached = [...this.viewers.values()].filter(gone);
+    for (const viewer of detached) this.viewers.delete(viewer.id);
+    return detached;
+  }
+
   has(viewerId: string): boolean {
     return this.viewers.has(viewerId);
   }

@@ -34,6 +34,8 @@ export interface ListingFacts {
   currentTranscript(principal: Principal, logicalId: string): Promise<string | null>;
   /** The open approvals and questions of a chat-platform session's running turn. */
   platformPrompts(sessionId: string): unknown[];
+  /** The sessions an operator shared with this member (empty for anyone else). */
+  sharedWith(principal: Principal): Promise<ReadonlySet<string>>;
 }
 
 function tokens(entry: SessionEntry) {
@@ -51,11 +53,15 @@ function cost(entry: SessionEntry) {
 }
 
 /** Worker-owned rows stay with their worker (as in search); hidden rows never reach a picker. */
-function visibleLocal(principal: Principal, row: LocalSessionRow | null): row is LocalSessionRow {
+function visibleLocal(
+  principal: Principal,
+  row: LocalSessionRow | null,
+  shared: ReadonlySet<string>,
+): row is LocalSessionRow {
   return (
     row !== null &&
     !row.hidden &&
-    mayAccess(principal, row) &&
+    mayAccess(principal, row, shared) &&
     (isOwner(principal, row) || row.owner.provider !== 'worker')
   );
 }
@@ -69,10 +75,11 @@ async function listedRow(
   facts: ListingFacts,
   principal: Principal,
   entry: SessionEntry,
+  shared: ReadonlySet<string>,
 ): Promise<Record<string, unknown> | null> {
   if (entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
     const row = await facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
-    if (!visibleLocal(principal, row)) return null;
+    if (!visibleLocal(principal, row, shared)) return null;
     const { info, state: current } = await facts.local(row);
     const queued = (await facts.store.unsettled(row.logical_id)).some((a) => a.state === 'queued');
     const state = current === 'idle' && queued ? 'queued' : current;
@@ -112,7 +119,8 @@ export async function listLocal(
   const rows = (
     await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
   ).filter((row): row is LocalSessionRow => row !== null && !row.hidden);
-  const visible = rows.filter((row) => mayAccess(principal, row)).slice(0, options.limit);
+  const shared = await facts.sharedWith(principal);
+  const visible = rows.filter((row) => mayAccess(principal, row, shared)).slice(0, options.limit);
   return { scope: 'live', sessions: await withStates(facts, principal, visible) };
 }
 
@@ -147,7 +155,7 @@ export async function listStored(
   const { rows, more } =
     principal.sessions !== undefined
       ? await namedPage(facts, principal, principal.sessions, options.limit, after)
-      : await walkedPage(facts, principal, options.limit, after);
+      : await walkedPage(facts, principal, options.limit, after, await facts.sharedWith(principal));
   const last = rows.at(-1);
   return {
     scope: 'stored',
@@ -184,6 +192,7 @@ async function walkedPage(
   principal: Principal,
   limit: number,
   after: LocalListPosition | undefined,
+  shared: ReadonlySet<string>,
 ): Promise<{ rows: LocalSessionRow[]; more: boolean }> {
   const chunk = Math.min(500, limit * 4);
   const rows: LocalSessionRow[] = [];
@@ -192,7 +201,7 @@ async function walkedPage(
     const read = await facts.store.listLocalSessions({ limit: chunk, ...(before ? { before } : {}) });
     for (const [index, row] of read.entries()) {
       before = row;
-      if (!mayAccess(principal, row)) continue;
+      if (!mayAccess(principal, row, shared)) continue;
       rows.push(row);
       // Full: there may be more unless this was the very last row there is.
       if (rows.length === limit) return { rows, more: read.length === chunk || index < read.length - 1 };
@@ -223,6 +232,7 @@ export async function listAll(
   options: { limit: number; cursor: string | null },
 ): Promise<{ scope: 'all'; sessions: Record<string, unknown>[]; next_cursor: string | null }> {
   const sessions: Record<string, unknown>[] = [];
+  const shared = await facts.sharedWith(principal);
   let cursor = options.cursor;
   // Ask only for as many routes as are still missing, so a page never ends inside a store page and
   // the store's own cursor stays exact.
@@ -236,7 +246,7 @@ export async function listAll(
       });
     }
     for (const entry of page.entries) {
-      const row = await listedRow(facts, principal, entry);
+      const row = await listedRow(facts, principal, entry, shared);
       if (row) sessions.push(row);
     }
     cursor = page.nextCursor;

@@ -21,6 +21,8 @@ export async function searchVisible(
   store: LocalSessionStore,
   principal: Principal,
   options: { query: string; limit: number; syntax: 'plain' | 'fts' },
+  /** The sessions an operator shared with this member (empty for anyone else). */
+  shared: ReadonlySet<string> = new Set(),
 ): Promise<SearchResult> {
   // A hit names its physical transcript; a reset or a compression moved the session to a child,
   // and every transcript of its lineage is found (and reported) under the logical id.
@@ -32,7 +34,7 @@ export async function searchVisible(
       const row = id === null ? null : await store.getLocalSession(id);
       const ok =
         row !== null &&
-        mayAccess(principal, row) &&
+        mayAccess(principal, row, shared) &&
         (isOwner(principal, row) || row.owner.provider !== 'worker');
       logical = ok ? id : null;
       verdicts.set(sessionId, logical);

@@ -10,8 +10,10 @@ import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
 import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
+import type { AccessStore } from '../ports/access-store.js';
+import { checkMemberModel, type MemberLimits } from '../auth/member-limits.js';
 import type { SessionStore } from '../ports/session-store.js';
-import type { Principal } from '../auth/principal.js';
+import { isMember, type Capability, type Principal } from '../auth/principal.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
@@ -45,6 +47,7 @@ import { LocalBudgets, type SessionBudgetView } from './budgets.js';
 import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
+import { SessionSharing } from './sharing.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
 
@@ -94,6 +97,10 @@ export interface LocalSessionsOptions {
   ownership?: SessionOwnership;
   /** Turn traces (runtime/tracing.ts); absent: none. */
   tracer?: TurnTracer;
+  /** Session shares (issue 30); absent: nothing is shared with members, and sharing is refused. */
+  shares?: AccessStore;
+  /** What members may ask for at creation (issue 30); absent: members are refused nothing more. */
+  memberLimits?: MemberLimits;
   /**
    * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
    * session's turn. Absent: they reach the turns of this process only.
@@ -132,6 +139,8 @@ export class LocalSessions {
   private readonly compressor: SessionCompressor;
   /** checkpoint.list and checkpoint.restore (rollback.ts); null without a checkpoint store. */
   readonly checkpoints: SessionCheckpoints | null;
+  /** session.share, session.unshare, session.shares (sharing.ts); null without an access store. */
+  readonly sharing: SessionSharing | null;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.fanOut = new EventFanOut({
@@ -152,7 +161,12 @@ export class LocalSessions {
         this.events.emit('session:paused', { logical_id: logicalId, failure, detail });
       },
     });
-    this.accessCache = new AccessCache(options.store, this.receipts, options.ownership);
+    this.accessCache = new AccessCache(
+      options.store,
+      this.receipts,
+      options.ownership,
+      options.shares ?? null,
+    );
     this.scheduler = new TurnScheduler(
       options.store,
       options.epoch,
@@ -190,7 +204,10 @@ export class LocalSessions {
         reset: (principal, params) => this.transcript.reset(principal, params),
         undo: (principal, params) => this.transcript.undo(principal, params),
         retry: (principal, params) => this.transcript.retry(principal, params),
-        model: (principal, params) => this.transcript.model(principal, params),
+        model: async (principal, params) => {
+          this.limitModel(principal, params);
+          return this.transcript.model(principal, params);
+        },
         compress: (principal, params) =>
           this.compressor.compress(principal, params.session_id, params.execution_generation),
         restore: async (principal, params) => {
@@ -242,6 +259,15 @@ export class LocalSessions {
           receipt: (logicalId) => this.receipts.get(logicalId),
           publish,
           assertAccepting,
+        })
+      : null;
+    this.sharing = options.shares
+      ? new SessionSharing({
+          store: options.store,
+          access: options.shares,
+          profile: options.profile,
+          detachWhere: (logicalId, gone) => this.fanOut.detachWhere(logicalId, gone),
+          now: () => new Date(),
         })
       : null;
     this.snapshots = new SessionSnapshots({
@@ -343,6 +369,7 @@ export class LocalSessions {
         events: this.events,
         launchDefaults: this.options.launchDefaults,
         launchLookups: this.options.launchLookups,
+        memberLimits: this.options.memberLimits,
       },
       principal,
       params,
@@ -530,6 +557,7 @@ export class LocalSessions {
       liveIds: () => [...this.fanOut.ids(), ...(this.options.agents?.keys() ?? [])],
       local: async (row) => ({ info: this.snapshots.info(row), state: await this.snapshots.state(row) }),
       platformPrompts: (sessionId) => this.platformPrompts.pending(sessionId),
+      sharedWith: (principal) => this.accessCache.sharedWith(principal),
       currentTranscript: async (principal, logicalId) => {
         await this.access(principal, logicalId);
         return this.receipts.get(logicalId)?.current_session_id ?? null;
@@ -572,12 +600,33 @@ export class LocalSessions {
 
   /** session.search: full-text search over the sessions the caller may open (search.ts). */
   search(principal: Principal, options: { query: string; limit: number; syntax: 'plain' | 'fts' }) {
-    return searchVisible(this.options.sessions, this.options.store, principal, options);
+    return this.accessCache
+      .sharedWith(principal)
+      .then((shared) => searchVisible(this.options.sessions, this.options.store, principal, options, shared));
   }
 
   async eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {
     await this.access(principal, logicalId);
     return this.fanOut.eventsSince(logicalId, epoch, afterSeq);
+  }
+
+  /** A member's session.model stays within auth.members (a provider left out is the session's). */
+  private limitModel(
+    principal: Principal,
+    params: { session_id: string; provider?: string | undefined; model: string },
+  ): void {
+    const limits = this.options.memberLimits;
+    if (!limits || !isMember(principal)) return;
+    const provider = params.provider ?? this.receipts.get(params.session_id)?.policy.provider ?? null;
+    checkMemberModel(limits, provider, params.model);
+  }
+
+  /**
+   * The per-session fence every method naming a session passes before its handler (issue 30):
+   * `not_found` when the caller may not reach it, `share_level` when a member's share is too low.
+   */
+  authorize(principal: Principal, logicalId: string, capability: Capability): Promise<void> {
+    return this.accessCache.authorize(principal, logicalId, capability);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------

@@ -41,3 +41,15 @@ export function requireSession(db: SqliteDatabase, sessionId: string): void {
     throw new NotFoundError(`no stored session ${JSON.stringify(sessionId)}`);
   }
 }
+
+/**
+ * Runs a synchronous store operation and answers with a promise, as the contracts ask. It runs at
+ * once, in the caller's tick: a thrown error becomes a rejection, never a synchronous throw.
+ */
+export function answer<T>(operation: () => T): Promise<T> {
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}

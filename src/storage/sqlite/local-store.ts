@@ -43,7 +43,7 @@ import type {
 } from '../../domain/ports/local-store.js';
 import type { CompressionPublication } from '../../domain/ports/session-store.js';
 import type { LineageFacts } from '../../domain/local/lineage.js';
-import { tx } from './actions-common.js';
+import { answer, tx } from './actions-common.js';
 import { publishCompression } from './compression-actions.js';
 import { CommitGroup } from './commit-group.js';
 import * as costs from './ops/turn-costs.js';
@@ -59,18 +59,6 @@ import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute }
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
 
 export type { StoreFaults } from '../../domain/ports/local-store.js';
-
-/**
- * Runs a synchronous store operation and answers with a promise, as the contract asks. It runs at
- * once, in the caller's tick: a thrown error becomes a rejection, never a synchronous throw.
- */
-function answer<T>(operation: () => T): Promise<T> {
-  try {
-    return Promise.resolve(operation());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
 
 export class SqliteLocalStore implements LocalSessionStore {
   /** Group commit of the turn path (admit, claimNext, settle); stats feed the benchmarks. */

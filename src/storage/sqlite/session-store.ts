@@ -23,17 +23,9 @@ import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
 import * as budgets from './ops/budgets.js';
-import { tx } from './actions-common.js';
+import { answer as settle, tx } from './actions-common.js';
 import type { BudgetReservation, SessionBudgetRecord } from '../../domain/ports/budgets.js';
 import type { BudgetDecision, BudgetSpends } from '../../domain/budget/decide.js';
-
-function settle<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
 
 export class SqliteSessionStore implements SessionStore {
   /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */

@@ -88,8 +88,9 @@ export function buildProgram(deps: CliDeps): Command {
       collect,
       [],
     )
+    .option('--member <name>', 'interactive: a ticket for the member member:<name>, not the owner')
     .option('--json', 'print {"ticket", "expires_at", "purpose", "sessions"} as JSON')
-    .action(async (flags: { purpose: string; session: string[]; json?: boolean }) =>
+    .action(async (flags: { purpose: string; session: string[]; member?: string; json?: boolean }) =>
       (await import('./commands/ticket.js')).ticket(flags),
     );
 
@@ -190,6 +191,39 @@ export function buildProgram(deps: CliDeps): Command {
     .option('--json', 'print the run as JSON')
     .action(async (id: string, flags: { requestId?: string; json?: boolean }) =>
       (await import('./commands/jobs.js')).runJobNow(id, flags),
+    );
+
+  program
+    .command('share <session> <member>')
+    .description('share a session with a member (member:<name>, or an oidc:… subject from "gatehouse audit")')
+    .option('--level <level>', 'read | submit | full', 'read')
+    .action(async (session: string, member: string, flags: { level: string }) =>
+      (await import('./commands/access.js')).share(session, member, flags),
+    );
+  program
+    .command('unshare <session> <member>')
+    .description("revoke a member's share of a session; their live viewers are detached at once")
+    .action(async (session: string, member: string) =>
+      (await import('./commands/access.js')).unshare(session, member),
+    );
+  program
+    .command('shares <session>')
+    .description('list the members a session is shared with, and their levels')
+    .option('--json', 'print {"shares": [...]} as JSON')
+    .action(async (session: string, flags: { json?: boolean }) =>
+      (await import('./commands/access.js')).shares(session, flags),
+    );
+  program
+    .command('audit')
+    .description(
+      'who created, submitted, approved, denied, answered, interrupted, reset, shared and signed in',
+    )
+    .option('--limit <n>', 'the newest N rows (1..500)', '50')
+    .option('--session <id>', "only this session's rows")
+    .option('--principal <subject>', "only this principal's rows (e.g. member:alice)")
+    .option('--json', 'print {"rows": [...]} as JSON, newest first')
+    .action(async (flags: { limit: string; session?: string; principal?: string; json?: boolean }) =>
+      (await import('./commands/access.js')).audit(flags),
     );
 
   program

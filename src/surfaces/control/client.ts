@@ -62,11 +62,14 @@ export async function requestTicket(
   socketPath: string,
   purpose: 'interactive' | 'worker-adoption',
   sessions?: readonly string[],
+  /** Interactive only: a ticket for this member (`member:<name>`) instead of the owner. */
+  member?: string,
 ): Promise<TicketReply> {
   const request: ControlRequest = {
     op: 'session-ticket',
     purpose,
     ...(sessions !== undefined ? { sessions: [...sessions] } : {}),
+    ...(member !== undefined ? { member } : {}),
   };
   return (await controlRequest(socketPath, request)) as TicketReply;
 }

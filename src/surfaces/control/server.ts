@@ -97,7 +97,12 @@ export async function answerControlLine(
         );
       }
       try {
-        const grant = sessions === undefined ? options.grant : { ...options.grant, sessions };
+        const grant: TicketGrant =
+          request.member !== undefined
+            ? { subject: `member:${request.member}`, profile: options.grant.profile, role: 'member' }
+            : sessions === undefined
+              ? options.grant
+              : { ...options.grant, sessions };
         const { ticket, expiresAt } = options.tickets.mint(request.purpose, grant);
         return {
           ticket,

@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 
+/** A member's name as a ticket carries it: letters, digits, dot, dash, underscore, @. */
+export const MEMBER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
+
 export const ControlRequest = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('identify') }),
   /** `gatehouse passwd` wrote a new dashboard password: use it now and end every dashboard login. */
@@ -15,10 +18,16 @@ export const ControlRequest = z.discriminatedUnion('op', [
       purpose: z.enum(['interactive', 'worker-adoption']),
       /** Worker adoption only: the logical session ids the ticket may reach, and nothing else. */
       sessions: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
+      /** Interactive only: the ticket speaks for this member (`member:<name>`), not the owner (issue 30). */
+      member: z.string().regex(MEMBER_NAME).optional(),
     })
     .refine((r) => r.sessions === undefined || r.purpose === 'worker-adoption', {
       path: ['sessions'],
       message: 'only a worker-adoption ticket is bound to sessions',
+    })
+    .refine((r) => r.member === undefined || r.purpose === 'interactive', {
+      path: ['member'],
+      message: 'only an interactive ticket speaks for a member',
     }),
 ]);
 export type ControlRequest = z.infer<typeof ControlRequest>;

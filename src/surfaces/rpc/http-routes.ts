@@ -22,6 +22,14 @@ import {
 } from './gate.js';
 import { metricsRefusal, serveMetrics, type MetricsRoute } from './metrics-route.js';
 
+/** A dashboard sign-in or sign-out, accepted (`ok`) or refused (its reason), for the audit trail. */
+export type SignInListener = (event: {
+  subject: string;
+  path: string;
+  action: 'signed_in' | 'signed_out';
+  outcome: string;
+}) => Promise<void>;
+
 /** Serves a request the RPC surface does not own; returns false when it did not handle it. */
 export type StaticHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -45,7 +53,17 @@ export interface RouteDeps {
   readonly metrics?: MetricsRoute | null | undefined;
   /** `/v1/…`, when `api_server` is configured; absent: 404 like any unknown path. */
   readonly openai?: OpenAiRoute | null | undefined;
+  readonly onSignIn?: SignInListener | undefined;
   readonly logger: Logger;
+}
+
+/** Tells the listener; a failure to record is logged, never turned into a refused sign-in. */
+async function signIn(deps: RouteDeps, event: Parameters<SignInListener>[0]): Promise<void> {
+  try {
+    await deps.onSignIn?.(event);
+  } catch (error) {
+    deps.logger.error({ err: error, action: event.action }, 'could not record the sign-in');
+  }
 }
 
 const MAX_BODY_BYTES = 4096;
@@ -111,7 +129,15 @@ async function login(
   } finally {
     deps.limiter.settle(client, outcome);
   }
+  if (outcome === 'refused')
+    await signIn(deps, {
+      subject: DASHBOARD_SUBJECT,
+      path: 'password',
+      action: 'signed_in',
+      outcome: 'bad_password',
+    });
   if (outcome !== 'accepted') return;
+  await signIn(deps, { subject: DASHBOARD_SUBJECT, path: 'password', action: 'signed_in', outcome: 'ok' });
   const token = deps.logins.open();
   sendJson(res, 200, { ok: true }, { 'set-cookie': cookie(token, Math.floor(deps.logins.ttlMs / 1000)) });
 }
@@ -151,11 +177,12 @@ async function checkPassword(
   return 'refused';
 }
 
-function logout(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): void {
+async function logout(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): Promise<void> {
   const principal = authenticateMutation(facts, deps.config, deps.logins);
   if (principal instanceof HttpRejection) return reject(res, principal);
   const token = facts.cookies.get(SESSION_COOKIE);
   if (token !== undefined) deps.logins.end(token);
+  await signIn(deps, { subject: principal.subject, path: 'password', action: 'signed_out', outcome: 'ok' });
   sendJson(res, 200, { ok: true }, { 'set-cookie': cookie('', 0) });
 }
 
@@ -188,7 +215,7 @@ export async function routeHttp(
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   try {
     if (req.method === 'POST' && path === '/auth/login') return await login(req, res, facts, deps);
-    if (req.method === 'POST' && path === '/auth/logout') return logout(res, facts, deps);
+    if (req.method === 'POST' && path === '/auth/logout') return await logout(res, facts, deps);
     if (req.method === 'POST' && path === '/api/auth/ws-ticket') return wsTicket(res, facts, deps);
     const rejected = checkTransport(facts, deps.config);
     if (rejected) return reject(res, rejected);

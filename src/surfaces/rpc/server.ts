@@ -31,7 +31,7 @@ import {
   type GateConfig,
   type RequestFacts,
 } from './gate.js';
-import { routeHttp, type OpenAiRoute, type StaticHandler } from './http-routes.js';
+import { routeHttp, type OpenAiRoute, type SignInListener, type StaticHandler } from './http-routes.js';
 import type { MetricsRoute } from './metrics-route.js';
 
 export const WS_PATH = '/api/ws';
@@ -78,6 +78,8 @@ export interface RpcServerOptions {
   loginLimits?: LoginLimits;
   /** Keeps dashboard logins across restarts (hashes only); absent: they end with the process. */
   loginStore?: LoginStore | null;
+  /** Told each dashboard sign-in and sign-out, accepted or refused (the audit trail, issue 30). */
+  onSignIn?: SignInListener;
   /**
    * Open TCP connections at once (`listener.max_connections`); one more is answered 503
    * `too_many_connections` and closed at once, before it is read (issue 25: idle connections must not
@@ -205,6 +207,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     health: options.health,
     metrics: options.metrics ?? null,
     openai: options.openai ?? null,
+    onSignIn: options.onSignIn,
     logger,
   };
   const events = new TypedEmitter<RpcSurfaceEvents>();

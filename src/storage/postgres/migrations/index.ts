@@ -23,6 +23,7 @@ import { migration as m018 } from './018_turn_costs.js';
 import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
 import { migration as m021 } from './021_scheduled_jobs.js';
+import { migration as m022 } from './022_access.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m019,
   m020,
   m021,
+  m022,
 ];

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { DaemonError } from '../../../daemon/errors.js';
 import { ControlRequestError, requestTicket } from '../../control/client.js';
+import { MEMBER_NAME } from '../../control/wire.js';
 import { TICKET_PURPOSES as PURPOSES } from '../program.js';
 import { cliHome, say } from '../shared.js';
 
@@ -13,6 +14,7 @@ type Purpose = (typeof PURPOSES)[number];
 interface TicketFlags {
   purpose: string;
   session: string[];
+  member?: string;
   json?: boolean;
 }
 
@@ -33,6 +35,16 @@ function checkFlags(flags: TicketFlags): { purpose: Purpose; sessions: string[] 
       'a worker-adoption ticket reaches only the sessions it names: add --session ID (repeat it for more; "gatehouse sessions" lists them)',
     );
   }
+  if (flags.member !== undefined && purpose !== 'interactive')
+    throw new DaemonError(
+      'invalid_input',
+      '--member names whom an interactive ticket speaks for; leave out --purpose',
+    );
+  if (flags.member !== undefined && !MEMBER_NAME.test(flags.member))
+    throw new DaemonError(
+      'invalid_input',
+      '--member must be a name of letters, digits, dots, dashes, underscores or @ (it becomes member:<name>)',
+    );
   return { purpose, sessions: purpose === 'worker-adoption' ? flags.session : undefined };
 }
 
@@ -48,7 +60,7 @@ export async function ticket(flags: TicketFlags): Promise<void> {
   }
   let reply;
   try {
-    reply = await requestTicket(layout.controlSocket, purpose, sessions);
+    reply = await requestTicket(layout.controlSocket, purpose, sessions, flags.member);
   } catch (error) {
     if (!(error instanceof ControlRequestError)) throw error;
     const hint = error.reason === 'unreachable' ? ' (is it running? "gatehouse status")' : '';
@@ -61,6 +73,7 @@ export async function ticket(flags: TicketFlags): Promise<void> {
         expires_at: reply.expires_at,
         purpose,
         ...(sessions ? { sessions } : {}),
+        ...(flags.member !== undefined ? { member: `member:${flags.member}` } : {}),
       }),
     );
   } else {

@@ -9,6 +9,7 @@ import { clear, h } from './dom.js';
 import { Link, type LinkState } from './link.js';
 import { approvalsPage } from './approvals-page.js';
 import { jobsPage } from './jobs-page.js';
+import { auditPage } from './audit-page.js';
 import { newSessionPage, sessionsPage, statusPage } from './pages.js';
 import { platformSessionPage } from './platform-view.js';
 import { SessionView } from './session-view.js';
@@ -49,6 +50,7 @@ function route(): void {
   else if (kind === 'status') show(statusPage(link));
   else if (kind === 'approvals') show(approvalsPage(link));
   else if (kind === 'jobs') show(jobsPage(link));
+  else if (kind === 'audit') show(auditPage(link));
   else show(sessionsPage(link));
 }
 

@@ -1,0 +1,81 @@
+/**
+ * The audit recorder and the per-session fence, as dispatcher hooks (issue 30). Every request that
+ * names a session passes the fence before its handler; every request of an audited method leaves
+ * one append-only row, refused or not: who, by which path, when, which session, and the outcome.
+ * Message text is written only with `auth.audit.message_text: true`.
+ */
+import type { Capability } from '../../domain/auth/principal.js';
+import type { LocalSessions } from '../../domain/local/service.js';
+import type { AccessStore, AuditAction } from '../../domain/ports/access-store.js';
+import type { DispatchHooks, SettledCall } from '../../protocol/dispatcher.js';
+import type { RpcContext } from './connection.js';
+
+type Call = SettledCall<RpcContext>;
+
+/** The audited methods, and the action each records (approval.respond: by its choice). */
+const ACTIONS: Record<string, (call: Call) => AuditAction> = {
+  'session.create': () => 'created',
+  'prompt.submit': () => 'submitted',
+  'approval.respond': (call) => (call.params.choice === 'deny' ? 'denied' : 'approved'),
+  'clarify.respond': () => 'answered',
+  'session.interrupt': () => 'interrupted',
+  'session.reset': () => 'reset',
+  'session.share': () => 'shared',
+  'session.unshare': () => 'unshared',
+};
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+function sessionOf(call: Call): string | null {
+  const named = text(call.params.session_id);
+  if (named !== null) return named;
+  const made = call.result as { session_id?: unknown } | undefined;
+  return text(made?.session_id);
+}
+
+/** What a row says besides who and what: small facts, never a secret; text only when configured. */
+function detailOf(call: Call, messageText: boolean): Record<string, unknown> | null {
+  const p = call.params;
+  switch (call.method) {
+    case 'prompt.submit':
+      return { submission_id: p.submission_id ?? null, ...(messageText ? { text: p.text ?? null } : {}) };
+    case 'approval.respond':
+      return { prompt_id: p.prompt_id ?? null, choice: p.choice ?? null };
+    case 'clarify.respond':
+      return { prompt_id: p.prompt_id ?? null, ...(messageText ? { answer: p.answer ?? null } : {}) };
+    case 'session.share':
+      return { member: p.member ?? null, level: p.level ?? null };
+    case 'session.unshare':
+      return { member: p.member ?? null };
+    default:
+      return null;
+  }
+}
+
+export function accessHooks(
+  sessions: LocalSessions,
+  access: AccessStore,
+  options: { messageText: boolean; now?: () => Date },
+): DispatchHooks<RpcContext> {
+  const now = options.now ?? (() => new Date());
+  return {
+    async guard(capability, params, context) {
+      const logicalId = params.session_id;
+      if (typeof logicalId !== 'string') return;
+      await sessions.authorize(context.principal, logicalId, capability as Capability);
+    },
+    async settled(call) {
+      const action = ACTIONS[call.method];
+      if (!action) return;
+      await access.appendAudit({
+        at: now().toISOString(),
+        principal: call.context.principal.subject,
+        path: call.context.principal.provider,
+        action: action(call),
+        session_id: sessionOf(call),
+        outcome: call.reason ?? 'ok',
+        detail: detailOf(call, options.messageText),
+      });
+    },
+  };
+}
