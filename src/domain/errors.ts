@@ -99,7 +99,8 @@ export type GatewayReason =
   | 'session_busy'
   | 'owner_unreachable'
   | 'cwd_in_home'
-  | 'approval_not_found';
+  | 'approval_not_found'
+  | 'fork_point_unsettled';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

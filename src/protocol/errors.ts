@@ -59,6 +59,10 @@ export const RPC_REASONS = {
       "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
   },
   approval_not_found: { code: -32015, meaning: 'no remembered approval has that id (already revoked?)' },
+  fork_point_unsettled: {
+    code: -32026,
+    meaning: 'the message to fork from belongs to a turn that has not settled (running or unknown)',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

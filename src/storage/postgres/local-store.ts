@@ -21,6 +21,7 @@ import type {
   Claimed,
   ClaimResult,
   CreationResult,
+  DeleteResult,
   ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
@@ -45,6 +46,7 @@ import { publishCompression, RouteMoved } from './compression-actions.js';
 import type { PgDatabase, Sql } from './database.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
+import * as manage from './local/manage.js';
 import * as transitions from './local/transitions.js';
 import { holdsLease } from './ops/leases.js';
 import * as costs from './ops/turn-costs.js';
@@ -149,6 +151,11 @@ export class PostgresLocalStore implements LocalSessionStore {
         hidden: creation.hidden,
         created_at: at,
       });
+      if (creation.fork) {
+        const { fork } = creation;
+        await appendInTransaction(this.db, sql, receipt.current_session_id, fork.messages, this.now());
+        await manage.setForkedFrom(sql, receipt.logical_id, fork.session_id, fork.message_id);
+      }
       this.faults?.hit('creation.transaction');
       await creations.writeReceipt(sql, receiptKey(receipt.logical_id), JSON.stringify(receipt));
       const session = (await creations.readLocalSession(sql, receipt.logical_id))!;
@@ -182,6 +189,18 @@ export class PostgresLocalStore implements LocalSessionStore {
       const route = await readRoute(sql, localSessionKey(logicalId));
       return { raw, routedSessionId: route?.session_id ?? null };
     });
+  }
+
+  setArchived(logicalId: string, archivedAt: string | null): Promise<boolean> {
+    return this.write((sql) => manage.setArchived(sql, logicalId, archivedAt));
+  }
+
+  deleteLocalSession(logicalId: string): Promise<DeleteResult> {
+    return this.write((sql) => manage.deleteLocalSession(sql, logicalId));
+  }
+
+  forksOf(logicalId: string): Promise<LocalSessionRow[]> {
+    return this.read((sql) => manage.forksOf(sql, logicalId));
   }
 
   setPaused(logicalId: string, reason: string | null): Promise<void> {
