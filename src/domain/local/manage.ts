@@ -243,8 +243,15 @@ export class SessionManagement {
       title: row.title,
       created_at: row.created_at,
     });
+    const steps = (this.ctx.receipt(logicalId)?.lineage ?? []).map((step) => ({
+      kind: step.kind,
+      at: step.at,
+      ...(step.method ? { method: step.method } : {}),
+    }));
     return {
       session_id: logicalId,
+      archived_at: session.archived_at,
+      steps,
       forked_from: from ? { ...from, title: source?.title ?? null, exists: source !== null } : null,
       forks: forks.map(named),
     };

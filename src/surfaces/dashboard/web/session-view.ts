@@ -10,6 +10,7 @@ import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
 import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
+import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
 import { SessionState, type Change } from './session-state.js';
 import type { Message, PendingAdmission } from './wire.js';
 
@@ -32,7 +33,11 @@ function toolBlock(id: string, name: string, args: string, output: string | null
   );
 }
 
-export function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
+export function messageElement(
+  m: Message,
+  outputs: Map<string, Message>,
+  onFork?: (m: Message) => void,
+): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
   const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
@@ -45,6 +50,17 @@ export function messageElement(m: Message, outputs: Map<string, Message>): HTMLE
   }
   if (!el.firstChild) return null;
   if (m.timestamp) append(el, h('time', { class: 'stamp', text: when(m.timestamp) }));
+  if (onFork)
+    append(
+      el,
+      h('button', {
+        type: 'button',
+        class: 'link fork',
+        text: 'Fork',
+        title: 'A new session with the history up to here',
+        on: { click: () => onFork(m) },
+      }),
+    );
   return el;
 }
 
@@ -62,6 +78,8 @@ export class SessionView {
   private readonly note = h('p', { class: 'notice action-note', attrs: { role: 'status' } });
   private readonly asking = { label: null as string | null };
   private readonly host: ActionHost;
+  private readonly manage: ManagePanel;
+  private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
     attrs: {
@@ -89,6 +107,19 @@ export class SessionView {
         this.input.focus();
       },
     };
+    this.manageHost = {
+      link,
+      sessionId,
+      title: () => this.state.info?.title ?? null,
+      renamed: (title) => {
+        if (this.state.info) this.state.info.title = title;
+        this.drawHeader();
+      },
+      notice: (text) => this.host.notice(text),
+      fail: (error) => this.fail(error),
+      go: (hash) => (location.hash = hash),
+    };
+    this.manage = new ManagePanel(this.manageHost);
     const composer = h(
       'form',
       {
@@ -116,6 +147,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.manage.root,
       this.note,
       this.older,
       this.transcript,
@@ -132,7 +164,10 @@ export class SessionView {
   }
 
   attach(): Promise<void> {
-    return this.state.attach().catch((error: unknown) => this.fail(error));
+    return this.state
+      .attach()
+      .then(() => this.manage.load())
+      .catch((error: unknown) => this.fail(error));
   }
 
   arrive(params: Record<string, unknown>): void {
@@ -239,7 +274,11 @@ export class SessionView {
           continue;
         }
       }
-      const el = messageElement(m, outputs);
+      const el = messageElement(
+        m,
+        outputs,
+        (message) => void forkAt(this.manageHost, message).catch((error: unknown) => this.fail(error)),
+      );
       if (el) this.transcript.appendChild(el);
     }
     this.shown = messages.length;
