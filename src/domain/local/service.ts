@@ -25,6 +25,7 @@ import { SessionControls } from './controls.js';
 import { createLocalSession } from './creation.js';
 import type { LocalEvents } from './events.js';
 import { EventFanOut } from './fan-out.js';
+import { turnTimeline } from './flight-recorder.js';
 import { sessionHistory } from './history.js';
 import { SessionManagement, type ForkParams } from './manage.js';
 import type { PublicEvent, Viewer } from './hub.js';
@@ -419,6 +420,18 @@ export class LocalSessions {
   /** session.delete (manage.ts): the session and everything stored for it. */
   delete(principal: Principal, params: { session_id: string }) {
     return this.manage.delete(principal, params);
+  }
+
+  /** session.turns (flight-recorder.ts): the newest turns, each as a timeline of stored records. */
+  async turns(principal: Principal, logicalId: string, limit: number): Promise<Record<string, unknown>> {
+    await this.access(principal, logicalId);
+    const receipt = this.receipts.get(logicalId);
+    const records = await this.options.store.recentTurns(logicalId, limit);
+    const page = receipt
+      ? await this.options.sessions.loadTranscriptPage(receipt.current_session_id, { limit: 1000 })
+      : { messages: [] };
+    const turns = records.map((r) => turnTimeline(r, page.messages, receipt?.lineage ?? []));
+    return { session_id: logicalId, turns };
   }
 
   /** session.lineage (manage.ts): the fork source and the forks of a session. */

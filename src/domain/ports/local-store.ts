@@ -90,6 +90,20 @@ export interface NewCreation {
   fork?: { session_id: string; message_id: number; messages: readonly TranscriptMessage[] };
 }
 
+/** A turn as the flight recorder reads it: its admission and, once settled, what it cost. */
+export interface TurnRecord {
+  admission: AdmissionRow;
+  cost: {
+    provider: string;
+    model: string;
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens: number;
+    cost_usd: number;
+    cost_status: string;
+  } | null;
+}
+
 export type DeleteResult =
   /** Gone: every transcript, index row, receipt, admission and cost row of the session. */
   | { kind: 'deleted'; transcripts: number; messages: number }
@@ -263,6 +277,8 @@ export interface LocalSessionStore {
    * deleted) while one of its admissions is running.
    */
   deleteLocalSession(logicalId: string): Promise<DeleteResult>;
+  /** The session's newest `limit` turns (admissions, any state) with their cost rows, newest first. */
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]>;
   /** The sessions forked from this one (session.fork), oldest first. */
   forksOf(logicalId: string): Promise<LocalSessionRow[]>;
   /** Sets a session's title; with `onlyIfUntitled`, only when it has none. True when it changed. */

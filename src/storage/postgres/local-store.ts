@@ -22,6 +22,7 @@ import type {
   ClaimResult,
   CreationResult,
   DeleteResult,
+  TurnRecord,
   ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
@@ -197,6 +198,10 @@ export class PostgresLocalStore implements LocalSessionStore {
 
   deleteLocalSession(logicalId: string): Promise<DeleteResult> {
     return this.write((sql) => manage.deleteLocalSession(sql, logicalId));
+  }
+
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]> {
+    return this.read((sql) => manage.recentTurns(sql, logicalId, limit));
   }
 
   forksOf(logicalId: string): Promise<LocalSessionRow[]> {

@@ -22,6 +22,7 @@ import type {
   ClaimResult,
   CreationResult,
   DeleteResult,
+  TurnRecord,
   ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
@@ -185,6 +186,10 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   deleteLocalSession(logicalId: string): Promise<DeleteResult> {
     return answer(() => tx(this.db, () => manage.deleteLocalSession(this.db, logicalId)));
+  }
+
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]> {
+    return answer(() => manage.recentTurns(this.db, logicalId, limit));
   }
 
   forksOf(logicalId: string): Promise<LocalSessionRow[]> {

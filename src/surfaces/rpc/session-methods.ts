@@ -61,6 +61,7 @@ export const SESSION_METHOD_SCHEMAS = {
   'session.archive': z.strictObject({ session_id: id, archived: z.boolean().default(true) }),
   'session.delete': z.strictObject({ session_id: id }),
   'session.lineage': z.strictObject({ session_id: id }),
+  'session.turns': z.strictObject({ session_id: id, limit: z.number().int().min(1).max(100).default(20) }),
   'session.history': z.strictObject({ session_id: id, view: z.enum(['full', 'model']).default('full') }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
@@ -201,6 +202,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.lineage'],
       capability: 'session:read',
       handler: (p, c) => sessions.lineage(c.principal, p.session_id),
+    })
+    .register('session.turns', {
+      params: s['session.turns'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.turns(c.principal, p.session_id, p.limit),
     })
     .register('session.history', {
       params: s['session.history'],

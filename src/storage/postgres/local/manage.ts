@@ -1,6 +1,7 @@
 /** Archiving, forks and deletion of local sessions (issue 31), on PostgreSQL (as local/manage.ts of SQLite). */
 import { localSessionKey, receiptKey } from '../../../domain/local/receipt.js';
-import type { DeleteResult, LocalSessionRow } from '../../../domain/ports/local-store.js';
+import type { DeleteResult, LocalSessionRow, TurnRecord } from '../../../domain/ports/local-store.js';
+import { TURN_RECORD_SELECT, turnRecordFromRow, type TurnRecordDbRow } from '../../rows/admissions.js';
 import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import type { Sql } from '../database.js';
 
@@ -73,4 +74,12 @@ export async function deleteLocalSession(sql: Sql, logicalId: string): Promise<D
   await sql.run('DELETE FROM private_receipts WHERE key = $1', [receiptKey(logicalId)]);
   await sql.run('DELETE FROM local_sessions WHERE logical_id = $1', [logicalId]);
   return { kind: 'deleted', transcripts: transcripts.length, messages };
+}
+
+export async function recentTurns(sql: Sql, logicalId: string, limit: number): Promise<TurnRecord[]> {
+  const rows = await sql.rows<TurnRecordDbRow>(
+    `${TURN_RECORD_SELECT} WHERE a.logical_id = $1 ORDER BY a.seq DESC LIMIT $2`,
+    [logicalId, limit],
+  );
+  return rows.map(turnRecordFromRow);
 }

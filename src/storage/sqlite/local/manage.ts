@@ -1,6 +1,7 @@
 /** Archiving, forks and deletion of local sessions (issue 31), on SQLite. */
 import { localSessionKey, receiptKey } from '../../../domain/local/receipt.js';
-import type { DeleteResult, LocalSessionRow } from '../../../domain/ports/local-store.js';
+import type { DeleteResult, LocalSessionRow, TurnRecord } from '../../../domain/ports/local-store.js';
+import { TURN_RECORD_SELECT, turnRecordFromRow, type TurnRecordDbRow } from '../../rows/admissions.js';
 import { localSessionFromRow, type LocalSessionDbRow } from '../../rows/local-sessions.js';
 import type { SqliteDatabase } from '../database.js';
 import { markIndexStale } from '../ops/search-index.js';
@@ -81,4 +82,12 @@ function dropIndexRows(db: SqliteDatabase, inTranscripts: string, key: string): 
   } catch {
     markIndexStale(db);
   }
+}
+
+export function recentTurns(db: SqliteDatabase, logicalId: string, limit: number): TurnRecord[] {
+  const rows = statement(db, `${TURN_RECORD_SELECT} WHERE a.logical_id = ? ORDER BY a.seq DESC LIMIT ?`).all(
+    logicalId,
+    limit,
+  ) as TurnRecordDbRow[];
+  return rows.map(turnRecordFromRow);
 }

@@ -11,6 +11,7 @@ import { markdownElement } from './markdown.js';
 import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
+import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change } from './session-state.js';
 import type { Message, PendingAdmission } from './wire.js';
 
@@ -37,6 +38,7 @@ export function messageElement(
   m: Message,
   outputs: Map<string, Message>,
   onFork?: (m: Message) => void,
+  onTimeline?: (m: Message, el: HTMLElement) => void,
 ): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
@@ -50,6 +52,17 @@ export function messageElement(
   }
   if (!el.firstChild) return null;
   if (m.timestamp) append(el, h('time', { class: 'stamp', text: when(m.timestamp) }));
+  if (onTimeline && m.role === 'user' && m.admission_id)
+    append(
+      el,
+      h('button', {
+        type: 'button',
+        class: 'link timeline-open',
+        text: 'Timeline',
+        title: 'What this turn did, step by step',
+        on: { click: () => onTimeline(m, el) },
+      }),
+    );
   if (onFork)
     append(
       el,
@@ -278,6 +291,7 @@ export class SessionView {
         m,
         outputs,
         (message) => void forkAt(this.manageHost, message).catch((error: unknown) => this.fail(error)),
+        (message, at) => void this.toggleTimeline(message, at).catch((error: unknown) => this.fail(error)),
       );
       if (el) this.transcript.appendChild(el);
     }
@@ -295,6 +309,14 @@ export class SessionView {
       );
     }
     if (!full) this.live.scrollIntoView({ block: 'end' });
+  }
+
+  /** Opens (or closes) the flight recorder of a message's turn right after the message. */
+  private async toggleTimeline(m: Message, at: HTMLElement): Promise<void> {
+    const next = at.nextElementSibling;
+    if (next?.classList.contains('timeline')) return void next.remove();
+    const timeline = await loadTimeline(this.manageHost.link, this.state.sessionId, m.admission_id!);
+    if (timeline) at.after(timeline);
   }
 
   private drawLive(): void {
