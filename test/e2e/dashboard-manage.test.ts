@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
 import { HAVE_CHROMIUM, openSession, screenshotPath, sessionInPage, useChromium } from './browser.js';
+import { nextEvent } from './gateway-harness.js';
 import { runTurn, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -79,5 +80,44 @@ describe.skipIf(!HAVE_CHROMIUM)('managing sessions in Chromium', () => {
     // The fork lives on, and says its source is gone.
     await openSession(page, forkId);
     await page.locator('.manage .lineage', { hasText: `Forked from ${sessionId} (deleted)` }).waitFor();
+  });
+
+  it('opens a turn as its timeline, tool outcome and approval included', { timeout: 120_000 }, async () => {
+    const { native, sessionId, page } = await sessionInPage(fx, chromium.browser, { title: 'Timeline' });
+    const asked = nextEvent(native, 'approval.request', (e) => e.session_id === sessionId);
+    const done = nextEvent(native, 'admission.settled', (e) => e.session_id === sessionId);
+    await native.call('prompt.submit', {
+      session_id: sessionId,
+      submission_id: 't1',
+      text: 'run: touch plot',
+    });
+    const prompt = (await asked).event;
+    await native.call('approval.respond', {
+      session_id: sessionId,
+      execution_generation: prompt['execution_generation'],
+      prompt_id: prompt['prompt_id'],
+      choice: 'once',
+    });
+    await done;
+    // A fresh page: the turn's messages come from the store, with their ids and admission.
+    await openSession(page, sessionId);
+    await page.locator('.transcript article.msg-user').getByRole('button', { name: 'Timeline' }).click();
+    const timeline = page.getByLabel('Turn timeline');
+    await timeline.waitFor();
+    const kinds = await timeline
+      .locator('.event')
+      .evaluateAll((els) =>
+        els.map((e) => String((e as { dataset: Record<string, string> }).dataset['kind'])),
+      );
+    expect(kinds).toEqual(['admitted', 'started', 'model', 'tool', 'model', 'settled']);
+    const tool = timeline.locator('.event-tool');
+    expect(await tool.locator('.outcome').textContent()).toBe('succeeded');
+    expect(await tool.locator('code').textContent()).toBe('touch plot');
+    expect(await tool.textContent()).toContain('approval: once');
+    expect(await timeline.locator('.event-settled .outcome').textContent()).toBe('completed');
+    await page.screenshot({ path: screenshotPath('dashboard-timeline.png') });
+    // The same button closes it.
+    await page.locator('.transcript article.msg-user').getByRole('button', { name: 'Timeline' }).click();
+    await timeline.waitFor({ state: 'detached' });
   });
 });
