@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
+import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema } from './config-observability.js';
 import { platformsSchema } from './config-platforms.js';
@@ -292,6 +293,8 @@ export const configSchema = z
           .default({}),
       })
       .prefault({}),
+    /** MCP servers whose tools join the profile's sessions (docs/integrations.md). */
+    mcp_servers: MCP_SERVERS_SCHEMA.default({}),
     /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */
     safe_mode: z
       .strictObject({

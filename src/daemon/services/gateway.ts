@@ -57,6 +57,7 @@ import { ControlRelay } from '../../domain/cluster/relay.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
+import { McpPool } from '../../runtime/mcp/pool.js';
 import type { GatewayMetrics } from './metrics.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
@@ -116,6 +117,7 @@ export function gatewayService(
   let member: ClusterMember | null = null;
   let relay: ControlRelay | null = null;
   let metrics: GatewayMetrics | null = null;
+  let mcp: McpPool | null = null;
 
   return {
     name: 'gateway',
@@ -177,6 +179,14 @@ export function gatewayService(
         // Safe mode is stricter: the allow-list and safe_mode.env only, not the tools: additions.
         env: toolEnvironment(env, { env_passthrough: config.safe_mode.env, env: {} }),
       });
+      // MCP servers (issue 27): started lazily by the turns that need their tools.
+      mcp = new McpPool({
+        profileServers: () => config.mcp_servers,
+        env: toolEnv,
+        isolate: (sessionId, launch, serverEnv) => workers!.isolatedLaunch(sessionId, launch, serverEnv),
+        log: (level, message) => logger[level]({}, message),
+      });
+      const mcpPool = mcp;
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
       const cacheConfig = config.agent_cache;
@@ -215,6 +225,9 @@ export function gatewayService(
           maxTurns: 50,
           providers,
           offerSkills: config.skills.offer_available,
+          mcpServers: Object.entries(config.mcp_servers)
+            .filter(([, server]) => server.enabled)
+            .map(([name]) => name),
         },
         launchLookups: {
           ...launchLookups(layout.root, gatewayRoots(layout)),
@@ -264,13 +277,16 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names, policy) => {
+            tools: async (names, policy, logicalId) => {
               const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
               // Checked in the daemon, before a safe-mode call reaches its worker.
-              return guardGatewayFiles(
+              const builtin = guardGatewayFiles(
                 policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
                 gatewayRoots(layout),
               );
+              if (!policy || !logicalId || !McpPool.any(policy.mcp_servers)) return builtin;
+              const scope = { sessionId: logicalId, cwd: policy.cwd, safe: policy.safe_mode };
+              return [...builtin, ...(await mcpPool.tools(policy.mcp_servers!, scope))];
             },
             model: modelOf,
             contextSettings,
@@ -543,6 +559,9 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.cluster = null;
       await cluster?.close();
       cluster = null;
+      // Before the workers: an isolated server's room is removed once its process is gone.
+      await mcp?.close();
+      mcp = null;
       workers?.close();
       workers = null;
       await control?.close().catch(() => undefined);

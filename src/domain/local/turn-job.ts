@@ -41,7 +41,11 @@ export interface TurnJobDeps {
    * The tools of a session's toolsets (already validated at creation); `policy` decides where they
    * run (a safe_mode session's tools run in its isolated worker).
    */
-  tools(toolsets: readonly string[], policy?: LaunchPolicy): ToolDefinition[];
+  tools(
+    toolsets: readonly string[],
+    policy?: LaunchPolicy,
+    logicalId?: string,
+  ): ToolDefinition[] | Promise<ToolDefinition[]>;
   /** The model client for a policy; `apiKey` is the creator's in-memory key, when one was given. */
   model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel;
   /** The receipt validated for this epoch (validating it now if need be), or null when paused. */
@@ -146,7 +150,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       deps,
       logicalId,
       physicalId,
-      { systemPrompt: systemPromptFor(receipt), tools: deps.tools(policy.toolsets, policy) },
+      // MCP servers are started here, lazily, at the first turn that needs their tools.
+      { systemPrompt: systemPromptFor(receipt), tools: await deps.tools(policy.toolsets, policy, logicalId) },
       // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
       job.resumed ? { kind: 'before_input', admissionId: job.input.admission_id } : { kind: 'read' },
     );
