@@ -33,6 +33,8 @@ export function localSessionFromRow(row: LocalSessionDbRow): LocalSessionRow {
     paused_reason: row.paused_reason,
     archived_at: row.archived_at,
     forked_from:
-      row.forked_from === null ? null : { session_id: row.forked_from, message_id: row.forked_message_id ?? 0 },
+      row.forked_from === null
+        ? null
+        : { session_id: row.forked_from, message_id: row.forked_message_id ?? 0 },
   };
 }
