@@ -105,7 +105,8 @@ export type GatewayReason =
   | 'invalid_schedule'
   | 'job_busy'
   | 'member_limit'
-  | 'share_level';
+  | 'share_level'
+  | 'fork_point_unsettled';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

@@ -80,6 +80,10 @@ export const RPC_REASONS = {
     code: -32025,
     meaning: 'the session is shared with this member at a level that does not include the operation',
   },
+  fork_point_unsettled: {
+    code: -32026,
+    meaning: 'the message to fork from belongs to a turn that has not settled (running or unknown)',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

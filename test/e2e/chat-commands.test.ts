@@ -74,3 +74,43 @@ describe('gatehouse chat commands: /help, /undo, /retry, /new, /reset', () => {
     E2E_TIMEOUT_MS,
   );
 });
+
+describe('gatehouse chat: /fork', () => {
+  it(
+    'branches the conversation into new sessions, whole or without the last n messages, and leaves it as it was',
+    async () => {
+      const home = tempHome();
+      homes.push(home);
+      // As docs/chat.md shows it: printf 'one\ntwo\nthree\n/fork 1\n/fork\n' | gatehouse chat
+      const run = await runCli(home, ['chat'], { input: 'one\ntwo\nthree\n/fork 1\n/fork\n' });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const id = /session (\d{8}_\d{6}_[0-9a-f]{8})/.exec(run.stdout)![1]!;
+      const forks = [
+        ...run.stdout.matchAll(
+          /\(forked into (\S+) "([^"]+)"; go on there with: gatehouse chat --resume (\S+)\)/g,
+        ),
+      ];
+      expect(forks).toHaveLength(2);
+      const [without, whole] = forks.map((m) => m[1]!);
+      expect(forks.map((m) => m[3])).toEqual([without, whole]);
+      const said = (t: string) => `Demo model (scripted stand-in): you said: ${t}`;
+      expect(await transcript(home, without!)).toEqual(['one', said('one'), 'two', said('two')]);
+      const all = ['one', said('one'), 'two', said('two'), 'three', said('three')];
+      expect(await transcript(home, whole!)).toEqual(all);
+      expect(await transcript(home, id)).toEqual(all);
+      // The line it prints is the way in.
+      const resumed = await runCli(home, ['chat', '--resume', without!], { input: 'four\n' });
+      expect(resumed.code).toBe(0);
+      expect(await transcript(home, without!)).toEqual([
+        'one',
+        said('one'),
+        'two',
+        said('two'),
+        'four',
+        said('four'),
+      ]);
+    },
+    E2E_TIMEOUT_MS,
+  );
+});

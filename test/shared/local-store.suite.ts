@@ -387,6 +387,58 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
       expect(await store.getLocalSession('V1')).toMatchObject({ paused_reason: null });
     });
 
+    it('a fork starts with copied messages and names its source; archive marks; delete leaves nothing', async () => {
+      const { store, sessions, sql } = await start(['L1']);
+      await store.admit(testAdmission('L1', 'a1', 'hello'));
+      const claim = await store.claimNext('L1', 1);
+      expect(claim.kind).toBe('claimed');
+      const source = await sessions.loadTranscript('L1');
+      const fork = await store.commitCreation({
+        receipt: testReceipt('F1'),
+        origin: origin('F1'),
+        title: 'fork',
+        hidden: false,
+        fork: {
+          session_id: 'L1',
+          message_id: source[0]!.id,
+          messages: [{ role: 'user', content: 'hello', timestamp: source[0]!.timestamp }],
+        },
+      });
+      expect(fork).toMatchObject({
+        kind: 'created',
+        session: { logical_id: 'F1', forked_from: { session_id: 'L1', message_id: source[0]!.id } },
+      });
+      const copied = await sessions.loadTranscript('F1');
+      expect(copied.map((m) => [m.role, m.content, m.timestamp])).toEqual([
+        ['user', 'hello', source[0]!.timestamp],
+      ]);
+      expect((await store.forksOf('L1')).map((r) => r.logical_id)).toEqual(['F1']);
+
+      expect(await store.setArchived('F1', AT)).toBe(true);
+      expect(await store.getLocalSession('F1')).toMatchObject({ archived_at: AT });
+      expect(await store.setArchived('F1', null)).toBe(true);
+      expect(await store.setArchived('nothing', AT)).toBe(false);
+
+      // A running admission holds the session: nothing is deleted.
+      expect(await store.deleteLocalSession('L1')).toEqual({ kind: 'running', admission_id: 'a1' });
+      await store.settle({ ...settled('a1', 1, (claim as { generation: number }).generation) });
+      expect(await store.deleteLocalSession('L1')).toEqual({ kind: 'deleted', transcripts: 1, messages: 1 });
+      expect(await store.deleteLocalSession('L1')).toEqual({ kind: 'missing' });
+      expect(await store.getLocalSession('L1')).toBeNull();
+      expect(await sessions.loadTranscript('L1').catch(() => [])).toEqual([]);
+      for (const [table, column, value] of [
+        ['admissions', 'logical_id', 'L1'],
+        ['private_receipts', 'key', receiptKey('L1')],
+        ['sessions', 'session_key', localSessionKey('L1')],
+        ['routes', 'session_key', localSessionKey('L1')],
+      ] as const) {
+        expect(await sql(`SELECT 1 FROM ${table} WHERE ${column} = ?`, [value])).toEqual([]);
+      }
+      // The fork keeps its messages and its (now dangling) link.
+      expect(await sessions.loadTranscript('F1')).toHaveLength(1);
+      expect(await store.getLocalSession('F1')).toMatchObject({ forked_from: { session_id: 'L1' } });
+    });
+
     it('a crash inside a creation leaves nothing of it', async () => {
       const { withFaults, store } = await start([]);
       const crashing = withFaults({

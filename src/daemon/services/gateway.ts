@@ -350,6 +350,8 @@ export function gatewayService(
       sessions.events.on('transcript:replaced', (e) => agents.invalidate(e.logical_id));
       // A session taken over (SCL-1) may have run turns on another instance since it was cached here.
       sessions.events.on('session:taken', (e) => agents.invalidate(e.logical_id));
+      // A deleted session's agent has nothing left to run.
+      sessions.events.on('session:deleted', (e) => agents.invalidate(e.logical_id));
       // A full disk: each waiting session tells its viewers once, and again when its write went through.
       const local = sessions;
       local.events.on('storage:waiting', (e) => {

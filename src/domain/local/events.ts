@@ -26,5 +26,7 @@ export interface LocalEvents extends SchedulerEvents {
    * SCL-1: this instance took the session's lease and recovered it. Another instance may have run
    * turns of it meanwhile: whatever this one kept of it in memory (the cached agent) is stale.
    */
+  /** session.delete removed the session and everything stored for it (issue 31). */
+  'session:deleted': { logical_id: string };
   'session:taken': { logical_id: string; unknown: string[]; resumed: string[] };
 }

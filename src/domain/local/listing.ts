@@ -52,15 +52,22 @@ function cost(entry: SessionEntry) {
   return { estimated_usd: entry.estimated_cost_usd, status: entry.cost_status };
 }
 
+/** The lists show archived sessions only when asked for them, and then only those (issue 31). */
+function inArchiveView(row: LocalSessionRow, archived: boolean): boolean {
+  return (row.archived_at !== null) === archived;
+}
+
 /** Worker-owned rows stay with their worker (as in search); hidden rows never reach a picker. */
 function visibleLocal(
   principal: Principal,
   row: LocalSessionRow | null,
   shared: ReadonlySet<string>,
+  archived: boolean,
 ): row is LocalSessionRow {
   return (
     row !== null &&
     !row.hidden &&
+    inArchiveView(row, archived) &&
     mayAccess(principal, row, shared) &&
     (isOwner(principal, row) || row.owner.provider !== 'worker')
   );
@@ -76,10 +83,11 @@ async function listedRow(
   principal: Principal,
   entry: SessionEntry,
   shared: ReadonlySet<string>,
+  archived: boolean,
 ): Promise<Record<string, unknown> | null> {
   if (entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
     const row = await facts.store.getLocalSession(entry.session_key.slice(LOCAL_KEY_PREFIX.length));
-    if (!visibleLocal(principal, row, shared)) return null;
+    if (!visibleLocal(principal, row, shared, archived)) return null;
     const { info, state: current } = await facts.local(row);
     const queued = (await facts.store.unsettled(row.logical_id)).some((a) => a.state === 'queued');
     const state = current === 'idle' && queued ? 'queued' : current;
@@ -92,8 +100,9 @@ async function listedRow(
       cost: cost(entry),
     };
   }
-  // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist.
-  if (!isOperator(principal)) return null;
+  // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist. They
+  // are not archived (archiving is a local session's).
+  if (!isOperator(principal) || archived) return null;
   return {
     session_id: entry.session_id,
     kind: 'platform',
@@ -113,12 +122,14 @@ async function listedRow(
 export async function listLocal(
   facts: ListingFacts,
   principal: Principal,
-  options: { limit: number },
+  options: { limit: number; archived: boolean },
 ): Promise<{ scope: 'live'; sessions: Record<string, unknown>[] }> {
   // Hidden rows (tool and oneshot sources, or hidden: true) never reach a human picker.
   const rows = (
     await Promise.all([...new Set(facts.liveIds())].map((id) => facts.store.getLocalSession(id)))
-  ).filter((row): row is LocalSessionRow => row !== null && !row.hidden);
+  ).filter(
+    (row): row is LocalSessionRow => row !== null && !row.hidden && inArchiveView(row, options.archived),
+  );
   const shared = await facts.sharedWith(principal);
   const visible = rows.filter((row) => mayAccess(principal, row, shared)).slice(0, options.limit);
   return { scope: 'live', sessions: await withStates(facts, principal, visible) };
@@ -149,13 +160,16 @@ async function withStates(
 export async function listStored(
   facts: ListingFacts,
   principal: Principal,
-  options: { limit: number; cursor: string | null },
+  options: { limit: number; cursor: string | null; archived: boolean },
 ): Promise<{ scope: 'stored'; sessions: Record<string, unknown>[]; next_cursor: string | null }> {
   const after = options.cursor === null ? undefined : decodePosition(options.cursor);
+  const shared = await facts.sharedWith(principal);
+  const shown = (row: LocalSessionRow) =>
+    mayAccess(principal, row, shared) && inArchiveView(row, options.archived);
   const { rows, more } =
     principal.sessions !== undefined
-      ? await namedPage(facts, principal, principal.sessions, options.limit, after)
-      : await walkedPage(facts, principal, options.limit, after, await facts.sharedWith(principal));
+      ? await namedPage(facts, shown, principal.sessions, options.limit, after)
+      : await walkedPage(facts, shown, options.limit, after);
   const last = rows.at(-1);
   return {
     scope: 'stored',
@@ -175,13 +189,13 @@ function compareBytes(a: string, b: string): number {
 
 async function namedPage(
   facts: ListingFacts,
-  principal: Principal,
+  shown: (row: LocalSessionRow) => boolean,
   ids: readonly string[],
   limit: number,
   after: LocalListPosition | undefined,
 ): Promise<{ rows: LocalSessionRow[]; more: boolean }> {
   const rows = (await Promise.all([...new Set(ids)].map((id) => facts.store.getLocalSession(id))))
-    .filter((row): row is LocalSessionRow => row !== null && !row.hidden && mayAccess(principal, row))
+    .filter((row): row is LocalSessionRow => row !== null && !row.hidden && shown(row))
     .filter((row) => after === undefined || newestFirst(after, row) < 0)
     .sort(newestFirst);
   return { rows: rows.slice(0, limit), more: rows.length > limit };
@@ -189,10 +203,9 @@ async function namedPage(
 
 async function walkedPage(
   facts: ListingFacts,
-  principal: Principal,
+  shown: (row: LocalSessionRow) => boolean,
   limit: number,
   after: LocalListPosition | undefined,
-  shared: ReadonlySet<string>,
 ): Promise<{ rows: LocalSessionRow[]; more: boolean }> {
   const chunk = Math.min(500, limit * 4);
   const rows: LocalSessionRow[] = [];
@@ -201,7 +214,7 @@ async function walkedPage(
     const read = await facts.store.listLocalSessions({ limit: chunk, ...(before ? { before } : {}) });
     for (const [index, row] of read.entries()) {
       before = row;
-      if (!mayAccess(principal, row, shared)) continue;
+      if (!shown(row)) continue;
       rows.push(row);
       // Full: there may be more unless this was the very last row there is.
       if (rows.length === limit) return { rows, more: read.length === chunk || index < read.length - 1 };
@@ -229,7 +242,7 @@ function decodePosition(cursor: string): LocalListPosition {
 export async function listAll(
   facts: ListingFacts,
   principal: Principal,
-  options: { limit: number; cursor: string | null },
+  options: { limit: number; cursor: string | null; archived: boolean },
 ): Promise<{ scope: 'all'; sessions: Record<string, unknown>[]; next_cursor: string | null }> {
   const sessions: Record<string, unknown>[] = [];
   const shared = await facts.sharedWith(principal);
@@ -246,7 +259,7 @@ export async function listAll(
       });
     }
     for (const entry of page.entries) {
-      const row = await listedRow(facts, principal, entry, shared);
+      const row = await listedRow(facts, principal, entry, shared, options.archived);
       if (row) sessions.push(row);
     }
     cursor = page.nextCursor;

@@ -28,7 +28,9 @@ import { SessionControls } from './controls.js';
 import { createLocalSession } from './creation.js';
 import type { LocalEvents } from './events.js';
 import { EventFanOut } from './fan-out.js';
+import { turnTimeline } from './flight-recorder.js';
 import { sessionHistory } from './history.js';
+import { SessionManagement, type ForkParams } from './manage.js';
 import type { PublicEvent, Viewer } from './hub.js';
 import { SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
@@ -141,6 +143,8 @@ export class LocalSessions {
   readonly checkpoints: SessionCheckpoints | null;
   /** session.share, session.unshare, session.shares (sharing.ts); null without an access store. */
   readonly sharing: SessionSharing | null;
+  /** session.fork, session.archive, session.delete and session.lineage (manage.ts). */
+  private readonly manage: SessionManagement;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.fanOut = new EventFanOut({
@@ -278,6 +282,27 @@ export class LocalSessions {
       fanOut: this.fanOut,
       pendingPrompts: (logicalId) => this.controls.pendingPrompts(logicalId),
       agentLive: (logicalId) => options.agents?.has(logicalId) ?? this.liveAgents.has(logicalId),
+    });
+    this.manage = new SessionManagement({
+      store: options.store,
+      sessions: options.sessions,
+      scheduler: this.scheduler,
+      events: this.events,
+      access,
+      receipt: (logicalId) => this.receipts.get(logicalId),
+      admitReceipt: (receipt) => this.receipts.admit(receipt),
+      apiKey: (logicalId) => this.apiKeys.get(logicalId),
+      setApiKey: (logicalId, key) => this.apiKeys.set(logicalId, key),
+      publish,
+      changed: (logicalId) => this.accessCache.forget(logicalId),
+      forget: (logicalId) => {
+        this.accessCache.forget(logicalId);
+        this.receipts.forget(logicalId);
+        this.apiKeys.delete(logicalId);
+        this.liveAgents.delete(logicalId);
+      },
+      assertAccepting,
+      now: () => new Date(),
     });
     this.fanOut.announceSettlements(this.events);
   }
@@ -465,6 +490,40 @@ export class LocalSessions {
     return { session_id: logicalId, title };
   }
 
+  /** session.fork (manage.ts): a new session with the source's history up to one message. */
+  async fork(principal: Principal, params: ForkParams): Promise<Record<string, unknown>> {
+    const session = await this.manage.fork(principal, params);
+    const snapshot = await this.snapshots.snapshot(await this.access(principal, session.logical_id), 100);
+    return { ...snapshot, forked_from: session.forked_from };
+  }
+
+  /** session.archive (manage.ts): out of the default lists, or back in. */
+  archive(principal: Principal, params: { session_id: string; archived: boolean }) {
+    return this.manage.archive(principal, params);
+  }
+
+  /** session.delete (manage.ts): the session and everything stored for it. */
+  delete(principal: Principal, params: { session_id: string }) {
+    return this.manage.delete(principal, params);
+  }
+
+  /** session.turns (flight-recorder.ts): the newest turns, each as a timeline of stored records. */
+  async turns(principal: Principal, logicalId: string, limit: number): Promise<Record<string, unknown>> {
+    await this.access(principal, logicalId);
+    const receipt = this.receipts.get(logicalId);
+    const records = await this.options.store.recentTurns(logicalId, limit);
+    const page = receipt
+      ? await this.options.sessions.loadTranscriptPage(receipt.current_session_id, { limit: 1000 })
+      : { messages: [] };
+    const turns = records.map((r) => turnTimeline(r, page.messages, receipt?.lineage ?? []));
+    return { session_id: logicalId, turns };
+  }
+
+  /** session.lineage (manage.ts): the fork source and the forks of a session. */
+  lineage(principal: Principal, logicalId: string) {
+    return this.manage.lineage(principal, logicalId);
+  }
+
   /** Stores a title and keeps this epoch's access facts (which info reads) in step with it. */
   private async storeTitle(logicalId: string, title: string): Promise<void> {
     if (!(await this.options.store.setTitle(logicalId, title, false))) return;
@@ -531,17 +590,17 @@ export class LocalSessions {
     return costSummary(this.options.sessions, principal, query);
   }
   /** session.list with scope "live" (listing.ts). */
-  list(principal: Principal, options: { limit: number }) {
+  list(principal: Principal, options: { limit: number; archived: boolean }) {
     return listLocal(this.listing(), principal, options);
   }
 
   /** session.list with scope "stored": a page of the stored sessions the caller may access (listing.ts). */
-  listStored(principal: Principal, options: { limit: number; cursor: string | null }) {
+  listStored(principal: Principal, options: { limit: number; cursor: string | null; archived: boolean }) {
     return listStored(this.listing(), principal, options);
   }
 
   /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
-  listAll(principal: Principal, options: { limit: number; cursor: string | null }) {
+  listAll(principal: Principal, options: { limit: number; cursor: string | null; archived: boolean }) {
     return listAll(this.listing(), principal, options);
   }
 

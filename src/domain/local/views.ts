@@ -47,6 +47,8 @@ export function sessionInfo(
     profile: session.profile,
     agent: agentLive ? 'live' : 'lazy',
     created_at: session.created_at,
+    archived_at: session.archived_at,
+    forked_from: session.forked_from,
   };
 }
 

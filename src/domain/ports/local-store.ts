@@ -28,6 +28,10 @@ export interface LocalSessionRow {
   created_at: string;
   /** Set when recovery refused the session's receipt: nothing runs until an operator looks. */
   paused_reason: string | null;
+  /** When session.archive archived it (left out of the default lists); null: not archived. */
+  archived_at: string | null;
+  /** The session and message this one was forked from (session.fork); null: not a fork. */
+  forked_from: { session_id: string; message_id: number } | null;
 }
 
 /** An API request key bound to the request first made with it. */
@@ -93,7 +97,33 @@ export interface NewCreation {
   origin: SessionSourceFields;
   title: string | null;
   hidden: boolean;
+  /**
+   * session.fork: the new session's first transcript starts with these messages, copied from the
+   * source's up to `message_id`, in the creation's own transaction.
+   */
+  fork?: { session_id: string; message_id: number; messages: readonly TranscriptMessage[] };
 }
+
+/** A turn as the flight recorder reads it: its admission and, once settled, what it cost. */
+export interface TurnRecord {
+  admission: AdmissionRow;
+  cost: {
+    provider: string;
+    model: string;
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens: number;
+    cost_usd: number;
+    cost_status: string;
+  } | null;
+}
+
+export type DeleteResult =
+  /** Gone: every transcript, index row, receipt, admission and cost row of the session. */
+  | { kind: 'deleted'; transcripts: number; messages: number }
+  /** A turn of the session is running: nothing deleted. */
+  | { kind: 'running'; admission_id: string }
+  | { kind: 'missing' };
 
 export type CreationResult =
   | { kind: 'created'; session: LocalSessionRow; receipt: CreationReceipt }
@@ -258,6 +288,19 @@ export interface LocalSessionStore {
   /** The raw private receipt text (null when missing), and the physical id its route points at. */
   readReceiptEvidence(logicalId: string): Promise<{ raw: string | null; routedSessionId: string | null }>;
   setPaused(logicalId: string, reason: string | null): Promise<void>;
+  /** Archives (a time) or unarchives (null) a session. True when the row exists. */
+  setArchived(logicalId: string, archivedAt: string | null): Promise<boolean>;
+  /**
+   * Deletes a local session and everything stored for it, in ONE transaction: its logical row,
+   * receipt, admissions, every transcript of its lineage (messages, their full-text index rows,
+   * rewinds), its route, turn markers, cost rows and compression backoff. Refused (nothing
+   * deleted) while one of its admissions is running.
+   */
+  deleteLocalSession(logicalId: string): Promise<DeleteResult>;
+  /** The session's newest `limit` turns (admissions, any state) with their cost rows, newest first. */
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]>;
+  /** The sessions forked from this one (session.fork), oldest first. */
+  forksOf(logicalId: string): Promise<LocalSessionRow[]>;
   /** Sets a session's title; with `onlyIfUntitled`, only when it has none. True when it changed. */
   setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<boolean>;
   /**

@@ -22,6 +22,8 @@ import type {
   Claimed,
   ClaimResult,
   CreationResult,
+  DeleteResult,
+  TurnRecord,
   ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
@@ -48,6 +50,7 @@ import { publishCompression, RouteMoved } from './compression-actions.js';
 import type { PgDatabase, Sql } from './database.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
+import * as manage from './local/manage.js';
 import * as transitions from './local/transitions.js';
 import { holdsLease } from './ops/leases.js';
 import * as costs from './ops/turn-costs.js';
@@ -156,6 +159,11 @@ export class PostgresLocalStore implements LocalSessionStore {
         hidden: creation.hidden,
         created_at: at,
       });
+      if (creation.fork) {
+        const { fork } = creation;
+        await appendInTransaction(this.db, sql, receipt.current_session_id, fork.messages, this.now());
+        await manage.setForkedFrom(sql, receipt.logical_id, fork.session_id, fork.message_id);
+      }
       this.faults?.hit('creation.transaction');
       await creations.writeReceipt(sql, receiptKey(receipt.logical_id), JSON.stringify(receipt));
       const session = (await creations.readLocalSession(sql, receipt.logical_id))!;
@@ -189,6 +197,22 @@ export class PostgresLocalStore implements LocalSessionStore {
       const route = await readRoute(sql, localSessionKey(logicalId));
       return { raw, routedSessionId: route?.session_id ?? null };
     });
+  }
+
+  setArchived(logicalId: string, archivedAt: string | null): Promise<boolean> {
+    return this.write((sql) => manage.setArchived(sql, logicalId, archivedAt));
+  }
+
+  deleteLocalSession(logicalId: string): Promise<DeleteResult> {
+    return this.write((sql) => manage.deleteLocalSession(sql, logicalId));
+  }
+
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]> {
+    return this.read((sql) => manage.recentTurns(sql, logicalId, limit));
+  }
+
+  forksOf(logicalId: string): Promise<LocalSessionRow[]> {
+    return this.read((sql) => manage.forksOf(sql, logicalId));
   }
 
   setPaused(logicalId: string, reason: string | null): Promise<void> {

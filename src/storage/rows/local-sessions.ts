@@ -14,6 +14,9 @@ export interface LocalSessionDbRow {
   generation: number;
   created_at: string;
   paused_reason: string | null;
+  archived_at: string | null;
+  forked_from: string | null;
+  forked_message_id: number | null;
 }
 
 export function localSessionFromRow(row: LocalSessionDbRow): LocalSessionRow {
@@ -28,5 +31,10 @@ export function localSessionFromRow(row: LocalSessionDbRow): LocalSessionRow {
     generation: row.generation,
     created_at: row.created_at,
     paused_reason: row.paused_reason,
+    archived_at: row.archived_at,
+    forked_from:
+      row.forked_from === null
+        ? null
+        : { session_id: row.forked_from, message_id: row.forked_message_id ?? 0 },
   };
 }

@@ -22,6 +22,8 @@ import type {
   Claimed,
   ClaimResult,
   CreationResult,
+  DeleteResult,
+  TurnRecord,
   ListLocalOptions,
   LocalSessionRow,
   LocalSessionStore,
@@ -53,6 +55,7 @@ import { appendInTransaction } from './transcript-actions.js';
 import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
+import * as manage from './local/manage.js';
 import { writeTitle } from './local/titles.js';
 import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
@@ -121,6 +124,11 @@ export class SqliteLocalStore implements LocalSessionStore {
           hidden: creation.hidden,
           created_at: at,
         });
+        if (creation.fork) {
+          const { fork } = creation;
+          appendInTransaction(this.db, receipt.current_session_id, fork.messages, this.now());
+          manage.setForkedFrom(this.db, receipt.logical_id, fork.session_id, fork.message_id);
+        }
         this.faults?.hit('creation.transaction');
         creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
         const session = creations.readLocalSession(this.db, receipt.logical_id)!;
@@ -165,6 +173,22 @@ export class SqliteLocalStore implements LocalSessionStore {
   setTitle(logicalId: string, title: string, onlyIfUntitled: boolean): Promise<boolean> {
     // Through the group: its flush runs off the event loop, where a lone synchronous commit would not.
     return this.group.run(() => writeTitle(this.db, logicalId, title, onlyIfUntitled));
+  }
+
+  setArchived(logicalId: string, archivedAt: string | null): Promise<boolean> {
+    return answer(() => tx(this.db, () => manage.setArchived(this.db, logicalId, archivedAt)));
+  }
+
+  deleteLocalSession(logicalId: string): Promise<DeleteResult> {
+    return answer(() => tx(this.db, () => manage.deleteLocalSession(this.db, logicalId)));
+  }
+
+  recentTurns(logicalId: string, limit: number): Promise<TurnRecord[]> {
+    return answer(() => manage.recentTurns(this.db, logicalId, limit));
+  }
+
+  forksOf(logicalId: string): Promise<LocalSessionRow[]> {
+    return answer(() => manage.forksOf(this.db, logicalId));
   }
 
   setPaused(logicalId: string, reason: string | null): Promise<void> {

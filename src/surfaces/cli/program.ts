@@ -111,7 +111,7 @@ export function buildProgram(deps: CliDeps): Command {
     .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
     .action(async (flags: ChatFlags) => (await import('./commands/chat.js')).chat(flags));
 
-  program
+  const sessionsCommand = program
     .command('sessions')
     .description('list stored sessions, or search their messages (starts the gateway when needed)')
     .option('--json', 'print JSON for scripts')
@@ -123,7 +123,34 @@ export function buildProgram(deps: CliDeps): Command {
       'with --show: print what the model sees now (system prompt, summary, recent messages)',
     )
     .option('--limit <n>', 'at most this many rows (1-500)', '50')
+    .option('--archived', 'list the archived sessions instead of the others')
     .action(async (flags: SessionsFlags) => (await import('./commands/sessions.js')).sessions(flags));
+  sessionsCommand
+    .command('rename')
+    .description('give a session a new title')
+    .argument('<id>', 'the session id')
+    .argument('<title>', 'the new title (one line, up to 80 characters)')
+    .action(async (id: string, title: string) =>
+      (await import('./commands/session-manage.js')).renameSession(id, title),
+    );
+  sessionsCommand
+    .command('archive')
+    .description('hide a session from the lists (still searchable; "sessions --archived" lists it)')
+    .argument('<id>', 'the session id')
+    .action(async (id: string) => (await import('./commands/session-manage.js')).archiveSession(id, true));
+  sessionsCommand
+    .command('unarchive')
+    .description('list an archived session again')
+    .argument('<id>', 'the session id')
+    .action(async (id: string) => (await import('./commands/session-manage.js')).archiveSession(id, false));
+  sessionsCommand
+    .command('delete')
+    .description('delete a session and everything stored for it (asks first)')
+    .argument('<id>', 'the session id')
+    .option('--yes', 'do not ask')
+    .action(async (id: string, flags: { yes?: boolean }) =>
+      (await import('./commands/session-manage.js')).deleteSession(id, flags),
+    );
 
   const approvals = program
     .command('approvals')

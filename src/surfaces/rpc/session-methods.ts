@@ -13,6 +13,13 @@ import type { RpcContext } from './connection.js';
 
 const id = z.string().min(1).max(200);
 const generation = z.number().int().min(0);
+const title = z
+  .string()
+  .trim()
+  .min(1)
+  .max(TITLE_MAX)
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'a title is one line without control characters');
 
 export const SESSION_METHOD_SCHEMAS = {
   'session.create': createSessionParams,
@@ -26,6 +33,8 @@ export const SESSION_METHOD_SCHEMAS = {
     scope: z.enum(['live', 'stored', 'all']).default('live'),
     /** With scope "stored" or "all": the next_cursor of the previous page. */
     cursor: z.string().min(1).max(1000).optional(),
+    /** true: only the archived sessions (issue 31); false (default): only the others. */
+    archived: z.boolean().default(false),
   }),
   'session.messages': z.strictObject({
     session_id: id,
@@ -50,16 +59,18 @@ export const SESSION_METHOD_SCHEMAS = {
     /** Operators only: one principal's turns (a subject such as `native:owner` or `telegram:42`). */
     principal: z.string().min(1).max(200).optional(),
   }),
-  'session.title': z.strictObject({
+  'session.title': z.strictObject({ session_id: id, title }),
+  'session.fork': z.strictObject({
     session_id: id,
-    title: z
-      .string()
-      .trim()
-      .min(1)
-      .max(TITLE_MAX)
-      // eslint-disable-next-line no-control-regex
-      .regex(/^[^\u0000-\u001f\u007f]*$/, 'a title is one line without control characters'),
+    /** The last message the fork keeps (an id of session.resume / session.messages); absent: the last. */
+    message_id: z.number().int().min(1).optional(),
+    title: title.optional(),
+    request_id: id.optional(),
   }),
+  'session.archive': z.strictObject({ session_id: id, archived: z.boolean().default(true) }),
+  'session.delete': z.strictObject({ session_id: id }),
+  'session.lineage': z.strictObject({ session_id: id }),
+  'session.turns': z.strictObject({ session_id: id, limit: z.number().int().min(1).max(100).default(20) }),
   'session.history': z.strictObject({ session_id: id, view: z.enum(['full', 'model']).default('full') }),
   'session.search': z.strictObject({
     query: z.string().trim().min(1).max(1000),
@@ -140,16 +151,15 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.list'],
       capability: 'session:read',
       handler: (p, c) => {
-        if (p.scope === 'all')
-          return sessions.listAll(c.principal, { limit: p.limit, cursor: p.cursor ?? null });
-        if (p.scope === 'stored')
-          return sessions.listStored(c.principal, { limit: p.limit, cursor: p.cursor ?? null });
+        const page = { limit: p.limit, cursor: p.cursor ?? null, archived: p.archived };
+        if (p.scope === 'all') return sessions.listAll(c.principal, page);
+        if (p.scope === 'stored') return sessions.listStored(c.principal, page);
         // The live scope is one page: a cursor there would be accepted and ignored.
         if (p.cursor !== undefined)
           throw new GatewayError('invalid_params', 'cursor pages scope "stored" or "all", not "live"', {
             field: 'cursor',
           });
-        return sessions.list(c.principal, { limit: p.limit });
+        return sessions.list(c.principal, { limit: p.limit, archived: p.archived });
       },
     })
     .register('session.messages', {
@@ -196,6 +206,31 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.title'],
       capability: 'session:control',
       handler: (p, c) => sessions.retitle(c.principal, p.session_id, p.title),
+    })
+    .register('session.fork', {
+      params: s['session.fork'],
+      capability: 'session:create',
+      handler: (p, c) => sessions.fork(c.principal, p),
+    })
+    .register('session.archive', {
+      params: s['session.archive'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.archive(c.principal, p),
+    })
+    .register('session.delete', {
+      params: s['session.delete'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.delete(c.principal, p),
+    })
+    .register('session.lineage', {
+      params: s['session.lineage'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.lineage(c.principal, p.session_id),
+    })
+    .register('session.turns', {
+      params: s['session.turns'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.turns(c.principal, p.session_id, p.limit),
     })
     .register('session.history', {
       params: s['session.history'],

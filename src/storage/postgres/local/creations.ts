@@ -11,7 +11,7 @@ const one = async (row: Promise<LocalSessionDbRow | null>) => {
 
 export async function insertLocalSession(
   sql: Sql,
-  row: Omit<LocalSessionRow, 'generation' | 'paused_reason'>,
+  row: Omit<LocalSessionRow, 'generation' | 'paused_reason' | 'archived_at' | 'forked_from'>,
 ): Promise<void> {
   await sql.run(
     `INSERT INTO local_sessions

@@ -24,6 +24,7 @@ import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
 import { migration as m021 } from './021_scheduled_jobs.js';
 import { migration as m022 } from './022_access.js';
+import { migration as m023 } from './023_session_manage.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m020,
   m021,
   m022,
+  m023,
 ];

@@ -7,7 +7,7 @@ import { statement } from '../statements.js';
 
 export function insertLocalSession(
   db: SqliteDatabase,
-  row: Omit<LocalSessionRow, 'generation' | 'paused_reason'>,
+  row: Omit<LocalSessionRow, 'generation' | 'paused_reason' | 'archived_at' | 'forked_from'>,
 ): void {
   statement(
     db,

@@ -140,6 +140,13 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     run: (ctx) => showCost(ctx),
   },
   {
+    name: 'fork',
+    usage: '/fork [n]',
+    summary:
+      'branch this conversation into a new session (this one stays as it is); with n, without your last n messages',
+    run: (ctx) => fork(ctx),
+  },
+  {
     // The chat controller runs /title itself (it works while a turn runs); listed here for /help.
     name: 'title',
     usage: '/title <text>',
@@ -187,6 +194,56 @@ async function showCost(ctx: CommandContext): Promise<void> {
         `(${t.input} in, ${t.cache_read} cached, ${t.output} out)\n` +
         `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText(summary.total_usd, todayStatus)} over ${summary.turns} turns`}`,
     ),
+  );
+}
+
+interface PageView {
+  messages: { id: number; role: string }[];
+  has_more: boolean;
+}
+
+/**
+ * The message a fork that leaves out the last `n` user messages ends at (and what followed them),
+ * reading the transcript a page at a time from its end; null when it has no such message.
+ */
+async function forkPoint(ctx: CommandContext, n: number): Promise<number | null> {
+  const seen: PageView['messages'] = [];
+  let before: number | undefined;
+  for (;;) {
+    const page = await ctx.call<PageView>('session.messages', {
+      session_id: ctx.sessionId,
+      limit: 500,
+      ...(before === undefined ? {} : { before_id: before }),
+    });
+    seen.unshift(...page.messages);
+    let users = 0;
+    for (let i = seen.length - 1; i >= 0; i--) {
+      if (seen[i]!.role === 'user' && ++users === n) {
+        if (i > 0) return seen[i - 1]!.id;
+        if (!page.has_more) return null;
+      }
+    }
+    if (!page.has_more || page.messages.length === 0) return null;
+    before = page.messages[0]!.id;
+  }
+}
+
+/** `/fork` and `/fork n` (session.fork): a new session to go on in; this one is untouched. */
+async function fork(ctx: CommandContext): Promise<void> {
+  const say = (text: string) => ctx.view.writeLine(ctx.terminal.style.dim(text));
+  if (ctx.args !== '' && !/^[1-9]\d*$/.test(ctx.args))
+    return say('Usage: /fork (the whole conversation) or /fork <n> (without your last n messages)');
+  const n = ctx.args === '' ? 0 : Number(ctx.args);
+  const messageId = n === 0 ? undefined : await forkPoint(ctx, n);
+  if (n > 0 && messageId == null) return say(`(nothing to fork: fewer than ${n + 1} of your messages)`);
+  const forked = await ctx.call<{ session_id: string; info: { title: string | null } }>('session.fork', {
+    session_id: ctx.sessionId,
+    request_id: ctx.requestId,
+    ...(messageId == null ? {} : { message_id: messageId }),
+  });
+  say(
+    `(forked into ${forked.session_id}${forked.info.title ? ` "${forked.info.title}"` : ''}; ` +
+      `go on there with: gatehouse chat --resume ${forked.session_id})`,
   );
 }
 

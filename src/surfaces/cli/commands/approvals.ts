@@ -3,11 +3,9 @@
  * same RPC methods the dashboard's Approvals page calls (`approvals.list`, `approvals.revoke`).
  */
 import { DaemonError } from '../../../daemon/errors.js';
-import { RpcCallError } from '../../client/rpc-client.js';
-import { openLink } from '../chat/link.js';
-import { cliHome, say } from '../shared.js';
-import { loadCliConfig } from '../load-config.js';
+import { say } from '../shared.js';
 import { visible } from '../visible.js';
+import { withLink, type LinkClient } from './with-link.js';
 
 interface ApprovalRow {
   id: string;
@@ -20,30 +18,15 @@ interface ApprovalRow {
   created_at: string;
 }
 
-async function withLink<T>(
-  call: (client: Awaited<ReturnType<typeof openLink>>['client']) => Promise<T>,
-): Promise<T> {
-  const layout = cliHome();
-  loadCliConfig(layout);
-  const { client } = await openLink(layout);
-  try {
-    return await call(client);
-  } catch (error) {
-    if (error instanceof RpcCallError && error.reason === 'approval_not_found') {
-      throw new DaemonError('invalid_input', `${error.message} ("gatehouse approvals list" shows the ids)`);
-    }
-    if (error instanceof RpcCallError && error.reason === 'invalid_params') {
-      throw new DaemonError('invalid_input', error.message);
-    }
-    if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
-    throw error;
-  } finally {
-    await client.close();
-  }
-}
+const withApprovals = <T>(call: (client: LinkClient) => Promise<T>): Promise<T> =>
+  withLink(call, (error) =>
+    error.reason === 'approval_not_found'
+      ? new DaemonError('invalid_input', `${error.message} ("gatehouse approvals list" shows the ids)`)
+      : null,
+  );
 
 export async function listApprovals(flags: { json?: boolean }): Promise<void> {
-  const { approvals } = await withLink((client) =>
+  const { approvals } = await withApprovals((client) =>
     client.call<{ approvals: ApprovalRow[] }>('approvals.list', {}),
   );
   if (flags.json) return say(JSON.stringify({ approvals }, null, 2));
@@ -55,6 +38,6 @@ export async function listApprovals(flags: { json?: boolean }): Promise<void> {
 }
 
 export async function revokeApproval(id: string): Promise<void> {
-  await withLink((client) => client.call('approvals.revoke', { id }));
+  await withApprovals((client) => client.call('approvals.revoke', { id }));
   say(`Revoked ${id}: that command asks again.`);
 }

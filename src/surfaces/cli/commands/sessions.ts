@@ -18,6 +18,7 @@ export interface SessionsFlags {
   fts?: boolean;
   show?: string;
   modelView?: boolean;
+  archived?: boolean;
   limit: string;
 }
 
@@ -105,9 +106,13 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
     const { sessions } = await client.call<{ sessions: SessionRow[] }>('session.list', {
       scope: 'stored',
       limit,
+      archived: flags.archived === true,
     });
     if (flags.json) return say(JSON.stringify({ sessions }, null, 2));
-    if (sessions.length === 0) return say('No sessions yet. Start one with "gatehouse chat".');
+    if (sessions.length === 0)
+      return say(
+        flags.archived ? 'No archived sessions.' : 'No sessions yet. Start one with "gatehouse chat".',
+      );
     say(
       [
         'ID'.padEnd(24),

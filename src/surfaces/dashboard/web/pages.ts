@@ -52,6 +52,10 @@ export function sessionsPage(link: Link): HTMLElement {
     attrs: { placeholder: 'Search messages', 'aria-label': 'Search' },
   });
   let cursor: string | null = null;
+  /** Archived sessions are listed only on their own view (session.list's `archived`). */
+  let archived = false;
+  const heading = h('h1', { text: 'Sessions' });
+  const toggle = h('button', { type: 'button', class: 'link archived-toggle', text: 'Archived' });
 
   const load = async (reset: boolean) => {
     if (reset) {
@@ -64,14 +68,15 @@ export function sessionsPage(link: Link): HTMLElement {
         {
           scope: 'all',
           limit: PAGE,
+          ...(archived ? { archived } : {}),
           ...(cursor ? { cursor } : {}),
         },
       );
       for (const s of page.sessions) list.appendChild(sessionRow(s));
       cursor = page.next_cursor;
       more.hidden = cursor === null;
-      status.textContent =
-        list.childElementCount === 0 ? 'No sessions yet: start one with "New session".' : '';
+      const none = archived ? 'No archived sessions.' : 'No sessions yet: start one with "New session".';
+      status.textContent = list.childElementCount === 0 ? none : '';
     } catch (error) {
       status.textContent = errorText(error);
     }
@@ -102,6 +107,12 @@ export function sessionsPage(link: Link): HTMLElement {
   };
 
   more.addEventListener('click', () => void load(false));
+  toggle.addEventListener('click', () => {
+    archived = !archived;
+    heading.textContent = archived ? 'Archived sessions' : 'Sessions';
+    toggle.textContent = archived ? 'All sessions' : 'Archived';
+    void load(true);
+  });
   const form = h(
     'form',
     {
@@ -118,7 +129,7 @@ export function sessionsPage(link: Link): HTMLElement {
     h('button', { type: 'submit', text: 'Search' }),
   );
   void load(true);
-  return h('section', { class: 'page' }, h('h1', { text: 'Sessions' }), form, status, list, more);
+  return h('section', { class: 'page' }, heading, form, toggle, status, list, more);
 }
 
 interface Describe {

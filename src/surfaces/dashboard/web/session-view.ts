@@ -10,6 +10,8 @@ import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
 import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
+import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
+import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change } from './session-state.js';
 import type { Message, PendingAdmission } from './wire.js';
 
@@ -32,7 +34,12 @@ function toolBlock(id: string, name: string, args: string, output: string | null
   );
 }
 
-export function messageElement(m: Message, outputs: Map<string, Message>): HTMLElement | null {
+export function messageElement(
+  m: Message,
+  outputs: Map<string, Message>,
+  onFork?: (m: Message) => void,
+  onTimeline?: (m: Message, el: HTMLElement) => void,
+): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
   const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
@@ -45,6 +52,28 @@ export function messageElement(m: Message, outputs: Map<string, Message>): HTMLE
   }
   if (!el.firstChild) return null;
   if (m.timestamp) append(el, h('time', { class: 'stamp', text: when(m.timestamp) }));
+  if (onTimeline && m.role === 'user' && m.admission_id)
+    append(
+      el,
+      h('button', {
+        type: 'button',
+        class: 'link timeline-open',
+        text: 'Timeline',
+        title: 'What this turn did, step by step',
+        on: { click: () => onTimeline(m, el) },
+      }),
+    );
+  if (onFork)
+    append(
+      el,
+      h('button', {
+        type: 'button',
+        class: 'link fork',
+        text: 'Fork',
+        title: 'A new session with the history up to here',
+        on: { click: () => onFork(m) },
+      }),
+    );
   return el;
 }
 
@@ -62,6 +91,8 @@ export class SessionView {
   private readonly note = h('p', { class: 'notice action-note', attrs: { role: 'status' } });
   private readonly asking = { label: null as string | null };
   private readonly host: ActionHost;
+  private readonly manage: ManagePanel;
+  private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
     attrs: {
@@ -89,6 +120,19 @@ export class SessionView {
         this.input.focus();
       },
     };
+    this.manageHost = {
+      link,
+      sessionId,
+      title: () => this.state.info?.title ?? null,
+      renamed: (title) => {
+        if (this.state.info) this.state.info.title = title;
+        this.drawHeader();
+      },
+      notice: (text) => this.host.notice(text),
+      fail: (error) => this.fail(error),
+      go: (hash) => (location.hash = hash),
+    };
+    this.manage = new ManagePanel(this.manageHost);
     const composer = h(
       'form',
       {
@@ -116,6 +160,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.manage.root,
       this.note,
       this.older,
       this.transcript,
@@ -132,7 +177,10 @@ export class SessionView {
   }
 
   attach(): Promise<void> {
-    return this.state.attach().catch((error: unknown) => this.fail(error));
+    return this.state
+      .attach()
+      .then(() => this.manage.load())
+      .catch((error: unknown) => this.fail(error));
   }
 
   arrive(params: Record<string, unknown>): void {
@@ -239,7 +287,12 @@ export class SessionView {
           continue;
         }
       }
-      const el = messageElement(m, outputs);
+      const el = messageElement(
+        m,
+        outputs,
+        (message) => void forkAt(this.manageHost, message).catch((error: unknown) => this.fail(error)),
+        (message, at) => void this.toggleTimeline(message, at).catch((error: unknown) => this.fail(error)),
+      );
       if (el) this.transcript.appendChild(el);
     }
     this.shown = messages.length;
@@ -256,6 +309,14 @@ export class SessionView {
       );
     }
     if (!full) this.live.scrollIntoView({ block: 'end' });
+  }
+
+  /** Opens (or closes) the flight recorder of a message's turn right after the message. */
+  private async toggleTimeline(m: Message, at: HTMLElement): Promise<void> {
+    const next = at.nextElementSibling;
+    if (next?.classList.contains('timeline')) return void next.remove();
+    const timeline = await loadTimeline(this.manageHost.link, this.state.sessionId, m.admission_id!);
+    if (timeline) at.after(timeline);
   }
 
   private drawLive(): void {
