@@ -3,22 +3,12 @@
  * same RPC methods the dashboard's Approvals page calls (`approvals.list`, `approvals.revoke`).
  */
 import { DaemonError } from '../../../daemon/errors.js';
+import type { ApprovalsListResult } from '../../../protocol/results.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
 import { cliHome, say } from '../shared.js';
 import { loadCliConfig } from '../load-config.js';
 import { visible } from '../visible.js';
-
-interface ApprovalRow {
-  id: string;
-  scope: 'session' | 'always';
-  surface: string;
-  session_id: string | null;
-  kind: string;
-  cwd: string;
-  shown: string;
-  created_at: string;
-}
 
 async function withLink<T>(
   call: (client: Awaited<ReturnType<typeof openLink>>['client']) => Promise<T>,
@@ -43,9 +33,7 @@ async function withLink<T>(
 }
 
 export async function listApprovals(flags: { json?: boolean }): Promise<void> {
-  const { approvals } = await withLink((client) =>
-    client.call<{ approvals: ApprovalRow[] }>('approvals.list', {}),
-  );
+  const { approvals } = await withLink((client) => client.call<ApprovalsListResult>('approvals.list', {}));
   if (flags.json) return say(JSON.stringify({ approvals }, null, 2));
   if (approvals.length === 0) return say('No remembered approvals.');
   for (const a of approvals) {
