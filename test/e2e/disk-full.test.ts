@@ -4,60 +4,29 @@
  * (SQLITE_FULL); once the filler is removed the same daemon settles it and runs the message queued
  * behind it, with no restart. Needs root (mount); skipped otherwise.
  */
-import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoModel } from '../../src/runtime/demo/server.js';
 import { requireBuild } from './cli.js';
 import { nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
 import { createAttached, tempDir } from './seed-fixture.js';
+import { canMount, fillDisk, mountSmallDisk, unmountSmallDisks } from './small-disk.js';
 
-const root = process.getuid?.() === 0;
-const mounts: string[] = [];
 const closers: (() => Promise<unknown>)[] = [];
 beforeAll(requireBuild);
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
-  for (const dir of mounts.splice(0)) {
-    execFileSync('umount', ['-l', dir]);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  unmountSmallDisks();
 });
 
-/** Fills the filesystem at `dir` to the last byte; returns the filler's path. */
-function fill(dir: string): string {
-  const filler = join(dir, 'filler');
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  let size = 0;
-  try {
-    for (;;) {
-      writeFileSync(filler, chunk, { flag: 'a' });
-      size += chunk.length;
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  }
-  // The last partial chunk: fill what is left a byte at a time is not needed, 4 KiB pages are.
-  try {
-    for (;;) writeFileSync(filler, Buffer.alloc(4096, 1), { flag: 'a' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  }
-  expect(size).toBeGreaterThan(0);
-  return filler;
-}
-
-describe.skipIf(!root)('a full disk that empties again', () => {
+describe.skipIf(!canMount)('a full disk that empties again', () => {
   it(
     'resumes the waiting session once storage is back, without a restart',
     { timeout: 120_000 },
     async () => {
-      const disk = mkdtempSync(join(tmpdir(), 'gh-small-disk-'));
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', disk]);
-      mounts.push(disk);
+      const disk = mountSmallDisk('24m');
       const demo = await startDemoModel();
       closers.push(() => demo.close());
       const home = join(disk, 'home');
@@ -86,7 +55,7 @@ describe.skipIf(!root)('a full disk that empties again', () => {
       const db = new Database(join(home, 'profiles', 'default', 'state.db'));
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
-      const filler = fill(disk);
+      const filler = fillDisk(disk);
       const settled = nextEvent(
         client,
         'admission.settled',

@@ -94,13 +94,20 @@ export function testPortArgs(layout: HomeLayout): string[] {
 }
 
 export async function startDaemon(
-  options: { home?: string; env?: NodeJS.ProcessEnv; config?: string; store?: Backend } = {},
+  options: {
+    home?: string;
+    env?: NodeJS.ProcessEnv;
+    config?: string;
+    store?: Backend;
+    /** Extra `serve` options (`--log-stderr`, say). */
+    args?: string[];
+  } = {},
 ): Promise<RunningDaemon> {
   const home = options.home ?? tempHome();
   const { config, env } = await onBackend(home, options.store ?? 'sqlite', options.config, options.env);
   if (config !== undefined) writeConfig(home, config);
   const layout = homeLayout(home);
-  const child = spawnCli(home, ['serve', ...testPortArgs(layout)], env);
+  const child = spawnCli(home, ['serve', ...testPortArgs(layout), ...(options.args ?? [])], env);
   child.stdin!.end();
   await waitForOutput(child, 'Gatehouse is ready at');
   const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string; epoch: number };

@@ -46,8 +46,11 @@ export interface PlatformDaemon<S> {
   readonly home: string;
   /** The daemon started last, or null after kill() or stop(). */
   readonly daemon: RunningDaemon | null;
-  /** `env`: extra environment for this daemon only (a TZ, say). */
-  start(env?: NodeJS.ProcessEnv): Promise<RunningDaemon>;
+  /**
+   * `env`: extra environment for this daemon only (a TZ, say). Resolves once the platform runs (it
+   * connects in the background after the daemon is ready), unless `connected` is false.
+   */
+  start(env?: NodeJS.ProcessEnv, options?: { connected?: boolean }): Promise<RunningDaemon>;
   /** Rewrites the config with these top-level lines instead of `yaml`; the next start reads it. */
   reconfigure(yaml: readonly string[]): void;
   /** The environment `gatehouse serve` needs in this home (the token; the store URL on postgres). */
@@ -117,7 +120,7 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
     get daemon() {
       return daemon;
     },
-    async start(extra = {}) {
+    async start(extra = {}, options = {}) {
       // On postgres the harness adds the store line to the config it is given.
       daemon = await startDaemon({
         home,
@@ -125,6 +128,7 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
         config: configText(current),
         store: spec.store ?? 'sqlite',
       });
+      if (options.connected !== false) await platformRunning(daemon);
       return daemon;
     },
     reconfigure(yaml) {
@@ -159,6 +163,20 @@ export function usePlatformDaemon<S extends { close(): Promise<void> }>(
       return JSON.stringify(request.body!.messages!);
     },
   };
+}
+
+/** Resolves once gateway.json says every platform adapter runs (each writes it as its state changes). */
+async function platformRunning(daemon: RunningDaemon): Promise<void> {
+  const running = () => {
+    const info = JSON.parse(fs.readFileSync(daemon.layout.gatewayJson, 'utf8')) as {
+      adapters?: { state: string }[];
+    };
+    return (info.adapters ?? []).length > 0 && info.adapters!.every((a) => a.state === 'running');
+  };
+  while (!running()) {
+    if (daemon.child.exitCode !== null) throw new Error('the daemon exited before its platform ran');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 function userTexts(r: DemoModelServer['requests'][number]): string[] {

@@ -536,6 +536,29 @@ export function runSessionStoreSuite(
         expect(await store.parentOf('child-2')).toBeNull();
       });
 
+      it("keeps a compression's record on its child row (issue 26 item 1)", async () => {
+        const { entry } = await store.getOrCreateSession('k1s', source());
+        await store.appendToTranscript(entry.session_id, [user('one'), assistant('two')]);
+        const step = {
+          method: 'dropped' as const,
+          dropped: 2,
+          summary_error: 'the summary call answered with no text',
+        };
+        expect(
+          await store.publishCompression({
+            sessionKey: 'k1s',
+            parentSessionId: entry.session_id,
+            childSessionId: 'child-s1',
+            messages: [user('[Context summary] dropped')],
+            backoffSubject: null,
+            step,
+          }),
+        ).toBe(true);
+        expect(await store.compressionStepOf('child-s1')).toEqual(step);
+        expect(await store.compressionStepOf(entry.session_id)).toBeNull();
+        expect(await store.compressionStepOf('no-such-session')).toBeNull();
+      });
+
       it('keeps a failed compression backoff across a reopen and clears it with the next success', async () => {
         const { entry } = await store.getOrCreateSession('k2', source());
         const backoff = {

@@ -49,7 +49,7 @@ import { DEMO_MODEL_NAME } from './providers.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { DaemonError, oneLine } from '../errors.js';
 import { parseConfig } from '../config.js';
-import { storageRetryMs } from '../../domain/local/scheduler.js';
+import { storageRetryMs } from '../../domain/session/storage-wait.js';
 import { listenError } from '../listen-errors.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';

@@ -173,6 +173,17 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       options.liveKeys?.push(() => running.runningSessionKeys());
       // Every adapter's state change, whatever the platform, rewrites gateway.json.
       gateway.events.on('adapter:status', publish);
+      // A full disk: each chat write that waits for the store is logged once, and again when it went through.
+      gateway.events.on('storage:waiting', (e) => {
+        if (e.attempt === 0)
+          ctx.logger.warn(
+            e,
+            `storage_unavailable: chat ${e.session_key} waits for the store (${e.error}) and retries`,
+          );
+      });
+      gateway.events.on('storage:back', (e) =>
+        ctx.logger.info(e, `the store is writable again: chat ${e.session_key} goes on`),
+      );
       options.events?.(gateway.events);
       for (const adapter of adapters) gateway.addAdapter(adapter);
       const cluster = options.cluster?.() ?? null;

@@ -19,6 +19,7 @@ import {
   type PreparedCompression,
 } from '../../runtime/context/prepare.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
+import { compressionStep } from '../session/compression-step.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
@@ -94,6 +95,7 @@ export async function compressLocalSession(
     messages: prepared.messages,
     // Only a real summary ends the cooldown: after a reduction the next summary still waits.
     backoffSubject: prepared.method === 'summary' ? logicalId : null,
+    step: compressionStep(prepared),
     receipt: advanced,
     now: at,
   });
@@ -121,10 +123,5 @@ function lineageStep(
   to: string,
   at: Date,
 ): LineageStep {
-  const step: LineageStep = { kind: 'compression', from, to, at: at.toISOString(), method: prepared.method };
-  if (prepared.method === 'dropped') {
-    step.dropped = prepared.dropped;
-    if (prepared.summaryError !== undefined) step.summary_error = prepared.summaryError;
-  }
-  return step;
+  return { kind: 'compression', from, to, at: at.toISOString(), ...compressionStep(prepared) };
 }

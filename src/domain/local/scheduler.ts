@@ -28,7 +28,8 @@ import type { UsageUpdate } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
 import { NO_SPAN, SPAN, type TraceSpan, type TurnTracer } from '../../runtime/tracing.js';
-import { GatehouseError, GatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
+import { storageRetryMs, storageUnavailable, whenStored } from '../session/storage-wait.js';
 
 /** How a turn ended, and what its settlement stores with it. */
 export interface TurnJobResult {
@@ -135,16 +136,6 @@ export interface SchedulerEvents extends Record<string, unknown> {
     retry_in_ms: number;
   };
   'storage:back': { logical_id: string; operation: 'claim' | 'settle' };
-}
-
-/** Whether a store operation failed because the store cannot be written now (nothing was written). */
-function storageUnavailable(error: unknown): error is GatehouseError {
-  return error instanceof GatehouseError && error.reason === 'storage_unavailable';
-}
-
-/** The wait before the n-th retry of an operation the store refused: 100 ms, doubling, at most 5 s. */
-export function storageRetryMs(attempt: number): number {
-  return Math.min(5_000, 100 * 2 ** Math.max(0, attempt));
 }
 
 /** Where the scheduler publishes its lifecycle events (a TypedEmitter of a superset of them). */
@@ -581,27 +572,21 @@ export class TurnScheduler {
    * never lost to a full disk that is freed later. A drain stops the waiting (the turn then stays
    * `running`, and the next start recovers it as after a crash).
    */
-  private async settleWhenStored(
+  private settleWhenStored(
     logicalId: string,
     settlement: Parameters<LocalSessionStore['settle']>[0],
   ): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const accepted = await this.store.settle(settlement);
-        if (attempt > 0) this.events.emit('storage:back', { logical_id: logicalId, operation: 'settle' });
-        return accepted;
-      } catch (error) {
-        if (!storageUnavailable(error) || this.draining) throw error;
-        const retryInMs = storageRetryMs(attempt);
+    return whenStored(() => this.store.settle(settlement), {
+      waiting: (error, _attempt, retryInMs) =>
         this.events.emit('storage:waiting', {
           logical_id: logicalId,
           operation: 'settle',
-          error: error.message,
+          error,
           retry_in_ms: retryInMs,
-        });
-        await new Promise<void>((resolve) => setTimeout(resolve, retryInMs));
-      }
-    }
+        }),
+      back: () => this.events.emit('storage:back', { logical_id: logicalId, operation: 'settle' }),
+      stop: () => this.draining,
+    });
   }
 
   /**

@@ -99,6 +99,8 @@ export interface AdapterStatus {
    * Absent: status lines just say `running`.
    */
   readonly mode?: string | null;
+  /** A start that failed is tried again at this time (the platform's API could not be reached). */
+  readonly retry_at?: string | null;
 }
 
 /** Told every change of an adapter's status (the gateway republishes it). Must not throw. */

@@ -18,6 +18,7 @@ import {
 } from '../../runtime/context/prepare.js';
 import { compressionNotice } from '../session/compression-notice.js';
 import { coolingDown, recordFailedCompression } from '../session/compression-backoff.js';
+import { compressionStep } from '../session/compression-step.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { SessionStore } from '../ports/session-store.js';
@@ -79,6 +80,8 @@ export async function compressPlatformSession(
     messages: prepared.messages,
     // Only a real summary ends the cooldown: after a reduction the next summary still waits.
     backoffSubject: prepared.method === 'summary' ? sessionKey : null,
+    // The lineage record a local session keeps in its receipt, on the child's row (issue 26 item 1).
+    step: compressionStep(prepared),
     now: at,
   });
   if (!published)

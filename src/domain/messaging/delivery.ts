@@ -23,6 +23,7 @@ import { isGatewayNotice, recoveredReplyText } from './recovery.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { Delivery, DeliveryLedger } from '../ports/delivery-ledger.js';
 import type { MessagingEvents } from './events.js';
+import { stored } from './stored.js';
 
 export type RetryMode = 'held' | 'on' | 'off';
 
@@ -163,7 +164,14 @@ export class Deliverer {
     this.inherited.delete(delivery.delivery_id);
     // A mark that fails leaves the reply owed: the next start's sweep sends it again, flagged
     // recovered (at least once, as after a crash between the send and the mark).
-    const marked = this.ledger.markDelivered(delivery.delivery_id).then((fresh) => {
+    // A mark refused by a full disk waits for the store (issue 26 item 5), so the reply is not sent
+    // again after the next restart; it stops waiting when the gateway drains.
+    const marked = stored(() => this.ledger.markDelivered(delivery.delivery_id), {
+      events: this.events,
+      sessionKey: delivery.session_key,
+      operation: 'delivered',
+      stop: () => this.retryMode === 'off',
+    }).then((fresh) => {
       if (fresh) this.events.emit('delivery:sent', { delivery, recovered });
       return true;
     });

@@ -5,6 +5,9 @@ import type { TurnOutcome } from '../../runtime/types.js';
 import type { ResumeStep } from '../session/step-resume.js';
 import type { BudgetEvent } from '../budget/guard.js';
 
+/** Which of a chat's writes waits for the store (issue 26 item 5). */
+export type StorageOperation = 'session' | 'start' | 'end' | 'reply' | 'delivered';
+
 export interface MessagingEvents extends Record<string, unknown> {
   /** An adapter's status changed (connected, failed, stopped): what `gatehouse status` shows. */
   'adapter:status': AdapterStatus;
@@ -71,6 +74,19 @@ export interface MessagingEvents extends Record<string, unknown> {
     /** `summary`, or `dropped`: the oldest exchanges left out, no usable summary. */
     method: 'summary' | 'dropped';
   };
+  /**
+   * The store refused a chat's write as unavailable (a full disk): the write is tried again after
+   * `retry_in_ms` (`attempt` counts from 0), and the turn or delivery waits for it meanwhile.
+   */
+  'storage:waiting': {
+    session_key: string;
+    operation: StorageOperation;
+    error: string;
+    attempt: number;
+    retry_in_ms: number;
+  };
+  /** …and the write went through: the turn or delivery goes on. */
+  'storage:back': { session_key: string; operation: StorageOperation };
   /** A compression's summary call failed: the oldest exchanges were dropped instead; retried after the cooldown. */
   'compression:failed': { session_key: string; error: string; retry_after: string };
 }

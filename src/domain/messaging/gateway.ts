@@ -145,6 +145,10 @@ export class MessagingGateway {
   private confirmable: (() => boolean) | null = null;
   /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
   private stopping: { done: Promise<void>; cut: () => void } | null = null;
+  /** What ends the waits of adapters connecting in the background (connect) between attempts. */
+  private readonly stopConnecting = new Set<() => void>();
+  /** Platforms whose last start failed: why, and when they are tried again. */
+  private readonly retrying = new Map<string, { why: string; at: string }>();
 
   constructor(private readonly options: MessagingGatewayOptions) {
     this.commandContext = {
@@ -246,7 +250,7 @@ export class MessagingGateway {
 
   /** Every adapter's status(), for `gatehouse status`; changes are the `adapter:status` event. */
   adapterStatuses(): AdapterStatus[] {
-    return [...this.adapters.values()].map((a) => a.status());
+    return [...this.adapters.values()].map((a) => this.statusOf(a));
   }
 
   /** How many lanes exist now: keys with a turn running, events waiting or a command under way. */
@@ -264,14 +268,10 @@ export class MessagingGateway {
     this.state = 'restoring';
     this.deliverer.retries('held');
     await this.intake.loadParked();
-    for (const adapter of this.adapters.values()) {
-      const sink: InboundSink = async (event) => {
-        await this.intake.receive(adapter, event);
-        // Checked after the take: a refused write (the bots' leases going) must not be confirmed.
-        if (this.halted || !(this.confirmable?.() ?? true)) throw new NotConfirmable();
-      };
-      await adapter.start(sink, (status) => this.adapterStatusChanged(status));
-    }
+    // Each platform connects in the background, trying again while its API cannot be reached: an
+    // unreachable platform must not hold up recovery, the other platforms or local sessions. What
+    // its chats owe waits meanwhile (QUE-3 for turns, the deliverer's retries for replies).
+    for (const adapter of this.adapters.values()) void this.connect(adapter);
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
       ...(this.options.freshnessSeconds === undefined
@@ -328,7 +328,9 @@ export class MessagingGateway {
   private async drain(deadline: Promise<true>): Promise<void> {
     this.state = 'draining';
     this.deliverer.retries('off');
-    for (const adapter of this.adapters.values()) await adapter.stop();
+    this.endConnecting();
+    // An adapter still connecting (its API does not answer) is not waited for past the deadline.
+    for (const adapter of this.adapters.values()) await Promise.race([adapter.stop(), deadline]);
     const timedOut = await Promise.race([this.settleInFlight().then(() => false), deadline]);
     if (timedOut) {
       for (const lane of this.lanes.values()) {
@@ -373,11 +375,17 @@ export class MessagingGateway {
     this.halted = true;
     this.state = 'draining';
     this.deliverer.retries('off');
+    this.endConnecting();
     for (const lane of this.lanes.values()) lane.running?.abort.abort(LEASE_LOST);
     for (const adapter of this.adapters.values()) await adapter.stop().catch(() => undefined);
     await this.settleInFlight();
     this.state = 'stopped';
     this.events.emit('gateway:stopped', { clean: false });
+  }
+
+  /** No adapter is started again: the waits between attempts end (the loops see the new state). */
+  private endConnecting(): void {
+    for (const wake of [...this.stopConnecting]) wake();
   }
 
   /** Resolves once no admission, turn, command or delivery is in progress (tests, operators). */
@@ -391,6 +399,48 @@ export class MessagingGateway {
    */
   private async settleInFlight(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Starts `adapter`, and again after each failure (1 s, doubling, at most a minute apart) until it
+   * runs or the gateway stops. Its status meanwhile is `starting` or `failed` with the reason and
+   * when it is tried again (`gatehouse status`).
+   */
+  private async connect(adapter: PlatformAdapter): Promise<void> {
+    const sink: InboundSink = async (event) => {
+      await this.intake.receive(adapter, event);
+      // Checked after the take: a refused write (the bots' leases going) must not be confirmed.
+      if (this.halted || !(this.confirmable?.() ?? true)) throw new NotConfirmable();
+    };
+    for (let attempt = 0; this.state === 'restoring' || this.state === 'running'; attempt++) {
+      try {
+        await adapter.start(sink, (status) => this.adapterStatusChanged(status));
+        this.retrying.delete(adapter.platform);
+        return;
+      } catch (error) {
+        const retryInMs = Math.min(60_000, 1000 * 2 ** attempt);
+        const why = error instanceof Error ? error.message : String(error);
+        this.retrying.set(adapter.platform, { why, at: new Date(Date.now() + retryInMs).toISOString() });
+        this.events.emit('adapter:status', this.statusOf(adapter));
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            this.stopConnecting.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, retryInMs);
+          this.stopConnecting.add(wake);
+        });
+      }
+    }
+  }
+
+  /** The adapter's status, saying when a failed start is tried again. */
+  private statusOf(adapter: PlatformAdapter): AdapterStatus {
+    const status = adapter.status();
+    const retry = this.retrying.get(adapter.platform);
+    if (retry === undefined || status.state !== 'failed') return status;
+    return { ...status, detail: status.detail ?? retry.why, retry_at: retry.at };
   }
 
   private adapterStatusChanged(status: AdapterStatus): void {

@@ -25,6 +25,7 @@ import { recordingPrompts, stepResumeOf, type ResumeStep } from '../session/step
 import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 import type { RunningTurn, TurnDeps } from './turn-types.js';
 import { turnUsage, usedTokens } from '../session/usage.js';
+import { stored, type StoredWrite } from './stored.js';
 
 /**
  * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
@@ -125,7 +126,11 @@ async function executeTurnHolding(
   running: RunningTurn,
 ): Promise<void> {
   const source = event.source;
-  const access = await deps.store.getOrCreateSession(sessionKey, source.toJSON());
+  // A full disk: the turn waits for the store (issue 26 item 5), and goes on once it is back.
+  const access = await stored(() => deps.store.getOrCreateSession(sessionKey, source.toJSON()), {
+    ...waitFor(deps, sessionKey, running),
+    operation: 'session',
+  });
   const entry = access.entry;
   running.sessionId = entry.session_id;
   const keyOptions = deps.keyOptionsFor(source.platform);
@@ -203,12 +208,17 @@ async function runAgentTurn(
   );
   const admission = trace.child(SPAN.admission, { 'gatehouse.platform': source.platform });
   try {
-    await deps.ledger.startTurn(
-      sessionKey,
-      inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
-      resumed
-        ? { backlogItem, turnId, now: new Date(resumed.record.startedAt) }
-        : { backlogItem, turnId, input: { sessionId: entry.session_id, message: input } },
+    // One transaction that rolls back whole when refused: waited out while the disk is full.
+    await stored(
+      () =>
+        deps.ledger.startTurn(
+          sessionKey,
+          inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
+          resumed
+            ? { backlogItem, turnId, now: new Date(resumed.record.startedAt) }
+            : { backlogItem, turnId, input: { sessionId: entry.session_id, message: input } },
+        ),
+      { ...waitFor(deps, sessionKey, running), operation: 'start' },
     );
   } catch (error) {
     trace.fail('admission_failed');
@@ -351,19 +361,25 @@ async function runAgentTurn(
         commitFinal: async (messages, ending) => {
           const completed = ending.outcome === 'completed';
           const streaking = completed && deps.streaking.has(sessionKey);
-          ended.delivery = await deps.ledger.endTurn(
-            sessionKey,
-            {
-              sessionId,
-              turnId,
-              principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
-              messages,
-              // Counted whatever the outcome, as a local turn's are: the provider billed them.
-              usage: turnUsage(ending),
-              clearResumePending: completed && entry.resume_pending,
-              endStreak: streaking,
-            },
-            replyFor(ending, replyOf, model?.refusal?.newly_paused ?? false),
+          // The turn's end is one transaction: while the disk is full it waits, the answer held
+          // in memory, and commits once the store takes it (issue 26 item 5).
+          ended.delivery = await stored(
+            () =>
+              deps.ledger.endTurn(
+                sessionKey,
+                {
+                  sessionId,
+                  turnId,
+                  principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
+                  messages,
+                  // Counted whatever the outcome, as a local turn's are: the provider billed them.
+                  usage: turnUsage(ending),
+                  clearResumePending: completed && entry.resume_pending,
+                  endStreak: streaking,
+                },
+                replyFor(ending, replyOf, model?.refusal?.newly_paused ?? false),
+              ),
+            { ...waitFor(deps, sessionKey, running), operation: 'end' },
           );
           endCommitted = true;
           if (streaking) deps.streaking.delete(sessionKey);
@@ -401,7 +417,11 @@ async function runAgentTurn(
     }
     if (owed === null) {
       const reply = replyFor(result, replyOf, model?.refusal?.newly_paused ?? false);
-      if (reply !== null) owed = await deps.ledger.recordReply(reply);
+      if (reply !== null)
+        owed = await stored(() => deps.ledger.recordReply(reply), {
+          ...waitFor(deps, sessionKey, running),
+          operation: 'reply',
+        });
     }
     // The reply is owed whatever happens next: nothing else would send it before the next failed
     // send or restart.
@@ -417,6 +437,16 @@ async function runAgentTurn(
     release();
     trace.end();
   }
+}
+
+/** How a turn's writes wait for the store: until stopped (/stop, /new, a drain's deadline) or halted. */
+function waitFor(deps: TurnDeps, sessionKey: string, running: RunningTurn): Omit<StoredWrite, 'operation'> {
+  return {
+    events: deps.events,
+    sessionKey,
+    signal: running.abort.signal,
+    stop: () => deps.halted?.() === true,
+  };
 }
 
 /** The user message a turn stores with its start: the raw text and, in a shared chat, the speaker. */
@@ -474,7 +504,7 @@ export async function answerFailure(
   const source = event.source;
   const release = deps.deliverer.reserve(running.turnId);
   try {
-    const delivery = await deps.ledger.recordReply({
+    const record = {
       turnId: running.turnId,
       sessionKey,
       sessionId: running.sessionId ?? '',
@@ -486,6 +516,10 @@ export async function answerFailure(
       },
       text,
       silent: false,
+    };
+    const delivery = await stored(() => deps.ledger.recordReply(record), {
+      ...waitFor(deps, sessionKey, running),
+      operation: 'reply',
     });
     await deps.deliverer.deliver(delivery);
   } catch {

@@ -147,7 +147,20 @@ export interface CompressionPublication {
    * reduction without a summary keeps the cooldown.
    */
   backoffSubject: string | null;
+  /** How the child shortened its parent, kept on the child's row (the lineage record, migration 024). */
+  step?: CompressionStep;
   now?: Date;
+}
+
+/**
+ * A compression's lineage record on its child transcript (issue 26 item 1): `summary`, or `dropped`
+ * (the oldest exchanges left out, `dropped` messages) with the summariser's failure when one was
+ * asked. The same facts as a local session's receipt lineage step, for every session.
+ */
+export interface CompressionStep {
+  method: 'summary' | 'dropped';
+  dropped?: number;
+  summary_error?: string;
 }
 
 export interface SessionStore extends TurnCosts, BudgetLedger {
@@ -297,6 +310,9 @@ export interface SessionStore extends TurnCosts, BudgetLedger {
 
   /** The transcript a compression child was made from; null for a session that is not one. */
   parentOf(sessionId: string): Promise<string | null>;
+
+  /** The compression record of a compression child; null for a transcript that is not one (or has none). */
+  compressionStepOf(sessionId: string): Promise<CompressionStep | null>;
 
   compressionBackoff(subject: string): Promise<CompressionBackoff | null>;
 

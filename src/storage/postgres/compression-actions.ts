@@ -21,7 +21,7 @@ export async function publishInTransaction(
   const { sessionKey, parentSessionId, childSessionId } = publication;
   const now = publication.now ?? new Date();
   const at = now.toISOString();
-  await compression.insertChildSession(sql, parentSessionId, childSessionId, at);
+  await compression.insertChildSession(sql, parentSessionId, childSessionId, at, publication.step);
   if (!(await compression.moveRoute(sql, sessionKey, parentSessionId, childSessionId, at)))
     throw new RouteMoved();
   await closeSession(sql, parentSessionId, 'compression', at);

@@ -216,6 +216,10 @@ export class PostgresSessionStore implements SessionStore {
     return this.db.exclusive((sql) => compression.readParentSessionId(sql, sessionId));
   }
 
+  compressionStepOf(sessionId: string) {
+    return this.db.exclusive((sql) => compression.readCompressionStep(sql, sessionId));
+  }
+
   compressionBackoff(subject: string) {
     return this.db.exclusive((sql) => compression.readBackoff(sql, subject));
   }

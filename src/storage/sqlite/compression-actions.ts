@@ -2,7 +2,11 @@
  * Publishing a compression (SPEC LIN-1) on SQLite, for chat-platform sessions (SessionStore) and
  * local sessions (LocalSessionStore, which adds the receipt to the same transaction).
  */
-import type { CompressionBackoff, CompressionPublication } from '../../domain/ports/session-store.js';
+import type {
+  CompressionBackoff,
+  CompressionPublication,
+  CompressionStep,
+} from '../../domain/ports/session-store.js';
 import { tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { appendInTransaction } from './transcript-actions.js';
@@ -19,7 +23,7 @@ export function publishInTransaction(db: SqliteDatabase, publication: Compressio
   const { sessionKey, parentSessionId, childSessionId } = publication;
   const now = publication.now ?? new Date();
   const at = now.toISOString();
-  compression.insertChildSession(db, parentSessionId, childSessionId, at);
+  compression.insertChildSession(db, parentSessionId, childSessionId, at, publication.step);
   if (!compression.moveRoute(db, sessionKey, parentSessionId, childSessionId, at)) {
     throw new RouteMoved();
   }
@@ -56,6 +60,10 @@ export function readBackoff(db: SqliteDatabase, subject: string): CompressionBac
 
 export function recordFailure(db: SqliteDatabase, subject: string, backoff: CompressionBackoff): void {
   tx(db, () => compression.writeBackoff(db, subject, backoff));
+}
+
+export function compressionStepOf(db: SqliteDatabase, sessionId: string): CompressionStep | null {
+  return compression.readCompressionStep(db, sessionId);
 }
 
 export function parentOf(db: SqliteDatabase, sessionId: string): string | null {

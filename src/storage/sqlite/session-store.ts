@@ -209,6 +209,10 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => compressions.parentOf(this.db, sessionId));
   }
 
+  compressionStepOf(sessionId: string) {
+    return settle(() => compressions.compressionStepOf(this.db, sessionId));
+  }
+
   compressionBackoff(subject: string) {
     return settle(() => compressions.readBackoff(this.db, subject));
   }

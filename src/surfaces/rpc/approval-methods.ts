@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../../domain/errors.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
+import type { ApprovalsListResult } from '../../protocol/results.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { RpcContext } from './connection.js';
 
@@ -29,7 +30,7 @@ export function registerApprovalMethods(dispatcher: Dispatcher<RpcContext>, brok
     .register('approvals.list', {
       params: s['approvals.list'],
       capability: 'session:operator',
-      handler: () => ({
+      handler: (): ApprovalsListResult => ({
         approvals: (['local', 'platform'] as const).flatMap((surface) =>
           brokers[surface].listRemembered().map(({ key: _key, ...rule }) => ({ ...rule, surface })),
         ),

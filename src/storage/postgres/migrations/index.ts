@@ -25,6 +25,7 @@ import { migration as m020 } from './020_request_keys.js';
 import { migration as m021 } from './021_scheduled_jobs.js';
 import { migration as m022 } from './022_access.js';
 import { migration as m023 } from './023_session_manage.js';
+import { migration as m024 } from './024_compression_steps.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m021,
   m022,
   m023,
+  m024,
 ];

@@ -1,5 +1,6 @@
 /** Storage operations of context compression (LIN-1) on PostgreSQL: the child transcript, its link, the backoff. */
-import type { CompressionBackoff } from '../../../domain/ports/session-store.js';
+import type { CompressionBackoff, CompressionStep } from '../../../domain/ports/session-store.js';
+import { decodeCompressionStep, encodeCompressionStep } from '../../rows/compression-step.js';
 import type { Sql } from '../database.js';
 
 export async function insertChildSession(
@@ -7,12 +8,22 @@ export async function insertChildSession(
   parentId: string,
   childId: string,
   at: string,
+  step: CompressionStep | undefined,
 ): Promise<void> {
   await sql.run(
-    `INSERT INTO sessions (session_id, session_key, origin_json, created_at, parent_session_id)
-     SELECT $1, session_key, origin_json, $2, session_id FROM sessions WHERE session_id = $3`,
-    [childId, at, parentId],
+    `INSERT INTO sessions (session_id, session_key, origin_json, created_at, parent_session_id, lineage_json)
+     SELECT $1, session_key, origin_json, $2, session_id, $4 FROM sessions WHERE session_id = $3`,
+    [childId, at, parentId, encodeCompressionStep(step)],
   );
+}
+
+/** A compression child's record (migration 024), or null. */
+export async function readCompressionStep(sql: Sql, sessionId: string): Promise<CompressionStep | null> {
+  const row = await sql.row<{ lineage_json: string | null }>(
+    'SELECT lineage_json FROM sessions WHERE session_id = $1',
+    [sessionId],
+  );
+  return decodeCompressionStep(row?.lineage_json);
 }
 
 export async function readParentSessionId(sql: Sql, sessionId: string): Promise<string | null> {

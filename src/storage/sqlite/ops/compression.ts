@@ -1,17 +1,31 @@
 /** Storage operations of context compression (LIN-1): the child transcript, its link, the backoff. */
 import type Database from 'better-sqlite3';
-import type { CompressionBackoff } from '../../../domain/ports/session-store.js';
+import type { CompressionBackoff, CompressionStep } from '../../../domain/ports/session-store.js';
+import { decodeCompressionStep, encodeCompressionStep } from '../../rows/compression-step.js';
 import { statement } from '../statements.js';
 
 type Db = Database.Database;
 
 /** The child transcript's row: same key and origin as its parent, linked to it. */
-export function insertChildSession(db: Db, parentId: string, childId: string, at: string): void {
+export function insertChildSession(
+  db: Db,
+  parentId: string,
+  childId: string,
+  at: string,
+  step: CompressionStep | undefined,
+): void {
   statement(
     db,
-    `INSERT INTO sessions (session_id, session_key, origin_json, created_at, parent_session_id)
-     SELECT ?, session_key, origin_json, ?, session_id FROM sessions WHERE session_id = ?`,
-  ).run(childId, at, parentId);
+    `INSERT INTO sessions (session_id, session_key, origin_json, created_at, parent_session_id, lineage_json)
+     SELECT ?, session_key, origin_json, ?, session_id, ? FROM sessions WHERE session_id = ?`,
+  ).run(childId, at, encodeCompressionStep(step), parentId);
+}
+
+/** A compression child's record (migration 024), or null. */
+export function readCompressionStep(db: Db, sessionId: string): CompressionStep | null {
+  const row = statement(db, 'SELECT lineage_json FROM sessions WHERE session_id = ?').get(sessionId) as
+    { lineage_json: string | null } | undefined;
+  return decodeCompressionStep(row?.lineage_json);
 }
 
 /** The transcript a compression child was made from, or null (not a child, or no such session). */

@@ -3,20 +3,10 @@
  * same RPC methods the dashboard's Approvals page calls (`approvals.list`, `approvals.revoke`).
  */
 import { DaemonError } from '../../../daemon/errors.js';
+import type { ApprovalsListResult } from '../../../protocol/results.js';
 import { say } from '../shared.js';
 import { visible } from '../visible.js';
 import { withLink, type LinkClient } from './with-link.js';
-
-interface ApprovalRow {
-  id: string;
-  scope: 'session' | 'always';
-  surface: string;
-  session_id: string | null;
-  kind: string;
-  cwd: string;
-  shown: string;
-  created_at: string;
-}
 
 const withApprovals = <T>(call: (client: LinkClient) => Promise<T>): Promise<T> =>
   withLink(call, (error) =>
@@ -27,7 +17,7 @@ const withApprovals = <T>(call: (client: LinkClient) => Promise<T>): Promise<T> 
 
 export async function listApprovals(flags: { json?: boolean }): Promise<void> {
   const { approvals } = await withApprovals((client) =>
-    client.call<{ approvals: ApprovalRow[] }>('approvals.list', {}),
+    client.call<ApprovalsListResult>('approvals.list', {}),
   );
   if (flags.json) return say(JSON.stringify({ approvals }, null, 2));
   if (approvals.length === 0) return say('No remembered approvals.');

@@ -116,7 +116,13 @@ export function describeAdapter(adapter: AdapterStatus): string {
     case 'running':
       return `${adapter.platform}: ${adapter.mode ?? 'running'}${adapter.account ? ` as ${adapter.account}` : ''}`;
     case 'failed':
-      return `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
+      // A start that failed is tried again: the platform's API could not be reached.
+      return adapter.retry_at
+        ? `${adapter.platform}: unreachable: ${adapter.detail ?? 'unknown'} (trying again at ${adapter.retry_at})`
+        : `${adapter.platform}: error: ${adapter.detail ?? 'unknown'}`;
+    case 'starting':
+      // Its API has not answered yet; the detail is why the last attempt failed.
+      return `${adapter.platform}: connecting${adapter.detail ? ` (unreachable: ${adapter.detail})` : ''}`;
     default:
       // A stopped adapter may say why (in a cluster: it stands by while another instance receives).
       return `${adapter.platform}: ${adapter.state}${adapter.detail ? ` (${adapter.detail})` : ''}`;

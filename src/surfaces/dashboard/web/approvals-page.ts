@@ -5,17 +5,7 @@
  */
 import { clear, h, when } from './dom.js';
 import { RpcError, type Link } from './link.js';
-
-interface RememberedApproval {
-  id: string;
-  scope: 'session' | 'always';
-  surface: string;
-  session_id: string | null;
-  kind: string;
-  cwd: string;
-  shown: string;
-  created_at: string;
-}
+import type { ApprovalsListResult, RememberedApprovalRow } from '../../../protocol/results.js';
 
 export function errorText(error: unknown): string {
   if (error instanceof RpcError) return `${error.message} (${error.reason})`;
@@ -26,7 +16,7 @@ export function approvalsPage(link: Link): HTMLElement {
   const list = h('ul', { class: 'approvals' });
   const status = h('p', { class: 'muted', attrs: { role: 'status' } });
 
-  const row = (a: RememberedApproval): HTMLElement => {
+  const row = (a: RememberedApprovalRow): HTMLElement => {
     const revoke = h('button', { type: 'button', text: 'Revoke' });
     const item = h(
       'li',
@@ -54,7 +44,7 @@ export function approvalsPage(link: Link): HTMLElement {
     return item;
   };
 
-  void link.call<{ approvals: RememberedApproval[] }>('approvals.list').then(
+  void link.call<ApprovalsListResult>('approvals.list').then(
     ({ approvals }) => {
       clear(list);
       for (const a of approvals) list.appendChild(row(a));

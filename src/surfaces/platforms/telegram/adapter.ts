@@ -84,6 +84,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private onStatus: StatusListener | null = null;
   /** Updates handed to the gateway and not yet taken by it: the next getUpdates waits for them. */
   private readonly untaken = new Set<Promise<void>>();
+  /** The update handlers are registered (the first start): a later start reuses them. */
+  private handling = false;
   /** Set when the sink rejected with NotConfirmable: no getUpdates (its offset confirms) from then on. */
   private unconfirmable = false;
   /** Per chat, the hand-in of its latest update: the next one of that chat waits for it. */
@@ -122,7 +124,17 @@ export class TelegramAdapter implements PlatformAdapter {
         // Its offset would confirm an update the gateway may not have taken: Telegram keeps it.
         if (this.unconfirmable) throw new NotConfirmable();
       }
-      return prev(method, payload, signal);
+      if (this.state !== 'starting') return prev(method, payload, signal);
+      // Starting: grammY tries getMe again by itself while the API cannot be reached (a refusal, a
+      // 5xx, a reset connection), so the start just waits; the status says why meanwhile.
+      try {
+        const result = await prev(method, payload, signal);
+        if (!result.ok) this.unreachable(`${result.error_code}: ${result.description}`);
+        return result;
+      } catch (error) {
+        this.unreachable(oneLine(error));
+        throw error;
+      }
     });
     this.allowed = allowlistAuthorizer(options.allowedUserIds);
   }
@@ -149,6 +161,24 @@ export class TelegramAdapter implements PlatformAdapter {
       void settled.finally(() => this.untaken.delete(settled));
       return undefined;
     };
+    // Once: a start that failed is tried again (the gateway retries while the API is unreachable).
+    if (!this.handling) this.handle(sink, take);
+    this.handling = true;
+    try {
+      if (this.options.webhook === undefined) await this.startPolling();
+      else await this.startWebhook(this.options.webhook);
+    } catch (error) {
+      // The reason is shown by `gatehouse status` and kept in gateway.json: never a secret.
+      this.detail = this.scrub(oneLine(error));
+      this.become('failed');
+      // No `cause`: the original error may carry the token or the secret, and causes get logged.
+      // eslint-disable-next-line preserve-caught-error
+      throw new Error(`telegram: cannot start ${this.mode()}: ${this.detail}`);
+    }
+  }
+
+  /** Hands every kind of update the bot receives to the gateway's sink. */
+  private handle(sink: InboundSink, take: (work: Promise<void>) => Promise<void> | undefined): void {
     this.bot.on('message:text', (ctx) => {
       const source = sourceOfMessage(ctx.message);
       // getMe ran before updates began, so the bot's own username is known for every update. A
@@ -164,17 +194,13 @@ export class TelegramAdapter implements PlatformAdapter {
     this.bot.on(['message:photo', 'message:document', 'message:voice'], (ctx) =>
       take(this.takeAttachment(ctx, sink)),
     );
-    try {
-      if (this.options.webhook === undefined) await this.startPolling();
-      else await this.startWebhook(this.options.webhook);
-    } catch (error) {
-      // The reason is shown by `gatehouse status` and kept in gateway.json: never a secret.
-      this.detail = this.scrub(oneLine(error));
-      this.become('failed');
-      // No `cause`: the original error may carry the token or the secret, and causes get logged.
-      // eslint-disable-next-line preserve-caught-error
-      throw new Error(`telegram: cannot start ${this.mode()}: ${this.detail}`);
-    }
+  }
+
+  /** While starting: why the last call to the API failed, for `gatehouse status`. */
+  private unreachable(why: string): void {
+    if (this.state !== 'starting') return;
+    this.detail = this.scrub(why);
+    this.onStatus?.(this.status());
   }
 
   private mode(): 'polling' | 'webhook' {
@@ -196,6 +222,8 @@ export class TelegramAdapter implements PlatformAdapter {
           allowed_updates: ['message', 'callback_query'],
           timeout: this.options.pollTimeoutSeconds ?? 30,
           onStart: (me) => {
+            // Stopped while getMe was still unanswered: it does not start polling after all.
+            if (this.state === 'stopped') return void this.bot.stop().catch(() => undefined);
             this.account = `@${me.username}`;
             this.become('running');
             resolve();
@@ -361,6 +389,13 @@ export class TelegramAdapter implements PlatformAdapter {
 
   async stop(): Promise<void> {
     if (this.state === 'stopped') return;
+    if (this.state === 'starting' && this.options.webhook === undefined) {
+      // The API has not answered getMe yet (grammY keeps asking): nothing was received, so there
+      // is nothing to confirm, and a stop does not wait for an API that may never answer.
+      this.become('stopped');
+      void this.bot.stop().catch(() => undefined);
+      return;
+    }
     // grammY's stop confirms what was handed in with one last getUpdates, refused once unconfirmable.
     if (this.bot.isRunning())
       await this.bot.stop().catch((error: unknown) => {
@@ -377,6 +412,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private become(state: AdapterState): void {
     if (this.state === state) return;
     this.state = state;
+    // Why the API could not be reached while starting is past once it runs.
+    if (state === 'running') this.detail = null;
     this.onStatus?.(this.status());
   }
 
