@@ -58,12 +58,16 @@ describe('docs/scheduling.md, as written', () => {
       // The status comes last, after the job was removed: show it once more before the removal.
       if (args[1] === 'resume') {
         await jobUntil(client, jobId, (j) => j.last_run?.outcome === 'completed');
-        const status = await runCli(d.home, ['status']);
-        expect(status.stdout).toMatch(
-          new RegExp(
-            `${jobId} inbox: cron 0 8 \\* \\* \\* \\(Europe/Berlin\\), active, next \\S+, last \\S+ completed`,
-          ),
+        // gateway.json is rewritten once the settled run is read back: read the status until it shows it.
+        const line = new RegExp(
+          `${jobId} inbox: cron 0 8 \\* \\* \\* \\(Europe/Berlin\\), active, next \\S+, last \\S+ completed`,
         );
+        let status = await runCli(d.home, ['status']);
+        for (let tries = 0; tries < 40 && !line.test(status.stdout); tries++) {
+          await new Promise((r) => setTimeout(r, 250));
+          status = await runCli(d.home, ['status']);
+        }
+        expect(status.stdout).toMatch(line);
       }
     }
     const [added, second, list, runNow, paused, resumed, removed] = outputs;
