@@ -187,6 +187,10 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     const raised = await client.call<BudgetView>('session.budget.raise', { session_id, tokens: 100000 });
     expect(raised).toMatchObject({ paused: null, limits: { session: { tokens: 100000 } } });
     expect((await turn(client, session_id, 'after the raise')).outcome).toBe('completed');
+    const cli = await runCli(d.home, ['budget', 'raise', session_id, '--tokens', '100000']);
+    expect(cli.stdout).toMatch(/^this session: \d+ of 100000 tokens, \$0\.0000\n/);
+    const usd = await runCli(d.home, ['budget', 'raise', session_id, '--usd', '5']);
+    expect(usd.stdout).toMatch(/^this session: \d+ of 100000 tokens, \$0\.0000 of \$5\n/);
     // Nothing paused now: there is nothing to continue.
     await expect(client.call('session.budget.continue', { session_id })).rejects.toMatchObject({
       code: -32017,
