@@ -7,8 +7,10 @@
 import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
+import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
+import { apiServerSchema } from './config-api-server.js';
 import { listenerSchema } from './config-listener.js';
-import { metricsSchema, pricingSchema } from './config-observability.js';
+import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { budgetsSchema } from './config-budgets.js';
 import { platformsSchema } from './config-platforms.js';
 import {
@@ -212,10 +214,14 @@ export const configSchema = z
     agent_cache: agentCacheSchema.prefault({}),
     /** The Prometheus endpoint `/metrics` (docs/observability.md). */
     metrics: metricsSchema,
+    /** OpenTelemetry traces of turns over OTLP/HTTP (docs/observability.md, "Traces"). */
+    telemetry: telemetrySchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
     /** What sessions, principals and the gateway may spend (docs/cost.md, "Budgets"); absent: no limit. */
     budgets: budgetsSchema,
+    /** The OpenAI-compatible endpoint `/v1/chat/completions` (docs/integrations.md); absent: off. */
+    api_server: apiServerSchema,
     checkpoints: checkpointsSchema.prefault({}),
     /** Commands run on session lifecycle events, for every session (docs/hooks.md). */
     hooks: HOOKS_SCHEMA.prefault({}),
@@ -295,6 +301,8 @@ export const configSchema = z
           .default({}),
       })
       .prefault({}),
+    /** MCP servers whose tools join the profile's sessions (docs/integrations.md). */
+    mcp_servers: MCP_SERVERS_SCHEMA.default({}),
     /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */
     safe_mode: z
       .strictObject({

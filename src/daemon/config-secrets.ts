@@ -49,5 +49,9 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
   for (const section of Object.values(config.platforms) as Record<string, unknown>[]) walk(section);
   // The metrics scrape key (metrics.bearer_key_env).
   walk(config.metrics);
+  // The collector's header values (telemetry.headers_env: header → variable).
+  for (const name of Object.values(config.telemetry.headers_env)) secrets.push(env[name]);
+  // The OpenAI-compatible endpoint's bearer keys (api_server.keys.<name>.key_env).
+  for (const key of Object.values(config.api_server?.keys ?? {})) secrets.push(env[key.key_env]);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);
 }

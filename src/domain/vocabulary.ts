@@ -46,6 +46,7 @@ export const KNOWN_PLATFORMS = [
   'tui',
   'desktop',
   'acp',
+  'api',
 ] as const;
 export type KnownPlatform = (typeof KNOWN_PLATFORMS)[number];
 /** A platform name: one of KNOWN_PLATFORMS, or a plugin's own name. */

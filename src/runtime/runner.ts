@@ -13,9 +13,10 @@
  */
 import type { TokenUsage, ToolCall, ToolOutcome, TranscriptMessage } from '../domain/vocabulary.js';
 import { isModelError } from './model/errors.js';
-import type { ChatModel, ChatResult, ModelDelta } from './model/client.js';
+import type { ChatModel, ChatRequest, ChatResult, ModelDelta } from './model/client.js';
 import { addUsage, toWireMessage, toWireTool, ZERO_USAGE, type WireMessage } from './model/wire.js';
 import { runToolStep, summarize } from './tool-step.js';
+import { NO_SPAN, RunnerTrace, type TraceSpan } from './tracing.js';
 import {
   overThreshold,
   reportedPromptTokens,
@@ -99,6 +100,8 @@ export interface RunTurnOptions {
    * ToolContext.markStarted). Absent: nothing is recorded.
    */
   markToolStarted?: (call: ToolCall) => Promise<void>;
+  /** The root span of this run of the turn (runtime/tracing.ts); absent: nothing is traced. */
+  trace?: TraceSpan;
 }
 
 /** The abort reason of a turn past `limits.turn_timeout_s`: it settles `failed` / `turn_timeout`. */
@@ -117,7 +120,9 @@ export type TurnEnding = TurnResult & { readonly last_prompt_tokens: number | nu
 class TranscriptWriteError extends Error {}
 
 export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
-  const { sessionId, admissionId, executionGeneration, signal, emit } = options;
+  const { sessionId, admissionId, executionGeneration, signal } = options;
+  const trace = new RunnerTrace(options.trace ?? NO_SPAN, options.model.provider ?? 'unknown');
+  const emit = trace.emit(options.emit);
   const usage: TokenUsage = { ...ZERO_USAGE };
   let lastPromptTokens: number | null = null;
   const maxTurns = Math.max(1, Math.floor(options.maxTurns));
@@ -187,7 +192,14 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
         })
       : finish(stopOutcome(), last);
 
-  const scope: TurnScope = { sessionId, admissionId, executionGeneration, signal, emit };
+  const scope: TurnScope = {
+    sessionId,
+    admissionId,
+    executionGeneration,
+    signal,
+    emit,
+    answered: (promptId, by) => trace.answered(promptId, by),
+  };
   /** The tool call running now (its started mark names it; `reportProgress` publishes its progress). */
   let current: ToolCall | undefined;
   /** What a human answered to the approval of the tool call running now (kept on its tool message). */
@@ -236,7 +248,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
     const toolsJson = wireTools.length > 0 ? JSON.stringify(wireTools) : '';
     let reported: ReportedPrompt | null = null;
     const compress = async (reason: 'threshold' | 'overflow'): Promise<CompressOutcome> => {
-      const outcome = await budget!.compress(reason, signal);
+      const outcome = await trace.compression(reason, () => budget!.compress(reason, signal));
       if (outcome.kind === 'compressed') {
         view = [...outcome.messages];
         wire = wireOf(options.systemPrompt, view);
@@ -325,21 +337,25 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
       }
       let streamed = '';
       let result: ChatResult;
+      const request: ChatRequest = {
+        messages: wire,
+        tools: wireTools,
+        ...(options.modelName ? { model: options.modelName } : {}),
+        reasoningEffort: options.reasoning,
+        stream: true,
+        headers,
+        signal,
+        onDelta: (delta: ModelDelta) => {
+          if (delta.type === 'text') streamed += delta.text;
+          emit({ type: delta.type === 'text' ? 'text.delta' : 'reasoning.delta', text: delta.text });
+        },
+      };
+      const called = trace.modelCall(request, options.modelName);
       try {
-        result = await options.model.complete({
-          messages: wire,
-          tools: wireTools,
-          ...(options.modelName ? { model: options.modelName } : {}),
-          reasoningEffort: options.reasoning,
-          stream: true,
-          headers,
-          signal,
-          onDelta: (delta: ModelDelta) => {
-            if (delta.type === 'text') streamed += delta.text;
-            emit({ type: delta.type === 'text' ? 'text.delta' : 'reasoning.delta', text: delta.text });
-          },
-        });
+        result = await options.model.complete(request);
+        called(result);
       } catch (error) {
+        called(error);
         if (signal.aborted) {
           // Viewers saw these words; keep them. Half-streamed tool calls are dropped: none ran.
           return await stop(streamed ? [{ role: 'assistant', content: streamed, interrupted: true }] : []);

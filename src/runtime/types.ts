@@ -187,6 +187,8 @@ export interface TurnScope {
    * its original request time. Absent: a new prompt.
    */
   resumePrompt?: { prompt_id: string; requested_at: string };
+  /** Told who answered a prompt of this turn (`subject@provider`), just before it settles (tracing). */
+  answered?: (promptId: string, by: string) => void;
 }
 
 /**

@@ -289,6 +289,34 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
     });
   });
 
+  describe(`request keys on the ${name} local store (issue 27, migration 020)`, () => {
+    it('binds a key to its first request per principal, and forgets it a day after', async () => {
+      const { store } = await start([]);
+      const owner = { subject: 'api:laptop', provider: 'api_key' };
+      const claim = { owner, profile: 'default', key_hash: 'k1', digest: 'd1', logical_id: 'S1' };
+      const at = '2026-12-06T12:00:00.000Z';
+      expect(await store.claimRequestKey({ ...claim, at })).toEqual({ kind: 'claimed' });
+      // A retry, a different request, another session: each is told what the key is bound to.
+      const later = '2026-12-06T13:00:00.000Z';
+      const bound = { kind: 'existing', digest: 'd1', logical_id: 'S1' };
+      expect(await store.claimRequestKey({ ...claim, at: later })).toEqual(bound);
+      expect(await store.claimRequestKey({ ...claim, digest: 'd2', logical_id: 'S2', at: later })).toEqual(
+        bound,
+      );
+      // Another principal's key of the same name is its own.
+      const other = { subject: 'api:ci', provider: 'api_key' };
+      expect(await store.claimRequestKey({ ...claim, owner: other, digest: 'd3', at: later })).toEqual({
+        kind: 'claimed',
+      });
+      // More than a day after its first use the binding is gone: the key binds afresh.
+      const nextDay = '2026-12-07T12:00:01.000Z';
+      expect(await store.claimRequestKey({ ...claim, digest: 'd4', at: nextDay })).toEqual({
+        kind: 'claimed',
+      });
+      expect(await store.claimRequestKey({ ...claim, at: nextDay })).toMatchObject({ digest: 'd4' });
+    });
+  });
+
   describe(`creation and lookups on the ${name} local store (LOC-1, LOC-3)`, () => {
     it('commits a creation once per request_id and finds sessions by request, title and transcript', async () => {
       const { store } = await start([]);

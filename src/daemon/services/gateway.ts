@@ -57,6 +57,10 @@ import { ControlRelay } from '../../domain/cluster/relay.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
+import { McpPool } from '../../runtime/mcp/pool.js';
+import { apiServerGrants } from './api-server-setup.js';
+import { ApiKeys } from '../../surfaces/openai/keys.js';
+import { OpenAiEndpoint } from '../../surfaces/openai/endpoint.js';
 import type { GatewayMetrics } from './metrics.js';
 import { budgetGuardOf } from './budgets.js';
 import { budgetLimits } from '../config-budgets.js';
@@ -118,6 +122,7 @@ export function gatewayService(
   let member: ClusterMember | null = null;
   let relay: ControlRelay | null = null;
   let metrics: GatewayMetrics | null = null;
+  let mcp: McpPool | null = null;
 
   return {
     name: 'gateway',
@@ -126,6 +131,9 @@ export function gatewayService(
       ctxLogger = logger;
       faults = faultsFromEnv(env, logger);
       const profile = config.default_profile;
+      // Before anything opens: a key named but not set stops the start (api-server-setup.ts).
+      const apiGrants = apiServerGrants(config, env);
+      const startedAt = Date.now();
       const profileDir = layout.profileDir(profile);
       fs.mkdirSync(profileDir, { recursive: true, mode: 0o700 });
       stores = await openGatewayStores({
@@ -158,7 +166,7 @@ export function gatewayService(
         });
       }
 
-      runtime = await startRuntime({ config, env, profileDir });
+      runtime = await startRuntime({ config, env, profileDir, instanceId: ctx.instanceId });
       if (options.storeHolder) options.storeHolder.runtime = runtime;
       const { providers, demo, prompts, turnPermits } = runtime;
       const defaultModel = providers.defaultModel(providers.defaultProvider);
@@ -184,6 +192,14 @@ export function gatewayService(
         // Safe mode is stricter: the allow-list and safe_mode.env only, not the tools: additions.
         env: toolEnvironment(env, { env_passthrough: config.safe_mode.env, env: {} }),
       });
+      // MCP servers (issue 27): started lazily by the turns that need their tools.
+      mcp = new McpPool({
+        profileServers: () => config.mcp_servers,
+        env: toolEnv,
+        isolate: (sessionId, launch, serverEnv) => workers!.isolatedLaunch(sessionId, launch, serverEnv),
+        log: (level, message) => logger[level]({}, message),
+      });
+      const mcpPool = mcp;
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
       const cacheConfig = config.agent_cache;
@@ -224,6 +240,9 @@ export function gatewayService(
           ...(config.budgets?.session ? { sessionBudget: budgetLimits(config.budgets).session } : {}),
           providers,
           offerSkills: config.skills.offer_available,
+          mcpServers: Object.entries(config.mcp_servers)
+            .filter(([, server]) => server.enabled)
+            .map(([name]) => name),
         },
         launchLookups: {
           ...launchLookups(layout.root, gatewayRoots(layout)),
@@ -243,6 +262,7 @@ export function gatewayService(
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         turnPermits,
         turnTimeoutMs: config.limits.turn_timeout_s * 1000,
+        tracer: runtime.tracer,
         ...(cluster
           ? {
               ownership: {
@@ -273,13 +293,16 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names, policy) => {
+            tools: async (names, policy, logicalId) => {
               const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
               // Checked in the daemon, before a safe-mode call reaches its worker.
-              return guardGatewayFiles(
+              const builtin = guardGatewayFiles(
                 policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
                 gatewayRoots(layout),
               );
+              if (!policy || !logicalId || !McpPool.any(policy.mcp_servers)) return builtin;
+              const scope = { sessionId: logicalId, cwd: policy.cwd, safe: policy.safe_mode };
+              return [...builtin, ...(await mcpPool.tools(policy.mcp_servers!, scope))];
             },
             model: modelOf,
             budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },
@@ -409,6 +432,16 @@ export function gatewayService(
           }),
           staticFiles: dashboardAssets().handler,
           metrics,
+          openai:
+            apiGrants === null
+              ? null
+              : new OpenAiEndpoint({
+                  sessions: sessions!,
+                  keys: new ApiKeys(apiGrants, profile),
+                  approvalWaitMs: (config.api_server?.approval_wait_s ?? 0) * 1000,
+                  startedAt,
+                  logger,
+                }),
           loginStore: fileLoginStore(path.join(profileDir, 'dashboard-logins.json'), (err) =>
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
@@ -551,6 +584,9 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.cluster = null;
       await cluster?.close();
       cluster = null;
+      // Before the workers: an isolated server's room is removed once its process is gone.
+      await mcp?.close();
+      mcp = null;
       workers?.close();
       workers = null;
       await control?.close().catch(() => undefined);

@@ -155,6 +155,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           guard: budgetGuardOf(ctx.config, env, stores.sessions),
           price: runtime.providers.price(runtime.providers.defaultChoice()),
         },
+        tracer: runtime.tracer,
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,

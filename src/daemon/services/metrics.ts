@@ -112,6 +112,17 @@ export function createMetrics(sources: MetricsSources, key: string | null): Gate
     help: 'Sessions this instance took over from another (cluster).',
     registers,
   });
+  let droppedSpans = 0;
+  new Counter({
+    name: 'gatehouse_trace_spans_dropped_total',
+    help: 'Trace spans dropped because the export queue was full (a slow or unreachable collector); 0 without telemetry.',
+    registers,
+    collect() {
+      const now = runtime.tracing?.dropped() ?? 0;
+      if (now > droppedSpans) this.inc(now - droppedSpans);
+      droppedSpans = now;
+    },
+  });
   const commitSeconds = new Histogram({
     name: 'gatehouse_store_commit_duration_seconds',
     help: 'Seconds of one group commit, from its transaction start to durable, by backend.',

@@ -201,6 +201,7 @@ export class ProviderTable implements ProviderCatalogue {
    */
   private announcing(client: ChatModel, provider: string, defaultModel: string): ChatModel {
     return {
+      provider,
       complete: async (request) => {
         const name = request.model ?? defaultModel;
         const model = this.modelLabel(provider, name);

@@ -14,7 +14,11 @@ import { preloadBashParser } from '../../runtime/approvals/bash-tree.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { Semaphore } from '../../domain/concurrency/semaphore.js';
+import { NO_TRACER, type TurnTracer } from '../../runtime/tracing.js';
 import { ProviderTable } from './providers.js';
+import { gatehouseVersion } from './describe.js';
+import { openTracing, TRACE_FLUSH_MS } from './tracing-setup.js';
+import type { GatewayTracing } from './tracing.js';
 
 export interface Runtime {
   readonly providers: ProviderTable;
@@ -35,7 +39,11 @@ export interface Runtime {
    * alike; each engine holds a permit for as long as a turn runs.
    */
   readonly turnPermits: Semaphore;
-  /** Stops the demo model (the brokers hold nothing to close). */
+  /** Turn traces of both engines (`telemetry`, docs/observability.md); NO_TRACER when off. */
+  readonly tracer: TurnTracer;
+  /** The OpenTelemetry side when `telemetry.otlp_endpoint` is set; else null (never loaded). */
+  readonly tracing: GatewayTracing | null;
+  /** Stops the demo model and flushes the traces (a bounded wait; the brokers hold nothing to close). */
   close(): Promise<void>;
 }
 
@@ -44,6 +52,8 @@ export async function startRuntime(options: {
   env: NodeJS.ProcessEnv;
   /** The default profile's directory (always-allow.json). */
   profileDir: string;
+  /** This daemon instance (traces name it: `service.instance.id`). */
+  instanceId?: string;
 }): Promise<Runtime> {
   const { config, env } = options;
   const approvalTimeoutMs = config.approvals.timeout_s * 1000;
@@ -64,6 +74,13 @@ export async function startRuntime(options: {
       })
     : null;
   const providers = new ProviderTable(config, env, demo?.baseUrl ?? null);
+  const tracing = await openTracing(config, env, {
+    version: gatehouseVersion(),
+    instanceId: options.instanceId ?? 'standalone',
+  }).catch(async (error: unknown) => {
+    await demo?.close().catch(() => undefined);
+    throw error;
+  });
   const chatChoice = providers.defaultChoice();
   return {
     providers,
@@ -71,9 +88,12 @@ export async function startRuntime(options: {
     prompts,
     chatPrompts: new PromptBroker({ approvalTimeoutMs, mode: config.approvals.mode }),
     turnPermits: new Semaphore(config.limits.max_concurrent_turns),
+    tracer: tracing?.tracer ?? NO_TRACER,
+    tracing,
     chat: { model: providers.model(chatChoice, undefined), window: providers.contextWindow(chatChoice) },
     close: async () => {
       await demo?.close().catch(() => undefined);
+      await tracing?.close(TRACE_FLUSH_MS);
     },
   };
 }

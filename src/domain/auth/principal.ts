@@ -15,7 +15,7 @@ export const CAPABILITIES = [
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** How the identity was verified. */
-export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker';
+export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker' | 'api_key';
 
 export interface Principal {
   /** Stable subject within its provider, e.g. `native:owner`. */
@@ -28,6 +28,11 @@ export interface Principal {
    * bound to named sessions); every other session is refused with permission_denied.
    */
   readonly sessions?: readonly string[];
+}
+
+/** Who answered a prompt, as traces name them: `subject@provider` (never a secret). */
+export function answerer(principal: Pick<Principal, 'subject' | 'provider'>): string {
+  return `${principal.subject}@${principal.provider}`;
 }
 
 /** Read, drive and answer a session: what every interactive path gets before creation/operator. */

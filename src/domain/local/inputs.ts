@@ -6,7 +6,7 @@
  */
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
-import type { Principal } from '../auth/principal.js';
+import { answerer, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
 import { isOwner, ownerOf, type AccessRow } from './access.js';
@@ -68,7 +68,16 @@ export class SessionInputs {
 
   async submit(
     principal: Principal,
-    params: { session_id: string; submission_id: string; text: string },
+    params: {
+      session_id: string;
+      submission_id: string;
+      text: string;
+      /**
+       * What a retry under the same submission_id is compared by; absent: the text's digest. A
+       * surface whose request is more than the text (the OpenAI-compatible endpoint) digests all of it.
+       */
+      digest?: string;
+    },
   ): Promise<Record<string, unknown>> {
     this.ctx.assertAccepting();
     const session = await this.ctx.access(principal, params.session_id);
@@ -81,7 +90,7 @@ export class SessionInputs {
       submission_id: params.submission_id,
       submitter: ownerOf(principal),
       profile: principal.profile,
-      digest: submissionDigest(params.text),
+      digest: params.digest ?? submissionDigest(params.text),
       text: params.text,
       binding,
       title,
@@ -211,7 +220,10 @@ export class SessionInputs {
     params: { session_id: string; execution_generation: number; prompt_id: string; choice: string },
   ): Promise<Record<string, unknown>> {
     await this.ctx.access(principal, params.session_id);
-    return promptAnswerResult(this.ctx.prompts.respondApproval(params).status, params);
+    return promptAnswerResult(
+      this.ctx.prompts.respondApproval({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 
   async respondClarify(
@@ -224,6 +236,9 @@ export class SessionInputs {
     },
   ): Promise<Record<string, unknown>> {
     await this.ctx.access(principal, params.session_id);
-    return promptAnswerResult(this.ctx.prompts.respondClarify(params).status, params);
+    return promptAnswerResult(
+      this.ctx.prompts.respondClarify({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 }

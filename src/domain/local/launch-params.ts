@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { MCP_SESSION_SERVERS_SCHEMA } from '../../runtime/mcp/config.js';
 
 /** Client surfaces and the agent platform each one runs as (LOC-4). */
 export const LOCAL_SOURCES = {
@@ -12,6 +13,7 @@ export const LOCAL_SOURCES = {
   tui: 'tui',
   gui: 'desktop',
   acp: 'acp',
+  api: 'api',
   tool: 'cli',
   oneshot: 'cli',
 } as const;
@@ -58,6 +60,8 @@ export const createSessionParams = z
     editor: nonEmpty.max(200).optional(),
     title: nonEmpty.max(200).optional(),
     hidden: z.boolean().optional(),
+    /** MCP servers of the session's own, or profile servers left out (docs/integrations.md). */
+    mcp_servers: MCP_SESSION_SERVERS_SCHEMA.optional(),
   })
   .strict();
 export type CreateSessionParams = z.infer<typeof createSessionParams>;

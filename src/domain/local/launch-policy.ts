@@ -29,6 +29,8 @@ import {
   type LocalSource,
   type REASONING_EFFORTS,
 } from './launch-params.js';
+import type { McpSessionServers } from '../../runtime/mcp/config.js';
+import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
 
 /** The frozen policy, as stored in the creation receipt. Never holds the api_key. */
 export interface LaunchPolicy {
@@ -67,6 +69,11 @@ export interface LaunchPolicy {
   editor: string | null;
   title: string | null;
   hidden: boolean;
+  /**
+   * MCP servers (issue 27): the profile's by name, as they were enabled at creation, and the
+   * session's own in full. Absent on sessions created before MCP servers existed: none.
+   */
+  mcp_servers?: SessionMcpServers;
 }
 
 /** What the daemon's configuration contributes to a policy. */
@@ -84,6 +91,8 @@ export interface LaunchDefaults {
   providers: ProviderCatalogue;
   /** Whether the frozen prompt lists the home's skills for the model (`skills.offer_available`). */
   offerSkills: boolean;
+  /** The profile's enabled MCP servers (`mcp_servers:` in config.yaml), by name. */
+  mcpServers?: readonly string[];
 }
 
 export interface LaunchLookups {
@@ -110,6 +119,7 @@ const SURFACE_TOOLSETS: Record<LocalSource, readonly string[]> = {
   tui: ['project'],
   gui: ['project', 'desktop_ui', 'catalog'],
   acp: [],
+  api: [],
   tool: [],
   oneshot: [],
 };
@@ -201,6 +211,7 @@ export function freezeLaunchPolicy(
   const { provider, model } = freezeProvider(params, defaults.providers, defaults.model);
   const budget = freezeBudget(params.budget, defaults.sessionBudget);
   const ignoreRules = params.ignore_rules ?? false;
+  const mcpServers = freezeMcpServers(params.mcp_servers ?? {}, defaults.mcpServers ?? []);
 
   return {
     source,
@@ -231,7 +242,30 @@ export function freezeLaunchPolicy(
     editor: params.editor ?? null,
     title: params.title ?? null,
     hidden: params.hidden ?? MACHINE_SOURCES.includes(source),
+    ...(mcpServers ? { mcp_servers: mcpServers } : {}),
   };
+}
+
+/**
+ * The profile's servers by name (a later config change to one reaches the session, as a provider's
+ * does), minus those the session leaves out or replaces; the session's own in full. Null: none.
+ */
+function freezeMcpServers(
+  requested: McpSessionServers,
+  profile: readonly string[],
+): SessionMcpServers | null {
+  const own: SessionMcpServers['own'] = {};
+  for (const [name, server] of Object.entries(requested)) {
+    if ('command' in server || 'url' in server) own[name] = server;
+    else if (!profile.includes(name))
+      throw new LaunchPolicyError(
+        'mcp_servers',
+        `cannot leave out the MCP server "${name}": the profile has no enabled server of that name${profile.length > 0 ? ` (it has ${profile.join(', ')})` : ''}`,
+      );
+  }
+  const names = profile.filter((name) => !(name in requested));
+  if (names.length === 0 && Object.keys(own).length === 0) return null;
+  return { profile: names, own };
 }
 
 /** The launch's budget, refused (budget_above_profile) where it asks more than the profile allows. */

@@ -12,7 +12,7 @@ import type {
   PromptBroker,
 } from '../../runtime/approvals/broker.js';
 import type { SessionStore } from '../ports/session-store.js';
-import { isOperator, type Principal } from '../auth/principal.js';
+import { answerer, isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { isLocalSessionKey } from './receipt.js';
 import { promptAnswerResult } from './views.js';
@@ -41,12 +41,18 @@ export class PlatformPrompts {
 
   async respondApproval(principal: Principal, params: ApprovalResponse) {
     const broker = await this.open(principal, params.session_id);
-    return promptAnswerResult(broker.respondApproval(params).status, params);
+    return promptAnswerResult(
+      broker.respondApproval({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 
   async respondClarify(principal: Principal, params: ClarifyResponse) {
     const broker = await this.open(principal, params.session_id);
-    return promptAnswerResult(broker.respondClarify(params).status, params);
+    return promptAnswerResult(
+      broker.respondClarify({ ...params, answered_by: answerer(principal) }).status,
+      params,
+    );
   }
 
   private async open(principal: Principal, sessionId: string): Promise<PromptBroker> {

@@ -12,6 +12,7 @@ import type { LocalEvents } from './events.js';
 import type { ReceiptGate } from './receipt-gate.js';
 import type { TurnScheduler } from './scheduler.js';
 import { decideRecovery, type RecoverySettings } from '../session/step-resume.js';
+import { NO_TRACER, SPAN, type TurnTracer } from '../../runtime/tracing.js';
 
 export interface RecoveryContext {
   store: LocalSessionStore;
@@ -20,6 +21,8 @@ export interface RecoveryContext {
   receipts: ReceiptGate;
   scheduler: TurnScheduler;
   events: TypedEmitter<LocalEvents>;
+  /** Turn traces: each orphan's fate is a span linked to the run it interrupted. */
+  tracer?: TurnTracer;
 }
 
 export async function recoverOrphans(
@@ -30,22 +33,40 @@ export async function recoverOrphans(
   /** Validates the session's receipt (REC-1); false: the session is paused and nothing of it runs. */
   receiptValid: (logicalId: string) => Promise<boolean>,
   logicalId?: string,
+  tracer: TurnTracer = NO_TRACER,
 ): Promise<{ unknown: string[]; resumed: Claimed[] }> {
   const unknown: string[] = [];
   const resumed: Claimed[] = [];
   for (const orphan of await store.orphans(epoch, logicalId)) {
     const decision = decideRecovery(orphan, settings, now);
+    const span = tracer.linked(
+      SPAN.recovery,
+      { turnId: orphan.admission_id, run: orphan.resumes },
+      {
+        'gatehouse.engine': 'local',
+        'gatehouse.session.id': orphan.logical_id,
+        'gatehouse.admission.id': orphan.admission_id,
+        'gatehouse.recovery.tool_started': orphan.tool_started,
+      },
+    );
     if (decision.kind === 'resume') {
       const claimed = (await receiptValid(orphan.logical_id))
         ? await store.resumeOrphan(orphan.admission_id, epoch)
         : null;
       if (claimed) {
         resumed.push(claimed);
+        span.set({ 'gatehouse.recovery.result': 'resumed', 'gatehouse.turn.run': claimed.admission.resumes });
+        span.end();
         continue;
       }
     }
     const detail =
       decision.kind === 'unknown' ? decision.detail : 'paused: the session receipt did not validate';
+    span.set({
+      'gatehouse.recovery.result': 'unknown',
+      'gatehouse.recovery.reason': decision.kind === 'unknown' ? decision.reason : 'paused',
+    });
+    span.end();
     if (await store.markUnknown(orphan.admission_id, epoch, detail)) unknown.push(orphan.admission_id);
   }
   // Whatever is still running from an older epoch (nothing, unless written meanwhile) is unknown.
@@ -62,8 +83,14 @@ export async function recoverOrphans(
  */
 export async function recoverAll(ctx: RecoveryContext): Promise<LocalEvents['recovery:done']> {
   const { store, epoch, receipts, scheduler } = ctx;
-  const { unknown, resumed } = await recoverOrphans(store, epoch, ctx.settings, Date.now(), (logicalId) =>
-    receipts.ensure(logicalId),
+  const { unknown, resumed } = await recoverOrphans(
+    store,
+    epoch,
+    ctx.settings,
+    Date.now(),
+    (logicalId) => receipts.ensure(logicalId),
+    undefined,
+    ctx.tracer,
   );
   const queued = await store.sessionsWithQueued();
   const paused: string[] = [];
@@ -104,6 +131,7 @@ export async function recoverTaken(
     Date.now(),
     (id) => receipts.ensure(id),
     logicalId,
+    ctx.tracer,
   );
   const ready = await receipts.ensure(logicalId);
   const taken = {

@@ -27,6 +27,7 @@ import type {
 import type { UsageUpdate } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import { TURN_TIMEOUT } from '../../runtime/runner.js';
+import { NO_SPAN, SPAN, type TraceSpan, type TurnTracer } from '../../runtime/tracing.js';
 import { GatehouseError, GatewayError } from '../errors.js';
 
 /** How a turn ended, and what its settlement stores with it. */
@@ -56,6 +57,8 @@ export interface TurnJob {
   steps: TurnSteps;
   /** REC-7: recovery resumed this turn after a crash; it goes on from its stored boundary. */
   resumed: boolean;
+  /** The root span of this run of the turn (ended by the scheduler once it is settled). */
+  trace?: TraceSpan;
 }
 
 /** The step records of one running turn; each rejects when the turn no longer owns its admission. */
@@ -70,6 +73,8 @@ export interface SchedulerOptions {
   turnTimeoutMs?: number;
   /** In a cluster (SCL-1): which sessions this instance may run (domain/cluster/member.ts). */
   ownership?: SessionOwnership;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
 }
 
 /**
@@ -424,6 +429,7 @@ export class TurnScheduler {
     state.kicked = false;
     const resumed = state.resumed;
     delete state.resumed;
+    const claimStarted = Date.now();
     const claiming = resumed ? Promise.resolve(resumed) : this.store.claimNext(logicalId, this.epoch);
     state.claiming = claiming;
     let claim: Awaited<typeof claiming>;
@@ -443,7 +449,7 @@ export class TurnScheduler {
     }
     switch (claim.kind) {
       case 'claimed':
-        await this.execute(logicalId, claim, resumed !== undefined);
+        await this.execute(logicalId, claim, resumed !== undefined, claimStarted);
         return 'again';
       case 'blocked':
         this.pumps.delete(logicalId);
@@ -466,8 +472,14 @@ export class TurnScheduler {
     }
   }
 
-  private async execute(logicalId: string, claim: Claimed, resumed: boolean): Promise<void> {
+  private async execute(
+    logicalId: string,
+    claim: Claimed,
+    resumed: boolean,
+    claimStarted: number,
+  ): Promise<void> {
     const { session, admission, generation, input } = claim;
+    const trace = this.traceTurn(claim, resumed, claimStarted);
     const abort = new AbortController();
     const timer = this.turnTimer(admission, abort);
     let finish!: () => void;
@@ -505,10 +517,18 @@ export class TurnScheduler {
     // `running` for the instance that takes the session over, which resumes it at its last step or
     // marks it unknown (REC-7), exactly as after a kill. Settling it `interrupted` would end a turn
     // nobody interrupted.
-    const commit = async (result: TurnJobResult): Promise<{ result: TurnJobResult; accepted: boolean }> =>
-      abort.signal.reason === LEASE_LOST
-        ? { result: { ...result, detail: LEASE_LOST }, accepted: false }
-        : { result, accepted: await this.settleWhenStored(logicalId, { ...fence, ...result }) };
+    const commit = async (result: TurnJobResult): Promise<{ result: TurnJobResult; accepted: boolean }> => {
+      if (abort.signal.reason === LEASE_LOST)
+        return { result: { ...result, detail: LEASE_LOST }, accepted: false };
+      const span = trace.child(SPAN.settle, { 'gatehouse.turn.outcome': result.outcome });
+      try {
+        const accepted = await this.settleWhenStored(logicalId, { ...fence, ...result });
+        span.set({ 'gatehouse.settle.accepted': accepted });
+        return { result, accepted };
+      } finally {
+        span.end();
+      }
+    };
     const settle = async (result: TurnJobResult): Promise<boolean> => {
       if (settled) throw new Error(`turn ${admission.admission_id} settled twice`);
       settled = await commit(result);
@@ -527,6 +547,7 @@ export class TurnScheduler {
           settle,
           steps,
           resumed,
+          trace,
         });
       } catch (error) {
         this.onError(error, `turn ${admission.admission_id}`);
@@ -542,7 +563,12 @@ export class TurnScheduler {
         detail: settled.result.detail,
         accepted: settled.accepted,
       });
+      trace.set({
+        'gatehouse.turn.outcome': settled.result.outcome,
+        'gatehouse.settle.accepted': settled.accepted,
+      });
     } finally {
+      trace.end();
       clearTimeout(timer);
       this.pumps.set(logicalId, { kind: 'pumping', kicked: false, claiming: null });
       finish();
@@ -576,6 +602,36 @@ export class TurnScheduler {
         await new Promise<void>((resolve) => setTimeout(resolve, retryInMs));
       }
     }
+  }
+
+  /**
+   * The root span of this run of a claimed turn, with its admission (the wait in the queue, a first
+   * run only) and its claim; a resumed run links to the run a crash interrupted.
+   */
+  private traceTurn(claim: Claimed, resumed: boolean, claimStarted: number): TraceSpan {
+    const tracer = this.options.tracer;
+    if (!tracer) return NO_SPAN;
+    const { admission, generation } = claim;
+    const parsed = Date.parse(admission.admitted_at);
+    const admitted = Number.isFinite(parsed) ? parsed : claimStarted;
+    const span = tracer.turn(
+      { turnId: admission.admission_id, run: admission.resumes },
+      {
+        'gatehouse.engine': 'local',
+        'gatehouse.session.id': claim.session.logical_id,
+        'gen_ai.conversation.id': claim.session.logical_id,
+        'gatehouse.admission.id': admission.admission_id,
+        'gatehouse.turn.generation': generation,
+        'gatehouse.turn.resumed': resumed,
+      },
+      resumed ? {} : { startTime: Math.min(admitted, claimStarted) },
+    );
+    if (!resumed)
+      span
+        .child(SPAN.admission, { 'gatehouse.admission.id': admission.admission_id }, { startTime: admitted })
+        .end(Math.max(admitted, claimStarted));
+    span.child(SPAN.claim, { 'gatehouse.turn.generation': generation }, { startTime: claimStarted }).end();
+    return span;
   }
 
   /** `limits.turn_timeout_s`: aborts the turn (reason turn_timeout) once it has run that long. */

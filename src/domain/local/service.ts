@@ -9,7 +9,7 @@ import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runt
 import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
-import type { LocalSessionStore } from '../ports/local-store.js';
+import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
@@ -17,6 +17,7 @@ import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { AccessCache } from './access-cache.js';
+import { ownerOf } from './access.js';
 import type { AccessRow } from './access.js';
 import type { ClusterEvents } from './cluster-events.js';
 import { SessionCompressor } from './compress-control.js';
@@ -45,6 +46,7 @@ import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -90,6 +92,8 @@ export interface LocalSessionsOptions {
   cluster?: { store: SharedEventStore; signals: StreamSignals };
   /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
   ownership?: SessionOwnership;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
   /**
    * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
    * session's turn. Absent: they reach the turns of this process only.
@@ -159,6 +163,7 @@ export class LocalSessions {
       {
         ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
         ...(options.ownership ? { ownership: options.ownership } : {}),
+        ...(options.tracer ? { tracer: options.tracer } : {}),
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
@@ -321,6 +326,7 @@ export class LocalSessions {
       receipts: this.receipts,
       scheduler: this.scheduler,
       events: this.events,
+      ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
     };
   }
 
@@ -365,6 +371,54 @@ export class LocalSessions {
     hub.attach(viewer);
     // Consistent with the live event stream the viewer now follows (snapshots.ts).
     return this.snapshots.snapshot(session, messageLimit);
+  }
+
+  /**
+   * A viewer follows the session's live events without a snapshot: a surface that only needs what
+   * happens from now on (the OpenAI-compatible endpoint waiting for its turn).
+   */
+  async follow(principal: Principal, viewer: Viewer, logicalId: string): Promise<void> {
+    await this.access(principal, logicalId);
+    const cluster = this.fanOut.cluster;
+    const hub = cluster ? await cluster.follow(logicalId) : this.fanOut.hub(logicalId);
+    hub.attach(viewer);
+  }
+
+  /**
+   * Binds an API client's request key (its Idempotency-Key, hashed) to the first request made with
+   * it, per principal: the same key with another request, or for another session, is
+   * `admission_conflict`, before anything is admitted (docs/integrations.md).
+   */
+  async claimRequestKey(
+    principal: Principal,
+    key: { key_hash: string; digest: string; logical_id: string },
+  ): Promise<void> {
+    this.assertAccepting();
+    const result = await this.options.store.claimRequestKey({
+      owner: ownerOf(principal),
+      profile: principal.profile,
+      ...key,
+      at: new Date().toISOString(),
+    });
+    if (result.kind === 'existing' && (result.digest !== key.digest || result.logical_id !== key.logical_id))
+      throw new GatewayError(
+        'admission_conflict',
+        'this request key was already used with a different request',
+        {
+          session_id: result.logical_id,
+        },
+      );
+  }
+
+  /** One admission of a session the principal may use, as stored; null when it has none by that id. */
+  async admission(
+    principal: Principal,
+    logicalId: string,
+    admissionId: string,
+  ): Promise<AdmissionRow | null> {
+    await this.access(principal, logicalId);
+    const admission = await this.options.store.getAdmission(admissionId);
+    return admission?.logical_id === logicalId ? admission : null;
   }
 
   async detach(principal: Principal, viewerId: string, logicalId: string): Promise<{ detached: boolean }> {

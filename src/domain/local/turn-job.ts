@@ -18,6 +18,7 @@ import type {
 } from '../../runtime/context/budget.js';
 import type { PromptHost, ToolDefinition, TurnEvent } from '../../runtime/types.js';
 import { guardTools } from '../../runtime/tool-guards.js';
+import { SPAN } from '../../runtime/tracing.js';
 import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
@@ -44,7 +45,11 @@ export interface TurnJobDeps {
    * The tools of a session's toolsets (already validated at creation); `policy` decides where they
    * run (a safe_mode session's tools run in its isolated worker).
    */
-  tools(toolsets: readonly string[], policy?: LaunchPolicy): ToolDefinition[];
+  tools(
+    toolsets: readonly string[],
+    policy?: LaunchPolicy,
+    logicalId?: string,
+  ): ToolDefinition[] | Promise<ToolDefinition[]>;
   /** The model client for a policy; `apiKey` is the creator's in-memory key, when one was given. */
   model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel;
   /** The receipt validated for this epoch (validating it now if need be), or null when paused. */
@@ -155,7 +160,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       deps,
       logicalId,
       physicalId,
-      { systemPrompt: systemPromptFor(receipt), tools: deps.tools(policy.toolsets, policy) },
+      // MCP servers are started here, lazily, at the first turn that needs their tools.
+      { systemPrompt: systemPromptFor(receipt), tools: await deps.tools(policy.toolsets, policy, logicalId) },
       // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
       job.resumed ? { kind: 'before_input', admissionId: job.input.admission_id } : { kind: 'read' },
     );
@@ -206,6 +212,13 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
             detail: 'resume_inconsistent: the stored turn does not match its step record; it was not resumed',
           };
         }
+        job.trace
+          ?.child(SPAN.resume, {
+            'gatehouse.resume.step': resumePoint.step,
+            'gatehouse.resume.closed_tool_call_id': resumePoint.closed,
+            'gatehouse.turn.resumes': job.admission.resumes,
+          })
+          .end();
         publish({
           type: 'turn.resumed',
           admission_id: job.admission.admission_id,
@@ -258,6 +271,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         wireHistory: turn.wireHistory,
         ...(resumePoint ? { resume: { turn: resumePoint.turn, calls: resumePoint.calls } } : {}),
         markToolStarted: (call) => job.steps.toolStarted(call.id),
+        ...(job.trace ? { trace: job.trace } : {}),
         ...(context ? { context } : {}),
         input: job.input,
         inputStored: true,

@@ -205,6 +205,7 @@ export async function carryOutCommand(
         prompt_id: bound?.prompt_id ?? pending.prompt_id,
         execution_generation: bound?.execution_generation ?? pending.execution_generation,
         choice: command.name === 'deny' ? 'deny' : command.choice,
+        answered_by: `${event.source.user_id ?? event.source.chat_id}@${event.source.platform}`,
       });
       await reply(
         result.status === 'resolved'

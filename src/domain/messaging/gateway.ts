@@ -47,6 +47,7 @@ import type { TurnDeps } from './turn-types.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import type { BudgetGuard } from '../budget/guard.js';
 import type { ModelPrice } from '../../runtime/model/pricing.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -94,6 +95,8 @@ export interface MessagingGatewayOptions {
   runningTool?: RunningToolPolicy;
   /** Every turn event's type, for the daemon's test-only fault points. */
   observe?: (eventType: string) => void;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  tracer?: TurnTracer;
   /**
    * `limits.max_concurrent_turns`, shared with local sessions: a turn holds a permit while it
    * runs. Absent: chat-platform turns are limited only by one per session key.
@@ -186,6 +189,7 @@ export class MessagingGateway {
       resumePoints: new Map(),
       runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.tracer ? { tracer: options.tracer } : {}),
       ...(options.turnPermits ? { permits: options.turnPermits } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),

@@ -17,6 +17,7 @@ import type { Platform } from '../vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
+import type { TurnTracer } from '../../runtime/tracing.js';
 import type { DeliveryLedger, TurnStepRecord } from '../ports/delivery-ledger.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
@@ -62,6 +63,8 @@ export interface TurnDeps {
   readonly runningTool: RunningToolPolicy;
   /** Every turn event's type, for the daemon's test-only fault points (crash tests). */
   observe?(eventType: string): void;
+  /** Turn traces (runtime/tracing.ts); absent: none. */
+  readonly tracer?: TurnTracer;
   /** The daemon's limit on turns running at once, shared with local sessions. */
   readonly permits?: Semaphore;
   /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of the model. */

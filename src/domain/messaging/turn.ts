@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { inboundRefOf, type MessageEvent, type PlatformAdapter } from './adapter.js';
 import { isSilentReply } from './recovery.js';
+import { NO_TRACER, SPAN } from '../../runtime/tracing.js';
 import { buildSessionContext, buildSessionContextPrompt, renderSenderPrefix } from '../session/context.js';
 import { isSharedMultiUserSession } from '../session/key.js';
 import { SessionSource } from '../session/source.js';
@@ -189,13 +190,33 @@ async function runAgentTurn(
   // keeps its first start (the freshness window counts from there).
   const backlogItem = running.backlogItem;
   running.started = true;
-  await deps.ledger.startTurn(
-    sessionKey,
-    inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
-    resumed
-      ? { backlogItem, turnId, now: new Date(resumed.record.startedAt) }
-      : { backlogItem, turnId, input: { sessionId: entry.session_id, message: input } },
+  const trace = (deps.tracer ?? NO_TRACER).turn(
+    { turnId, run: generation - 1 },
+    {
+      'gatehouse.engine': 'platform',
+      'gatehouse.platform': source.platform,
+      'gatehouse.session.id': entry.session_id,
+      'gen_ai.conversation.id': entry.session_id,
+      'gatehouse.turn.generation': generation,
+      'gatehouse.turn.resumed': resumed !== null,
+    },
   );
+  const admission = trace.child(SPAN.admission, { 'gatehouse.platform': source.platform });
+  try {
+    await deps.ledger.startTurn(
+      sessionKey,
+      inboundRefOf(event, (id) => adapter.normalizeChatId(id)),
+      resumed
+        ? { backlogItem, turnId, now: new Date(resumed.record.startedAt) }
+        : { backlogItem, turnId, input: { sessionId: entry.session_id, message: input } },
+    );
+  } catch (error) {
+    trace.fail('admission_failed');
+    trace.end();
+    throw error;
+  } finally {
+    admission.end();
+  }
   if (backlogItem !== null) {
     running.backlogItem = null;
     deps.backlogTaken(sessionKey, backlogItem);
@@ -207,6 +228,13 @@ async function runAgentTurn(
     text: event.text,
   });
   if (resumed) {
+    trace
+      .child(SPAN.resume, {
+        'gatehouse.resume.step': resumed.point.step,
+        'gatehouse.resume.closed_tool_call_id': resumed.point.closed,
+        'gatehouse.turn.resumes': resumed.record.resumes,
+      })
+      .end();
     deps.events.emit('turn:resumed', {
       session_key: sessionKey,
       session_id: entry.session_id,
@@ -310,6 +338,7 @@ async function runAgentTurn(
         ...(resumed ? { resume: { turn: resumed.point.turn, calls: resumed.point.calls } } : {}),
         // REC-7: durable before the tool's process is spawned; a result clears it in its own commit.
         markToolStarted: (call) => deps.ledger.markToolStarted(sessionKey, turnId, call.id),
+        trace,
         transcript: {
           append: (_id, messages) =>
             messages.some((m) => m.role === 'tool')
@@ -376,9 +405,17 @@ async function runAgentTurn(
     }
     // The reply is owed whatever happens next: nothing else would send it before the next failed
     // send or restart.
-    if (owed !== null) await deps.deliverer.deliver(owed);
+    if (owed !== null) {
+      const delivery = trace.child(SPAN.delivery, { 'gatehouse.platform': source.platform });
+      try {
+        await deps.deliverer.deliver(owed);
+      } finally {
+        delivery.end();
+      }
+    }
   } finally {
     release();
+    trace.end();
   }
 }
 

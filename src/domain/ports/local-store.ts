@@ -30,6 +30,20 @@ export interface LocalSessionRow {
   paused_reason: string | null;
 }
 
+/** An API request key bound to the request first made with it. */
+export interface RequestKeyClaim {
+  owner: OwnerRef;
+  profile: string;
+  key_hash: string;
+  digest: string;
+  logical_id: string;
+  /** ISO time of this use. */
+  at: string;
+}
+
+export type RequestKeyClaimResult =
+  { kind: 'claimed' } | { kind: 'existing'; digest: string; logical_id: string };
+
 export interface AdmissionRow {
   admission_id: string;
   logical_id: string;
@@ -226,6 +240,12 @@ export interface LocalSessionStore {
    * (the caller compares creation digests).
    */
   commitCreation(creation: NewCreation): Promise<CreationResult>;
+  /**
+   * Binds a request key (an API client's Idempotency-Key, hashed) of one principal to its first
+   * request: stored when new, else the request it is bound to. Keys first used more than a day
+   * before `at` are pruned in the same call (migration 020).
+   */
+  claimRequestKey(claim: RequestKeyClaim): Promise<RequestKeyClaimResult>;
   findByRequest(owner: OwnerRef, profile: string, requestId: string): Promise<LocalSessionRow | null>;
   findByTitle(owner: OwnerRef, profile: string, title: string): Promise<LocalSessionRow | null>;
   getLocalSession(logicalId: string): Promise<LocalSessionRow | null>;

@@ -73,6 +73,8 @@ export interface ApprovalResponse {
   execution_generation: number;
   prompt_id: string;
   choice: string;
+  /** Who answers (`subject@provider`), set by the gateway from the caller's principal (traces). */
+  answered_by?: string;
 }
 
 export interface ClarifyResponse {
@@ -81,6 +83,8 @@ export interface ClarifyResponse {
   prompt_id: string;
   /** Text, or several choices for a multi_select question. Empty means skipped. */
   answer: string | string[];
+  /** Who answers (`subject@provider`), set by the gateway from the caller's principal (traces). */
+  answered_by?: string;
 }
 
 export interface PromptBrokerOptions {
@@ -101,7 +105,7 @@ export const EDIT_CHOICES: readonly ApprovalChoice[] = ['once', 'deny'];
 interface OpenPrompt {
   snapshot: PendingPrompt;
   /** Settles the prompt with the response's outcome; returns false when the response is invalid. */
-  answer(value: unknown): boolean;
+  answer(value: unknown, by: string | undefined): boolean;
 }
 
 interface SettledPrompt {
@@ -302,7 +306,7 @@ export class PromptBroker implements PromptHost {
   }
 
   private respond(
-    response: { session_id: string; execution_generation: number; prompt_id: string },
+    response: { session_id: string; execution_generation: number; prompt_id: string; answered_by?: string },
     type: PendingPrompt['type'],
     value: unknown,
   ): RespondResult {
@@ -314,7 +318,7 @@ export class PromptBroker implements PromptHost {
     }
     if (known.execution_generation !== response.execution_generation) return { status: 'stale_generation' };
     if (open === undefined) return { status: 'already_resolved' };
-    return { status: open.answer(value) ? 'resolved' : 'invalid_choice' };
+    return { status: open.answer(value, response.answered_by) ? 'resolved' : 'invalid_choice' };
   }
 
   /** Opens a prompt and resolves with exactly one outcome: an answer, the timeout or the abort. */
@@ -348,9 +352,10 @@ export class PromptBroker implements PromptHost {
       const timer = setTimeout(() => settle({ kind: 'timeout' } as O), waitMs);
       this.open.set(event.prompt_id, {
         snapshot,
-        answer: (value) => {
+        answer: (value, by) => {
           const outcome = decide(value);
           if (outcome === null) return false;
+          if (by !== undefined) scope.answered?.(event.prompt_id, by);
           settle(outcome);
           return true;
         },

@@ -73,6 +73,8 @@ export interface ChatRequest {
 
 /** What the turn runner needs from a model: the client, or anything answering the same way. */
 export interface ChatModel {
+  /** The configured provider's name (`custom` for a session's own base_url), for traces. */
+  readonly provider?: string;
   complete(request: ChatRequest): Promise<ChatResult>;
 }
 

@@ -5,6 +5,7 @@
  * transaction on the connection, durable (`synchronous_commit = on`) when it resolves; admit,
  * claimNext, settle and the step records go through the connection's group commit, as on SQLite.
  */
+import { claimRequestKey } from './local/request-keys.js';
 import { nextStep } from '../../domain/local/admission.js';
 import {
   localSessionKey,
@@ -26,6 +27,8 @@ import type {
   LocalSessionStore,
   NewAdmission,
   NewCreation,
+  RequestKeyClaim,
+  RequestKeyClaimResult,
   NewReset,
   NewRewind,
   NewModelChange,
@@ -109,6 +112,10 @@ export class PostgresLocalStore implements LocalSessionStore {
 
   markCleanShutdown(epoch: number): Promise<void> {
     return this.write((sql) => creations.markCleanShutdown(sql, epoch, this.at()));
+  }
+
+  claimRequestKey(claim: RequestKeyClaim): Promise<RequestKeyClaimResult> {
+    return this.write((sql) => claimRequestKey(sql, claim));
   }
 
   commitCreation(creation: NewCreation): Promise<CreationResult> {

@@ -6,6 +6,7 @@
  * settle and the step methods go through the connection's CommitGroup and resolve once their shared
  * commit is durable.
  */
+import { claimRequestKey } from './local/request-keys.js';
 import { nextStep } from '../../domain/local/admission.js';
 import {
   localSessionKey,
@@ -26,6 +27,8 @@ import type {
   LocalSessionStore,
   NewAdmission,
   NewCreation,
+  RequestKeyClaim,
+  RequestKeyClaimResult,
   NewReset,
   NewRewind,
   NewModelChange,
@@ -91,6 +94,10 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   markCleanShutdown(epoch: number): Promise<void> {
     return answer(() => tx(this.db, () => epochs.markCleanShutdown(this.db, epoch, this.at())));
+  }
+
+  claimRequestKey(claim: RequestKeyClaim): Promise<RequestKeyClaimResult> {
+    return answer(() => tx(this.db, () => claimRequestKey(this.db, claim)));
   }
 
   commitCreation(creation: NewCreation): Promise<CreationResult> {

@@ -25,6 +25,11 @@ import { metricsRefusal, serveMetrics, type MetricsRoute } from './metrics-route
 /** Serves a request the RPC surface does not own; returns false when it did not handle it. */
 export type StaticHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
+/** The OpenAI-compatible endpoint (surfaces/openai): serves `/v1/` paths, false for any other. */
+export interface OpenAiRoute {
+  handle(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+}
+
 export interface RouteDeps {
   readonly config: GateConfig;
   readonly tickets: TicketBook;
@@ -38,6 +43,8 @@ export interface RouteDeps {
   readonly health?: (() => Record<string, unknown>) | undefined;
   /** GET /metrics, when `metrics.enabled` (metrics-route.ts); absent: 404 like any unknown path. */
   readonly metrics?: MetricsRoute | null | undefined;
+  /** `/v1/…`, when `api_server` is configured; absent: 404 like any unknown path. */
+  readonly openai?: OpenAiRoute | null | undefined;
   readonly logger: Logger;
 }
 
@@ -194,6 +201,7 @@ export async function routeHttp(
       const refused = metricsRefusal(req, facts, deps.metrics.key);
       return refused ? reject(res, refused) : await serveMetrics(res, deps.metrics);
     }
+    if (deps.openai?.handle(req, res, path)) return;
     if (deps.staticFiles?.(req, res)) return;
     reject(res, new HttpRejection('not_found'));
   } catch (error) {

@@ -31,13 +31,13 @@ import {
   type GateConfig,
   type RequestFacts,
 } from './gate.js';
-import { routeHttp, type StaticHandler } from './http-routes.js';
+import { routeHttp, type OpenAiRoute, type StaticHandler } from './http-routes.js';
 import type { MetricsRoute } from './metrics-route.js';
 
 export const WS_PATH = '/api/ws';
 export const DEFAULT_MAX_CONNECTIONS = 512;
 /** The routes a process the gateway spawned is refused on (with every WebSocket upgrade). */
-const CHECKED_ROUTES = new Set(['/auth/login', '/api/auth/ws-ticket']);
+const CHECKED_ROUTES = new Set(['/auth/login', '/api/auth/ws-ticket', '/v1/chat/completions']);
 /** The WebSocket close code of a dashboard connection whose login ended with a password change. */
 export const CLOSE_PASSWORD_CHANGED = 4001;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
@@ -70,6 +70,8 @@ export interface RpcServerOptions {
   health?: () => Record<string, unknown>;
   /** GET /metrics (metrics-route.ts); absent when `metrics.enabled` is off. */
   metrics?: MetricsRoute | null;
+  /** The OpenAI-compatible endpoint `/v1/` (surfaces/openai); absent when `api_server` is off. */
+  openai?: OpenAiRoute | null;
   /** Serve HTTPS and WSS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer } | null;
   /** Bounds on dashboard password attempts; the defaults suit every deployment we know. */
@@ -202,6 +204,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     staticFiles: options.staticFiles,
     health: options.health,
     metrics: options.metrics ?? null,
+    openai: options.openai ?? null,
     logger,
   };
   const events = new TypedEmitter<RpcSurfaceEvents>();

@@ -57,6 +57,7 @@ describe('LOC-4 sources and platforms', () => {
     ['tui', 'tui', false],
     ['gui', 'desktop', false],
     ['acp', 'acp', false],
+    ['api', 'api', false],
     ['tool', 'cli', true],
     ['oneshot', 'cli', true],
   ] as const)('source %s runs as platform %s (hidden from pickers: %s)', (source, platform, hidden) => {
@@ -240,7 +241,7 @@ describe('LOC-3 creation digest', () => {
   });
   it('publishes the contract runtime.describe shows', () => {
     const contract = creationContract();
-    expect(contract.sources).toEqual(['cli', 'tui', 'gui', 'acp', 'tool', 'oneshot']);
+    expect(contract.sources).toEqual(['cli', 'tui', 'gui', 'acp', 'api', 'tool', 'oneshot']);
     expect(Object.keys(contract.parameters)).toContain('api_key');
     expect(contract.parameters['max_turns']).toMatchObject({ type: 'integer', minimum: 1 });
     expect(Object.keys(contract.parameters)).not.toContain('worktree');

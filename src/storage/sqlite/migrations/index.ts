@@ -15,6 +15,7 @@ import { migration as m014 } from './014_platform_turn_steps.js';
 import { migration as m016 } from './016_session_events.js';
 import { migration as m018 } from './018_turn_costs.js';
 import { migration as m019 } from './019_budgets.js';
+import { migration as m020 } from './020_request_keys.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m016,
   m018,
   m019,
+  m020,
 ];
