@@ -15,6 +15,7 @@ import type { GatewayClient, RpcCallError } from '../../src/surfaces/client/rpc-
 import { BACKENDS, nextEvent, type Backend, type RunningDaemon } from './gateway-harness.js';
 import { died, modelConfig, quiet, useRecoveryRig, type Ack } from './recovery-harness.js';
 import { storeRows } from './store-rows.js';
+import { runCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const rig = useRecoveryRig();
@@ -161,8 +162,15 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     await expect(client.call('session.budget.continue', { session_id: 'nope' })).rejects.toMatchObject({
       reason: 'not_found',
     });
-    const continued = await client.call<BudgetView>('session.budget.continue', { session_id });
-    expect(continued).toMatchObject({ paused: null, continue_once: true });
+    const shown = await runCli(d.home, ['budget', 'show', session_id]);
+    expect(shown.stdout).toMatch(/^this session: \d+ of 1500 tokens, \$0\.0000\n/);
+    expect(shown.stdout).toContain('paused: budget_exhausted (session tokens)');
+    const continued = await runCli(d.home, ['budget', 'continue', session_id]);
+    expect(continued.stdout).toBe(`The next turn of ${session_id} may run past its budget, once.\n`);
+    expect(await client.call<BudgetView>('session.budget', { session_id })).toMatchObject({
+      paused: null,
+      continue_once: true,
+    });
     expect((await turn(client, session_id, 'once more')).outcome).toBe('completed');
     expect(demo.requests.length).toBe(calls + 1);
     // Only once: the next turn is refused again, and the model is not called.
@@ -179,11 +187,18 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     const raised = await client.call<BudgetView>('session.budget.raise', { session_id, tokens: 100000 });
     expect(raised).toMatchObject({ paused: null, limits: { session: { tokens: 100000 } } });
     expect((await turn(client, session_id, 'after the raise')).outcome).toBe('completed');
+    const cli = await runCli(d.home, ['budget', 'raise', session_id, '--tokens', '100000']);
+    expect(cli.stdout).toMatch(/^this session: \d+ of 100000 tokens, \$0\.0000\n/);
+    const usd = await runCli(d.home, ['budget', 'raise', session_id, '--usd', '5']);
+    expect(usd.stdout).toMatch(/^this session: \d+ of 100000 tokens, \$0\.0000 of \$5\n/);
     // Nothing paused now: there is nothing to continue.
     await expect(client.call('session.budget.continue', { session_id })).rejects.toMatchObject({
       code: -32017,
       reason: 'budget_not_paused',
     });
+    const again = await runCli(d.home, ['budget', 'continue', session_id]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('not paused by its budget');
   });
 
   it("the documented budgets: a launch budget lowers the profile's limit, one above it is refused", async () => {

@@ -3,7 +3,25 @@
  * the limits measure so far, does a model call's worst case fit, and what is written. The stores run
  * it inside the transaction that writes its ruling (ports/budgets.ts).
  */
-import type { SessionBudgetRecord } from '../ports/budgets.js';
+
+/** A session's budget state: what its own record holds (ports/budgets.ts). */
+export interface SessionBudgetRecord {
+  /** The limit that refused a call, while the session is paused by it. */
+  paused: { limit: string; measure: 'tokens' | 'usd'; at: string; day: string } | null;
+  /** A continue-once granted and not yet taken by a turn. */
+  continue_once: boolean;
+  /** The turn a continue-once exempts (the one that took it). */
+  exempt_turn: string | null;
+  /** The session limit as raised (over the launch's and the profile's); null: not raised. */
+  raised: { tokens: number | null; usd: number | null } | null;
+}
+
+export const EMPTY_BUDGET_RECORD: SessionBudgetRecord = {
+  paused: null,
+  continue_once: false,
+  exempt_turn: null,
+  raised: null,
+};
 
 /** The limits, in the order they are checked: a session's total, a principal's day, the gateway's day. */
 export const BUDGET_LIMITS = ['session', 'principal_daily', 'daily'] as const;

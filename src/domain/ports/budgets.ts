@@ -10,7 +10,9 @@
  * the refusal is recorded once (so a chat is told once), and lifted by a raise, a continue-once, a
  * new day (for a per-day limit) or a later call that fits.
  */
-import type { BudgetDecision, BudgetSpends } from '../budget/decide.js';
+import type { BudgetDecision, BudgetSpends, SessionBudgetRecord } from '../budget/decide.js';
+
+export type { SessionBudgetRecord } from '../budget/decide.js';
 
 export interface BudgetReservation {
   reservation_id: string;
@@ -25,18 +27,6 @@ export interface BudgetReservation {
   /** The call's worst case: its prompt tokens and its max output tokens, priced. */
   tokens: number;
   usd: number;
-}
-
-/** A session's budget state: what its own record holds. */
-export interface SessionBudgetRecord {
-  /** The limit that refused a call, while the session is paused by it. */
-  paused: { limit: string; measure: 'tokens' | 'usd'; at: string; day: string } | null;
-  /** A continue-once granted and not yet taken by a turn. */
-  continue_once: boolean;
-  /** The turn a continue-once exempts (the one that took it). */
-  exempt_turn: string | null;
-  /** The session limit as raised (over the launch's and the profile's); null: not raised. */
-  raised: { tokens: number | null; usd: number | null } | null;
 }
 
 export interface BudgetLedger {
@@ -65,10 +55,3 @@ export interface BudgetLedger {
   /** Grants one turn past every limit (`session.budget.continue`) and lifts the pause. */
   continueSessionBudget(sessionKey: string): Promise<void>;
 }
-
-export const EMPTY_BUDGET_RECORD: SessionBudgetRecord = {
-  paused: null,
-  continue_once: false,
-  exempt_turn: null,
-  raised: null,
-};

@@ -1,6 +1,9 @@
 /** What both backends share about the budget tables (migration 019): the rows read, as the domain reads them. */
-import type { BudgetSpends } from '../../domain/budget/decide.js';
-import { EMPTY_BUDGET_RECORD, type SessionBudgetRecord } from '../../domain/ports/budgets.js';
+import {
+  EMPTY_BUDGET_RECORD,
+  type BudgetSpends,
+  type SessionBudgetRecord,
+} from '../../domain/budget/decide.js';
 
 /**
  * The three spends in one pass over the calls of the session or of the day: a session's total, its

@@ -252,6 +252,28 @@ export function buildProgram(deps: CliDeps): Command {
     .action(async (flags: { limit: string; session?: string; principal?: string; json?: boolean }) =>
       (await import('./commands/access.js')).audit(flags),
     );
+  const budget = program
+    .command('budget')
+    .description("a session's budget: what is spent, raise it, or let it run one more turn (docs/cost.md)");
+  budget
+    .command('show <session_id>')
+    .description("what the session, your day and the gateway's day have spent, against their limits")
+    .option('--json', 'print the session.budget answer as JSON')
+    .action(async (id: string, flags: { json?: boolean }) =>
+      (await import('./commands/budget.js')).budgetShow(id, flags),
+    );
+  budget
+    .command('raise <session_id>')
+    .description("raise the session's own limit (operators), lifting its pause")
+    .option('--tokens <n>', 'the new token limit')
+    .option('--usd <x>', 'the new limit in US dollars')
+    .action(async (id: string, flags: { tokens?: string; usd?: string }) =>
+      (await import('./commands/budget.js')).budgetRaise(id, flags),
+    );
+  budget
+    .command('continue <session_id>')
+    .description('let a session its budget paused run one more turn')
+    .action(async (id: string) => (await import('./commands/budget.js')).budgetContinue(id));
 
   program
     .command('skills')
