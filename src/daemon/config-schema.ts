@@ -7,9 +7,11 @@
 import { z } from 'zod';
 import { APPROVAL_MODE_ALIASES, APPROVAL_MODES, type ApprovalMode } from '../runtime/approvals/decide.js';
 import { HOOKS_SCHEMA } from '../runtime/hooks/config.js';
+import { MCP_SERVERS_SCHEMA } from '../runtime/mcp/config.js';
 import { apiServerSchema } from './config-api-server.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema } from './config-observability.js';
+import { budgetsSchema } from './config-budgets.js';
 import { platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
@@ -214,6 +216,8 @@ export const configSchema = z
     metrics: metricsSchema,
     /** Model prices per provider and model, over the built-in list (docs/cost.md). */
     pricing: pricingSchema,
+    /** What sessions, principals and the gateway may spend (docs/cost.md, "Budgets"); absent: no limit. */
+    budgets: budgetsSchema,
     /** The OpenAI-compatible endpoint `/v1/chat/completions` (docs/integrations.md); absent: off. */
     api_server: apiServerSchema,
     checkpoints: checkpointsSchema.prefault({}),
@@ -295,6 +299,8 @@ export const configSchema = z
           .default({}),
       })
       .prefault({}),
+    /** MCP servers whose tools join the profile's sessions (docs/integrations.md). */
+    mcp_servers: MCP_SERVERS_SCHEMA.default({}),
     /** The isolated worker of `safe_mode` sessions (docs/tools.md, "Safe mode"). */
     safe_mode: z
       .strictObject({

@@ -99,7 +99,9 @@ export type GatewayReason =
   | 'session_busy'
   | 'owner_unreachable'
   | 'cwd_in_home'
-  | 'approval_not_found';
+  | 'approval_not_found'
+  | 'budget_above_profile'
+  | 'budget_not_paused';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

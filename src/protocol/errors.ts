@@ -59,6 +59,14 @@ export const RPC_REASONS = {
       "the cwd is inside the gateway's own folder (its home or its socket's): tools may not work there",
   },
   approval_not_found: { code: -32015, meaning: 'no remembered approval has that id (already revoked?)' },
+  budget_above_profile: {
+    code: -32016,
+    meaning: "a session's budget asked for more than the profile's budgets allow",
+  },
+  budget_not_paused: {
+    code: -32017,
+    meaning: 'the session is not paused by its budget: nothing to continue',
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -27,6 +27,8 @@ const KINDS = {
   'better-sqlite3': /\/node_modules\/better-sqlite3\//,
   /** The metrics (issue 29): prom-client and the module that uses it, only with metrics.enabled. */
   metrics: /\/node_modules\/prom-client\/|\/dist\/daemon\/services\/metrics\.js$/,
+  /** The MCP SDK (issue 27): loaded when a configured server is first started, never before. */
+  mcp: /\/node_modules\/@modelcontextprotocol\/sdk\//,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
@@ -109,8 +111,8 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics'])).toEqual(
-      none([...PLATFORM_SDKS, 'pg', 'metrics']),
+    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp'])).toEqual(
+      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp']),
     );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
@@ -138,6 +140,33 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env, config: 'metrics:\n  enabled: true\n' });
     daemons.push(daemon);
     expect(loadedOf(loads.modules(), ['metrics']).metrics!.length).toBeGreaterThan(1);
+  });
+
+  it('with an MCP server configured: no MCP SDK until a turn first needs its tools, then the SDK', async () => {
+    requireBuild();
+    const loads = recording();
+    const server = resolve(
+      import.meta.dirname,
+      '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+    );
+    const config = `mcp_servers:\n  everything:\n    command: ${process.execPath}\n    args: [${server}, stdio]\n`;
+    const daemon = await startDaemon({ env: loads.env, config });
+    daemons.push(daemon);
+    expect(loadedOf(loads.modules(), ['mcp'])).toEqual(none(['mcp']));
+    const client = await daemon.connect();
+    const { session_id } = await client.call<{ session_id: string }>('session.create', {
+      cwd: mkdtempSync(join(tmpdir(), 'gh-loads-cwd-')),
+    });
+    await client.call('session.resume', { session_id });
+    const done = client.next(
+      (n) =>
+        n.method === 'session.event' &&
+        (n.params as { event: { type: string } }).event.type === 'turn.complete',
+      60_000,
+    );
+    await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
+    await done;
+    expect(loadedOf(loads.modules(), ['mcp']).mcp!.length).toBeGreaterThan(0);
   });
 
   it('on PostgreSQL: pg, and no platform SDK', async () => {

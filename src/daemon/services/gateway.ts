@@ -57,10 +57,13 @@ import { ControlRelay } from '../../domain/cluster/relay.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
 import { openMetrics } from './metrics-setup.js';
+import { McpPool } from '../../runtime/mcp/pool.js';
 import { apiServerGrants } from './api-server-setup.js';
 import { ApiKeys } from '../../surfaces/openai/keys.js';
 import { OpenAiEndpoint } from '../../surfaces/openai/endpoint.js';
 import type { GatewayMetrics } from './metrics.js';
+import { budgetGuardOf } from './budgets.js';
+import { budgetLimits } from '../config-budgets.js';
 
 function readTls(tls: { cert: string; key: string }, configFile: string): { cert: Buffer; key: Buffer } {
   try {
@@ -119,6 +122,7 @@ export function gatewayService(
   let member: ClusterMember | null = null;
   let relay: ControlRelay | null = null;
   let metrics: GatewayMetrics | null = null;
+  let mcp: McpPool | null = null;
 
   return {
     name: 'gateway',
@@ -168,6 +172,11 @@ export function gatewayService(
       const defaultModel = providers.defaultModel(providers.defaultProvider);
       const modelOf = (policy: LaunchPolicy, apiKey: string | undefined): ChatModel =>
         providers.model(policy, apiKey);
+      const budgetGuard = budgetGuardOf(config, env, store);
+      // A call a crash cut short counts its worst case for good (docs/cost.md, "Budgets").
+      const recovered = await store.recoverBudgetReservations(new Date().toISOString());
+      if (recovered > 0)
+        logger.info({ reservations: recovered }, 'budget reservations settled at their worst case');
       const contextSettings = (policy: LaunchPolicy): CompressionSettings => ({
         window: providers.contextWindow(policy),
         threshold: config.compression.threshold,
@@ -183,6 +192,14 @@ export function gatewayService(
         // Safe mode is stricter: the allow-list and safe_mode.env only, not the tools: additions.
         env: toolEnvironment(env, { env_passthrough: config.safe_mode.env, env: {} }),
       });
+      // MCP servers (issue 27): started lazily by the turns that need their tools.
+      mcp = new McpPool({
+        profileServers: () => config.mcp_servers,
+        env: toolEnv,
+        isolate: (sessionId, launch, serverEnv) => workers!.isolatedLaunch(sessionId, launch, serverEnv),
+        log: (level, message) => logger[level]({}, message),
+      });
+      const mcpPool = mcp;
       const onError = (error: unknown, context: string): void =>
         logger.error({ err: error, context }, context);
       const cacheConfig = config.agent_cache;
@@ -208,6 +225,7 @@ export function gatewayService(
         maxPerSession: config.checkpoints.max_per_session,
       });
       sessions = new LocalSessions({
+        budget: budgetGuard,
         profile,
         epoch,
         store: localStore,
@@ -219,8 +237,12 @@ export function gatewayService(
           toolsets: DEFAULT_TOOLSETS,
           knownToolsets: toolRegistry.list().map((t) => t.name),
           maxTurns: 50,
+          ...(config.budgets?.session ? { sessionBudget: budgetLimits(config.budgets).session } : {}),
           providers,
           offerSkills: config.skills.offer_available,
+          mcpServers: Object.entries(config.mcp_servers)
+            .filter(([, server]) => server.enabled)
+            .map(([name]) => name),
         },
         launchLookups: {
           ...launchLookups(layout.root, gatewayRoots(layout)),
@@ -270,15 +292,19 @@ export function gatewayService(
           makeTurnJobRunner({
             sessions: store!,
             prompts,
-            tools: (names, policy) => {
+            tools: async (names, policy, logicalId) => {
               const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
               // Checked in the daemon, before a safe-mode call reaches its worker.
-              return guardGatewayFiles(
+              const builtin = guardGatewayFiles(
                 policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
                 gatewayRoots(layout),
               );
+              if (!policy || !logicalId || !McpPool.any(policy.mcp_servers)) return builtin;
+              const scope = { sessionId: logicalId, cwd: policy.cwd, safe: policy.safe_mode };
+              return [...builtin, ...(await mcpPool.tools(policy.mcp_servers!, scope))];
             },
             model: modelOf,
+            budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },
             contextSettings,
             compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
             runningTool: config.recovery.running_tool,
@@ -557,6 +583,9 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.cluster = null;
       await cluster?.close();
       cluster = null;
+      // Before the workers: an isolated server's room is removed once its process is gone.
+      await mcp?.close();
+      mcp = null;
       workers?.close();
       workers = null;
       await control?.close().catch(() => undefined);

@@ -9,6 +9,7 @@
  * receiving, let turns finish until the deadline, mark the rest resume_pending, then write the
  * clean-shutdown marker.
  */
+import { budgetGuardOf } from './budgets.js';
 import { toolEnvironment } from '../../runtime/tools/env.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import { gatewayRoots } from '../launch-files.js';
@@ -150,6 +151,10 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         maxResumes: ctx.config.recovery.max_resumes,
         runningTool: ctx.config.recovery.running_tool,
         turnPermits: runtime.turnPermits,
+        budget: {
+          guard: budgetGuardOf(ctx.config, env, stores.sessions),
+          price: runtime.providers.price(runtime.providers.defaultChoice()),
+        },
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,

@@ -10,7 +10,7 @@ import type { LaunchPolicy } from '../../domain/local/launch-policy.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { ModelClient } from '../../runtime/model/client.js';
 import { ModelError } from '../../runtime/model/errors.js';
-import { callCost, priceOf } from '../../runtime/model/pricing.js';
+import { callCost, priceOf, type ModelPrice } from '../../runtime/model/pricing.js';
 import { defaultContextWindow } from '../../runtime/context/windows.js';
 import {
   configuredProviders,
@@ -172,6 +172,12 @@ export class ProviderTable implements ProviderCatalogue {
       name,
       policy.model,
     );
+  }
+
+  /** The price of a session's model (docs/cost.md): configured, else built in, else null. */
+  price(policy: ModelChoice): ModelPrice | null {
+    const provider = policy.base_url ? CUSTOM_PROVIDER : (policy.provider ?? this.defaultProvider);
+    return priceOf(this.config.pricing, provider, policy.model);
   }
 
   /** The provider's model name as a label: one it lists, else `other` (a session may name any). */

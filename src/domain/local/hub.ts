@@ -15,6 +15,8 @@ export interface Viewer {
   readonly principal: Principal;
   /** Sends a notification; false when the viewer can no longer receive. */
   notify(method: string, params: unknown): boolean;
+  /** Sends an event every viewer gets (encoded once for all of them); false as for notify. */
+  deliver(note: SharedEvent): boolean;
 }
 
 /** Every event viewers receive, as `session.event` notifications. */
@@ -30,6 +32,26 @@ export interface EventNotification {
   epoch: number;
   seq: number;
   event: PublicEvent;
+}
+
+/**
+ * One event on its way to every viewer of a session. The first viewer to send it encodes it into
+ * its wire frame (the bytes, framed: not even the UTF-8 encoding or the WebSocket header is
+ * repeated); every other viewer sends that same frame, so an event costs one serialization however
+ * many viewers it has (issue 32). Viewers therefore share one encoding.
+ */
+export class SharedEvent {
+  private frame: unknown;
+
+  constructor(readonly params: EventNotification) {}
+
+  readonly method = EVENT_NOTIFICATION;
+
+  /** The first call encodes; every later one returns that encoding (all viewers use one encoder). */
+  encoded<T>(encode: (method: string, params: unknown) => T): T {
+    if (this.frame === undefined) this.frame = encode(this.method, this.params);
+    return this.frame as T;
+  }
 }
 
 const COALESCED_TYPES = ['text.delta', 'reasoning.delta'] as const;
@@ -159,8 +181,9 @@ export class SessionHub {
       seq: sequenced.seq,
       event: sequenced.event,
     };
+    const note = new SharedEvent(params);
     for (const viewer of [...this.viewers.values()]) {
-      if (!viewer.notify(EVENT_NOTIFICATION, params)) this.viewers.delete(viewer.id);
+      if (!viewer.deliver(note)) this.viewers.delete(viewer.id);
     }
   }
 }

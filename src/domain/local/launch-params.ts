@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { MCP_SESSION_SERVERS_SCHEMA } from '../../runtime/mcp/config.js';
 
 /** Client surfaces and the agent platform each one runs as (LOC-4). */
 export const LOCAL_SOURCES = {
@@ -38,6 +39,16 @@ export const createSessionParams = z
     api_key: z.string().min(1).max(4096).optional(),
     reasoning: z.enum(REASONING_EFFORTS).optional(),
     max_turns: z.number().int().min(1).max(1000).optional(),
+    /** The session's own budget (docs/cost.md): lower than the profile's `budgets.session`, never above. */
+    budget: z
+      .strictObject({
+        tokens: z.number().int().min(1).optional(),
+        usd: z.number().positive().optional(),
+      })
+      .refine((b) => b.tokens !== undefined || b.usd !== undefined, {
+        error: 'budget must name tokens, usd or both',
+      })
+      .optional(),
     skills: z.array(nonEmpty.max(100)).max(32).optional(),
     yolo: z.boolean().optional(),
     checkpoints: z.boolean().optional(),
@@ -49,6 +60,8 @@ export const createSessionParams = z
     editor: nonEmpty.max(200).optional(),
     title: nonEmpty.max(200).optional(),
     hidden: z.boolean().optional(),
+    /** MCP servers of the session's own, or profile servers left out (docs/integrations.md). */
+    mcp_servers: MCP_SESSION_SERVERS_SCHEMA.optional(),
   })
   .strict();
 export type CreateSessionParams = z.infer<typeof createSessionParams>;

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { withinLimit, type BudgetAmount } from '../budget/decide.js';
 import {
   freezeProvider,
   renderAvailableSkills,
@@ -28,6 +29,8 @@ import {
   type LocalSource,
   type REASONING_EFFORTS,
 } from './launch-params.js';
+import type { McpSessionServers } from '../../runtime/mcp/config.js';
+import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
 
 /** The frozen policy, as stored in the creation receipt. Never holds the api_key. */
 export interface LaunchPolicy {
@@ -45,6 +48,8 @@ export interface LaunchPolicy {
   requires_api_key: boolean;
   reasoning: (typeof REASONING_EFFORTS)[number] | null;
   max_turns: number;
+  /** The session's own budget limit (docs/cost.md), at most the profile's; absent or null: the profile's. */
+  budget?: BudgetAmount | null;
   skills: string[];
   /** The skills' text, rendered once into the frozen prompt at creation. */
   skills_prompt: string | null;
@@ -64,6 +69,11 @@ export interface LaunchPolicy {
   editor: string | null;
   title: string | null;
   hidden: boolean;
+  /**
+   * MCP servers (issue 27): the profile's by name, as they were enabled at creation, and the
+   * session's own in full. Absent on sessions created before MCP servers existed: none.
+   */
+  mcp_servers?: SessionMcpServers;
 }
 
 /** What the daemon's configuration contributes to a policy. */
@@ -75,10 +85,14 @@ export interface LaunchDefaults {
   /** Toolsets that exist in this daemon. */
   knownToolsets: readonly string[];
   maxTurns: number;
+  /** The profile's `budgets.session`; absent: no session limit in the profile. */
+  sessionBudget?: BudgetAmount;
   /** The configured providers (launch-context.ts). */
   providers: ProviderCatalogue;
   /** Whether the frozen prompt lists the home's skills for the model (`skills.offer_available`). */
   offerSkills: boolean;
+  /** The profile's enabled MCP servers (`mcp_servers:` in config.yaml), by name. */
+  mcpServers?: readonly string[];
 }
 
 export interface LaunchLookups {
@@ -195,7 +209,9 @@ export function freezeLaunchPolicy(
     skillsPrompt = rendered.join('\n\n');
   }
   const { provider, model } = freezeProvider(params, defaults.providers, defaults.model);
+  const budget = freezeBudget(params.budget, defaults.sessionBudget);
   const ignoreRules = params.ignore_rules ?? false;
+  const mcpServers = freezeMcpServers(params.mcp_servers ?? {}, defaults.mcpServers ?? []);
 
   return {
     source,
@@ -209,6 +225,7 @@ export function freezeLaunchPolicy(
     requires_api_key: params.api_key !== undefined,
     reasoning: params.reasoning ?? null,
     max_turns: params.max_turns ?? defaults.maxTurns,
+    budget,
     skills,
     skills_prompt: skillsPrompt,
     rules_prompt: ignoreRules ? null : renderProjectRules(lookups.projectRules(cwd)),
@@ -225,7 +242,50 @@ export function freezeLaunchPolicy(
     editor: params.editor ?? null,
     title: params.title ?? null,
     hidden: params.hidden ?? MACHINE_SOURCES.includes(source),
+    ...(mcpServers ? { mcp_servers: mcpServers } : {}),
   };
+}
+
+/**
+ * The profile's servers by name (a later config change to one reaches the session, as a provider's
+ * does), minus those the session leaves out or replaces; the session's own in full. Null: none.
+ */
+function freezeMcpServers(
+  requested: McpSessionServers,
+  profile: readonly string[],
+): SessionMcpServers | null {
+  const own: SessionMcpServers['own'] = {};
+  for (const [name, server] of Object.entries(requested)) {
+    if ('command' in server || 'url' in server) own[name] = server;
+    else if (!profile.includes(name))
+      throw new LaunchPolicyError(
+        'mcp_servers',
+        `cannot leave out the MCP server "${name}": the profile has no enabled server of that name${profile.length > 0 ? ` (it has ${profile.join(', ')})` : ''}`,
+      );
+  }
+  const names = profile.filter((name) => !(name in requested));
+  if (names.length === 0 && Object.keys(own).length === 0) return null;
+  return { profile: names, own };
+}
+
+/** The launch's budget, refused (budget_above_profile) where it asks more than the profile allows. */
+function freezeBudget(
+  asked: CreateSessionParams['budget'],
+  profile: BudgetAmount | undefined,
+): BudgetAmount | null {
+  if (asked === undefined) return null;
+  const amount: BudgetAmount = { tokens: asked.tokens ?? null, usd: asked.usd ?? null };
+  const ceiling = profile ?? { tokens: null, usd: null };
+  const check = withinLimit(amount, ceiling);
+  if (!check.ok) {
+    const top = ceiling[check.measure]!;
+    throw new GatewayError(
+      'budget_above_profile',
+      `budget.${check.measure} ${amount[check.measure]} is above the profile's budgets.session.${check.measure} (${top}): a session may only lower it; an operator may raise a session's budget once it runs (session.budget.raise)`,
+      { field: 'budget', measure: check.measure, profile: top },
+    );
+  }
+  return amount;
 }
 
 function canonicalJson(value: unknown): string {

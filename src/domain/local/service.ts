@@ -41,11 +41,15 @@ import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { searchVisible } from './search.js';
 import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
+import { LocalBudgets, type SessionBudgetView } from './budgets.js';
+import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 
 export interface LocalSessionsOptions {
+  /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
+  budget?: BudgetGuard;
   profile: string;
   epoch: number;
   store: LocalSessionStore;
@@ -458,6 +462,36 @@ export class LocalSessions {
     const receipt = await this.receiptForTurn(logicalId);
     const entry = receipt ? await this.options.sessions.lookupBySessionId(receipt.current_session_id) : null;
     return sessionCost(logicalId, entry);
+  }
+
+  /** session.budget: spent, left, and whether the budget paused the session (budgets.ts). */
+  async budget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
+    const { budgets, policy } = await this.budgetOf(principal, logicalId);
+    return budgets.view(principal, logicalId, policy);
+  }
+
+  /** session.budget.raise (operators): the session's own limit raised (budgets.ts). */
+  async raiseBudget(
+    principal: Principal,
+    logicalId: string,
+    raised: { tokens?: number | undefined; usd?: number | undefined },
+  ): Promise<SessionBudgetView> {
+    const { budgets, policy } = await this.budgetOf(principal, logicalId);
+    return budgets.raise(principal, logicalId, policy, raised);
+  }
+
+  /** session.budget.continue: one more turn past every limit for a paused session (budgets.ts). */
+  async continueBudget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
+    const { budgets, policy } = await this.budgetOf(principal, logicalId);
+    return budgets.continueOnce(principal, logicalId, policy);
+  }
+
+  private async budgetOf(principal: Principal, logicalId: string) {
+    await this.access(principal, logicalId);
+    const receipt = await this.receiptForTurn(logicalId);
+    if (!receipt) throw new GatewayError('not_found', `session ${logicalId} has no valid receipt`);
+    if (!this.options.budget) throw new GatewayError('not_found', 'this gateway keeps no budgets');
+    return { budgets: new LocalBudgets(this.options.sessions, this.options.budget), policy: receipt.policy };
   }
 
   /** cost.summary: turns summed per day, principal, provider and model (costs.ts). */

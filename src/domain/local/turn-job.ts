@@ -22,6 +22,9 @@ import type { LifecycleScope, TurnLifecycle } from '../../runtime/lifecycle/sess
 import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import { turnUsage } from '../session/usage.js';
+import type { BudgetGuard } from '../budget/guard.js';
+import type { ModelPrice } from '../../runtime/model/pricing.js';
+import { localSessionKey } from './receipt.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import type { CreationReceipt } from './receipt.js';
 import type { TurnJob, TurnJobResult } from './scheduler.js';
@@ -41,7 +44,11 @@ export interface TurnJobDeps {
    * The tools of a session's toolsets (already validated at creation); `policy` decides where they
    * run (a safe_mode session's tools run in its isolated worker).
    */
-  tools(toolsets: readonly string[], policy?: LaunchPolicy): ToolDefinition[];
+  tools(
+    toolsets: readonly string[],
+    policy?: LaunchPolicy,
+    logicalId?: string,
+  ): ToolDefinition[] | Promise<ToolDefinition[]>;
   /** The model client for a policy; `apiKey` is the creator's in-memory key, when one was given. */
   model(policy: LaunchPolicy, apiKey: string | undefined): ChatModel;
   /** The receipt validated for this epoch (validating it now if need be), or null when paused. */
@@ -62,7 +69,13 @@ export interface TurnJobDeps {
   lifecycle?: (policy: LaunchPolicy, scope: LifecycleScope) => Promise<TurnLifecycle>;
   /** `recovery.running_tool`: how a resumed turn treats the tool that was running at the crash. */
   runningTool?: RunningToolPolicy;
+  /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of a policy's model. */
+  budget?: { guard: BudgetGuard; price(policy: LaunchPolicy): ModelPrice | null };
 }
+
+/** What a local session's user may do when its budget refuses a call. */
+export const LOCAL_BUDGET_HINT =
+  'An operator may raise it (session.budget.raise), or let the session run one more turn (session.budget.continue).';
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
 export function systemPromptFor(receipt: CreationReceipt): string {
@@ -146,7 +159,8 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       deps,
       logicalId,
       physicalId,
-      { systemPrompt: systemPromptFor(receipt), tools: deps.tools(policy.toolsets, policy) },
+      // MCP servers are started here, lazily, at the first turn that needs their tools.
+      { systemPrompt: systemPromptFor(receipt), tools: await deps.tools(policy.toolsets, policy, logicalId) },
       // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
       job.resumed ? { kind: 'before_input', admissionId: job.input.admission_id } : { kind: 'read' },
     );
@@ -227,7 +241,17 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         sessionId: logicalId,
         admissionId: job.admission.admission_id,
         executionGeneration: job.generation,
-        model: deps.model(policy, apiKey),
+        model: deps.budget
+          ? deps.budget.guard.guard(deps.model(policy, apiKey), {
+              sessionKey: localSessionKey(logicalId),
+              principal: job.admission.submitter.subject,
+              turnId: admissionId,
+              sessionLimit: policy.budget ?? null,
+              price: deps.budget.price(policy),
+              hint: LOCAL_BUDGET_HINT,
+              emit: (event) => publish({ ...event, admission_id: admissionId }),
+            })
+          : deps.model(policy, apiKey),
         modelName: policy.model,
         systemPrompt: agent.systemPrompt,
         tools: guardTools(agent.tools, lifecycle?.guards ?? []),

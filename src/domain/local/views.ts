@@ -35,6 +35,11 @@ export function sessionInfo(
     editor: policy?.editor ?? null,
     cwd: policy?.cwd ?? null,
     toolsets: policy?.toolsets ?? null,
+    // Names only: a server's env and headers may hold secrets.
+    mcp_servers: {
+      profile: policy?.mcp_servers?.profile ?? [],
+      own: Object.keys(policy?.mcp_servers?.own ?? {}),
+    },
     safe_mode: policy?.safe_mode ?? false,
     ignore_user_config: policy?.ignore_user_config ?? false,
     title: session.title,

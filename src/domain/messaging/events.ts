@@ -3,6 +3,7 @@ import type { AdapterStatus } from './adapter.js';
 import type { MessagingRecoveryReport, Delivery } from '../ports/delivery-ledger.js';
 import type { TurnOutcome } from '../../runtime/types.js';
 import type { ResumeStep } from '../session/step-resume.js';
+import type { BudgetEvent } from '../budget/guard.js';
 
 export interface MessagingEvents extends Record<string, unknown> {
   /** An adapter's status changed (connected, failed, stopped): what `gatehouse status` shows. */
@@ -36,6 +37,8 @@ export interface MessagingEvents extends Record<string, unknown> {
     execution_generation: number;
     closed_tool_call_id: string | null;
   };
+  /** A turn's model call crossed 80% of a budget limit, or was refused by one (docs/cost.md, "Budgets"). */
+  budget: { session_key: string; turn_id: string; event: BudgetEvent };
   /** A promoted event found no running adapter and went back on its queue (QUE-3). */
   'queue:requeued': { session_key: string; platform: string };
   'command:handled': { session_key: string; command: string };

@@ -45,6 +45,8 @@ import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resum
 import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
 import type { TurnDeps } from './turn-types.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
+import type { BudgetGuard } from '../budget/guard.js';
+import type { ModelPrice } from '../../runtime/model/pricing.js';
 
 export interface MessagingGatewayOptions {
   store: SessionStore;
@@ -97,6 +99,8 @@ export interface MessagingGatewayOptions {
    * runs. Absent: chat-platform turns are limited only by one per session key.
    */
   turnPermits?: Semaphore;
+  /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of the model. */
+  budget?: { guard: BudgetGuard; price: ModelPrice | null };
 }
 
 export interface PlatformOptions {
@@ -183,6 +187,7 @@ export class MessagingGateway {
       runningTool: options.runningTool ?? RECOVERY_DEFAULTS.runningTool,
       ...(options.observe ? { observe: options.observe } : {}),
       ...(options.turnPermits ? { permits: options.turnPermits } : {}),
+      ...(options.budget ? { budget: options.budget } : {}),
       backlogTaken: (key, itemId) => this.lanes.taken(key, itemId),
       halted: () => this.halted,
       connectedPlatforms: () => [...this.adapters.keys()],

@@ -20,6 +20,8 @@ import type { ToolDefinition } from '../../runtime/types.js';
 import type { DeliveryLedger, TurnStepRecord } from '../ports/delivery-ledger.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
+import type { BudgetGuard } from '../budget/guard.js';
+import type { ModelPrice } from '../../runtime/model/pricing.js';
 
 export interface TurnDeps {
   readonly store: SessionStore;
@@ -62,6 +64,8 @@ export interface TurnDeps {
   observe?(eventType: string): void;
   /** The daemon's limit on turns running at once, shared with local sessions. */
   readonly permits?: Semaphore;
+  /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of the model. */
+  readonly budget?: { readonly guard: BudgetGuard; readonly price: ModelPrice | null };
 }
 
 /**

@@ -56,6 +56,10 @@ export const TURN_TIMEOUT_NOTICE =
   'Stopped: that request took longer than the time one turn may run (limits.turn_timeout_s), so it ' +
   'was stopped. Send it again, perhaps in smaller steps.';
 
+/** What a chat may do when its budget refuses a call (docs/cost.md, "Budgets"). */
+export const PLATFORM_BUDGET_HINT =
+  'Messages sent meanwhile are not answered. It goes on once the budget has room again: a new day (UTC) for a daily limit, or when the gateway operator raises it.';
+
 /** The auto-continue event (REC-4) of every resume_pending session whose platform is connected. */
 export async function* resumeEvents(
   store: SessionStore,
@@ -274,13 +278,25 @@ async function runAgentTurn(
   let currentCall: string | null = null;
   const shown: PromptShowing = { turnId, interrupted: resumed?.record.prompt ?? null };
   let result: TurnEnding;
+  const model = deps.budget
+    ? deps.budget.guard.guard(deps.model, {
+        sessionKey,
+        principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
+        turnId,
+        sessionLimit: null,
+        price: deps.budget.price,
+        hint: PLATFORM_BUDGET_HINT,
+        emit: (budgetEvent) =>
+          deps.events.emit('budget', { session_key: sessionKey, turn_id: turnId, event: budgetEvent }),
+      })
+    : null;
   try {
     try {
       result = await runTurn({
         sessionId: entry.session_id,
         admissionId: turnId,
         executionGeneration: generation,
-        model: deps.model,
+        model: model ?? deps.model,
         ...(deps.modelName === undefined ? {} : { modelName: deps.modelName }),
         systemPrompt: agent.systemPrompt,
         tools: [...agent.tools],
@@ -318,7 +334,7 @@ async function runAgentTurn(
               clearResumePending: completed && entry.resume_pending,
               endStreak: streaking,
             },
-            replyFor(ending, replyOf),
+            replyFor(ending, replyOf, model?.refusal?.newly_paused ?? false),
           );
           endCommitted = true;
           if (streaking) deps.streaking.delete(sessionKey);
@@ -355,7 +371,7 @@ async function runAgentTurn(
       await deps.store.addUsage(sessionKey, turnUsage(result)).catch(() => undefined);
     }
     if (owed === null) {
-      const reply = replyFor(result, replyOf);
+      const reply = replyFor(result, replyOf, model?.refusal?.newly_paused ?? false);
       if (reply !== null) owed = await deps.ledger.recordReply(reply);
     }
     // The reply is owed whatever happens next: nothing else would send it before the next failed
@@ -385,6 +401,8 @@ function inputOf(deps: TurnDeps, event: MessageEvent, turnId: string): Transcrip
 function replyFor(
   result: TurnResult,
   replyOf: (text: string, silent: boolean) => ReplyRecord,
+  /** The turn's budget refusal paused the conversation just now: the chat is told, once. */
+  newlyPaused: boolean,
 ): ReplyRecord | null {
   // /stop, /new or a drain answered the chat already: there is nothing to deliver.
   if (result.outcome === 'interrupted' || result.outcome === 'cancelled') return null;
@@ -393,6 +411,8 @@ function replyFor(
     return replyOf(text, isSilentReply(text));
   }
   if (result.error?.reason === TURN_TIMEOUT) return replyOf(TURN_TIMEOUT_NOTICE, false);
+  // One notice per pause: later messages while it lasts are recorded and not answered.
+  if (result.error?.reason === 'budget_exhausted') return replyOf(result.error.message, !newlyPaused);
   return replyOf(`Sorry, that turn failed: ${result.error?.message ?? 'unknown error'}`, false);
 }
 

@@ -18,6 +18,7 @@ import type {
   CostStatus,
 } from '../vocabulary.js';
 import type { TurnCosts } from './costs.js';
+import type { BudgetLedger } from './budgets.js';
 
 /** What getOrCreateSession did, so callers can tell the user (e.g. "your session was reset"). */
 export type SessionAccessKind = 'created' | 'replaced' | 'resumed' | 'touched';
@@ -149,7 +150,7 @@ export interface CompressionPublication {
   now?: Date;
 }
 
-export interface SessionStore extends TurnCosts {
+export interface SessionStore extends TurnCosts, BudgetLedger {
   /**
    * The entry on `sessionKey`, decided by ENT-2 (domain/session/lifecycle.ts decideAccess). The key
    * is built by the caller (buildSessionKey); `source` is stored as the entry's origin when a new

@@ -5,6 +5,8 @@
  *
  *   run: <command>             → calls `terminal` with {"command": "<command>"}
  *   ask: <question> [a|b|c]    → calls `clarify` with the question (and choices, when given)
+ *   call: <tool> [<json>]      → calls any offered tool by name (an MCP server's `fs__read_file`)
+ *                                with the JSON object given (`{}` when none)
  *   think: <text>              → streams a reasoning delta first, then answers <text> by these rules
  *   a tool result last         → reports what the tool returned
  *   a compression request      → a deterministic summary (summary.ts)
@@ -101,6 +103,17 @@ export function scriptReply(body: DemoRequestBody): DemoReply {
       reasoning,
       text: null,
       toolCall: { id: callId, name: 'clarify', arguments: JSON.stringify(args) },
+    };
+  }
+  const call = /^call:\s*(\S+)\s*([\s\S]*)$/i.exec(text);
+  if (call) {
+    const [, name, raw] = call as unknown as [string, string, string];
+    if (!offered.has(name)) return unavailable(reasoning, name, `call \`${name}\``);
+    return {
+      reasoning,
+      text: null,
+      // The arguments are sent as written: a model may send JSON that is not valid, too.
+      toolCall: { id: callId, name, arguments: raw.trim() === '' ? '{}' : raw.trim() },
     };
   }
   return { reasoning, text: `${DEMO_LABEL}: you said: ${text}`, toolCall: null };

@@ -16,6 +16,7 @@ import type { ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { TERMINAL_DEFAULTS } from '../tools/terminal.js';
 import { toolEnvironment } from '../tools/env.js';
 import {
+  cgroupMembers,
   commandLauncher,
   killCgroupMembers,
   probeIsolation,
@@ -271,6 +272,9 @@ export class WorkerPool {
   private readonly workers = new Map<string, IsolatedWorker>();
   private support: IsolationSupport | null = null;
   private serial = 0;
+  /** The directories and cgroups of isolated MCP servers still running (removed at close). */
+  private readonly rooms = new Set<string>();
+  private readonly roomCgroups = new Set<string>();
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
@@ -284,19 +288,7 @@ export class WorkerPool {
   workerFor(sessionId: string): IsolatedWorker {
     const live = this.workers.get(sessionId);
     if (live && live.state === 'running') return live;
-    const support = this.probe();
-    if (!support.ok) throw new Error(`safe mode is not available on this host: ${support.reason}`);
-    const name = `${sessionId.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 40)}-${process.pid}-${++this.serial}`;
-    const root = path.join(this.options.runDir, 'workers');
-    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-    const dir = path.join(root, name);
-    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 });
-    let cgroup: string | null = null;
-    if (support.processLimit.kind === 'cgroup') {
-      cgroup = path.join(support.processLimit.parent, `gatehouse-${name}`);
-      fs.mkdirSync(cgroup);
-      fs.writeFileSync(path.join(cgroup, 'pids.max'), String(this.options.processes), { flag: 'r+' });
-    }
+    const { support, dir, cgroup } = this.room(sessionId);
     const worker = new IsolatedWorker(
       dir,
       cgroup,
@@ -310,6 +302,72 @@ export class WorkerPool {
     );
     this.workers.set(sessionId, worker);
     return worker;
+  }
+
+  /**
+   * A private directory (with its own `tmp`) and, where the host has one, a pids cgroup: what a
+   * worker, or a safe-mode session's MCP server, runs in.
+   */
+  private room(sessionId: string): {
+    support: Extract<IsolationSupport, { ok: true }>;
+    dir: string;
+    cgroup: string | null;
+  } {
+    const support = this.probe();
+    if (!support.ok) throw new Error(`safe mode is not available on this host: ${support.reason}`);
+    const name = `${sessionId.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 40)}-${process.pid}-${++this.serial}`;
+    const root = path.join(this.options.runDir, 'workers');
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+    const dir = path.join(root, name);
+    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 });
+    let cgroup: string | null = null;
+    if (support.processLimit.kind === 'cgroup') {
+      cgroup = path.join(support.processLimit.parent, `gatehouse-${name}`);
+      fs.mkdirSync(cgroup);
+      fs.writeFileSync(path.join(cgroup, 'pids.max'), String(this.options.processes), { flag: 'r+' });
+    }
+    return { support, dir, cgroup };
+  }
+
+  /**
+   * A safe-mode session's stdio MCP server, launched inside the same isolation as its worker: its
+   * own HOME and TMPDIR, no network where the host allows, the rlimits on the server process, and a
+   * pids cgroup it joins before it execs (so everything it starts is counted and stopped with it).
+   * The server's own `env` is added to the safe-mode environment.
+   */
+  isolatedLaunch(
+    sessionId: string,
+    launch: { command: string; args: string[]; env: Record<string, string>; cwd: string },
+    serverEnv: Readonly<Record<string, string>>,
+  ): { command: string; args: string[]; env: Record<string, string>; cwd: string; release(): void } {
+    const { support, dir, cgroup } = this.room(sessionId);
+    const argv = [
+      ...(cgroup ? ['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] : []),
+      ...support.netLauncher,
+      ...commandLauncher(this.options, support.processLimit),
+      launch.command,
+      ...launch.args,
+    ];
+    this.rooms.add(dir);
+    if (cgroup) this.roomCgroups.add(cgroup);
+    let released = false;
+    return {
+      command: argv[0]!,
+      args: argv.slice(1),
+      env: { ...this.environment(dir), PWD: launch.cwd, ...serverEnv },
+      cwd: launch.cwd,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (cgroup) {
+          killCgroupMembers(cgroup);
+          removeDir(cgroup);
+          this.roomCgroups.delete(cgroup);
+        }
+        fs.rmSync(dir, { recursive: true, force: true });
+        this.rooms.delete(dir);
+      },
+    };
   }
 
   /** The pid of a session's live worker (tests kill it), or null. */
@@ -337,6 +395,7 @@ export class WorkerPool {
         // Removed meanwhile.
       }
     }
+    for (const cgroup of this.roomCgroups) pids.push(...cgroupMembers(cgroup));
     return pids;
   }
 
@@ -350,6 +409,13 @@ export class WorkerPool {
       if (worker.cgroup) removeDir(worker.cgroup);
       fs.rmSync(worker.dir, { recursive: true, force: true });
     }
+    for (const cgroup of this.roomCgroups) {
+      killCgroupMembers(cgroup);
+      removeDir(cgroup);
+    }
+    for (const dir of this.rooms) fs.rmSync(dir, { recursive: true, force: true });
+    this.roomCgroups.clear();
+    this.rooms.clear();
   }
 
   /** The tool environment, with a HOME and TMPDIR of the worker's own. */

@@ -61,6 +61,8 @@ export interface ChatRequest {
   model?: string;
   /** Sent in the provider's form (`reasoningFormat`) when set (e.g. `low`, `medium`, `high`). */
   reasoningEffort?: string | undefined;
+  /** The most tokens the answer may have (`max_tokens`); absent: the provider's own limit. */
+  maxOutputTokens?: number | undefined;
   /** Default true. */
   stream?: boolean;
   /** Extra headers for this request only, e.g. `x-gatehouse-admission`. */
@@ -106,6 +108,7 @@ export class ModelClient implements ChatModel {
       stream,
     };
     if (request.tools && request.tools.length > 0) body.tools = request.tools;
+    if (request.maxOutputTokens !== undefined) body.max_tokens = request.maxOutputTokens;
     if (stream) body.stream_options = { include_usage: true };
     if (request.reasoningEffort) Object.assign(body, this.reasoningField(request.reasoningEffort));
     const payload = JSON.stringify(body);

@@ -13,6 +13,8 @@ export const MODEL_ERROR_KINDS = [
   'cancelled',
   /** The session's frozen provider is no longer configured (the daemon's config changed). */
   'provider_unavailable',
+  /** The session's budget cannot take the call's worst case (docs/cost.md, "Budgets"): it was not sent. */
+  'budget_exhausted',
 ] as const;
 export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 

@@ -24,6 +24,9 @@ import * as transcripts from './transcript-actions.js';
 import { loadVisibleMessages } from './ops/messages.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
+import * as budgets from './ops/budgets.js';
+import type { BudgetReservation, SessionBudgetRecord } from '../../domain/ports/budgets.js';
+import type { BudgetDecision, BudgetSpends } from '../../domain/budget/decide.js';
 
 export class PostgresSessionStore implements SessionStore {
   /** Connects to `url` and migrates its schema; throws StorageUnavailableError when it cannot. */
@@ -111,6 +114,43 @@ export class PostgresSessionStore implements SessionStore {
 
   costSummary(query: CostQuery) {
     return this.db.transaction((sql) => costSummary(sql, query));
+  }
+
+  reserveBudget(
+    r: BudgetReservation,
+    decide: (record: SessionBudgetRecord, spends: BudgetSpends) => BudgetDecision,
+  ) {
+    return this.db.transaction(async (sql) => {
+      await budgets.lockBudgets(sql);
+      const record = await budgets.readBudgetSession(sql, r.session_key);
+      const decision = decide(record, await budgets.readSpends(sql, r.session_key, r.principal, r.day));
+      await budgets.writeDecision(sql, r, decision);
+      return decision;
+    });
+  }
+
+  settleBudget(reservationId: string, actual: { tokens: number; usd: number }, at: string) {
+    return this.db.transaction((sql) => budgets.settleReservation(sql, reservationId, actual, at));
+  }
+
+  recoverBudgetReservations(at: string) {
+    return this.db.transaction((sql) => budgets.recoverReservations(sql, at));
+  }
+
+  sessionBudget(sessionKey: string) {
+    return this.db.exclusive((sql) => budgets.readBudgetSession(sql, sessionKey));
+  }
+
+  budgetSpends(sessionKey: string, principal: string, day: string) {
+    return this.db.exclusive((sql) => budgets.readSpends(sql, sessionKey, principal, day));
+  }
+
+  raiseSessionBudget(sessionKey: string, raised: { tokens: number | null; usd: number | null }) {
+    return this.db.transaction((sql) => budgets.raiseSession(sql, sessionKey, raised));
+  }
+
+  continueSessionBudget(sessionKey: string) {
+    return this.db.transaction((sql) => budgets.continueSession(sql, sessionKey));
   }
 
   async appendToTranscript(

@@ -22,6 +22,10 @@ import * as transcripts from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
+import * as budgets from './ops/budgets.js';
+import { tx } from './actions-common.js';
+import type { BudgetReservation, SessionBudgetRecord } from '../../domain/ports/budgets.js';
+import type { BudgetDecision, BudgetSpends } from '../../domain/budget/decide.js';
 
 function settle<T>(fn: () => T): Promise<T> {
   try {
@@ -133,6 +137,44 @@ export class SqliteSessionStore implements SessionStore {
 
   costSummary(query: CostQuery) {
     return settle(() => costSummary(this.db, query));
+  }
+
+  reserveBudget(
+    r: BudgetReservation,
+    decide: (record: SessionBudgetRecord, spends: BudgetSpends) => BudgetDecision,
+  ) {
+    return settle(() =>
+      tx(this.db, () => {
+        const record = budgets.readBudgetSession(this.db, r.session_key);
+        const decision = decide(record, budgets.readSpends(this.db, r.session_key, r.principal, r.day));
+        budgets.writeDecision(this.db, r, decision);
+        return decision;
+      }),
+    );
+  }
+
+  settleBudget(reservationId: string, actual: { tokens: number; usd: number }, at: string) {
+    return settle(() => tx(this.db, () => budgets.settleReservation(this.db, reservationId, actual, at)));
+  }
+
+  recoverBudgetReservations(at: string) {
+    return settle(() => tx(this.db, () => budgets.recoverReservations(this.db, at)));
+  }
+
+  sessionBudget(sessionKey: string) {
+    return settle(() => budgets.readBudgetSession(this.db, sessionKey));
+  }
+
+  budgetSpends(sessionKey: string, principal: string, day: string) {
+    return settle(() => budgets.readSpends(this.db, sessionKey, principal, day));
+  }
+
+  raiseSessionBudget(sessionKey: string, raised: { tokens: number | null; usd: number | null }) {
+    return settle(() => tx(this.db, () => budgets.raiseSession(this.db, sessionKey, raised)));
+  }
+
+  continueSessionBudget(sessionKey: string) {
+    return settle(() => tx(this.db, () => budgets.continueSession(this.db, sessionKey)));
   }
 
   appendToTranscript(

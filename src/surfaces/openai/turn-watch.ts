@@ -15,6 +15,7 @@ import {
   EVENT_NOTIFICATION,
   type EventNotification,
   type PublicEvent,
+  type SharedEvent,
   type Viewer,
 } from '../../domain/local/hub.js';
 
@@ -70,6 +71,10 @@ export class TurnWatch implements Viewer {
     private readonly handlers: TurnWatchHandlers,
   ) {
     this.settled = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  deliver(note: SharedEvent): boolean {
+    return this.notify(note.method, note.params);
   }
 
   notify(method: string, params: unknown): boolean {

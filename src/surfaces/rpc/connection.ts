@@ -18,7 +18,9 @@ import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../../domain/auth/principal.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
+import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { textFrame } from './text-frame.js';
 import type { Logger } from '../../protocol/logger.js';
 import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
 
@@ -71,11 +73,30 @@ export function decideSend(
   return after > limit ? 'drop_slow_consumer' : 'send';
 }
 
-/** The raw stream under the WebSocket, corked to gather a tick's frames into one write. */
-export interface Corkable {
+/**
+ * The raw stream under the WebSocket: corked to gather a tick's frames into one write, and written
+ * to directly with a session event's ready-made frame (`ws` sends each frame whole and, with no
+ * compression, at once, so a frame written here never splits one of its own).
+ */
+export interface Transport {
   cork(): void;
   uncork(): void;
+  write(frame: Buffer): boolean;
 }
+
+const encodeNotification = (method: string, params: unknown): string =>
+  JSON.stringify(notification(method, params));
+
+/** A session event's JSON and its whole WebSocket frame, made once for every viewer. */
+interface EventFrame {
+  json: string;
+  frame: Buffer;
+}
+
+const encodeEventFrame = (method: string, params: unknown): EventFrame => {
+  const json = encodeNotification(method, params);
+  return { json, frame: textFrame(Buffer.from(json, 'utf8')) };
+};
 
 export class ViewerConnection {
   readonly id = randomUUID();
@@ -94,7 +115,7 @@ export class ViewerConnection {
     private readonly events: TypedEmitter<RpcSurfaceEvents>,
     private readonly logger: Logger,
     private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
-    private readonly transport: Corkable | null = null,
+    private readonly transport: Transport | null = null,
   ) {
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('close', () => this.closed());
@@ -111,7 +132,14 @@ export class ViewerConnection {
 
   /** Sends a notification; false when the connection is not open or was just dropped for it. */
   notify(method: string, params: unknown): boolean {
-    return this.send(JSON.stringify(notification(method, params)), 'notification');
+    return this.send(encodeNotification(method, params), 'notification');
+  }
+
+  /** Sends a session event every viewer gets; the first connection's frame serves them all. */
+  deliver(note: SharedEvent): boolean {
+    const encoded = note.encoded(encodeEventFrame);
+    if (!this.transport) return this.send(encoded.json, 'notification');
+    return this.send(encoded.frame, 'notification', this.transport);
   }
 
   /** Starts an orderly close. Idempotent. */
@@ -150,8 +178,14 @@ export class ViewerConnection {
     this.send(JSON.stringify(response), 'reply');
   }
 
-  private send(frame: string, kind: 'reply' | 'notification'): boolean {
-    const bytes = Buffer.byteLength(frame);
+  /**
+   * Sends JSON text through `ws`, or a ready-made WebSocket frame straight to the stream under it
+   * (`raw`), counted against the same backlog either way.
+   */
+  private send(frame: string, kind: 'reply' | 'notification'): boolean;
+  private send(frame: Buffer, kind: 'notification', raw: Transport): boolean;
+  private send(frame: string | Buffer, kind: 'reply' | 'notification', raw?: Transport): boolean {
+    const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
     const decision = decideSend(
       this.current,
       Math.max(0, this.socket.bufferedAmount - this.replyBytes),
@@ -167,6 +201,12 @@ export class ViewerConnection {
         return false;
       case 'send':
         this.gatherTick();
+        if (raw) {
+          // The peer may have begun the closing handshake: no data frame may follow a close frame.
+          if (this.socket.readyState !== this.socket.OPEN) return false;
+          raw.write(frame as Buffer);
+          return true;
+        }
         if (kind === 'notification') {
           this.socket.send(frame);
           return true;
@@ -192,7 +232,7 @@ export class ViewerConnection {
     this.logger.warn({ connection: this.id, subject: this.principal.subject }, 'dropping slow viewer');
     this.toClosing('slow_consumer');
     // Best effort: the peer is behind, so it may only read this after everything already queued.
-    this.socket.send(JSON.stringify(notification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' })));
+    this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
     this.socket.close(CLOSE_SLOW_CONSUMER, 'slow_consumer');
   }
 

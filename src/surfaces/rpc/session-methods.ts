@@ -34,6 +34,15 @@ export const SESSION_METHOD_SCHEMAS = {
   }),
   'session.info': z.strictObject({ session_id: id }),
   'session.cost': z.strictObject({ session_id: id }),
+  'session.budget': z.strictObject({ session_id: id }),
+  'session.budget.raise': z
+    .strictObject({
+      session_id: id,
+      tokens: z.number().int().min(1).optional(),
+      usd: z.number().positive().optional(),
+    })
+    .refine((p) => p.tokens !== undefined || p.usd !== undefined, { error: 'name tokens, usd or both' }),
+  'session.budget.continue': z.strictObject({ session_id: id }),
   'cost.summary': z.strictObject({
     /** First and last UTC day, `YYYY-MM-DD`; absent: unbounded. */
     from_day: z.iso.date().optional(),
@@ -162,6 +171,21 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.cost'],
       capability: 'session:read',
       handler: (p, c) => sessions.cost(c.principal, p.session_id),
+    })
+    .register('session.budget', {
+      params: s['session.budget'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.budget(c.principal, p.session_id),
+    })
+    .register('session.budget.raise', {
+      params: s['session.budget.raise'],
+      capability: 'session:operator',
+      handler: (p, c) => sessions.raiseBudget(c.principal, p.session_id, p),
+    })
+    .register('session.budget.continue', {
+      params: s['session.budget.continue'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.continueBudget(c.principal, p.session_id),
     })
     .register('cost.summary', {
       params: s['cost.summary'],

@@ -204,6 +204,9 @@ function recorder(id: string): Viewer & { seen: { seq: number; epoch: number; n:
       seen.push({ seq: p.seq, epoch: p.epoch, n: p.event.n });
       return true;
     },
+    deliver(note) {
+      return this.notify(note.method, note.params);
+    },
   };
 }
 

@@ -3,15 +3,21 @@
  * its viewers; what it shows comes numbered by the shared stream through `receive`, applied only in
  * order; `restart` numbers on past a hole. Local mode is unchanged: the hub numbers and fans out.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makePrincipal } from '../../../src/domain/auth/principal.js';
-import { SessionHub, type EventNotification, type PublicEvent } from '../../../src/domain/local/hub.js';
+import {
+  SessionHub,
+  type EventNotification,
+  type PublicEvent,
+  type SharedEvent,
+} from '../../../src/domain/local/hub.js';
 
 function viewer(id: string): {
   id: string;
   principal: ReturnType<typeof makePrincipal>;
   got: number[];
   notify(m: string, p: unknown): boolean;
+  deliver(note: SharedEvent): boolean;
 } {
   const got: number[] = [];
   return {
@@ -19,6 +25,7 @@ function viewer(id: string): {
     principal: makePrincipal('native:owner', 'native', 'default', []),
     got,
     notify: (_m, p) => (got.push((p as EventNotification).seq), true),
+    deliver: (note) => (got.push(note.params.seq), true),
   };
 }
 
@@ -61,5 +68,37 @@ describe('SessionHub in cluster mode', () => {
     hub.publish(ev(2));
     expect(v.got).toEqual([1, 2]);
     expect(hub.receivedSeq).toBe(2);
+  });
+
+  it('serializes an event once however many viewers receive it (issue 32 aim 5)', () => {
+    const hub = new SessionHub('s', 5, { replayCapacity: 10, coalesceMs: 0 });
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      hub.attach({
+        id: `v${i}`,
+        principal: makePrincipal('native:owner', 'native', 'default', []),
+        notify: () => true,
+        deliver: (note) => (
+          frames.push(
+            note.encoded((method, params) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', method, params }))),
+          ),
+          true
+        ),
+      });
+    }
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      hub.publish(ev(1));
+      expect(stringify).toHaveBeenCalledTimes(1);
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(frames).toHaveLength(100);
+    expect(new Set(frames).size).toBe(1);
+    expect(JSON.parse(frames[0]!.toString('utf8'))).toEqual({
+      jsonrpc: '2.0',
+      method: 'session.event',
+      params: { session_id: 's', epoch: 5, seq: 1, event: ev(1) },
+    });
   });
 });

@@ -20,6 +20,7 @@ import { migration as m015 } from './015_cluster.js';
 import { migration as m016 } from './016_session_events.js';
 import { migration as m017 } from './017_control_requests.js';
 import { migration as m018 } from './018_turn_costs.js';
+import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
@@ -39,5 +40,6 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m016,
   m017,
   m018,
+  m019,
   m020,
 ];

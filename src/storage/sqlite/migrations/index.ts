@@ -14,6 +14,7 @@ import { migration as m013 } from './013_platform_cursors.js';
 import { migration as m014 } from './014_platform_turn_steps.js';
 import { migration as m016 } from './016_session_events.js';
 import { migration as m018 } from './018_turn_costs.js';
+import { migration as m019 } from './019_budgets.js';
 import { migration as m020 } from './020_request_keys.js';
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -31,5 +32,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m014,
   m016,
   m018,
+  m019,
   m020,
 ];
