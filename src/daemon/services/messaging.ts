@@ -150,6 +150,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         maxResumes: ctx.config.recovery.max_resumes,
         runningTool: ctx.config.recovery.running_tool,
         turnPermits: runtime.turnPermits,
+        // An unreachable platform API must not hold up the daemon's readiness (local sessions).
+        connectInBackground: true,
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
