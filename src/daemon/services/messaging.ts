@@ -156,6 +156,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           price: runtime.providers.price(runtime.providers.defaultChoice()),
         },
         tracer: runtime.tracer,
+        // An unreachable platform API must not hold up the daemon's readiness (local sessions).
+        connectInBackground: true,
         ...(faults ? { observe: (type: string) => faults.observe(type) } : {}),
         keyOptions: {
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,

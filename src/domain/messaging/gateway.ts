@@ -104,6 +104,12 @@ export interface MessagingGatewayOptions {
   turnPermits?: Semaphore;
   /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of the model. */
   budget?: { guard: BudgetGuard; price: ModelPrice | null };
+  /**
+   * Each adapter connects in the background and is tried again while its API cannot be reached
+   * (the daemon: an unreachable platform must not hold up readiness). Default false: start()
+   * waits for every adapter and fails with the first that cannot start.
+   */
+  connectInBackground?: boolean;
 }
 
 export interface PlatformOptions {
@@ -271,7 +277,10 @@ export class MessagingGateway {
     // Each platform connects in the background, trying again while its API cannot be reached: an
     // unreachable platform must not hold up recovery, the other platforms or local sessions. What
     // its chats owe waits meanwhile (QUE-3 for turns, the deliverer's retries for replies).
-    for (const adapter of this.adapters.values()) void this.connect(adapter);
+    for (const adapter of this.adapters.values()) {
+      if (this.options.connectInBackground === true) void this.connect(adapter);
+      else await adapter.start(this.sinkFor(adapter), (status) => this.adapterStatusChanged(status));
+    }
     const report = await this.options.ledger.recover({
       maxAgeSeconds: this.options.recoveryMaxAgeSeconds ?? 86_400,
       ...(this.options.freshnessSeconds === undefined
@@ -407,11 +416,7 @@ export class MessagingGateway {
    * when it is tried again (`gatehouse status`).
    */
   private async connect(adapter: PlatformAdapter): Promise<void> {
-    const sink: InboundSink = async (event) => {
-      await this.intake.receive(adapter, event);
-      // Checked after the take: a refused write (the bots' leases going) must not be confirmed.
-      if (this.halted || !(this.confirmable?.() ?? true)) throw new NotConfirmable();
-    };
+    const sink = this.sinkFor(adapter);
     for (let attempt = 0; this.state === 'restoring' || this.state === 'running'; attempt++) {
       try {
         await adapter.start(sink, (status) => this.adapterStatusChanged(status));
@@ -433,6 +438,14 @@ export class MessagingGateway {
         });
       }
     }
+  }
+
+  private sinkFor(adapter: PlatformAdapter): InboundSink {
+    return async (event) => {
+      await this.intake.receive(adapter, event);
+      // Checked after the take: a refused write (the bots' leases going) must not be confirmed.
+      if (this.halted || !(this.confirmable?.() ?? true)) throw new NotConfirmable();
+    };
   }
 
   /** The adapter's status, saying when a failed start is tried again. */

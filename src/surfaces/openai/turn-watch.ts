@@ -73,10 +73,6 @@ export class TurnWatch implements Viewer {
     this.settled = new Promise((resolve) => (this.resolve = resolve));
   }
 
-  deliver(note: SharedEvent): boolean {
-    return this.notify(note.method, note.params);
-  }
-
   notify(method: string, params: unknown): boolean {
     if (method !== EVENT_NOTIFICATION) return true;
     const event = (params as EventNotification).event;

@@ -49,6 +49,8 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
     expect(ctx.config.platforms.telegram).toMatchObject({ allowed_user_ids: ['111'], redact_pii: false });
     const service = messagingService({ env: { TG_TOKEN: standIn.token } });
     await service.start(ctx);
+    // The adapters connect in the background once the service started.
+    await expect.poll(() => service.adapterStatuses().every((a) => a.state === 'running')).toBe(true);
     const running = {
       platform: 'telegram',
       state: 'running',
@@ -133,6 +135,8 @@ describe('platforms from configuration, through the platform registry', () => {
     );
     const service = messagingService({ env: { TG_TOKEN: standIn.token }, registry });
     await service.start(ctx);
+    // The adapters connect in the background once the service started.
+    await expect.poll(() => service.adapterStatuses().every((a) => a.state === 'running')).toBe(true);
     try {
       expect(service.adapterStatuses().map((s) => [s.platform, s.state])).toEqual([
         ['telegram', 'running'],
