@@ -42,6 +42,9 @@ export type SpawnedPeerCheck = (socket: Socket) => Promise<boolean>;
 export function spawnedPeerCheck(options: SpawnedPeerOptions): SpawnedPeerCheck {
   return async (socket) => {
     try {
+      // Nothing the daemon started is alive (no child, no tool session, no isolated process): no
+      // peer can be one of ours, and neither the process table nor the socket tables are read.
+      if (nothingSpawned(options)) return false;
       const inode = await peerInode(socket);
       if (inode === null) return false;
       return holdsInode(candidates(options), inode);
@@ -49,6 +52,24 @@ export function spawnedPeerCheck(options: SpawnedPeerOptions): SpawnedPeerCheck 
       return false;
     }
   };
+}
+
+/**
+ * True when the daemon has no child process (the kernel's children lists of its threads are all
+ * empty), has never started a tool command (whose session an orphan could still be in), and holds
+ * no isolated worker process: the candidates would be none. A kernel without those lists
+ * (CONFIG_PROC_CHILDREN) answers false, and the full look-up runs.
+ */
+function nothingSpawned(options: SpawnedPeerOptions): boolean {
+  if (options.toolSessions().size > 0 || (options.isolatedProcesses?.() ?? []).length > 0) return false;
+  const tasks = `/proc/${options.daemonPid}/task`;
+  try {
+    return fs
+      .readdirSync(tasks)
+      .every((tid) => fs.readFileSync(`${tasks}/${tid}/children`, 'latin1').trim() === '');
+  } catch {
+    return false;
+  }
 }
 
 function processTable(): ProcEntry[] {

@@ -129,7 +129,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
     await send(page, 'after the restart');
     await page.locator('.msg-assistant', { hasText: 'after the restart' }).waitFor();
 
-    const users = await page.locator('.msg-user').allTextContents();
+    const users = await page.locator('.msg-user .text').allTextContents();
     expect(users.map((t) => t.replace(/\d.*$/, '').trim())).toEqual([
       'before the crash',
       'typed while down',

@@ -198,7 +198,7 @@ describe.each(BACKENDS)('the OpenAI-compatible endpoint on %s', (store) => {
       const request = {
         model: 'gatehouse',
         user: 'ops',
-        messages: [{ role: 'user' as const, content: 'run: setsid echo approved' }],
+        messages: [{ role: 'user' as const, content: 'run: setsid -w echo approved' }],
       };
       const key = { headers: { 'Idempotency-Key': 'ops-1' } };
       const pending = await api.chat.completions.create(request, key).catch((error: unknown) => error);
@@ -214,7 +214,7 @@ describe.each(BACKENDS)('the OpenAI-compatible endpoint on %s', (store) => {
         session_id,
       });
       const prompt = snapshot.prompts[0]!;
-      expect(prompt['command']).toBe('setsid echo approved');
+      expect(prompt['command']).toBe('setsid -w echo approved');
       await owner.call('approval.respond', {
         session_id,
         prompt_id: prompt['prompt_id'],

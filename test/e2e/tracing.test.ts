@@ -84,7 +84,7 @@ describe('issue 29: turn traces over OTLP/HTTP', () => {
       const ack = await client.call<Ack>('prompt.submit', {
         session_id,
         submission_id: 'one',
-        text: `run: setsid echo ${marker}`,
+        text: `run: setsid -w echo ${marker}`,
       });
       const request = (await asked).event;
       const done = nextEvent(client, 'turn.complete');
@@ -156,7 +156,7 @@ describe('issue 29: turn traces over OTLP/HTTP', () => {
       const everything = receiver.bodies.join('\n');
       if (capture) {
         expect(tool!.attributes['gen_ai.tool.call.arguments']).toContain(marker);
-        expect(approval!.attributes['gatehouse.approval.command']).toBe(`setsid echo ${marker}`);
+        expect(approval!.attributes['gatehouse.approval.command']).toBe(`setsid -w echo ${marker}`);
         expect(String(calls[0]!.attributes['gen_ai.input.messages'])).toContain(marker);
       } else {
         // No message text anywhere in what left the daemon.

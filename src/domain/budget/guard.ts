@@ -94,7 +94,7 @@ export class BudgetGuard {
     const limits = this.limitsFor(turn.sessionLimit);
     // No limit in force: the model as it is, nothing reserved, no output cap added.
     if (!Object.values(limits).some((l) => l.tokens !== null || l.usd !== null))
-      return { complete: (request) => model.complete(request), refusal: null };
+      return { ...providerOf(model), complete: (request) => model.complete(request), refusal: null };
     const maxOutput = this.settings.maxOutputTokens;
     let refusal: GuardedModel['refusal'] = null;
     const complete = async (request: ChatRequest): Promise<ChatResult> => {
@@ -160,6 +160,7 @@ export class BudgetGuard {
       return answer;
     };
     return {
+      ...providerOf(model),
       complete,
       get refusal() {
         return refusal;
@@ -185,4 +186,9 @@ export function exhaustedMessage(d: Extract<BudgetDecision, { kind: 'refused' }>
     `Paused: ${LIMIT_WORDS[d.limit]} is used up (${words(d.spent)} of ${words(d.limit_value)} spent; ` +
     `the next model call could take up to ${words(d.worst)}), so the model was not called.`
   );
+}
+
+/** The wrapped model's provider name, which traces report (a guarded model is the same provider). */
+function providerOf(model: ChatModel): { provider?: string } {
+  return model.provider === undefined ? {} : { provider: model.provider };
 }

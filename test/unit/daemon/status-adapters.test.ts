@@ -30,9 +30,22 @@ describe('UX-1 gatehouse status adapter lines', () => {
       'telegram: error: Unauthorized',
     );
     expect(describeAdapter({ platform: 'irc', state: 'running', detail: null })).toBe('irc: running');
+    // Starting: its API has not answered yet (the daemon is ready meanwhile); the detail is why the
+    // last attempt failed, and a start that failed outright is tried again at a stated time.
     expect(describeAdapter({ platform: 'telegram', state: 'starting', detail: null })).toBe(
-      'telegram: starting',
+      'telegram: connecting',
     );
+    expect(describeAdapter({ platform: 'telegram', state: 'starting', detail: '502: Bad Gateway' })).toBe(
+      'telegram: connecting (unreachable: 502: Bad Gateway)',
+    );
+    expect(
+      describeAdapter({
+        platform: 'telegram',
+        state: 'failed',
+        detail: 'ECONNREFUSED',
+        retry_at: '2026-12-06T12:00:00.000Z',
+      }),
+    ).toBe('telegram: unreachable: ECONNREFUSED (trying again at 2026-12-06T12:00:00.000Z)');
     // In a cluster, an instance that does not hold the bot's lease says why it is stopped.
     expect(
       describeAdapter({
