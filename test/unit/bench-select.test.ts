@@ -38,6 +38,14 @@ describe('issue 12 item 13: bench selection', () => {
     expect(runsBench('gateway-footprint.bench.ts', only)).toBe(false);
   });
 
+  it('`npm run bench -- fanout` runs the fan-out bench alone, as docs/benchmarks.md shows', async () => {
+    const { default: fanout } = await import('../../bench/fanout.bench.js');
+    const { only } = parseBenchArgs(['fanout']);
+    expect(fanout.name).toBe('fanout');
+    expect(runsBench('fanout.bench.ts', only, fanout.onlyWhenNamed)).toBe(true);
+    expect(runsBench('gateway-turns.bench.ts', only)).toBe(false);
+  });
+
   it('refuses a --minutes that is not a positive number, saying what to give', () => {
     for (const bad of [
       ['soak', '--minutes'],
