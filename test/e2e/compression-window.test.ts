@@ -42,7 +42,8 @@ function config(demo: DemoModelServer): string {
     `  base_url: ${demo.baseUrl}`,
     '  model: gatehouse-demo',
     `  context_window: ${WINDOW}`,
-    '  timeout_s: 1',
+    // Long enough for a turn's first byte on a loaded machine; a hung summary still fails by it.
+    '  timeout_s: 5',
     '  max_retries: 0',
     'compression:',
     '  threshold: 0.75',
