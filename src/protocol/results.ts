@@ -21,3 +21,15 @@ export interface RememberedApprovalRow {
 export interface ApprovalsListResult {
   approvals: RememberedApprovalRow[];
 }
+
+/** One row of `audit.list` (issue 30): who did what to which session, and how it ended. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  principal: string;
+  path: string;
+  action: string;
+  session_id: string | null;
+  outcome: string;
+  detail: Record<string, unknown> | null;
+}

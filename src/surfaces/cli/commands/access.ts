@@ -4,23 +4,13 @@
  * operator RPC methods the dashboard calls (`session.share`, `session.unshare`, `session.shares`,
  * `audit.list`).
  */
+import type { AuditRow } from '../../../protocol/results.js';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
 import { openLink } from '../chat/link.js';
 import { loadCliConfig } from '../load-config.js';
 import { cliHome, say } from '../shared.js';
 import { visible } from '../visible.js';
-
-interface AuditRow {
-  id: number;
-  at: string;
-  principal: string;
-  path: string;
-  action: string;
-  session_id: string | null;
-  outcome: string;
-  detail: Record<string, unknown> | null;
-}
 
 async function operatorCall<T>(method: string, params: Record<string, unknown>): Promise<T> {
   const layout = cliHome();

@@ -4,19 +4,9 @@
  * session, with what outcome. Operators only: it calls `audit.list`, as `gatehouse audit` does, and
  * a member is told the trail is for operators.
  */
+import type { AuditRow } from '../../../protocol/results.js';
 import { clear, h } from './dom.js';
 import { RpcError, type Link } from './link.js';
-
-interface AuditRow {
-  id: number;
-  at: string;
-  principal: string;
-  path: string;
-  action: string;
-  session_id: string | null;
-  outcome: string;
-  detail: Record<string, unknown> | null;
-}
 
 const PAGE = 100;
 
