@@ -156,7 +156,7 @@ export class TestCluster {
 /** Starts `size` instances on one fresh schema, one after the other. */
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
   const size = options.size ?? 3;
-  const cluster = new TestCluster(await createTestSchema(), {
+  const cluster = new TestCluster(await createTestSchema({ migrated: true }), {
     size,
     leaseS: options.leaseS ?? 5,
     config: options.config ?? '',

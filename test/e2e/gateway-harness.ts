@@ -55,7 +55,7 @@ async function onBackend(
   if (backend === 'sqlite') return { config, env };
   let schema = schemas.get(home);
   if (!schema) {
-    schema = await createTestSchema();
+    schema = await createTestSchema({ migrated: true });
     schemas.set(home, schema);
   }
   const store = `store: {kind: postgres, url_env: ${STORE_URL_ENV}}`;

@@ -10,9 +10,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
 import { runCli } from './cli.js';
-import { BACKENDS, nextEvent, storeEnv } from './gateway-harness.js';
+import { BACKENDS, nextEvent, storeEnv, type Backend } from './gateway-harness.js';
 import { modelConfig, quiet, tempDir, texts, useRecoveryRig, type Snapshot } from './recovery-harness.js';
-import { storeRows } from './store-rows.js';
+import { storeRows, type StoreRows } from './store-rows.js';
 
 const rig = useRecoveryRig();
 const TIMEOUT = 120_000;
@@ -36,6 +36,34 @@ async function refusal(client: GatewayClient, method: string, params: Record<str
     throw error;
   }
   throw new Error(`${method} was not refused`);
+}
+
+/** Tables whose rows outlive a deleted session by design (deleteLocalSession's doc). */
+const KEPT_AFTER_DELETE = new Set(['audit_log', 'budget_calls']);
+
+/** `table.column` for every text column of the store's own tables holding `id` anywhere in it. */
+async function rowsNaming(rows: StoreRows, store: Backend, id: string): Promise<string[]> {
+  const columns =
+    store === 'sqlite'
+      ? await rows.all<{ t: string; c: string }>(
+          `SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p
+            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'messages_fts%'
+              AND p.type IN ('TEXT', '')`,
+        )
+      : await rows.all<{ t: string; c: string }>(
+          `SELECT table_name AS t, column_name AS c FROM information_schema.columns
+            WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'jsonb', 'json')`,
+        );
+  const naming: string[] = [];
+  for (const { t, c } of columns) {
+    if (KEPT_AFTER_DELETE.has(t)) continue;
+    const found = await rows.all<{ n: number }>(
+      `SELECT count(*) AS n FROM ${t} WHERE CAST(${c} AS TEXT) LIKE ?`,
+      `%${id}%`,
+    );
+    if (Number(found[0]!.n) > 0) naming.push(`${t}.${c}`);
+  }
+  return naming;
 }
 
 const listed = async (client: GatewayClient, archived?: boolean) =>
@@ -211,6 +239,7 @@ describe.each(BACKENDS)('managing sessions on %s', (store) => {
       expect(unconfirmed.stderr).toContain('pass --yes');
       expect(await listed(client)).toContain(id);
 
+      await client.call('session.share', { session_id: id, member: 'member:bob', level: 'read' });
       const snap = await client.call<Messages>('session.resume', { session_id: id });
       const ids = snap.messages.map((m) => m.id);
       expect(await cli('sessions', 'delete', id, '--yes')).toBe(`Deleted ${id} (${ids.length} messages).\n`);
@@ -246,6 +275,10 @@ describe.each(BACKENDS)('managing sessions on %s', (store) => {
             await count(`messages_search WHERE message_id IN (${ids.map(() => '?').join(', ')})`, ...ids),
           ).toBe(0);
         }
+        // Nothing else anywhere names it: every text column of every table, tables added later
+        // included. Kept on purpose (deleteLocalSession): the append-only audit trail and the
+        // budget's spend records.
+        expect(await rowsNaming(rows, store, id)).toEqual([]);
         // The other session is whole.
         expect(await count('local_sessions WHERE logical_id = ?', other)).toBe(1);
         expect(await count('turn_costs WHERE session_key = ?', `agent:main:local:dm:${other}`)).toBe(1);

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SLOWEST, startOrder, testWorkers } from '../sequencer.js';
+import { closingReport } from '../summary-reporter.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 
@@ -156,5 +157,17 @@ describe('the test run plan (test/sequencer.ts)', () => {
 
   it('names only files that exist', () => {
     for (const path of SLOWEST) expect(readFileSync(join(REPO, path), 'utf8').length).toBeGreaterThan(0);
+  });
+
+  it('closes a run with its ten slowest files, longest first, and the counts', () => {
+    const files = Array.from({ length: 12 }, (_, i) => ({
+      path: `test/e2e/f${i}.test.ts`,
+      seconds: i * 1.5,
+    }));
+    const text = closingReport(files, { passed: 7, failed: 1, skipped: 2 });
+    const named = [...text.matchAll(/s {2}(test\/e2e\/f\d+\.test\.ts)/g)].map((m) => m[1]);
+    expect(named).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2].map((i) => `test/e2e/f${i}.test.ts`));
+    expect(text).toContain('  16.5 s  test/e2e/f11.test.ts');
+    expect(text.trimEnd().split('\n').at(-1)).toBe('tests: 7 passed, 1 failed, 2 skipped');
   });
 });

@@ -109,7 +109,7 @@ async function session(n: Node, id: string, queued: string[] = []): Promise<void
 }
 
 async function schema(): Promise<TestSchema> {
-  const s = await createTestSchema();
+  const s = await createTestSchema({ migrated: true });
   cleanups.push(() => s.drop());
   return s;
 }

@@ -30,7 +30,7 @@ runAccessStoreSuite('SQLite', () => {
 });
 
 runAccessStoreSuite('PostgreSQL', async () => {
-  const schema = await createTestSchema();
+  const schema = await createTestSchema({ migrated: true });
   const store = await PostgresSessionStore.open(schema.url);
   return {
     store: new PostgresAccessStore(store.db),

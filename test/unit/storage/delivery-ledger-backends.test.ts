@@ -29,7 +29,7 @@ runDeliveryLedgerSuite('SQLite', () => {
 });
 
 runDeliveryLedgerSuite('PostgreSQL', async () => {
-  const schema = await createTestSchema();
+  const schema = await createTestSchema({ migrated: true });
   let store = await PostgresSessionStore.open(schema.url);
   return {
     store,

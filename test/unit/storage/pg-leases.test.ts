@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 async function schema(): Promise<TestSchema> {
-  const s = await createTestSchema();
+  const s = await createTestSchema({ migrated: true });
   cleanups.push(() => s.drop());
   return s;
 }

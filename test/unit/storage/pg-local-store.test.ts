@@ -12,7 +12,7 @@ const numbered = (text: string) => {
 };
 
 runLocalStoreSuite('PostgreSQL', async (ids) => {
-  const schema = await createTestSchema();
+  const schema = await createTestSchema({ migrated: true });
   const sessions = await PostgresSessionStore.open(schema.url);
   const store = new PostgresLocalStore(sessions.db);
   const epoch = await store.openEpoch('test');

@@ -3,7 +3,7 @@ import { createTestSchema } from '../../shared/postgres.js';
 import { runSessionStoreSuite } from '../../shared/session-store.suite.js';
 
 runSessionStoreSuite('PostgreSQL', async () => {
-  const schema = await createTestSchema();
+  const schema = await createTestSchema({ migrated: true });
   let store = await PostgresSessionStore.open(schema.url);
   return {
     store,

@@ -28,7 +28,7 @@ runPlatformCursorsSuite('SQLite', () => {
 });
 
 runPlatformCursorsSuite('PostgreSQL', async () => {
-  const schema = await createTestSchema();
+  const schema = await createTestSchema({ migrated: true });
   let store = await PostgresSessionStore.open(schema.url);
   return {
     cursors: new PostgresPlatformCursors(store.db),

@@ -35,7 +35,13 @@ export async function forksOf(sql: Sql, logicalId: string): Promise<LocalSession
   return rows.map(localSessionFromRow);
 }
 
-/** Runs inside the caller's transaction. */
+/**
+ * Removes a session and everything stored for it (its transcripts, index rows, receipt, admissions,
+ * costs, budget pause, shares). Kept on purpose: the audit trail (append-only) and the budget spend
+ * records (a principal's daily limit still counts what a deleted session spent), which hold its id
+ * but no text; test/e2e/session-manage.test.ts scans every table for anything else. Runs inside the
+ * caller's transaction.
+ */
 export async function deleteLocalSession(sql: Sql, logicalId: string): Promise<DeleteResult> {
   const row = await sql.row('SELECT 1 FROM local_sessions WHERE logical_id = $1 FOR UPDATE', [logicalId]);
   if (row === null) return { kind: 'missing' };
@@ -68,6 +74,8 @@ export async function deleteLocalSession(sql: Sql, logicalId: string): Promise<D
   await sql.run('DELETE FROM sessions WHERE session_key = $1', [key]);
   await sql.run('DELETE FROM turn_costs WHERE session_key = $1', [key]);
   await sql.run('DELETE FROM compression_backoff WHERE subject = $1', [logicalId]);
+  await sql.run('DELETE FROM budget_sessions WHERE session_key = $1', [key]);
+  await sql.run('DELETE FROM session_shares WHERE logical_id = $1', [logicalId]);
   await sql.run('DELETE FROM session_events WHERE logical_id = $1', [logicalId]);
   await sql.run('DELETE FROM session_event_streams WHERE logical_id = $1', [logicalId]);
   await sql.run('DELETE FROM admissions WHERE logical_id = $1', [logicalId]);

@@ -30,7 +30,13 @@ export function forksOf(db: SqliteDatabase, logicalId: string): LocalSessionRow[
   return rows.map(localSessionFromRow);
 }
 
-/** Runs inside the caller's transaction. */
+/**
+ * Removes a session and everything stored for it (its transcripts, index rows, receipt, admissions,
+ * costs, budget pause, shares). Kept on purpose: the audit trail (append-only) and the budget spend
+ * records (a principal's daily limit still counts what a deleted session spent), which hold its id
+ * but no text; test/e2e/session-manage.test.ts scans every table for anything else. Runs inside the
+ * caller's transaction.
+ */
 export function deleteLocalSession(db: SqliteDatabase, logicalId: string): DeleteResult {
   if (statement(db, 'SELECT 1 FROM local_sessions WHERE logical_id = ?').get(logicalId) === undefined)
     return { kind: 'missing' };
@@ -55,6 +61,8 @@ export function deleteLocalSession(db: SqliteDatabase, logicalId: string): Delet
   statement(db, 'DELETE FROM sessions WHERE session_key = ?').run(key);
   statement(db, 'DELETE FROM turn_costs WHERE session_key = ?').run(key);
   statement(db, 'DELETE FROM compression_backoff WHERE subject = ?').run(logicalId);
+  statement(db, 'DELETE FROM budget_sessions WHERE session_key = ?').run(key);
+  statement(db, 'DELETE FROM session_shares WHERE logical_id = ?').run(logicalId);
   statement(db, 'DELETE FROM admissions WHERE logical_id = ?').run(logicalId);
   statement(db, 'DELETE FROM private_receipts WHERE key = ?').run(receiptKey(logicalId));
   statement(db, 'DELETE FROM local_sessions WHERE logical_id = ?').run(logicalId);
