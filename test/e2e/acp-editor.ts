@@ -51,8 +51,13 @@ export class Editor {
   }
 
   /** Starts `gatehouse acp` in `home` and initializes it as an editor named `title`. */
-  static async start(home: string, env: NodeJS.ProcessEnv = {}, title = 'Test Editor'): Promise<Editor> {
-    const editor = new Editor(spawnCli(home, ['acp'], env));
+  static start(home: string, env: NodeJS.ProcessEnv = {}, title = 'Test Editor'): Promise<Editor> {
+    return Editor.over(spawnCli(home, ['acp'], env), title);
+  }
+
+  /** Initializes an agent process the test started itself (as an editor's config says). */
+  static async over(child: ChildProcess, title = 'Test Editor'): Promise<Editor> {
+    const editor = new Editor(child);
     const init = await editor.agent.request(methods.agent.initialize, {
       protocolVersion: 1,
       clientCapabilities: {},

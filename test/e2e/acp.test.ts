@@ -4,12 +4,13 @@
  * session/request_permission (allowed, then denied), a cancel, and a load after the editor went
  * away (the session lives on, its history replayed). The crash cases are in acp-crash.test.ts.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuild } from './cli.js';
+import { CLI, finished, requireBuild } from './cli.js';
 import { Editor } from './acp-editor.js';
 import { BACKENDS, startDaemon, useSharedDaemon } from './gateway-harness.js';
 
@@ -20,6 +21,24 @@ afterEach(async () => {
 });
 
 const workspace = () => mkdtempSync(join(tmpdir(), 'gh-acp-'));
+
+const PAGE = readFileSync(resolve(import.meta.dirname, '../../docs/integrations.md'), 'utf8');
+
+/** The fenced block right after `<!-- kind: name -->` on the page. */
+function block(kind: 'example' | 'output', name: string): string {
+  const match = new RegExp(`<!-- ${kind}: ${name} -->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\``).exec(PAGE);
+  if (!match) throw new Error(`docs/integrations.md has no ${kind} block ${name}`);
+  return match[1]!;
+}
+
+/** `gatehouse` on the PATH, as an installed package puts it: this build's CLI. */
+function onPath(): NodeJS.ProcessEnv {
+  const bin = mkdtempSync(join(tmpdir(), 'gh-acp-bin-'));
+  writeFileSync(join(bin, 'gatehouse'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, {
+    mode: 0o755,
+  });
+  return { PATH: `${bin}${delimiter}${process.env['PATH']}` };
+}
 
 function allowOnce(request: RequestPermissionRequest) {
   const option = request.options.find((o) => o.kind === 'allow_once')!;
@@ -168,6 +187,54 @@ describe.each(BACKENDS)('gatehouse acp on %s', (store) => {
     });
     expect(answer.stopReason).toBe('end_turn');
   });
+
+  it.runIf(store === 'sqlite')(
+    "docs/integrations.md: Zed's agent_servers entry runs as written and drives a session",
+    { timeout: 60_000 },
+    async () => {
+      const home = (await daemon()).home;
+      const zed = JSON.parse(block('example', 'acp-zed')) as {
+        agent_servers: {
+          Gatehouse: { type: string; command: string; args: string[]; env: Record<string, string> };
+        };
+      };
+      const entry = zed.agent_servers.Gatehouse;
+      expect(entry.type).toBe('custom');
+      // As Zed does: the command from the PATH, with the entry's args and env.
+      const child = spawn(entry.command, entry.args, {
+        env: { ...process.env, ...onPath(), GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '', ...entry.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const e = await Editor.over(child, 'Zed');
+      editors.push(e);
+      const { sessionId } = await e.agent.request(methods.agent.session.new, {
+        cwd: workspace(),
+        mcpServers: [],
+      });
+      const answer = await e.agent.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: 'hi' }],
+      });
+      expect(answer.stopReason).toBe('end_turn');
+      expect(e.text(sessionId, 'agent_message_chunk')).toBe('Demo model (scripted stand-in): you said: hi');
+    },
+  );
+
+  it.runIf(store === 'sqlite')(
+    'docs/integrations.md: the initialize command line prints the answer shown',
+    { timeout: 60_000 },
+    async () => {
+      const child = spawn('bash', ['-euo', 'pipefail'], {
+        env: { ...process.env, ...onPath(), GATEHOUSE_HOME: (await daemon()).home, GATEHOUSE_DEBUG: '' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      child.stdin.end(block('example', 'acp-initialize'));
+      const run = await finished(child);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe(block('output', 'acp-initialize'));
+      expect(run.code).toBe(0);
+    },
+  );
 
   it('refuses what it cannot honour, naming it', { timeout: 60_000 }, async () => {
     const e = await editor();
