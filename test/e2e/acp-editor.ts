@@ -16,7 +16,12 @@ import {
 } from '@agentclientprotocol/sdk';
 import { exited, spawnCli } from './cli.js';
 
-export type PermissionAnswer = (request: RequestPermissionRequest) => RequestPermissionResponse['outcome'];
+type Outcome = RequestPermissionResponse['outcome'];
+/** The editor's answer; `signal` aborts when the agent withdraws the request (`$/cancel_request`). */
+export type PermissionAnswer = (
+  request: RequestPermissionRequest,
+  signal: AbortSignal,
+) => Outcome | Promise<Outcome>;
 
 export class Editor {
   readonly updates: SessionNotification[] = [];
@@ -38,9 +43,9 @@ export class Editor {
           return false;
         });
       })
-      .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
         this.permissions.push(params);
-        return { outcome: this.answer(params) };
+        return { outcome: await this.answer(params, signal) };
       });
     this.connection = app.connect(
       ndJsonStream(

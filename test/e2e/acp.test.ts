@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { methods, type RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, finished, requireBuild } from './cli.js';
+import { CLI, finished, requireBuild, runCli, tempHome } from './cli.js';
 import { Editor } from './acp-editor.js';
-import { BACKENDS, startDaemon, useSharedDaemon } from './gateway-harness.js';
+import { BACKENDS, nextEvent, startDaemon, useSharedDaemon } from './gateway-harness.js';
 
 const editors: Editor[] = [];
 beforeAll(requireBuild);
@@ -146,6 +146,34 @@ describe.each(BACKENDS)('gatehouse acp on %s', (store) => {
       .filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === 'tool_call_update')
       .at(-1)!.update;
     expect(last).toMatchObject({ status: 'failed' });
+
+    // Answered first by another viewer (the chat, the dashboard): the editor's request is withdrawn.
+    const other = await (await daemon()).connect();
+    await other.call('session.resume', { session_id: sessionId });
+    const waiting = nextEvent(other, 'approval.request', (ev) => ev.session_id === sessionId);
+    let withdrawn = false;
+    e.answer = (_request, signal) =>
+      new Promise((resolveAnswer) =>
+        signal.addEventListener('abort', () => {
+          withdrawn = true;
+          resolveAnswer({ outcome: 'cancelled' });
+        }),
+      );
+    const elsewhere = e.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: 'text', text: 'run: touch elsewhere.txt' }],
+    });
+    const request = (await waiting).event;
+    await other.call('approval.respond', {
+      session_id: sessionId,
+      execution_generation: request['execution_generation'],
+      prompt_id: request['prompt_id'],
+      choice: 'once',
+    });
+    expect((await elsewhere).stopReason).toBe('end_turn');
+    expect(existsSync(join(cwd, 'elsewhere.txt'))).toBe(true);
+    expect(withdrawn).toBe(true);
+    await other.close();
   });
 
   it('cancels a running turn with session/cancel', { timeout: 60_000 }, async () => {
@@ -233,6 +261,31 @@ describe.each(BACKENDS)('gatehouse acp on %s', (store) => {
       expect(run.stderr).toBe('');
       expect(run.stdout).toBe(block('output', 'acp-initialize'));
       expect(run.code).toBe(0);
+    },
+  );
+
+  it.runIf(store === 'sqlite')(
+    'starts the gateway in the background when none runs in its home',
+    { timeout: 60_000 },
+    async () => {
+      const home = tempHome();
+      const e = await Editor.start(home);
+      editors.push(e);
+      try {
+        const { sessionId } = await e.agent.request(methods.agent.session.new, {
+          cwd: workspace(),
+          mcpServers: [],
+        });
+        expect(
+          await e.agent.request(methods.agent.session.prompt, {
+            sessionId,
+            prompt: [{ type: 'text', text: 'are you there' }],
+          }),
+        ).toEqual({ stopReason: 'end_turn' });
+        expect(e.stderr).toBe('');
+      } finally {
+        expect((await runCli(home, ['stop'])).code).toBe(0);
+      }
     },
   );
 
