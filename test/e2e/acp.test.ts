@@ -200,14 +200,41 @@ describe.each(BACKENDS)('gatehouse acp on %s', (store) => {
       sessionId,
       prompt: [{ type: 'text', text: 'remember this' }],
     });
+    // The editor goes away mid-turn: the turn goes on in the daemon and completes.
+    const viewer = await (await daemon()).connect();
+    await viewer.call('session.resume', { session_id: sessionId });
+    const settled = nextEvent(viewer, 'admission.settled', (ev) => ev.session_id === sessionId);
+    const running = first.nextUpdate(
+      (n) => n.update.sessionUpdate === 'tool_call_update' && n.update.status === 'in_progress',
+    );
+    void first.agent
+      .request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: 'run: echo begun; sleep 1; echo ended' }],
+      })
+      .catch(() => undefined); // its answer is lost with the editor
+    await running;
     expect(await first.close()).toBe(0);
+    expect((await settled).event['outcome']).toBe('completed');
+    await viewer.close();
 
     const second = await editor();
     await second.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
-    expect(second.text(sessionId, 'user_message_chunk')).toBe('remember this');
-    expect(second.text(sessionId, 'agent_message_chunk')).toBe(
+    expect(second.text(sessionId, 'user_message_chunk')).toBe(
+      'remember thisrun: echo begun; sleep 1; echo ended',
+    );
+    expect(second.text(sessionId, 'agent_message_chunk')).toContain(
       'Demo model (scripted stand-in): you said: remember this',
     );
+    expect(
+      second.updates.some(
+        (n) =>
+          n.sessionId === sessionId &&
+          n.update.sessionUpdate === 'tool_call_update' &&
+          n.update.status === 'completed' &&
+          JSON.stringify(n.update.content).includes('ended'),
+      ),
+    ).toBe(true);
     // And it goes on from there.
     const answer = await second.agent.request(methods.agent.session.prompt, {
       sessionId,

@@ -146,10 +146,12 @@ export class AcpBridge {
         "a session's MCP servers are fixed when it is created: load it without mcpServers (the servers it was created with still serve it)",
       );
     const snapshot = await this.attach(params.sessionId);
-    if (snapshot.info.cwd !== null && snapshot.info.cwd !== params.cwd)
+    if (snapshot.info.cwd !== null && snapshot.info.cwd !== params.cwd) {
+      this.sessions.delete(params.sessionId); // not opened: its prompts are refused as unknown
       throw new AcpInputError(
         `session ${params.sessionId} works in ${snapshot.info.cwd}, not ${params.cwd}: open that folder to load it`,
       );
+    }
     for (const update of historyUpdates(snapshot.messages))
       await client.notify(methods.client.session.update, { sessionId: params.sessionId, update });
     return {};
@@ -165,9 +167,10 @@ export class AcpBridge {
     const session = this.sessions.get(sessionId);
     if (!session) throw RequestError.sessionNotFound(sessionId);
     if (session.turn !== null)
-      throw RequestError.invalidRequest(
-        { reason: 'invalid_params' },
+      throw new RequestError(
+        RPC_REASONS.session_busy.code,
         'a prompt of this session is still running: wait for its answer, or cancel it',
+        { reason: 'session_busy' },
       );
     const text = promptText(blocks);
     const named = meta?.[SUBMISSION_META];
