@@ -67,6 +67,11 @@ export const RPC_REASONS = {
     code: -32017,
     meaning: 'the session is not paused by its budget: nothing to continue',
   },
+  turn_not_completed: {
+    code: -32018,
+    meaning:
+      "gatehouse acp: the prompt's turn did not complete (it failed, its effect is unknown, or the gateway went away mid-turn)",
+  },
   invalid_schedule: {
     code: -32022,
     meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",

@@ -111,6 +111,13 @@ export function buildProgram(deps: CliDeps): Command {
     .addOption(new Option('--source <source>', 'which client this is').choices(['cli', 'tui']).default('cli'))
     .action(async (flags: ChatFlags) => (await import('./commands/chat.js')).chat(flags));
 
+  program
+    .command('acp')
+    .description(
+      'speak the Agent Client Protocol on stdin/stdout for an editor (starts the gateway when it is not running)',
+    )
+    .action(async () => (await import('./commands/acp.js')).acp());
+
   const sessionsCommand = program
     .command('sessions')
     .description('list stored sessions, or search their messages (starts the gateway when needed)')
