@@ -19,6 +19,11 @@ export interface IdentityProvider {
   readonly issuer: string;
   /** While set, every ID token the token endpoint answers has its claims changed by it. */
   tamperIdTokens: ((claims: AccountClaims) => AccountClaims) | null;
+  /**
+   * While true, the redirect back to the daemon is held: the browser gets a page whose `#held` link
+   * is the callback URL, so a test can present it (or a changed copy) itself.
+   */
+  holdCallbacks: boolean;
   close(): Promise<void>;
 }
 
@@ -40,7 +45,21 @@ export async function startIdentityProvider(
   const state: { tamperIdTokens: ((claims: AccountClaims) => AccountClaims) | null } = {
     tamperIdTokens: null,
   };
+  let hold = false;
   const server: Server = createServer((req, res) => {
+    if (hold) {
+      const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => typeof res;
+      res.end = ((...args: unknown[]) => {
+        const location = res.getHeader('location');
+        if (typeof location !== 'string' || !location.startsWith(redirectUri)) return end(...args);
+        const body = `<a id="held" href="${location.replace(/&/g, '&amp;')}">held</a>`;
+        res.statusCode = 200;
+        res.removeHeader('location');
+        res.setHeader('content-type', 'text/html');
+        res.setHeader('content-length', Buffer.byteLength(body));
+        return end(body);
+      }) as typeof res.end;
+    }
     const change = state.tamperIdTokens;
     if (change !== null && req.method === 'POST' && req.url?.startsWith('/token')) {
       const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => typeof res;
@@ -83,6 +102,12 @@ export async function startIdentityProvider(
   handler = provider.callback();
   return {
     issuer,
+    get holdCallbacks() {
+      return hold;
+    },
+    set holdCallbacks(value: boolean) {
+      hold = value;
+    },
     get tamperIdTokens() {
       return state.tamperIdTokens;
     },
