@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { MemberLimits } from '../domain/auth/member-limits.js';
+import { oidcSchema } from './config-oidc.js';
 
 const names = (what: string) =>
   z
@@ -31,6 +32,8 @@ export const authSchema = z
         message_text: z.boolean({ error: 'auth.audit.message_text must be true or false' }).default(false),
       })
       .prefault({}),
+    /** Dashboard sign-in through an OpenID Connect provider (config-oidc.ts); absent: off. */
+    oidc: oidcSchema.optional(),
   })
   .prefault({});
 

@@ -51,6 +51,9 @@ export function configSecrets(config: GatehouseConfig, env: NodeJS.ProcessEnv = 
   walk(config.metrics);
   // The collector's header values (telemetry.headers_env: header → variable).
   for (const name of Object.values(config.telemetry.headers_env)) secrets.push(env[name]);
+  // The dashboard's OpenID Connect client secret (auth.oidc.client_secret_env).
+  const oidcSecret = config.auth.oidc?.client_secret_env;
+  if (oidcSecret !== undefined) secrets.push(env[oidcSecret]);
   // The OpenAI-compatible endpoint's bearer keys (api_server.keys.<name>.key_env).
   for (const key of Object.values(config.api_server?.keys ?? {})) secrets.push(env[key.key_env]);
   return secrets.filter((value): value is string => typeof value === 'string' && value.length >= 4);

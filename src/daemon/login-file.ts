@@ -1,11 +1,23 @@
 /**
  * Dashboard logins kept in `<profile>/dashboard-logins.json` (owner-only): only the SHA-256 of each
- * cookie token, its expiry and the password version it was opened with, never a token, so the file lets nobody log in. A browser that was
+ * cookie token, its expiry, the password version it was opened with and an OpenID Connect login's
+ * identity (subject, name, role), never a token, so the file lets nobody log in. A browser that was
  * logged in before a restart stays logged in, and its page reattaches by itself.
  */
 import { readFileSync } from 'node:fs';
-import type { LoginStore, StoredLogin } from '../domain/auth/logins.js';
+import type { LoginIdentity, LoginStore, StoredLogin } from '../domain/auth/logins.js';
 import { writeFileAtomic } from './home.js';
+
+function isIdentity(value: unknown): value is LoginIdentity {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v['subject'] === 'string' &&
+    typeof v['name'] === 'string' &&
+    (v['role'] === 'operator' || v['role'] === 'member') &&
+    (v['path'] === 'password' || v['path'] === 'oidc')
+  );
+}
 
 export function fileLoginStore(file: string, onError: (error: unknown) => void): LoginStore {
   return {
@@ -20,7 +32,8 @@ export function fileLoginStore(file: string, onError: (error: unknown) => void):
             typeof e[0] === 'string' &&
             /^[0-9a-f]{64}$/.test(e[0]) &&
             typeof e[1] === 'number' &&
-            typeof e[2] === 'string',
+            typeof e[2] === 'string' &&
+            (e.length === 3 || isIdentity(e[3])),
         );
       } catch {
         return []; // missing or unreadable: everyone logs in again

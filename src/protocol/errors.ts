@@ -169,6 +169,17 @@ export const HTTP_REJECTIONS = {
     status: 403,
     meaning: 'the peer is a process the gateway spawned (a tool); tools may not drive the gateway',
   },
+  oidc_disabled: {
+    status: 404,
+    meaning: 'sign-in through an identity provider is not configured (auth.oidc)',
+  },
+  oidc_state: {
+    status: 400,
+    meaning: 'the sign-in was not started in this browser, was already used, or took too long; start again',
+  },
+  oidc_invalid: { status: 401, meaning: "the identity provider's answer did not verify" },
+  oidc_refused: { status: 403, meaning: 'this identity is not allowed on this gateway (auth.oidc rules)' },
+  oidc_unreachable: { status: 502, meaning: 'the identity provider could not be reached' },
   internal_error: { status: 500, meaning: 'the server failed; details are only in its log' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

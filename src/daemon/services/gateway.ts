@@ -42,6 +42,7 @@ import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
 import { fileLoginStore } from '../login-file.js';
+import { openOidc } from './oidc-setup.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DEFAULT_PORT } from '../config-listener.js';
 import { gatewayRoots, launchLookups } from '../launch-files.js';
@@ -429,6 +430,7 @@ export function gatewayService(
       );
       registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
+      const oidcSignIn = openOidc(config, env);
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
       const spawnedPeer = spawnedPeerCheck({
@@ -456,6 +458,8 @@ export function gatewayService(
             epoch,
             // The dashboard page tells a visitor to run `gatehouse passwd` when this is false.
             dashboard_login: passwordHash !== null,
+            // The page offers "Sign in with your identity provider" when auth.oidc is configured.
+            dashboard_oidc: oidcSignIn !== null,
             // Open connections and those refused past listener.max_connections since the start.
             connections: rpc?.connectionStats(),
           }),
@@ -475,6 +479,7 @@ export function gatewayService(
             logger.warn({ err }, 'could not save the dashboard logins; they end with this run'),
           ),
           tls: config.listener.tls ? readTls(config.listener.tls, ctx.configFile) : null,
+          oidc: oidcSignIn,
           onSignIn: (event) =>
             stores!.access.appendAudit({
               at: new Date().toISOString(),

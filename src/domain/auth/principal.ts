@@ -15,7 +15,8 @@ export const CAPABILITIES = [
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** How the identity was verified. */
-export type PrincipalProvider = 'native' | 'dashboard' | 'internal' | 'legacy_token' | 'worker' | 'api_key';
+export type PrincipalProvider =
+  'native' | 'dashboard' | 'oidc' | 'internal' | 'legacy_token' | 'worker' | 'api_key';
 
 export interface Principal {
   /** Stable subject within its provider, e.g. `native:owner`. */
@@ -28,6 +29,13 @@ export interface Principal {
    * bound to named sessions); every other session is refused with permission_denied.
    */
   readonly sessions?: readonly string[];
+  /**
+   * A dashboard connection's login (logins.ts: its id, never its token): signing out of that login
+   * closes the connection.
+   */
+  readonly login?: string;
+  /** What a person is called (an OIDC sign-in's name claim); shown, never decided on. */
+  readonly name?: string;
 }
 
 /** Who answered a prompt, as traces name them: `subject@provider` (never a secret). */
@@ -69,6 +77,7 @@ export function makePrincipal(
   profile: string,
   capabilities: readonly Capability[],
   sessions?: readonly string[],
+  dashboard?: { readonly login: string; readonly name: string },
 ): Principal {
   return Object.freeze({
     subject,
@@ -76,6 +85,7 @@ export function makePrincipal(
     profile,
     capabilities: Object.freeze(CAPABILITIES.filter((c) => capabilities.includes(c))),
     ...(sessions !== undefined ? { sessions: Object.freeze([...sessions]) } : {}),
+    ...(dashboard !== undefined ? { login: dashboard.login, name: dashboard.name } : {}),
   });
 }
 
@@ -101,6 +111,7 @@ export function describePrincipal(principal: Principal): {
   profile: string;
   capabilities: Capability[];
   sessions?: string[];
+  name?: string;
 } {
   return {
     subject: principal.subject,
@@ -108,5 +119,6 @@ export function describePrincipal(principal: Principal): {
     profile: principal.profile,
     capabilities: [...principal.capabilities],
     ...(principal.sessions !== undefined ? { sessions: [...principal.sessions] } : {}),
+    ...(principal.name !== undefined ? { name: principal.name } : {}),
   };
 }

@@ -34,8 +34,10 @@ export interface TicketGrant {
    * submit to and answer exactly these sessions, and nothing else (AUTH-4).
    */
   readonly sessions?: readonly string[];
-  /** Interactive only: the ticket speaks for a member, not an operator (issue 30). */
+  /** Interactive and dashboard: the ticket speaks for a member, not an operator (issue 30). */
   readonly role?: 'member';
+  /** Dashboard only: the login that minted it, and the person's name and sign-in path. */
+  readonly login?: { readonly id: string; readonly name: string; readonly path: 'password' | 'oidc' };
 }
 
 export type TicketFailure = 'forged' | 'replayed' | 'expired' | 'wrong_purpose';
@@ -87,7 +89,8 @@ function digest(ticket: string): string {
 
 function grantCopy(grant: TicketGrant): TicketGrant {
   const { sessions, ...rest } = grant;
-  return sessions === undefined ? { ...rest } : { ...rest, sessions: Object.freeze([...sessions]) };
+  const copy = rest.login === undefined ? { ...rest } : { ...rest, login: Object.freeze({ ...rest.login }) };
+  return sessions === undefined ? copy : { ...copy, sessions: Object.freeze([...sessions]) };
 }
 
 export class TicketBook {
@@ -200,6 +203,15 @@ export function principalForTicket(purpose: TicketPurpose, grant: TicketGrant): 
   }
   if (purpose === 'interactive' && grant.role === 'member')
     return makePrincipal(grant.subject, 'native', grant.profile, MEMBER_CAPABILITIES);
+  if (purpose === 'dashboard' && grant.login !== undefined)
+    return makePrincipal(
+      grant.subject,
+      grant.login.path === 'oidc' ? 'oidc' : 'dashboard',
+      grant.profile,
+      grant.role === 'member' ? MEMBER_CAPABILITIES : OPERATOR_CAPABILITIES,
+      undefined,
+      { login: grant.login.id, name: grant.login.name },
+    );
   const capabilities = purpose === 'worker-adoption' ? WORKER_CAPABILITIES : OPERATOR_CAPABILITIES;
   return makePrincipal(grant.subject, PROVIDER_BY_PURPOSE[purpose], grant.profile, capabilities);
 }

@@ -5,7 +5,8 @@
 import { EventEmitter, once } from 'node:events';
 import type { ViewerConnection } from './connection.js';
 
-export type CloseCause = 'client' | 'slow_consumer' | 'server_shutdown' | 'error' | 'password_changed';
+export type CloseCause =
+  'client' | 'slow_consumer' | 'server_shutdown' | 'error' | 'password_changed' | 'signed_out';
 
 export interface RpcSurfaceEvents {
   'connection:open': [connection: ViewerConnection];

@@ -5,7 +5,12 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { DashboardLogins } from '../../domain/auth/logins.js';
-import { makePrincipal, OPERATOR_CAPABILITIES, type Principal } from '../../domain/auth/principal.js';
+import {
+  makePrincipal,
+  MEMBER_CAPABILITIES,
+  OPERATOR_CAPABILITIES,
+  type Principal,
+} from '../../domain/auth/principal.js';
 import { principalForTicket, type TicketBook, type TicketPurpose } from '../../domain/auth/tickets.js';
 import { HttpRejection } from '../../protocol/errors.js';
 
@@ -188,9 +193,17 @@ export function dashboardPrincipal(
   config: GateConfig,
   logins: DashboardLogins,
 ): Principal | HttpRejection {
-  const state = logins.lookup(cookie);
-  if (state !== 'ok') return new HttpRejection(state);
-  return makePrincipal(DASHBOARD_SUBJECT, 'dashboard', config.profile, OPERATOR_CAPABILITIES);
+  const found = logins.find(cookie);
+  if (found.state !== 'ok') return new HttpRejection(found.state);
+  const { identity } = found;
+  return makePrincipal(
+    identity.subject,
+    identity.path === 'oidc' ? 'oidc' : 'dashboard',
+    config.profile,
+    identity.role === 'member' ? MEMBER_CAPABILITIES : OPERATOR_CAPABILITIES,
+    undefined,
+    { login: found.id, name: identity.name },
+  );
 }
 
 /**

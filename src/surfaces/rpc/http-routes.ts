@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { LoginLimiter, LoginOutcome } from '../../domain/auth/login-limiter.js';
 import type { DashboardLogins } from '../../domain/auth/logins.js';
+import { isMember } from '../../domain/auth/principal.js';
 import { verifyPassword } from '../../domain/auth/password.js';
 import { TicketCapacityError, type TicketBook } from '../../domain/auth/tickets.js';
 import { HttpRejection } from '../../protocol/errors.js';
@@ -20,6 +21,7 @@ import {
   type GateConfig,
   type RequestFacts,
 } from './gate.js';
+import type { OidcSignIn } from './oidc-routes.js';
 import { metricsRefusal, serveMetrics, type MetricsRoute } from './metrics-route.js';
 
 /** A dashboard sign-in or sign-out, accepted (`ok`) or refused (its reason), for the audit trail. */
@@ -54,11 +56,15 @@ export interface RouteDeps {
   /** `/v1/…`, when `api_server` is configured; absent: 404 like any unknown path. */
   readonly openai?: OpenAiRoute | null | undefined;
   readonly onSignIn?: SignInListener | undefined;
+  /** Sign-in through an OpenID Connect provider (`auth.oidc`); absent: its routes answer oidc_disabled. */
+  readonly oidc?: OidcSignIn | null | undefined;
+  /** Told the login id a sign-out ended, so the server closes that login's WebSockets. */
+  readonly onSignOut?: ((login: string) => void) | undefined;
   readonly logger: Logger;
 }
 
 /** Tells the listener; a failure to record is logged, never turned into a refused sign-in. */
-async function signIn(deps: RouteDeps, event: Parameters<SignInListener>[0]): Promise<void> {
+export async function signIn(deps: RouteDeps, event: Parameters<SignInListener>[0]): Promise<void> {
   try {
     await deps.onSignIn?.(event);
   } catch (error) {
@@ -67,6 +73,8 @@ async function signIn(deps: RouteDeps, event: Parameters<SignInListener>[0]): Pr
 }
 
 const MAX_BODY_BYTES = 4096;
+export const OIDC_START_PATH = '/auth/oidc/start';
+export const OIDC_CALLBACK_PATH = '/auth/oidc/callback';
 const LoginBody = z.strictObject({ password: z.string().min(1).max(1024) });
 
 export function sendJson(
@@ -100,7 +108,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function cookie(value: string, maxAgeSeconds: number): string {
+/** The dashboard login's cookie, whichever way it was opened. */
+export function sessionCookie(value: string, maxAgeSeconds: number): string {
   return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`;
 }
 
@@ -139,7 +148,12 @@ async function login(
   if (outcome !== 'accepted') return;
   await signIn(deps, { subject: DASHBOARD_SUBJECT, path: 'password', action: 'signed_in', outcome: 'ok' });
   const token = deps.logins.open();
-  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie(token, Math.floor(deps.logins.ttlMs / 1000)) });
+  sendJson(
+    res,
+    200,
+    { ok: true },
+    { 'set-cookie': sessionCookie(token, Math.floor(deps.logins.ttlMs / 1000)) },
+  );
 }
 
 /** Reads the body and verifies the password, answering every outcome but success. */
@@ -181,18 +195,32 @@ async function logout(res: ServerResponse, facts: RequestFacts, deps: RouteDeps)
   const principal = authenticateMutation(facts, deps.config, deps.logins);
   if (principal instanceof HttpRejection) return reject(res, principal);
   const token = facts.cookies.get(SESSION_COOKIE);
-  if (token !== undefined) deps.logins.end(token);
-  await signIn(deps, { subject: principal.subject, path: 'password', action: 'signed_out', outcome: 'ok' });
-  sendJson(res, 200, { ok: true }, { 'set-cookie': cookie('', 0) });
+  const ended = token === undefined ? null : deps.logins.end(token);
+  // Its WebSockets close with it: a signed-out browser keeps no live view (issue 30).
+  if (ended !== null) deps.onSignOut?.(ended);
+  await signIn(deps, {
+    subject: principal.subject,
+    path: principal.provider === 'oidc' ? 'oidc' : 'password',
+    action: 'signed_out',
+    outcome: 'ok',
+  });
+  sendJson(res, 200, { ok: true }, { 'set-cookie': sessionCookie('', 0) });
 }
 
 function wsTicket(res: ServerResponse, facts: RequestFacts, deps: RouteDeps): void {
   const principal = authenticateMutation(facts, deps.config, deps.logins);
   if (principal instanceof HttpRejection) return reject(res, principal);
   try {
+    // The ticket speaks for the login's identity: its subject, role, name and the login itself.
     const { ticket, expiresAt } = deps.tickets.mint('dashboard', {
-      subject: DASHBOARD_SUBJECT,
+      subject: principal.subject,
       profile: deps.config.profile,
+      ...(isMember(principal) ? { role: 'member' as const } : {}),
+      login: {
+        id: principal.login ?? '',
+        name: principal.name ?? principal.subject,
+        path: principal.provider === 'oidc' ? 'oidc' : 'password',
+      },
     });
     sendJson(res, 200, { ticket, expires_at: new Date(expiresAt).toISOString() });
   } catch (error) {
@@ -217,6 +245,12 @@ export async function routeHttp(
     if (req.method === 'POST' && path === '/auth/login') return await login(req, res, facts, deps);
     if (req.method === 'POST' && path === '/auth/logout') return await logout(res, facts, deps);
     if (req.method === 'POST' && path === '/api/auth/ws-ticket') return wsTicket(res, facts, deps);
+    if (req.method === 'GET' && (path === OIDC_START_PATH || path === OIDC_CALLBACK_PATH)) {
+      if (!deps.oidc) return reject(res, new HttpRejection('oidc_disabled'));
+      return path === OIDC_START_PATH
+        ? await deps.oidc.start(res, facts, deps)
+        : await deps.oidc.callback(req, res, facts, deps);
+    }
     const rejected = checkTransport(facts, deps.config);
     if (rejected) return reject(res, rejected);
     if (req.method === 'GET' && path === '/healthz') {

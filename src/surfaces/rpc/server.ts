@@ -33,6 +33,7 @@ import {
 } from './gate.js';
 import { routeHttp, type OpenAiRoute, type SignInListener, type StaticHandler } from './http-routes.js';
 import type { MetricsRoute } from './metrics-route.js';
+import type { OidcSignIn } from './oidc-routes.js';
 
 export const WS_PATH = '/api/ws';
 export const DEFAULT_MAX_CONNECTIONS = 512;
@@ -40,6 +41,8 @@ export const DEFAULT_MAX_CONNECTIONS = 512;
 const CHECKED_ROUTES = new Set(['/auth/login', '/api/auth/ws-ticket', '/v1/chat/completions']);
 /** The WebSocket close code of a dashboard connection whose login ended with a password change. */
 export const CLOSE_PASSWORD_CHANGED = 4001;
+/** The WebSocket close code of a dashboard connection whose login signed out (issue 30). */
+export const CLOSE_SIGNED_OUT = 4002;
 /** Frames above this size are refused by `ws` itself (close 1009) before any parsing. */
 const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -80,6 +83,8 @@ export interface RpcServerOptions {
   loginStore?: LoginStore | null;
   /** Told each dashboard sign-in and sign-out, accepted or refused (the audit trail, issue 30). */
   onSignIn?: SignInListener;
+  /** Dashboard sign-in through an OpenID Connect provider (oidc-routes.ts); absent: off. */
+  oidc?: OidcSignIn | null;
   /**
    * Open TCP connections at once (`listener.max_connections`); one more is answered 503
    * `too_many_connections` and closed at once, before it is read (issue 25: idle connections must not
@@ -208,6 +213,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     metrics: options.metrics ?? null,
     openai: options.openai ?? null,
     onSignIn: options.onSignIn,
+    oidc: options.oidc ?? null,
+    onSignOut: (login: string): void => {
+      for (const connection of connections)
+        if (connection.principal.login === login)
+          connection.close('signed_out', CLOSE_SIGNED_OUT, 'signed_out');
+    },
     logger,
   };
   const events = new TypedEmitter<RpcSurfaceEvents>();

@@ -34,12 +34,15 @@ function reasonOf(body: Record<string, unknown>): string {
   return error?.reason ?? 'unknown';
 }
 
-/** Whether the daemon has a dashboard password at all (GET /healthz). */
-export async function loginEnabled(): Promise<boolean> {
+/** How one may sign in (GET /healthz): the owner's password, an identity provider, both or none. */
+export async function signInMethods(): Promise<{ password: boolean; oidc: boolean }> {
   const response = await fetch('/healthz', { credentials: 'same-origin' });
-  const body = (await response.json()) as { dashboard_login?: boolean };
-  return body.dashboard_login !== false;
+  const body = (await response.json()) as { dashboard_login?: boolean; dashboard_oidc?: boolean };
+  return { password: body.dashboard_login !== false, oidc: body.dashboard_oidc === true };
 }
+
+/** Where the identity provider's sign-in starts: a full-page navigation, back to `/` when done. */
+export const OIDC_START = '/auth/oidc/start';
 
 export type LoginResult = 'ok' | 'bad_password' | 'rate_limited' | 'dashboard_disabled' | 'failed';
 

@@ -4,7 +4,7 @@
  * an open session keeps its state across reconnects and resyncs itself on `open(reconnected)`.
  */
 import './style.css';
-import { login, loginEnabled, logout } from './auth.js';
+import { login, logout, OIDC_START, signInMethods } from './auth.js';
 import { clear, h } from './dom.js';
 import { Link, type LinkState } from './link.js';
 import { approvalsPage } from './approvals-page.js';
@@ -56,7 +56,8 @@ function route(): void {
 
 async function loginPage(): Promise<void> {
   nav.hidden = true;
-  if (!(await loginEnabled().catch(() => true))) {
+  const methods = await signInMethods().catch(() => ({ password: true, oidc: false }));
+  if (!methods.password && !methods.oidc) {
     show(
       h(
         'section',
@@ -80,14 +81,24 @@ async function loginPage(): Promise<void> {
     attrs: { 'aria-label': 'Password', required: '' },
   });
   const error = h('p', { class: 'error', attrs: { role: 'alert' } });
-  const form = h(
-    'form',
-    { class: 'page login' },
-    h('h1', { text: 'Log in' }),
-    h('label', {}, 'Password', password),
-    error,
-    h('button', { type: 'submit', text: 'Log in' }),
-  );
+  const provider = methods.oidc
+    ? h(
+        'p',
+        {},
+        h('a', { class: 'button', attrs: { href: OIDC_START }, text: 'Sign in with your identity provider' }),
+      )
+    : null;
+  const form = methods.password
+    ? h(
+        'form',
+        { class: 'page login' },
+        h('h1', { text: 'Log in' }),
+        ...(provider ? [provider] : []),
+        h('label', {}, 'Password', password),
+        error,
+        h('button', { type: 'submit', text: 'Log in' }),
+      )
+    : h('section', { class: 'page login' }, h('h1', { text: 'Log in' }), provider);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     error.textContent = '';
@@ -105,7 +116,7 @@ async function loginPage(): Promise<void> {
     });
   });
   show(form);
-  password.focus();
+  if (methods.password) password.focus();
 }
 
 link.listen({
