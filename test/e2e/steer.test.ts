@@ -5,7 +5,7 @@
  * admitted before a SIGKILL is applied once by the resumed turn; one applied just before a SIGKILL
  * is replayed from the transcript, never applied twice.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, nextEvent } from './gateway-harness.js';
@@ -24,6 +24,13 @@ interface SteerAck {
   applied_to: string | null;
 }
 type Message = Snapshot['messages'][number] & { steer_id?: string };
+
+/** The `session.steer` request docs/scheduling.md shows ("Steering a running turn"), as written. */
+const DOC = readFileSync(new URL('../../docs/scheduling.md', import.meta.url), 'utf8');
+const DOCUMENTED = JSON.parse(/^\{.*"method": "session\.steer".*\}$/m.exec(DOC)![0]) as {
+  method: string;
+  params: { session_id: string; submission_id: string; text: string };
+};
 
 /** A tool call that waits until the test creates `go` in the session's cwd (a condition, not a sleep). */
 const WAIT_FOR_GO = 'run: while [ ! -e go ]; do sleep 0.05; done; echo first';
@@ -65,7 +72,9 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
       text: WAIT_FOR_GO,
     });
     await toolRuns;
-    const ack = await steer(client, session_id, 'steer-1', 'actually, use staging');
+    // The documented request, its session id replaced by this session's.
+    const ack = await client.call<SteerAck>(DOCUMENTED.method, { ...DOCUMENTED.params, session_id });
+    expect(DOCUMENTED.params).toMatchObject({ submission_id: 'steer-1', text: 'actually, use staging' });
     expect(ack).toMatchObject({ state: 'queued', mode: 'steer', applied_to: null, duplicate: false });
     const applied = nextEvent(client, 'steer.applied', (e) => e.session_id === session_id);
     writeFileSync(join(cwd, 'go'), '');
@@ -127,7 +136,7 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
     await expect(
       client.call('prompt.submit', { session_id, submission_id: 'steer-2', text: 'and say goodbye' }),
     ).rejects.toMatchObject({ reason: 'admission_conflict' });
-  });
+  }, 90_000);
 
   it('a steer admitted before a SIGKILL is applied once by the resumed turn', async () => {
     const demo = await rig.model();
@@ -160,7 +169,7 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
       state: 'completed',
       applied_to: turn.admission_id,
     });
-  });
+  }, 90_000);
 
   it('a steer applied just before a SIGKILL is replayed from the transcript, never applied twice', async () => {
     const demo = await rig.model();
@@ -193,5 +202,5 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
     const resumed = userTexts(demo, turn.admission_id).slice(-1);
     expect(demo.requests.length).toBeGreaterThan(requestsBefore);
     expect(resumed).toEqual([[WAIT_FOR_GO, 'actually, use staging']]);
-  });
+  }, 90_000);
 });
