@@ -5,7 +5,8 @@
  * admitted before a SIGKILL is applied once by the resumed turn; one applied just before a SIGKILL
  * is replayed from the transcript, never applied twice.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { runCli } from './cli.js';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, nextEvent } from './gateway-harness.js';
@@ -62,7 +63,7 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
 
   it('is applied at the next model-call boundary of the running turn, stored there, exactly once; after the last call it is the next turn', async () => {
     const demo = await rig.model();
-    const { client, cwd, session_id } = await session(modelConfig(demo));
+    const { d, client, cwd, session_id } = await session(modelConfig(demo));
 
     // A turn in its tool step: the steer waits for the boundary after the tool, before the next call.
     const toolRuns = nextEvent(client, 'tool.start', (e) => e.session_id === session_id);
@@ -104,6 +105,30 @@ describe.each(BACKENDS)('durable steer on %s', (store) => {
       applied_to: turn.admission_id,
       duplicate: true,
     });
+
+    // From the chat, as docs/chat.md shows it: `/steer <text>` while a turn runs.
+    rmSync(join(cwd, 'go'));
+    const toolRunsAgain = nextEvent(client, 'tool.start', (e) => e.session_id === session_id);
+    const second = await client.call<{ admission_id: string }>('prompt.submit', {
+      session_id,
+      submission_id: 'deploy-2',
+      text: WAIT_FOR_GO,
+    });
+    await toolRunsAgain;
+    const steered = nextEvent(client, 'admission.queued', (e) => e.event['mode'] === 'steer');
+    const fromChat = nextEvent(
+      client,
+      'steer.applied',
+      (e) => e.event['admission_id'] === second.admission_id,
+    );
+    const chat = runCli(d.home, ['chat', '--resume', session_id], { input: '/steer from the chat\n' });
+    await steered;
+    writeFileSync(join(cwd, 'go'), '');
+    expect((await fromChat).event).toMatchObject({ text: 'from the chat' });
+    const ran = await chat;
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain('(steer saved: the running turn gets it before its next model call');
+    await quiet(client, session_id);
 
     // A steer that arrives while the turn's last model call answers: no boundary is left, so it
     // runs as the next turn's input.

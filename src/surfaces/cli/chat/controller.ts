@@ -208,7 +208,7 @@ export class ChatController {
           text,
         });
         say(
-          this.view.inflight
+          this.view.running !== null || this.view.inflight
             ? '(steer saved: the running turn gets it before its next model call; if it ends first, it is the next message)'
             : '(steer saved: no turn is running, so it is sent as the next message)',
         );
