@@ -53,6 +53,12 @@ export const FAULT_TRAPS = ['tool.emfile'] as const;
  */
 export const JOB_FAULT_POINTS = ['job.decided'] as const;
 
+/**
+ * Points of durable steer (docs/scheduling.md, issue 28), outside the torture's turn workload:
+ * steer.applied (a steer is stored in the running turn, the model call that sees it not yet made).
+ */
+export const STEER_FAULT_POINTS = ['steer.applied'] as const;
+
 /** Which turn events mark which fault point (see turn-job publish). */
 const EVENT_POINTS: Record<string, FaultPoint> = {
   'text.delta': 'model.streaming',
@@ -73,7 +79,12 @@ export function parseFaultSpec(spec: string): Map<string, number> {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const [name, nth] = part.split('@');
-    const known: readonly string[] = [...FAULT_POINTS, ...FAULT_TRAPS, ...JOB_FAULT_POINTS];
+    const known: readonly string[] = [
+      ...FAULT_POINTS,
+      ...FAULT_TRAPS,
+      ...JOB_FAULT_POINTS,
+      ...STEER_FAULT_POINTS,
+    ];
     if (!known.includes(name!)) {
       throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${known.join(', ')}`);
     }

@@ -172,6 +172,8 @@ export interface TranscriptMessage {
   tool_outcome?: ToolOutcome;
   /** The turn was interrupted (or cancelled) here: on its last stored message. */
   interrupted?: boolean;
+  /** A steer applied in this turn at a step boundary (issue 28): the steer's own admission id. */
+  steer_id?: string;
 }
 
 export interface ToolOutcome {

@@ -102,6 +102,12 @@ export interface RunTurnOptions {
   markToolStarted?: (call: ToolCall) => Promise<void>;
   /** The root span of this run of the turn (runtime/tracing.ts); absent: nothing is traced. */
   trace?: TraceSpan;
+  /**
+   * Issue 28: at each step boundary, before a model call, the steers admitted for this turn, stored
+   * durably as its user messages (with `steer_id`) by this call; the model sees them in this call.
+   * Absent: the turn takes no steers.
+   */
+  steers?: () => Promise<TranscriptMessage[]>;
 }
 
 /** The abort reason of a turn past `limits.turn_timeout_s`: it settles `failed` / `turn_timeout`. */
@@ -324,6 +330,24 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
 
     for (; call < maxTurns; call++) {
       if (signal.aborted) return await stop();
+      if (options.steers) {
+        let steers: TranscriptMessage[];
+        try {
+          steers = await options.steers();
+        } catch (error) {
+          throw new TranscriptWriteError(`The steer could not be stored: ${describe(error)}`);
+        }
+        for (const steer of steers) {
+          emit({ type: 'message.stored', message: steer });
+          emit({
+            type: 'steer.applied',
+            admission_id: admissionId,
+            steer_id: steer.steer_id ?? '',
+            text: steer.content ?? '',
+          });
+          push(steer);
+        }
+      }
       if (budget && overThreshold(budget.settings, options.systemPrompt, view, toolsJson, reported)) {
         const outcome = await compress('threshold');
         if (signal.aborted) return await stop();

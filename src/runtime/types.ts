@@ -128,6 +128,8 @@ export type TurnEvent =
     }
   | { type: 'text.delta'; text: string }
   | { type: 'reasoning.delta'; text: string }
+  /** Issue 28: a steer was applied here, before the model call that follows (its message is stored). */
+  | { type: 'steer.applied'; admission_id: string | undefined; steer_id: string; text: string }
   | { type: 'tool.start'; tool_call_id: string; name: string; arguments: string }
   /** A running tool's progress: at most a few a second, the last line and the time so far. */
   | ({ type: 'tool.output'; tool_call_id: string; name: string } & ToolProgress)

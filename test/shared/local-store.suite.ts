@@ -144,6 +144,39 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
       expect(await store.claimNext('L1', epoch)).toEqual({ kind: 'idle' });
     });
 
+    it('issue 28: applySteers stores queued steers in the running turn and settles them in one commit, once; stale writes nothing', async () => {
+      const { store, epoch } = await start(['L1']);
+      await store.admit(admission('a1'));
+      await store.claimNext('L1', epoch);
+      const fence = { admission_id: 'a1', epoch, generation: 1 };
+      expect(await store.applySteers(fence)).toEqual([]);
+      await store.admit({ ...admission('s1'), mode: 'steer' });
+      await store.admit(admission('a2'));
+      await store.admit({ ...admission('s2'), mode: 'steer' });
+      expect(await store.getAdmission('s1')).toMatchObject({
+        mode: 'steer',
+        applied_to: null,
+        state: 'queued',
+      });
+      // A stale fence: nothing applied, the steers stay queued.
+      expect(await store.applySteers({ ...fence, generation: 2 })).toBeNull();
+      expect((await store.unsettled('L1')).map((a) => a.admission_id)).toEqual(['a1', 's1', 'a2', 's2']);
+      const applied = await store.applySteers(fence);
+      expect(applied).toMatchObject([
+        { role: 'user', content: 'text of s1', admission_id: 'a1', steer_id: 's1' },
+        { role: 'user', content: 'text of s2', admission_id: 'a1', steer_id: 's2' },
+      ]);
+      expect(await store.getAdmission('s2')).toMatchObject({ state: 'completed', applied_to: 'a1' });
+      expect(await store.getAdmission('a2')).toMatchObject({ mode: 'prompt', state: 'queued' });
+      expect(await store.applySteers(fence)).toEqual([]);
+      expect(await transcript()).toEqual([
+        ['user', 'text of a1', 'a1'],
+        ['user', 'text of s1', 'a1'],
+        ['user', 'text of s2', 'a1'],
+      ]);
+      expect((await backend!.sessions.loadTranscript('L1'))[1]).toMatchObject({ steer_id: 's1' });
+    });
+
     it('a stale settlement (REC-3) writes neither its messages nor its usage', async () => {
       const { store, epoch } = await start(['L1']);
       await store.admit(admission('a1'));

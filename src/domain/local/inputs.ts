@@ -5,7 +5,7 @@
  * these operations reach them through the context it gives.
  */
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
-import type { LocalSessionStore } from '../ports/local-store.js';
+import type { AdmissionMode, LocalSessionStore } from '../ports/local-store.js';
 import { answerer, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { TypedEmitter } from '../events/typed-emitter.js';
@@ -77,8 +77,14 @@ export class SessionInputs {
        * surface whose request is more than the text (the OpenAI-compatible endpoint) digests all of it.
        */
       digest?: string;
+      /**
+       * `steer` (session.steer, issue 28): a correction of the running turn, applied before its next
+       * model call; when the turn ends first (or none runs) it is the next turn's input.
+       */
+      mode?: AdmissionMode;
     },
   ): Promise<Record<string, unknown>> {
+    const mode = params.mode ?? 'prompt';
     this.ctx.assertAccepting();
     const session = await this.ctx.access(principal, params.session_id);
     refusePaused(session);
@@ -90,10 +96,12 @@ export class SessionInputs {
       submission_id: params.submission_id,
       submitter: ownerOf(principal),
       profile: principal.profile,
-      digest: params.digest ?? submissionDigest(params.text),
+      // A steer's digest differs from a prompt's of the same text: one submission_id is one request.
+      digest: params.digest ?? submissionDigest(mode === 'steer' ? `steer\u0000${params.text}` : params.text),
       text: params.text,
       binding,
       title,
+      mode,
     });
     this.ctx.fault('admission.committed');
     switch (result.kind) {
@@ -116,6 +124,7 @@ export class SessionInputs {
           admission_id: result.admission.admission_id,
           submission_id: params.submission_id,
           text: params.text,
+          ...(mode === 'steer' ? { mode } : {}),
         });
         // After this call's receipt is on its way: a claim commits at once when no flush is in
         // flight, and would otherwise hold the receipt back by its whole commit.
@@ -134,6 +143,7 @@ export class SessionInputs {
       seq: a.seq,
       admitted_at: a.admitted_at,
       duplicate: result.kind === 'existing',
+      ...(a.mode === 'steer' ? { mode: a.mode, applied_to: a.applied_to } : {}),
     };
   }
 

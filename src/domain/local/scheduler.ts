@@ -67,6 +67,8 @@ export interface TurnSteps {
   toolStarted(toolCallId: string): Promise<void>;
   toolResult(messages: readonly TranscriptMessage[]): Promise<void>;
   prompt(prompt: StoredPrompt | null): Promise<void>;
+  /** Issue 28: applies the session's queued steers to this turn (stored); the messages, in order. */
+  steers(): Promise<TranscriptMessage[]>;
 }
 
 export interface SchedulerOptions {
@@ -502,6 +504,14 @@ export class TurnScheduler {
       },
       toolResult: async (messages) => owned(await this.store.recordToolResult(fence, messages)),
       prompt: async (prompt) => owned(await this.store.recordPrompt(fence, prompt)),
+      steers: async () => {
+        // A read first: the commit that applies steers is paid only when one is queued.
+        const pending = await this.store.unsettled(logicalId);
+        if (!pending.some((a) => a.state === 'queued' && a.mode === 'steer')) return [];
+        const applied = await this.store.applySteers(fence);
+        owned(applied !== null);
+        return applied ?? [];
+      },
     };
     let settled: { result: TurnJobResult; accepted: boolean } | null = null;
     // SCL-1: a turn stopped because this instance's lease is going is not settled here: it stays

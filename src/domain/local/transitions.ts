@@ -5,6 +5,7 @@
  * around them, each inside its store's transaction.
  */
 import type { CreationReceipt } from './receipt.js';
+import type { TranscriptMessage } from '../vocabulary.js';
 import type {
   AdmissionRow,
   ModelChangeResult,
@@ -123,5 +124,12 @@ export function queuedAdmission(admission: NewAdmission, seq: number, at: string
     resumes: 0,
     tool_started: null,
     prompt: null,
+    mode: admission.mode ?? 'prompt',
+    applied_to: null,
   };
+}
+
+/** Issue 28: the user message a steer applied in a running turn is stored as (and the model sees). */
+export function steerMessage(steer: AdmissionRow, turnId: string): TranscriptMessage {
+  return { role: 'user', content: steer.text, admission_id: turnId, steer_id: steer.admission_id };
 }

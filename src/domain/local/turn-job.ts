@@ -271,6 +271,11 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         wireHistory: turn.wireHistory,
         ...(resumePoint ? { resume: { turn: resumePoint.turn, calls: resumePoint.calls } } : {}),
         markToolStarted: (call) => job.steps.toolStarted(call.id),
+        steers: async () => {
+          const applied = await job.steps.steers();
+          if (applied.length > 0) deps.fault('steer.applied');
+          return applied;
+        },
         ...(job.trace ? { trace: job.trace } : {}),
         ...(context ? { context } : {}),
         input: job.input,

@@ -17,6 +17,7 @@ export function publicMessage(m: StoredMessage): Record<string, unknown> {
   if (m.admission_id) out.admission_id = m.admission_id;
   if (m.tool_outcome) out.tool_outcome = m.tool_outcome;
   if (m.interrupted) out.interrupted = true;
+  if (m.steer_id) out.steer_id = m.steer_id;
   return out;
 }
 
@@ -94,6 +95,8 @@ export function sessionSnapshot(facts: {
       // Why an `unknown` admission was not resumed (tool_running, max_resumes, stale: REC-7).
       detail: a.detail,
       resumes: a.resumes,
+      // A steer not yet applied (issue 28): it goes into the running turn at its next boundary.
+      ...(a.mode === 'steer' ? { mode: a.mode } : {}),
     })),
     prompts: facts.prompts,
     execution_generation: session.generation,

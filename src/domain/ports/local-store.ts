@@ -72,7 +72,18 @@ export interface AdmissionRow {
   tool_started: string | null;
   /** The prompt the turn is waiting on, recreated by recovery with the same id (REC-7). */
   prompt: StoredPrompt | null;
+  /** `steer`: a correction of the running turn, applied at its next model-call boundary (issue 28). */
+  mode: AdmissionMode;
+  /** The turn a steer was applied in; null while it was not (then it runs, or ran, as a turn). */
+  applied_to: string | null;
 }
+
+/**
+ * What an admission is: a `prompt` is a turn of its own; a `steer` corrects the turn running when it
+ * is admitted: applied before that turn's next model call, or, when the turn ends first, run as the
+ * next turn's input like a prompt.
+ */
+export type AdmissionMode = 'prompt' | 'steer';
 
 /** An open approval or clarify prompt of a running turn, as the store keeps it. */
 export interface StoredPrompt {
@@ -145,6 +156,8 @@ export interface NewAdmission {
    * on a session's first turn).
    */
   title?: string | null;
+  /** Absent: `prompt`. */
+  mode?: AdmissionMode;
 }
 
 export type AdmitResult =
@@ -389,6 +402,15 @@ export interface LocalSessionStore {
   markToolStarted(fence: TurnFence, toolCallId: string): Promise<boolean>;
   recordToolResult(fence: TurnFence, messages: readonly TranscriptMessage[]): Promise<boolean>;
   recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean>;
+  /**
+   * Issue 28, a step boundary of a running turn: in ONE transaction (group-committed and fenced),
+   * every queued steer of the turn's session is appended to its transcript as a user message of the
+   * turn (`admission_id` the turn's, `steer_id` the steer's) and settled `completed` with
+   * `applied_to` the turn. Returns those messages (empty: none queued); null when stale, and then
+   * nothing was written. A steer is so applied exactly once: a crash before the commit leaves it
+   * queued, after it the resumed turn replays it from the transcript.
+   */
+  applySteers(fence: TurnFence): Promise<TranscriptMessage[] | null>;
   /** Settles an `unknown` admission as interrupted; false when it is not unknown or the generation differs. */
   resolveUnknown(admissionId: string, generation: number, detail: string): Promise<boolean>;
 }

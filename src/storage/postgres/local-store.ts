@@ -52,6 +52,7 @@ import * as admissions from './local/admissions.js';
 import * as creations from './local/creations.js';
 import * as manage from './local/manage.js';
 import * as transitions from './local/transitions.js';
+import { steerMessage } from '../../domain/local/transitions.js';
 import { holdsLease } from './ops/leases.js';
 import * as costs from './ops/turn-costs.js';
 import { settledTurnCost } from '../rows/turn-costs.js';
@@ -426,6 +427,21 @@ export class PostgresLocalStore implements LocalSessionStore {
       await appendInTransaction(this.db, sql, current, messages, this.now());
       await admissions.writeStep(sql, fence, { tool_started: null, prompt: null });
       return true;
+    });
+  }
+
+  applySteers(fence: TurnFence): Promise<TranscriptMessage[] | null> {
+    return this.group.run(async (sql) => {
+      const logicalId = await admissions.fencedLogicalId(sql, fence);
+      if (logicalId === null || !(await this.leaseHeld(sql, logicalId))) return null;
+      const at = this.now();
+      const steers = await admissions.takeQueuedSteers(sql, logicalId, fence.admission_id, at.toISOString());
+      const messages = steers.map((steer) => steerMessage(steer, fence.admission_id));
+      if (messages.length > 0) {
+        const current = await transitions.currentTranscript(sql, logicalId);
+        await appendInTransaction(this.db, sql, current, messages, at);
+      }
+      return messages;
     });
   }
 

@@ -23,6 +23,8 @@ export interface AdmissionDbRow {
   resumes: number;
   tool_started: string | null;
   prompt_json: string | null;
+  mode: string;
+  applied_to: string | null;
 }
 
 export function admissionFromRow(row: AdmissionDbRow): AdmissionRow {
@@ -45,6 +47,8 @@ export function admissionFromRow(row: AdmissionDbRow): AdmissionRow {
     resumes: row.resumes,
     tool_started: row.tool_started,
     prompt: row.prompt_json === null ? null : (JSON.parse(row.prompt_json) as StoredPrompt),
+    mode: row.mode === 'steer' ? 'steer' : 'prompt',
+    applied_to: row.applied_to,
   };
 }
 

@@ -12,6 +12,7 @@ const EXTRA_FIELDS = [
   'sender_name',
   'tool_outcome',
   'interrupted',
+  'steer_id',
 ] as const satisfies readonly (keyof TranscriptMessage)[];
 
 export interface MessageRow {

@@ -57,6 +57,7 @@ import * as creations from './local/creations.js';
 import * as epochs from './local/epochs.js';
 import * as manage from './local/manage.js';
 import { writeTitle } from './local/titles.js';
+import { steerMessage } from '../../domain/local/transitions.js';
 import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
@@ -396,6 +397,18 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   recordPrompt(fence: TurnFence, prompt: StoredPrompt | null): Promise<boolean> {
     return this.group.run(() => admissions.writeStep(this.db, fence, { prompt }));
+  }
+
+  applySteers(fence: TurnFence): Promise<TranscriptMessage[] | null> {
+    return this.group.run(() => {
+      const logicalId = admissions.fencedLogicalId(this.db, fence);
+      if (logicalId === null) return null;
+      const at = this.now();
+      const steers = admissions.takeQueuedSteers(this.db, logicalId, fence.admission_id, at.toISOString());
+      const messages = steers.map((steer) => steerMessage(steer, fence.admission_id));
+      if (messages.length > 0) appendInTransaction(this.db, this.physicalId(logicalId), messages, at);
+      return messages;
+    });
   }
 
   resolveUnknown(admissionId: string, generation: number, detail: string): Promise<boolean> {

@@ -16,6 +16,7 @@ type Call = SettledCall<RpcContext>;
 const ACTIONS: Record<string, (call: Call) => AuditAction> = {
   'session.create': () => 'created',
   'prompt.submit': () => 'submitted',
+  'session.steer': () => 'submitted',
   'approval.respond': (call) => (call.params.choice === 'deny' ? 'denied' : 'approved'),
   'clarify.respond': () => 'answered',
   'session.interrupt': () => 'interrupted',
@@ -39,6 +40,12 @@ function detailOf(call: Call, messageText: boolean): Record<string, unknown> | n
   switch (call.method) {
     case 'prompt.submit':
       return { submission_id: p.submission_id ?? null, ...(messageText ? { text: p.text ?? null } : {}) };
+    case 'session.steer':
+      return {
+        submission_id: p.submission_id ?? null,
+        mode: 'steer',
+        ...(messageText ? { text: p.text ?? null } : {}),
+      };
     case 'approval.respond':
       return { prompt_id: p.prompt_id ?? null, choice: p.choice ?? null };
     case 'clarify.respond':

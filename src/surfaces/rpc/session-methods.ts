@@ -88,6 +88,11 @@ export const SESSION_METHOD_SCHEMAS = {
     submission_id: id,
     text: z.string().min(1).max(1_000_000),
   }),
+  'session.steer': z.strictObject({
+    session_id: id,
+    submission_id: id,
+    text: z.string().min(1).max(1_000_000),
+  }),
   'prompt.cancel': z.strictObject({ session_id: id, admission_id: id }),
   'prompt.resolve_unknown': z.strictObject({
     session_id: id,
@@ -251,6 +256,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['prompt.submit'],
       capability: 'session:submit',
       handler: (p, c) => sessions.inputs.submit(c.principal, p),
+    })
+    .register('session.steer', {
+      params: s['session.steer'],
+      capability: 'session:submit',
+      handler: (p, c) => sessions.inputs.submit(c.principal, { ...p, mode: 'steer' }),
     })
     .register('prompt.cancel', {
       params: s['prompt.cancel'],

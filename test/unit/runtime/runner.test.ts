@@ -136,6 +136,42 @@ describe('RUN-1 turn runner: text turns', () => {
   });
 });
 
+describe('issue 28 turn runner: steers at step boundaries', () => {
+  it('asks for steers before each model call and shows the model what it is given, in order, once', async () => {
+    const demo = await demoModel();
+    const sink = new MemorySink();
+    const terminal = recordingTerminal(sink);
+    const boundaries: number[] = [];
+    const steer: TranscriptMessage = {
+      role: 'user',
+      content: 'actually, use staging',
+      admission_id: 'adm-1',
+      steer_id: 'steer-1',
+    };
+    const t = turn(demo.baseUrl, 'run: echo one', {
+      tools: [terminal.tool],
+      transcript: sink,
+      // The store's part (applySteers) is the caller's: here, one steer at the second boundary.
+      steers: () => {
+        boundaries.push(demo.requests.length);
+        return Promise.resolve(boundaries.length === 2 ? [steer] : []);
+      },
+    });
+    const result = await t.done;
+    expect(result.outcome).toBe('completed');
+    // Before the first call (none sent yet) and before the second (after the tool).
+    expect(boundaries).toEqual([0, 1]);
+    expect(demo.requests[1]!.body?.messages?.at(-1)).toEqual({
+      role: 'user',
+      content: 'actually, use staging',
+    });
+    expect(result.final_text).toBe(`${DEMO_LABEL}: you said: actually, use staging`);
+    expect(t.events.filter((e) => e.type === 'steer.applied')).toEqual([
+      { type: 'steer.applied', admission_id: 'adm-1', steer_id: 'steer-1', text: 'actually, use staging' },
+    ]);
+  });
+});
+
 describe('RUN-1 turn runner: tool turns', () => {
   it('stores the assistant tool call before the tool runs, then its result, then answers', async () => {
     const demo = await demoModel();

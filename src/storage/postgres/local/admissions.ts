@@ -22,8 +22,8 @@ export async function insertAdmission(
 ): Promise<AdmissionRow | null> {
   const row = await sql.row<{ seq: number }>(
     `INSERT INTO admissions (admission_id, logical_id, submission_id, submitter_subject, submitter_provider,
-       profile, digest, text, state, admitted_at, binding)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10
+       profile, digest, text, state, admitted_at, binding, mode)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11
       WHERE EXISTS (SELECT 1 FROM local_sessions WHERE logical_id = $2)
      ON CONFLICT (logical_id, submitter_provider, submitter_subject, submission_id) DO NOTHING
      RETURNING seq`,
@@ -38,6 +38,7 @@ export async function insertAdmission(
       admission.text,
       at,
       admission.binding,
+      admission.mode ?? 'prompt',
     ],
   );
   if (!row) return null;
@@ -241,4 +242,23 @@ export async function logicalIdOf(sql: Sql, admissionId: string): Promise<string
     [admissionId],
   );
   return row?.logical_id ?? null;
+}
+
+/** Issue 28: as SQLite's takeQueuedSteers: the session's queued steers, settled as applied in `appliedTo`. */
+export async function takeQueuedSteers(
+  sql: Sql,
+  logicalId: string,
+  appliedTo: string,
+  at: string,
+): Promise<AdmissionRow[]> {
+  return (
+    await all(
+      sql.rows(
+        `UPDATE admissions SET state = 'completed', applied_to = $1, settled_at = $2,
+           detail = 'applied as a steer in turn ' || $1
+         WHERE logical_id = $3 AND state = 'queued' AND mode = 'steer' RETURNING *`,
+        [appliedTo, at, logicalId],
+      ),
+    )
+  ).sort((a, b) => a.seq - b.seq);
 }

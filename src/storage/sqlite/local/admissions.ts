@@ -23,8 +23,8 @@ export function insertAdmission(
   const row = statement(
     db,
     `INSERT INTO admissions (admission_id, logical_id, submission_id, submitter_subject, submitter_provider,
-       profile, digest, text, state, admitted_at, binding)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
+       profile, digest, text, state, admitted_at, binding, mode)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)
      ON CONFLICT (logical_id, submitter_provider, submitter_subject, submission_id) DO NOTHING
      RETURNING seq`,
   ).get(
@@ -38,6 +38,7 @@ export function insertAdmission(
     admission.text,
     at,
     admission.binding,
+    admission.mode ?? 'prompt',
   ) as { seq: number } | undefined;
   if (!row) return null;
   // The new row is exactly what was inserted: built here rather than read back.
@@ -236,4 +237,26 @@ export function fencedLogicalId(db: SqliteDatabase, fence: TurnFence): string | 
      WHERE admission_id = ? AND state = 'running' AND epoch = ? AND generation = ?`,
   ).get(fence.admission_id, fence.epoch, fence.generation) as { logical_id: string } | undefined;
   return row?.logical_id ?? null;
+}
+
+/**
+ * Issue 28: settles every queued steer of a session as applied in the turn `appliedTo`, oldest
+ * first, and returns them (their text becomes user messages of that turn in the same transaction).
+ */
+export function takeQueuedSteers(
+  db: SqliteDatabase,
+  logicalId: string,
+  appliedTo: string,
+  at: string,
+): AdmissionRow[] {
+  return (
+    statement(
+      db,
+      `UPDATE admissions SET state = 'completed', applied_to = ?, settled_at = ?,
+         detail = 'applied as a steer in turn ' || ?
+       WHERE logical_id = ? AND state = 'queued' AND mode = 'steer' RETURNING *`,
+    ).all(appliedTo, at, appliedTo, logicalId) as AdmissionDbRow[]
+  )
+    .map(admissionFromRow)
+    .sort((a, b) => a.seq - b.seq);
 }

@@ -155,6 +155,20 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
       await ctx.call('session.title', { session_id: ctx.sessionId, title: ctx.args });
     },
   },
+  {
+    // The chat controller runs /steer itself (it works while a turn runs); listed here for /help.
+    name: 'steer',
+    usage: '/steer <text>',
+    summary:
+      'correct the running turn: the model gets the text before its next call (if the turn ends first, it is your next message)',
+    run: async (ctx) => {
+      await ctx.call('session.steer', {
+        session_id: ctx.sessionId,
+        submission_id: ctx.requestId,
+        text: ctx.args,
+      });
+    },
+  },
   ...JOB_COMMANDS,
 ];
 

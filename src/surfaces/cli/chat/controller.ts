@@ -133,6 +133,15 @@ export class ChatController {
         .then(() => this.retitle(title[1]?.trim() ?? ''));
       return;
     }
+    const steer = /^\/steer(?:\s+([\s\S]*))?$/.exec(line.trim());
+    if (steer) {
+      // Works while a turn runs (that is its point); its id is chosen now, so a repeat is the same steer.
+      const submissionId = randomUUID();
+      this.commanding = this.commanding
+        .then(() => this.attached())
+        .then(() => this.steer(steer[1]?.trim() ?? '', submissionId));
+      return;
+    }
     if (line.trim() === '/reconnect') {
       this.view.writeLine(this.options.style.dim('(connected to the gateway; nothing to reconnect)'));
       if (this.phase === 'ready') this.options.idle();
@@ -178,6 +187,33 @@ export class ChatController {
         say(`(this session is now titled: ${title})`);
       } catch (error) {
         this.options.warn(`gatehouse: could not set the title: ${(error as Error).message}`);
+      }
+    }
+    if (this.phase === 'ready' && !this.view.inflight && !this.view.openPrompt) this.options.idle();
+  }
+
+  /**
+   * `/steer <text>` (session.steer, issue 28): corrects the running turn before its next model call;
+   * when the turn ends first, or none runs, the text is the next turn's input.
+   */
+  private async steer(text: string, submissionId: string): Promise<void> {
+    const say = (line: string) => this.view.writeLine(this.options.style.dim(line));
+    if (text === '') say('Usage: /steer <text> (corrects the running turn before its next model call)');
+    else if (this.phase !== 'ready') say('(not connected to the gateway; try /steer again once it is back)');
+    else {
+      try {
+        await this.call('session.steer', {
+          session_id: this.view.sessionId,
+          submission_id: submissionId,
+          text,
+        });
+        say(
+          this.view.running !== null || this.view.inflight
+            ? '(steer saved: the running turn gets it before its next model call; if it ends first, it is the next message)'
+            : '(steer saved: no turn is running, so it is sent as the next message)',
+        );
+      } catch (error) {
+        this.options.warn(`gatehouse: could not steer: ${(error as Error).message}`);
       }
     }
     if (this.phase === 'ready' && !this.view.inflight && !this.view.openPrompt) this.options.idle();

@@ -126,6 +126,9 @@ export class SessionView {
           this.terminal.style.dim('(new conversation: the history is cleared; queued messages stay)'),
         );
         break;
+      case 'steer.applied':
+        this.writeLine(this.terminal.style.dim('(steer applied: the model sees it in its next call)'));
+        break;
       case 'session.model':
         this.writeLine(
           this.terminal.style.dim(`(model: now ${String(event['provider'])}/${String(event['model'])})`),
