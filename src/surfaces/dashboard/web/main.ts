@@ -39,9 +39,11 @@ function route(): void {
   const hash = location.hash.replace(/^#\/?/, '');
   session?.close();
   session = null;
-  const [kind, id] = hash.split('/');
+  const [kind, id, sub, at] = hash.split('/');
   if (kind === 's' && id) {
-    session = new SessionView(decodeURIComponent(id), link);
+    // #/s/ID/m/MESSAGE_ID: a search hit, the session opened at that message.
+    const focus = sub === 'm' && at && /^\d+$/.test(at) ? Number(at) : null;
+    session = new SessionView(decodeURIComponent(id), link, focus);
     show(session.root);
     void session.attach();
   } else if (kind === 'p' && id) show(platformSessionPage(link, decodeURIComponent(id)));
