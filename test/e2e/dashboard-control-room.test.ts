@@ -10,8 +10,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, logIn, screenshotPath, sendMessage, useChromium } from './browser.js';
-import { dashboardSession, runTurn, tempDir, useFixture } from './seed-fixture.js';
+import {
+  HAVE_CHROMIUM,
+  logIn,
+  loggedIn,
+  openSession,
+  screenshotPath,
+  sendMessage,
+  useChromium,
+} from './browser.js';
+import { dashboardConfig, dashboardSession, runTurn, tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
 const chromium = useChromium();
@@ -167,6 +175,56 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard as a control room, in Chromium', 
       expect(fetched.headers()['content-type']).toBe('image/svg+xml');
       expect((await fetched.text()).startsWith('<svg')).toBe(true);
       await dark.close();
+
+      // Items 1 and 6: a turn crosses a SIGKILL while its command runs; the gateway comes back on
+      // another address. The old tab says so; the new one reads the turn's timeline.
+      const watch = await loggedIn(chromium.browser, d.url);
+      await openSession(watch.page, sessionId);
+      const crashing = 'echo before-crash; while [ ! -e release-crash ]; do sleep 0.1; done';
+      await sendMessage(watch.page, `run: ${crashing}`);
+      await watch.page.getByRole('button', { name: 'Allow once' }).click();
+      await watch.page
+        .locator('details.tool[data-outcome="running"] .tool-output', { hasText: 'before-crash' })
+        .waitFor();
+      await d.kill();
+      fx.forget(d);
+      try {
+        await watch.page.waitForSelector('#link-state[data-lost="true"]');
+        expect(await watch.page.locator('#link-state').textContent()).toContain(
+          'The gateway does not answer at this address',
+        );
+        const again = await fx.daemon({ home: d.home, extraConfig: await dashboardConfig() });
+        expect(again.url).not.toBe(d.url);
+        const fresh = await loggedIn(chromium.browser, again.url);
+        await openSession(fresh.page, sessionId);
+        const asked = fresh.page.locator('.transcript article.msg-user', { hasText: crashing });
+        await asked.getByRole('button', { name: 'Timeline' }).click();
+        const timeline = fresh.page.locator('.timeline');
+        await timeline.waitFor();
+        await fresh.page.screenshot({ path: screenshotPath('dashboard-crash-timeline.png') });
+        // The command's card reads unknown at a glance, and the crash marker stands right after it.
+        type Attributed = { getAttribute(name: string): string | null };
+        const kinds = await timeline
+          .locator('li.event')
+          .evaluateAll((els) =>
+            (els as unknown as Attributed[]).map(
+              (el) => `${el.getAttribute('data-kind')}:${el.getAttribute('data-outcome') ?? ''}`,
+            ),
+          );
+        expect(kinds).toEqual(['admitted:', 'started:', 'model:', 'tool:unknown', 'unknown:']);
+        expect(await timeline.locator('li[data-kind="tool"]').textContent()).toContain(crashing);
+        expect(await timeline.locator('li[data-kind="unknown"]').textContent()).toContain(
+          'unknown here, in step 1: the gateway died while it ran',
+        );
+        expect(await timeline.locator('.meta').textContent()).toMatch(/^unknown/);
+        // The queue offers to resolve it.
+        await fresh.page.locator('.queue li.unknown', { hasText: 'before-crash' }).waitFor();
+        expect(await watch.page.locator('#link-state').getAttribute('data-lost')).toBe('true');
+        await fresh.context.close();
+      } finally {
+        writeFileSync(join(cwd, 'release-crash'), '');
+      }
+      await watch.context.close();
     },
   );
 });

@@ -29,6 +29,10 @@ const STATE_LABELS: Record<LinkState, string> = {
   stopped: '',
 };
 
+/** Said instead of "reconnecting…" once the gateway has not answered here for a while. */
+const LOST_LABEL =
+  'The gateway does not answer at this address. If it was restarted it may listen on another one: "gatehouse dashboard" prints its URL. Still trying…';
+
 function show(page: HTMLElement): void {
   clear(app);
   app.appendChild(page);
@@ -112,8 +116,10 @@ async function loginPage(): Promise<void> {
 
 link.listen({
   state(state) {
-    linkState.textContent = STATE_LABELS[state];
+    const lost = link.lost && (state === 'waiting' || state === 'connecting');
+    linkState.textContent = lost ? LOST_LABEL : STATE_LABELS[state];
     linkState.dataset['state'] = state;
+    linkState.dataset['lost'] = lost ? 'true' : 'false';
     if (state === 'signed_out') {
       session?.close();
       session = null;
