@@ -62,8 +62,8 @@ describe('listener flags', { timeout: 120_000 }, () => {
     expect(bad.stderr).toContain('--port must be a port number from 0 to 65535');
   });
 
-  it(`the default port ${DEFAULT_PORT} gives way to a free one, with a note, when it is taken`, async () => {
-    const blocker = await hold(DEFAULT_PORT);
+  it(`the default port ${DEFAULT_PORT} gives way to a free one, with a note, when it is taken, and the gateway keeps that one`, async () => {
+    let blocker = await hold(DEFAULT_PORT);
     try {
       const home = tempHome();
       const serve = spawnCli(home, ['serve']);
@@ -71,9 +71,28 @@ describe('listener flags', { timeout: 120_000 }, () => {
       serve.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const out = await waitForOutput(serve, 'Gatehouse is ready at');
       expect(out).not.toContain(`:${DEFAULT_PORT} `);
-      expect(stderr).toContain(`port ${DEFAULT_PORT} (the default) is taken`);
+      expect(stderr).toContain(`port ${DEFAULT_PORT} (the default) was taken`);
+      const url = /Gatehouse is ready at (\S+)/.exec(out)![1]!;
+      const chosen = Number(new URL(url).port);
       serve.kill('SIGTERM');
       expect(await exited(serve)).toBe(0);
+
+      // Issue 31 item 6: the next start listens there again (the dashboard URL stays the same), even
+      // when the default port is free by then...
+      blocker?.close();
+      blocker = null;
+      const again = spawnCli(home, ['serve']);
+      expect(await waitForOutput(again, 'Gatehouse is ready at')).toContain(`Gatehouse is ready at ${url} `);
+      again.kill('SIGTERM');
+      expect(await exited(again)).toBe(0);
+
+      // ...and when that port is taken meanwhile, it refuses to move the URL and says what to do.
+      blocker = await hold(chosen);
+      const refused = await runCli(home, ['serve']);
+      expect(refused.code).not.toBe(0);
+      expect(isOneLineError(refused.stderr)).toBe(true);
+      expect(refused.stderr).toContain(`port ${chosen} is in use: the gateway took it when the default port`);
+      expect(refused.stderr).toContain('listener-port to let the gateway choose again');
     } finally {
       blocker?.close();
     }

@@ -52,6 +52,7 @@ import { DaemonError, oneLine } from '../errors.js';
 import { parseConfig } from '../config.js';
 import { storageRetryMs } from '../../domain/session/storage-wait.js';
 import { listenError } from '../listen-errors.js';
+import { portPlan, readChosenPort, rememberChosenPort, rememberedPortTaken } from '../chosen-port.js';
 import { faultsFromEnv, type Faults } from '../faults.js';
 import { Housekeeping } from '../housekeeping.js';
 import { garbageCollector, memoryReader, type MemoryRoots } from '../memory.js';
@@ -495,18 +496,29 @@ export function gatewayService(
           logger,
         });
       const requested = config.listener.port;
+      const plan = portPlan(requested, requested === undefined ? readChosenPort(layout.root) : null);
       try {
-        rpc = await listen(requested ?? DEFAULT_PORT).catch((error: NodeJS.ErrnoException) => {
-          // Only the unasked-for default gives way; a port the owner chose is insisted on.
-          if (requested !== undefined || error.code !== 'EADDRINUSE') throw error;
+        rpc = await listen(plan.port).catch((error: NodeJS.ErrnoException) => {
+          // Only the unasked-for default gives way; a port the owner chose is insisted on, and so is
+          // the one chosen when the default was taken (the dashboard URL must not move again).
+          if (!plan.mayGiveWay || error.code !== 'EADDRINUSE') throw error;
           logger.warn({ port: DEFAULT_PORT }, 'the default port is taken; listening on a free port instead');
           return listen(0);
         });
       } catch (error) {
-        if (typeof (error as NodeJS.ErrnoException).code === 'string') {
-          throw listenError(error as NodeJS.ErrnoException, requested ?? DEFAULT_PORT, ctx);
-        }
+        const code = (error as NodeJS.ErrnoException).code;
+        if (plan.remembered !== null && code === 'EADDRINUSE')
+          throw rememberedPortTaken(plan.remembered, layout.root, ctx.configFile);
+        if (typeof code === 'string') throw listenError(error as NodeJS.ErrnoException, plan.port, ctx);
         throw error;
+      }
+      const chosen = Number(new URL(rpc.url).port);
+      if (plan.mayGiveWay && chosen !== plan.port) {
+        try {
+          rememberChosenPort(layout.root, chosen);
+        } catch (err) {
+          logger.warn({ err }, 'could not remember the chosen port; the next start may choose another');
+        }
       }
       const live = sessions;
       rpc.events.on('connection:close', (connection) => live.viewerGone(connection.id));

@@ -13,7 +13,8 @@ import type { TurnRecord } from '../ports/local-store.js';
 import type { StoredMessage } from '../ports/session-store.js';
 import type { LineageStep } from './receipt.js';
 
-export type ToolVerdict = 'succeeded' | 'failed' | 'denied' | 'interrupted' | 'running';
+/** `running`: no result yet and the turn still runs; `unknown`: none, and the turn stopped (a crash). */
+export type ToolVerdict = 'succeeded' | 'failed' | 'denied' | 'interrupted' | 'running' | 'unknown';
 
 export type TimelineEvent =
   | { kind: 'admitted'; at: string }
@@ -32,8 +33,10 @@ export type TimelineEvent =
     }
   | { kind: 'compression'; at: string; method: string }
   | { kind: 'interrupted'; at: string }
-  | { kind: 'resumed'; resumes: number }
-  | { kind: 'unknown'; detail: string | null }
+  /** Placed after the step a restart interrupted; `step`: the model step the turn went on with. */
+  | { kind: 'resumed'; resumes: number; step: number }
+  /** Placed after the call whose effect is unknown; `step`: the model step it belonged to. */
+  | { kind: 'unknown'; detail: string | null; step: number }
   | { kind: 'settled'; at: string; outcome: string; detail: string | null };
 
 export interface TurnTimeline {
@@ -65,8 +68,8 @@ function commandOf(args: string): string {
   }
 }
 
-function verdict(result: StoredMessage | undefined): ToolVerdict {
-  if (!result) return 'running';
+function verdict(result: StoredMessage | undefined, live: boolean): ToolVerdict {
+  if (!result) return live ? 'running' : 'unknown';
   const approval = result.tool_outcome?.approval;
   if (approval === 'denied' || approval === 'timeout' || approval === 'cancelled') return 'denied';
   if (result.content?.startsWith(GATEWAY_STOP_MARKER) || result.interrupted) return 'interrupted';
@@ -106,7 +109,7 @@ export function turnTimeline(
           tool_call_id: call.id,
           name: call.function.name,
           command: commandOf(call.function.arguments),
-          outcome: verdict(result),
+          outcome: verdict(result, a.state === 'running'),
           approval: result?.tool_outcome?.approval ?? null,
           duration_ms: ms(m.timestamp, result?.timestamp ?? null),
           output: result?.content?.slice(0, OUTPUT_MAX) ?? null,
@@ -128,8 +131,20 @@ export function turnTimeline(
     const event: TimelineEvent = { kind: 'compression', at: step.at, method: step.method ?? 'summary' };
     events.splice(later < 0 ? events.length : later, 0, event);
   }
-  if (a.resumes > 0) events.push({ kind: 'resumed', resumes: a.resumes });
-  if (a.state === 'unknown') events.push({ kind: 'unknown', detail: a.detail });
+  // Crash markers where they happened: after the last interrupted (or unknown) step, else at the end.
+  const after = (outcome: ToolVerdict): number => {
+    const i = events.findLastIndex((e) => e.kind === 'tool' && e.outcome === outcome);
+    return i < 0 ? events.length : i + 1;
+  };
+  const modelSteps = (upTo: number): number => events.slice(0, upTo).filter((e) => e.kind === 'model').length;
+  if (a.resumes > 0) {
+    const at = after('interrupted');
+    events.splice(at, 0, { kind: 'resumed', resumes: a.resumes, step: modelSteps(at) + 1 });
+  }
+  if (a.state === 'unknown') {
+    const at = after('unknown');
+    events.splice(at, 0, { kind: 'unknown', detail: a.detail, step: Math.max(1, modelSteps(at)) });
+  }
   if (a.settled_at) events.push({ kind: 'settled', at: a.settled_at, outcome: a.state, detail: a.detail });
   const c = record.cost;
   return {

@@ -10,7 +10,16 @@ import { isOwner, mayAccess } from './access.js';
 
 export interface SearchResult {
   query: string;
-  hits: { session_id: string; role: string; snippet: string; timestamp: string }[];
+  hits: {
+    session_id: string;
+    /** The session's title (null: never titled), so a hit is named as the list names it. */
+    title: string | null;
+    /** The stored message's id, for opening the session at the hit (`session.messages`). */
+    message_id: number;
+    role: string;
+    snippet: string;
+    timestamp: string;
+  }[];
 }
 
 /** How many hits are asked of the index, at most, to fill one page after dropping copies. */
@@ -26,8 +35,8 @@ export async function searchVisible(
 ): Promise<SearchResult> {
   // A hit names its physical transcript; a reset or a compression moved the session to a child,
   // and every transcript of its lineage is found (and reported) under the logical id.
-  const verdicts = new Map<string, string | null>();
-  const visibleAs = async (sessionId: string): Promise<string | null> => {
+  const verdicts = new Map<string, { id: string; title: string | null } | null>();
+  const visibleAs = async (sessionId: string): Promise<{ id: string; title: string | null } | null> => {
     let logical = verdicts.get(sessionId);
     if (logical === undefined) {
       const id = await store.logicalIdOfTranscript(sessionId);
@@ -36,7 +45,7 @@ export async function searchVisible(
         row !== null &&
         mayAccess(principal, row, shared) &&
         (isOwner(principal, row) || row.owner.provider !== 'worker');
-      logical = ok ? id : null;
+      logical = ok && id !== null ? { id, title: row.title ?? null } : null;
       verdicts.set(sessionId, logical);
     }
     return logical;
@@ -53,17 +62,26 @@ export async function searchVisible(
     const seen = new Map<string, { transcript: string; at: number }>();
     for (const h of hits) {
       if (visible.length === options.limit) break;
-      const sessionId = await visibleAs(h.session_id);
-      if (sessionId === null) continue;
+      const logical = await visibleAs(h.session_id);
+      if (logical === null) continue;
+      const sessionId = logical.id;
       const key = JSON.stringify([sessionId, h.role, h.snippet]);
       const first = seen.get(key);
       if (first !== undefined && first.transcript !== h.session_id) {
         // Hits come newest first: the older copy is the original, and its time is the message's.
         visible[first.at]!.timestamp = h.timestamp;
+        visible[first.at]!.message_id = h.message_id;
         continue;
       }
       seen.set(key, { transcript: h.session_id, at: visible.length });
-      visible.push({ session_id: sessionId, role: h.role, snippet: h.snippet, timestamp: h.timestamp });
+      visible.push({
+        session_id: sessionId,
+        title: logical.title,
+        message_id: h.message_id,
+        role: h.role,
+        snippet: h.snippet,
+        timestamp: h.timestamp,
+      });
     }
     if (visible.length === options.limit || hits.length < scan || scan >= MAX_SCAN)
       return { query: options.query, hits: visible };

@@ -48,5 +48,5 @@ export function defaultPortTaken(
   url: string | null | undefined,
 ): string | null {
   if (configured !== undefined || !url || new URL(url).port === String(DEFAULT_PORT)) return null;
-  return `port ${DEFAULT_PORT} (the default) is taken, so the gateway listens on ${url} instead; set listener.port or --port to insist on one`;
+  return `port ${DEFAULT_PORT} (the default) was taken, so the gateway listens on ${url} and keeps that port across restarts (the dashboard URL stays the same); set listener.port or --port to insist on one`;
 }

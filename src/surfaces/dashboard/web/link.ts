@@ -44,6 +44,12 @@ export interface LinkListener {
 
 const MAX_BACKOFF_MS = 4000;
 
+/**
+ * Reconnect attempts in a row after which the page stops saying only "reconnecting…": a daemon
+ * that restarted on another address (its port was taken) never answers here again.
+ */
+export const LOST_AFTER = 4;
+
 export class Link {
   state: LinkState = 'idle';
   private socket: WebSocket | null = null;
@@ -51,8 +57,15 @@ export class Link {
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Set<LinkListener>();
   private opens = 0;
+  /** Reconnect attempts since the socket was last open; LOST_AFTER or more: `lost`. */
+  private failures = 0;
   private backoffMs = 200;
   private timer: ReturnType<typeof setTimeout> | null = null;
+
+  /** The gateway has not answered at this address for LOST_AFTER attempts in a row. */
+  get lost(): boolean {
+    return this.failures >= LOST_AFTER;
+  }
 
   listen(listener: LinkListener): () => void {
     this.listeners.add(listener);
@@ -106,6 +119,7 @@ export class Link {
     this.socket = socket;
     socket.onopen = () => {
       this.backoffMs = 200;
+      this.failures = 0;
       this.move('open');
       const reconnected = this.opens++ > 0;
       for (const l of this.listeners) l.open?.(reconnected);
@@ -123,6 +137,7 @@ export class Link {
   /** → waiting, then connecting again after a growing pause (a restarting daemon needs a moment). */
   private retryLater(): void {
     if (this.state === 'stopped') return;
+    this.failures++;
     this.move('waiting');
     this.timer = setTimeout(() => void this.connect(), this.backoffMs);
     this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);

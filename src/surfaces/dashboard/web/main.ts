@@ -29,6 +29,10 @@ const STATE_LABELS: Record<LinkState, string> = {
   stopped: '',
 };
 
+/** Said instead of "reconnecting…" once the gateway has not answered here for a while. */
+const LOST_LABEL =
+  'The gateway does not answer at this address. If it was restarted it may listen on another one: "gatehouse dashboard" prints its URL. Still trying…';
+
 function show(page: HTMLElement): void {
   clear(app);
   app.appendChild(page);
@@ -39,9 +43,11 @@ function route(): void {
   const hash = location.hash.replace(/^#\/?/, '');
   session?.close();
   session = null;
-  const [kind, id] = hash.split('/');
+  const [kind, id, sub, at] = hash.split('/');
   if (kind === 's' && id) {
-    session = new SessionView(decodeURIComponent(id), link);
+    // #/s/ID/m/MESSAGE_ID: a search hit, the session opened at that message.
+    const focus = sub === 'm' && at && /^\d+$/.test(at) ? Number(at) : null;
+    session = new SessionView(decodeURIComponent(id), link, focus);
     show(session.root);
     void session.attach();
   } else if (kind === 'p' && id) show(platformSessionPage(link, decodeURIComponent(id)));
@@ -121,8 +127,10 @@ async function loginPage(): Promise<void> {
 
 link.listen({
   state(state) {
-    linkState.textContent = STATE_LABELS[state];
+    const lost = link.lost && (state === 'waiting' || state === 'connecting');
+    linkState.textContent = lost ? LOST_LABEL : STATE_LABELS[state];
     linkState.dataset['state'] = state;
+    linkState.dataset['lost'] = lost ? 'true' : 'false';
     if (state === 'signed_out') {
       session?.close();
       session = null;

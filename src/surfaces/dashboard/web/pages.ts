@@ -43,6 +43,33 @@ export function dollars(cost: ListedSession['cost'] | undefined): string {
   return cost.estimated_usd > 0 ? `${amount}+ (some calls unpriced)` : 'cost unknown';
 }
 
+interface SearchHit {
+  session_id: string;
+  title: string | null;
+  message_id: number;
+  role: string;
+  snippet: string;
+  timestamp: string;
+}
+
+/** A search hit, named by its session's title, linking to the session opened at the message. */
+function hitRow(hit: SearchHit): HTMLElement {
+  const name = hit.title ?? hit.session_id;
+  return h(
+    'li',
+    {
+      class: 'session-row hit',
+      attrs: { 'data-session': hit.session_id, 'data-message': String(hit.message_id) },
+    },
+    h('a', {
+      href: `#/s/${encodeURIComponent(hit.session_id)}/m/${hit.message_id}`,
+      text: name,
+      title: hit.session_id,
+    }),
+    h('p', { class: 'meta', text: `${hit.role} · ${when(hit.timestamp)}: ${hit.snippet}` }),
+  );
+}
+
 export function sessionsPage(link: Link): HTMLElement {
   const list = h('ul', { class: 'sessions' });
   const more = h('button', { type: 'button', class: 'link', text: 'More', hidden: true });
@@ -86,20 +113,8 @@ export function sessionsPage(link: Link): HTMLElement {
     clear(list);
     more.hidden = true;
     try {
-      const { hits } = await link.call<{ hits: { session_id: string; snippet: string; role: string }[] }>(
-        'session.search',
-        { query, limit: 50 },
-      );
-      for (const hit of hits) {
-        list.appendChild(
-          h(
-            'li',
-            { class: 'session-row hit', attrs: { 'data-session': hit.session_id } },
-            h('a', { href: `#/s/${encodeURIComponent(hit.session_id)}`, text: hit.session_id }),
-            h('p', { class: 'meta', text: `${hit.role}: ${hit.snippet}` }),
-          ),
-        );
-      }
+      const { hits } = await link.call<{ hits: SearchHit[] }>('session.search', { query, limit: 50 });
+      for (const hit of hits) list.appendChild(hitRow(hit));
       status.textContent = hits.length === 0 ? `Nothing matches "${query}".` : '';
     } catch (error) {
       status.textContent = errorText(error);

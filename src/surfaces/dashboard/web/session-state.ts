@@ -41,6 +41,17 @@ export interface LiveTool {
   is_error: boolean;
 }
 
+/** What a running tool has printed so far, from its `tool.output` events. */
+export interface ToolProgress {
+  /** The reported lines, the newest last, at most LIVE_LINES. */
+  lines: string[];
+  elapsed_ms: number;
+  bytes: number;
+}
+
+/** How many reported lines a running tool's card keeps (the daemon keeps only a tail, too). */
+export const LIVE_LINES = 50;
+
 /** What changed, so the view redraws only that part. */
 export type Change = 'all' | 'messages' | 'older' | 'live' | 'prompts' | 'admissions' | 'header';
 
@@ -62,6 +73,8 @@ export class SessionState {
   admissions: PendingAdmission[] = [];
   prompts: Prompt[] = [];
   live = { text: '', reasoning: '', tools: [] as LiveTool[] };
+  /** Running tools' printed output by tool_call_id (`tool.output`), until their result is stored. */
+  readonly progress = new Map<string, ToolProgress>();
   /** Our submissions not yet acknowledged with a receipt: resent with the same id after a reconnect. */
   unsent: Submission[] = [];
   /** Answers to prompts that another viewer had already given. */
@@ -228,6 +241,18 @@ export class SessionState {
           is_error: false,
         });
         return this.changed('live');
+      case 'tool.output': {
+        // Bounded: one entry per running call (dropped when its output is stored), LIVE_LINES each.
+        const id = String(e['tool_call_id']);
+        const progress = this.progress.get(id) ?? { lines: [], elapsed_ms: 0, bytes: 0 };
+        const line = typeof e['last_line'] === 'string' ? e['last_line'] : '';
+        if (line !== '' && progress.lines.at(-1) !== line) progress.lines.push(line);
+        if (progress.lines.length > LIVE_LINES) progress.lines.splice(0, progress.lines.length - LIVE_LINES);
+        if (typeof e['elapsed_ms'] === 'number') progress.elapsed_ms = e['elapsed_ms'];
+        if (typeof e['bytes'] === 'number') progress.bytes = e['bytes'];
+        this.progress.set(id, progress);
+        return this.changed('live');
+      }
       case 'tool.complete': {
         const tool = this.live.tools.find((t) => t.tool_call_id === e['tool_call_id']);
         if (tool) {
@@ -244,9 +269,11 @@ export class SessionState {
           this.echoes.splice(echo, 1);
           return;
         }
-        this.messages.push(message);
+        // A live message carries no time of its own: it was stored as it arrived.
+        this.messages.push(message.timestamp ? message : { ...message, timestamp: new Date().toISOString() });
         // The stored message is what was streaming: stop showing the live copy of it.
         if (message.role === 'assistant') this.live = { ...this.live, text: '', reasoning: '' };
+        if (message.role === 'tool' && message.tool_call_id) this.progress.delete(message.tool_call_id);
         if (message.role === 'tool')
           this.live.tools = this.live.tools.filter((t) => t.tool_call_id !== message.tool_call_id);
         this.changed('messages');
@@ -263,6 +290,7 @@ export class SessionState {
         return this.changed('prompts');
       case 'turn.complete':
         this.live = { text: '', reasoning: '', tools: [] };
+        this.progress.clear();
         this.changed('live');
         return;
       case 'session.model':

@@ -4,7 +4,7 @@
  * demand), the live turn, open prompts answered inline, the admission queue, and the composer
  * (Enter sends, Shift-Enter breaks the line, Esc interrupts).
  */
-import { append, clear, h, when } from './dom.js';
+import { append, clear, count, h, when } from './dom.js';
 import type { Link } from './link.js';
 import { RpcError } from './link.js';
 import { markdownElement } from './markdown.js';
@@ -12,8 +12,8 @@ import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
 import { loadTimeline } from './turn-timeline.js';
-import { SessionState, type Change } from './session-state.js';
-import type { Message, PendingAdmission } from './wire.js';
+import { SessionState, type Change, type ToolProgress } from './session-state.js';
+import type { Message, PendingAdmission, Prompt } from './wire.js';
 
 function toolArgs(args: string): string {
   try {
@@ -25,14 +25,67 @@ function toolArgs(args: string): string {
   }
 }
 
+/** A tool call's card: its outcome at a glance (running, failed, done) and, inside, its output. */
 function toolBlock(id: string, name: string, args: string, output: string | null, error = false) {
+  const outcome = output === null ? 'running' : error ? 'failed' : 'done';
   return h(
     'details',
-    { class: `tool${error ? ' tool-error' : ''}`, attrs: { 'data-tool-call': id } },
-    h('summary', {}, h('span', { class: 'tool-name', text: name }), ' ', h('code', { text: toolArgs(args) })),
+    {
+      class: `tool${error ? ' tool-error' : ''}`,
+      attrs: { 'data-tool-call': id, 'data-outcome': outcome },
+    },
+    h(
+      'summary',
+      {},
+      h('span', { class: `outcome outcome-${outcome} tool-status`, text: outcome }),
+      ' ',
+      h('span', { class: 'tool-name', text: name }),
+      ' ',
+      h('code', { text: toolArgs(args) }),
+    ),
     h('pre', { class: 'tool-output', text: output ?? 'running…' }),
   );
 }
+
+/** Fills a card with what its tool has printed so far, and opens it: the output streams in view. */
+function showProgress(block: Element, progress: ToolProgress): void {
+  if (!(block instanceof HTMLDetailsElement) || block.dataset['outcome'] !== 'running') return;
+  if (!block.dataset['streamed'] && !block.open) {
+    // Opened for the run only: it folds again when it settles, unless the user toggled it.
+    block.open = true;
+    block.dataset['autoOpened'] = '1';
+    block.querySelector('summary')?.addEventListener('click', () => delete block.dataset['autoOpened']);
+  }
+  block.dataset['streamed'] = '1';
+  const pre = block.querySelector('pre.tool-output');
+  if (pre) pre.textContent = progress.lines.join('\n');
+  const status = block.querySelector('.tool-status');
+  if (status)
+    status.textContent = `running · ${(progress.elapsed_ms / 1000).toFixed(1)} s · ${count(progress.bytes)} bytes`;
+}
+
+/** Settles a card when its tool's output is stored. */
+function settleBlock(block: Element, output: string): void {
+  block.setAttribute('data-outcome', 'done');
+  if (block instanceof HTMLDetailsElement && block.dataset['autoOpened']) {
+    block.open = false;
+    delete block.dataset['autoOpened'];
+  }
+  const pre = block.querySelector('pre.tool-output');
+  if (pre) pre.textContent = output;
+  const status = block.querySelector('.tool-status');
+  if (status) {
+    status.className = 'outcome outcome-done tool-status';
+    status.textContent = 'done';
+  }
+}
+
+/** The window is scrolled to (nearly) the end of the page. */
+function atBottom(): boolean {
+  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 48;
+}
+
+const PAGE_TITLE = 'Gatehouse';
 
 export function messageElement(
   m: Message,
@@ -42,7 +95,10 @@ export function messageElement(
 ): HTMLElement | null {
   if (m.role === 'tool') return null; // shown inside its call
   if (m.role === 'system') return null;
-  const el = h('article', { class: `msg msg-${m.role}`, attrs: { 'data-role': m.role } });
+  const el = h('article', {
+    class: `msg msg-${m.role}`,
+    attrs: { 'data-role': m.role, ...(typeof m.id === 'number' ? { 'data-message-id': String(m.id) } : {}) },
+  });
   if (m.reasoning) append(el, h('div', { class: 'reasoning', text: m.reasoning }));
   if (m.content)
     append(el, m.role === 'user' ? h('div', { class: 'text', text: m.content }) : markdownElement(m.content));
@@ -104,8 +160,41 @@ export class SessionView {
   private shown = 0;
   private frame = 0;
   private readonly unlisten: () => void;
+  /** Follow new activity (keep the end in view) until the user scrolls up; "Jump to latest" resumes. */
+  private following = true;
+  private readonly jump = h('button', {
+    type: 'button',
+    class: 'jump-latest',
+    text: 'Jump to latest',
+    hidden: true,
+    on: { click: () => this.toLatest() },
+  });
+  private readonly onScroll = () => {
+    this.following = atBottom();
+    if (this.following) this.jump.hidden = true;
+  };
+  /** Prompts already brought into view (and notified): each is announced once. */
+  private readonly announced = new Set<string>();
+  private primed = false;
+  private readonly notifyAsk = h('button', {
+    type: 'button',
+    class: 'link notify-ask',
+    text: 'Notify me when a turn waits for an answer',
+    hidden: !('Notification' in window) || Notification.permission !== 'default',
+    on: {
+      click: () =>
+        void Notification.requestPermission().then(() => {
+          this.notifyAsk.hidden = Notification.permission !== 'default';
+        }),
+    },
+  });
 
-  constructor(sessionId: string, link: Link) {
+  constructor(
+    sessionId: string,
+    link: Link,
+    /** A message to open the session at (a search hit), by its stored id. */
+    private readonly focus: number | null = null,
+  ) {
     this.state = new SessionState(sessionId, link);
     this.unlisten = this.state.onChange((change) => this.redraw(change));
     this.host = {
@@ -169,7 +258,10 @@ export class SessionView {
       this.queue,
       this.error,
       composer,
+      this.notifyAsk,
+      this.jump,
     );
+    window.addEventListener('scroll', this.onScroll, { passive: true });
   }
 
   get sessionId(): string {
@@ -177,10 +269,36 @@ export class SessionView {
   }
 
   attach(): Promise<void> {
+    const first = this.state.position === null;
     return this.state
       .attach()
+      .then(() => (first && this.focus !== null ? this.reveal(this.focus) : undefined))
       .then(() => this.manage.load())
       .catch((error: unknown) => this.fail(error));
+  }
+
+  /** Scrolls to a stored message (a search hit), reading earlier pages until it is shown. */
+  private async reveal(messageId: number): Promise<void> {
+    for (;;) {
+      const message = this.state.messages.find((m) => m.id === messageId);
+      const el =
+        message?.role === 'tool' && message.tool_call_id
+          ? this.transcript.querySelector(`details[data-tool-call="${CSS.escape(message.tool_call_id)}"]`)
+          : this.transcript.querySelector(`[data-message-id="${messageId}"]`);
+      if (el) {
+        if (el instanceof HTMLDetailsElement) el.open = true;
+        el.classList.add('hit');
+        this.following = false;
+        el.scrollIntoView({ block: 'center' });
+        return;
+      }
+      const oldest = this.state.messages.find((m) => typeof m.id === 'number')?.id;
+      if (!this.state.hasOlder || oldest === undefined || oldest <= messageId) break;
+      await this.state.loadOlder();
+    }
+    this.host.notice(
+      'The message found is in an earlier part of this session (before a reset or a compression); the lineage names those parts.',
+    );
   }
 
   arrive(params: Record<string, unknown>): void {
@@ -190,6 +308,20 @@ export class SessionView {
   close(): void {
     this.unlisten();
     this.state.detach();
+    window.removeEventListener('scroll', this.onScroll);
+    document.title = PAGE_TITLE;
+  }
+
+  /** Keeps the newest activity in view while following; otherwise offers "Jump to latest". */
+  private follow(): void {
+    if (this.following) window.scrollTo(0, document.documentElement.scrollHeight);
+    else this.jump.hidden = false;
+  }
+
+  private toLatest(): void {
+    this.following = true;
+    this.jump.hidden = true;
+    window.scrollTo(0, document.documentElement.scrollHeight);
   }
 
   private send(): void {
@@ -283,7 +415,7 @@ export class SessionView {
           `details[data-tool-call="${CSS.escape(m.tool_call_id)}"] pre`,
         );
         if (block) {
-          block.textContent = m.content ?? '';
+          settleBlock(block.parentElement!, m.content ?? '');
           continue;
         }
       }
@@ -308,7 +440,8 @@ export class SessionView {
         }),
       );
     }
-    if (!full) this.live.scrollIntoView({ block: 'end' });
+    this.drawProgress();
+    if (!full || this.focus === null) this.follow();
   }
 
   /** Opens (or closes) the flight recorder of a message's turn right after the message. */
@@ -327,17 +460,56 @@ export class SessionView {
     for (const t of live.tools)
       append(this.live, toolBlock(t.tool_call_id, t.name, t.arguments, t.summary, t.is_error));
     this.live.hidden = !this.live.firstChild;
+    this.drawProgress();
+    this.follow();
+  }
+
+  /** Running tools' output, streamed into their cards wherever they are drawn. */
+  private drawProgress(): void {
+    for (const [id, progress] of this.state.progress) {
+      const selector = `details[data-tool-call="${CSS.escape(id)}"]`;
+      for (const block of this.root.querySelectorAll(selector)) showProgress(block, progress);
+    }
   }
 
   private drawPrompts(): void {
     clear(this.prompts);
     for (const notice of this.state.notices.splice(0))
       append(this.prompts, h('p', { class: 'notice', text: notice }));
-    for (const p of this.state.prompts)
-      append(
-        this.prompts,
-        promptCard(p, (value) => void this.state.answer(p, value).catch((e: unknown) => this.fail(e))),
+    let arrived: HTMLElement | null = null;
+    for (const p of this.state.prompts) {
+      const card = promptCard(
+        p,
+        (value) => void this.state.answer(p, value).catch((e: unknown) => this.fail(e)),
       );
+      append(this.prompts, card);
+      if (this.announced.has(p.prompt_id)) continue;
+      this.announced.add(p.prompt_id);
+      arrived ??= card;
+      // One that was waiting when the page opened is shown, not announced again.
+      if (this.primed) this.notify(p);
+    }
+    this.primed = true;
+    const waiting = this.state.prompts.length;
+    const title = this.state.info?.title ?? this.state.sessionId;
+    document.title = waiting > 0 ? `(${waiting}) Waiting for you · ${title} · ${PAGE_TITLE}` : PAGE_TITLE;
+    // A prompt that waits is brought into view, whether or not the page was following.
+    if (arrived) arrived.scrollIntoView({ block: 'center' });
+  }
+
+  /** A browser notification for a prompt that arrived, when the user allowed them. */
+  private notify(p: Prompt): void {
+    if (!('Notification' in window) || Notification.permission !== 'granted') return;
+    const title = this.state.info?.title ?? this.state.sessionId;
+    const body =
+      p.type === 'approval.request'
+        ? `Approve? ${p.command ?? p.reason ?? ''}`.trim()
+        : `Question: ${p.question ?? ''}`.trim();
+    const shown = new Notification(`Gatehouse · ${title}`, { body, tag: p.prompt_id });
+    shown.onclick = () => {
+      window.focus();
+      this.prompts.scrollIntoView({ block: 'center' });
+    };
   }
 
   private drawQueue(): void {

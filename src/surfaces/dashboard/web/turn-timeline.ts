@@ -52,13 +52,16 @@ function describe(e: Event): (Node | string)[] {
     case 'compression':
       return [`context compressed (${String(e['method'])})`];
     case 'interrupted':
-      return ['interrupted here'];
+      return [h('span', { class: 'outcome outcome-interrupted', text: 'interrupted' }), ' here'];
     case 'resumed':
-      return [`resumed after a gateway restart (${String(e['resumes'])}×)`];
+      return [
+        h('span', { class: 'outcome outcome-resumed', text: 'resumed' }),
+        ` here, at step ${String(e['step'])}, after a gateway restart (${String(e['resumes'])}×)`,
+      ];
     case 'unknown':
       return [
         h('span', { class: 'outcome outcome-unknown', text: 'unknown' }),
-        ' the gateway died while it ran; its effect is unknown',
+        ` here, in step ${String(e['step'])}: the gateway died while it ran; its effect is unknown — Resolve it in the session`,
       ];
     case 'settled':
       return [
@@ -83,7 +86,13 @@ export function timelineElement(turn: Turn): HTMLElement {
       list,
       h(
         'li',
-        { class: `event event-${e.kind}`, attrs: { 'data-kind': e.kind } },
+        {
+          class: `event event-${e.kind}`,
+          attrs: {
+            'data-kind': e.kind,
+            ...(typeof e['outcome'] === 'string' ? { 'data-outcome': e['outcome'] } : {}),
+          },
+        },
         h('time', { class: 'stamp', text: e.at ? when(e.at) : '' }),
         ...describe(e),
       ),
