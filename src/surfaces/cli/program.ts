@@ -113,6 +113,7 @@ export function buildProgram(deps: CliDeps): Command {
     .command('chat')
     .description('chat with an agent in a gateway session (starts the gateway when it is not running)')
     .option('--resume <id>', 'attach to an existing session instead of creating one')
+    .option('--continue', 'attach to the newest session (the one gatehouse sessions lists first)')
     .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
     .option('--model <name>', 'model of a new session (default: the gateway’s)')
     .option(

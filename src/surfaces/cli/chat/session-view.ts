@@ -58,6 +58,8 @@ export class SessionView {
   position: CursorPosition | null = null;
   /** Our own submission, from the moment it is typed until its admission settles. */
   inflight: Submission | null = null;
+  /** `/skill <name>`: the skill the next message is sent with. */
+  nextSkill: { name: string; path: string; body: string } | null = null;
   /** The approval or clarify request waiting for an answer. */
   openPrompt: ChatEvent | null = null;
   /** The execution generation of the running turn (what Ctrl-C interrupts). */

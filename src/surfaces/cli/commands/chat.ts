@@ -16,6 +16,7 @@ import { loadCliConfig } from '../load-config.js';
 
 export interface ChatFlags {
   resume?: string;
+  continue?: boolean;
   cwd?: string;
   model?: string;
   source: 'cli' | 'tui';
@@ -36,6 +37,18 @@ async function runChat(flags: ChatFlags): Promise<number> {
     ...(flags.acceptHooks ? { accept_hooks: true } : {}),
   };
   const fresh = flags.cwd !== undefined || flags.model !== undefined || Object.keys(launch).length > 0;
+  if (flags.continue && flags.resume !== undefined) {
+    throw new DaemonError(
+      'invalid_input',
+      '--continue resumes the newest session and --resume a named one: give one of them',
+    );
+  }
+  if (flags.continue && fresh) {
+    throw new DaemonError(
+      'invalid_input',
+      '--cwd, --model, --checkpoints and --accept-hooks choose how a new session starts; a continued session keeps its own',
+    );
+  }
   if (flags.resume !== undefined && fresh) {
     throw new DaemonError(
       'invalid_input',
@@ -56,6 +69,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
+    ...(flags.continue ? { continueNewest: true } : {}),
     create: {
       cwd,
       source: flags.source,
