@@ -11,6 +11,7 @@ import { homeLayout } from '../../src/daemon/home.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { requireBuild, runCli, tempHome } from './cli.js';
 import { Pty } from './pty.js';
+import { deferred, startFakeProvider, status, textAnswer } from '../unit/runtime/helpers.js';
 
 beforeAll(requireBuild);
 const home = tempHome();
@@ -88,7 +89,7 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     pty.type('/skill haiku\r');
     await pty.waitFor('(your next message is sent with the skill haiku from', from);
     pty.type('a poem please\r');
-    await pty.waitFor('a poem please\nDemo model', from);
+    await pty.waitFor('you said: Answer in three lines', from);
 
     from = pty.text.length;
     pty.type('/status\r');
@@ -154,5 +155,40 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     expect(none.stderr).toBe(
       'gatehouse: there is no session to continue yet: start one with "gatehouse chat"\n',
     );
+  });
+});
+
+describe('gatehouse chat on a terminal, waiting for a provider that is retried', { timeout: 120_000 }, () => {
+  const own = tempHome();
+  afterAll(async () => {
+    await runCli(own, ['stop']);
+  });
+
+  it('shows the time waited from the turn start to the first token, with the retry count', async () => {
+    const release = deferred();
+    const provider = await startFakeProvider([
+      status(500, { error: { message: 'the provider is overloaded' } }),
+      (req, res, body) => void release.promise.then(() => textAnswer('finally an answer')(req, res, body)),
+    ]);
+    try {
+      mkdirSync(own, { recursive: true });
+      writeFileSync(join(own, 'config.yaml'), `model:\n  base_url: ${provider.baseUrl}\n  model: m\n`, {
+        mode: 0o600,
+      });
+      const pty = new Pty(own, ['chat']);
+      ptys.push(pty);
+      await pty.waitFor('> ');
+      const from = pty.text.length;
+      pty.type('hello\r');
+      // The spinner line, redrawn in place: the time so far and the provider's retry.
+      await pty.waitFor(/waiting for the model \d+s · retry 1: HTTP 500/, from);
+      release.resolve();
+      await pty.waitFor('finally an answer', from);
+      pty.type('/exit\r');
+      expect(await pty.exited).toBe(0);
+    } finally {
+      release.resolve();
+      await provider.close();
+    }
   });
 });
