@@ -136,6 +136,26 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     plain.type('/exit\r');
     expect(await plain.exited).toBe(0);
 
+    // A project that declares hooks, opened without --accept-hooks, says so once, and how to accept.
+    const project = join(home, '..', 'project');
+    mkdirSync(join(project, '.gatehouse'), { recursive: true });
+    writeFileSync(
+      join(project, '.gatehouse', 'hooks.yaml'),
+      'hooks:\n  turn_start:\n    - command: "true"\n',
+    );
+    const untrusted = chat(['--cwd', project]);
+    await untrusted.waitFor('> ');
+    expect(
+      untrusted.text.match(
+        /this project declares hooks in .*hooks\.yaml, and this session does not run them; to run them, start the chat with: gatehouse chat --accept-hooks/g,
+      ),
+    ).toHaveLength(1);
+    untrusted.type('/exit\r');
+    expect(await untrusted.exited).toBe(0);
+    const trusted = await runCli(home, ['chat', '--cwd', project, '--accept-hooks'], { input: '/exit\n' });
+    expect(trusted.code).toBe(0);
+    expect(trusted.stderr).not.toContain('declares hooks');
+
     const both = await runCli(home, ['chat', '--continue', '--resume', sessionId]);
     expect(both.code).not.toBe(0);
     expect(both.stderr).toContain('give one of them');
