@@ -26,7 +26,7 @@ export function maskConfig(config: GatehouseConfig): GatehouseConfig {
  */
 const SECRET_KEY = /(token|secret|password|api_key)$/i;
 
-function isSecretKey(key: string): boolean {
+export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key) && !key.endsWith('_env');
 }
 

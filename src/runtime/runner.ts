@@ -373,6 +373,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
           if (delta.type === 'text') streamed += delta.text;
           emit({ type: delta.type === 'text' ? 'text.delta' : 'reasoning.delta', text: delta.text });
         },
+        onRetry: (retry) => emit({ type: 'model.retry', ...retry }),
       };
       const called = trace.modelCall(request, options.modelName);
       try {

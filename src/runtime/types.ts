@@ -126,6 +126,8 @@ export type TurnEvent =
       /** The tool call recovery closed with an honest result (`recovery.running_tool: close`). */
       closed_tool_call_id: string | null;
     }
+  /** The provider failed in a way worth retrying; the request is sent again after `delay_ms`. */
+  | { type: 'model.retry'; attempt: number; delay_ms: number; reason: string }
   | { type: 'text.delta'; text: string }
   | { type: 'reasoning.delta'; text: string }
   /** Issue 28: a steer was applied here, before the model call that follows (its message is stored). */

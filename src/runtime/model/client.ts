@@ -69,6 +69,8 @@ export interface ChatRequest {
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
   onDelta?: (delta: ModelDelta) => void;
+  /** Told before each retry: its number (1 = the first retry), the wait before it and why. */
+  onRetry?: (retry: { attempt: number; delay_ms: number; reason: string }) => void;
 }
 
 /** What the turn runner needs from a model: the client, or anything answering the same way. */
@@ -126,6 +128,12 @@ export class ModelClient implements ChatModel {
         const canRetry = failure.retryable && !progress.emitted && attempt <= this.policy.maxRetries;
         if (!canRetry) throw withAttempts(failure.error, attempt);
         const delay = retryDelayMs(this.policy, attempt, failure.retryAfterMs);
+        // What failed, not the final verdict the message carries ("retries were exhausted").
+        const reason =
+          failure.error.status !== null
+            ? `HTTP ${failure.error.status}`
+            : failure.error.kind.replace(/_/g, ' ');
+        request.onRetry?.({ attempt, delay_ms: delay, reason });
         try {
           await sleep(delay, undefined, { signal: request.signal });
         } catch {

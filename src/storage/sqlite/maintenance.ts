@@ -69,6 +69,25 @@ export function checkIntegrity(file: string): Finding {
   }
 }
 
+/**
+ * Whether `file` can replace a profile's state database (`gatehouse restore`): a SQLite file that
+ * passes integrity_check and carries Gatehouse's schema, no newer than this code.
+ */
+export function checkRestorable(file: string): Finding {
+  let db: Database.Database | undefined;
+  try {
+    db = openReadOnly(file);
+    if (schemaVersion(db) === 0) {
+      return { ok: false, detail: 'it is not a Gatehouse state database (no schema_migrations)' };
+    }
+  } catch (error) {
+    return { ok: false, detail: `it is not a readable SQLite database (${reasonOf(error)})` };
+  } finally {
+    db?.close();
+  }
+  return checkIntegrity(file);
+}
+
 /** FTS5's own integrity check of the search index against the stored messages. */
 export function checkSearchIndex(file: string): Finding {
   let db: Database.Database | undefined;

@@ -5,13 +5,14 @@
  * stores, the chat platforms' SDKs or the chat client (docs/decisions.md, issue 33). Keep this file's
  * imports to commander and constants.
  */
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { DEFAULT_PORT } from '../../daemon/default-port.js';
 import { MIN_PASSWORD_LENGTH } from '../../domain/auth/password.js';
 import type { ChatFlags } from './commands/chat.js';
 import type { SessionsFlags } from './commands/sessions.js';
 import type { AddFlags } from './commands/jobs.js';
 import type { CliDeps } from './shared.js';
+import { packageVersion } from './version.js';
 
 /** What `gatehouse ticket --purpose` accepts. */
 export const TICKET_PURPOSES = ['interactive', 'worker-adoption'] as const;
@@ -26,6 +27,7 @@ const HOST_HELP = 'listen on this address (overrides listener.host)';
 export function buildProgram(deps: CliDeps): Command {
   const program = new Command('gatehouse')
     .description('A crash-safe session gateway for AI agents. Home: $GATEHOUSE_HOME or ~/.gatehouse.')
+    .version(packageVersion(), '-V, --version', 'print the version of this gatehouse')
     .showHelpAfterError('(run "gatehouse --help" for the commands)')
     .configureOutput({
       outputError: (text, write) => write(`gatehouse: ${text.replace(/^error: /, '')}`),
@@ -63,12 +65,25 @@ export function buildProgram(deps: CliDeps): Command {
     .option('--json', 'print a JSON object for scripts')
     .action(async (options: { json?: boolean }) => (await import('./commands/status.js')).status(options));
 
-  program
+  const configCommand = program
     .command('config')
     .description('show the effective configuration (defaults filled in, secrets masked)')
     .option('--json', 'print JSON instead of YAML')
     .action(async (options: { json?: boolean }) =>
       (await import('./commands/config.js')).showConfig(options),
+    );
+  configCommand
+    .command('get')
+    .description('print one key of the effective configuration, e.g. listener.port')
+    .argument('<key>', 'the dotted path of the key')
+    .action(async (key: string) => (await import('./commands/config-edit.js')).configGet(key));
+  configCommand
+    .command('set')
+    .description('set one key in config.yaml (validated first; comments kept)')
+    .argument('<key>', 'the dotted path of the key, e.g. sessions.max_age_days')
+    .argument('<value>', 'the value, read as YAML: 8080 is a number, true a boolean')
+    .action(async (key: string, value: string) =>
+      (await import('./commands/config-edit.js')).configSet(key, value),
     );
 
   program
@@ -98,6 +113,7 @@ export function buildProgram(deps: CliDeps): Command {
     .command('chat')
     .description('chat with an agent in a gateway session (starts the gateway when it is not running)')
     .option('--resume <id>', 'attach to an existing session instead of creating one')
+    .option('--continue', 'attach to the newest session (the one gatehouse sessions lists first)')
     .option('--cwd <dir>', 'working directory of a new session (default: the current directory)')
     .option('--model <name>', 'model of a new session (default: the gateway’s)')
     .option(
@@ -299,6 +315,16 @@ export function buildProgram(deps: CliDeps): Command {
     );
 
   program
+    .command('restore <file>')
+    .description(
+      'put a backup back as a profile’s state database (the gateway stopped; the replaced one is kept)',
+    )
+    .option('--profile <name>', 'which profile (default: default_profile)')
+    .action(async (file: string, flags: { profile?: string }) =>
+      (await import('./commands/restore.js')).restore(file, flags),
+    );
+
+  program
     .command('doctor')
     .description(
       'check the home, config, databases and search indexes, and say what to do about each problem',
@@ -327,5 +353,15 @@ export function buildProgram(deps: CliDeps): Command {
     .action(async (options: { open?: boolean }) =>
       (await import('./commands/dashboard.js')).dashboard(options),
     );
+  program
+    .command('completion')
+    .description(
+      'print a shell completion script: eval "$(gatehouse completion bash)" (or zsh; fish: | source)',
+    )
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
+      const { completionScript } = await import('./commands/completion.js');
+      process.stdout.write(completionScript(program, shell));
+    });
   return program;
 }

@@ -170,6 +170,26 @@ describe('RUN-1 model client', () => {
     expect(p.requests).toHaveLength(2);
   });
 
+  it('tells onRetry of each retry, its number and why, before it is sent (issue 31 item 9)', async () => {
+    const p = await provider([
+      status(500, { error: { message: 'boom' } }),
+      status(503, { error: { message: 'busy' } }),
+      textAnswer('fine'),
+    ]);
+    const retries: { attempt: number; reason: string; requestsSoFar: number }[] = [];
+    const result = await new ModelClient({ baseUrl: p.baseUrl, model: 'm', retry: fast }).complete({
+      messages: hello,
+      onRetry: (r) =>
+        retries.push({ attempt: r.attempt, reason: r.reason, requestsSoFar: p.requests.length }),
+    });
+    expect(result.text).toBe('fine');
+    expect(retries.map((r) => [r.attempt, r.requestsSoFar])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(retries.map((r) => r.reason)).toEqual(['HTTP 500', 'HTTP 503']);
+  });
+
   it('waits as long as a 429 Retry-After says before retrying', async () => {
     const arrivals: number[] = [];
     const p = await provider([

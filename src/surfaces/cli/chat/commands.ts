@@ -10,6 +10,7 @@
 import type { SessionView, ChatTerminal } from './session-view.js';
 import type { Call } from './wire.js';
 import { JOB_COMMANDS } from './job-commands.js';
+import { MORE_COMMANDS } from './more-commands.js';
 
 export interface CommandContext {
   sessionId: string;
@@ -20,6 +21,10 @@ export interface CommandContext {
   call: Call;
   view: SessionView;
   terminal: ChatTerminal;
+  /** The home's root (skills are read from it). */
+  homeRoot: string;
+  /** Ends the chat: detaches, the session stays. */
+  leave(): Promise<void>;
 }
 
 export interface ChatCommand {
@@ -170,6 +175,7 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
   ...JOB_COMMANDS,
+  ...MORE_COMMANDS,
 ];
 
 interface SessionCostView {
@@ -310,6 +316,7 @@ export function helpText(): string {
     'Commands:',
     ...CHAT_COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
     'Any other line, including other /words, is sent to the agent.',
+    'A paste of several lines is one message; so is everything between two lines of """ (multi-line mode).',
   ].join('\n');
 }
 

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DEMO_MODEL_DESCRIPTION } from '../../../daemon/config.js';
+import { DaemonError } from '../../../daemon/errors.js';
 import { gatewayState } from '../../../daemon/gateway-state.js';
 import type { HomeLayout } from '../../../daemon/home.js';
 import { ConnectionClosedError, type Notification } from '../../client/rpc-client.js';
@@ -28,6 +29,8 @@ import type { Sequenced, Snapshot } from './wire.js';
 export interface ChatOptions extends ChatTerminal {
   layout: HomeLayout;
   resume?: string;
+  /** `--continue`: resume the newest stored session. */
+  continueNewest?: boolean;
   create: {
     cwd?: string;
     model?: string;
@@ -70,6 +73,7 @@ export class ChatController {
       isReady: () => this.phase === 'ready',
       call,
       finish: () => this.finish(),
+      homeRoot: options.layout.root,
     });
   }
 
@@ -80,6 +84,9 @@ export class ChatController {
     for (;;) {
       this.attach(this.link ?? (await openLink(this.options.layout)));
       try {
+        if (this.view.sessionId === null && this.options.continueNewest) {
+          this.view.sessionId = await this.newestSession();
+        }
         if (this.view.sessionId === null) {
           this.view.sessionId =
             this.options.resume ??
@@ -102,7 +109,7 @@ export class ChatController {
               model: snapshot.info.model,
               gatewayModel: this.link!.info.model,
               demo: this.link!.info.model === DEMO_MODEL_DESCRIPTION,
-              resumed: this.options.resume !== undefined,
+              resumed: this.options.resume !== undefined || this.options.continueNewest === true,
             },
             this.options.style,
           ),
@@ -115,6 +122,23 @@ export class ChatController {
       }
     }
     this.ready();
+  }
+
+  /** The newest stored session, for `--continue`; none is the user's to hear about. */
+  private async newestSession(): Promise<string> {
+    const { sessions } = await this.call<{ sessions: { session_id: string }[] }>('session.list', {
+      scope: 'stored',
+      limit: 1,
+      archived: false,
+    });
+    const newest = sessions[0]?.session_id;
+    if (newest === undefined) {
+      throw new DaemonError(
+        'not_available',
+        'there is no session to continue yet: start one with "gatehouse chat"',
+      );
+    }
+    return newest;
   }
 
   input(line: string): void {

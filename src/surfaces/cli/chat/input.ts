@@ -20,7 +20,11 @@ export interface InputHost {
   call: Call;
   /** Detaches and ends the chat. */
   finish(): Promise<void>;
+  homeRoot: string;
 }
+
+/** A line that opens or closes the multi-line mode: everything between two of them is one message. */
+export const MULTI_LINE_FENCE = '"""';
 
 export class ChatInput {
   private readonly lines: string[] = [];
@@ -30,6 +34,8 @@ export class ChatInput {
   /** A command whose answer was lost with the link: run again, with the same request_id. */
   private pendingCommand: { line: string; requestId: string } | null = null;
   private commandRunning = false;
+  /** Inside the multi-line mode: the lines so far (null outside it). */
+  private multi: string[] | null = null;
 
   constructor(
     private readonly view: SessionView,
@@ -38,6 +44,20 @@ export class ChatInput {
   ) {}
 
   push(line: string): void {
+    if (line.trim() === MULTI_LINE_FENCE) {
+      if (this.multi === null) {
+        this.multi = [];
+        this.view.writeLine(
+          this.terminal.style.dim(`(multi-line: end the message with a line of ${MULTI_LINE_FENCE})`),
+        );
+        return;
+      }
+      line = this.multi.join('\n');
+      this.multi = null;
+    } else if (this.multi !== null) {
+      this.multi.push(line);
+      return;
+    }
     this.lines.push(line);
     this.idleInterrupts = 0;
     void this.pump();
@@ -105,11 +125,14 @@ export class ChatInput {
         } else if (!this.pendingCommand && !view.inflight && !view.openPrompt && this.lines.length > 0) {
           const text = this.lines.shift()!;
           if (text.trim() === '') continue;
-          if (parseCommand(text)) {
+          if (!text.includes('\n') && parseCommand(text)) {
             this.pendingCommand = { line: text, requestId: randomUUID() };
             continue;
           }
-          view.inflight = { submissionId: randomUUID(), text, admissionId: null, acknowledged: false };
+          const skill = view.nextSkill;
+          view.nextSkill = null;
+          const sent = skill ? `[skill ${skill.name}: ${skill.path}]\n${skill.body.trim()}\n\n${text}` : text;
+          view.inflight = { submissionId: randomUUID(), text: sent, admissionId: null, acknowledged: false };
         } else break;
       }
     } finally {
@@ -168,6 +191,8 @@ export class ChatInput {
         call: this.host.call,
         view: this.view,
         terminal: this.terminal,
+        homeRoot: this.host.homeRoot,
+        leave: () => this.host.finish(),
       });
     } catch (error) {
       if (error instanceof ConnectionClosedError) return false;

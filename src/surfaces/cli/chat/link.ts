@@ -38,7 +38,14 @@ export async function ensureDaemon(
     }
     if (state.status === 'stopped') {
       initHome(layout);
-      return { info: await spawnDaemon(layout), started: true };
+      const info = await spawnDaemon(layout);
+      // Said to a person only (a script reading stderr for failures is not disturbed), once per start.
+      if (process.stderr.isTTY) {
+        note(
+          `started the gateway in the background (pid ${info.pid}, ${info.url ?? 'no URL'}); it keeps running after this command: "gatehouse stop" stops it`,
+        );
+      }
+      return { info, started: true };
     }
     // Another process is starting it (or it is draining towards exit): wait for that to settle.
     if (Date.now() > end) {

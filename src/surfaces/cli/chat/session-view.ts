@@ -13,6 +13,7 @@ import {
 } from './cursor.js';
 import {
   INITIAL_RENDER,
+  oneLineOf,
   renderEvent,
   renderHistory,
   userLine,
@@ -22,6 +23,20 @@ import {
   type Style,
 } from './render.js';
 import { ToolSpinner } from './spinner.js';
+
+/** What the spinner says between a turn's start (or a tool's end) and the model's first token. */
+export const WAITING_FOR_MODEL = 'waiting for the model';
+/** Events that end that wait: the model answered, or the turn is over or waits on a person. */
+const WAIT_ENDS = new Set([
+  'text.delta',
+  'reasoning.delta',
+  'tool.start',
+  'approval.request',
+  'clarify.request',
+  'turn.complete',
+  'admission.settled',
+  'session.reset',
+]);
 import type { Snapshot, Submission } from './wire.js';
 
 /** Where the chat writes, and how the terminal in front of it behaves. */
@@ -58,6 +73,10 @@ export class SessionView {
   position: CursorPosition | null = null;
   /** Our own submission, from the moment it is typed until its admission settles. */
   inflight: Submission | null = null;
+  /** The turn waits for the model's first token (since when, and the last retry): a terminal shows it. */
+  private waiting: { since: number; retry: string } | null = null;
+  /** `/skill <name>`: the skill the next message is sent with. */
+  nextSkill: { name: string; path: string; body: string } | null = null;
   /** The approval or clarify request waiting for an answer. */
   openPrompt: ChatEvent | null = null;
   /** The execution generation of the running turn (what Ctrl-C interrupts). */
@@ -159,6 +178,27 @@ export class SessionView {
     this.render = rendered.state;
     if (rendered.text) this.terminal.write(rendered.text);
     if (event.type === 'tool.start' && this.terminal.tty) this.spinner.show(String(event['name']));
+    this.waitForModel(event);
+  }
+
+  /**
+   * From the turn's start (and after each tool) to the model's first token the terminal is never
+   * silent: a spinner with the time waited and, while the provider is retried, the retry count.
+   */
+  private waitForModel(event: ChatEvent): void {
+    if (!this.terminal.tty) return;
+    if (event.type === 'turn.start' || event.type === 'tool.complete') {
+      this.waiting = { since: Date.now(), retry: '' };
+    } else if (event.type === 'model.retry' && this.waiting) {
+      this.waiting.retry = `retry ${Number(event['attempt'])}: ${oneLineOf(String(event['reason']), 80)}`;
+    } else if (WAIT_ENDS.has(event.type)) {
+      this.waiting = null;
+    }
+    if (this.waiting === null || this.openPrompt !== null) return;
+    this.spinner.show(WAITING_FOR_MODEL, {
+      elapsed_ms: Date.now() - this.waiting.since,
+      last_line: this.waiting.retry,
+    });
   }
 
   /** Rebuilds from a snapshot: the messages not shown yet, the cursor, the turn and the open prompt. */

@@ -57,5 +57,5 @@ export async function backup(path: string | undefined, flags: { profile?: string
     );
   }
   say(`Backed up ${source} (${pages} pages) to ${dest} (owner-only).`);
-  say(`To restore it: gatehouse stop, then copy it over ${source}.`);
+  say(`To restore it: gatehouse stop, then gatehouse restore ${dest}`);
 }

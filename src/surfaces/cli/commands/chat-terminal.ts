@@ -16,10 +16,16 @@ type PromptState = 'prompt' | 'busy' | 'typing';
 // eslint-disable-next-line no-control-regex
 const ANSI_SEQ = /\u001b\[[0-9;]*[A-Za-z]/g;
 
+/** Asks the terminal to mark a paste (`ESC[200~` … `ESC[201~`), and to stop marking it. */
+const BRACKETED_PASTE_ON = '\u001b[?2004h';
+const BRACKETED_PASTE_OFF = '\u001b[?2004l';
+
 export class TerminalKeys {
   private state: PromptState = 'busy';
   /** The last thing written did not end a line. */
   private midLine = false;
+  /** Inside a bracketed paste: the text pasted so far (null outside one). */
+  private pasted: string | null = null;
 
   constructor(
     private readonly rl: Interface,
@@ -27,6 +33,10 @@ export class TerminalKeys {
     private readonly out: NodeJS.WriteStream,
   ) {
     this.wrapKeypresses();
+    if (rl.terminal) {
+      out.write(BRACKETED_PASTE_ON);
+      rl.once('close', () => out.write(BRACKETED_PASTE_OFF));
+    }
   }
 
   /** The chat waits for a line: show the prompt (and what was typed meanwhile). */
@@ -73,6 +83,7 @@ export class TerminalKeys {
     if (input == null || readlineKeys === undefined) return;
     input.off('keypress', readlineKeys);
     input.on('keypress', (text: string | undefined, key: Key | undefined) => {
+      if (this.paste(text, key)) return;
       const plain = key?.ctrl !== true && key?.meta !== true;
       const keys = plain && this.rl.line === '' ? this.chat.singleKeys() : null;
       const pressed = text?.toLowerCase();
@@ -86,5 +97,37 @@ export class TerminalKeys {
       if (printable && this.state === 'busy' && !this.chat.asking()) this.showPrompt();
       readlineKeys.call(input, text, key);
     });
+  }
+
+  /**
+   * A bracketed paste is taken whole: its lines are one message, sent when the paste ends (with
+   * what was typed before it in front). A paste without a line break is typed into the line as
+   * usual. True when the key belonged to a paste.
+   */
+  private paste(text: string | undefined, key: Key | undefined): boolean {
+    if (key?.name === 'paste-start') {
+      this.pasted = '';
+      return true;
+    }
+    if (this.pasted === null) return false;
+    if (key?.name !== 'paste-end') {
+      // A line break arrives as `return` (\r), `enter` (\n) or both, as the pasted text had it.
+      this.pasted += key?.name === 'return' ? '\r' : key?.name === 'enter' ? '\n' : (text ?? '');
+      return true;
+    }
+    const pasted = this.pasted.replace(/\r\n?/g, '\n');
+    this.pasted = null;
+    if (!pasted.replace(/\n+$/, '').includes('\n')) {
+      this.rl.write(pasted.replace(/\n+$/, ''));
+      return true;
+    }
+    if (this.state === 'busy' && !this.chat.asking()) this.showPrompt();
+    const message = `${this.rl.line}${pasted}`.replace(/\n+$/, '');
+    this.rl.write(null, { ctrl: true, name: 'e' });
+    this.rl.write(null, { ctrl: true, name: 'u' });
+    this.out.write(`${message}\n`);
+    this.lineDone();
+    this.chat.input(message);
+    return true;
   }
 }

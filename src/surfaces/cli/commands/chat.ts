@@ -3,7 +3,7 @@
  * side only — options, readline, keys and signals; the session logic lives in ../chat/.
  */
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DaemonError } from '../../../daemon/errors.js';
 import { RpcCallError } from '../../client/rpc-client.js';
@@ -11,11 +11,13 @@ import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
 import { TerminalKeys } from './chat-terminal.js';
-import { cliHome } from '../shared.js';
+import { PROJECT_HOOKS_FILE } from '../../../runtime/hooks/config.js';
+import { cliHome, note } from '../shared.js';
 import { loadCliConfig } from '../load-config.js';
 
 export interface ChatFlags {
   resume?: string;
+  continue?: boolean;
   cwd?: string;
   model?: string;
   source: 'cli' | 'tui';
@@ -36,6 +38,18 @@ async function runChat(flags: ChatFlags): Promise<number> {
     ...(flags.acceptHooks ? { accept_hooks: true } : {}),
   };
   const fresh = flags.cwd !== undefined || flags.model !== undefined || Object.keys(launch).length > 0;
+  if (flags.continue && flags.resume !== undefined) {
+    throw new DaemonError(
+      'invalid_input',
+      '--continue resumes the newest session and --resume a named one: give one of them',
+    );
+  }
+  if (flags.continue && fresh) {
+    throw new DaemonError(
+      'invalid_input',
+      '--cwd, --model, --checkpoints and --accept-hooks choose how a new session starts; a continued session keeps its own',
+    );
+  }
   if (flags.resume !== undefined && fresh) {
     throw new DaemonError(
       'invalid_input',
@@ -45,6 +59,13 @@ async function runChat(flags: ChatFlags): Promise<number> {
   const cwd = resolve(flags.cwd ?? process.cwd());
   if (flags.resume === undefined && (!existsSync(cwd) || !statSync(cwd).isDirectory())) {
     throw new DaemonError('invalid_input', `--cwd ${cwd} is not an existing directory`);
+  }
+  const newSession = flags.resume === undefined && !flags.continue;
+  if (newSession && !flags.acceptHooks && existsSync(join(cwd, PROJECT_HOOKS_FILE))) {
+    // Trust is the user's to give: the hooks are not run, and they hear once how to run them.
+    note(
+      `this project declares hooks in ${join(cwd, PROJECT_HOOKS_FILE)}, and this session does not run them; to run them, start the chat with: gatehouse chat --accept-hooks`,
+    );
   }
   const tty = process.stdin.isTTY === true;
   const color = process.stdout.isTTY === true && !process.env['NO_COLOR'];
@@ -56,6 +77,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
   const chat = new ChatController({
     layout,
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
+    ...(flags.continue ? { continueNewest: true } : {}),
     create: {
       cwd,
       source: flags.source,

@@ -26,14 +26,32 @@ export async function stop(): Promise<void> {
     // The running daemon read its config at start; a file broken since must not block stop.
   }
   process.kill(state.pid, 'SIGTERM');
+  const began = Date.now();
+  say(
+    `Stopping the gateway (pid ${state.pid}): running turns may finish first, for up to ${drainS}s (drain_timeout_s), then it exits.`,
+  );
+  // At a terminal the wait is never silent: how long it has waited, redrawn in place.
+  const live = process.stdout.isTTY === true;
+  const waited = () => ((Date.now() - began) / 1000).toFixed(1);
+  const ticker = live
+    ? setInterval(
+        () =>
+          process.stdout.write(
+            `\r\u001b[2K  waiting for pid ${state.pid} to exit: ${Math.floor((Date.now() - began) / 1000)}s`,
+          ),
+        1000,
+      )
+    : undefined;
   const gone = await pollUntil(() => (isAlive(state.pid) ? undefined : true), {
     timeoutMs: (drainS + STOP_GRACE_S) * 1000,
   });
+  clearInterval(ticker);
+  if (live) process.stdout.write('\r\u001b[2K');
   if (!gone) {
     throw new DaemonError(
       'stop_timeout',
       `the gateway (pid ${state.pid}) is still running ${drainS + STOP_GRACE_S}s after SIGTERM; check ${layout.logFile}, or end it with "kill -9 ${state.pid}"`,
     );
   }
-  say(`Gatehouse stopped (pid ${state.pid}).`);
+  say(`Gatehouse stopped (pid ${state.pid}) after ${waited()}s.`);
 }
