@@ -67,6 +67,10 @@ export const RPC_REASONS = {
     code: -32017,
     meaning: 'the session is not paused by its budget: nothing to continue',
   },
+  budget_paused: {
+    code: -32019,
+    meaning: 'the session is paused by its budget, which has no room for a turn: the prompt was not taken',
+  },
   invalid_schedule: {
     code: -32022,
     meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",

@@ -17,6 +17,7 @@ import { died, modelConfig, quiet, useRecoveryRig, type Ack } from './recovery-h
 import { storeRows } from './store-rows.js';
 import { runCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
+import { TestClock } from './jobs-harness.js';
 
 const rig = useRecoveryRig();
 
@@ -159,6 +160,21 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     expect(refused.error!.message).toContain('session.budget.continue');
     const calls = demo.requests.length;
 
+    // Paused with no room for even the smallest turn: a prompt is not taken at all.
+    const held = await client
+      .call('prompt.submit', { session_id, submission_id: 'held', text: 'are you there?' })
+      .catch((error: unknown) => error as RpcCallError);
+    expect(held).toMatchObject({
+      code: -32019,
+      reason: 'budget_paused',
+      details: { session_id, limit: 'session', measure: 'tokens', limit_value: 1500 },
+    });
+    expect((held as RpcCallError).message).toMatch(
+      /^Paused: this session's budget is used up \(\d[\d,]* tokens of 1,500 tokens spent\), so no prompt is taken until it has room again\. An operator may raise it/,
+    );
+    const snapshot = await client.call<{ pending_admissions: unknown[] }>('session.resume', { session_id });
+    expect(snapshot.pending_admissions).toEqual([]);
+
     await expect(client.call('session.budget.continue', { session_id: 'nope' })).rejects.toMatchObject({
       reason: 'not_found',
     });
@@ -178,6 +194,9 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
       reason: 'budget_exhausted',
     });
     expect(demo.requests.length).toBe(calls + 1);
+    await expect(
+      client.call('prompt.submit', { session_id, submission_id: 'held-again', text: 'hello?' }),
+    ).rejects.toMatchObject({ reason: 'budget_paused' });
 
     const worker = await d.connect('worker-adoption');
     await expect(worker.call('session.budget.raise', { session_id, tokens: 100000 })).rejects.toMatchObject({
@@ -229,36 +248,30 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     ]);
   });
 
-  it("a principal's daily limit rolls over with the budget day", async () => {
+  it("a principal's daily limit rolls over with the budget day, on the running daemon", async () => {
     const demo = await rig.model();
     const config = modelConfig(demo, ...budgets('principal_daily: {tokens: 1450}'));
-    const first = await rig.daemon({ config });
-    const client = await first.connect();
+    const clock = new TestClock(mkdtempSync(join(tmpdir(), 'gh-budget-clock-')), '2026-03-01T23:59:00Z');
+    const d = await rig.daemon({ config, env: clock.env() });
+    const client = await d.connect();
     const one = await session(client);
     expect((await turn(client, one, 'hello')).outcome).toBe('completed');
     // Another session of the same principal shares the day's limit.
     const two = await session(client);
     const refused = await turn(client, two, `hello ${'and again '.repeat(100)}`);
     expect(refused.error?.message).toMatch(/^Paused: your budget for today \(UTC\) is used up/);
-    const today = (await client.call<BudgetView>('session.budget', { session_id: two })).day;
-    await first.stop();
+    expect((await client.call<BudgetView>('session.budget', { session_id: two })).day).toBe('2026-03-01');
 
-    // A new day (the budget clock a day on): the principal's day is empty again. Session one's
-    // next worst case fits the limit; session two's history alone is now longer than it.
-    const next = await rig.daemon({
-      home: first.home,
-      config,
-      env: { GATEHOUSE_TEST_CLOCK_OFFSET_S: String(24 * 3600) },
-    });
-    const viewer = await next.connect();
-    await viewer.call('session.resume', { session_id: one });
-    const view = await viewer.call<BudgetView>('session.budget', { session_id: one });
-    expect(view.day > today).toBe(true);
+    // A new day on the clock file: the principal's day is empty again. Session one's next worst
+    // case fits the limit; session two's history alone is now longer than it.
+    clock.set('2026-03-02T00:00:05Z');
+    const view = await client.call<BudgetView>('session.budget', { session_id: one });
+    expect(view.day).toBe('2026-03-02');
     expect(view.spent.principal_daily.tokens).toBe(0);
     expect(view.spent.session.tokens).toBeGreaterThan(0);
-    expect((await turn(viewer, one, 'hello tomorrow')).outcome).toBe('completed');
+    expect((await turn(client, one, 'hello tomorrow')).outcome).toBe('completed');
     expect(
-      (await viewer.call<BudgetView>('session.budget', { session_id: one })).spent.principal_daily.tokens,
+      (await client.call<BudgetView>('session.budget', { session_id: one })).spent.principal_daily.tokens,
     ).toBeGreaterThan(0);
   });
 });

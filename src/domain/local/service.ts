@@ -45,7 +45,7 @@ import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { searchVisible } from './search.js';
 import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
-import { LocalBudgets, type SessionBudgetView } from './budgets.js';
+import { LOCAL_BUDGET_HINT, LocalBudgets, type SessionBudgetView } from './budgets.js';
 import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
@@ -197,6 +197,8 @@ export class LocalSessions {
       publish,
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
       titled: (logicalId, title) => this.accessCache.retitled(logicalId, title),
+      refuseWhileBudgetHeld: (principal, logicalId, text) =>
+        this.refuseWhileBudgetHeld(principal, logicalId, text),
       assertAccepting,
       fault: (point) => options.fault?.(point),
     });
@@ -575,6 +577,20 @@ export class LocalSessions {
   async continueBudget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
     const { budgets, policy } = await this.budgetOf(principal, logicalId);
     return budgets.continueOnce(principal, logicalId, policy);
+  }
+
+  /** prompt.submit to a session its budget paused, while the pause holds (budgets.ts). */
+  private async refuseWhileBudgetHeld(principal: Principal, logicalId: string, text: string): Promise<void> {
+    if (!this.options.budget) return;
+    const receipt = await this.receiptForTurn(logicalId);
+    if (!receipt) return;
+    await new LocalBudgets(this.options.sessions, this.options.budget).refuseWhileHeld(
+      principal,
+      logicalId,
+      receipt.policy,
+      text,
+      LOCAL_BUDGET_HINT,
+    );
   }
 
   private async budgetOf(principal: Principal, logicalId: string) {

@@ -24,6 +24,7 @@ import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import { turnUsage } from '../session/usage.js';
 import type { BudgetGuard } from '../budget/guard.js';
+import { LOCAL_BUDGET_HINT } from './budgets.js';
 import type { ModelPrice } from '../../runtime/model/pricing.js';
 import { localSessionKey } from './receipt.js';
 import type { LaunchPolicy } from './launch-policy.js';
@@ -73,10 +74,6 @@ export interface TurnJobDeps {
   /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of a policy's model. */
   budget?: { guard: BudgetGuard; price(policy: LaunchPolicy): ModelPrice | null };
 }
-
-/** What a local session's user may do when its budget refuses a call. */
-export const LOCAL_BUDGET_HINT =
-  'An operator may raise it (session.budget.raise), or let the session run one more turn (session.budget.continue).';
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
 export function systemPromptFor(receipt: CreationReceipt): string {
