@@ -18,6 +18,8 @@ import { storeRows } from './store-rows.js';
 import { runCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 import { TestClock } from './jobs-harness.js';
+import { startDemoModel } from '../../src/runtime/demo/server.js';
+import { SUMMARY_REQUEST_MARKER } from '../../src/runtime/context/summary-prompt.js';
 
 const rig = useRecoveryRig();
 
@@ -246,6 +248,46 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     expect(demo.requests.map((r) => (r.body as { max_tokens?: number } | undefined)?.max_tokens)).toEqual([
       4096,
     ]);
+  });
+
+  it("compression's summary calls are reserved and settled like the turn's, in a turn and by session.compress", async () => {
+    const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true, contextWindow: 4096 });
+    rig.models.push(demo);
+    const config = [
+      `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo, context_window: 4096}`,
+      'compression: {threshold: 0.75, tail_tokens: 200}',
+      ...budgets('session: {tokens: 1000000}').map((l) =>
+        l.replace('max_output_tokens: 1000', 'max_output_tokens: 256'),
+      ),
+    ].join('\n');
+    const d = await rig.daemon({ config });
+    const client = await d.connect();
+    const session_id = await session(client, { toolsets: [] });
+    const compressed = nextEvent(client, 'session.compressed', (e) => e.session_id === session_id);
+    let seen: Record<string, unknown> | null = null;
+    void compressed.then((e) => (seen = e.event));
+    const padding = 'lorem ipsum dolor sit amet '.repeat(30);
+    for (let n = 1; seen === null && n <= 30; n++)
+      expect((await turn(client, session_id, `message ${n}: ${padding}`)).outcome).toBe('completed');
+    expect(seen).toMatchObject({ reason: 'threshold' });
+    const manual = await client.call<{ compressed: boolean }>('session.compress', { session_id });
+    expect(manual.compressed).toBe(true);
+
+    const modelCalls = demo.requests.filter((r) => r.body !== undefined);
+    const summaries = modelCalls.filter((r) => {
+      const first = (r.body as { messages?: { content?: unknown }[] }).messages?.[0]?.content;
+      return typeof first === 'string' && first.startsWith(SUMMARY_REQUEST_MARKER);
+    });
+    expect(summaries.length).toBeGreaterThanOrEqual(2);
+    // Every call the model received, the summaries included, was reserved first and is settled.
+    const rows = await callRows(d, store);
+    expect(rows).toHaveLength(modelCalls.length);
+    expect(rows.every((r) => r.state === 'settled')).toBe(true);
+    expect(modelCalls.every((r) => (r.body as { max_tokens?: number }).max_tokens === 256)).toBe(true);
+    // session.compress's are its own (no turn owns them); the threshold's belong to the turn.
+    expect(rows.filter((r) => r.turn_id.startsWith('compress_')).length).toBeGreaterThanOrEqual(1);
+    const view = await client.call<BudgetView>('session.budget', { session_id });
+    expect(view.spent.session.tokens).toBe(sum(rows));
   });
 
   it("a principal's daily limit rolls over with the budget day, on the running daemon", async () => {

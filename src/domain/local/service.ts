@@ -52,6 +52,7 @@ import { SessionSnapshots } from './snapshots.js';
 import { SessionSharing } from './sharing.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
+import type { ChatModel } from '../../runtime/model/client.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -245,6 +246,7 @@ export class LocalSessions {
       store: options.store,
       sessions: options.sessions,
       compression: options.compression,
+      ...(options.budget ? { budget: options.budget } : {}),
       scheduler: this.scheduler,
       receipts: this.receipts,
       events: this.events,
@@ -345,13 +347,17 @@ export class LocalSessions {
     this.liveAgents.add(logicalId);
   }
 
-  /** Compresses a session whose turn slot the caller holds (a running turn's context budget). */
+  /**
+   * Compresses a session whose turn slot the caller holds (a running turn's context budget), the
+   * summary written by `model` (the turn's own, budget-guarded) where one is given.
+   */
   compressInSlot(
     logicalId: string,
     reason: CompressionReason,
     signal?: AbortSignal,
+    model?: ChatModel,
   ): Promise<CompressOutcome> {
-    return this.compressor.inSlot(logicalId, reason, signal);
+    return this.compressor.inSlot(logicalId, reason, signal, model);
   }
 
   // ---- recovery (recovery.ts) ----------------------------------------------------------------------
