@@ -87,7 +87,8 @@ async function callRows(d: RunningDaemon, store: Backend): Promise<CallRow[]> {
 
 const sum = (rows: CallRow[]) => rows.reduce((n, r) => n + Number(r.tokens), 0);
 
-describe.each(BACKENDS)('budgets on %s', (store) => {
+// Each case runs one to three daemons and a dozen turns: under a loaded machine more than 30 s.
+describe.each(BACKENDS)('budgets on %s', { timeout: 120_000 }, (store) => {
   beforeAll(() => {
     rig.store = store;
   });
@@ -220,6 +221,20 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     const again = await runCli(d.home, ['budget', 'continue', session_id]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('not paused by its budget');
+
+    // The same from the chat: /budget shows, raises (the owner's chat is an operator's), continues.
+    const chat = await runCli(d.home, ['chat', '--resume', session_id], {
+      input: '/budget\n/budget raise --tokens 200000\n/budget raise --tokens nine\n/budget continue\n',
+    });
+    expect(chat.stdout).toMatch(/this session: \d+ of 100000 tokens, \$0\.0000 of \$5\n/);
+    expect(chat.stdout).toMatch(/this session: \d+ of 200000 tokens, \$0\.0000 of \$5\n/);
+    expect(chat.stdout).toContain(
+      '(--tokens must be a number above 0; usage: /budget raise --tokens N --usd X)',
+    );
+    expect(chat.stdout + chat.stderr).toContain('not paused by its budget');
+    expect((await client.call<BudgetView>('session.budget', { session_id })).limits.session.tokens).toBe(
+      200000,
+    );
   });
 
   it("the documented budgets: a launch budget lowers the profile's limit, one above it is refused", async () => {
