@@ -102,6 +102,7 @@ export type GatewayReason =
   | 'approval_not_found'
   | 'budget_above_profile'
   | 'budget_not_paused'
+  | 'budget_paused'
   | 'invalid_schedule'
   | 'job_busy'
   | 'member_limit'

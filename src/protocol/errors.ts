@@ -72,6 +72,10 @@ export const RPC_REASONS = {
     meaning:
       "gatehouse acp: the prompt's turn did not complete (it failed, its effect is unknown, or the gateway went away mid-turn)",
   },
+  budget_paused: {
+    code: -32019,
+    meaning: 'the session is paused by its budget, which has no room for a turn: the prompt was not taken',
+  },
   invalid_schedule: {
     code: -32022,
     meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",

@@ -17,6 +17,9 @@ import { died, modelConfig, quiet, useRecoveryRig, type Ack } from './recovery-h
 import { storeRows } from './store-rows.js';
 import { runCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
+import { TestClock } from './jobs-harness.js';
+import { startDemoModel } from '../../src/runtime/demo/server.js';
+import { SUMMARY_REQUEST_MARKER } from '../../src/runtime/context/summary-prompt.js';
 
 const rig = useRecoveryRig();
 
@@ -84,7 +87,8 @@ async function callRows(d: RunningDaemon, store: Backend): Promise<CallRow[]> {
 
 const sum = (rows: CallRow[]) => rows.reduce((n, r) => n + Number(r.tokens), 0);
 
-describe.each(BACKENDS)('budgets on %s', (store) => {
+// Each case runs one to three daemons and a dozen turns: under a loaded machine more than 30 s.
+describe.each(BACKENDS)('budgets on %s', { timeout: 120_000 }, (store) => {
   beforeAll(() => {
     rig.store = store;
   });
@@ -159,6 +163,21 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     expect(refused.error!.message).toContain('session.budget.continue');
     const calls = demo.requests.length;
 
+    // Paused with no room for even the smallest turn: a prompt is not taken at all.
+    const held = await client
+      .call('prompt.submit', { session_id, submission_id: 'held', text: 'are you there?' })
+      .catch((error: unknown) => error as RpcCallError);
+    expect(held).toMatchObject({
+      code: -32019,
+      reason: 'budget_paused',
+      details: { session_id, limit: 'session', measure: 'tokens', limit_value: 1500 },
+    });
+    expect((held as RpcCallError).message).toMatch(
+      /^Paused: this session's budget is used up \(\d[\d,]* tokens of 1,500 tokens spent\), so no prompt is taken until it has room again\. An operator may raise it/,
+    );
+    const snapshot = await client.call<{ pending_admissions: unknown[] }>('session.resume', { session_id });
+    expect(snapshot.pending_admissions).toEqual([]);
+
     await expect(client.call('session.budget.continue', { session_id: 'nope' })).rejects.toMatchObject({
       reason: 'not_found',
     });
@@ -178,6 +197,9 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
       reason: 'budget_exhausted',
     });
     expect(demo.requests.length).toBe(calls + 1);
+    await expect(
+      client.call('prompt.submit', { session_id, submission_id: 'held-again', text: 'hello?' }),
+    ).rejects.toMatchObject({ reason: 'budget_paused' });
 
     const worker = await d.connect('worker-adoption');
     await expect(worker.call('session.budget.raise', { session_id, tokens: 100000 })).rejects.toMatchObject({
@@ -199,6 +221,20 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     const again = await runCli(d.home, ['budget', 'continue', session_id]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('not paused by its budget');
+
+    // The same from the chat: /budget shows, raises (the owner's chat is an operator's), continues.
+    const chat = await runCli(d.home, ['chat', '--resume', session_id], {
+      input: '/budget\n/budget raise --tokens 200000\n/budget raise --tokens nine\n/budget continue\n',
+    });
+    expect(chat.stdout).toMatch(/this session: \d+ of 100000 tokens, \$0\.0000 of \$5\n/);
+    expect(chat.stdout).toMatch(/this session: \d+ of 200000 tokens, \$0\.0000 of \$5\n/);
+    expect(chat.stdout).toContain(
+      '(--tokens must be a number above 0; usage: /budget raise --tokens N --usd X)',
+    );
+    expect(chat.stdout + chat.stderr).toContain('not paused by its budget');
+    expect((await client.call<BudgetView>('session.budget', { session_id })).limits.session.tokens).toBe(
+      200000,
+    );
   });
 
   it("the documented budgets: a launch budget lowers the profile's limit, one above it is refused", async () => {
@@ -229,36 +265,70 @@ describe.each(BACKENDS)('budgets on %s', (store) => {
     ]);
   });
 
-  it("a principal's daily limit rolls over with the budget day", async () => {
+  it("compression's summary calls are reserved and settled like the turn's, in a turn and by session.compress", async () => {
+    const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true, contextWindow: 4096 });
+    rig.models.push(demo);
+    const config = [
+      `model: {base_url: ${JSON.stringify(demo.baseUrl)}, model: gatehouse-demo, context_window: 4096}`,
+      'compression: {threshold: 0.75, tail_tokens: 200}',
+      ...budgets('session: {tokens: 1000000}').map((l) =>
+        l.replace('max_output_tokens: 1000', 'max_output_tokens: 256'),
+      ),
+    ].join('\n');
+    const d = await rig.daemon({ config });
+    const client = await d.connect();
+    const session_id = await session(client, { toolsets: [] });
+    const compressed = nextEvent(client, 'session.compressed', (e) => e.session_id === session_id);
+    let seen: Record<string, unknown> | null = null;
+    void compressed.then((e) => (seen = e.event));
+    const padding = 'lorem ipsum dolor sit amet '.repeat(30);
+    for (let n = 1; seen === null && n <= 30; n++)
+      expect((await turn(client, session_id, `message ${n}: ${padding}`)).outcome).toBe('completed');
+    expect(seen).toMatchObject({ reason: 'threshold' });
+    const manual = await client.call<{ compressed: boolean }>('session.compress', { session_id });
+    expect(manual.compressed).toBe(true);
+
+    const modelCalls = demo.requests.filter((r) => r.body !== undefined);
+    const summaries = modelCalls.filter((r) => {
+      const first = (r.body as { messages?: { content?: unknown }[] }).messages?.[0]?.content;
+      return typeof first === 'string' && first.startsWith(SUMMARY_REQUEST_MARKER);
+    });
+    expect(summaries.length).toBeGreaterThanOrEqual(2);
+    // Every call the model received, the summaries included, was reserved first and is settled.
+    const rows = await callRows(d, store);
+    expect(rows).toHaveLength(modelCalls.length);
+    expect(rows.every((r) => r.state === 'settled')).toBe(true);
+    expect(modelCalls.every((r) => (r.body as { max_tokens?: number }).max_tokens === 256)).toBe(true);
+    // session.compress's are its own (no turn owns them); the threshold's belong to the turn.
+    expect(rows.filter((r) => r.turn_id.startsWith('compress_')).length).toBeGreaterThanOrEqual(1);
+    const view = await client.call<BudgetView>('session.budget', { session_id });
+    expect(view.spent.session.tokens).toBe(sum(rows));
+  });
+
+  it("a principal's daily limit rolls over with the budget day, on the running daemon", async () => {
     const demo = await rig.model();
     const config = modelConfig(demo, ...budgets('principal_daily: {tokens: 1450}'));
-    const first = await rig.daemon({ config });
-    const client = await first.connect();
+    const clock = new TestClock(mkdtempSync(join(tmpdir(), 'gh-budget-clock-')), '2026-03-01T23:59:00Z');
+    const d = await rig.daemon({ config, env: clock.env() });
+    const client = await d.connect();
     const one = await session(client);
     expect((await turn(client, one, 'hello')).outcome).toBe('completed');
     // Another session of the same principal shares the day's limit.
     const two = await session(client);
     const refused = await turn(client, two, `hello ${'and again '.repeat(100)}`);
     expect(refused.error?.message).toMatch(/^Paused: your budget for today \(UTC\) is used up/);
-    const today = (await client.call<BudgetView>('session.budget', { session_id: two })).day;
-    await first.stop();
+    expect((await client.call<BudgetView>('session.budget', { session_id: two })).day).toBe('2026-03-01');
 
-    // A new day (the budget clock a day on): the principal's day is empty again. Session one's
-    // next worst case fits the limit; session two's history alone is now longer than it.
-    const next = await rig.daemon({
-      home: first.home,
-      config,
-      env: { GATEHOUSE_TEST_CLOCK_OFFSET_S: String(24 * 3600) },
-    });
-    const viewer = await next.connect();
-    await viewer.call('session.resume', { session_id: one });
-    const view = await viewer.call<BudgetView>('session.budget', { session_id: one });
-    expect(view.day > today).toBe(true);
+    // A new day on the clock file: the principal's day is empty again. Session one's next worst
+    // case fits the limit; session two's history alone is now longer than it.
+    clock.set('2026-03-02T00:00:05Z');
+    const view = await client.call<BudgetView>('session.budget', { session_id: one });
+    expect(view.day).toBe('2026-03-02');
     expect(view.spent.principal_daily.tokens).toBe(0);
     expect(view.spent.session.tokens).toBeGreaterThan(0);
-    expect((await turn(viewer, one, 'hello tomorrow')).outcome).toBe('completed');
+    expect((await turn(client, one, 'hello tomorrow')).outcome).toBe('completed');
     expect(
-      (await viewer.call<BudgetView>('session.budget', { session_id: one })).spent.principal_daily.tokens,
+      (await client.call<BudgetView>('session.budget', { session_id: one })).spent.principal_daily.tokens,
     ).toBeGreaterThan(0);
   });
 });

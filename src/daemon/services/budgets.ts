@@ -2,36 +2,14 @@
  * The gateway's budget guard (docs/cost.md, "Budgets"), built once from `budgets` in config.yaml and
  * shared by local and chat-platform turns, and its clock.
  *
- * The clock is the system's, unless GATEHOUSE_TEST_CLOCK_OFFSET_S moves it by that many seconds: a
- * test's way to reach tomorrow's budget day without waiting for it. It moves the budget day only
- * (nothing else reads it), and a daemon listening beyond loopback refuses to start with it set.
+ * The budget day is read on the daemon's clock (test-clock.ts): the system's, except in tests
+ * (GATEHOUSE_TEST_CLOCK, the same file the scheduled jobs read).
  */
 import type { GatehouseConfig } from '../config-schema.js';
 import { budgetLimits } from '../config-budgets.js';
-import { DaemonError } from '../errors.js';
-import { isLoopback } from '../config-listener.js';
+import { daemonClock } from '../test-clock.js';
 import { BudgetGuard } from '../../domain/budget/guard.js';
 import type { BudgetLedger } from '../../domain/ports/budgets.js';
-
-export const CLOCK_OFFSET_ENV = 'GATEHOUSE_TEST_CLOCK_OFFSET_S';
-
-/** The budget clock: now, moved by GATEHOUSE_TEST_CLOCK_OFFSET_S when a test sets it. */
-export function budgetClock(config: GatehouseConfig, env: NodeJS.ProcessEnv): () => Date {
-  const raw = env[CLOCK_OFFSET_ENV];
-  if (raw === undefined || raw === '') return () => new Date();
-  const offset = Number(raw);
-  if (!Number.isInteger(offset))
-    throw new DaemonError(
-      'start_failed',
-      `${CLOCK_OFFSET_ENV} must be a whole number of seconds, not "${raw}"`,
-    );
-  if (!isLoopback(config.listener.host))
-    throw new DaemonError(
-      'start_failed',
-      `${CLOCK_OFFSET_ENV} is for tests only, and this daemon listens on ${config.listener.host}: unset it`,
-    );
-  return () => new Date(Date.now() + offset * 1000);
-}
 
 /** The guard every turn's model passes through. Without `budgets`, it holds no profile limit. */
 export function budgetGuardOf(
@@ -40,6 +18,7 @@ export function budgetGuardOf(
   ledger: BudgetLedger,
 ): BudgetGuard {
   const budgets = config.budgets;
+  const clock = daemonClock(env);
   return new BudgetGuard(
     ledger,
     {
@@ -52,6 +31,6 @@ export function budgetGuardOf(
           },
       maxOutputTokens: budgets?.max_output_tokens ?? 4096,
     },
-    budgetClock(config, env),
+    () => clock.now(),
   );
 }

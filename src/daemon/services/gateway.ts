@@ -320,7 +320,7 @@ export function gatewayService(
             model: modelOf,
             budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },
             contextSettings,
-            compress: (id, reason, signal) => service.compressInSlot(id, reason, signal),
+            compress: (id, reason, signal, model) => service.compressInSlot(id, reason, signal, model),
             runningTool: config.recovery.running_tool,
             receipt: (id) => service.receiptForTurn(id),
             apiKey: (id) => service.apiKeyOf(id),

@@ -3,52 +3,20 @@
  * the gateway's stores and local sessions, the clock they read, and in a cluster the lease
  * (`jobs:<profile>`) that lets one instance at a time run them.
  *
- * The clock is the system's, except in tests: GATEHOUSE_TEST_CLOCK names a file holding an ISO
- * instant that is "now" for the jobs (read at every use; the file absent: the system clock). It is
- * refused unless NODE_ENV is `test`, so a production daemon never runs on a file's time.
+ * The clock is the daemon's (test-clock.ts): the system's, except in tests (GATEHOUSE_TEST_CLOCK).
  */
-import fs from 'node:fs';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import type { JobStore } from '../../domain/ports/job-store.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import { ownerPrincipal } from '../../domain/jobs/job.js';
-import { JobRunner, type JobClock } from '../../domain/jobs/runner.js';
+import { JobRunner } from '../../domain/jobs/runner.js';
 import { JobService } from '../../domain/jobs/service.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import type { JobStatus } from '../daemon.js';
-import { DaemonError } from '../errors.js';
-
-export const TEST_CLOCK_ENV = 'GATEHOUSE_TEST_CLOCK';
+import { daemonClock } from '../test-clock.js';
 
 /** At most this many jobs are written to gateway.json for `gatehouse status`. */
 const STATUS_JOBS = 50;
-
-export function jobClock(env: NodeJS.ProcessEnv): { clock: JobClock; test: boolean } {
-  const file = env[TEST_CLOCK_ENV];
-  if (file === undefined || file === '') return { clock: { now: () => new Date() }, test: false };
-  if (env.NODE_ENV !== 'test') {
-    throw new DaemonError(
-      'start_failed',
-      `${TEST_CLOCK_ENV} is a test-only clock control and is refused outside tests (NODE_ENV=test): unset it`,
-    );
-  }
-  return {
-    test: true,
-    clock: {
-      now: () => {
-        let text: string;
-        try {
-          text = fs.readFileSync(file, 'utf8').trim();
-        } catch {
-          return new Date();
-        }
-        const at = new Date(text);
-        if (Number.isNaN(at.getTime())) throw new Error(`${TEST_CLOCK_ENV}: "${text}" is not an instant`);
-        return at;
-      },
-    },
-  };
-}
 
 export interface OpenJobs {
   runner: JobRunner;
@@ -67,7 +35,8 @@ export function openJobs(options: {
   fault: (point: string) => void;
   onError: (error: unknown, context: string) => void;
 }): OpenJobs {
-  const { clock, test } = jobClock(options.env);
+  const clock = daemonClock(options.env);
+  const test = clock.test;
   const { sessions, cluster } = options;
   const runner = new JobRunner({
     store: options.store,

@@ -7,7 +7,14 @@
 /** A session's budget state: what its own record holds (ports/budgets.ts). */
 export interface SessionBudgetRecord {
   /** The limit that refused a call, while the session is paused by it. */
-  paused: { limit: string; measure: 'tokens' | 'usd'; at: string; day: string } | null;
+  paused: {
+    limit: string;
+    measure: 'tokens' | 'usd';
+    at: string;
+    day: string;
+    /** The refused call's worst case: the next call's is no smaller (null: recorded before 025). */
+    worst: Spend | null;
+  } | null;
   /** A continue-once granted and not yet taken by a turn. */
   continue_once: boolean;
   /** The turn a continue-once exempts (the one that took it). */
@@ -128,4 +135,43 @@ export function withinLimit(
     if (asked !== null && asked > top) return { ok: false, measure };
   }
   return { ok: true };
+}
+
+/** Why a paused session takes no prompt now: the limit that paused it, which still has no room. */
+export interface PauseHold {
+  limit: BudgetLimitName;
+  measure: BudgetMeasure;
+  spent: number;
+  limit_value: number;
+}
+
+/**
+ * Whether a session its budget paused still cannot run a turn: it is paused, no continue-once is
+ * granted, and some limit in force has no room for the turn's first call at its least: the call the
+ * pause refused (its history only grows; compression aside), and at least the output cap and the
+ * new prompt (`floor`). A pause a new day, a raise or a higher configured limit has made room for
+ * holds no more: the turn is admitted and its first call decides, as any call does.
+ */
+export function pauseHolds(
+  record: SessionBudgetRecord,
+  spends: BudgetSpends,
+  limits: BudgetLimits,
+  floor: Spend,
+): PauseHold | null {
+  if (record.paused === null || record.continue_once) return null;
+  const worst = record.paused.worst;
+  const least: Spend = {
+    tokens: Math.max(floor.tokens, worst?.tokens ?? 0),
+    usd: Math.max(floor.usd, worst?.usd ?? 0),
+  };
+  const inForce: BudgetLimits = { ...limits, session: sessionLimit(limits, record) };
+  for (const limit of BUDGET_LIMITS) {
+    for (const measure of ['tokens', 'usd'] as const) {
+      const value = inForce[limit][measure];
+      if (value === null) continue;
+      const spent = spends[limit][measure];
+      if (spent + least[measure] > value) return { limit, measure, spent, limit_value: value };
+    }
+  }
+  return null;
 }

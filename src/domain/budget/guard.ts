@@ -12,15 +12,17 @@ import { randomBytes } from 'node:crypto';
 import { ModelError } from '../../runtime/model/errors.js';
 import type { ChatModel, ChatRequest, ChatResult } from '../../runtime/model/client.js';
 import { callCost, type ModelPrice } from '../../runtime/model/pricing.js';
-import { countRequestTokens } from '../../runtime/context/tokens.js';
+import { countRequestTokens, countTextTokens } from '../../runtime/context/tokens.js';
 import { dayOf } from '../ports/costs.js';
 import type { BudgetLedger } from '../ports/budgets.js';
 import {
   decideReservation,
+  pauseHolds,
   type BudgetAmount,
   type BudgetDecision,
   type BudgetLimits,
   type BudgetWarning,
+  type PauseHold,
 } from './decide.js';
 
 export interface BudgetSettings {
@@ -87,6 +89,23 @@ export class BudgetGuard {
         usd: sessionLimit.usd ?? profile.session.usd,
       },
     };
+  }
+
+  /**
+   * While a session its budget paused has no room for even the smallest call (decide.ts pauseHolds),
+   * the limit that holds it; null: a prompt may be admitted. `text` is the prompt to be admitted.
+   */
+  async pauseHold(
+    sessionKey: string,
+    principal: string,
+    sessionLimit: BudgetAmount | null,
+    text: string,
+  ): Promise<PauseHold | null> {
+    const record = await this.ledger.sessionBudget(sessionKey);
+    if (record.paused === null) return null;
+    const spends = await this.ledger.budgetSpends(sessionKey, principal, this.today());
+    const floor = { tokens: this.settings.maxOutputTokens + countTextTokens(text), usd: 0 };
+    return pauseHolds(record, spends, this.limitsFor(sessionLimit), floor);
   }
 
   /** `model`, each call reserved before and settled after. */
@@ -185,6 +204,15 @@ export function exhaustedMessage(d: Extract<BudgetDecision, { kind: 'refused' }>
   return (
     `Paused: ${LIMIT_WORDS[d.limit]} is used up (${words(d.spent)} of ${words(d.limit_value)} spent; ` +
     `the next model call could take up to ${words(d.worst)}), so the model was not called.`
+  );
+}
+
+/** Why a prompt to a paused session is refused: which limit, how much is spent. */
+export function holdMessage(h: PauseHold): string {
+  const words = MEASURE_WORDS[h.measure]!;
+  return (
+    `Paused: ${LIMIT_WORDS[h.limit]} is used up (${words(h.spent)} of ${words(h.limit_value)} spent), ` +
+    'so no prompt is taken until it has room again.'
   );
 }
 

@@ -5,11 +5,15 @@
  */
 import { isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
-import type { BudgetGuard } from '../budget/guard.js';
+import { holdMessage, type BudgetGuard } from '../budget/guard.js';
 import { sessionLimit, type BudgetAmount, type BudgetLimits, type BudgetSpends } from '../budget/decide.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { LaunchPolicy } from './launch-policy.js';
 import { localSessionKey } from './receipt.js';
+
+/** What a local session's user may do when its budget refuses a call. */
+export const LOCAL_BUDGET_HINT =
+  'An operator may raise it (session.budget.raise), or let the session run one more turn (session.budget.continue).';
 
 export interface SessionBudgetView {
   session_id: string;
@@ -69,6 +73,35 @@ export class LocalBudgets {
       usd: raised.usd ?? current.usd,
     });
     return this.view(principal, logicalId, policy);
+  }
+
+  /**
+   * prompt.submit to a session its budget paused: refused with `budget_paused` while the limit that
+   * paused it has no room for even the smallest turn (guard.pauseHold), so the prompt is not queued
+   * behind a pause that may last until tomorrow. Admitted once a raise, a continue-once, a new day
+   * or a higher limit leaves room.
+   */
+  async refuseWhileHeld(
+    principal: Principal,
+    logicalId: string,
+    policy: LaunchPolicy,
+    text: string,
+    hint: string,
+  ) {
+    const hold = await this.guard.pauseHold(
+      localSessionKey(logicalId),
+      principal.subject,
+      policy.budget ?? null,
+      text,
+    );
+    if (hold === null) return;
+    throw new GatewayError('budget_paused', `${holdMessage(hold)} ${hint}`, {
+      session_id: logicalId,
+      limit: hold.limit,
+      measure: hold.measure,
+      spent: hold.spent,
+      limit_value: hold.limit_value,
+    });
   }
 
   /** One more turn past every limit, for a session its budget paused. */

@@ -3,7 +3,12 @@
  * (`inSlot`, the turn's context budget calls it) and on request (`session.compress`, in the slot
  * taken with TurnScheduler.exclusive). The work itself is compressLocalSession (compression.ts).
  */
+import { randomBytes } from 'node:crypto';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import type { BudgetGuard } from '../budget/guard.js';
+import { LOCAL_BUDGET_HINT } from './budgets.js';
+import { localSessionKey } from './receipt.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
@@ -21,6 +26,8 @@ export interface CompressContext {
   sessions: SessionStore;
   /** The summary model and context settings; without them nothing compresses. */
   compression: Pick<LocalCompressionDeps, 'model' | 'settings'> | undefined;
+  /** The budget guard: a session.compress's summary calls are reserved and settled like a turn's. */
+  budget?: BudgetGuard;
   scheduler: TurnScheduler;
   receipts: ReceiptGate;
   events: TypedEmitter<LocalEvents>;
@@ -35,13 +42,22 @@ export interface CompressContext {
 export class SessionCompressor {
   constructor(private readonly ctx: CompressContext) {}
 
-  /** Compresses a session whose turn slot the caller holds (a running turn, or compress below). */
-  inSlot(logicalId: string, reason: CompressionReason, signal?: AbortSignal): Promise<CompressOutcome> {
+  /**
+   * Compresses a session whose turn slot the caller holds (a running turn, or compress below), the
+   * summary written by `model` where one is given (a turn's own, budget-guarded).
+   */
+  inSlot(
+    logicalId: string,
+    reason: CompressionReason,
+    signal?: AbortSignal,
+    model?: ChatModel,
+  ): Promise<CompressOutcome> {
     const { compression, receipts } = this.ctx;
     if (!compression) return Promise.resolve({ kind: 'skipped', reason: 'compression is not configured' });
     return compressLocalSession(
       {
         ...compression,
+        ...(model ? { model: () => model } : {}),
         store: this.ctx.store,
         sessions: this.ctx.sessions,
         apiKey: (id) => this.ctx.apiKey(id),
@@ -89,9 +105,32 @@ export class SessionCompressor {
         session_id: logicalId,
       });
     }
-    const outcome = await this.ctx.scheduler.exclusive(logicalId, () => this.inSlot(logicalId, 'manual'));
+    const outcome = await this.ctx.scheduler.exclusive(logicalId, () =>
+      this.inSlot(logicalId, 'manual', undefined, this.guarded(principal, logicalId)),
+    );
     return outcome.kind === 'compressed'
       ? { session_id: logicalId, compressed: true, messages: outcome.messages.length }
       : { session_id: logicalId, compressed: false, why: outcome.reason };
+  }
+
+  /**
+   * session.compress's summary model, budget-guarded: its calls are reserved and settled as the
+   * caller's, under an id of their own (no turn owns them), at a price not known before the call
+   * (the session's price lives with its turns; what the provider reports is settled).
+   */
+  private guarded(principal: Principal, logicalId: string): ChatModel | undefined {
+    const { budget, compression, receipts } = this.ctx;
+    const receipt = receipts.get(logicalId);
+    if (!budget || !compression || !receipt) return undefined;
+    const turnId = `compress_${randomBytes(9).toString('base64url')}`;
+    return budget.guard(compression.model(receipt.policy, this.ctx.apiKey(logicalId)), {
+      sessionKey: localSessionKey(logicalId),
+      principal: principal.subject,
+      turnId,
+      sessionLimit: receipt.policy.budget ?? null,
+      price: null,
+      hint: LOCAL_BUDGET_HINT,
+      emit: (event) => this.ctx.publish(logicalId, { ...event }),
+    });
   }
 }

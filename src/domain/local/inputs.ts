@@ -30,6 +30,8 @@ export interface InputContext {
   /** Titles an untitled session from its first message (titles.ts). */
   /** The session took a title from its first message (stored with the admission). */
   titled(logicalId: string, title: string): void;
+  /** Throws budget_paused while the session's budget pause holds (budgets.ts refuseWhileHeld). */
+  refuseWhileBudgetHeld(principal: Principal, logicalId: string, text: string): Promise<void>;
   /** Throws runtime_draining while the daemon drains. */
   assertAccepting(): void;
   /** Named test-only fault points; inert in production. */
@@ -88,6 +90,7 @@ export class SessionInputs {
     this.ctx.assertAccepting();
     const session = await this.ctx.access(principal, params.session_id);
     refusePaused(session);
+    await this.ctx.refuseWhileBudgetHeld(principal, session.logical_id, params.text);
     const binding = bindingOf(principal, session);
     const title = session.title === null ? titleFromMessage(params.text) : null;
     const result = await this.ctx.store.admit({

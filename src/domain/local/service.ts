@@ -45,13 +45,14 @@ import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
 import { searchVisible } from './search.js';
 import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
-import { LocalBudgets, type SessionBudgetView } from './budgets.js';
+import { LOCAL_BUDGET_HINT, LocalBudgets, type SessionBudgetView } from './budgets.js';
 import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { SessionSharing } from './sharing.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
+import type { ChatModel } from '../../runtime/model/client.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -197,6 +198,8 @@ export class LocalSessions {
       publish,
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
       titled: (logicalId, title) => this.accessCache.retitled(logicalId, title),
+      refuseWhileBudgetHeld: (principal, logicalId, text) =>
+        this.refuseWhileBudgetHeld(principal, logicalId, text),
       assertAccepting,
       fault: (point) => options.fault?.(point),
     });
@@ -243,6 +246,7 @@ export class LocalSessions {
       store: options.store,
       sessions: options.sessions,
       compression: options.compression,
+      ...(options.budget ? { budget: options.budget } : {}),
       scheduler: this.scheduler,
       receipts: this.receipts,
       events: this.events,
@@ -343,13 +347,17 @@ export class LocalSessions {
     this.liveAgents.add(logicalId);
   }
 
-  /** Compresses a session whose turn slot the caller holds (a running turn's context budget). */
+  /**
+   * Compresses a session whose turn slot the caller holds (a running turn's context budget), the
+   * summary written by `model` (the turn's own, budget-guarded) where one is given.
+   */
   compressInSlot(
     logicalId: string,
     reason: CompressionReason,
     signal?: AbortSignal,
+    model?: ChatModel,
   ): Promise<CompressOutcome> {
-    return this.compressor.inSlot(logicalId, reason, signal);
+    return this.compressor.inSlot(logicalId, reason, signal, model);
   }
 
   // ---- recovery (recovery.ts) ----------------------------------------------------------------------
@@ -575,6 +583,20 @@ export class LocalSessions {
   async continueBudget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
     const { budgets, policy } = await this.budgetOf(principal, logicalId);
     return budgets.continueOnce(principal, logicalId, policy);
+  }
+
+  /** prompt.submit to a session its budget paused, while the pause holds (budgets.ts). */
+  private async refuseWhileBudgetHeld(principal: Principal, logicalId: string, text: string): Promise<void> {
+    if (!this.options.budget) return;
+    const receipt = await this.receiptForTurn(logicalId);
+    if (!receipt) return;
+    await new LocalBudgets(this.options.sessions, this.options.budget).refuseWhileHeld(
+      principal,
+      logicalId,
+      receipt.policy,
+      text,
+      LOCAL_BUDGET_HINT,
+    );
   }
 
   private async budgetOf(principal: Principal, logicalId: string) {

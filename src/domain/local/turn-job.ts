@@ -24,6 +24,7 @@ import type { SessionStore } from '../ports/session-store.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import { turnUsage } from '../session/usage.js';
 import type { BudgetGuard } from '../budget/guard.js';
+import { LOCAL_BUDGET_HINT } from './budgets.js';
 import type { ModelPrice } from '../../runtime/model/pricing.js';
 import { localSessionKey } from './receipt.js';
 import type { LaunchPolicy } from './launch-policy.js';
@@ -64,8 +65,16 @@ export interface TurnJobDeps {
   agents?: AgentCache;
   /** The model's context budget for a policy; without it turns never compress. */
   contextSettings?: (policy: LaunchPolicy) => ContextSettings;
-  /** Compresses the session in the turn's slot (compression.ts). */
-  compress?: (logicalId: string, reason: CompressionReason, signal: AbortSignal) => Promise<CompressOutcome>;
+  /**
+   * Compresses the session in the turn's slot (compression.ts); `model` is the turn's own (budget-
+   * guarded), so the summary's calls are reserved and settled like the turn's.
+   */
+  compress?: (
+    logicalId: string,
+    reason: CompressionReason,
+    signal: AbortSignal,
+    model: ChatModel,
+  ) => Promise<CompressOutcome>;
   /** Checkpoints and hooks around the turn and its tool calls (runtime/lifecycle/); absent: none. */
   lifecycle?: (policy: LaunchPolicy, scope: LifecycleScope) => Promise<TurnLifecycle>;
   /** `recovery.running_tool`: how a resumed turn treats the tool that was running at the crash. */
@@ -73,10 +82,6 @@ export interface TurnJobDeps {
   /** The budget guard every model call passes (docs/cost.md, "Budgets"), and the price of a policy's model. */
   budget?: { guard: BudgetGuard; price(policy: LaunchPolicy): ModelPrice | null };
 }
-
-/** What a local session's user may do when its budget refuses a call. */
-export const LOCAL_BUDGET_HINT =
-  'An operator may raise it (session.budget.raise), or let the session run one more turn (session.budget.continue).';
 
 /** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
 export function systemPromptFor(receipt: CreationReceipt): string {
@@ -167,12 +172,24 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
     );
     deps.agentStarted(logicalId);
     const compress = deps.compress;
+    const admissionId = job.admission.admission_id;
+    const model = deps.budget
+      ? deps.budget.guard.guard(deps.model(policy, apiKey), {
+          sessionKey: localSessionKey(logicalId),
+          principal: job.admission.submitter.subject,
+          turnId: admissionId,
+          sessionLimit: policy.budget ?? null,
+          price: deps.budget.price(policy),
+          hint: LOCAL_BUDGET_HINT,
+          emit: (event) => publish({ ...event, admission_id: admissionId }),
+        })
+      : deps.model(policy, apiKey);
     const context: TurnContext | undefined =
       deps.contextSettings && compress
         ? {
             settings: deps.contextSettings(policy),
             compress: async (reason, signal) => {
-              const outcome = await compress(logicalId, reason, signal);
+              const outcome = await compress(logicalId, reason, signal, model);
               physicalId = (await deps.receipt(logicalId))?.current_session_id ?? physicalId;
               // The runner goes on with the compressed view; the cache's copy is of the old one.
               if (outcome.kind === 'compressed' || physicalId !== startedOn) agents.invalidate(logicalId);
@@ -240,7 +257,6 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       () => currentCall,
     );
     try {
-      const admissionId = job.admission.admission_id;
       const lifecycle = deps.lifecycle
         ? await deps.lifecycle(policy, { sessionId: logicalId, admissionId, cwd: policy.cwd, publish })
         : null;
@@ -249,17 +265,7 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
         sessionId: logicalId,
         admissionId: job.admission.admission_id,
         executionGeneration: job.generation,
-        model: deps.budget
-          ? deps.budget.guard.guard(deps.model(policy, apiKey), {
-              sessionKey: localSessionKey(logicalId),
-              principal: job.admission.submitter.subject,
-              turnId: admissionId,
-              sessionLimit: policy.budget ?? null,
-              price: deps.budget.price(policy),
-              hint: LOCAL_BUDGET_HINT,
-              emit: (event) => publish({ ...event, admission_id: admissionId }),
-            })
-          : deps.model(policy, apiKey),
+        model,
         modelName: policy.model,
         systemPrompt: agent.systemPrompt,
         tools: guardTools(agent.tools, lifecycle?.guards ?? []),

@@ -12,6 +12,7 @@
  * running turns finish or are marked shutdown_timeout; what waits stays on the backlog) → stopped,
  * with the clean-shutdown marker written last.
  */
+import { randomBytes } from 'node:crypto';
 import {
   inboundRefOf,
   NotConfirmable,
@@ -42,7 +43,7 @@ import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
-import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
+import { answerFailure, executeTurn, PLATFORM_BUDGET_HINT, resumeEvents, startingTurn } from './turn.js';
 import type { TurnDeps } from './turn-types.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import type { BudgetGuard } from '../budget/guard.js';
@@ -571,8 +572,23 @@ export class MessagingGateway {
     const compression = this.deps.compression;
     if (compression === undefined) return 'Compression is not configured for this gateway.';
     const entry = (await this.options.store.getOrCreateSession(lane.key, event.source.toJSON())).entry;
+    // The summary's calls are reserved and settled as the sender's, under an id no turn has.
+    const budget = this.deps.budget;
+    const turnId = `compress_${randomBytes(9).toString('base64url')}`;
+    const model = budget
+      ? budget.guard.guard(compression.model, {
+          sessionKey: lane.key,
+          principal: `${event.source.platform}:${event.source.user_id ?? event.source.chat_id}`,
+          turnId,
+          sessionLimit: null,
+          price: budget.price,
+          hint: PLATFORM_BUDGET_HINT,
+          emit: (budgetEvent) =>
+            this.events.emit('budget', { session_key: lane.key, turn_id: turnId, event: budgetEvent }),
+        })
+      : compression.model;
     return describeCompression(
-      await compressPlatformSession(compression, lane.key, entry.session_id, 'manual'),
+      await compressPlatformSession({ ...compression, model }, lane.key, entry.session_id, 'manual'),
     );
   }
 

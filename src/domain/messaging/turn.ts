@@ -269,13 +269,32 @@ async function runAgentTurn(
     thread_id: source.thread_id,
     reply_to: event.internal ? null : source.message_id,
   };
+  // The turn's model, budget-guarded; the compression inside the turn writes its summary with it.
+  const model = deps.budget
+    ? deps.budget.guard.guard(deps.model, {
+        sessionKey,
+        principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
+        turnId,
+        sessionLimit: null,
+        price: deps.budget.price,
+        hint: PLATFORM_BUDGET_HINT,
+        emit: (budgetEvent) =>
+          deps.events.emit('budget', { session_key: sessionKey, turn_id: turnId, event: budgetEvent }),
+      })
+    : null;
   // A compression inside the turn moves the key to a child transcript: later writes follow it.
   let sessionId = entry.session_id;
   const compression = deps.compression;
   const budget: TurnContext | undefined = compression && {
     settings: compression.settings,
     compress: async (reason, signal) => {
-      const outcome = await compressPlatformSession(compression, sessionKey, sessionId, reason, signal);
+      const outcome = await compressPlatformSession(
+        model ? { ...compression, model } : compression,
+        sessionKey,
+        sessionId,
+        reason,
+        signal,
+      );
       if (outcome.kind === 'skipped') return outcome;
       // running.sessionId stays: prompts of this turn are bound to the id the turn started with.
       sessionId = outcome.sessionId;
@@ -316,18 +335,6 @@ async function runAgentTurn(
   let currentCall: string | null = null;
   const shown: PromptShowing = { turnId, interrupted: resumed?.record.prompt ?? null };
   let result: TurnEnding;
-  const model = deps.budget
-    ? deps.budget.guard.guard(deps.model, {
-        sessionKey,
-        principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
-        turnId,
-        sessionLimit: null,
-        price: deps.budget.price,
-        hint: PLATFORM_BUDGET_HINT,
-        emit: (budgetEvent) =>
-          deps.events.emit('budget', { session_key: sessionKey, turn_id: turnId, event: budgetEvent }),
-      })
-    : null;
   try {
     try {
       result = await runTurn({

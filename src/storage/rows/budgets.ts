@@ -41,6 +41,9 @@ export interface BudgetSessionRow {
   paused_measure: string | null;
   paused_at: string | null;
   paused_day: string | null;
+  /** Migration 025: the refused call's worst case (null on a pause recorded before it). */
+  paused_worst_tokens?: number | string | null;
+  paused_worst_usd?: number | null;
   continue_once: number | boolean;
   exempt_turn: string | null;
   raised_tokens: number | string | null;
@@ -59,6 +62,10 @@ export function budgetRecordOf(row: BudgetSessionRow | undefined | null): Sessio
             measure: row.paused_measure === 'usd' ? 'usd' : 'tokens',
             at: row.paused_at ?? '',
             day: row.paused_day ?? '',
+            worst:
+              row.paused_worst_tokens === null || row.paused_worst_tokens === undefined
+                ? null
+                : { tokens: Number(row.paused_worst_tokens), usd: Number(row.paused_worst_usd ?? 0) },
           },
     continue_once: Boolean(row.continue_once),
     exempt_turn: row.exempt_turn,

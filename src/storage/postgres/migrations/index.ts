@@ -26,6 +26,7 @@ import { migration as m021 } from './021_scheduled_jobs.js';
 import { migration as m022 } from './022_access.js';
 import { migration as m023 } from './023_session_manage.js';
 import { migration as m024 } from './024_compression_steps.js';
+import { migration as m025 } from './025_budget_pause_worst.js';
 import { migration as m026 } from './026_steers.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
@@ -51,5 +52,6 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m022,
   m023,
   m024,
+  m025,
   m026,
 ];

@@ -40,9 +40,10 @@ export async function writeDecision(sql: Sql, r: BudgetReservation, decision: Bu
   if (decision.kind === 'refused') {
     await ensureSession(sql, r.session_key);
     await sql.run(
-      `UPDATE budget_sessions SET paused_limit = $1, paused_measure = $2, paused_at = $3, paused_day = $4
-       WHERE session_key = $5`,
-      [decision.limit, decision.measure, r.at, r.day, r.session_key],
+      `UPDATE budget_sessions SET paused_limit = $1, paused_measure = $2, paused_at = $3, paused_day = $4,
+         paused_worst_tokens = $5, paused_worst_usd = $6
+       WHERE session_key = $7`,
+      [decision.limit, decision.measure, r.at, r.day, r.tokens, r.usd, r.session_key],
     );
     return;
   }
@@ -62,7 +63,8 @@ export async function writeDecision(sql: Sql, r: BudgetReservation, decision: Bu
 
 async function liftPause(sql: Sql, sessionKey: string): Promise<void> {
   await sql.run(
-    `UPDATE budget_sessions SET paused_limit = NULL, paused_measure = NULL, paused_at = NULL, paused_day = NULL
+    `UPDATE budget_sessions SET paused_limit = NULL, paused_measure = NULL, paused_at = NULL, paused_day = NULL,
+       paused_worst_tokens = NULL, paused_worst_usd = NULL
      WHERE session_key = $1`,
     [sessionKey],
   );

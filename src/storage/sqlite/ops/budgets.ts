@@ -34,9 +34,10 @@ export function writeDecision(db: Db, r: BudgetReservation, decision: BudgetDeci
     ensureSession(db, r.session_key);
     statement(
       db,
-      `UPDATE budget_sessions SET paused_limit = ?, paused_measure = ?, paused_at = ?, paused_day = ?
+      `UPDATE budget_sessions SET paused_limit = ?, paused_measure = ?, paused_at = ?, paused_day = ?,
+         paused_worst_tokens = ?, paused_worst_usd = ?
        WHERE session_key = ?`,
-    ).run(decision.limit, decision.measure, r.at, r.day, r.session_key);
+    ).run(decision.limit, decision.measure, r.at, r.day, r.tokens, r.usd, r.session_key);
     return;
   }
   statement(
@@ -56,7 +57,8 @@ export function writeDecision(db: Db, r: BudgetReservation, decision: BudgetDeci
 function liftPause(db: Db, sessionKey: string): void {
   statement(
     db,
-    `UPDATE budget_sessions SET paused_limit = NULL, paused_measure = NULL, paused_at = NULL, paused_day = NULL
+    `UPDATE budget_sessions SET paused_limit = NULL, paused_measure = NULL, paused_at = NULL, paused_day = NULL,
+       paused_worst_tokens = NULL, paused_worst_usd = NULL
      WHERE session_key = ?`,
   ).run(sessionKey);
 }

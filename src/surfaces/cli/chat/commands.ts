@@ -11,6 +11,7 @@ import type { SessionView, ChatTerminal } from './session-view.js';
 import type { Call } from './wire.js';
 import { JOB_COMMANDS } from './job-commands.js';
 import { MORE_COMMANDS } from './more-commands.js';
+import { budgetLines, raiseParams, type BudgetView } from '../budget-view.js';
 
 export interface CommandContext {
   sessionId: string;
@@ -145,6 +146,13 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     run: (ctx) => showCost(ctx),
   },
   {
+    name: 'budget',
+    usage: '/budget [continue | raise --tokens N --usd X]',
+    summary:
+      "this session's budget: what is spent and left; let a paused session run one more turn; raise it (operators)",
+    run: (ctx) => budget(ctx),
+  },
+  {
     name: 'fork',
     usage: '/fork [n]',
     summary:
@@ -215,6 +223,29 @@ async function showCost(ctx: CommandContext): Promise<void> {
         `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText(summary.total_usd, todayStatus)} over ${summary.turns} turns`}`,
     ),
   );
+}
+
+/** `/budget`, `/budget continue`, `/budget raise --tokens N --usd X` (docs/cost.md, "Budgets"). */
+async function budget(ctx: CommandContext): Promise<void> {
+  const words = ctx.args.split(/\s+/).filter(Boolean);
+  const session_id = ctx.sessionId;
+  const say = (lines: string[]) => ctx.view.writeLine(ctx.terminal.style.dim(lines.join('\n')));
+  if (words.length === 0)
+    return say(budgetLines(await ctx.call<BudgetView>('session.budget', { session_id })));
+  if (words[0] === 'continue' && words.length === 1) {
+    await ctx.call('session.budget.continue', { session_id });
+    return say(['The next turn of this session may run past its budget, once.']);
+  }
+  if (words[0] === 'raise') {
+    const flags: Record<string, string | undefined> = {};
+    for (let i = 1; i < words.length; i += 2) flags[words[i]!] = words[i + 1];
+    const unknown = Object.keys(flags).filter((f) => f !== '--tokens' && f !== '--usd');
+    const raised =
+      unknown.length > 0 ? `unknown option ${unknown[0]}` : raiseParams(flags['--tokens'], flags['--usd']);
+    if (typeof raised === 'string') return say([`(${raised}; usage: /budget raise --tokens N --usd X)`]);
+    return say(budgetLines(await ctx.call<BudgetView>('session.budget.raise', { session_id, ...raised })));
+  }
+  say(['(usage: /budget, /budget continue, or /budget raise --tokens N --usd X)']);
 }
 
 interface PageView {
