@@ -26,6 +26,7 @@ import { migration as m021 } from './021_scheduled_jobs.js';
 import { migration as m022 } from './022_access.js';
 import { migration as m023 } from './023_session_manage.js';
 import { migration as m024 } from './024_compression_steps.js';
+import { migration as m027 } from './027_job_delivery.js';
 
 export const MIGRATIONS: readonly PgMigration[] = [
   m001,
@@ -50,4 +51,5 @@ export const MIGRATIONS: readonly PgMigration[] = [
   m022,
   m023,
   m024,
+  m027,
 ];
