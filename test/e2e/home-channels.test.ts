@@ -5,7 +5,7 @@
  * job with `deliver: home:telegram` puts each run's answer in that chat exactly once, also when the
  * daemon is SIGKILLed while the send is under way; a home channel that is not configured is refused.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +15,15 @@ import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-
 import { BACKENDS, resumeUntil } from './gateway-harness.js';
 import { jobUntil, runsIn, settledAt, TestClock, type Job } from './jobs-harness.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
+
+/** docs/scheduling.md's "Home channels": its config, the context lines it shows, its jobs.add call. */
+const section = readFileSync(join(import.meta.dirname, '../../docs/scheduling.md'), 'utf8')
+  .split('## Home channels')[1]!
+  .split('\n## ')[0]!;
+const block = (lang: string) => section.split('```' + lang + '\n')[1]!.split('```')[0]!;
+const DOC_YAML = block('yaml').trimEnd().split('\n');
+const DOC_CONTEXT = block('text').trimEnd().split('\n');
+const DOC_ADD = JSON.parse(block('json')) as { params: Record<string, unknown> };
 
 const HOME_CHAT = 4242;
 const T0 = '2026-03-02T08:00:30.000Z';
@@ -26,7 +35,7 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'gh-home-'));
 type Snapshot = { session_id: string; pending_admissions: unknown[]; messages: { role: string }[] };
 
 describe.each(BACKENDS)('home channels on %s', { timeout: 120_000 }, (store) => {
-  const tg = useTelegramDaemon({ store, yaml: ['home_channels:', `  telegram: ${HOME_CHAT}`] });
+  const tg = useTelegramDaemon({ store, yaml: DOC_YAML });
   const clock = new TestClock(tempDir(), T0);
 
   async function client(): Promise<GatewayClient> {
@@ -43,9 +52,9 @@ describe.each(BACKENDS)('home channels on %s', { timeout: 120_000 }, (store) => 
       session_id,
       (s) => s.pending_admissions.length === 0 && s.messages.length > 1,
     );
-    const sent = tg.requestTexts('context probe');
-    expect(sent).toContain('Connected platforms: local, telegram');
-    expect(sent).toContain(`- telegram: chat ID: ${HOME_CHAT}`);
+    const prompt = JSON.parse(tg.requestTexts('context probe')) as { role: string; content: string }[];
+    expect(prompt[0]!.role).toBe('system');
+    expect(prompt[0]!.content).toContain(DOC_CONTEXT.join('\n'));
   });
 
   it('a job delivering to the home channel is refused for a platform without one, and nothing is added', async () => {
@@ -74,13 +83,10 @@ describe.each(BACKENDS)('home channels on %s', { timeout: 120_000 }, (store) => 
     const { standIn } = tg;
     let c = await client();
     const { session_id } = await c.call<Snapshot>('session.create', { request_id: 'home', cwd: tempDir() });
+    // The documented call, on this test's session.
     const { job } = await c.call<{ job: Job & { deliver: string } }>('jobs.add', {
-      request_id: 'home-report',
-      name: 'report',
-      cron: '* * * * *',
+      ...DOC_ADD.params,
       session_id,
-      text: 'home report',
-      deliver: 'home:telegram',
     });
     expect(job.deliver).toBe('home:telegram');
     const delivered = (m: number) => `report (scheduled ${minute(m)}):\n\n${said('home report')}`;
