@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { envName } from './config-providers.js';
 import { isLoopback } from './config-listener.js';
+import type { HomeChannel } from '../domain/session/context.js';
 
 /** A platform's `*_env` key: the NAME of the variable holding a secret, never the secret. */
 const envNameOr = (fallback: string) => envName.default(fallback);
@@ -196,3 +197,62 @@ export const platformsSchema = z
   })
   .catchall(platformSectionSchema)
   .prefault({});
+
+/**
+ * `home_channels:` (SPEC CTX-1, docs/scheduling.md "Home channels"): per platform, the chat where
+ * scheduled output goes. A chat id alone, or `{ chat_id, name }`; the name is only shown to the agent.
+ */
+const homeChannelSchema = z.union(
+  [
+    z
+      .union([z.string(), z.number().int()])
+      .transform((id) => ({ chat_id: String(id).trim(), name: null as string | null })),
+    z
+      .strictObject({
+        chat_id: z.union([z.string(), z.number().int()]).transform((id) => String(id).trim()),
+        name: z.string().trim().min(1, { error: 'must not be empty' }).max(100).optional(),
+      })
+      .transform((home) => ({ chat_id: home.chat_id, name: home.name ?? null })),
+  ],
+  { error: 'must be a chat id, or { chat_id, name }' },
+);
+
+export const homeChannelsSchema = z
+  .record(
+    z.string(),
+    homeChannelSchema.refine((home) => home.chat_id !== '' && !/[\s\0]/.test(home.chat_id), {
+      error: 'must be a chat id (no spaces)',
+    }),
+  )
+  .default({});
+
+export type HomeChannels = z.output<typeof homeChannelsSchema>;
+
+/** A home channel on a platform that is not enabled would never be delivered to: refused. */
+export function checkHomeChannels(
+  homes: HomeChannels,
+  platforms: Record<string, { enabled: boolean } | undefined>,
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  const enabled = Object.entries(platforms)
+    .filter(([, section]) => section?.enabled === true)
+    .map(([name]) => name);
+  for (const platform of Object.keys(homes)) {
+    if (!enabled.includes(platform)) {
+      issue(
+        ['home_channels', platform],
+        `names platform "${platform}", which is not enabled under platforms: ` +
+          (enabled.length === 0 ? 'no platform is' : `enabled: ${enabled.join(', ')}`),
+      );
+    }
+  }
+}
+
+/** The configured home channels as the session context shows them (CTX-1). */
+export function homeChannelsOf(config: { home_channels: HomeChannels }): HomeChannel[] {
+  return Object.entries(config.home_channels).map(([platform, home]) => ({
+    platform,
+    chat_id: home.chat_id,
+    chat_name: home.name,
+  }));
+}

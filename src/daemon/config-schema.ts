@@ -13,7 +13,7 @@ import { authSchema } from './config-auth.js';
 import { listenerSchema } from './config-listener.js';
 import { metricsSchema, pricingSchema, telemetrySchema } from './config-observability.js';
 import { budgetsSchema } from './config-budgets.js';
-import { platformsSchema } from './config-platforms.js';
+import { checkHomeChannels, homeChannelsSchema, platformsSchema } from './config-platforms.js';
 import {
   apiBaseUrl,
   checkMemberProviders,
@@ -288,6 +288,8 @@ export const configSchema = z
       })
       .prefault({}),
     platforms: platformsSchema,
+    /** Per platform, the chat scheduled output goes to (docs/scheduling.md, "Home channels"). */
+    home_channels: homeChannelsSchema,
     /** Members' launch limits and the audit trail (docs/identity.md). */
     auth: authSchema,
     /**
@@ -341,6 +343,9 @@ export const configSchema = z
         message: `"${defaultProfile}" is not listed in profiles`,
       });
     }
+    checkHomeChannels(config.home_channels, config.platforms, (path, message) =>
+      ctx.addIssue({ code: 'custom', path, message }),
+    );
     checkProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     checkMemberProviders(config, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
     if (config.cluster.enabled && config.store.kind !== 'postgres') {

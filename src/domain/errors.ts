@@ -107,7 +107,8 @@ export type GatewayReason =
   | 'job_busy'
   | 'member_limit'
   | 'share_level'
-  | 'fork_point_unsettled';
+  | 'fork_point_unsettled'
+  | 'no_home_channel';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

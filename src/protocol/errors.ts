@@ -93,6 +93,10 @@ export const RPC_REASONS = {
     code: -32026,
     meaning: 'the message to fork from belongs to a turn that has not settled (running or unknown)',
   },
+  no_home_channel: {
+    code: -32027,
+    meaning: "a job's result is to go to a platform's home channel, but home_channels names none for it",
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -127,7 +127,7 @@ describe('docs/scheduling.md, as written', () => {
       .call('jobs.add', { request_id: 'h', every_s: 60, session_id, text: 'x', deliver: 'home_channel' })
       .catch((e: unknown) => e as { reason: string; message: string });
     expect(home).toMatchObject({ reason: 'invalid_params' });
-    expect((home as { message: string }).message).toContain('home_channel is not available yet');
+    expect((home as { message: string }).message).toContain('"session" or "home:<platform>"');
     const { jobs } = await client.call<{ jobs: unknown[] }>('jobs.list', {});
     expect(jobs).toEqual([]);
   }, 60_000);

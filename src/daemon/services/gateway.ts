@@ -35,6 +35,7 @@ import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js'
 import { registerAccessMethods } from '../../surfaces/rpc/access-methods.js';
 import { accessHooks } from '../../surfaces/rpc/audit.js';
 import { memberLimits } from '../config-auth.js';
+import { homeChannelsOf } from '../config-platforms.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
 import { openJobs, type OpenJobs } from './jobs.js';
@@ -63,6 +64,7 @@ import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import { ControlRelay } from '../../domain/cluster/relay.js';
 import type { TypedEmitter } from '../../domain/events/typed-emitter.js';
 import type { MessagingEvents } from '../../domain/messaging/events.js';
+import type { MessagingGateway } from '../../domain/messaging/gateway.js';
 import { openMetrics } from './metrics-setup.js';
 import { McpPool } from '../../runtime/mcp/pool.js';
 import { apiServerGrants } from './api-server-setup.js';
@@ -100,6 +102,8 @@ export interface StoreHolder {
   platformPrompts?: ((broker: PromptBroker | null) => void) | null;
   /** With cluster.enabled: this instance's member and cluster store (the chat bots' leases); else null. */
   cluster?: { member: ClusterMember; store: ClusterStore } | null;
+  /** The running messaging gateway, when a chat platform is enabled (home channels, CTX-1). */
+  messaging?: (() => MessagingGateway | null) | null;
   /** With metrics.enabled: where the messaging gateway hands its events (null when it stops). */
   messagingEvents?: ((events: TypedEmitter<MessagingEvents> | null) => void) | null;
 }
@@ -322,6 +326,10 @@ export function gatewayService(
             contextSettings,
             compress: (id, reason, signal, model) => service.compressInSlot(id, reason, signal, model),
             runningTool: config.recovery.running_tool,
+            platforms: () => ({
+              connected: options.storeHolder?.messaging?.()?.connectedPlatforms() ?? [],
+              homes: homeChannelsOf(config),
+            }),
             receipt: (id) => service.receiptForTurn(id),
             apiKey: (id) => service.apiKeyOf(id),
             publish: (id, event) => {
@@ -423,6 +431,11 @@ export function gatewayService(
         cluster: cluster ? { store: cluster.store, leaseS: config.cluster.lease_s } : null,
         fault: (point) => faults?.hit(point),
         onError,
+        home: {
+          ledger: stores.messaging.ledger,
+          channels: homeChannelsOf(config),
+          messaging: () => options.storeHolder?.messaging?.() ?? null,
+        },
       });
       registerJobMethods(dispatcher, jobs.service);
       registerAccessMethods(dispatcher, sessions, stores.access);

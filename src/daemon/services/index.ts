@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../config.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import type { PlatformRegistry } from '../../surfaces/platforms/registry.js';
-import type { MessagingServiceOptions } from './messaging.js';
+import type { MessagingService, MessagingServiceOptions } from './messaging.js';
 import { gatewayService, type StoreHolder } from './gateway.js';
 
 /**
@@ -33,7 +33,7 @@ export function defaultServices(
   const platforms = Object.values(loaded?.config.platforms ?? {});
   if (platforms.some((section) => section?.enabled === true)) {
     services.push(
-      lazyMessagingService({
+      lazyMessagingService(storeHolder, {
         stores: () => storeHolder.current,
         runtime: () => storeHolder.runtime ?? null,
         agents: () => storeHolder.agents ?? null,
@@ -54,8 +54,10 @@ export function defaultServices(
  * with no chat platform never loads them (each platform's SDK is loaded by its own factory, once
  * its section has passed its checks).
  */
-function lazyMessagingService(options: MessagingServiceOptions): DaemonService {
-  let service: DaemonService | null = null;
+function lazyMessagingService(holder: StoreHolder, options: MessagingServiceOptions): DaemonService {
+  let service: MessagingService | null = null;
+  // Scheduled jobs deliver their home-channel results through it, and local sessions name its platforms.
+  holder.messaging = () => service?.gateway() ?? null;
   return {
     name: 'messaging gateway',
     async start(ctx: DaemonContext) {

@@ -8,8 +8,13 @@
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import type { JobStore } from '../../domain/ports/job-store.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
-import { ownerPrincipal } from '../../domain/jobs/job.js';
-import { JobRunner } from '../../domain/jobs/runner.js';
+import { homeDeliveryId, ownerPrincipal, type Job } from '../../domain/jobs/job.js';
+import type { RunRow } from '../../domain/ports/job-store.js';
+import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
+import type { MessagingGateway } from '../../domain/messaging/gateway.js';
+import type { HomeChannel } from '../../domain/session/context.js';
+import type { TranscriptMessage } from '../../domain/vocabulary.js';
+import { JobRunner, type JobClock } from '../../domain/jobs/runner.js';
 import { JobService } from '../../domain/jobs/service.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import type { JobStatus } from '../daemon.js';
@@ -34,6 +39,13 @@ export function openJobs(options: {
   cluster: { store: ClusterStore; leaseS: number } | null;
   fault: (point: string) => void;
   onError: (error: unknown, context: string) => void;
+  /** Where `home:<platform>` results go: the ledger, the configured home channels, and their sender. */
+  home: {
+    ledger: DeliveryLedger;
+    channels: readonly HomeChannel[];
+    /** The running messaging gateway, when this instance has one. */
+    messaging: () => MessagingGateway | null;
+  };
 }): OpenJobs {
   const clock = daemonClock(options.env);
   const test = clock.test;
@@ -73,6 +85,33 @@ export function openJobs(options: {
         });
         return { session_id: sessionId, admission_id: ack.admission_id as string };
       },
+      deliverHome: async (job, run, platform) => {
+        const channel = options.home.channels.find((home) => home.platform === platform);
+        if (channel === undefined) {
+          options.onError(
+            new Error(
+              `job ${job.row.job_id}: no home channel for ${platform} any more; its result stays in the session`,
+            ),
+            'home channel delivery',
+          );
+          return;
+        }
+        const answer = await finalAnswer(sessions, job, run);
+        if (answer === null) return;
+        const delivery = await options.home.ledger.recordReply({
+          turnId: homeDeliveryId(run.submission_id),
+          sessionKey: `job:${job.row.job_id}`,
+          sessionId: run.session_id!,
+          target: { platform, chat_id: channel.chat_id, thread_id: null, reply_to: null },
+          text: `${job.row.name ?? job.row.job_id} (scheduled ${run.instant}):\n\n${answer}`,
+          silent: false,
+        });
+        // Not awaited: a failed send stays owed on the ledger, for the gateway's retries and sweeps.
+        void options.home
+          .messaging()
+          ?.deliverRecorded(delivery)
+          .catch((error: unknown) => options.onError(error, 'home channel delivery'));
+      },
       admission: async (admissionId) => {
         const row = await options.local.getAdmission(admissionId);
         return row === null ? null : { state: row.state, detail: row.detail };
@@ -87,6 +126,7 @@ export function openJobs(options: {
     checkSession: async (principal, sessionId) => {
       await sessions.info(principal, sessionId);
     },
+    homePlatforms: () => options.home.channels.map((home) => home.platform),
   });
   return {
     runner,
@@ -107,4 +147,21 @@ export function openJobs(options: {
         paused_reason: job.paused_reason,
       })),
   };
+}
+
+/** The run's final answer: the last assistant text its admission stored; null when there is none. */
+async function finalAnswer(sessions: LocalSessions, job: Job, run: RunRow): Promise<string | null> {
+  let messages: TranscriptMessage[];
+  try {
+    const history = await sessions.history(ownerPrincipal(job.row), run.session_id!, 'full');
+    messages = history.messages as TranscriptMessage[];
+  } catch {
+    // The session was deleted (or its receipt is invalid): nothing to deliver.
+    return null;
+  }
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.admission_id === run.admission_id && m.role === 'assistant' && m.content) return m.content;
+  }
+  return null;
 }

@@ -14,7 +14,7 @@ import { toolEnvironment } from '../../runtime/tools/env.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import { gatewayRoots } from '../launch-files.js';
 import { chatWorkspace, platformAttachments } from '../workspaces.js';
-import type { PlatformSection } from '../config-platforms.js';
+import { homeChannelsOf, type PlatformSection } from '../config-platforms.js';
 import type { GatehouseConfig } from '../config-schema.js';
 import type { DaemonContext, DaemonService } from '../daemon.js';
 import { DaemonError, oneLine } from '../errors.js';
@@ -81,11 +81,20 @@ export interface MessagingService extends DaemonService {
   gateway(): MessagingGateway | null;
 }
 
+/** How often the cluster's bot holder looks for owed home-channel results (one indexed query). */
+const OWED_SWEEP_MS = 1000;
+
 export function messagingService(options: MessagingServiceOptions = {}): MessagingService {
   let gateway: MessagingGateway | null = null;
   let owned: GatewayStores | null = null;
   let ownedRuntime: Runtime | null = null;
   let bots: BotLeases | null = null;
+  /** In a cluster with home channels: the holder of the bots sends results another instance's jobs owe. */
+  let owedSweep: NodeJS.Timeout | null = null;
+  const stopOwedSweep = (): void => {
+    if (owedSweep !== null) clearInterval(owedSweep);
+    owedSweep = null;
+  };
   const env = options.env ?? process.env;
 
   return {
@@ -163,6 +172,8 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
           groupSessionsPerUser: ctx.config.sessions.group_sessions_per_user,
           threadSessionsPerUser: ctx.config.sessions.thread_sessions_per_user,
         },
+        // CTX-1: each chat's context names where scheduled output goes.
+        homeChannels: homeChannelsOf(ctx.config),
         platformOptions: Object.fromEntries(sections.map(([name, section]) => [name, optionsOf(section)])),
         ...(options.agents?.() ? { agents: options.agents()! } : {}),
         compression: {
@@ -211,6 +222,16 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         }
         started = true;
         publish();
+        if (Object.keys(ctx.config.home_channels).length > 0) {
+          // A scheduled job's result is put on the ledger by the instance running the jobs, which
+          // may not hold the bots: whichever does sends it (docs/scheduling.md, "Home channels").
+          owedSweep = setInterval(() => {
+            gateway?.sweepOwed().catch((error: unknown) => {
+              ctx.logger.warn({ err: oneLine(error) }, 'home channel delivery sweep failed; retried');
+            });
+          }, OWED_SWEEP_MS);
+          owedSweep.unref();
+        }
         return;
       }
       try {
@@ -221,11 +242,13 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
       publish();
     },
     async drain(deadline: number) {
+      stopOwedSweep();
       await gateway?.stop({ timeoutMs: Math.max(0, deadline - Date.now()) });
       // Handover (SCL-1): once nothing runs here any more, the bots go to another instance now.
       await bots?.release();
     },
     async stop() {
+      stopOwedSweep();
       bots?.stop();
       bots = null;
       options.platformPrompts?.(null);

@@ -14,6 +14,22 @@ export type JobTarget =
   | { kind: 'session'; session_id: string }
   | { kind: 'new_session'; launch: Omit<CreateSessionParams, 'request_id' | 'api_key'> };
 
+/**
+ * Where a run's result goes: the target session only, or also the home channel of a chat platform
+ * (`home_channels` in the config), through the delivery ledger (docs/scheduling.md, "Home channels").
+ */
+export type JobDelivery = 'session' | `home:${string}`;
+
+/** The platform of a `home:<platform>` delivery; null for `session`. */
+export function homePlatformOf(deliver: string): string | null {
+  return deliver.startsWith('home:') ? deliver.slice('home:'.length) : null;
+}
+
+/** The ledger's turn id of a run's home-channel delivery: one obligation per run, whatever repeats it. */
+export function homeDeliveryId(submissionId: string): string {
+  return `home:${submissionId}`;
+}
+
 export interface Job {
   row: JobRow;
   schedule: Schedule;

@@ -17,7 +17,7 @@ import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import type { JobStore, RunRow } from '../ports/job-store.js';
 import { decide } from './decide.js';
-import { readJob, runSubmissionId, type Job } from './job.js';
+import { homePlatformOf, readJob, runSubmissionId, type Job } from './job.js';
 
 export interface JobClock {
   now(): Date;
@@ -36,6 +36,12 @@ export interface JobFiring {
   fire(job: Job, run: RunRow): Promise<{ session_id: string; admission_id: string }>;
   /** The admission's state and detail, or null when it is gone. */
   admission(admissionId: string): Promise<{ state: string; detail: string | null } | null>;
+  /**
+   * A completed run of a `home:<platform>` job: puts its final answer on the delivery ledger for
+   * the platform's home channel (idempotent per run) and hands it to the sender. Called before the
+   * run is settled, so a crash in between repeats it (a duplicate record: nothing sent twice).
+   */
+  deliverHome(job: Job, run: RunRow, platform: string): Promise<void>;
 }
 
 export interface JobRunnerOptions {
@@ -141,6 +147,8 @@ export class JobRunner {
     } else if (outcome === 'failed' && failures >= job.policy.max_failures) {
       pause = `its last ${failures} runs failed (the last: ${detail ?? 'no detail'})`;
     }
+    const home = homePlatformOf(row.deliver);
+    if (outcome === 'completed' && home !== null) await this.options.firing.deliverHome(job, run, home);
     await store.settleRun(run.job_id, run.submission_id, outcome, detail, { failures, pause });
     await store.pruneRuns(run.job_id, RUNS_KEPT);
     this.events.emit('job:settled', { job_id: run.job_id, submission_id: run.submission_id, outcome });

@@ -14,7 +14,9 @@ import {
   newJobId,
   POLICY_DEFAULTS,
   readJob,
+  homePlatformOf,
   type Job,
+  type JobDelivery,
   type JobTarget,
 } from './job.js';
 import type { JobClock, JobRunner } from './runner.js';
@@ -26,8 +28,8 @@ export interface AddJobParams {
   schedule: { cron: string; tz?: string | undefined } | { every_s: number } | { at: string };
   target: JobTarget;
   text: string;
-  /** Where the result goes: only `session` (the target session's transcript) for now. */
-  deliver?: 'session' | undefined;
+  /** Where the result goes: `session` (default), or `home:<platform>` (also that home channel). */
+  deliver?: JobDelivery | undefined;
   policy?: Partial<JobPolicy> | undefined;
 }
 
@@ -38,6 +40,8 @@ export interface JobServiceOptions {
   runner: JobRunner;
   /** Throws unless the principal may submit to the session (it exists, is theirs or they operate it). */
   checkSession(principal: Principal, sessionId: string): Promise<void>;
+  /** The platforms with a home channel configured (and enabled): where `home:<platform>` may go. */
+  homePlatforms(): readonly string[];
 }
 
 /** A job as jobs.list shows it. */
@@ -48,7 +52,7 @@ export interface JobView {
   schedule_text: string;
   target: JobTarget;
   text: string;
-  deliver: 'session';
+  deliver: JobDelivery;
   catch_up: JobPolicy['catch_up'];
   freshness_s: number;
   overlap: JobPolicy['overlap'];
@@ -78,8 +82,16 @@ export class JobService {
 
   async add(principal: Principal, params: AddJobParams): Promise<{ job: JobView; duplicate: boolean }> {
     const now = this.options.clock.now();
-    if (params.deliver !== undefined && params.deliver !== 'session') {
-      throw new GatewayError('invalid_params', 'deliver: only "session" is available', { field: 'deliver' });
+    const deliver = params.deliver ?? 'session';
+    const home = homePlatformOf(deliver);
+    if (home !== null && !this.options.homePlatforms().includes(home)) {
+      const configured = this.options.homePlatforms();
+      throw new GatewayError(
+        'no_home_channel',
+        `deliver: home:${home}: no home channel is configured for ${home} (home_channels in the config` +
+          (configured.length > 0 ? `; configured: ${configured.join(', ')})` : ' names none)'),
+        { field: 'deliver', platform: home },
+      );
     }
     const schedule = scheduleOf(params.schedule, now);
     checkSchedule(schedule, now);
@@ -102,6 +114,7 @@ export class JobService {
       last_instant: null,
       failures: 0,
       paused_reason: null,
+      deliver,
     };
     const result = await this.options.store.addJob(row);
     if (result.kind === 'existing' && !mayManage(principal, result.job)) {
@@ -226,7 +239,7 @@ export class JobService {
       schedule_text: describeSchedule(job.schedule),
       target: job.target,
       text: row.text,
-      deliver: 'session',
+      deliver: row.deliver as JobDelivery,
       ...job.policy,
       state,
       paused_reason: row.paused_reason,

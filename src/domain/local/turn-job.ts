@@ -28,6 +28,7 @@ import { LOCAL_BUDGET_HINT } from './budgets.js';
 import type { ModelPrice } from '../../runtime/model/pricing.js';
 import { localSessionKey } from './receipt.js';
 import type { LaunchPolicy } from './launch-policy.js';
+import type { HomeChannel } from '../session/context.js';
 import type { CreationReceipt } from './receipt.js';
 import type { TurnJob, TurnJobResult } from './scheduler.js';
 import {
@@ -59,6 +60,8 @@ export interface TurnJobDeps {
   publish(logicalId: string, event: TurnEvent | { type: string; [field: string]: unknown }): void;
   /** Called once a session's agent exists in this process (lazy-agent status for session.info). */
   agentStarted(logicalId: string): void;
+  /** CTX-1: the chat platforms connected now and the home channels; absent: only `local`. */
+  platforms?: () => PlatformFacts;
   /** Named test-only fault points (crash tests); inert in production. */
   fault(point: string): void;
   /** The sessions' live agents between turns (AGC-1); absent: every turn loads from the store. */
@@ -83,8 +86,36 @@ export interface TurnJobDeps {
   budget?: { guard: BudgetGuard; price(policy: LaunchPolicy): ModelPrice | null };
 }
 
-/** The frozen system prompt: byte-identical on every turn of a session (prompt-cache friendly). */
-export function systemPromptFor(receipt: CreationReceipt): string {
+/** What a local session's context says of the chat platforms (CTX-1). */
+export interface PlatformFacts {
+  readonly connected: readonly string[];
+  readonly homes: readonly HomeChannel[];
+}
+
+/** The context's platform lines: the platforms actually connected, and where scheduled output goes. */
+export function platformLines(facts: PlatformFacts): string[] {
+  const lines = [`Connected platforms: ${['local', ...facts.connected].join(', ')}`];
+  if (facts.homes.length === 0) return [...lines, 'Home channels for scheduled output: none configured'];
+  lines.push('Home channels for scheduled output:');
+  for (const home of facts.homes) {
+    const label = home.chat_name
+      ? `${home.chat_name} (chat ID: ${home.chat_id})`
+      : `chat ID: ${home.chat_id}`;
+    lines.push(
+      `- ${home.platform}: ${label} (a scheduled job delivers there with deliver: home:${home.platform})`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The system prompt: byte-identical on every turn of a session (prompt-cache friendly) while the
+ * gateway's platforms stay as they are.
+ */
+export function systemPromptFor(
+  receipt: CreationReceipt,
+  platforms: PlatformFacts = { connected: [], homes: [] },
+): string {
   const policy = receipt.policy;
   const parts = [
     'You are an agent running inside Gatehouse, a session gateway. Use the tools you are given when they help.',
@@ -93,7 +124,7 @@ export function systemPromptFor(receipt: CreationReceipt): string {
       '',
       `Source: local ${policy.source} session (platform ${policy.platform})`,
       `Working directory: ${policy.cwd}`,
-      'Connected platforms: local',
+      ...platformLines(platforms),
       // pass_session_id: the agent may quote its logical id (stable across compression and reset).
       ...(policy.pass_session_id ? [`Session id: ${receipt.logical_id}`] : []),
     ].join('\n'),
@@ -166,7 +197,10 @@ export function makeTurnJobRunner(deps: TurnJobDeps): (job: TurnJob) => Promise<
       logicalId,
       physicalId,
       // MCP servers are started here, lazily, at the first turn that needs their tools.
-      { systemPrompt: systemPromptFor(receipt), tools: await deps.tools(policy.toolsets, policy, logicalId) },
+      {
+        systemPrompt: systemPromptFor(receipt, deps.platforms?.()),
+        tools: await deps.tools(policy.toolsets, policy, logicalId),
+      },
       // A resumed turn's open calls are its own next steps, not a crash's leftovers to close.
       job.resumed ? { kind: 'before_input', admissionId: job.input.admission_id } : { kind: 'read' },
     );

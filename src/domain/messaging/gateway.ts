@@ -30,7 +30,7 @@ import type { SessionKeyOptions } from '../session/key.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
-import { targetOfOrigin, type DeliveryLedger } from '../ports/delivery-ledger.js';
+import { targetOfOrigin, type Delivery, type DeliveryLedger } from '../ports/delivery-ledger.js';
 import { NOTICE_PREFIX, STALE_NOTICE } from './recovery.js';
 import type { SessionEntry } from '../vocabulary.js';
 import type { SessionStore } from '../ports/session-store.js';
@@ -148,6 +148,8 @@ export class MessagingGateway {
   /** Set by halt(): this instance may no longer act for its bots (SCL-1); nothing is sent from now. */
   private halted = false;
   private halting: Promise<void> | null = null;
+  /** deliverRecorded was called while the gateway restored: a sweep follows once it runs. */
+  private owedWhileRestoring = false;
   /** In a cluster: false once this instance may no longer confirm inbound events (see guardConfirmations). */
   private confirmable: (() => boolean) | null = null;
   /** The stop in progress; a second stop() joins it and ends its wait for running turns at once. */
@@ -255,6 +257,29 @@ export class MessagingGateway {
     this.adapters.set(adapter.platform, adapter);
   }
 
+  /** The platforms this gateway has adapters for (CTX-1: what a session's context names as connected). */
+  connectedPlatforms(): string[] {
+    return [...this.adapters.keys()];
+  }
+
+  /**
+   * Sends an obligation another engine put on the ledger (a scheduled job's result for a home
+   * channel, docs/scheduling.md). Only while the gateway runs: otherwise it stays owed, and the
+   * start-up sweep (or sweepOwed on the instance holding the bots) sends it. True once sent.
+   */
+  deliverRecorded(delivery: Delivery): Promise<boolean> {
+    // Recorded after the start-up sweep listed the ledger: sent by a sweep once the gateway runs.
+    if (this.state === 'restoring') this.owedWhileRestoring = true;
+    if (this.state !== 'running' || this.halted) return Promise.resolve(false);
+    return this.deliverer.deliver(delivery);
+  }
+
+  /** Sends what the ledger owes that no turn is sending itself (a cluster's home-channel results). */
+  async sweepOwed(): Promise<number> {
+    if (this.state !== 'running' || this.halted) return 0;
+    return this.deliverer.sweep({ recovered: false });
+  }
+
   /** Every adapter's status(), for `gatehouse status`; changes are the `adapter:status` event. */
   adapterStatuses(): AdapterStatus[] {
     return [...this.adapters.values()].map((a) => this.statusOf(a));
@@ -303,6 +328,10 @@ export class MessagingGateway {
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
     this.deliverer.retries('on');
     this.intake.admitParked();
+    if (this.owedWhileRestoring) {
+      this.owedWhileRestoring = false;
+      this.track(this.deliverer.sweep({ recovered: false }).then(() => undefined));
+    }
   }
 
   /**

@@ -25,6 +25,8 @@ export interface JobRow {
   failures: number;
   /** Why the job is paused (by its owner, or by the watchdog); null: active. */
   paused_reason: string | null;
+  /** Where a run's result goes: `session`, or `home:<platform>` (also that platform's home channel). */
+  deliver: string;
 }
 
 export const RUN_STATES = ['pending', 'admitted', 'settled'] as const;

@@ -9,7 +9,7 @@ export class PostgresJobStore implements JobStore {
   addJob(job: JobRow): Promise<AddJobResult> {
     return this.db.transaction(async (sql) => {
       const inserted = await sql.run(
-        `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (profile, request_id) DO NOTHING`,
         jobValues(job),
       );

@@ -1,8 +1,8 @@
-/** The columns of scheduled jobs and runs (migration 021) and their values in column order, for both backends. */
+/** The columns of scheduled jobs and runs (migrations 021, 027) and their values in column order, for both backends. */
 import type { JobRow, RunRow } from '../../domain/ports/job-store.js';
 
 export const JOB_COLUMNS =
-  'job_id, profile, request_id, owner, name, schedule, target, text, policy, created_at, last_instant, failures, paused_reason';
+  'job_id, profile, request_id, owner, name, schedule, target, text, policy, created_at, last_instant, failures, paused_reason, deliver';
 export const RUN_COLUMNS =
   'job_id, submission_id, instant, kind, state, session_id, admission_id, outcome, detail, recorded_at';
 
@@ -21,6 +21,7 @@ export function jobValues(job: JobRow): unknown[] {
     job.last_instant,
     job.failures,
     job.paused_reason,
+    job.deliver,
   ];
 }
 

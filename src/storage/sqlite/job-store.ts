@@ -29,7 +29,7 @@ export class SqliteJobStore implements JobStore {
       if (existing) return { kind: 'existing', job: existing };
       statement(
         this.db,
-        `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO scheduled_jobs (${JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(...jobValues(job));
       return { kind: 'added', job };
     });

@@ -216,6 +216,10 @@ export function buildProgram(deps: CliDeps): Command {
       new Option('--overlap <policy>', 'when the previous run is still going').choices(['skip', 'queue']),
     )
     .option('--max-failures <n>', 'pause the job after this many failed runs in a row (default 3)')
+    .option(
+      '--deliver <where>',
+      'where the result goes: session (default), or home:<platform> (also its home channel)',
+    )
     .option('--request-id <id>', 'repeat an add safely: the same id answers the same job')
     .option('--json', 'print {"job": {...}} as JSON')
     .action(async (flags: AddFlags) => (await import('./commands/jobs.js')).addJob(flags));

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { createSessionParams } from '../../domain/local/launch-params.js';
 import { CATCH_UP, OVERLAP } from '../../domain/jobs/decide.js';
-import type { JobTarget } from '../../domain/jobs/job.js';
+import type { JobDelivery, JobTarget } from '../../domain/jobs/job.js';
 import type { AddJobParams, JobService } from '../../domain/jobs/service.js';
 import { GatewayError } from '../../domain/errors.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
@@ -26,7 +26,13 @@ export const JOB_METHOD_SCHEMAS = {
     session_id: id.optional(),
     new_session: createSessionParams.omit({ request_id: true, api_key: true }).optional(),
     text: z.string().min(1).max(100_000),
-    deliver: z.enum(['session', 'home_channel']).default('session'),
+    /** `session`, or `home:<platform>`: also the platform's home channel (docs/scheduling.md). */
+    deliver: z
+      .string()
+      .regex(/^(session|home:[A-Za-z0-9_-]{1,50})$/, {
+        error: 'must be "session" or "home:<platform>" (a platform with a home channel, e.g. home:telegram)',
+      })
+      .default('session'),
     catch_up: z.enum(CATCH_UP).optional(),
     freshness_s: z
       .number()
@@ -62,13 +68,6 @@ export function addParams(p: AddParams): AddJobParams {
   if (p.tz !== undefined && when !== 'cron')
     throw new GatewayError('invalid_params', 'tz goes with cron only', { field: 'tz' });
   const where = exactlyOne(p, ['session_id', 'new_session'], 'the target');
-  if (p.deliver === 'home_channel') {
-    throw new GatewayError(
-      'invalid_params',
-      'deliver: home_channel is not available yet; a job delivers to its target session (deliver: session)',
-      { field: 'deliver' },
-    );
-  }
   const target: JobTarget =
     where === 'session_id'
       ? { kind: 'session', session_id: p.session_id! }
@@ -84,7 +83,7 @@ export function addParams(p: AddParams): AddJobParams {
           : { at: p.at! },
     target,
     text: p.text,
-    deliver: 'session',
+    deliver: p.deliver as JobDelivery,
     policy: {
       ...(p.catch_up === undefined ? {} : { catch_up: p.catch_up }),
       ...(p.freshness_s === undefined ? {} : { freshness_s: p.freshness_s }),

@@ -22,6 +22,7 @@ import { migration as m023 } from './023_session_manage.js';
 import { migration as m024 } from './024_compression_steps.js';
 import { migration as m025 } from './025_budget_pause_worst.js';
 import { migration as m026 } from './026_steers.js';
+import { migration as m027 } from './027_job_delivery.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m024,
   m025,
   m026,
+  m027,
 ];

@@ -25,6 +25,7 @@ export interface JobView {
   schedule_text: string;
   target: { kind: 'session'; session_id: string } | { kind: 'new_session' };
   text: string;
+  deliver: string;
   catch_up: string;
   overlap: string;
   state: string;
@@ -48,6 +49,7 @@ export interface AddFlags {
   freshness?: string;
   overlap?: string;
   maxFailures?: string;
+  deliver?: string;
   requestId?: string;
   json?: boolean;
 }
@@ -66,7 +68,9 @@ async function withLink<T>(
     }
     if (
       error instanceof RpcCallError &&
-      ['invalid_params', 'invalid_schedule', 'job_busy', 'permission_denied'].includes(error.reason)
+      ['invalid_params', 'invalid_schedule', 'job_busy', 'permission_denied', 'no_home_channel'].includes(
+        error.reason,
+      )
     ) {
       throw new DaemonError('invalid_input', error.message);
     }
@@ -87,7 +91,9 @@ function whole(value: string | undefined, flag: string): number | undefined {
 
 /** One job as two lines: what and when, then its next and last run. */
 export function describeJob(job: JobView): string {
-  const target = job.target.kind === 'session' ? `session ${job.target.session_id}` : 'a new session per run';
+  const target =
+    (job.target.kind === 'session' ? `session ${job.target.session_id}` : 'a new session per run') +
+    (job.deliver === 'session' ? '' : ` (result to the ${job.deliver.slice('home:'.length)} home channel)`);
   const last = job.last_run
     ? `last ${job.last_run.instant} ${job.last_run.outcome ?? job.last_run.state}${job.last_run.detail ? ` (${visible(job.last_run.detail)})` : ''}`
     : 'never run';
@@ -112,6 +118,7 @@ export async function addJob(flags: AddFlags): Promise<void> {
     ...(flags.catchUp === undefined ? {} : { catch_up: flags.catchUp }),
     ...(flags.freshness === undefined ? {} : { freshness_s: whole(flags.freshness, '--freshness') }),
     ...(flags.overlap === undefined ? {} : { overlap: flags.overlap }),
+    ...(flags.deliver === undefined ? {} : { deliver: flags.deliver }),
     ...(flags.maxFailures === undefined ? {} : { max_failures: whole(flags.maxFailures, '--max-failures') }),
   };
   if (flags.cwd !== undefined && !flags.newSession)
