@@ -14,7 +14,7 @@ import type { DeliveryLedger } from '../../domain/ports/delivery-ledger.js';
 import type { MessagingGateway } from '../../domain/messaging/gateway.js';
 import type { HomeChannel } from '../../domain/session/context.js';
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
-import { JobRunner, type JobClock } from '../../domain/jobs/runner.js';
+import { JobRunner } from '../../domain/jobs/runner.js';
 import { JobService } from '../../domain/jobs/service.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import type { JobStatus } from '../daemon.js';
