@@ -20,13 +20,25 @@ function blocks(lang: string): string[] {
 /** The documented commands, in order, each as argv after `gatehouse`. */
 const commands = blocks('sh')
   .flatMap((block) => block.trim().split('\n'))
-  .map((line) => line.trim().split(/\s+/));
+  .map((line) =>
+    line
+      .trim()
+      .split(/\s+/)
+      .map((word) => word.replace(/^'(.*)'$/, '$1')),
+  );
 
 describe.each(BACKENDS)('docs/identity.md as written on %s', (store) => {
   it('runs every documented command against a member session', { timeout: 120_000 }, async () => {
     fx.store = store;
     expect(commands.every((argv) => argv[0] === 'gatehouse')).toBe(true);
-    expect(commands.map((argv) => argv[1])).toEqual(['ticket', 'share', 'shares', 'unshare', 'audit']);
+    expect(commands.map((argv) => argv[1])).toEqual([
+      'ticket',
+      'share',
+      'shares',
+      'unshare',
+      'audit',
+      'share',
+    ]);
     const [config] = blocks('yaml');
     const d = await fx.daemon({ extraConfig: config! });
     const run = async (argv: string[], sessionId?: string) => {
@@ -70,6 +82,10 @@ describe.each(BACKENDS)('docs/identity.md as written on %s', (store) => {
     ]);
     expect(lines[1]).toContain('{"member":"member:alice","level":"submit"}');
     expect(lines.join('\n')).not.toContain('hello from alice');
+    // Sharing with a person who signs in through the identity provider, by their principal.
+    const oidcMember = commands[5]![3]!;
+    expect(oidcMember).toMatch(/^oidc:https:\/\/.+#\d+$/);
+    expect(await run(commands[5]!, sessionId)).toBe(`Shared ${sessionId} with ${oidcMember} (read).\n`);
     await Promise.all([alice.close(), owner.close()]);
   });
 });

@@ -174,7 +174,10 @@ export function runInProcessGroup(options: RunOptions): Promise<RunResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let watch: NodeJS.Timeout | undefined;
 
-    const [program, ...args] = [...(options.launcher ?? []), 'bash', '-c', options.command];
+    // --norc: bash reads ~/.bashrc even when not interactive if its stdin is a socket (it takes one
+    // for a remote shell's connection), and a hook's stdin is Node's socketpair: the owner's rc file
+    // would run first and could swallow the hook's input.
+    const [program, ...args] = [...(options.launcher ?? []), 'bash', '--norc', '-c', options.command];
     let child: ChildProcess;
     try {
       const start = (): ChildProcess =>

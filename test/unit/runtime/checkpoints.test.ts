@@ -3,7 +3,7 @@
  * the limits (count per session, files, bytes), an unchanged tree reusing the newest checkpoint,
  * sessions apart on one shadow repository, and the tool-guard seam that puts them around a tool.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -138,6 +138,21 @@ describe('runHook', () => {
   const input = { event: 'before_tool' as const, session_id: 's', admission_id: null, cwd: tmpdir() };
   const hook = (command: string) => ({ command, timeout_s: 5, on_failure: 'continue' as const });
   const signal = new AbortController().signal;
+
+  it("gets its input whatever the owner's ~/.bashrc does: bash does not read it for a hook", async () => {
+    // bash reads ~/.bashrc when its stdin is a socket (as a hook's is), unless told --norc; an rc
+    // file that reads a line would take the hook's input, and one that writes would run per hook.
+    const home = mkdtempSync(join(tmpdir(), 'gh-bashrc-'));
+    writeFileSync(join(home, '.bashrc'), `read taken; echo ran > "${home}/rc-ran"\n`);
+    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home };
+    const run = await runHook(hook('read line; test -n "$line" && echo "$line" > "$HOME/got"'), input, {
+      signal,
+      env,
+    });
+    expect(run).toEqual({ kind: 'ok' });
+    expect(JSON.parse(readFileSync(join(home, 'got'), 'utf8'))).toMatchObject({ event: 'before_tool' });
+    expect(existsSync(join(home, 'rc-ran'))).toBe(false);
+  });
 
   it('exit 0 is ok, exit 2 blocks a before_tool call with what it printed, other exits fail', async () => {
     expect(await runHook(hook('read line; test -n "$line"'), input, { signal })).toEqual({ kind: 'ok' });
