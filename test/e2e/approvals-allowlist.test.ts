@@ -171,8 +171,11 @@ describe('issue 25: approvals by allow-list through the daemon', () => {
     expect(again.stderr).toContain(`No remembered approval has the id ${id}.`);
   });
 
-  it('`approvals.mode: deny` refuses without asking; `off` runs without asking', async () => {
-    for (const mode of ['deny', 'off'] as const) {
+  // One case per mode, each with its own daemon and its own time limit (two daemon starts in one
+  // case outran the limit on a loaded machine).
+  it.each(['deny', 'off'] as const)(
+    '`approvals.mode: %s`: deny refuses without asking; off runs without asking',
+    async (mode) => {
       const d = await fx.daemon({ extraConfig: `approvals:\n  mode: ${mode}\n` });
       const client = await d.connect();
       const cwd = tempDir();
@@ -193,8 +196,8 @@ describe('issue 25: approvals by allow-list through the daemon', () => {
         expect(existsSync(join(cwd, 'made-in-off'))).toBe(true);
       }
       await d.stop();
-    }
-  });
+    },
+  );
 
   it('control characters in a tool result reach `gatehouse chat` visibly, never as escape codes', async () => {
     const d = await fx.daemon();
