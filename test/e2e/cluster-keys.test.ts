@@ -7,6 +7,7 @@
  * creation with the key on a live instance brings it back there. The key reaches no row of the
  * schema and no file of any instance's home (database files, logs, gateway.json).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { DemoModelServer } from '../../src/runtime/demo/server.js';
@@ -16,6 +17,12 @@ import { startCluster, type TestCluster } from './cluster-harness.js';
 import { nextEvent } from './gateway-harness.js';
 import { filesHolding } from './leaks.js';
 import { modelConfig, RecoveryRig, tempDir, type Ack, type Snapshot } from './recovery-harness.js';
+
+/** The error lines (level 50 and up) of a daemon's JSON log, one per line: a failed assertion's message. */
+function loggedErrors(logFile: string): string {
+  const lines = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n') : [];
+  return lines.filter((line) => /"level":(5|6)\d/.test(line)).join('\n') || 'no error in the log';
+}
 
 beforeAll(requireBuild);
 
@@ -168,8 +175,11 @@ describe('LOC-5 a session api_key in a cluster', () => {
       expect(authorizations(demo, k4.admission_id)).toEqual([`Bearer ${KEY}`]);
 
       // (c) Stopped cleanly (logs flushed), no instance left the key in the database or its home.
-      expect(await c.daemon(1).stop()).toBe(0);
-      expect(await c.daemon(2).stop()).toBe(0);
+      for (const i of [1, 2]) {
+        const d = c.daemon(i);
+        // A stop that exits 1 logged why (a service that failed to stop): say it with the failure.
+        expect(await d.stop(), loggedErrors(d.layout.logFile)).toBe(0);
+      }
       await expectNoTrace(c, KEY, 'k4');
     },
     TIMEOUT,
