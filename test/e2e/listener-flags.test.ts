@@ -28,6 +28,17 @@ async function hold(port: number): Promise<Server | null> {
   });
 }
 
+/** Holds `port` once whoever has it now lets it go (other test files may start on the default port). */
+async function holdSoon(port: number): Promise<Server> {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const blocker = await hold(port);
+    if (blocker) return blocker;
+    if (Date.now() > until) throw new Error(`port ${port} stayed taken for a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 describe('listener flags', { timeout: 120_000 }, () => {
   it('serve --port/--host override listener.port/host in the config', async () => {
     const home = tempHome();
@@ -63,7 +74,9 @@ describe('listener flags', { timeout: 120_000 }, () => {
   });
 
   it(`the default port ${DEFAULT_PORT} gives way to a free one, with a note, when it is taken, and the gateway keeps that one`, async () => {
-    let blocker = await hold(DEFAULT_PORT);
+    // The test holds the port itself: a daemon of another file on the default port would let it go
+    // at any moment, and the gateway under test would then rightly take it.
+    let blocker: Server | null = await holdSoon(DEFAULT_PORT);
     try {
       const home = tempHome();
       const serve = spawnCli(home, ['serve']);
@@ -87,7 +100,7 @@ describe('listener flags', { timeout: 120_000 }, () => {
       expect(await exited(again)).toBe(0);
 
       // ...and when that port is taken meanwhile, it refuses to move the URL and says what to do.
-      blocker = await hold(chosen);
+      blocker = await holdSoon(chosen);
       const refused = await runCli(home, ['serve']);
       expect(refused.code).not.toBe(0);
       expect(isOneLineError(refused.stderr)).toBe(true);

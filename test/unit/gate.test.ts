@@ -70,30 +70,34 @@ describe('scripts/check.js', () => {
     expect(commands).toHaveLength(5);
   });
 
-  it('runs at most two steps at once, in order, and names a failed step with its output', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-check-'));
-    dirs.push(dir);
-    writeFileSync(join(dir, 'step.mjs'), STEP_SCRIPT);
-    const step = (name: string) => ({ name, args: ['step.mjs', name] });
-    let printed = '';
-    const run = check.runSteps([step('a'), step('bad'), step('c')], {
-      parallel: 2,
-      cwd: dir,
-      write: (text) => (printed += text),
-    });
-    const started = () => readdirSync(dir).filter((f) => f.startsWith('started-'));
-    await until(() => started().length === 2);
-    // c waits for a free slot: it starts only once a has ended, while bad still runs.
-    writeFileSync(join(dir, 'go-a'), '');
-    await until(() => started().includes('started-c'));
-    expect(JSON.parse(readFileSync(join(dir, 'started-c'), 'utf8'))).toEqual(['ended-a']);
-    writeFileSync(join(dir, 'go-bad'), '');
-    writeFileSync(join(dir, 'go-c'), '');
-    expect(await run).toEqual(['bad']);
-    expect(printed).toMatch(/^check: a passed \(\d+\.\d s\)$/m);
-    expect(printed).toMatch(/^check: bad FAILED \(exit 3, \d+\.\d s\):\nboom: what went wrong$/m);
-    expect(printed).toMatch(/^check: c passed/m);
-  });
+  it(
+    'runs at most two steps at once, in order, and names a failed step with its output',
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gh-check-'));
+      dirs.push(dir);
+      writeFileSync(join(dir, 'step.mjs'), STEP_SCRIPT);
+      const step = (name: string) => ({ name, args: ['step.mjs', name] });
+      let printed = '';
+      const run = check.runSteps([step('a'), step('bad'), step('c')], {
+        parallel: 2,
+        cwd: dir,
+        write: (text) => (printed += text),
+      });
+      const started = () => readdirSync(dir).filter((f) => f.startsWith('started-'));
+      await until(() => started().length === 2);
+      // c waits for a free slot: it starts only once a has ended, while bad still runs.
+      writeFileSync(join(dir, 'go-a'), '');
+      await until(() => started().includes('started-c'));
+      expect(JSON.parse(readFileSync(join(dir, 'started-c'), 'utf8'))).toEqual(['ended-a']);
+      writeFileSync(join(dir, 'go-bad'), '');
+      writeFileSync(join(dir, 'go-c'), '');
+      expect(await run).toEqual(['bad']);
+      expect(printed).toMatch(/^check: a passed \(\d+\.\d s\)$/m);
+      expect(printed).toMatch(/^check: bad FAILED \(exit 3, \d+\.\d s\):\nboom: what went wrong$/m);
+      expect(printed).toMatch(/^check: c passed/m);
+    },
+  );
 });
 
 describe('the gate commands', () => {

@@ -650,11 +650,14 @@ export function gatewayService(
     async drain(deadline: number) {
       housekeeping?.stop();
       if (jobsStatusTimer) clearInterval(jobsStatusTimer);
+      // Claiming stops now, before anything here waits: a queued turn whose session's running turn
+      // ends while the jobs are being stopped must not start on a draining instance (REC-6, SCL-1).
+      member?.beginDrain();
+      const sessionsDrained = sessions?.drain(deadline) ?? Promise.resolve([]);
       await jobs?.runner.stop();
       // In a cluster another instance runs the jobs from now on, not at the lease's expiry.
       if (cluster) await cluster.store.release('jobs', profileName).catch(() => false);
-      member?.beginDrain();
-      const left = (await sessions?.drain(deadline)) ?? [];
+      const left = await sessionsDrained;
       if (member && sessions) {
         // Graceful handover (SCL-1): every lease but those of turns still running is released at
         // once, and the other instances are told to take the sessions over now.
