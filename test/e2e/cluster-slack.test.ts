@@ -36,7 +36,8 @@ describe('a Slack app in a cluster', { timeout: 180_000 }, () => {
     slack.standIn.conversation({ id: 'D0KIM', kind: 'im' });
     const c = await slack.start({
       size: 2,
-      leaseS: 3,
+      // Renewals may stall for up to half of it before the instance stops itself: 3 s covers a loaded machine.
+      leaseS: 6,
       env: { [BOT_TOKEN_ENV]: slack.standIn.botToken, [APP_TOKEN_ENV]: slack.standIn.appToken },
       platform: () => [
         'slack:',

@@ -85,6 +85,8 @@ parentPort.on('message', (message) => {
   if (message.kind === 'checkpoint') run(message.id);
   if (message.kind === 'stop') {
     clearInterval(timer);
+    // What changed since the last tick is copied before the thread sleeps, however short it ran.
+    run(null);
     db.close();
     parentPort.close();
   }

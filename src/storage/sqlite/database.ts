@@ -5,6 +5,7 @@
  * to an empty store.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
 import { BACKGROUND_SAFETY_PAGES, type CheckpointerOptions } from './checkpointer.js';
@@ -81,8 +82,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
 
 /**
  * Creates `file` migrated: owner-only (SQLite gives its -wal and -shm files the database file's
- * mode, so all three hold transcripts readable by the owner alone), written at `<file>.creating`
- * with a rollback journal, closed, then renamed into place.
+ * mode, so all three hold transcripts readable by the owner alone), written at `<file>.creating`,
+ * closed, flushed to disk once, then renamed into place. Nothing reads the file before the rename
+ * and a crash before it leaves only `.creating` (removed at the next open), so the migrations run
+ * with their journal in memory and without an fsync per migration: one flush of the finished
+ * file replaces two dozen.
  */
 function createMigrated(file: string, migrations: readonly Migration[]): void {
   const creating = `${file}.creating`;
@@ -91,15 +95,29 @@ function createMigrated(file: string, migrations: readonly Migration[]): void {
   try {
     const db = new Database(creating, { fileMustExist: true });
     try {
+      db.pragma('journal_mode = MEMORY');
+      db.pragma('synchronous = OFF');
       db.pragma('foreign_keys = ON');
       migrate(db, file, migrations); // errors name the file the user knows
     } finally {
       db.close();
     }
+    flushToDisk(creating);
     fs.renameSync(creating, file);
+    flushToDisk(path.dirname(file));
   } catch (error) {
     fs.rmSync(creating, { force: true });
     throw error;
+  }
+}
+
+/** fsync of a file or a directory (a rename is durable once its directory is flushed). */
+function flushToDisk(target: string): void {
+  const fd = fs.openSync(target, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
