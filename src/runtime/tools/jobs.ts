@@ -4,9 +4,9 @@
  * (`list_jobs`) and removes one (`remove_job`).
  *
  * A job acts later, unattended, and again and again, so creating or removing one always goes through
- * the approval path with a human's answer: a session's yolo does not approve it, the operator's
- * `approvals.mode` does (`off` runs it unasked, `deny` refuses it). The approval is asked only
- * for a request the gateway would accept: a schedule it cannot read is a tool error at once.
+ * the approval path, and a session's yolo does not answer for the human: only the operator's
+ * `approvals.mode` decides without asking (`off` runs it, `deny` refuses it). The approval is asked
+ * only for a request the gateway would accept: a schedule it cannot read is a tool error at once.
  *
  * The runtime does not reach the domain: the gateway hands the tools an `AgentJobs` port
  * (`withAgentJobs`), bound to the session the turn runs in.
@@ -48,8 +48,6 @@ export interface AgentJobs {
   /** A job of this session only; the removed job. */
   remove(sessionId: string, jobId: string): Promise<AgentJobAnswer<AgentJobInfo>>;
 }
-
-export const JOB_TOOL_NAMES = ['schedule_job', 'list_jobs', 'remove_job'] as const;
 
 function fail(content: string): ToolResult {
   return { content, isError: true };
