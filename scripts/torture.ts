@@ -33,6 +33,8 @@ try {
       minutes: { type: 'string' },
       /** Cluster mode only: `cluster.lease_s` of every instance (default 2). */
       'lease-s': { type: 'string' },
+      /** Cluster mode only: this many per-minute scheduled jobs on the test clock (default 0). */
+      jobs: { type: 'string' },
     },
   });
 } catch (error) {
@@ -59,7 +61,7 @@ const seed =
 const faults = values.faults?.split(',').map((f) => f.trim()) as FaultPoint[] | undefined;
 for (const f of faults ?? [])
   if (!FAULT_POINTS.includes(f)) refuse(`unknown fault point "${f}"; known: ${FAULT_POINTS.join(', ')}`);
-const clusterOnly = (['minutes', 'lease-s'] as const).filter((k) => values[k] !== undefined);
+const clusterOnly = (['minutes', 'lease-s', 'jobs'] as const).filter((k) => values[k] !== undefined);
 if (values.cluster === undefined && clusterOnly.length > 0)
   refuse(`--${clusterOnly[0]} applies to the cluster mode only: add --cluster N (e.g. --cluster 3)`);
 if (values.cluster !== undefined && values['max-resumes'] !== undefined)
@@ -68,6 +70,7 @@ const instances = values.cluster === undefined ? undefined : whole('cluster', va
 // The ranges of the daemon's own `cluster.lease_s` and `recovery.max_resumes`.
 const leaseS = whole('lease-s', values['lease-s'] ?? '2', 2, 300);
 const minutes = values.minutes === undefined ? undefined : whole('minutes', values.minutes, 1);
+const jobs = values.jobs === undefined ? undefined : whole('jobs', values.jobs, 0, 100);
 const maxResumes =
   values['max-resumes'] === undefined ? undefined : whole('max-resumes', values['max-resumes'], 1, 100);
 
@@ -81,6 +84,7 @@ const summary =
         instances,
         leaseS,
         ...(minutes === undefined ? {} : { minutes }),
+        ...(jobs === undefined ? {} : { jobs }),
         clients,
         keep: values.keep,
         ...(faults ? { faults } : {}),

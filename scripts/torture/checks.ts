@@ -69,7 +69,7 @@ export interface Tally {
 type Message = { role?: unknown; tool_calls?: { id?: unknown }[]; tool_call_id?: unknown };
 
 /** Model requests that open a turn (the last message is the user's input), by admission. */
-function turnStarts(requests: readonly RecordedRequest[]): Map<string, number> {
+export function turnStarts(requests: readonly RecordedRequest[]): Map<string, number> {
   const starts = new Map<string, number>();
   for (const r of requests) {
     const admission = r.headers[ADMISSION_HEADER];

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { FAULT_ENV, FAULT_POINTS, type FaultPoint } from '../../src/daemon/faults.js';
+import { FAULT_ENV, FAULT_POINTS, JOB_FAULT_POINTS, type FaultPoint } from '../../src/daemon/faults.js';
 import { startDemoModel, type RecordedRequest } from '../../src/runtime/demo/server.js';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import { approveMarked, refreshUnknowns } from './approver.js';
@@ -38,6 +38,7 @@ import {
   type Extension,
   type Unknown,
 } from './harness.js';
+import { JobWorkload, type JobTally } from './jobs.js';
 import { Rng } from './rng.js';
 
 export interface ClusterTortureOptions {
@@ -63,6 +64,11 @@ export interface ClusterTortureOptions {
   signal?: AbortSignal;
   /** More iterations while the run has not yet shown what its caller needs (harness.ts `Extension`). */
   extend?: Extension<ClusterTortureProgress>;
+  /**
+   * Per-minute scheduled jobs (jobs.ts; default 0): the instances run on a test clock moved one
+   * minute per iteration, and `job.decided` joins the fault points armed instances cycle through.
+   */
+  jobs?: number;
 }
 
 /** What a cluster torture run has done so far, as its `extend.enough` sees it. */
@@ -88,6 +94,8 @@ export interface ClusterTortureSummary extends Tally {
   /** Owner changes seen in the lease samples (takeovers and hand-overs). */
   owner_changes: number;
   model_requests: number;
+  /** The scheduled jobs' firings: every due instant fired exactly once (jobs.ts). */
+  jobs: JobTally;
   violations: string[];
   root: string;
   elapsed_ms: number;
@@ -201,6 +209,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     options.pgUrl ?? process.env.GATEHOUSE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
   );
   const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
+  const jobs = new JobWorkload(root, options.jobs ?? 0);
   const homes = Array.from({ length: n }, (_, i) => {
     const home = join(root, `home-${String.fromCharCode(97 + i)}`);
     writeTortureHome(home, demo.baseUrl, [
@@ -225,8 +234,12 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const running: (DaemonProcess | null)[] = new Array<DaemonProcess | null>(n).fill(null);
 
   /** Starts instance `i` (armed at `fault`, if given); a daemon killed by its fault during recovery counts. */
-  const start = async (i: number, fault: FaultPoint | null): Promise<void> => {
-    const env = { [URL_ENV]: schema.url, ...(fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {}) };
+  const start = async (i: number, fault: string | null): Promise<void> => {
+    const env = {
+      [URL_ENV]: schema.url,
+      ...jobs.env(),
+      ...(fault ? { [FAULT_ENV]: `${fault}@${rng.int(1, 2)}` } : {}),
+    };
     try {
       const daemon = await DaemonProcess.start(homes[i]!, env, daemonLog, daemons);
       if (daemon.epoch <= epoch)
@@ -251,6 +264,14 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
 
   try {
     for (let i = 0; i < n; i++) await start(i, null);
+    if (jobs.count > 0) {
+      const g = await alive()[0]!.connect();
+      try {
+        await jobs.setUp(g, work);
+      } finally {
+        await g.close();
+      }
+    }
     const until = options.minutes === undefined ? Infinity : began + options.minutes * 60_000;
     let iterationsRun = 0;
     const progress = (): ClusterTortureProgress => ({ kills, ownerChanges });
@@ -261,8 +282,9 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     ) {
       options.signal?.throwIfAborted();
       // Every instance that is down comes back; on even iterations the first of them is armed.
-      const points = options.faults ?? FAULT_POINTS;
-      let fault: FaultPoint | null = i % 2 === 0 ? points[(options.seed + i / 2) % points.length]! : null;
+      const points: readonly string[] =
+        options.faults ?? (jobs.count > 0 ? [...FAULT_POINTS, ...JOB_FAULT_POINTS] : FAULT_POINTS);
+      let fault: string | null = i % 2 === 0 ? points[(options.seed + i / 2) % points.length]! : null;
       let armed: DaemonProcess | null = null;
       for (let k = 0; k < n; k++) {
         if (running[k]?.alive) continue;
@@ -271,6 +293,8 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
         fault = null;
       }
       if (alive().length === 0) await start(0, null);
+      // The jobs' next minute falls due as this iteration's kills come.
+      jobs.advance();
       for (const c of clients) c.plan(rng, rng.next() < 0.3, rng.int(2, 4), (id, r) => workloadText(id, r));
       await refreshUnknowns(store, toResolve, unknownReasons);
       const resolveNow = [...toResolve.values()].filter(() => rng.next() < 0.5);
@@ -322,6 +346,13 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     });
     stopApprover.abort();
     await Promise.all(approving);
+    const settler = await alive()[0]!.connect();
+    try {
+      await jobs.settle(settler, () => store.jobRuns(), resolved, log);
+    } finally {
+      await settler.close();
+    }
+    for (const [id, messages] of jobs.transcripts) transcripts.set(id, messages);
     ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
     for (const d of alive()) {
       const stop = await d.stop();
@@ -344,6 +375,8 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     });
     const sessionOf = new Map(admissions.map((a) => [a.admission_id, a.logical_id]));
     violations.push(...overlappingRequests(demo.requests, (id) => sessionOf.get(id)));
+    const fired = jobs.check(await store.jobRuns(), admissions, demo.requests, resolved);
+    violations.push(...fired.violations);
     if (violations.length > 0) appendFileSync(join(root, 'violations.txt'), violations.join('\n'));
     return {
       seed: options.seed,
@@ -356,6 +389,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
       retries: ledger.retries,
       owner_changes: ownerChanges,
       model_requests: demo.requests.length,
+      jobs: fired.tally,
       violations,
       root,
       elapsed_ms: Date.now() - began,

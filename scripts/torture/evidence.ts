@@ -20,12 +20,25 @@ export interface AdmissionStatus {
   detail: string | null;
 }
 
+/** A scheduled job's run as the store holds it (scheduled_runs). */
+export interface JobRunFact {
+  job_id: string;
+  submission_id: string;
+  instant: string;
+  kind: string;
+  state: string;
+  admission_id: string | null;
+  outcome: string | null;
+}
+
 export interface StoreEvidence {
   unsettled(): Promise<Unsettled[]>;
   status(admissionId: string): Promise<AdmissionStatus | null>;
   admissions(): Promise<AdmissionFact[]>;
   /** How many sessions each creation request_id made (more than one is a duplicate). */
   sessionsPerRequest(): Promise<Map<string, number>>;
+  /** Every run of every scheduled job. */
+  jobRuns(): Promise<JobRunFact[]>;
   close(): Promise<void>;
 }
 
@@ -33,6 +46,8 @@ const UNSETTLED = `SELECT admission_id, logical_id, generation FROM admissions W
 const STATUS = 'SELECT state, generation, detail FROM admissions WHERE admission_id = ';
 const ADMISSIONS = `SELECT admission_id, logical_id, submission_id, seq, state, started_at, settled_at, detail, resumes,
   text FROM admissions`;
+const JOB_RUNS =
+  'SELECT job_id, submission_id, instant, kind, state, admission_id, outcome FROM scheduled_runs';
 const PER_REQUEST = `SELECT request_id, count(*) AS n FROM local_sessions WHERE request_id IS NOT NULL
   GROUP BY request_id`;
 
@@ -55,6 +70,7 @@ export function sqliteEvidence(file: string): StoreEvidence {
         const rows = db.prepare(PER_REQUEST).all() as { request_id: string; n: number }[];
         return new Map(rows.map((r) => [r.request_id, r.n]));
       }),
+    jobRuns: () => read((db) => db.prepare(JOB_RUNS).all() as JobRunFact[]),
     close: () => Promise.resolve(),
   };
 }
@@ -78,6 +94,7 @@ export async function postgresEvidence(url: string): Promise<StoreEvidence> {
       const found = await rows<{ request_id: string; n: number }>(PER_REQUEST);
       return new Map(found.map((r) => [r.request_id, r.n]));
     },
+    jobRuns: () => rows<JobRunFact>(JOB_RUNS),
     close: () => client.end(),
   };
 }

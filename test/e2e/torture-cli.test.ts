@@ -42,7 +42,7 @@ describe('npm run torture', () => {
     }
   }, 180_000);
 
-  it('runs the cluster mode as documented (--cluster, --lease-s, --minutes)', async () => {
+  it('runs the cluster mode as documented (--cluster, --lease-s, --minutes, --jobs)', async () => {
     const run = await torture([
       '--cluster',
       '3',
@@ -54,6 +54,8 @@ describe('npm run torture', () => {
       '3',
       '--minutes',
       '5',
+      '--jobs',
+      '1',
     ]);
     expect(run.stderr).toContain('iteration 1/1:');
     expect(run.stderr).toContain('ok: lost 0, duplicated 0');
@@ -65,6 +67,7 @@ describe('npm run torture', () => {
       lease_s: 3,
       lost: 0,
       duplicated: 0,
+      jobs: { jobs: 1, instants: 1, lost: 0, duplicated: 0 },
     });
   }, 240_000);
 
@@ -73,6 +76,8 @@ describe('npm run torture', () => {
     [['--seed=-4'], '--seed must be a whole number from 0 to 2147483647, not "-4"'],
     [['--minutes', '5'], '--minutes applies to the cluster mode only: add --cluster N'],
     [['--lease-s', '3'], '--lease-s applies to the cluster mode only: add --cluster N'],
+    [['--jobs', '2'], '--jobs applies to the cluster mode only: add --cluster N'],
+    [['--cluster', '3', '--jobs', 'two'], '--jobs must be a whole number from 0 to 100, not "two"'],
     [['--cluster', '3', '--max-resumes', '1'], '--max-resumes applies to one daemon only'],
     [['--cluster', '3', '--lease-s', '1'], '--lease-s must be a whole number from 2 to 300, not "1"'],
     [['--faults', 'tool.running,nowhere'], 'unknown fault point "nowhere"; known: admission.committed'],

@@ -22,6 +22,8 @@ import { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import { openTurnLifecycle } from '../../runtime/lifecycle/session-lifecycle.js';
 import { DEFAULT_TOOLSETS, toolRegistry } from '../../runtime/tools/registry.js';
 import { toolEnvironment } from '../../runtime/tools/env.js';
+import { withAgentJobs } from '../../runtime/tools/jobs.js';
+import { agentJobs } from './agent-jobs.js';
 import { toolSessionIds } from '../../runtime/tools/process-group.js';
 import { spawnedPeerCheck } from '../spawned-peer.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
@@ -239,6 +241,13 @@ export function gatewayService(
         maxBytes: config.checkpoints.max_bytes,
         maxPerSession: config.checkpoints.max_per_session,
       });
+      // The agent's `jobs` toolset: its session's jobs, on the job service opened below.
+      const agentJobsPort = agentJobs({
+        profile,
+        local: localStore,
+        jobs: () => jobs?.service ?? null,
+        onError,
+      });
       sessions = new LocalSessions({
         budget: budgetGuard,
         profile,
@@ -311,7 +320,10 @@ export function gatewayService(
             sessions: store!,
             prompts,
             tools: async (names, policy, logicalId) => {
-              const resolved = withToolEnvironment(toolRegistry.resolve(names), toolEnv);
+              const resolved = withAgentJobs(
+                withToolEnvironment(toolRegistry.resolve(names), toolEnv),
+                agentJobsPort,
+              );
               // Checked in the daemon, before a safe-mode call reaches its worker.
               const builtin = guardGatewayFiles(
                 policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,

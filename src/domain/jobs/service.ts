@@ -80,21 +80,18 @@ export interface RunView {
 export class JobService {
   constructor(private readonly options: JobServiceOptions) {}
 
+  /**
+   * Checks what `add` would refuse without the caller (the delivery and the schedule) and describes
+   * the schedule: the agent's `schedule_job` tool asks its approval with this text.
+   */
+  check(params: Pick<AddJobParams, 'schedule' | 'deliver'>): { schedule: Schedule; schedule_text: string } {
+    const schedule = this.validated(params, this.options.clock.now());
+    return { schedule, schedule_text: describeSchedule(schedule) };
+  }
+
   async add(principal: Principal, params: AddJobParams): Promise<{ job: JobView; duplicate: boolean }> {
     const now = this.options.clock.now();
-    const deliver = params.deliver ?? 'session';
-    const home = homePlatformOf(deliver);
-    if (home !== null && !this.options.homePlatforms().includes(home)) {
-      const configured = this.options.homePlatforms();
-      throw new GatewayError(
-        'no_home_channel',
-        `deliver: home:${home}: no home channel is configured for ${home} (home_channels in the config` +
-          (configured.length > 0 ? `; configured: ${configured.join(', ')})` : ' names none)'),
-        { field: 'deliver', platform: home },
-      );
-    }
-    const schedule = scheduleOf(params.schedule, now);
-    checkSchedule(schedule, now);
+    const schedule = this.validated(params, now);
     if (params.target.kind === 'session')
       await this.options.checkSession(principal, params.target.session_id);
     else if (!principal.capabilities.includes('session:create')) {
@@ -114,7 +111,7 @@ export class JobService {
       last_instant: null,
       failures: 0,
       paused_reason: null,
-      deliver,
+      deliver: params.deliver ?? 'session',
     };
     const result = await this.options.store.addJob(row);
     if (result.kind === 'existing' && !mayManage(principal, result.job)) {
@@ -124,6 +121,24 @@ export class JobService {
     }
     void this.options.runner.tick();
     return { job: await this.view(result.job), duplicate: result.kind === 'existing' };
+  }
+
+  /** The schedule as stored, or the refusal of a delivery or schedule that cannot be. */
+  private validated(params: Pick<AddJobParams, 'schedule' | 'deliver'>, now: Date): Schedule {
+    const deliver = params.deliver ?? 'session';
+    const home = homePlatformOf(deliver);
+    if (home !== null && !this.options.homePlatforms().includes(home)) {
+      const configured = this.options.homePlatforms();
+      throw new GatewayError(
+        'no_home_channel',
+        `deliver: home:${home}: no home channel is configured for ${home} (home_channels in the config` +
+          (configured.length > 0 ? `; configured: ${configured.join(', ')})` : ' names none)'),
+        { field: 'deliver', platform: home },
+      );
+    }
+    const schedule = scheduleOf(params.schedule, now);
+    checkSchedule(schedule, now);
+    return schedule;
   }
 
   async list(principal: Principal): Promise<{ jobs: JobView[] }> {

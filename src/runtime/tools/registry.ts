@@ -5,6 +5,7 @@
  */
 import type { JsonSchema, ToolDefinition } from '../types.js';
 import { clarifyTool } from './clarify.js';
+import { createJobTools } from './jobs.js';
 import { projectTools } from './project.js';
 import { terminalTool } from './terminal.js';
 
@@ -107,7 +108,7 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
   }));
 }
 
-/** A registry holding the built-in toolsets: terminal, clarify, project, desktop_ui, catalog. */
+/** A registry holding the built-in toolsets: terminal, clarify, project, jobs, desktop_ui, catalog. */
 export function createBuiltinRegistry(): ToolRegistry {
   const registry = new ToolRegistry();
   registry
@@ -125,6 +126,11 @@ export function createBuiltinRegistry(): ToolRegistry {
       name: 'project',
       description: 'Read, list and write files inside the working directory.',
       tools: projectTools,
+    })
+    .register({
+      name: 'jobs',
+      description: 'Schedule messages to this session for later (with approval), list and remove them.',
+      tools: createJobTools(),
     })
     .register({
       name: 'desktop_ui',

@@ -21,13 +21,16 @@ describe('RUN-2 / LOC-6 tool registry and toolsets', () => {
   });
 
   it('knows the LOC-6 toolsets and returns tools in a stable order whatever the request order', () => {
-    const all = ['catalog', 'desktop_ui', 'project', 'clarify', 'terminal'];
+    const all = ['catalog', 'desktop_ui', 'jobs', 'project', 'clarify', 'terminal'];
     const expected = [
       'terminal',
       'clarify',
       'read_file',
       'list_directory',
       'write_file',
+      'schedule_job',
+      'list_jobs',
+      'remove_job',
       'show_notice',
       'list_toolsets',
     ];
@@ -48,9 +51,9 @@ describe('RUN-2 / LOC-6 tool registry and toolsets', () => {
     const error = caught as UnknownToolsetError;
     expect(error.reason).toBe('invalid_params');
     expect(error.toolset).toBe('browser');
-    expect(error.known).toEqual(['terminal', 'clarify', 'project', 'desktop_ui', 'catalog']);
+    expect(error.known).toEqual(['terminal', 'clarify', 'project', 'jobs', 'desktop_ui', 'catalog']);
     expect(error.message).toBe(
-      'Unknown toolset "browser". Known toolsets: terminal, clarify, project, desktop_ui, catalog.',
+      'Unknown toolset "browser". Known toolsets: terminal, clarify, project, jobs, desktop_ui, catalog.',
     );
   });
 

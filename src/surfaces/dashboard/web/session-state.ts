@@ -346,6 +346,20 @@ export class SessionState {
     await this.send(submission);
   }
 
+  /**
+   * Steers the running turn (session.steer) with a fresh submission_id; true when a turn was running
+   * as it was sent (it gets the steer at its next boundary, or the steer is the next message).
+   */
+  async steer(text: string): Promise<boolean> {
+    const running = this.running !== null;
+    await this.link.call('session.steer', {
+      session_id: this.sessionId,
+      submission_id: crypto.randomUUID(),
+      text,
+    });
+    return running;
+  }
+
   private async send(submission: Submission): Promise<void> {
     try {
       await this.link.call('prompt.submit', {

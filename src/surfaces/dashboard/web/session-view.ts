@@ -1,8 +1,8 @@
 /**
  * The session page: header (title, source, model, state, Interrupt), the transcript (markdown
  * rendered safely, tool calls collapsible with their output, reasoning dimmed, older pages on
- * demand), the live turn, open prompts answered inline, the admission queue, and the composer
- * (Enter sends, Shift-Enter breaks the line, Esc interrupts).
+ * demand), the live turn and its steer box, open prompts answered inline, the admission queue, and
+ * the composer (Enter sends, Shift-Enter breaks the line, Esc interrupts).
  */
 import { append, clear, count, h, when } from './dom.js';
 import type { Link } from './link.js';
@@ -13,6 +13,7 @@ import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
 import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change, type ToolProgress } from './session-state.js';
+import { SteerBox } from './steer-box.js';
 import type { Message, PendingAdmission, Prompt } from './wire.js';
 
 function toolArgs(args: string): string {
@@ -100,6 +101,10 @@ export function messageElement(
     attrs: { 'data-role': m.role, ...(typeof m.id === 'number' ? { 'data-message-id': String(m.id) } : {}) },
   });
   if (m.reasoning) append(el, h('div', { class: 'reasoning', text: m.reasoning }));
+  if (m.steer_id) {
+    el.classList.add('msg-steer');
+    append(el, h('span', { class: 'steer-mark', text: 'steer' }));
+  }
   if (m.content)
     append(el, m.role === 'user' ? h('div', { class: 'text', text: m.content }) : markdownElement(m.content));
   for (const call of m.tool_calls ?? []) {
@@ -148,6 +153,7 @@ export class SessionView {
   private readonly asking = { label: null as string | null };
   private readonly host: ActionHost;
   private readonly manage: ManagePanel;
+  private readonly steer: SteerBox;
   private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
@@ -222,6 +228,7 @@ export class SessionView {
       go: (hash) => (location.hash = hash),
     };
     this.manage = new ManagePanel(this.manageHost);
+    this.steer = new SteerBox(this.host);
     const composer = h(
       'form',
       {
@@ -254,6 +261,7 @@ export class SessionView {
       this.older,
       this.transcript,
       this.live,
+      this.steer.root,
       this.prompts,
       this.queue,
       this.error,
@@ -375,6 +383,7 @@ export class SessionView {
   private drawHeader(): void {
     const s = this.state;
     const info = s.info;
+    this.steer.update();
     clear(this.header);
     append(
       this.header,

@@ -9,6 +9,8 @@ export interface Message {
   name?: string;
   reasoning?: string;
   admission_id?: string;
+  /** A steer applied in the turn: the steer's own admission id. */
+  steer_id?: string;
   timestamp?: string;
 }
 
