@@ -5,7 +5,7 @@
  * better-sqlite3 and nothing of the dashboard; a daemon on SQLite with no platform loads no platform
  * SDK and no `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's
  * nor Slack's SDK), and a Telegram section whose token is missing fails with its own message before
- * grammY is loaded. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
+ * grammY is loaded; openid-client only with `auth.oidc`. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,8 @@ const KINDS = {
   mcp: /\/node_modules\/@modelcontextprotocol\/sdk\//,
   /** The traces (issue 29): OpenTelemetry and the module that uses it, only with telemetry.otlp_endpoint. */
   tracing: /\/node_modules\/@opentelemetry\/|\/dist\/daemon\/services\/tracing\.js$/,
+  /** Dashboard sign-in through an identity provider (issue 30): only with auth.oidc. */
+  oidc: /\/node_modules\/(openid-client|oauth4webapi|jose)\/|\/dist\/surfaces\/rpc\/oidc-routes\.js$/,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
@@ -113,8 +115,8 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing'])).toEqual(
-      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing']),
+    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing', 'oidc'])).toEqual(
+      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing', 'oidc']),
     );
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);

@@ -456,7 +456,7 @@ export function gatewayService(
       );
       registerApprovalMethods(dispatcher, { local: runtime.prompts, platform: runtime.chatPrompts });
       const tickets = new TicketBook();
-      const oidcSignIn = openOidc(config, env);
+      const oidcSignIn = await openOidc(config, env);
       let passwordHash: string | null = config.dashboard.password_hash ?? null;
       // Tools may not drive the gateway: their connections are refused (docs/tool-reach.md).
       const spawnedPeer = spawnedPeerCheck({

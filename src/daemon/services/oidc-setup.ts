@@ -7,9 +7,10 @@
 import { oidcRules } from '../config-oidc.js';
 import type { GatehouseConfig } from '../config-schema.js';
 import { DaemonError } from '../errors.js';
-import { createOidcSignIn, type OidcSignIn } from '../../surfaces/rpc/oidc-routes.js';
+import type { OidcSignIn } from '../../surfaces/rpc/oidc-routes.js';
 
-export function openOidc(config: GatehouseConfig, env: NodeJS.ProcessEnv): OidcSignIn | null {
+/** openid-client is loaded only when sign-in is configured (a daemon without it never loads it). */
+export async function openOidc(config: GatehouseConfig, env: NodeJS.ProcessEnv): Promise<OidcSignIn | null> {
   const section = config.auth.oidc;
   if (section === undefined) return null;
   const name = section.client_secret_env;
@@ -20,6 +21,7 @@ export function openOidc(config: GatehouseConfig, env: NodeJS.ProcessEnv): OidcS
       `auth.oidc.client_secret_env names $${name}, which is not set: set it to the client secret the ` +
         'identity provider issued, or remove client_secret_env for a public client',
     );
+  const { createOidcSignIn } = await import('../../surfaces/rpc/oidc-routes.js');
   return createOidcSignIn({
     issuer: section.issuer,
     clientId: section.client_id,

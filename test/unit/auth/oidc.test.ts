@@ -79,7 +79,7 @@ describe('OIDC role rules', () => {
 });
 
 describe('auth.oidc', () => {
-  it('reads the rules and the secret from its variable, which logs never show', () => {
+  it('reads the rules and the secret from its variable, which logs never show', async () => {
     const { config } = parseConfig(SECTION, FILE);
     expect(oidcRules(config.auth.oidc!)).toEqual({
       operators: { emails: ['Olga@Example.com'], domains: [], groups: ['gate-admins'] },
@@ -87,10 +87,12 @@ describe('auth.oidc', () => {
       groupsClaim: 'groups',
     });
     expect(config.auth.oidc!.scopes).toEqual(['openid', 'email', 'profile']);
-    expect(openOidc(config, { OIDC_SECRET: 'the-client-secret' })).not.toBeNull();
+    expect(await openOidc(config, { OIDC_SECRET: 'the-client-secret' })).not.toBeNull();
     expect(configSecrets(config, { OIDC_SECRET: 'the-client-secret' })).toContain('the-client-secret');
-    expect(() => openOidc(config, {})).toThrow(/client_secret_env names \$OIDC_SECRET, which is not set/);
-    expect(openOidc(parseConfig('', FILE).config, {})).toBeNull();
+    await expect(openOidc(config, {})).rejects.toThrow(
+      /client_secret_env names \$OIDC_SECRET, which is not set/,
+    );
+    expect(await openOidc(parseConfig('', FILE).config, {})).toBeNull();
   });
 
   it('refuses a section that could not work or would let nobody in', () => {
@@ -109,13 +111,13 @@ describe('auth.oidc', () => {
 });
 
 describe('docs/identity.md', () => {
-  it("the worked example's config is accepted as written and lets its people in as documented", () => {
+  it("the worked example's config is accepted as written and lets its people in as documented", async () => {
     const doc = readFileSync(new URL('../../../docs/identity.md', import.meta.url), 'utf8');
     const example = doc.slice(doc.indexOf('### A worked example'));
     const yaml = /```yaml\n([\s\S]*?)```/.exec(example)![1]!;
     const { config } = parseConfig(yaml, FILE);
     const section = config.auth.oidc!;
-    expect(openOidc(config, { GATEHOUSE_OIDC_SECRET: 'from-the-provider' })).not.toBeNull();
+    expect(await openOidc(config, { GATEHOUSE_OIDC_SECRET: 'from-the-provider' })).not.toBeNull();
     const rules = oidcRules(section);
     expect(roleFor({ sub: '1', email: 'olga@example.com', email_verified: true }, rules)).toBe('operator');
     expect(roleFor({ sub: '2', groups: ['contractors'] }, rules)).toBe('member');
