@@ -8,6 +8,7 @@
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { Principal } from '../auth/principal.js';
+import type { AuditDraft } from '../ports/access-store.js';
 import { PROMPTS_TIMEOUT_MS, type ControlRelay, type RelayedKind } from '../cluster/relay.js';
 import { GatewayError } from '../errors.js';
 import type { SessionInputs } from './inputs.js';
@@ -37,7 +38,7 @@ export interface RestoreParams {
 
 /** The local calls of the session controls (controls.ts, compress-control.ts, rollback.ts). */
 export interface SessionControlCalls {
-  reset(principal: Principal, params: ResetParams): Promise<Result>;
+  reset(principal: Principal, params: ResetParams, audit?: AuditDraft): Promise<Result>;
   undo(principal: Principal, params: UndoParams): Promise<Result>;
   retry(principal: Principal, params: ResetParams): Promise<Result>;
   compress(principal: Principal, params: CompressParams): Promise<Result>;
@@ -93,9 +94,13 @@ export class RelayedControls {
     );
   }
 
-  reset(principal: Principal, params: ResetParams): Promise<Result> {
+  /**
+   * `audit`: the call's row, committed with the reset where it runs here; a reset relayed to the
+   * lease owner has its row written here, once the owner answers (the relay carries no rows).
+   */
+  reset(principal: Principal, params: ResetParams, audit?: AuditDraft): Promise<Result> {
     return this.leased(principal, 'session.reset', params.session_id, { ...params }, () =>
-      this.ctx.session.reset(principal, params),
+      this.ctx.session.reset(principal, params, audit),
     );
   }
 
