@@ -90,6 +90,11 @@ export interface SettledCall<Ctx> {
 
 export interface DispatchHooks<Ctx> {
   /**
+   * The context one request runs with (its handler and `settled` see it): a copy of the
+   * connection's carrying what belongs to this call alone, or the connection's own.
+   */
+  prepare?(method: string, params: Record<string, unknown>, context: Ctx): Ctx;
+  /**
    * Runs after a call's capability and params are checked and before its handler, for methods that
    * need a capability; throwing refuses the call (the per-session fence of issue 30).
    */
@@ -151,7 +156,8 @@ export class Dispatcher<Ctx extends CallerContext> {
   }
 
   /** Runs one request; never rejects. */
-  async dispatch(request: JsonRpcRequest, context: Ctx): Promise<JsonRpcResponse> {
+  async dispatch(request: JsonRpcRequest, connection: Ctx): Promise<JsonRpcResponse> {
+    const context = this.hooks.prepare?.(request.method, paramsOf(request.params), connection) ?? connection;
     let result: unknown;
     let refusal: RpcError | null = null;
     try {
@@ -171,10 +177,7 @@ export class Dispatcher<Ctx extends CallerContext> {
     refusal: RpcError | null,
   ): Promise<void> {
     if (!this.hooks.settled) return;
-    const params =
-      typeof rawParams === 'object' && rawParams !== null && !Array.isArray(rawParams)
-        ? (rawParams as Record<string, unknown>)
-        : {};
+    const params = paramsOf(rawParams);
     try {
       await this.hooks.settled({ method, params, context, result, reason: refusal?.reason ?? null });
     } catch (error) {
@@ -233,4 +236,11 @@ export class Dispatcher<Ctx extends CallerContext> {
     this.logger.error({ method, err: error }, 'method failed unexpectedly');
     return internalError();
   }
+}
+
+/** A request's params as an object: {} when absent or not an object. */
+function paramsOf(raw: unknown): Record<string, unknown> {
+  return typeof raw === 'object' && raw !== null && !Array.isArray(raw)
+    ? (raw as Record<string, unknown>)
+    : {};
 }

@@ -71,6 +71,32 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in through OpenID Connect', () =
     return ids.sort();
   };
 
+  /** Calls `method` on a WebSocket of the page's own login (a ticket minted from its cookie): the reason or 'ok'. */
+  const callAs = (
+    page: Page,
+    method: string,
+  ): Promise<{ reason: string; result: Record<string, unknown> | null }> =>
+    page.evaluate(
+      async ({ method, ws }) => {
+        const r = await fetch('/api/auth/ws-ticket', { method: 'POST', credentials: 'same-origin' });
+        const { ticket } = (await r.json()) as { ticket: string };
+        const socket = new WebSocket(`${ws}/api/ws?ticket=${encodeURIComponent(ticket)}`);
+        await new Promise((resolve, reject) => {
+          socket.onopen = resolve;
+          socket.onerror = reject;
+        });
+        type Reply = { error?: { data?: { reason?: string } }; result?: Record<string, unknown> };
+        const answer = new Promise<Reply>(
+          (resolve) => (socket.onmessage = (m) => resolve(JSON.parse(String(m.data)) as Reply)),
+        );
+        socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }));
+        const reply = await answer;
+        socket.close();
+        return { reason: reply.error?.data?.reason ?? 'ok', result: reply.result ?? null };
+      },
+      { method, ws: new URL(page.url()).origin.replace(/^http/, 'ws') },
+    );
+
   const auditOf = async (d: RunningDaemon, actor: string): Promise<AuditRow[]> =>
     (await (await owner(d)).call<{ rows: AuditRow[] }>('audit.list', { actor, limit: 50 })).rows;
 
@@ -98,6 +124,44 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in through OpenID Connect', () =
         return r.status;
       });
       expect(described).toBe(200);
+
+      // The header says who each page is; a member is offered no operator page.
+      await expect
+        .poll(() => operatorPage.locator('#who-name').textContent())
+        .toBe('signed in as Olga Operator (operator)');
+      await expect
+        .poll(() => memberPage.locator('#who-name').textContent())
+        .toBe('signed in as Mia Member (member)');
+      for (const page of [operatorPage, memberPage])
+        expect(await page.getByRole('button', { name: 'Log out' }).isVisible()).toBe(true);
+      const operatorLinks = ['Sessions', 'New session', 'Status', 'Approvals', 'Jobs', 'Audit'];
+      for (const name of operatorLinks)
+        expect(await operatorPage.getByRole('link', { name, exact: true }).isVisible(), name).toBe(true);
+      for (const name of operatorLinks)
+        expect(await memberPage.getByRole('link', { name, exact: true }).isVisible(), name).toBe(
+          !['Status', 'Approvals', 'Audit'].includes(name),
+        );
+      // Typed in by hand, an operator page is refused by the page and by the gateway alike.
+      for (const hash of ['#/audit', '#/status', '#/approvals']) {
+        await memberPage.goto(`${d.url}/${hash}`);
+        await memberPage.locator('section[data-reason="operator_only"]').waitFor();
+        expect(await memberPage.locator('.audit-row').count()).toBe(0);
+      }
+      await operatorPage.goto(`${d.url}/#/audit`);
+      await operatorPage.locator('.audit-row').first().waitFor();
+      for (const method of ['audit.list', 'approvals.list'])
+        expect((await callAs(memberPage, method)).reason, method).toBe('permission_denied');
+      expect((await callAs(operatorPage, 'audit.list')).reason).toBe('ok');
+      // The gateway's own state is an operator's view; a member's describe leaves it out.
+      const memberView = (await callAs(memberPage, 'runtime.describe')).result!;
+      expect(Object.keys(memberView)).not.toEqual(expect.arrayContaining(['gateway']));
+      expect(memberView).not.toHaveProperty('storage');
+      expect(memberView).not.toHaveProperty('agent_cache');
+      expect(memberView['principal']).toEqual({ subject: mia, provider: 'oidc', name: 'Mia Member' });
+      const operatorView = (await callAs(operatorPage, 'runtime.describe')).result!;
+      expect(operatorView).toHaveProperty('gateway');
+      expect(operatorView).toHaveProperty('storage');
+
       const olgaRows = await auditOf(d, `oidc:${idp.issuer}#olga`);
       expect(olgaRows.map((r) => [r.path, r.action, r.outcome])).toContainEqual(['oidc', 'signed_in', 'ok']);
       const miaRows = await auditOf(d, mia);
@@ -213,6 +277,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in through OpenID Connect', () =
     await page.goto(`${d.url}/`);
     await logIn(page);
     await sessionsListed(page);
+    expect(await page.locator('#who-name').textContent()).toBe('signed in as owner (operator)');
     await context.close();
   });
 });

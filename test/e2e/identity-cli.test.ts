@@ -82,6 +82,24 @@ describe.each(BACKENDS)('docs/identity.md as written on %s', (store) => {
     ]);
     expect(lines[1]).toContain('{"member":"member:alice","level":"submit"}');
     expect(lines.join('\n')).not.toContain('hello from alice');
+    // The other options the page names: --principal, --limit (the newest N), --json (newest first).
+    const alices = (await run(['gatehouse', 'audit', '--principal', 'member:alice'])).trim().split('\n');
+    expect(alices.map((l) => l.split('  ').slice(1, 6))).toEqual([
+      ['member:alice', 'native', 'created', '-', 'member_limit'],
+      ['member:alice', 'native', 'submitted', sessionId, 'ok'],
+    ]);
+    const newest = (await run(['gatehouse', 'audit', '--limit', '2'])).trim().split('\n');
+    expect(newest.map((l) => l.split('  ')[3])).toEqual(['submitted', 'unshared']);
+    const json = JSON.parse(await run(['gatehouse', 'audit', '--json', '--limit', '2'])) as {
+      rows: { action: string; principal: string }[];
+    };
+    expect(json.rows.map((r) => r.action)).toEqual(['unshared', 'submitted']);
+    const refused = await runCli(d.home, ['audit', '--limit', '0']);
+    expect([refused.code, refused.stderr.trim()]).toEqual([
+      1,
+      expect.stringContaining('--limit must be a whole number from 1 to 500'),
+    ]);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     // Sharing with a person who signs in through the identity provider, by their principal.
     const oidcMember = commands[5]![3]!;
     expect(oidcMember).toMatch(/^oidc:https:\/\/.+#\d+$/);

@@ -81,6 +81,28 @@ export function runAccessStoreSuite(name: string, open: () => Promise<AccessHarn
       expect(await h.store.shareOf('s2', 'member:bob')).toBe('full');
     });
 
+    it('a share and its revocation commit their audit rows with them; a row refused takes its action with it', async () => {
+      const share = {
+        logical_id: 's1',
+        member: 'member:bob',
+        level: 'read' as const,
+        granted_by: 'native:owner',
+        granted_at: '2026-12-06T12:00:00.000Z',
+      };
+      // The database refuses this row (its principal is NOT NULL): the commit it is in fails.
+      const refused = entry({ principal: null as unknown as string, action: 'shared' });
+      await expect(h.store.share(share, refused)).rejects.toThrow();
+      expect(await h.store.shareOf('s1', 'member:bob')).toBeNull();
+      await h.store.share(share, entry({ principal: 'native:owner', action: 'shared' }));
+      expect(await h.store.shareOf('s1', 'member:bob')).toBe('read');
+
+      await expect(h.store.unshare('s1', 'member:bob', { ...refused, action: 'unshared' })).rejects.toThrow();
+      expect(await h.store.shareOf('s1', 'member:bob')).toBe('read');
+      expect(await h.store.unshare('s1', 'member:bob', entry({ action: 'unshared' }))).toBe(true);
+      expect(await h.store.shareOf('s1', 'member:bob')).toBeNull();
+      expect((await h.store.listAudit({ limit: 10 })).map((r) => r.action)).toEqual(['unshared', 'shared']);
+    });
+
     it('audit rows list newest first, filtered by session and principal, a page at a time', async () => {
       await h.store.appendAudit(entry({ action: 'created', detail: { note: 'first' } }));
       await h.store.appendAudit(entry({ principal: 'member:bob', outcome: 'not_found' }));

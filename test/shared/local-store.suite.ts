@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ReceiptGate } from '../../src/domain/local/receipt-gate.js';
 import { localSessionKey, receiptKey, type CreationReceipt } from '../../src/domain/local/receipt.js';
 import { SessionSource } from '../../src/domain/session/source.js';
+import type { AuditEntry } from '../../src/domain/ports/access-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../src/domain/ports/local-store.js';
 import type { SessionStore } from '../../src/domain/ports/session-store.js';
 import { OWNER, testAdmission, testReceipt } from './local-fixtures.js';
@@ -679,6 +680,108 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
         'answer to first',
       ]);
       expect((await store.unsettled('A')).map((a) => a.text)).toEqual(['second']);
+    });
+  });
+
+  describe(`an action and its audit row commit together (issue 30, ${name})`, () => {
+    const row = (action: AuditEntry['action'], session_id: string): AuditEntry => ({
+      at: AT,
+      principal: 'member:alice',
+      path: 'native',
+      action,
+      session_id,
+      outcome: 'ok',
+      detail: null,
+    });
+    /** A row the database refuses (its principal is NOT NULL): the commit it is in fails. */
+    const refused = (action: AuditEntry['action'], session_id: string): AuditEntry => ({
+      ...row(action, session_id),
+      principal: null as unknown as string,
+    });
+    const rows = async () =>
+      (
+        await backend!.sql<{ action: string; session_id: string }>(
+          'SELECT action, session_id FROM audit_log ORDER BY id',
+        )
+      ).map((r) => `${r.action} ${r.session_id}`);
+
+    it('a creation, an admission and a reset each commit their row with them', async () => {
+      const { store } = await start(['A']);
+      const creation = { receipt: testReceipt('C1'), origin: origin('C1'), title: null, hidden: false };
+      expect(await store.commitCreation({ ...creation, audit: row('created', 'C1') })).toMatchObject({
+        kind: 'created',
+      });
+      await store.admit({ ...testAdmission('A', 'a1'), audit: row('submitted', 'A') });
+      // A repeat of the same submission is answered (duplicate): its attempt is recorded too.
+      await store.admit({ ...testAdmission('A', 'a1'), admission_id: 'other', audit: row('submitted', 'A') });
+      // Refused by the store (no such session, a conflicting repeat): nothing was done, no row.
+      await store.admit({ ...testAdmission('nowhere', 'a2'), audit: row('submitted', 'nowhere') });
+      const conflict = { ...testAdmission('A', 'a1'), digest: 'other text', audit: row('submitted', 'A') };
+      expect((await store.admit(conflict)).kind).toBe('conflict');
+      await store.commitReset({
+        logical_id: 'A',
+        expected_session_id: 'A',
+        new_session_id: 'A2',
+        request_id: 'r1',
+        at: AT,
+        audit: row('reset', 'A'),
+      });
+      expect(await rows()).toEqual(['created C1', 'submitted A', 'submitted A', 'reset A']);
+    });
+
+    it('a row that cannot be written takes its action with it: neither is stored', async () => {
+      const { store } = await start(['A']);
+      const creation = { receipt: testReceipt('C1'), origin: origin('C1'), title: null, hidden: false };
+      await expect(store.commitCreation({ ...creation, audit: refused('created', 'C1') })).rejects.toThrow();
+      expect(await store.getLocalSession('C1')).toBeNull();
+      expect(await store.readReceiptEvidence('C1')).toEqual({ raw: null, routedSessionId: null });
+
+      await expect(
+        store.admit({ ...testAdmission('A', 'a1'), audit: refused('submitted', 'A') }),
+      ).rejects.toThrow();
+      expect(await store.getAdmission('a1')).toBeNull();
+      expect(await store.unsettled('A')).toEqual([]);
+
+      const reset = {
+        logical_id: 'A',
+        expected_session_id: 'A',
+        new_session_id: 'A2',
+        request_id: 'r1',
+        at: AT,
+      };
+      await expect(store.commitReset({ ...reset, audit: refused('reset', 'A') })).rejects.toThrow();
+      expect((await store.readReceiptEvidence('A')).routedSessionId).toBe('A');
+      expect(await rows()).toEqual([]);
+      // The same actions with a good row commit, each with its own.
+      await store.commitCreation({ ...creation, audit: row('created', 'C1') });
+      await store.admit({ ...testAdmission('A', 'a1'), audit: row('submitted', 'A') });
+      await store.commitReset({ ...reset, audit: row('reset', 'A') });
+      expect(await rows()).toEqual(['created C1', 'submitted A', 'reset A']);
+    });
+
+    it('an action that fails inside its transaction leaves no row', async () => {
+      const { store, withFaults } = await start(['A']);
+      const crashing = withFaults({
+        hit: (point) => {
+          if (point === 'creation.transaction' || point === 'reset.transaction') throw new Error('killed');
+        },
+      });
+      const creation = { receipt: testReceipt('C1'), origin: origin('C1'), title: null, hidden: false };
+      await expect(crashing.commitCreation({ ...creation, audit: row('created', 'C1') })).rejects.toThrow(
+        'killed',
+      );
+      await expect(
+        crashing.commitReset({
+          logical_id: 'A',
+          expected_session_id: 'A',
+          new_session_id: 'A2',
+          request_id: 'r1',
+          at: AT,
+          audit: row('reset', 'A'),
+        }),
+      ).rejects.toThrow('killed');
+      expect(await store.getLocalSession('C1')).toBeNull();
+      expect(await rows()).toEqual([]);
     });
   });
 }

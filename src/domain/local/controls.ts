@@ -13,6 +13,7 @@
  * `transcript:replaced` event.
  */
 import { randomBytes } from 'node:crypto';
+import { auditRowFor, type AuditDraft } from '../ports/access-store.js';
 import type { LocalSessionStore } from '../ports/local-store.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
@@ -60,6 +61,8 @@ export class SessionControls {
   async reset(
     principal: Principal,
     params: { session_id: string; request_id: string },
+    /** The call's audit row, committed with the reset (issue 30). */
+    audit?: AuditDraft,
   ): Promise<Record<string, unknown>> {
     const { session } = await this.open(principal, params.session_id);
     const now = this.ctx.now();
@@ -72,11 +75,13 @@ export class SessionControls {
         new_session_id: newSessionId(now, randomBytes(4).toString('hex')),
         request_id: params.request_id,
         at: now.toISOString(),
+        audit: auditRowFor(audit, session.logical_id),
       }),
     );
     if (result.kind === 'moved') {
       throw new Error(`session ${session.logical_id} moved on under its validated receipt`);
     }
+    if (audit) audit.recorded = true;
     const step = result.receipt.lineage.findLast((s) => s.request_id === params.request_id)!;
     if (result.kind === 'reset') {
       this.ctx.fault?.('reset.committed');

@@ -5,6 +5,7 @@
  * the titled session.
  */
 import { randomBytes } from 'node:crypto';
+import { auditRowFor, type AuditDraft } from '../ports/access-store.js';
 import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import { isMember, type Principal } from '../auth/principal.js';
 import { checkMemberModel, limitMemberLaunch, type MemberLimits } from '../auth/member-limits.js';
@@ -41,6 +42,8 @@ export async function createLocalSession(
   ctx: CreationContext,
   principal: Principal,
   asked: CreateSessionParams,
+  /** The call's audit row, committed with the session (issue 30). */
+  audit?: AuditDraft,
 ): Promise<LocalSessionRow> {
   const limits = isMember(principal) ? ctx.memberLimits : undefined;
   const params = limits ? limitMemberLaunch(asked, limits) : asked;
@@ -79,8 +82,10 @@ export async function createLocalSession(
     origin,
     title: policy.title,
     hidden: policy.hidden,
+    audit: auditRowFor(audit, logicalId),
   });
   if (result.kind === 'existing') return repeatCreation(ctx, result.session, digest, params);
+  if (audit) audit.recorded = true;
   ctx.receipts.admit(receipt);
   if (params.api_key !== undefined) ctx.apiKeys.set(logicalId, params.api_key);
   ctx.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });

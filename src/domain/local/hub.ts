@@ -5,7 +5,7 @@
  * Viewers come and go; the hub never waits for one. A viewer whose connection refuses a frame (too
  * far behind, or closed) is detached here — the session and the other viewers go on.
  */
-import type { Principal } from '../auth/principal.js';
+import { isOperator, type Principal } from '../auth/principal.js';
 import { DeltaCoalescer } from '../events/coalescer.js';
 import { SessionEventLog, type ReplayResult, type SequencedEvent } from '../events/event-log.js';
 
@@ -55,6 +55,19 @@ export class SharedEvent {
 }
 
 const COALESCED_TYPES = ['text.delta', 'reasoning.delta'] as const;
+
+/**
+ * The event of a share revoked (issue 30): `{type, member}`. Every hub that applies it — on each
+ * instance of a cluster, where it arrives through the shared stream — first detaches that member's
+ * viewers and tells them `session.access_revoked`, so none of them gets it or anything after it.
+ */
+export const SHARE_REVOKED_EVENT = 'share.revoked';
+export const ACCESS_REVOKED_NOTIFICATION = 'session.access_revoked';
+
+/** The viewers a revocation of `member`'s share takes off the session (an operator keeps its access). */
+export function revokedViewer(member: string): (viewer: Viewer) => boolean {
+  return (viewer) => viewer.principal.subject === member && !isOperator(viewer.principal);
+}
 
 export interface HubOptions {
   /** Most events the replay buffer keeps (`events.replay_max_events`). */
@@ -182,6 +195,11 @@ export class SessionHub {
   }
 
   private fanOut(sequenced: SequencedEvent<PublicEvent>): void {
+    const { event } = sequenced;
+    if (event.type === SHARE_REVOKED_EVENT && typeof event['member'] === 'string') {
+      for (const viewer of this.detachWhere(revokedViewer(event['member'])))
+        viewer.notify(ACCESS_REVOKED_NOTIFICATION, { session_id: this.logicalId });
+    }
     const params: EventNotification = {
       session_id: this.logicalId,
       epoch: sequenced.epoch,

@@ -5,6 +5,7 @@
  * these operations reach them through the context it gives.
  */
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
+import { auditRowFor, type AuditDraft } from '../ports/access-store.js';
 import type { AdmissionMode, LocalSessionStore } from '../ports/local-store.js';
 import { answerer, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
@@ -85,6 +86,8 @@ export class SessionInputs {
        */
       mode?: AdmissionMode;
     },
+    /** The call's audit row, committed with the admission (issue 30). */
+    audit?: AuditDraft,
   ): Promise<Record<string, unknown>> {
     const mode = params.mode ?? 'prompt';
     this.ctx.assertAccepting();
@@ -105,7 +108,9 @@ export class SessionInputs {
       binding,
       title,
       mode,
+      audit: auditRowFor(audit, session.logical_id),
     });
+    if (audit && (result.kind === 'admitted' || result.kind === 'existing')) audit.recorded = true;
     this.ctx.fault('admission.committed');
     switch (result.kind) {
       case 'unknown_session':

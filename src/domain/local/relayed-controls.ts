@@ -8,6 +8,7 @@
  */
 import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
 import type { Principal } from '../auth/principal.js';
+import type { AuditDraft, AuditEntry } from '../ports/access-store.js';
 import { PROMPTS_TIMEOUT_MS, type ControlRelay, type RelayedKind } from '../cluster/relay.js';
 import { GatewayError } from '../errors.js';
 import type { SessionInputs } from './inputs.js';
@@ -37,7 +38,7 @@ export interface RestoreParams {
 
 /** The local calls of the session controls (controls.ts, compress-control.ts, rollback.ts). */
 export interface SessionControlCalls {
-  reset(principal: Principal, params: ResetParams): Promise<Result>;
+  reset(principal: Principal, params: ResetParams, audit?: AuditDraft): Promise<Result>;
   undo(principal: Principal, params: UndoParams): Promise<Result>;
   retry(principal: Principal, params: ResetParams): Promise<Result>;
   compress(principal: Principal, params: CompressParams): Promise<Result>;
@@ -93,10 +94,17 @@ export class RelayedControls {
     );
   }
 
-  reset(principal: Principal, params: ResetParams): Promise<Result> {
-    return this.leased(principal, 'session.reset', params.session_id, { ...params }, () =>
-      this.ctx.session.reset(principal, params),
+  /**
+   * `audit`: the call's row, committed with the reset wherever it runs: here, or on the lease owner,
+   * which the relay carries it to (as `audit` beside the params). Answered, it is recorded either way.
+   */
+  async reset(principal: Principal, params: ResetParams, audit?: AuditDraft): Promise<Result> {
+    const relayed = audit ? { ...params, audit: audit.entry } : { ...params };
+    const result = await this.leased(principal, 'session.reset', params.session_id, relayed, () =>
+      this.ctx.session.reset(principal, params, audit),
     );
+    if (audit) audit.recorded = true;
+    return result;
   }
 
   undo(principal: Principal, params: UndoParams): Promise<Result> {
@@ -145,8 +153,12 @@ export class RelayedControls {
         return this.ctx.inputs.respondClarify(principal, params as unknown as ClarifyResponse);
       case 'session.interrupt':
         return this.ctx.inputs.interrupt(principal, sessionId, Number(params['execution_generation']));
-      case 'session.reset':
-        return this.ctx.session.reset(principal, params as unknown as ResetParams);
+      case 'session.reset': {
+        // The sender's audit row, committed here with the reset (issue 30).
+        const { audit, ...reset } = params;
+        const draft = audit ? { entry: audit as AuditEntry, recorded: false } : undefined;
+        return this.ctx.session.reset(principal, reset as unknown as ResetParams, draft);
+      }
       case 'session.undo':
         return this.ctx.session.undo(principal, params as unknown as UndoParams);
       case 'session.retry':

@@ -10,7 +10,7 @@ import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
 import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
 import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
-import type { AccessStore } from '../ports/access-store.js';
+import type { AccessStore, AuditDraft } from '../ports/access-store.js';
 import { checkMemberModel, type MemberLimits } from '../auth/member-limits.js';
 import type { SessionStore } from '../ports/session-store.js';
 import { isMember, type Capability, type Principal } from '../auth/principal.js';
@@ -208,7 +208,7 @@ export class LocalSessions {
       inputs: this.inputs,
       prompts: options.prompts,
       session: {
-        reset: (principal, params) => this.transcript.reset(principal, params),
+        reset: (principal, params, audit) => this.transcript.reset(principal, params, audit),
         undo: (principal, params) => this.transcript.undo(principal, params),
         retry: (principal, params) => this.transcript.retry(principal, params),
         model: async (principal, params) => {
@@ -275,6 +275,7 @@ export class LocalSessions {
           access: options.shares,
           profile: options.profile,
           detachWhere: (logicalId, gone) => this.fanOut.detachWhere(logicalId, gone),
+          publish,
           now: () => new Date(),
         })
       : null;
@@ -392,7 +393,12 @@ export class LocalSessions {
   // ---- creation ------------------------------------------------------------------------------------
 
   /** session.create (creation.ts): a new session, or the one this request_id (or title) made. */
-  async create(principal: Principal, params: CreateSessionParams): Promise<Record<string, unknown>> {
+  async create(
+    principal: Principal,
+    params: CreateSessionParams,
+    /** The call's audit row, committed with the session (issue 30). */
+    audit?: AuditDraft,
+  ): Promise<Record<string, unknown>> {
     this.assertAccepting();
     const session = await createLocalSession(
       {
@@ -406,6 +412,7 @@ export class LocalSessions {
       },
       principal,
       params,
+      audit,
     );
     // In a cluster the key lives only here, so its turns must run here: take the session's lease now,
     // before the answer, so work admitted on any other instance wakes this one (docs/cluster.md).

@@ -37,6 +37,23 @@ export interface AuditEntry {
   detail: Record<string, unknown> | null;
 }
 
+/**
+ * The row of one audited call, handed to the action it records so both commit in ONE store
+ * transaction: a crash or a failed commit leaves neither, never one without the other. The store
+ * operation writes `entry` (with the session it acted on) and the caller sets `recorded` once that
+ * commit is durable; a call whose row was not recorded so (refused, or it committed nothing) gets
+ * its row written on its own.
+ */
+export interface AuditDraft {
+  readonly entry: AuditEntry;
+  recorded: boolean;
+}
+
+/** The draft's row for the session acted on, or null without a draft. */
+export function auditRowFor(draft: AuditDraft | undefined, logicalId: string): AuditEntry | null {
+  return draft ? { ...draft.entry, session_id: logicalId } : null;
+}
+
 export interface AuditRow extends AuditEntry {
   /** Increasing: the order rows were appended in. */
   id: number;
@@ -51,10 +68,10 @@ export interface AuditQuery {
 }
 
 export interface AccessStore {
-  /** Grants (or changes) a member's level on a session. */
-  share(share: SessionShare): Promise<void>;
-  /** Revokes it; false when there was none. */
-  unshare(logicalId: string, member: string): Promise<boolean>;
+  /** Grants (or changes) a member's level on a session; `audit`: its row, in the same commit. */
+  share(share: SessionShare, audit?: AuditEntry | null): Promise<void>;
+  /** Revokes it; false when there was none. `audit`: its row, in the same commit. */
+  unshare(logicalId: string, member: string, audit?: AuditEntry | null): Promise<boolean>;
   /** The member's level on the session, or null. */
   shareOf(logicalId: string, member: string): Promise<ShareLevel | null>;
   /** Every session shared with the member, and its level. */

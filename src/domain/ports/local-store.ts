@@ -13,6 +13,7 @@ import type { LineageFacts } from '../local/lineage.js';
 import type { CreationReceipt, OwnerRef } from '../local/receipt.js';
 import type { SessionSourceFields, TranscriptMessage } from '../vocabulary.js';
 import type { CompressionPublication, RewindResult, UsageUpdate } from './session-store.js';
+import type { AuditEntry } from './access-store.js';
 
 /** A local session's public row (the receipt is private and read separately). */
 export interface LocalSessionRow {
@@ -113,6 +114,8 @@ export interface NewCreation {
    * source's up to `message_id`, in the creation's own transaction.
    */
   fork?: { session_id: string; message_id: number; messages: readonly TranscriptMessage[] };
+  /** The call's audit row (issue 30): written in this commit when the session is created. */
+  audit?: AuditEntry | null;
 }
 
 /** A turn as the flight recorder reads it: its admission and, once settled, what it cost. */
@@ -158,6 +161,8 @@ export interface NewAdmission {
   title?: string | null;
   /** Absent: `prompt`. */
   mode?: AdmissionMode;
+  /** The call's audit row (issue 30): written in this commit when the admission is new or a repeat. */
+  audit?: AuditEntry | null;
 }
 
 export type AdmitResult =
@@ -207,6 +212,8 @@ export interface NewReset {
   new_session_id: string;
   request_id: string;
   at: string;
+  /** The call's audit row (issue 30): written in this commit unless the session moved on. */
+  audit?: AuditEntry | null;
 }
 
 export type ResetResult =

@@ -3,12 +3,13 @@ import type { SessionShare, ShareLevel } from '../../domain/auth/shares.js';
 import type { AccessStore, AuditEntry, AuditQuery, AuditRow } from '../../domain/ports/access-store.js';
 import { auditRow, shareRow } from '../rows/access.js';
 import type { PgDatabase } from './database.js';
+import { insertAudit } from './ops/audit.js';
 
 export class PostgresAccessStore implements AccessStore {
   constructor(private readonly db: PgDatabase) {}
 
-  share(share: SessionShare): Promise<void> {
-    return this.db.exclusive(async (sql) => {
+  share(share: SessionShare, audit: AuditEntry | null = null): Promise<void> {
+    return this.db.transaction(async (sql) => {
       await sql.run(
         `INSERT INTO session_shares (logical_id, member, level, granted_by, granted_at)
          VALUES ($1, $2, $3, $4, $5)
@@ -16,17 +17,20 @@ export class PostgresAccessStore implements AccessStore {
            level = excluded.level, granted_by = excluded.granted_by, granted_at = excluded.granted_at`,
         [share.logical_id, share.member, share.level, share.granted_by, share.granted_at],
       );
+      if (audit) await insertAudit(sql, audit);
     });
   }
 
-  unshare(logicalId: string, member: string): Promise<boolean> {
-    return this.db.exclusive(
-      async (sql) =>
+  unshare(logicalId: string, member: string, audit: AuditEntry | null = null): Promise<boolean> {
+    return this.db.transaction(async (sql) => {
+      const revoked =
         (await sql.run('DELETE FROM session_shares WHERE logical_id = $1 AND member = $2', [
           logicalId,
           member,
-        ])) > 0,
-    );
+        ])) > 0;
+      if (audit) await insertAudit(sql, audit);
+      return revoked;
+    });
   }
 
   shareOf(logicalId: string, member: string): Promise<ShareLevel | null> {
@@ -61,21 +65,7 @@ export class PostgresAccessStore implements AccessStore {
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {
-    return this.db.exclusive(async (sql) => {
-      await sql.run(
-        `INSERT INTO audit_log (at, principal, path, action, session_id, outcome, detail)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [
-          entry.at,
-          entry.principal,
-          entry.path,
-          entry.action,
-          entry.session_id,
-          entry.outcome,
-          entry.detail === null ? null : JSON.stringify(entry.detail),
-        ],
-      );
-    });
+    return this.db.exclusive((sql) => insertAudit(sql, entry));
   }
 
   listAudit(query: AuditQuery): Promise<AuditRow[]> {

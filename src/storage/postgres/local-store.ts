@@ -58,6 +58,7 @@ import * as costs from './ops/turn-costs.js';
 import { settledTurnCost } from '../rows/turn-costs.js';
 import { addRouteUsage, readRoute, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
+import { insertAudit } from './ops/audit.js';
 import { appendInTransaction } from './transcript-actions.js';
 
 export class PostgresLocalStore implements LocalSessionStore {
@@ -167,6 +168,7 @@ export class PostgresLocalStore implements LocalSessionStore {
       }
       this.faults?.hit('creation.transaction');
       await creations.writeReceipt(sql, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+      if (creation.audit) await insertAudit(sql, creation.audit);
       const session = (await creations.readLocalSession(sql, receipt.logical_id))!;
       return { kind: 'created', session, receipt };
     });
@@ -240,7 +242,11 @@ export class PostgresLocalStore implements LocalSessionStore {
   }
 
   commitReset(reset: NewReset): Promise<ResetResult> {
-    return this.write((sql) => transitions.reset(sql, reset, () => this.faults?.hit('reset.transaction')));
+    return this.write(async (sql) => {
+      const result = await transitions.reset(sql, reset, () => this.faults?.hit('reset.transaction'));
+      if (reset.audit && result.kind !== 'moved') await insertAudit(sql, reset.audit);
+      return result;
+    });
   }
 
   commitModel(change: NewModelChange): Promise<ModelChangeResult> {
@@ -261,10 +267,12 @@ export class PostgresLocalStore implements LocalSessionStore {
       if (inserted) {
         const title = admission.title ?? null;
         const titled = title !== null && (await creations.writeTitle(sql, admission.logical_id, title, true));
+        if (admission.audit) await insertAudit(sql, admission.audit);
         return { kind: 'admitted', admission: inserted, titled };
       }
       const existing = await admissions.findBySubmission(sql, admission);
       if (existing === null) return { kind: 'unknown_session' };
+      if (existing.digest === admission.digest && admission.audit) await insertAudit(sql, admission.audit);
       return existing.digest === admission.digest
         ? { kind: 'existing', admission: existing }
         : { kind: 'conflict', admission: existing };

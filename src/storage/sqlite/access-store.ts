@@ -3,7 +3,8 @@ import type Database from 'better-sqlite3';
 import type { SessionShare, ShareLevel } from '../../domain/auth/shares.js';
 import type { AccessStore, AuditEntry, AuditQuery, AuditRow } from '../../domain/ports/access-store.js';
 import { auditRow, shareRow } from '../rows/access.js';
-import { answer } from './actions-common.js';
+import { answer, tx } from './actions-common.js';
+import { insertAudit } from './ops/audit.js';
 import { statement } from './statements.js';
 
 type Db = Database.Database;
@@ -11,25 +12,32 @@ type Db = Database.Database;
 export class SqliteAccessStore implements AccessStore {
   constructor(private readonly db: Db) {}
 
-  share(share: SessionShare): Promise<void> {
-    return answer(() => {
-      statement(
-        this.db,
-        `INSERT INTO session_shares (logical_id, member, level, granted_by, granted_at)
+  share(share: SessionShare, audit: AuditEntry | null = null): Promise<void> {
+    return answer(() =>
+      tx(this.db, () => {
+        statement(
+          this.db,
+          `INSERT INTO session_shares (logical_id, member, level, granted_by, granted_at)
          VALUES (@logical_id, @member, @level, @granted_by, @granted_at)
          ON CONFLICT (logical_id, member) DO UPDATE SET
            level = excluded.level, granted_by = excluded.granted_by, granted_at = excluded.granted_at`,
-      ).run(share);
-    });
+        ).run(share);
+        if (audit) insertAudit(this.db, audit);
+      }),
+    );
   }
 
-  unshare(logicalId: string, member: string): Promise<boolean> {
-    return answer(
-      () =>
-        statement(this.db, 'DELETE FROM session_shares WHERE logical_id = ? AND member = ?').run(
-          logicalId,
-          member,
-        ).changes > 0,
+  unshare(logicalId: string, member: string, audit: AuditEntry | null = null): Promise<boolean> {
+    return answer(() =>
+      tx(this.db, () => {
+        const revoked =
+          statement(this.db, 'DELETE FROM session_shares WHERE logical_id = ? AND member = ?').run(
+            logicalId,
+            member,
+          ).changes > 0;
+        if (audit) insertAudit(this.db, audit);
+        return revoked;
+      }),
     );
   }
 
@@ -63,13 +71,7 @@ export class SqliteAccessStore implements AccessStore {
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {
-    return answer(() => {
-      statement(
-        this.db,
-        `INSERT INTO audit_log (at, principal, path, action, session_id, outcome, detail)
-         VALUES (@at, @principal, @path, @action, @session_id, @outcome, @detail)`,
-      ).run({ ...entry, detail: entry.detail === null ? null : JSON.stringify(entry.detail) });
-    });
+    return answer(() => insertAudit(this.db, entry));
   }
 
   listAudit(query: AuditQuery): Promise<AuditRow[]> {

@@ -61,6 +61,7 @@ import { steerMessage } from '../../domain/local/transitions.js';
 import * as transitions from './local/transitions.js';
 import { addRouteUsage, readRoute, readRoutedSessionId, touchRoute, writeRoute } from './ops/routes.js';
 import { insertSession, readLineageRow, readSession } from './ops/sessions.js';
+import { insertAudit } from './ops/audit.js';
 
 export type { StoreFaults } from '../../domain/ports/local-store.js';
 
@@ -132,6 +133,7 @@ export class SqliteLocalStore implements LocalSessionStore {
         }
         this.faults?.hit('creation.transaction');
         creations.writeReceipt(this.db, receiptKey(receipt.logical_id), JSON.stringify(receipt));
+        if (creation.audit) insertAudit(this.db, creation.audit);
         const session = creations.readLocalSession(this.db, receipt.logical_id)!;
         return { kind: 'created', session, receipt };
       }),
@@ -209,7 +211,11 @@ export class SqliteLocalStore implements LocalSessionStore {
 
   commitReset(reset: NewReset): Promise<ResetResult> {
     return answer(() =>
-      tx(this.db, () => transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction'))),
+      tx(this.db, () => {
+        const result = transitions.reset(this.db, reset, () => this.faults?.hit('reset.transaction'));
+        if (reset.audit && result.kind !== 'moved') insertAudit(this.db, reset.audit);
+        return result;
+      }),
     );
   }
 
@@ -238,9 +244,11 @@ export class SqliteLocalStore implements LocalSessionStore {
       if (inserted) {
         const title = admission.title ?? null;
         const titled = title !== null && writeTitle(this.db, admission.logical_id, title, true);
+        if (admission.audit) insertAudit(this.db, admission.audit);
         return { kind: 'admitted', admission: inserted, titled };
       }
       const existing = admissions.findBySubmission(this.db, admission)!;
+      if (existing.digest === admission.digest && admission.audit) insertAudit(this.db, admission.audit);
       return existing.digest === admission.digest
         ? { kind: 'existing', admission: existing }
         : { kind: 'conflict', admission: existing };

@@ -45,12 +45,12 @@ export function registerAccessMethods(
     .register('session.share', {
       params: s['session.share'],
       capability: 'session:operator',
-      handler: (p, c) => sharingOf(sessions).share(c.principal, p),
+      handler: (p, c) => sharingOf(sessions).share(c.principal, p, c.audit),
     })
     .register('session.unshare', {
       params: s['session.unshare'],
       capability: 'session:operator',
-      handler: (p) => sharingOf(sessions).unshare(p),
+      handler: (p, c) => sharingOf(sessions).unshare(p, c.audit),
     })
     .register('session.shares', {
       params: s['session.shares'],

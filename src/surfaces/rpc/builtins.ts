@@ -89,18 +89,24 @@ export function registerBuiltinMethods(dispatcher: Dispatcher<RpcContext>, sourc
     handler: (_params, context) => {
       const authority = sources.authority();
       const caller = describePrincipal(context.principal);
+      // The gateway's own state (storage, agent cache, platforms, version) is an operator's view.
+      const operator = caller.capabilities.includes('session:operator');
       return {
         protocol: PROTOCOL_VERSION,
         authority: { instance_id: authority.instance_id, profile: caller.profile },
         epoch: authority.epoch,
-        principal: { subject: caller.subject, provider: caller.provider },
+        principal: {
+          subject: caller.subject,
+          provider: caller.provider,
+          ...(caller.name !== undefined ? { name: caller.name } : {}),
+        },
         capabilities: caller.capabilities,
         // A connection bound to named sessions (a worker-adoption ticket) says which.
         ...(caller.sessions !== undefined ? { sessions: caller.sessions } : {}),
         session_create: sources.creationContract(),
-        ...(sources.storage ? { storage: sources.storage() } : {}),
-        ...(sources.agentCache ? { agent_cache: sources.agentCache() } : {}),
-        ...(sources.gateway ? { gateway: sources.gateway() } : {}),
+        ...(operator && sources.storage ? { storage: sources.storage() } : {}),
+        ...(operator && sources.agentCache ? { agent_cache: sources.agentCache() } : {}),
+        ...(operator && sources.gateway ? { gateway: sources.gateway() } : {}),
       };
     },
   });

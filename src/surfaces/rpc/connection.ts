@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../../domain/auth/principal.js';
+import type { AuditDraft } from '../../domain/ports/access-store.js';
 import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SharedEvent } from '../../domain/local/hub.js';
@@ -30,6 +31,8 @@ export type ConnectionState = 'open' | 'closing' | 'closed';
 export interface RpcContext {
   readonly principal: Principal;
   readonly connection: ViewerConnection;
+  /** An audited call's row, committed with its action (surfaces/rpc/audit.ts; issue 30). */
+  readonly audit?: AuditDraft;
 }
 
 export interface ConnectionLimits {

@@ -140,7 +140,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.create', {
       params: s['session.create'],
       capability: 'session:create',
-      handler: (p, c) => sessions.create(c.principal, p),
+      handler: (p, c) => sessions.create(c.principal, p, c.audit),
     })
     .register('session.resume', {
       params: s['session.resume'],
@@ -255,12 +255,12 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('prompt.submit', {
       params: s['prompt.submit'],
       capability: 'session:submit',
-      handler: (p, c) => sessions.inputs.submit(c.principal, p),
+      handler: (p, c) => sessions.inputs.submit(c.principal, p, c.audit),
     })
     .register('session.steer', {
       params: s['session.steer'],
       capability: 'session:submit',
-      handler: (p, c) => sessions.inputs.submit(c.principal, { ...p, mode: 'steer' }),
+      handler: (p, c) => sessions.inputs.submit(c.principal, { ...p, mode: 'steer' }, c.audit),
     })
     .register('prompt.cancel', {
       params: s['prompt.cancel'],
@@ -286,7 +286,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.reset', {
       params: s['session.reset'],
       capability: 'session:control',
-      handler: (p, c) => sessions.controls.reset(c.principal, p),
+      handler: (p, c) => sessions.controls.reset(c.principal, p, c.audit),
     })
     .register('session.undo', {
       params: s['session.undo'],

@@ -6,7 +6,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { makePrincipal } from '../../../src/domain/auth/principal.js';
 import {
+  ACCESS_REVOKED_NOTIFICATION,
   SessionHub,
+  SHARE_REVOKED_EVENT,
   type EventNotification,
   type PublicEvent,
   type SharedEvent,
@@ -100,5 +102,40 @@ describe('SessionHub in cluster mode', () => {
       method: 'session.event',
       params: { session_id: 's', epoch: 5, seq: 1, event: ev(1) },
     });
+  });
+});
+
+describe('SessionHub: a share revoked (issue 30)', () => {
+  const person = (id: string, subject: string, operator: boolean) => {
+    const seen: string[] = [];
+    return {
+      id,
+      principal: makePrincipal(
+        subject,
+        'native',
+        'default',
+        operator ? ['session:operator'] : ['session:create'],
+      ),
+      seen,
+      notify: (method: string) => (seen.push(method), true),
+      deliver: (note: SharedEvent) => (seen.push(note.params.event.type), true),
+    };
+  };
+
+  it("applied from the stream, detaches the member's viewers before it and tells them; others go on", () => {
+    const hub = new SessionHub('s', 5, { replayCapacity: 10, coalesceMs: 0, outbox: () => undefined });
+    const alice = person('a', 'member:alice', false);
+    const bob = person('b', 'member:bob', false);
+    // An operator who happens to carry the same subject keeps its access.
+    const operator = person('o', 'member:alice', true);
+    for (const v of [alice, bob, operator]) hub.attach(v);
+    hub.receive(5, 1, { type: 'turn.start' });
+    hub.receive(5, 2, { type: SHARE_REVOKED_EVENT, member: 'member:alice' });
+    hub.receive(5, 3, { type: 'turn.complete' });
+    expect(alice.seen).toEqual(['turn.start', ACCESS_REVOKED_NOTIFICATION]);
+    expect(bob.seen).toEqual(['turn.start', SHARE_REVOKED_EVENT, 'turn.complete']);
+    expect(operator.seen).toEqual(['turn.start', SHARE_REVOKED_EVENT, 'turn.complete']);
+    expect(hub.has('a')).toBe(false);
+    expect(hub.viewerCount).toBe(2);
   });
 });

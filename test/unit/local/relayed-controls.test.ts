@@ -180,4 +180,50 @@ describe('session controls in a cluster (relayed-controls.ts)', () => {
     });
     expect(log).toEqual(['local undo s1', 'local restore s1']);
   });
+
+  it('a reset carries its audit row to the owner, which commits it with the reset; answered, it is recorded', async () => {
+    const entry = {
+      at: '2026-12-06T12:00:00.000Z',
+      principal: 'native:alice',
+      path: 'native',
+      action: 'reset' as const,
+      session_id: 's1',
+      outcome: 'ok',
+      detail: null,
+    };
+    const draft = { entry, recorded: false };
+    const { controls, log } = rig({ routes: [{ kind: 'forward', owner }] });
+    await controls.reset(principal, reset, draft);
+    expect(log.filter((l) => l.startsWith('forward'))).toEqual([
+      `forward session.reset to a as native:alice ${JSON.stringify({ ...reset, audit: entry })}`,
+    ]);
+    expect(draft.recorded).toBe(true);
+
+    // The owner's side: the reset's own params, and the row as a draft for its commit.
+    const seen: unknown[] = [];
+    const owned = new RelayedControls({
+      relay: null,
+      inputs: {} as SessionInputs,
+      prompts: {} as PromptBroker,
+      session: {
+        reset: ((_p, params, audit) => (
+          seen.push(params, audit),
+          Promise.resolve({ ran: 'here' })
+        )) as SessionControlCalls['reset'],
+      } as unknown as SessionControlCalls,
+      access: () => Promise.resolve({}),
+      runsHere: () => true,
+      holdsLease: () => true,
+      onError: () => undefined,
+    });
+    await owned.run('session.reset', principal, { ...reset, audit: entry });
+    expect(seen).toEqual([reset, { entry, recorded: false }]);
+
+    // Refused by the owner, the row is not recorded: the caller's instance writes the refusal's.
+    const refusedDraft = { entry, recorded: false };
+    const busy = new GatewayError('session_busy', 'a turn is running', { session_id: 's1' });
+    const running = rig({ routes: [{ kind: 'forward', owner }], forwarded: () => busy });
+    await expect(running.controls.reset(principal, reset, refusedDraft)).rejects.toBe(busy);
+    expect(refusedDraft.recorded).toBe(false);
+  });
 });

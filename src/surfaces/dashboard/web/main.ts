@@ -17,8 +17,39 @@ import { SessionView } from './session-view.js';
 const app = document.getElementById('app')!;
 const nav = document.getElementById('nav')!;
 const linkState = document.getElementById('link-state')!;
+const who = document.getElementById('who')!;
+const whoName = document.getElementById('who-name')!;
 const link = new Link();
 let session: SessionView | null = null;
+
+/**
+ * Who this page speaks for, read from `runtime.describe` on every (re)connection. A member sees
+ * neither the operator pages' links nor the pages; the gateway refuses their methods anyway.
+ */
+let role: 'operator' | 'member' | null = null;
+const OPERATOR_PAGES = new Set(['status', 'approvals', 'audit']);
+
+interface Caller {
+  principal: { subject: string; name?: string };
+  capabilities: string[];
+}
+
+async function identify(): Promise<void> {
+  const caller = await link.call<Caller>('runtime.describe');
+  role = caller.capabilities.includes('session:operator') ? 'operator' : 'member';
+  whoName.textContent = `signed in as ${caller.principal.name ?? caller.principal.subject} (${role})`;
+  who.hidden = false;
+  for (const a of nav.querySelectorAll<HTMLElement>('[data-operator]')) a.hidden = role !== 'operator';
+}
+
+function operatorOnly(): HTMLElement {
+  return h(
+    'section',
+    { class: 'page', attrs: { 'data-reason': 'operator_only' } },
+    h('h1', { text: 'Operators only' }),
+    h('p', { text: 'This page is for operators. You are signed in as a member.' }),
+  );
+}
 
 const STATE_LABELS: Record<LinkState, string> = {
   idle: '',
@@ -44,7 +75,8 @@ function route(): void {
   session?.close();
   session = null;
   const [kind, id, sub, at] = hash.split('/');
-  if (kind === 's' && id) {
+  if (kind && OPERATOR_PAGES.has(kind) && role !== 'operator') show(operatorOnly());
+  else if (kind === 's' && id) {
     // #/s/ID/m/MESSAGE_ID: a search hit, the session opened at that message.
     const focus = sub === 'm' && at && /^\d+$/.test(at) ? Number(at) : null;
     session = new SessionView(decodeURIComponent(id), link, focus);
@@ -62,6 +94,8 @@ function route(): void {
 
 async function loginPage(): Promise<void> {
   nav.hidden = true;
+  who.hidden = true;
+  role = null;
   const methods = await signInMethods().catch(() => ({ password: true, oidc: false }));
   if (!methods.password && !methods.oidc) {
     show(
@@ -138,10 +172,17 @@ link.listen({
     }
   },
   open(reconnected) {
-    nav.hidden = false;
-    // An open session catches up from its cursor; any other page is simply drawn again.
+    // An open session catches up from its cursor; any other page is simply drawn again, once the
+    // page knows whom it speaks for.
     if (reconnected && session) void session.attach();
-    else route();
+    else
+      void identify().then(
+        () => {
+          nav.hidden = false;
+          route();
+        },
+        () => route(),
+      );
   },
   notification(method, params) {
     if (method === 'session.event' && session && params['session_id'] === session.sessionId)
