@@ -5,6 +5,7 @@
  */
 import type { JsonSchema, ToolDefinition } from '../types.js';
 import { clarifyTool } from './clarify.js';
+import { delegateTool } from './delegate.js';
 import { projectTools } from './project.js';
 import { terminalTool } from './terminal.js';
 
@@ -107,7 +108,7 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
   }));
 }
 
-/** A registry holding the built-in toolsets: terminal, clarify, project, desktop_ui, catalog. */
+/** A registry holding the built-in toolsets: terminal, clarify, project, desktop_ui, catalog, delegation. */
 export function createBuiltinRegistry(): ToolRegistry {
   const registry = new ToolRegistry();
   registry
@@ -135,6 +136,11 @@ export function createBuiltinRegistry(): ToolRegistry {
       name: 'catalog',
       description: 'Describe what this agent can do: its toolsets and tools.',
       tools: [createListToolsetsTool(registry)],
+    })
+    .register({
+      name: 'delegation',
+      description: 'Hand a task to a background session that reports back when done.',
+      tools: [delegateTool],
     });
   return registry;
 }

@@ -1,0 +1,307 @@
+/**
+ * Background delegations through the real daemon on both stores (issue 28, docs/scheduling.md
+ * "Background delegations"): started over RPC and by the model's `delegate` tool (approved through
+ * the approval path), the child's result admitted into the parent exactly once; a child wider than
+ * its parent refused; depth and per-session limits; stop, keep and a parent reset (QUE-2); and a
+ * daemon SIGKILLed while children run, after which each child's result (or its `unknown`) lands in
+ * the parent once, even when the daemon dies again right after admitting it.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS, nextEvent, resumeUntil } from './gateway-harness.js';
+import { modelConfig, quiet, tempDir, useRecoveryRig, type Snapshot } from './recovery-harness.js';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+
+const rig = useRecoveryRig();
+
+interface Delegation {
+  delegation_id: string;
+  parent_session_id: string;
+  child_session_id: string | null;
+  task: string;
+  state: string;
+  outcome: string | null;
+  detail: string | null;
+  kept: boolean;
+  depth: number;
+  child_admission_id: string | null;
+  result_admission_id: string | null;
+}
+
+const LIMITS = 'delegations: {max_depth: 1, max_per_session: 2}';
+
+/** A child task that runs a command waiting until the test creates `<name>.go` in the cwd. */
+const waitFor = (name: string) =>
+  `run: touch ${name}.started; while [ ! -e ${name}.go ]; do sleep 0.05; done; echo ${name} done`;
+
+async function parent(client: GatewayClient, cwd: string, yolo: boolean): Promise<string> {
+  const { session_id } = await client.call<Snapshot>('session.create', {
+    cwd,
+    yolo,
+    toolsets: ['terminal', 'clarify', 'delegation'],
+  });
+  await client.call('session.resume', { session_id });
+  return session_id;
+}
+
+function start(client: GatewayClient, session_id: string, request_id: string, task: string, more = {}) {
+  return client.call<{ delegation: Delegation; duplicate: boolean }>('delegation.start', {
+    session_id,
+    request_id,
+    task,
+    ...more,
+  });
+}
+
+async function delegationOf(client: GatewayClient, id: string): Promise<Delegation> {
+  const { delegations } = await client.call<{ delegations: Delegation[] }>('delegation.list', {});
+  const found = delegations.find((d) => d.delegation_id === id);
+  if (!found) throw new Error(`no delegation ${id} in delegation.list`);
+  return found;
+}
+
+/** Reads the delegation until `done` holds (there is no event across processes for it). */
+async function delegationUntil(
+  client: GatewayClient,
+  id: string,
+  done: (d: Delegation) => boolean,
+  timeoutMs = 30_000,
+): Promise<Delegation> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await delegationOf(client, id);
+    if (done(d)) return d;
+    if (Date.now() > end) throw new Error(`delegation ${id} did not get there: ${JSON.stringify(d)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the file exists: the child's command is running. */
+async function fileAppears(path: string, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > end) throw new Error(`${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The parent's user messages that carry the delegation's result. */
+function results(snap: Snapshot, id: string): Snapshot['messages'] {
+  return snap.messages.filter(
+    (m) => m.role === 'user' && m.content?.startsWith(`Background delegation ${id} `),
+  );
+}
+
+/** The parent once its result of `id` was answered: quiet, with the result in its transcript. */
+function reported(client: GatewayClient, sessionId: string, id: string): Promise<Snapshot> {
+  return resumeUntil<Snapshot>(
+    client,
+    sessionId,
+    (snap) => results(snap, id).length > 0 && snap.pending_admissions.length === 0,
+    30_000,
+  );
+}
+
+describe.each(BACKENDS)('background delegations on %s', (store) => {
+  beforeAll(() => {
+    rig.store = store;
+  });
+
+  it('runs a child over RPC and by the delegate tool, admits each result once, refuses wider children and limits, stops, keeps, and a reset stops the rest', async () => {
+    const demo = await rig.model();
+    const d = await rig.daemon({ config: modelConfig(demo, LIMITS) });
+    const client = await d.connect();
+    const cwd = tempDir();
+    const a = await parent(client, cwd, true);
+
+    // Over RPC: the child runs its task in the background; its answer reaches the parent once.
+    const first = await start(client, a, 'hello-1', 'hello child');
+    expect(first.duplicate).toBe(false);
+    expect(first.delegation).toMatchObject({ parent_session_id: a, state: 'running', depth: 1, kept: false });
+    const id = first.delegation.delegation_id;
+    const child = first.delegation.child_session_id!;
+    let snap = await reported(client, a, id);
+    const [result] = results(snap, id);
+    expect(results(snap, id)).toHaveLength(1);
+    expect(result!.content).toBe(
+      [
+        `Background delegation ${id} completed.`,
+        'Task: hello child',
+        'Result:',
+        'Demo model (scripted stand-in): you said: hello child',
+      ].join('\n'),
+    );
+    const done = await delegationOf(client, id);
+    expect(done).toMatchObject({
+      state: 'reported',
+      outcome: 'completed',
+      result_admission_id: result!.admission_id,
+    });
+    // The child is a session of its own, with the parent's policy; its task is its one turn.
+    const childSnap = await client.call<Snapshot & { policy?: Record<string, unknown> }>('session.resume', {
+      session_id: child,
+    });
+    expect(childSnap.messages.map((m) => m.content)).toEqual([
+      'hello child',
+      'Demo model (scripted stand-in): you said: hello child',
+    ]);
+    // The same request id answers the same delegation and starts nothing more.
+    const again = await start(client, a, 'hello-1', 'hello child');
+    expect(again).toMatchObject({ duplicate: true, delegation: { delegation_id: id, state: 'reported' } });
+    snap = await quiet(client, a);
+    expect(results(snap, id)).toHaveLength(1);
+
+    // Never more powerful than the parent: each wider ask is refused by name, and nothing starts.
+    const b = await parent(client, cwd, false);
+    const before = (await client.call<{ delegations: Delegation[] }>('delegation.list', {})).delegations
+      .length;
+    for (const [more, field] of [
+      [{ yolo: true }, 'yolo'],
+      [{ toolsets: ['terminal', 'project'] }, 'toolsets'],
+      [{ model: 'another-model' }, 'model'],
+      [{ max_turns: 1000 }, 'max_turns'],
+      [{ mcp_servers: ['fs'] }, 'mcp_servers'],
+    ] as const) {
+      await expect(start(client, b, `wide-${field}`, 'do more', more)).rejects.toMatchObject({
+        reason: 'delegation_too_wide',
+        details: { field },
+      });
+    }
+    expect(
+      (await client.call<{ delegations: Delegation[] }>('delegation.list', {})).delegations,
+    ).toHaveLength(before);
+
+    // Limits: a child may not delegate (max_depth 1); two going at once per session (max_per_session 2).
+    await expect(start(client, child, 'deeper', 'go deeper')).rejects.toMatchObject({
+      reason: 'delegation_limit',
+      details: { limit: 'max_depth', max: 1 },
+    });
+    const stopMe = (await start(client, a, 'stop-me', waitFor('stop'))).delegation;
+    const keepMe = (await start(client, a, 'keep-me', waitFor('keep'))).delegation;
+    await expect(start(client, a, 'third', 'one too many')).rejects.toMatchObject({
+      reason: 'delegation_limit',
+      details: { limit: 'max_per_session', max: 2 },
+    });
+    await fileAppears(join(cwd, 'stop.started'));
+
+    // Stop: the child's turn is interrupted, and nothing is reported to the parent.
+    const stopped = await client.call<{ delegation: Delegation; stopped: boolean }>('delegation.stop', {
+      delegation_id: stopMe.delegation_id,
+    });
+    expect(stopped).toMatchObject({ stopped: true, delegation: { state: 'stopped', outcome: 'stopped' } });
+    await quiet(client, stopMe.child_session_id!);
+    expect(await delegationOf(client, stopMe.delegation_id)).toMatchObject({ state: 'stopped' });
+
+    // Keep, then reset the parent (QUE-2): the kept one goes on; one not kept is stopped by the reset.
+    await expect(
+      client.call('delegation.keep', { delegation_id: keepMe.delegation_id }),
+    ).resolves.toMatchObject({ delegation: { kept: true } });
+    const dropped = (await start(client, a, 'reset-drops', waitFor('drop'))).delegation;
+    await client.call('session.reset', { session_id: a, request_id: 'reset-1' });
+    expect(await delegationUntil(client, dropped.delegation_id, (x) => x.state === 'stopped')).toMatchObject({
+      detail: 'its parent session was reset',
+    });
+    writeFileSync(join(cwd, 'keep.go'), '');
+    snap = await reported(client, a, keepMe.delegation_id);
+    expect(results(snap, keepMe.delegation_id)).toHaveLength(1);
+    expect(results(snap, keepMe.delegation_id)[0]!.content).toContain('keep done');
+    // What was stopped never reached the parent.
+    writeFileSync(join(cwd, 'stop.go'), '');
+    writeFileSync(join(cwd, 'drop.go'), '');
+    expect(results(snap, stopMe.delegation_id)).toEqual([]);
+    expect(results(snap, dropped.delegation_id)).toEqual([]);
+
+    // The model's tool, asked for approval as any command; approved once, it starts the delegation.
+    const asked = nextEvent(client, 'approval.request', (e) => e.session_id === b);
+    const turn = await client.call<{ admission_id: string }>('prompt.submit', {
+      session_id: b,
+      submission_id: 'delegate-1',
+      text: 'call: delegate {"task": "from the tool", "toolsets": ["clarify"]}',
+    });
+    const request = (await asked).event;
+    expect(request['command']).toBe('delegate: from the tool');
+    await client.call('approval.respond', {
+      session_id: b,
+      prompt_id: request['prompt_id'],
+      execution_generation: request['execution_generation'],
+      choice: 'once',
+    });
+    const listed = await resumeUntil<Snapshot>(client, b, (s) =>
+      s.messages.some((m) => m.role === 'user' && m.content?.startsWith('Background delegation ')),
+    );
+    const toolResult = listed.messages.find(
+      (m) => m.role === 'tool' && m.admission_id === turn.admission_id,
+    )!;
+    const toolId = /Delegation (dlg_[0-9a-f]+) started in the background/.exec(toolResult.content!)![1]!;
+    const fromTool = await delegationOf(client, toolId);
+    snap = await reported(client, b, toolId);
+    expect(results(snap, toolId)).toHaveLength(1);
+    expect(results(snap, toolId)[0]!.content).toContain('you said: from the tool');
+    const toolChild = await client.call<{ session_id: string }>('session.info', {
+      session_id: fromTool.child_session_id,
+    });
+    expect(toolChild.session_id).toBe(fromTool.child_session_id);
+    // The model asking for a wider child is told why, and nothing starts.
+    const wider = nextEvent(client, 'approval.request', (e) => e.session_id === b);
+    await client.call('prompt.submit', {
+      session_id: b,
+      submission_id: 'delegate-2',
+      text: 'call: delegate {"task": "more", "toolsets": ["project"]}',
+    });
+    const ask = (await wider).event;
+    await client.call('approval.respond', {
+      session_id: b,
+      prompt_id: ask['prompt_id'],
+      execution_generation: ask['execution_generation'],
+      choice: 'once',
+    });
+    snap = await quiet(client, b);
+    expect(snap.messages.at(-2)!.content).toContain(
+      'The delegation was not started: the parent session has no toolset project',
+    );
+  }, 120_000);
+
+  it('a daemon SIGKILLed while children run: after the restart each result lands in the parent once, unknown included, even when it dies again right after admitting one', async () => {
+    const demo = await rig.model();
+    const config = modelConfig(demo);
+    const d1 = await rig.daemon({ config });
+    const c1 = await d1.connect();
+    const cwd = tempDir();
+    const p = await parent(c1, cwd, true);
+    // One child is in its command when the daemon dies (its effect is unknown after the restart);
+    // the other waits on its model call (its turn is resumed and completes).
+    const inTool = (await start(c1, p, 'in-tool', waitFor('tool'))).delegation;
+    await fileAppears(join(cwd, 'tool.started'));
+    demo.hold();
+    const asked = demo.waitForRequests(demo.requests.length + 1);
+    const inModel = (await start(c1, p, 'in-model', 'survive the crash')).delegation;
+    await asked;
+    await d1.kill();
+    writeFileSync(join(cwd, 'tool.go'), '');
+    demo.release();
+
+    // The next daemon reports both; it dies right after admitting the second result, before marking it.
+    await rig.dyingDaemon({
+      home: d1.home,
+      config,
+      env: { GATEHOUSE_TEST_FAULTS: 'delegation.reported@2' },
+    });
+    const d3 = await rig.daemon({ home: d1.home, config });
+    const client = await d3.connect();
+    await client.call('session.resume', { session_id: p });
+    const model = await delegationUntil(client, inModel.delegation_id, (x) => x.state === 'reported');
+    const tool = await delegationUntil(client, inTool.delegation_id, (x) => x.state === 'reported');
+    expect(model.outcome).toBe('completed');
+    expect(tool.outcome).toBe('unknown');
+    const snap = await quiet(client, p);
+    const modelResults = results(snap, inModel.delegation_id);
+    const toolResults = results(snap, inTool.delegation_id);
+    expect(modelResults).toHaveLength(1);
+    expect(modelResults[0]!.content).toContain('you said: survive the crash');
+    expect(modelResults[0]!.admission_id).toBe(model.result_admission_id);
+    expect(toolResults).toHaveLength(1);
+    expect(toolResults[0]!.content).toContain(`Background delegation ${inTool.delegation_id} ended unknown`);
+    expect(toolResults[0]!.admission_id).toBe(tool.result_admission_id);
+  }, 120_000);
+});
