@@ -6,9 +6,10 @@
  * daemon SIGKILLed while children run, after which each child's result (or its `unknown`) lands in
  * the parent once, even when the daemon dies again right after admitting it.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './cli.js';
 import { BACKENDS, nextEvent, resumeUntil } from './gateway-harness.js';
 import { modelConfig, quiet, tempDir, useRecoveryRig, type Snapshot } from './recovery-harness.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -27,6 +28,27 @@ interface Delegation {
   depth: number;
   child_admission_id: string | null;
   result_admission_id: string | null;
+}
+
+/** What docs/scheduling.md ("Background delegations") shows, as written. */
+const DOC = readFileSync(new URL('../../docs/scheduling.md', import.meta.url), 'utf8');
+const SECTION = DOC.slice(DOC.indexOf('## Background delegations'), DOC.indexOf('## Tests only: the clock'));
+const DOCUMENTED = JSON.parse(/^\{.*"method": "delegation\.start".*\}$/m.exec(SECTION)![0]) as {
+  method: string;
+  params: { session_id: string; request_id: string; task: string };
+};
+const DOC_ID = 'dlg_5e0c9a1f2b3d';
+const DOC_RESULT = /```text\n(Background delegation [\s\S]*?)\n```/.exec(SECTION)![1]!;
+/** The documented `gatehouse delegations …` commands, as argument lists. */
+const DOC_CLI = [...SECTION.matchAll(/^gatehouse (delegations .*)$/gm)].map((m) => m[1]!.split(' '));
+const DOC_CHAT = /^printf '(.*)' \| gatehouse chat --resume <session id>$/m
+  .exec(SECTION)![1]!
+  .replaceAll('\\n', '\n');
+
+/** A documented command with its placeholders filled in. */
+function cli(args: string[], fill: Record<string, string>): string[] {
+  const line = args.join(' ').replace(/<([a-z ]+)>/g, (_, name: string) => fill[name] ?? `<${name}>`);
+  return line.split(' ');
 }
 
 const LIMITS = 'delegations: {max_depth: 1, max_per_session: 2}';
@@ -115,8 +137,13 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     const cwd = tempDir();
     const a = await parent(client, cwd, true);
 
-    // Over RPC: the child runs its task in the background; its answer reaches the parent once.
-    const first = await start(client, a, 'hello-1', 'hello child');
+    // Over RPC, the documented request: the child runs its task in the background; its answer
+    // reaches the parent once.
+    expect(DOCUMENTED.params).toMatchObject({ request_id: 'research-1', task: 'hello child' });
+    const first = await client.call<{ delegation: Delegation; duplicate: boolean }>(DOCUMENTED.method, {
+      ...DOCUMENTED.params,
+      session_id: a,
+    });
     expect(first.duplicate).toBe(false);
     expect(first.delegation).toMatchObject({ parent_session_id: a, state: 'running', depth: 1, kept: false });
     const id = first.delegation.delegation_id;
@@ -124,14 +151,7 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     let snap = await reported(client, a, id);
     const [result] = results(snap, id);
     expect(results(snap, id)).toHaveLength(1);
-    expect(result!.content).toBe(
-      [
-        `Background delegation ${id} completed.`,
-        'Task: hello child',
-        'Result:',
-        'Demo model (scripted stand-in): you said: hello child',
-      ].join('\n'),
-    );
+    expect(result!.content).toBe(DOC_RESULT.replace(DOC_ID, id));
     const done = await delegationOf(client, id);
     expect(done).toMatchObject({
       state: 'reported',
@@ -147,7 +167,7 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
       'Demo model (scripted stand-in): you said: hello child',
     ]);
     // The same request id answers the same delegation and starts nothing more.
-    const again = await start(client, a, 'hello-1', 'hello child');
+    const again = await start(client, a, 'research-1', 'hello child');
     expect(again).toMatchObject({ duplicate: true, delegation: { delegation_id: id, state: 'reported' } });
     snap = await quiet(client, a);
     expect(results(snap, id)).toHaveLength(1);
@@ -185,18 +205,34 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     });
     await fileAppears(join(cwd, 'stop.started'));
 
-    // Stop: the child's turn is interrupted, and nothing is reported to the parent.
-    const stopped = await client.call<{ delegation: Delegation; stopped: boolean }>('delegation.stop', {
-      delegation_id: stopMe.delegation_id,
+    // The documented CLI: list this session's, stop one (its child's turn is interrupted, nothing is
+    // reported), keep the other; then a reset of the parent (QUE-2) stops all but the kept one.
+    const [listCmd, stopCmd, keepCmd] = DOC_CLI;
+    expect(DOC_CLI.map((c) => c.slice(0, 2).join(' '))).toEqual([
+      'delegations list',
+      'delegations stop',
+      'delegations keep',
+    ]);
+    const listed = await runCli(d.home, cli(listCmd!, { 'session id': a }));
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${id}  ${a} → ${child}  [reported: completed]`);
+    expect(listed.stdout).toContain(`${stopMe.delegation_id}  ${a} → ${stopMe.child_session_id}  [running]`);
+    const stoppedRun = await runCli(d.home, cli(stopCmd!, { 'delegation id': stopMe.delegation_id }));
+    expect(stoppedRun).toMatchObject({ code: 0, stdout: `Stopped ${stopMe.delegation_id}.\n` });
+    expect(await delegationOf(client, stopMe.delegation_id)).toMatchObject({
+      state: 'stopped',
+      outcome: 'stopped',
     });
-    expect(stopped).toMatchObject({ stopped: true, delegation: { state: 'stopped', outcome: 'stopped' } });
     await quiet(client, stopMe.child_session_id!);
     expect(await delegationOf(client, stopMe.delegation_id)).toMatchObject({ state: 'stopped' });
-
-    // Keep, then reset the parent (QUE-2): the kept one goes on; one not kept is stopped by the reset.
-    await expect(
-      client.call('delegation.keep', { delegation_id: keepMe.delegation_id }),
-    ).resolves.toMatchObject({ delegation: { kept: true } });
+    const unknownId = await runCli(d.home, ['delegations', 'stop', 'dlg_000000000000']);
+    expect(unknownId.code).not.toBe(0);
+    expect(unknownId.stderr).toContain(
+      'no delegation dlg_000000000000 ("gatehouse delegations list" shows the ids)',
+    );
+    const keptRun = await runCli(d.home, cli(keepCmd!, { 'delegation id': keepMe.delegation_id }));
+    expect(keptRun.code).toBe(0);
+    expect(await delegationOf(client, keepMe.delegation_id)).toMatchObject({ kept: true });
     const dropped = (await start(client, a, 'reset-drops', waitFor('drop'))).delegation;
     await client.call('session.reset', { session_id: a, request_id: 'reset-1' });
     expect(await delegationUntil(client, dropped.delegation_id, (x) => x.state === 'stopped')).toMatchObject({
@@ -227,10 +263,10 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
       execution_generation: request['execution_generation'],
       choice: 'once',
     });
-    const listed = await resumeUntil<Snapshot>(client, b, (s) =>
+    const withResult = await resumeUntil<Snapshot>(client, b, (s) =>
       s.messages.some((m) => m.role === 'user' && m.content?.startsWith('Background delegation ')),
     );
-    const toolResult = listed.messages.find(
+    const toolResult = withResult.messages.find(
       (m) => m.role === 'tool' && m.admission_id === turn.admission_id,
     )!;
     const toolId = /Delegation (dlg_[0-9a-f]+) started in the background/.exec(toolResult.content!)![1]!;
@@ -260,6 +296,16 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     expect(snap.messages.at(-2)!.content).toContain(
       'The delegation was not started: the parent session has no toolset project',
     );
+
+    // The documented chat lines: /delegate starts one for the chat's session, /delegations lists it.
+    expect(DOC_CHAT).toBe('/delegate hello from the chat\n/delegations\n');
+    const chat = await runCli(d.home, ['chat', '--resume', b], { input: DOC_CHAT });
+    expect(chat.code).toBe(0);
+    const chatId = /\(delegated (dlg_[0-9a-f]+) /.exec(chat.stdout)![1]!;
+    expect(chat.stdout).toMatch(new RegExp(`^${chatId}  \\[(running|reported: completed)\\]  child `, 'm'));
+    snap = await reported(client, b, chatId);
+    expect(results(snap, chatId)).toHaveLength(1);
+    expect(results(snap, chatId)[0]!.content).toContain('you said: hello from the chat');
   }, 120_000);
 
   it('a daemon SIGKILLed while children run: after the restart each result lands in the parent once, unknown included, even when it dies again right after admitting one', async () => {
