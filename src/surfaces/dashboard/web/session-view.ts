@@ -11,6 +11,7 @@ import { markdownElement } from './markdown.js';
 import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
+import { DelegationsPanel } from './delegations-panel.js';
 import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change, type ToolProgress } from './session-state.js';
 import type { Message, PendingAdmission, Prompt } from './wire.js';
@@ -148,6 +149,7 @@ export class SessionView {
   private readonly asking = { label: null as string | null };
   private readonly host: ActionHost;
   private readonly manage: ManagePanel;
+  private readonly delegations: DelegationsPanel;
   private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
@@ -222,6 +224,7 @@ export class SessionView {
       go: (hash) => (location.hash = hash),
     };
     this.manage = new ManagePanel(this.manageHost);
+    this.delegations = new DelegationsPanel(this.manageHost);
     const composer = h(
       'form',
       {
@@ -250,6 +253,7 @@ export class SessionView {
       { class: 'session' },
       this.header,
       this.manage.root,
+      this.delegations.root,
       this.note,
       this.older,
       this.transcript,
@@ -274,6 +278,7 @@ export class SessionView {
       .attach()
       .then(() => (first && this.focus !== null ? this.reveal(this.focus) : undefined))
       .then(() => this.manage.load())
+      .then(() => this.delegations.load())
       .catch((error: unknown) => this.fail(error));
   }
 
@@ -366,6 +371,8 @@ export class SessionView {
       case 'prompts':
         return this.drawPrompts();
       case 'admissions':
+        // A delegation's result arrives as an admission; one the model started, after its turn.
+        void this.delegations.load();
         return this.drawQueue();
       case 'header':
         return this.drawHeader();
