@@ -306,6 +306,18 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     snap = await reported(client, b, chatId);
     expect(results(snap, chatId)).toHaveLength(1);
     expect(results(snap, chatId)[0]!.content).toContain('you said: hello from the chat');
+
+    // Deleting the parent stops its delegations, kept or not; the child session stays.
+    const orphan = (await start(client, a, 'orphan', waitFor('orphan'))).delegation;
+    await client.call('delegation.keep', { delegation_id: orphan.delegation_id });
+    await fileAppears(join(cwd, 'orphan.started'));
+    await client.call('session.delete', { session_id: a });
+    expect(await delegationUntil(client, orphan.delegation_id, (x) => x.state === 'stopped')).toMatchObject({
+      kept: true,
+      detail: 'its parent session was deleted',
+    });
+    await quiet(client, orphan.child_session_id!);
+    writeFileSync(join(cwd, 'orphan.go'), '');
   }, 120_000);
 
   it('a daemon SIGKILLed while children run: after the restart each result lands in the parent once, unknown included, even when it dies again right after admitting one', async () => {

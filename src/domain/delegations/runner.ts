@@ -73,6 +73,8 @@ export class DelegationRunner {
   private stopped = false;
   /** The step (or stop) of each delegation going on now: the next waits for it. */
   private readonly going = new Map<string, Promise<unknown>>();
+  /** Delegations whose step failed and was logged: tried again at each tick, logged once. */
+  private readonly failing = new Set<string>();
 
   constructor(private readonly options: DelegationRunnerOptions) {}
 
@@ -136,9 +138,12 @@ export class DelegationRunner {
       try {
         if (row.state === 'starting') await this.launch(row);
         else if (row.state === 'running') await this.follow(row);
+        this.failing.delete(delegationId);
       } catch (error) {
+        // A parent paused by its budget, say: the step is tried again at each tick, logged once.
         if (error instanceof GatewayError && PASSING.includes(error.reason)) return;
-        this.options.onError(error, `delegation ${delegationId}`);
+        if (!this.failing.has(delegationId)) this.options.onError(error, `delegation ${delegationId}`);
+        this.failing.add(delegationId);
       }
     });
   }
