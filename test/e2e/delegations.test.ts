@@ -2,9 +2,10 @@
  * Background delegations through the real daemon on both stores (issue 28, docs/scheduling.md
  * "Background delegations"): started over RPC and by the model's `delegate` tool (approved through
  * the approval path), the child's result admitted into the parent exactly once; a child wider than
- * its parent refused; depth and per-session limits; stop, keep and a parent reset (QUE-2); and a
- * daemon SIGKILLed while children run, after which each child's result (or its `unknown`) lands in
- * the parent once, even when the daemon dies again right after admitting it.
+ * its parent refused; depth and per-session limits; stop, keep, a parent reset (QUE-2) and a parent
+ * deleted; the documented CLI and chat lines; and a daemon SIGKILLed while children run or wait on
+ * the global turn limit, after which each child's result (or its `unknown`) lands in the parent
+ * once, even when the daemon dies again right after admitting it.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -104,6 +105,22 @@ async function fileAppears(path: string, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!existsSync(path)) {
     if (Date.now() > end) throw new Error(`${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Reads runtime.describe until the gateway's turn counts hold `done` (no event across processes). */
+async function turnsUntil(
+  client: GatewayClient,
+  done: (turns: { running: number; waiting: number; limit: number }) => boolean,
+): Promise<void> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const { gateway } = await client.call<{
+      gateway: { turns: { running: number; waiting: number; limit: number } };
+    }>('runtime.describe', {});
+    if (done(gateway.turns)) return;
+    if (Date.now() > end) throw new Error(`turns never got there: ${JSON.stringify(gateway.turns)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -320,9 +337,10 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     writeFileSync(join(cwd, 'orphan.go'), '');
   }, 120_000);
 
-  it('a daemon SIGKILLed while children run: after the restart each result lands in the parent once, unknown included, even when it dies again right after admitting one', async () => {
+  it('a daemon SIGKILLed while children run or wait for a turn (the global turn limit): after the restart each result lands in the parent once, unknown included, even when it dies again right after admitting one', async () => {
     const demo = await rig.model();
-    const config = modelConfig(demo);
+    // Two turns at once: the global turn limit holds a third child's turn back like any turn.
+    const config = modelConfig(demo, 'limits: {max_concurrent_turns: 2}');
     const d1 = await rig.daemon({ config });
     const c1 = await d1.connect();
     const cwd = tempDir();
@@ -335,6 +353,9 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     const asked = demo.waitForRequests(demo.requests.length + 1);
     const inModel = (await start(c1, p, 'in-model', 'survive the crash')).delegation;
     await asked;
+    const waiting = (await start(c1, p, 'waits-for-a-turn', 'queued behind the limit')).delegation;
+    await turnsUntil(c1, (t) => t.running === 2 && t.waiting === 1);
+    expect((await delegationOf(c1, waiting.delegation_id)).state).toBe('running');
     await d1.kill();
     writeFileSync(join(cwd, 'tool.go'), '');
     demo.release();
@@ -350,6 +371,8 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     await client.call('session.resume', { session_id: p });
     const model = await delegationUntil(client, inModel.delegation_id, (x) => x.state === 'reported');
     const tool = await delegationUntil(client, inTool.delegation_id, (x) => x.state === 'reported');
+    const queued = await delegationUntil(client, waiting.delegation_id, (x) => x.state === 'reported');
+    expect(queued.outcome).toBe('completed');
     expect(model.outcome).toBe('completed');
     expect(tool.outcome).toBe('unknown');
     const snap = await quiet(client, p);
@@ -361,5 +384,8 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     expect(toolResults).toHaveLength(1);
     expect(toolResults[0]!.content).toContain(`Background delegation ${inTool.delegation_id} ended unknown`);
     expect(toolResults[0]!.admission_id).toBe(tool.result_admission_id);
+    expect(results(snap, waiting.delegation_id)).toMatchObject([
+      { admission_id: queued.result_admission_id },
+    ]);
   }, 120_000);
 });
