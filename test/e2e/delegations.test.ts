@@ -39,6 +39,10 @@ const DOCUMENTED = JSON.parse(/^\{.*"method": "delegation\.start".*\}$/m.exec(SE
   params: { session_id: string; request_id: string; task: string };
 };
 const DOC_ID = 'dlg_5e0c9a1f2b3d';
+const DOC_ANSWER = JSON.parse(/^\{"delegation": .*\}$/m.exec(SECTION)![0]) as {
+  delegation: Record<string, unknown>;
+  duplicate: boolean;
+};
 const DOC_RESULT = /```text\n(Background delegation [\s\S]*?)\n```/.exec(SECTION)![1]!;
 /** The documented `gatehouse delegations …` commands, as argument lists. */
 const DOC_CLI = [...SECTION.matchAll(/^gatehouse (delegations .*)$/gm)].map((m) => m[1]!.split(' '));
@@ -162,6 +166,12 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
       session_id: a,
     });
     expect(first.duplicate).toBe(false);
+    // The answer has the documented shape: the same fields, with this delegation's values.
+    expect(Object.keys(first.delegation)).toEqual(expect.arrayContaining(Object.keys(DOC_ANSWER.delegation)));
+    expect(DOC_ANSWER).toMatchObject({
+      duplicate: false,
+      delegation: { state: 'running', task: 'hello child' },
+    });
     expect(first.delegation).toMatchObject({ parent_session_id: a, state: 'running', depth: 1, kept: false });
     const id = first.delegation.delegation_id;
     const child = first.delegation.child_session_id!;
