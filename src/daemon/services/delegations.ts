@@ -42,12 +42,7 @@ export function openDelegations(options: {
     tickMs: 1000,
     fault: options.fault,
     onError: options.onError,
-    ...(cluster
-      ? {
-          mayRun: async () =>
-            (await cluster.store.take('delegations', options.profile, cluster.leaseS)).kind !== 'held',
-        }
-      : {}),
+    ...(cluster ? { mayRun: leaseHolder(cluster, options.profile) } : {}),
     sessions: {
       createChild: async (principal, params) =>
         (await sessions.create(principal, params)).session_id as string,
@@ -141,4 +136,22 @@ export function openDelegations(options: {
   // A child's task that settles is reported at once, not at the next tick.
   sessions.events.on('turn:settled', () => void runner.tick());
   return { runner, service, port };
+}
+
+/**
+ * Whether this instance holds the lease `delegations:<profile>`, taken (and renewed) at most once a
+ * second: a pass runs at every settled turn, and each would otherwise write the lease.
+ */
+function leaseHolder(
+  cluster: { store: ClusterStore; leaseS: number },
+  profile: string,
+): () => Promise<boolean> {
+  let checked = 0;
+  let holds = false;
+  return async () => {
+    if (Date.now() - checked < 1000) return holds;
+    holds = (await cluster.store.take('delegations', profile, cluster.leaseS)).kind !== 'held';
+    checked = Date.now();
+    return holds;
+  };
 }
