@@ -95,6 +95,7 @@ export function openDelegations(options: {
         throw new GatewayError('permission_denied', `session ${sessionId} is paused: its receipt is invalid`);
       return receipt.policy;
     },
+    checkRead: (principal, sessionId) => sessions.authorize(principal, sessionId, 'session:read'),
     profileMcp: () => options.profileMcp,
   });
   const port: DelegatePort = {

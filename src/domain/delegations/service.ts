@@ -33,6 +33,8 @@ export interface DelegationServiceOptions {
   now(): Date;
   /** The parent's frozen launch policy; throws unless the principal may submit to the session. */
   parentPolicy(principal: Principal, sessionId: string): Promise<LaunchPolicy>;
+  /** Throws unless the principal may read the session. */
+  checkRead(principal: Principal, sessionId: string): Promise<void>;
   /** The profile's MCP servers enabled now, by name. */
   profileMcp(): readonly string[];
 }
@@ -113,7 +115,7 @@ export class DelegationService {
 
   /** The delegations the caller may manage, of one session when given (the caller must reach it). */
   async list(principal: Principal, sessionId: string | null): Promise<{ delegations: DelegationView[] }> {
-    if (sessionId !== null) await this.options.parentPolicy(principal, sessionId);
+    if (sessionId !== null) await this.options.checkRead(principal, sessionId);
     const rows = await this.options.store.listDelegations(this.options.profile, sessionId);
     return { delegations: rows.filter((row) => mayManage(principal, row)).map(viewOf) };
   }
