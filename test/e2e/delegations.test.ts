@@ -14,6 +14,7 @@ import { runCli } from './cli.js';
 import { BACKENDS, nextEvent, resumeUntil } from './gateway-harness.js';
 import { modelConfig, quiet, tempDir, useRecoveryRig, type Snapshot } from './recovery-harness.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import type { AuditRow } from '../../src/protocol/results.js';
 
 const rig = useRecoveryRig();
 
@@ -192,6 +193,11 @@ describe.each(BACKENDS)('background delegations on %s', (store) => {
     expect(childSnap.messages.map((m) => m.content)).toEqual([
       'hello child',
       'Demo model (scripted stand-in): you said: hello child',
+    ]);
+    // Audited as a submit to the parent, with no text (auth.audit.message_text is off).
+    const { rows } = await client.call<{ rows: AuditRow[] }>('audit.list', { session_id: a });
+    expect(rows.filter((r) => r.detail?.['mode'] === 'delegation')).toMatchObject([
+      { action: 'submitted', outcome: 'ok', detail: { request_id: 'research-1', mode: 'delegation' } },
     ]);
     // The same request id answers the same delegation and starts nothing more.
     const again = await start(client, a, 'research-1', 'hello child');

@@ -52,6 +52,8 @@ export class DelegationService {
     params: StartDelegationParams,
   ): Promise<{ delegation: DelegationView; duplicate: boolean }> {
     const { store, limits } = this.options;
+    if (!principal.capabilities.includes('session:create'))
+      throw new GatewayError('permission_denied', 'a delegation creates a session: it needs session:create');
     const parent = await this.options.parentPolicy(principal, params.session_id);
     const siblings = await store.listDelegations(this.options.profile, params.session_id);
     const earlier = siblings.find((d) => d.request_id === params.request_id);

@@ -38,7 +38,8 @@ export function registerDelegationMethods(
   dispatcher
     .register('delegation.start', {
       params: s['delegation.start'],
-      capability: 'session:create',
+      // Checked on the parent (the dispatcher's fence); creating the child needs session:create too.
+      capability: 'session:submit',
       handler: (p, c) => {
         const { session_id, request_id, task, ...child } = p;
         return delegations.start(c.principal, { session_id, request_id, task, child });
