@@ -181,6 +181,15 @@ export const configSchema = z
           .default(1800),
       })
       .prefault({}),
+    /** Background delegations (docs/scheduling.md, "Background delegations"). */
+    delegations: z
+      .strictObject({
+        /** How deep delegations may nest: 1, a session's children may not delegate themselves. */
+        max_depth: wholeNumber('delegations.max_depth', 1, 10).default(2),
+        /** Delegations of one session not yet ended (starting or running) at once. */
+        max_per_session: wholeNumber('delegations.max_per_session', 1, 100).default(4),
+      })
+      .prefault({}),
     /** REC-7 step resume after a crash (docs/crash-safety.md). */
     recovery: z
       .strictObject({

@@ -59,6 +59,12 @@ export const JOB_FAULT_POINTS = ['job.decided'] as const;
  */
 export const STEER_FAULT_POINTS = ['steer.applied'] as const;
 
+/**
+ * Background delegations (docs/scheduling.md): after a delegation's result was admitted into its
+ * parent, before the delegation is marked reported; the restart must find the admission already there.
+ */
+export const DELEGATION_FAULT_POINTS = ['delegation.reported'] as const;
+
 /** Which turn events mark which fault point (see turn-job publish). */
 const EVENT_POINTS: Record<string, FaultPoint> = {
   'text.delta': 'model.streaming',
@@ -84,6 +90,7 @@ export function parseFaultSpec(spec: string): Map<string, number> {
       ...FAULT_TRAPS,
       ...JOB_FAULT_POINTS,
       ...STEER_FAULT_POINTS,
+      ...DELEGATION_FAULT_POINTS,
     ];
     if (!known.includes(name!)) {
       throw new Error(`${FAULT_ENV}: unknown fault point "${name}"; known: ${known.join(', ')}`);

@@ -103,6 +103,8 @@ export type GatewayReason =
   | 'budget_above_profile'
   | 'budget_not_paused'
   | 'budget_paused'
+  | 'delegation_too_wide'
+  | 'delegation_limit'
   | 'invalid_schedule'
   | 'job_busy'
   | 'member_limit'

@@ -76,6 +76,15 @@ export const RPC_REASONS = {
     code: -32019,
     meaning: 'the session is paused by its budget, which has no room for a turn: the prompt was not taken',
   },
+  delegation_too_wide: {
+    code: -32020,
+    meaning:
+      'a delegation asked for a child more powerful than its parent session (details.field names what)',
+  },
+  delegation_limit: {
+    code: -32021,
+    meaning: 'a delegation would pass delegations.max_depth or delegations.max_per_session (details.limit)',
+  },
   invalid_schedule: {
     code: -32022,
     meaning: "a scheduled job's schedule cannot be read or never fires (details.field names the part)",

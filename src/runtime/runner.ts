@@ -215,6 +215,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
     signal,
     sessionId,
     admissionId,
+    get toolCallId() {
+      return current?.id;
+    },
     executionGeneration,
     yolo: options.yolo,
     requestApproval: async (request) => {

@@ -63,6 +63,8 @@ export interface ToolContext {
   sessionId: string;
   /** The admission this call belongs to (tools and the demo model may record it). */
   admissionId: string | undefined;
+  /** The id of the model's tool call being run (absent outside a turn's tool step, e.g. in a hook). */
+  readonly toolCallId?: string | undefined;
   executionGeneration: number;
   /** The session runs without approvals. */
   yolo: boolean;

@@ -41,6 +41,9 @@ import { homeChannelsOf } from '../config-platforms.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
 import { openJobs, type OpenJobs } from './jobs.js';
+import { openDelegations, type OpenDelegations } from './delegations.js';
+import { registerDelegationMethods } from '../../surfaces/rpc/delegation-methods.js';
+import { withDelegation } from '../../runtime/tools/delegate.js';
 import { startRpcServer, type RpcServer } from '../../surfaces/rpc/server.js';
 import { dashboardAssets } from '../../surfaces/dashboard/assets.js';
 import { describeGateway } from './describe.js';
@@ -137,6 +140,7 @@ export function gatewayService(
   let metrics: GatewayMetrics | null = null;
   let mcp: McpPool | null = null;
   let jobs: OpenJobs | null = null;
+  let delegations: OpenDelegations | null = null;
   let jobsStatusTimer: NodeJS.Timeout | null = null;
   let profileName = '';
 
@@ -320,10 +324,11 @@ export function gatewayService(
             sessions: store!,
             prompts,
             tools: async (names, policy, logicalId) => {
-              const resolved = withAgentJobs(
+              const environed = withAgentJobs(
                 withToolEnvironment(toolRegistry.resolve(names), toolEnv),
                 agentJobsPort,
               );
+              const resolved = delegations ? withDelegation(environed, delegations.port) : environed;
               // Checked in the daemon, before a safe-mode call reaches its worker.
               const builtin = guardGatewayFiles(
                 policy?.safe_mode ? isolateTools(resolved, workers!) : resolved,
@@ -450,6 +455,33 @@ export function gatewayService(
         },
       });
       registerJobMethods(dispatcher, jobs.service);
+      // Background delegations (docs/scheduling.md): their runner starts once recovery is done, below.
+      delegations = openDelegations({
+        profile,
+        store: stores.delegations,
+        local: localStore,
+        sessions,
+        limits: {
+          maxDepth: config.delegations.max_depth,
+          maxPerSession: config.delegations.max_per_session,
+        },
+        profileMcp: Object.entries(config.mcp_servers)
+          .filter(([, server]) => server.enabled)
+          .map(([name]) => name),
+        cluster: cluster ? { store: cluster.store, leaseS: config.cluster.lease_s } : null,
+        fault: (point) => faults?.hit(point),
+        onError,
+      });
+      delegations.runner.events.on('delegation:started', (e) =>
+        logger.info(e, `delegation ${e.delegation_id} started`),
+      );
+      delegations.runner.events.on('delegation:reported', (e) =>
+        logger.info(e, `delegation ${e.delegation_id} reported (${e.outcome})`),
+      );
+      delegations.runner.events.on('delegation:stopped', (e) =>
+        logger.info(e, `delegation ${e.delegation_id} stopped: ${e.detail}`),
+      );
+      registerDelegationMethods(dispatcher, delegations.service);
       registerAccessMethods(dispatcher, sessions, stores.access);
       dispatcher.setHooks(
         accessHooks(sessions, stores.access, { messageText: config.auth.audit.message_text }),
@@ -658,6 +690,7 @@ export function gatewayService(
       jobsStatusTimer = setInterval(advertiseJobs, 5000);
       advertiseJobs();
       running.runner.start();
+      delegations.runner.start();
     },
     async drain(deadline: number) {
       housekeeping?.stop();
@@ -667,8 +700,10 @@ export function gatewayService(
       member?.beginDrain();
       const sessionsDrained = sessions?.drain(deadline) ?? Promise.resolve([]);
       await jobs?.runner.stop();
+      await delegations?.runner.stop();
       // In a cluster another instance runs the jobs from now on, not at the lease's expiry.
       if (cluster) await cluster.store.release('jobs', profileName).catch(() => false);
+      if (cluster) await cluster.store.release('delegations', profileName).catch(() => false);
       const left = await sessionsDrained;
       if (member && sessions) {
         // Graceful handover (SCL-1): every lease but those of turns still running is released at
@@ -688,6 +723,8 @@ export function gatewayService(
       jobsStatusTimer = null;
       await jobs?.runner.stop();
       jobs = null;
+      await delegations?.runner.stop();
+      delegations = null;
       housekeeping = null;
       sessions?.clusterEvents?.stop();
       relay?.stop();

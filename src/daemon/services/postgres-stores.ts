@@ -11,6 +11,7 @@ import { PostgresClusterStore } from '../../storage/postgres/cluster-store.js';
 import { PostgresControlRelayStore } from '../../storage/postgres/control-relay-store.js';
 import { PostgresDeliveryLedger } from '../../storage/postgres/delivery-ledger.js';
 import { PostgresJobStore } from '../../storage/postgres/job-store.js';
+import { PostgresDelegationStore } from '../../storage/postgres/delegation-store.js';
 import { PostgresAccessStore } from '../../storage/postgres/access-store.js';
 import { PostgresLocalStore } from '../../storage/postgres/local-store.js';
 import { PostgresPlatformCursors } from '../../storage/postgres/platform-cursors.js';
@@ -76,6 +77,7 @@ export async function openPostgresStores(
     sessions,
     local,
     jobs: new PostgresJobStore(sessions.db),
+    delegations: new PostgresDelegationStore(sessions.db),
     access: new PostgresAccessStore(sessions.db),
     messaging: {
       sessions,

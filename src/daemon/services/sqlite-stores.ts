@@ -5,6 +5,7 @@
 import { SqliteAccessStore } from '../../storage/sqlite/access-store.js';
 import { SqliteDeliveryLedger } from '../../storage/sqlite/delivery-ledger.js';
 import { SqliteJobStore } from '../../storage/sqlite/job-store.js';
+import { SqliteDelegationStore } from '../../storage/sqlite/delegation-store.js';
 import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
@@ -30,6 +31,7 @@ export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStor
     sessions,
     local,
     jobs: new SqliteJobStore(sessions.db),
+    delegations: new SqliteDelegationStore(sessions.db),
     access: new SqliteAccessStore(sessions.db),
     messaging: {
       sessions,

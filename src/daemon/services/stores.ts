@@ -13,6 +13,7 @@ import type { LeaseHolder } from '../../domain/cluster/lease.js';
 import type { AccessStore } from '../../domain/ports/access-store.js';
 import type { ClusterStore } from '../../domain/ports/cluster-store.js';
 import type { JobStore } from '../../domain/ports/job-store.js';
+import type { DelegationStore } from '../../domain/ports/delegation-store.js';
 import type { LocalSessionStore, StoreFaults } from '../../domain/ports/local-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import type { ControlRelayStore } from '../../domain/ports/control-relay.js';
@@ -28,6 +29,8 @@ export interface GatewayStores {
   local: LocalSessionStore;
   /** Scheduled jobs and their runs (docs/scheduling.md), on the same database. */
   jobs: JobStore;
+  /** Background delegations (docs/scheduling.md), on the same database. */
+  delegations: DelegationStore;
   /** Session shares and the audit log (migration 022). */
   access: AccessStore;
   /** What chat platforms store through, on the same database. */

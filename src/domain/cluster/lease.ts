@@ -19,7 +19,7 @@
  */
 
 /** What a lease is for: 'session' (a local session's turns) or 'bot' (a chat bot's polling). */
-export type LeaseKind = 'session' | 'bot' | 'jobs';
+export type LeaseKind = 'session' | 'bot' | 'jobs' | 'delegations';
 
 /** Who holds leases: an instance in one authority epoch. */
 export interface LeaseHolder {

@@ -5,6 +5,7 @@
  */
 import type { JsonSchema, ToolDefinition } from '../types.js';
 import { clarifyTool } from './clarify.js';
+import { delegateTool } from './delegate.js';
 import { createJobTools } from './jobs.js';
 import { projectTools } from './project.js';
 import { terminalTool } from './terminal.js';
@@ -108,7 +109,7 @@ export function toolSchemas(tools: readonly ToolDefinition[]): ToolSchema[] {
   }));
 }
 
-/** A registry holding the built-in toolsets: terminal, clarify, project, jobs, desktop_ui, catalog. */
+/** A registry holding the built-in toolsets: terminal, clarify, project, jobs, desktop_ui, catalog, delegation. */
 export function createBuiltinRegistry(): ToolRegistry {
   const registry = new ToolRegistry();
   registry
@@ -141,6 +142,11 @@ export function createBuiltinRegistry(): ToolRegistry {
       name: 'catalog',
       description: 'Describe what this agent can do: its toolsets and tools.',
       tools: [createListToolsetsTool(registry)],
+    })
+    .register({
+      name: 'delegation',
+      description: 'Hand a task to a background session that reports back when done.',
+      tools: [delegateTool],
     });
   return registry;
 }

@@ -247,6 +247,26 @@ export function buildProgram(deps: CliDeps): Command {
       (await import('./commands/jobs.js')).runJobNow(id, flags),
     );
 
+  const delegations = program
+    .command('delegations')
+    .description('background delegations: tasks a session handed to a child session (docs/scheduling.md)');
+  delegations
+    .command('list')
+    .description('list delegations: parent → child, state, outcome and task')
+    .option('--session <id>', "only this session's delegations")
+    .option('--json', 'print {"delegations": [...]} as JSON')
+    .action(async (flags: { session?: string; json?: boolean }) =>
+      (await import('./commands/delegations.js')).listDelegations(flags),
+    );
+  delegations
+    .command('stop <id>')
+    .description("stop the delegation: its child's task is interrupted and nothing is reported")
+    .action(async (id: string) => (await import('./commands/delegations.js')).stopDelegation(id));
+  delegations
+    .command('keep <id>')
+    .description('keep the delegation going when its parent session is reset (/new, /reset)')
+    .action(async (id: string) => (await import('./commands/delegations.js')).keepDelegation(id));
+
   program
     .command('share <session> <member>')
     .description('share a session with a member (member:<name>, or an oidc:… subject from "gatehouse audit")')

@@ -23,6 +23,7 @@ const ACTIONS: Record<string, (call: Call) => AuditAction> = {
   'session.create': () => 'created',
   'prompt.submit': () => 'submitted',
   'session.steer': () => 'submitted',
+  'delegation.start': () => 'submitted',
   'approval.respond': (call) => (call.params.choice === 'deny' ? 'denied' : 'approved'),
   'clarify.respond': () => 'answered',
   'session.interrupt': () => 'interrupted',
@@ -64,6 +65,12 @@ function detailOf(
         submission_id: p.submission_id ?? null,
         mode: 'steer',
         ...(messageText ? { text: p.text ?? null } : {}),
+      };
+    case 'delegation.start':
+      return {
+        request_id: p.request_id ?? null,
+        mode: 'delegation',
+        ...(messageText ? { text: p.task ?? null } : {}),
       };
     case 'approval.respond':
       return { prompt_id: p.prompt_id ?? null, choice: p.choice ?? null };

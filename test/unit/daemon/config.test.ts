@@ -462,3 +462,24 @@ describe('cluster (docs/cluster.md)', () => {
     expect(parseConfig(example, FILE).config.cluster.enabled).toBe(true);
   });
 });
+
+describe('delegations', () => {
+  const docs = readFileSync(new URL('../../../docs/scheduling.md', import.meta.url), 'utf8');
+  const example = /```yaml\n(delegations:[\s\S]*?)```/.exec(docs)![1]!;
+
+  it('defaults to depth 2 and 4 per session; the documented example parses to what it says', () => {
+    expect(parseConfig('', FILE).config.delegations).toEqual({ max_depth: 2, max_per_session: 4 });
+    expect(parseConfig(example, FILE).config.delegations).toEqual({ max_depth: 2, max_per_session: 4 });
+    expect(parseConfig('delegations: {max_depth: 1}', FILE).config.delegations.max_depth).toBe(1);
+  });
+
+  it('refuses a limit that is not a whole number in range, or a key it does not know, by name', () => {
+    expect(failure('delegations: {max_depth: 0}').message).toContain(
+      'delegations.max_depth must be a whole number from 1 to 10',
+    );
+    expect(failure('delegations: {max_per_session: 2.5}').message).toContain(
+      'delegations.max_per_session must be a whole number from 1 to 100',
+    );
+    expect(failure('delegations: {max_children: 3}').message).toContain('max_children');
+  });
+});

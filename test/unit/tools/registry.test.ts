@@ -51,9 +51,17 @@ describe('RUN-2 / LOC-6 tool registry and toolsets', () => {
     const error = caught as UnknownToolsetError;
     expect(error.reason).toBe('invalid_params');
     expect(error.toolset).toBe('browser');
-    expect(error.known).toEqual(['terminal', 'clarify', 'project', 'jobs', 'desktop_ui', 'catalog']);
+    expect(error.known).toEqual([
+      'terminal',
+      'clarify',
+      'project',
+      'jobs',
+      'desktop_ui',
+      'catalog',
+      'delegation',
+    ]);
     expect(error.message).toBe(
-      'Unknown toolset "browser". Known toolsets: terminal, clarify, project, jobs, desktop_ui, catalog.',
+      'Unknown toolset "browser". Known toolsets: terminal, clarify, project, jobs, desktop_ui, catalog, delegation.',
     );
   });
 

@@ -23,6 +23,7 @@ import { migration as m024 } from './024_compression_steps.js';
 import { migration as m025 } from './025_budget_pause_worst.js';
 import { migration as m026 } from './026_steers.js';
 import { migration as m027 } from './027_job_delivery.js';
+import { migration as m028 } from './028_delegations.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m025,
   m026,
   m027,
+  m028,
 ];

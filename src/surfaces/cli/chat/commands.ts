@@ -10,6 +10,7 @@
 import type { SessionView, ChatTerminal } from './session-view.js';
 import type { Call } from './wire.js';
 import { JOB_COMMANDS } from './job-commands.js';
+import { DELEGATION_COMMANDS } from './delegation-commands.js';
 import { MORE_COMMANDS } from './more-commands.js';
 import { budgetLines, raiseParams, type BudgetView } from '../budget-view.js';
 
@@ -38,7 +39,8 @@ export interface ChatCommand {
 const resetCommand = (name: string): ChatCommand => ({
   name,
   usage: `/${name}`,
-  summary: 'start over with an empty history (same session, policy and cwd; queued messages stay)',
+  summary:
+    'start over with an empty history (same session, policy and cwd; queued messages stay; background delegations stop unless kept)',
   run: async (ctx) => {
     // The `session.reset` event tells every viewer, this chat included.
     await ctx.call('session.reset', { session_id: ctx.sessionId, request_id: ctx.requestId });
@@ -183,6 +185,7 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
     },
   },
   ...JOB_COMMANDS,
+  ...DELEGATION_COMMANDS,
   ...MORE_COMMANDS,
 ];
 

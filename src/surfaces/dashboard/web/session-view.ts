@@ -11,6 +11,7 @@ import { markdownElement } from './markdown.js';
 import { promptCard } from './prompt-card.js';
 import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
+import { DelegationsPanel } from './delegations-panel.js';
 import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change, type ToolProgress } from './session-state.js';
 import { SteerBox } from './steer-box.js';
@@ -154,6 +155,7 @@ export class SessionView {
   private readonly host: ActionHost;
   private readonly manage: ManagePanel;
   private readonly steer: SteerBox;
+  private readonly delegations: DelegationsPanel;
   private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
@@ -229,6 +231,7 @@ export class SessionView {
     };
     this.manage = new ManagePanel(this.manageHost);
     this.steer = new SteerBox(this.host);
+    this.delegations = new DelegationsPanel(this.manageHost);
     const composer = h(
       'form',
       {
@@ -257,6 +260,7 @@ export class SessionView {
       { class: 'session' },
       this.header,
       this.manage.root,
+      this.delegations.root,
       this.note,
       this.older,
       this.transcript,
@@ -282,6 +286,7 @@ export class SessionView {
       .attach()
       .then(() => (first && this.focus !== null ? this.reveal(this.focus) : undefined))
       .then(() => this.manage.load())
+      .then(() => this.delegations.load())
       .catch((error: unknown) => this.fail(error));
   }
 
@@ -374,6 +379,8 @@ export class SessionView {
       case 'prompts':
         return this.drawPrompts();
       case 'admissions':
+        // A delegation's result arrives as an admission; one the model started, after its turn.
+        void this.delegations.load();
         return this.drawQueue();
       case 'header':
         return this.drawHeader();
