@@ -27,19 +27,24 @@ function chat(args: string[] = [], env: NodeJS.ProcessEnv = {}): Pty {
   return pty;
 }
 
-async function userMessages(id: string): Promise<(string | null)[]> {
+async function withGateway<T>(use: (client: GatewayClient) => Promise<T>): Promise<T> {
   const layout = homeLayout(home);
   const { url } = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string };
   const client = await GatewayClient.connectLocal(url, layout.controlSocket, 'interactive');
   try {
-    const snap = await client.call<{ messages: { role: string; content: string | null }[] }>(
-      'session.resume',
-      { session_id: id },
-    );
-    return snap.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    return await use(client);
   } finally {
     await client.close();
   }
+}
+
+async function userMessages(id: string): Promise<(string | null)[]> {
+  const snap = await withGateway((client) =>
+    client.call<{ messages: { role: string; content: string | null }[] }>('session.resume', {
+      session_id: id,
+    }),
+  );
+  return snap.messages.filter((m) => m.role === 'user').map((m) => m.content);
 }
 
 describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
@@ -93,9 +98,20 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
 
     from = pty.text.length;
     pty.type('/status\r');
-    const status = await pty.waitFor(/spent: .*tokens/, from);
+    const status = await pty.waitFor(/spent: .*tokens\ncontext: .*to go/, from);
     expect(status).toContain(`session: ${sessionId}`);
     expect(status).toContain('state: idle');
+    // The dashboard's meter in words: the same figures session.context gives.
+    const context = await withGateway((client) =>
+      client.call<{ tokens: number; window: number; compress_at: number; until_compression: number }>(
+        'session.context',
+        { session_id: sessionId },
+      ),
+    );
+    expect(status).toContain(
+      `context: ${context.tokens} of ${context.window} tokens (${Math.round((context.tokens / context.window) * 100)}%); ` +
+        `compression at ${context.compress_at} (75%): ${context.until_compression} tokens to go`,
+    );
 
     from = pty.text.length;
     pty.type('/sessions\r');

@@ -13,6 +13,7 @@ import { actionsRow, type ActionHost } from './session-actions.js';
 import { forkAt, ManagePanel, type ManageHost } from './session-manage.js';
 import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change, type ToolProgress } from './session-state.js';
+import { UsagePanel } from './usage-panel.js';
 import type { Message, PendingAdmission, Prompt } from './wire.js';
 
 function toolArgs(args: string): string {
@@ -148,6 +149,7 @@ export class SessionView {
   private readonly asking = { label: null as string | null };
   private readonly host: ActionHost;
   private readonly manage: ManagePanel;
+  private readonly usage: UsagePanel;
   private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
@@ -222,6 +224,7 @@ export class SessionView {
       go: (hash) => (location.hash = hash),
     };
     this.manage = new ManagePanel(this.manageHost);
+    this.usage = new UsagePanel(link, sessionId, (error) => this.fail(error));
     const composer = h(
       'form',
       {
@@ -249,6 +252,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.usage.root,
       this.manage.root,
       this.note,
       this.older,
@@ -354,7 +358,10 @@ export class SessionView {
         this.drawLive();
         this.drawPrompts();
         this.drawQueue();
-        return;
+        // A new snapshot: after a compression, a reset or a reconnect the context is another.
+        return this.usage.refresh();
+      case 'usage':
+        return this.usage.refresh();
       case 'messages':
         return this.drawTranscript(false);
       case 'older':
