@@ -4,7 +4,8 @@
  * (/status, /sessions, /skill, /clear, /exit), `gatehouse chat --continue`, NO_COLOR, and what
  * `gatehouse stop` says while it waits. One gateway for the file: the first chat starts it.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
@@ -159,8 +160,14 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
       join(project, '.gatehouse', 'hooks.yaml'),
       'hooks:\n  turn_start:\n    - command: "true"\n',
     );
+    // The banner names the instruction files the session loaded: the project's and the personal one.
+    writeFileSync(join(project, 'AGENTS.md'), 'Answer briefly.\n');
+    writeFileSync(join(home, 'AGENTS.md'), 'Call me Sam.\n');
     const untrusted = chat(['--cwd', project]);
     await untrusted.waitFor('> ');
+    expect(untrusted.text).toContain(
+      `\nrules: ${join(project, 'AGENTS.md')} · personal instructions: ${join(home, 'AGENTS.md')}\n`,
+    );
     expect(
       untrusted.text.match(
         /this project declares hooks in .*hooks\.yaml, and this session does not run them; to run them, start the chat with: gatehouse chat --accept-hooks/g,
@@ -171,6 +178,11 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     const trusted = await runCli(home, ['chat', '--cwd', project, '--accept-hooks'], { input: '/exit\n' });
     expect(trusted.code).toBe(0);
     expect(trusted.stderr).not.toContain('declares hooks');
+    rmSync(join(home, 'AGENTS.md'));
+    const bare = await runCli(home, ['chat', '--cwd', mkdtempSync(join(tmpdir(), 'gh-bare-'))], {
+      input: '/exit\n',
+    });
+    expect(bare.stdout).toContain('\nrules: none · personal instructions: none\n');
 
     const both = await runCli(home, ['chat', '--continue', '--resume', sessionId]);
     expect(both.code).not.toBe(0);

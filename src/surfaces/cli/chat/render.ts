@@ -293,6 +293,19 @@ export interface BannerFacts {
   gatewayModel: string;
   demo: boolean;
   resumed: boolean;
+  /** The files the session's instructions came from (session.info); null: not kept for it. */
+  instructions: { rules: string[]; personal: string | null } | null;
+}
+
+/** `rules: /p/AGENTS.md · personal instructions: ~/.gatehouse/AGENTS.md`, or that there are none. */
+export function instructionsLine(files: NonNullable<BannerFacts['instructions']>): string {
+  const parts = [
+    files.rules.length > 0 ? `rules: ${files.rules.map(visible).join(', ')}` : 'rules: none',
+    files.personal !== null
+      ? `personal instructions: ${visible(files.personal)}`
+      : 'personal instructions: none',
+  ];
+  return parts.join(' · ');
 }
 
 export function banner(facts: BannerFacts, style: Style = PLAIN): string {
@@ -301,6 +314,7 @@ export function banner(facts: BannerFacts, style: Style = PLAIN): string {
     style.bold(`Gatehouse chat — ${facts.resumed ? 'resumed' : 'new'} session ${facts.sessionId}`),
     `cwd: ${facts.cwd ?? '(default)'}`,
     `model: ${model}`,
+    ...(facts.instructions ? [instructionsLine(facts.instructions)] : []),
     style.dim('Ctrl-C interrupts a running turn (twice when idle exits), Ctrl-D detaches.'),
     '',
   ].join('\n');
