@@ -136,6 +136,40 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('keeps the prompt and a half-typed line intact while another client drives the session', async () => {
+    const pty = chat(['--resume', sessionId]);
+    await pty.waitFor('> ');
+    pty.type('half typed');
+    await pty.waitForScreen((screen) => screen.at(-1) === '> half typed');
+    // Another client (as the dashboard does) runs a turn on the same session while the chat waits.
+    await withGateway((client) =>
+      client.call('prompt.submit', {
+        session_id: sessionId,
+        submission_id: 'elsewhere-1',
+        text: 'from elsewhere',
+      }),
+    );
+    const screen = await pty.waitForScreen(
+      (rows) =>
+        rows.includes(`Demo model (scripted stand-in): you said: from elsewhere`) &&
+        rows.at(-1) === '> half typed',
+    );
+    // Its lines are above the prompt, each on its own; the prompt and what was typed are drawn again below.
+    const end = screen.length - 1;
+    expect(screen.slice(end - 2)).toEqual([
+      '> from elsewhere',
+      'Demo model (scripted stand-in): you said: from elsewhere',
+      '> half typed',
+    ]);
+    expect(screen.filter((row) => row.includes('half typed'))).toEqual(['> half typed']);
+    // The line typed meanwhile is still the user's to send.
+    const from = pty.text.length;
+    pty.type(' and sent\r');
+    await pty.waitFor('you said: half typed and sent', from);
+    pty.type('/exit\r');
+    expect(await pty.exited).toBe(0);
+  });
+
   it('--continue resumes the newest session; NO_COLOR leaves the colours out', async () => {
     const coloured = chat(['--continue']);
     await coloured.waitFor(`resumed session ${sessionId}`);
