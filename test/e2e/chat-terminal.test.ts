@@ -187,6 +187,29 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     plain.type('/exit\r');
     expect(await plain.exited).toBe(0);
 
+    // status, doctor and sessions: coloured on a terminal; not with NO_COLOR, nor through a pipe.
+    // eslint-disable-next-line no-control-regex
+    const SGR = /\u001b\[[0-9;]*m/;
+    for (const command of ['status', 'doctor', 'sessions']) {
+      const onTerminal = new Pty(home, [command]);
+      ptys.push(onTerminal);
+      await onTerminal.exited;
+      expect(onTerminal.raw, command).toMatch(SGR);
+      const noColour = new Pty(home, [command], { NO_COLOR: '1' });
+      ptys.push(noColour);
+      await noColour.exited;
+      expect(noColour.raw, command).not.toMatch(SGR);
+      // The same text either way (figures such as the uptime aside).
+      const figures = (text: string) => text.replace(/\d+/g, 'N');
+      expect(figures(noColour.text), command).toBe(figures(onTerminal.text));
+      const piped = await runCli(home, [command]);
+      expect(piped.stdout, command).not.toMatch(SGR);
+    }
+    const shown = new Pty(home, ['status']);
+    ptys.push(shown);
+    await shown.exited;
+    expect(shown.raw).toContain('\u001b[32mGatehouse is running.\u001b[39m');
+
     // A project that declares hooks, opened without --accept-hooks, says so once, and how to accept.
     const project = join(home, '..', 'project');
     mkdirSync(join(project, '.gatehouse'), { recursive: true });

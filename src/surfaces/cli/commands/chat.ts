@@ -13,6 +13,7 @@ import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
 import { TerminalKeys } from './chat-terminal.js';
 import { PROJECT_HOOKS_FILE } from '../../../runtime/hooks/config.js';
 import { cliHome, note } from '../shared.js';
+import { wantsColour } from '../colour.js';
 import { loadCliConfig } from '../load-config.js';
 
 export interface ChatFlags {
@@ -68,7 +69,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
     );
   }
   const tty = process.stdin.isTTY === true;
-  const color = process.stdout.isTTY === true && !process.env['NO_COLOR'];
+  const color = wantsColour(process.stdout);
   const rl = createInterface({
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
