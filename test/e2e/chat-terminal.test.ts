@@ -170,6 +170,44 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     expect(await pty.exited).toBe(0);
   });
 
+  it('renders Markdown answers on a terminal: headings, lists, framed code, inline code', async () => {
+    const MESSAGE = 'intro\n# Title\n- item one\n```js\nlet x = 1;\n```\nuse `npm test` now';
+    const pty = chat(['--resume', sessionId]);
+    await pty.waitFor('> ');
+    const from = pty.text.length;
+    pty.type(`\u001b[200~${MESSAGE.replace(/\n/g, '\r\n')}\u001b[201~`);
+    await pty.waitFor('use npm test now', from);
+    const rendered = [
+      'Demo model (scripted stand-in): you said: intro',
+      'Title',
+      '• item one',
+      `┌─ js ${'─'.repeat(34)}`,
+      '│ let x = 1;',
+      `└${'─'.repeat(39)}`,
+    ];
+    const screen = await pty.waitForScreen((rows) => rows.at(-1) === '>');
+    const at = screen.indexOf(rendered[0]!);
+    expect(screen.slice(at, at + 7)).toEqual([...rendered, 'use npm test now']);
+    expect(pty.raw).toContain('\u001b[1mTitle\u001b[22m');
+    expect(pty.raw).toContain('\u001b[36mnpm test\u001b[39m');
+    pty.type('/exit\r');
+    expect(await pty.exited).toBe(0);
+
+    // Without colours the structure stays and inline code keeps its backticks; stored answers too.
+    const plain = chat(['--resume', sessionId], { NO_COLOR: '1' });
+    const history = await plain.waitForScreen((rows) => rows.at(-1) === '>');
+    const shown = history.lastIndexOf(rendered[0]!);
+    expect(history.slice(shown, shown + 7)).toEqual([...rendered, 'use `npm test` now']);
+    plain.type('/exit\r');
+    expect(await plain.exited).toBe(0);
+
+    // Piped, the answer is passed on as the model wrote it.
+    const piped = await runCli(home, ['chat', '--resume', sessionId], { input: '/exit\n' });
+    expect(piped.stdout).toContain(
+      'you said: intro\n# Title\n- item one\n```js\nlet x = 1;\n```\nuse `npm test` now\n',
+    );
+  });
+
   it('--continue resumes the newest session; NO_COLOR leaves the colours out', async () => {
     const coloured = chat(['--continue']);
     await coloured.waitFor(`resumed session ${sessionId}`);

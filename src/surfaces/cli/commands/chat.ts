@@ -10,6 +10,7 @@ import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
+import { ANSI_MARKDOWN, PLAIN_MARKDOWN } from '../chat/markdown.js';
 import { TerminalKeys } from './chat-terminal.js';
 import { PROJECT_HOOKS_FILE } from '../../../runtime/hooks/config.js';
 import { cliHome, note } from '../shared.js';
@@ -70,6 +71,7 @@ async function runChat(flags: ChatFlags): Promise<number> {
   }
   const tty = process.stdin.isTTY === true;
   const color = wantsColour(process.stdout);
+  const screen = process.stdout.isTTY === true;
   const rl = createInterface({
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
@@ -86,7 +88,12 @@ async function runChat(flags: ChatFlags): Promise<number> {
       launch,
     },
     tty,
-    style: color ? ANSI : PLAIN,
+    // On a terminal answers are rendered as Markdown; piped, they are passed on as the model wrote them.
+    style: screen
+      ? { ...(color ? ANSI : PLAIN), markdown: color ? ANSI_MARKDOWN : PLAIN_MARKDOWN }
+      : color
+        ? ANSI
+        : PLAIN,
     write: (text) => (keys ? keys.write(text) : process.stdout.write(text)),
     warn: (line) => process.stderr.write(`${line}\n`),
     idle: () => keys?.idle(),
