@@ -224,7 +224,7 @@ export class SessionView {
       go: (hash) => (location.hash = hash),
     };
     this.manage = new ManagePanel(this.manageHost);
-    this.usage = new UsagePanel(link, sessionId, (error) => this.fail(error));
+    this.usage = new UsagePanel(link, sessionId);
     const composer = h(
       'form',
       {

@@ -51,7 +51,6 @@ export class UsagePanel {
   constructor(
     private readonly link: Link,
     private readonly sessionId: string,
-    private readonly fail: (error: unknown) => void,
   ) {}
 
   refresh(): void {
@@ -65,7 +64,18 @@ export class UsagePanel {
       .then(([context, cost, { turns }]) => {
         if (mine === this.generation) this.draw(context, cost, turns);
       })
-      .catch((error: unknown) => this.fail(error));
+      .catch((error: unknown) => {
+        // Said in the panel, not as the page's error: the session itself may still work.
+        if (mine !== this.generation) return;
+        clear(this.root);
+        append(
+          this.root,
+          h('p', {
+            class: 'meta',
+            text: `Context and cost unavailable: ${error instanceof Error ? error.message : String(error)}`,
+          }),
+        );
+      });
   }
 
   private draw(context: ContextView, cost: SessionCostView, turns: TurnUsage[]): void {
