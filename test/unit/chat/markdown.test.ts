@@ -77,6 +77,14 @@ describe('markdown in the terminal chat', () => {
     expect(words.flush()).toBe('**hal');
   });
 
+  it('starts a new line after something else was written (a tool call between two parts of an answer)', () => {
+    const stream = new MarkdownStream(TAGS);
+    expect(stream.feed('Let me check')).toBe('Let me check');
+    expect(stream.flush()).toBe('');
+    stream.lineBroken(); // the chat wrote the tool call on lines of its own
+    expect(stream.feed('## Result\n- ok\n')).toBe('<b>Result</b>\n• ok\n');
+  });
+
   it('keeps the meaningful markup when colours are off', () => {
     expect(renderMarkdown('## Steps\n- run `ls`\n', NO_COLOUR)).toBe('Steps\n• run `ls`\n');
   });

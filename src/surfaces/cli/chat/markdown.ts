@@ -80,6 +80,14 @@ export class MarkdownStream {
     return held;
   }
 
+  /**
+   * Something else was written, on lines of its own (a tool call, a notice): the answer goes on at
+   * the start of a line, so its next line may be a heading or a list again. Call after flush().
+   */
+  lineBroken(): void {
+    this.line = { kind: 'pending' };
+  }
+
   /** The stream starts over (a new turn): no open block carries over. */
   reset(): void {
     this.fence = null;

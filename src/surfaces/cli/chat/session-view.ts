@@ -192,6 +192,8 @@ export class SessionView {
     const text =
       this.markdown && event.type === 'text.delta' ? this.markdown.feed(rendered.text) : rendered.text;
     if (text) this.terminal.write(text);
+    // Anything else shown ends its own line: the answer resumes at the start of one.
+    if (text && event.type !== 'text.delta') this.markdown?.lineBroken();
     if (event.type === 'tool.start' && this.terminal.tty) this.spinner.show(String(event['name']));
     this.waitForModel(event);
   }
@@ -288,5 +290,6 @@ export class SessionView {
     if (this.render.midLine) this.terminal.write('\n');
     this.render = { ...this.render, midLine: false };
     this.terminal.write(text);
+    this.markdown?.lineBroken();
   }
 }
