@@ -4,7 +4,8 @@
  * (/status, /sessions, /skill, /clear, /exit), `gatehouse chat --continue`, NO_COLOR, and what
  * `gatehouse stop` says while it waits. One gateway for the file: the first chat starts it.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeLayout } from '../../src/daemon/home.js';
@@ -27,19 +28,24 @@ function chat(args: string[] = [], env: NodeJS.ProcessEnv = {}): Pty {
   return pty;
 }
 
-async function userMessages(id: string): Promise<(string | null)[]> {
+async function withGateway<T>(use: (client: GatewayClient) => Promise<T>): Promise<T> {
   const layout = homeLayout(home);
   const { url } = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string };
   const client = await GatewayClient.connectLocal(url, layout.controlSocket, 'interactive');
   try {
-    const snap = await client.call<{ messages: { role: string; content: string | null }[] }>(
-      'session.resume',
-      { session_id: id },
-    );
-    return snap.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    return await use(client);
   } finally {
     await client.close();
   }
+}
+
+async function userMessages(id: string): Promise<(string | null)[]> {
+  const snap = await withGateway((client) =>
+    client.call<{ messages: { role: string; content: string | null }[] }>('session.resume', {
+      session_id: id,
+    }),
+  );
+  return snap.messages.filter((m) => m.role === 'user').map((m) => m.content);
 }
 
 describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
@@ -93,9 +99,20 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
 
     from = pty.text.length;
     pty.type('/status\r');
-    const status = await pty.waitFor(/spent: .*tokens/, from);
+    const status = await pty.waitFor(/spent: .*tokens\ncontext: .*to go/, from);
     expect(status).toContain(`session: ${sessionId}`);
     expect(status).toContain('state: idle');
+    // The dashboard's meter in words: the same figures session.context gives.
+    const context = await withGateway((client) =>
+      client.call<{ tokens: number; window: number; compress_at: number; until_compression: number }>(
+        'session.context',
+        { session_id: sessionId },
+      ),
+    );
+    expect(status).toContain(
+      `context: ${context.tokens} of ${context.window} tokens (${Math.round((context.tokens / context.window) * 100)}%); ` +
+        `compression at ${context.compress_at} (75%): ${context.until_compression} tokens to go`,
+    );
 
     from = pty.text.length;
     pty.type('/sessions\r');
@@ -119,6 +136,78 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('keeps the prompt and a half-typed line intact while another client drives the session', async () => {
+    const pty = chat(['--resume', sessionId]);
+    await pty.waitFor('> ');
+    pty.type('half typed');
+    await pty.waitForScreen((screen) => screen.at(-1) === '> half typed');
+    // Another client (as the dashboard does) runs a turn on the same session while the chat waits.
+    await withGateway((client) =>
+      client.call('prompt.submit', {
+        session_id: sessionId,
+        submission_id: 'elsewhere-1',
+        text: 'from elsewhere',
+      }),
+    );
+    const screen = await pty.waitForScreen(
+      (rows) =>
+        rows.includes(`Demo model (scripted stand-in): you said: from elsewhere`) &&
+        rows.at(-1) === '> half typed',
+    );
+    // Its lines are above the prompt, each on its own; the prompt and what was typed are drawn again below.
+    const end = screen.length - 1;
+    expect(screen.slice(end - 2)).toEqual([
+      '> from elsewhere',
+      'Demo model (scripted stand-in): you said: from elsewhere',
+      '> half typed',
+    ]);
+    expect(screen.filter((row) => row.includes('half typed'))).toEqual(['> half typed']);
+    // The line typed meanwhile is still the user's to send.
+    const from = pty.text.length;
+    pty.type(' and sent\r');
+    await pty.waitFor('you said: half typed and sent', from);
+    pty.type('/exit\r');
+    expect(await pty.exited).toBe(0);
+  });
+
+  it('renders Markdown answers on a terminal: headings, lists, framed code, inline code', async () => {
+    const MESSAGE = 'intro\n# Title\n- item one\n```js\nlet x = 1;\n```\nuse `npm test` now';
+    const pty = chat(['--resume', sessionId]);
+    await pty.waitFor('> ');
+    const from = pty.text.length;
+    pty.type(`\u001b[200~${MESSAGE.replace(/\n/g, '\r\n')}\u001b[201~`);
+    await pty.waitFor('use npm test now', from);
+    const rendered = [
+      'Demo model (scripted stand-in): you said: intro',
+      'Title',
+      '• item one',
+      `┌─ js ${'─'.repeat(34)}`,
+      '│ let x = 1;',
+      `└${'─'.repeat(39)}`,
+    ];
+    const screen = await pty.waitForScreen((rows) => rows.at(-1) === '>');
+    const at = screen.indexOf(rendered[0]!);
+    expect(screen.slice(at, at + 7)).toEqual([...rendered, 'use npm test now']);
+    expect(pty.raw).toContain('\u001b[1mTitle\u001b[22m');
+    expect(pty.raw).toContain('\u001b[36mnpm test\u001b[39m');
+    pty.type('/exit\r');
+    expect(await pty.exited).toBe(0);
+
+    // Without colours the structure stays and inline code keeps its backticks; stored answers too.
+    const plain = chat(['--resume', sessionId], { NO_COLOR: '1' });
+    const history = await plain.waitForScreen((rows) => rows.at(-1) === '>');
+    const shown = history.lastIndexOf(rendered[0]!);
+    expect(history.slice(shown, shown + 7)).toEqual([...rendered, 'use `npm test` now']);
+    plain.type('/exit\r');
+    expect(await plain.exited).toBe(0);
+
+    // Piped, the answer is passed on as the model wrote it.
+    const piped = await runCli(home, ['chat', '--resume', sessionId], { input: '/exit\n' });
+    expect(piped.stdout).toContain(
+      'you said: intro\n# Title\n- item one\n```js\nlet x = 1;\n```\nuse `npm test` now\n',
+    );
+  });
+
   it('--continue resumes the newest session; NO_COLOR leaves the colours out', async () => {
     const coloured = chat(['--continue']);
     await coloured.waitFor(`resumed session ${sessionId}`);
@@ -136,6 +225,29 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     plain.type('/exit\r');
     expect(await plain.exited).toBe(0);
 
+    // status, doctor and sessions: coloured on a terminal; not with NO_COLOR, nor through a pipe.
+    // eslint-disable-next-line no-control-regex
+    const SGR = /\u001b\[[0-9;]*m/;
+    for (const command of ['status', 'doctor', 'sessions']) {
+      const onTerminal = new Pty(home, [command]);
+      ptys.push(onTerminal);
+      await onTerminal.exited;
+      expect(onTerminal.raw, command).toMatch(SGR);
+      const noColour = new Pty(home, [command], { NO_COLOR: '1' });
+      ptys.push(noColour);
+      await noColour.exited;
+      expect(noColour.raw, command).not.toMatch(SGR);
+      // The same text either way (figures such as the uptime aside).
+      const figures = (text: string) => text.replace(/\d+/g, 'N');
+      expect(figures(noColour.text), command).toBe(figures(onTerminal.text));
+      const piped = await runCli(home, [command]);
+      expect(piped.stdout, command).not.toMatch(SGR);
+    }
+    const shown = new Pty(home, ['status']);
+    ptys.push(shown);
+    await shown.exited;
+    expect(shown.raw).toContain('\u001b[32mGatehouse is running.\u001b[39m');
+
     // A project that declares hooks, opened without --accept-hooks, says so once, and how to accept.
     const project = join(home, '..', 'project');
     mkdirSync(join(project, '.gatehouse'), { recursive: true });
@@ -143,8 +255,14 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
       join(project, '.gatehouse', 'hooks.yaml'),
       'hooks:\n  turn_start:\n    - command: "true"\n',
     );
+    // The banner names the instruction files the session loaded: the project's and the personal one.
+    writeFileSync(join(project, 'AGENTS.md'), 'Answer briefly.\n');
+    writeFileSync(join(home, 'AGENTS.md'), 'Call me Sam.\n');
     const untrusted = chat(['--cwd', project]);
     await untrusted.waitFor('> ');
+    expect(untrusted.text).toContain(
+      `\nrules: ${join(project, 'AGENTS.md')} · personal instructions: ${join(home, 'AGENTS.md')}\n`,
+    );
     expect(
       untrusted.text.match(
         /this project declares hooks in .*hooks\.yaml, and this session does not run them; to run them, start the chat with: gatehouse chat --accept-hooks/g,
@@ -155,6 +273,11 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
     const trusted = await runCli(home, ['chat', '--cwd', project, '--accept-hooks'], { input: '/exit\n' });
     expect(trusted.code).toBe(0);
     expect(trusted.stderr).not.toContain('declares hooks');
+    rmSync(join(home, 'AGENTS.md'));
+    const bare = await runCli(home, ['chat', '--cwd', mkdtempSync(join(tmpdir(), 'gh-bare-'))], {
+      input: '/exit\n',
+    });
+    expect(bare.stdout).toContain('\nrules: none · personal instructions: none\n');
 
     const both = await runCli(home, ['chat', '--continue', '--resume', sessionId]);
     expect(both.code).not.toBe(0);

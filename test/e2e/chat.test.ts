@@ -299,7 +299,8 @@ describe('UX-1 issue 4 case 9: the chat driven as a person would, on a pseudo-te
       tty.type(`run: rm -rf ${join(cwd, 'victim')}\r`);
       await tty.waitFor('[o]nce [s]ession [a]lways [d]eny');
       tty.type('o'); // issue 12 item 19: one key answers, no Enter
-      await tty.waitFor('the tool `terminal` returned');
+      // `terminal` is inline code in the answer: a terminal shows it rendered, not quoted.
+      await tty.waitFor('the tool terminal returned');
       expect(existsSync(join(cwd, 'victim'))).toBe(false);
 
       let mark = tty.output.length;

@@ -247,5 +247,10 @@ describe('/cost in the chat', () => {
     expect(table.stdout).toMatch(/ COST +TITLE\n/);
     expect(table.stdout).toMatch(/ ~\$\d+\.\d{4} +hello\n/);
     expect(run.stdout).toMatch(/your turns today \(UTC\): ~\$\d+\.\d{4} \(estimated\) over 1 turns/);
+    // The dashboard's figures too: the last turn's tokens and cost, and how full the context is.
+    expect(run.stdout).toMatch(/\nlast turn: ~\$\d+\.\d{4} \(estimated\) · \d+ in, 0 cached, \d+ out\n/);
+    expect(run.stdout).toMatch(
+      /\ncontext: \d+ of 65536 tokens \(\d+%\); compression at 49152 \(75%\): \d+ tokens to go\n/,
+    );
   });
 });

@@ -12,6 +12,83 @@ const ESCAPES = /\u001b\[[0-9;?]*[A-Za-z~]|\r/g;
 
 const quote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
+// eslint-disable-next-line no-control-regex
+const TOKENS = /\u001b\[([?0-9;]*)([A-Za-z~])|\u001b[=>]|[\s\S]/gu;
+
+/**
+ * The screen a terminal `columns` wide shows for `raw`, scrollback included, one string a row: the
+ * small part of VT100 that readline and the chat send (erase in line and display, cursor moves,
+ * colours ignored). So a test sees what a person sees — a prompt erased and drawn again below the
+ * output, not the bytes that did it.
+ */
+export function screenOf(raw: string, columns = 120): string[] {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  const at = (r: number): string[] => {
+    while (rows.length <= r) rows.push([]);
+    return rows[r]!;
+  };
+  for (const [token, params, final] of raw.matchAll(TOKENS)) {
+    if (final !== undefined) {
+      const n = Number(params!.split(';')[0] || (final === 'K' || final === 'J' ? 0 : 1));
+      switch (final) {
+        case 'K': {
+          const line = at(row);
+          if (n === 0) line.length = Math.min(line.length, col);
+          else if (n === 1) for (let i = 0; i <= col && i < line.length; i++) line[i] = ' ';
+          else line.length = 0;
+          break;
+        }
+        case 'J':
+          if (n === 0) {
+            at(row).length = Math.min(at(row).length, col);
+            rows.length = row + 1;
+          } else if (n >= 2) {
+            rows.length = 0;
+            rows.push([]);
+            row = 0;
+            col = 0;
+          }
+          break;
+        case 'G':
+          col = n - 1;
+          break;
+        case 'C':
+          col += n;
+          break;
+        case 'D':
+          col = Math.max(0, col - n);
+          break;
+        case 'A':
+          row = Math.max(0, row - n);
+          break;
+        case 'B':
+          row += n;
+          break;
+        case 'H':
+          col = 0; // only ever "home" after a clear here
+          break;
+      }
+      continue;
+    }
+    if (token === '\r') col = 0;
+    else if (token === '\n') row += 1;
+    else if (token >= ' ' && !token.startsWith('\u001b')) {
+      if (col >= columns) {
+        row += 1;
+        col = 0;
+      }
+      const line = at(row);
+      while (line.length < col) line.push(' ');
+      line[col] = token;
+      col += 1;
+    }
+  }
+  at(row);
+  return rows.map((r) => r.join('').trimEnd());
+}
+
 export class Pty {
   /** Everything the program drew, escape codes included. */
   raw = '';
@@ -57,6 +134,32 @@ export class Pty {
         if (this.waiters.has(check)) {
           this.waiters.delete(check);
           reject(new Error(`exited before ${String(what)} was drawn; it drew:\n${this.text.slice(from)}`));
+        }
+      });
+      check();
+    });
+  }
+
+  /** The screen as the terminal (120 columns) shows it now (screenOf). */
+  get screen(): string[] {
+    return screenOf(this.raw);
+  }
+
+  /** Resolves with the screen once `ready` holds for it. */
+  waitForScreen(ready: (screen: string[]) => boolean): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const screen = this.screen;
+        if (ready(screen)) {
+          this.waiters.delete(check);
+          resolve(screen);
+        }
+      };
+      this.waiters.add(check);
+      void this.exited.then(() => {
+        if (this.waiters.has(check)) {
+          this.waiters.delete(check);
+          reject(new Error(`exited before the screen was ready; it showed:\n${this.screen.join('\n')}`));
         }
       });
       check();

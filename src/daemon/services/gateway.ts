@@ -318,6 +318,14 @@ export function gatewayService(
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
+        // session.context counts the built-in tools' schemas; an MCP server's, once started, are not.
+        requestShape: {
+          tools: (policy) => toolRegistry.resolve(policy.toolsets),
+          platforms: () => ({
+            connected: options.storeHolder?.messaging?.()?.connectedPlatforms() ?? [],
+            homes: homeChannelsOf(config),
+          }),
+        },
         checkpoints,
         turnRunner: (service) =>
           makeTurnJobRunner({

@@ -32,6 +32,12 @@ import {
 import type { McpSessionServers } from '../../runtime/mcp/config.js';
 import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
 
+/** Where a session's instructions came from: the project's rule files and the personal file. */
+export interface InstructionFiles {
+  rules: string[];
+  personal: string | null;
+}
+
 /** The frozen policy, as stored in the creation receipt. Never holds the api_key. */
 export interface LaunchPolicy {
   source: LocalSource;
@@ -59,6 +65,11 @@ export interface LaunchPolicy {
   personal_prompt?: string | null;
   /** The skills offered to the model by name and description (`skills.offer_available`). */
   available_skills_prompt?: string | null;
+  /**
+   * The files the rules and personal prompts were read from, for the chat's banner and
+   * session.info (absent on sessions created before it was kept).
+   */
+  instruction_files?: InstructionFiles;
   yolo: boolean;
   checkpoints: boolean;
   accept_hooks: boolean;
@@ -212,6 +223,10 @@ export function freezeLaunchPolicy(
   const budget = freezeBudget(params.budget, defaults.sessionBudget);
   const ignoreRules = params.ignore_rules ?? false;
   const mcpServers = freezeMcpServers(params.mcp_servers ?? {}, defaults.mcpServers ?? []);
+  const rules = ignoreRules ? [] : lookups.projectRules(cwd);
+  const rulesPrompt = renderProjectRules(rules);
+  const personal = ignoreUserConfig ? null : lookups.personalInstructions();
+  const personalPrompt = renderPersonalInstructions(personal);
 
   return {
     source,
@@ -228,8 +243,12 @@ export function freezeLaunchPolicy(
     budget,
     skills,
     skills_prompt: skillsPrompt,
-    rules_prompt: ignoreRules ? null : renderProjectRules(lookups.projectRules(cwd)),
-    personal_prompt: ignoreUserConfig ? null : renderPersonalInstructions(lookups.personalInstructions()),
+    rules_prompt: rulesPrompt,
+    personal_prompt: personalPrompt,
+    instruction_files: {
+      rules: rulesPrompt === null ? [] : rules.map((f) => f.path),
+      personal: personalPrompt === null ? null : (personal?.path ?? null),
+    },
     available_skills_prompt:
       ignoreUserConfig || !defaults.offerSkills ? null : renderAvailableSkills(lookups.listSkills()),
     yolo: params.yolo ?? false,

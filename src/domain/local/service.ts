@@ -28,13 +28,14 @@ import { SessionControls } from './controls.js';
 import { createLocalSession } from './creation.js';
 import type { LocalEvents } from './events.js';
 import { EventFanOut } from './fan-out.js';
+import { contextMeter, type SessionContextView } from './context-meter.js';
 import { turnTimeline } from './flight-recorder.js';
 import { sessionHistory } from './history.js';
 import { SessionManagement, type ForkParams } from './manage.js';
 import type { PublicEvent, Viewer } from './hub.js';
 import { SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
-import type { LaunchDefaults, LaunchLookups } from './launch-policy.js';
+import type { LaunchDefaults, LaunchLookups, LaunchPolicy } from './launch-policy.js';
 import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import type { CreationReceipt } from './receipt.js';
@@ -53,6 +54,8 @@ import { SessionSharing } from './sharing.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
 import type { ChatModel } from '../../runtime/model/client.js';
+import type { ToolDefinition } from '../../runtime/types.js';
+import { systemPromptFor, type PlatformFacts } from './turn-job.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -85,6 +88,15 @@ export interface LocalSessionsOptions {
   agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
   /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
   compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
+  /**
+   * What a session's next request holds besides its transcript, for session.context: the tool
+   * definitions of its toolsets and the platforms its system prompt names. Absent: no tools, only
+   * `local`.
+   */
+  requestShape?: {
+    tools(policy: LaunchPolicy): readonly ToolDefinition[];
+    platforms?(): PlatformFacts;
+  };
   /** Where checkpoints are kept (LOC-5); without it checkpoint.list and checkpoint.restore refuse. */
   checkpoints?: CheckpointStore;
   /** REC-7 step resume (`recovery.*`); defaults: RECOVERY_DEFAULTS. */
@@ -520,6 +532,24 @@ export class LocalSessions {
   /** session.delete (manage.ts): the session and everything stored for it. */
   delete(principal: Principal, params: { session_id: string }) {
     return this.manage.delete(principal, params);
+  }
+
+  /** session.context (context-meter.ts): how full the next request is, and when compression is due. */
+  async context(principal: Principal, logicalId: string): Promise<SessionContextView> {
+    await this.access(principal, logicalId);
+    const receipt = await this.receiptForTurn(logicalId);
+    if (!receipt)
+      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
+    const settings = this.options.compression?.settings(receipt.policy);
+    if (!settings) throw new GatewayError('invalid_params', 'this gateway keeps no context budget');
+    const shape = this.options.requestShape;
+    return contextMeter({
+      sessionId: logicalId,
+      settings,
+      systemPrompt: systemPromptFor(receipt, shape?.platforms?.()),
+      transcript: await this.options.sessions.loadTranscript(receipt.current_session_id),
+      tools: shape?.tools(receipt.policy) ?? [],
+    });
   }
 
   /** session.turns (flight-recorder.ts): the newest turns, each as a timeline of stored records. */

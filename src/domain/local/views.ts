@@ -43,6 +43,8 @@ export function sessionInfo(
     },
     safe_mode: policy?.safe_mode ?? false,
     ignore_user_config: policy?.ignore_user_config ?? false,
+    // The files its frozen prompt took instructions from (null: not kept for this session).
+    instruction_files: policy?.instruction_files ?? null,
     title: session.title,
     hidden: session.hidden,
     profile: session.profile,

@@ -43,6 +43,7 @@ export const SESSION_METHOD_SCHEMAS = {
   }),
   'session.info': z.strictObject({ session_id: id }),
   'session.cost': z.strictObject({ session_id: id }),
+  'session.context': z.strictObject({ session_id: id }),
   'session.budget': z.strictObject({ session_id: id }),
   'session.budget.raise': z
     .strictObject({
@@ -186,6 +187,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.cost'],
       capability: 'session:read',
       handler: (p, c) => sessions.cost(c.principal, p.session_id),
+    })
+    .register('session.context', {
+      params: s['session.context'],
+      capability: 'session:read',
+      handler: (p, c) => sessions.context(c.principal, p.session_id),
     })
     .register('session.budget', {
       params: s['session.budget'],

@@ -336,9 +336,32 @@ describe('UX-1 rendering of live events', () => {
       gatewayModel: 'built-in demo model (scripted stand-in, no account needed)',
       demo: true,
       resumed: false,
+      instructions: null,
     });
     expect(text).toContain('model: built-in demo model (scripted stand-in, no account needed)');
     expect(text).toContain('session s1');
+    // A session created before its instruction files were kept: the banner claims nothing.
+    expect(text).not.toContain('rules:');
+  });
+
+  it('names the rules files and the personal instructions the session loaded, or says there are none', () => {
+    const facts = {
+      sessionId: 's1',
+      cwd: '/w',
+      model: 'm',
+      gatewayModel: 'm',
+      demo: false,
+      resumed: false,
+    };
+    expect(
+      banner({
+        ...facts,
+        instructions: { rules: ['/repo/AGENTS.md', '/repo/w/CLAUDE.md'], personal: '/h/AGENTS.md' },
+      }).split('\n')[3],
+    ).toBe('rules: /repo/AGENTS.md, /repo/w/CLAUDE.md · personal instructions: /h/AGENTS.md');
+    expect(banner({ ...facts, instructions: { rules: [], personal: null } }).split('\n')[3]).toBe(
+      'rules: none · personal instructions: none',
+    );
   });
 });
 

@@ -203,7 +203,33 @@ export function costText(usd: number, status: SessionCostView['cost_status']): s
   return usd > 0 ? `at least ${amount} (some calls unpriced)` : 'unknown (no price for this model)';
 }
 
-/** `/cost`: the session's spend (session.cost) and the caller's turns today (cost.summary). */
+/** What session.context answers (docs/dashboard.md, "Context and cost"). */
+export interface ContextView {
+  window: number;
+  threshold: number;
+  compress_at: number;
+  tokens: number;
+  used: number;
+  until_compression: number;
+  compression_due: boolean;
+}
+
+/** `context: 1234 of 128000 tokens (1%); compression at 96000 (75%): 94766 tokens to go` — the dashboard's meter in words. */
+export function contextText(c: ContextView): string {
+  const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
+  const head = `context: ${c.tokens} of ${c.window} tokens (${percent(c.used)})`;
+  const at = `compression at ${c.compress_at} (${percent(c.threshold)})`;
+  return c.compression_due
+    ? `${head}; past ${at}: the next turn compresses first`
+    : `${head}; ${at}: ${c.until_compression} tokens to go`;
+}
+
+interface TurnCostView {
+  tokens: { input: number; output: number; cache_read: number } | null;
+  cost: { usd: number; status: SessionCostView['cost_status'] } | null;
+}
+
+/** `/cost`: the session's spend (session.cost), its last turn's (session.turns), its context (session.context) and the caller's turns today (cost.summary). */
 async function showCost(ctx: CommandContext): Promise<void> {
   const session = await ctx.call<SessionCostView>('session.cost', { session_id: ctx.sessionId });
   const today = new Date().toISOString().slice(0, 10);
@@ -219,11 +245,27 @@ async function showCost(ctx: CommandContext): Promise<void> {
       ? 'estimated'
       : 'reported';
   const t = session.tokens;
+  const { turns } = await ctx.call<{ turns: TurnCostView[] }>('session.turns', {
+    session_id: ctx.sessionId,
+    limit: 1,
+  });
+  const last = turns[0];
+  const lastLine =
+    last?.tokens && last.cost
+      ? [
+          `last turn: ${costText(last.cost.usd, last.cost.status)} · ${last.tokens.input} in, ${last.tokens.cache_read} cached, ${last.tokens.output} out`,
+        ]
+      : [];
+  const context = await ctx.call<ContextView>('session.context', { session_id: ctx.sessionId });
   ctx.view.writeLine(
     ctx.terminal.style.dim(
-      `this session: ${costText(session.estimated_cost_usd, session.cost_status)} · ${t.total} tokens ` +
-        `(${t.input} in, ${t.cache_read} cached, ${t.output} out)\n` +
+      [
+        `this session: ${costText(session.estimated_cost_usd, session.cost_status)} · ${t.total} tokens ` +
+          `(${t.input} in, ${t.cache_read} cached, ${t.output} out)`,
+        ...lastLine,
+        contextText(context),
         `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText(summary.total_usd, todayStatus)} over ${summary.turns} turns`}`,
+      ].join('\n'),
     ),
   );
 }

@@ -110,6 +110,7 @@ export class ChatController {
               gatewayModel: this.link!.info.model,
               demo: this.link!.info.model === DEMO_MODEL_DESCRIPTION,
               resumed: this.options.resume !== undefined || this.options.continueNewest === true,
+              instructions: snapshot.info.instruction_files ?? null,
             },
             this.options.style,
           ),

@@ -4,7 +4,13 @@
  * controller: it works while the link is down; listed here for /help).
  */
 import { readSkill } from '../../../daemon/skills.js';
-import { costText, type ChatCommand, type CommandContext } from './commands.js';
+import {
+  contextText,
+  costText,
+  type ChatCommand,
+  type CommandContext,
+  type ContextView,
+} from './commands.js';
 import { oneLineOf } from './render.js';
 import { visible } from '../visible.js';
 
@@ -28,6 +34,7 @@ async function status(ctx: CommandContext): Promise<void> {
     cost_status: 'reported' | 'estimated' | 'unknown';
     tokens: { total: number };
   }>('session.cost', { session_id: ctx.sessionId });
+  const context = await ctx.call<ContextView>('session.context', { session_id: ctx.sessionId });
   const state = ctx.view.running !== null ? 'running a turn' : ctx.view.inflight ? 'queued' : 'idle';
   ctx.view.writeLine(
     ctx.terminal.style.dim(
@@ -37,6 +44,7 @@ async function status(ctx: CommandContext): Promise<void> {
         `model: ${info.provider ?? 'own endpoint'}/${info.model ?? '?'}`,
         `cwd: ${info.cwd ?? '(default)'}`,
         `spent: ${costText(cost.estimated_cost_usd, cost.cost_status)} · ${cost.tokens.total} tokens`,
+        contextText(context),
       ].join('\n'),
     ),
   );

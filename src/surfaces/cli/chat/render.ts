@@ -5,11 +5,14 @@
  * characters shown, never obeyed) before the chat's own styling is added.
  */
 import { visible } from '../visible.js';
+import { renderMarkdown, type MarkdownStyle } from './markdown.js';
 import { compressionNotice } from '../../../domain/session/compression-notice.js';
 
 export interface Style {
   dim(text: string): string;
   bold(text: string): string;
+  /** On a terminal: answers are rendered as Markdown with these styles (markdown.ts); absent: as written. */
+  markdown?: MarkdownStyle;
 }
 
 export const PLAIN: Style = { dim: (t) => t, bold: (t) => t };
@@ -180,7 +183,8 @@ export function renderEvent(
       const outcome = str(event['outcome']);
       if (outcome === 'completed') {
         const final = str(event['final_text']);
-        if (!state.streamedText && final !== '') return line(final, { streamedText: false });
+        if (!state.streamedText && final !== '')
+          return line(answerText(final, style), { streamedText: false });
         return state.midLine
           ? { text: '\n', state: { ...INITIAL_RENDER } }
           : { text: '', state: { ...INITIAL_RENDER } };
@@ -216,6 +220,11 @@ export function renderEvent(
       // message.stored, admission.*, checkpoint.created and unknown types show nothing by themselves.
       return { text: '', state };
   }
+}
+
+/** An answer's text (already `visible`), as Markdown on a terminal; as written elsewhere. */
+function answerText(text: string, style: Style): string {
+  return style.markdown ? renderMarkdown(text, style.markdown) : text;
 }
 
 /** A user message as the transcript shows it: after the same prompt the user typed it at. */
@@ -256,7 +265,7 @@ export function renderHistory(
     if (m.role === 'user') out += userLine(m.content, style);
     else if (m.role === 'assistant') {
       if (m.reasoning) out += `${style.dim(visible(m.reasoning))}\n`;
-      if (m.content) out += `${visible(m.content)}\n`;
+      if (m.content) out += `${answerText(visible(m.content), style)}\n`;
       for (const call of m.tool_calls ?? []) {
         const name = call.function?.name ?? call.name ?? 'tool';
         const args = call.function?.arguments ?? call.arguments ?? '';
@@ -293,6 +302,19 @@ export interface BannerFacts {
   gatewayModel: string;
   demo: boolean;
   resumed: boolean;
+  /** The files the session's instructions came from (session.info); null: not kept for it. */
+  instructions: { rules: string[]; personal: string | null } | null;
+}
+
+/** `rules: /p/AGENTS.md · personal instructions: ~/.gatehouse/AGENTS.md`, or that there are none. */
+export function instructionsLine(files: NonNullable<BannerFacts['instructions']>): string {
+  const parts = [
+    files.rules.length > 0 ? `rules: ${files.rules.map(visible).join(', ')}` : 'rules: none',
+    files.personal !== null
+      ? `personal instructions: ${visible(files.personal)}`
+      : 'personal instructions: none',
+  ];
+  return parts.join(' · ');
 }
 
 export function banner(facts: BannerFacts, style: Style = PLAIN): string {
@@ -301,6 +323,7 @@ export function banner(facts: BannerFacts, style: Style = PLAIN): string {
     style.bold(`Gatehouse chat — ${facts.resumed ? 'resumed' : 'new'} session ${facts.sessionId}`),
     `cwd: ${facts.cwd ?? '(default)'}`,
     `model: ${model}`,
+    ...(facts.instructions ? [instructionsLine(facts.instructions)] : []),
     style.dim('Ctrl-C interrupts a running turn (twice when idle exits), Ctrl-D detaches.'),
     '',
   ].join('\n');

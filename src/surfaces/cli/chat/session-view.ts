@@ -23,6 +23,7 @@ import {
   type Style,
 } from './render.js';
 import { ToolSpinner } from './spinner.js';
+import { MarkdownStream } from './markdown.js';
 
 /** What the spinner says between a turn's start (or a tool's end) and the model's first token. */
 export const WAITING_FOR_MODEL = 'waiting for the model';
@@ -95,12 +96,24 @@ export class SessionView {
   /** The live line of the running tool (terminals only). */
   private readonly spinner: ToolSpinner;
 
+  /** The streamed answer as Markdown (a terminal only); null: written as it comes. */
+  private readonly markdown: MarkdownStream | null;
+
   constructor(private readonly terminal: ChatTerminal) {
     this.spinner = new ToolSpinner((text) => terminal.write(text), terminal.style);
+    this.markdown = terminal.style.markdown ? new MarkdownStream(terminal.style.markdown) : null;
+  }
+
+  /** Writes what the Markdown renderer held back (an open span, a line start): anything else comes next. */
+  private flushMarkdown(): void {
+    const held = this.markdown?.flush() ?? '';
+    if (held !== '') this.terminal.write(held);
   }
 
   /** One event in seq order: updates what the chat knows, then shows it. */
   apply(event: ChatEvent): void {
+    if (event.type !== 'text.delta') this.flushMarkdown();
+    if (event.type === 'turn.start') this.markdown?.reset();
     if (event.type === 'tool.output') {
       // Progress is for a live terminal; a pipe or a log gets the result line only.
       if (this.terminal.tty && this.openPrompt === null)
@@ -176,7 +189,11 @@ export class SessionView {
     }
     const rendered = renderEvent(this.render, event, this.terminal.style);
     this.render = rendered.state;
-    if (rendered.text) this.terminal.write(rendered.text);
+    const text =
+      this.markdown && event.type === 'text.delta' ? this.markdown.feed(rendered.text) : rendered.text;
+    if (text) this.terminal.write(text);
+    // Anything else shown ends its own line: the answer resumes at the start of one.
+    if (text && event.type !== 'text.delta') this.markdown?.lineBroken();
     if (event.type === 'tool.start' && this.terminal.tty) this.spinner.show(String(event['name']));
     this.waitForModel(event);
   }
@@ -203,6 +220,7 @@ export class SessionView {
 
   /** Rebuilds from a snapshot: the messages not shown yet, the cursor, the turn and the open prompt. */
   fromSnapshot(snapshot: Snapshot): void {
+    this.flushMarkdown();
     if (this.render.midLine) this.terminal.write('\n');
     this.render = INITIAL_RENDER;
     this.terminal.write(renderHistory(unseenMessages(snapshot.messages, this.shown), this.terminal.style));
@@ -257,6 +275,7 @@ export class SessionView {
 
   /** Finishes a half-written line before the chat's last words. */
   endLine(): void {
+    this.flushMarkdown();
     this.spinner.stop();
     if (this.render.midLine) this.terminal.write('\n');
   }
@@ -266,9 +285,11 @@ export class SessionView {
   }
 
   private writeOut(text: string): void {
+    this.flushMarkdown();
     this.spinner.stop();
     if (this.render.midLine) this.terminal.write('\n');
     this.render = { ...this.render, midLine: false };
     this.terminal.write(text);
+    this.markdown?.lineBroken();
   }
 }

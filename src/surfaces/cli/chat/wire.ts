@@ -10,7 +10,11 @@ export interface Snapshot {
   running: { admission_id: string; generation: number } | null;
   epoch: number;
   last_seq: number;
-  info: { cwd: string | null; model: string | null };
+  info: {
+    cwd: string | null;
+    model: string | null;
+    instruction_files?: { rules: string[]; personal: string | null } | null;
+  };
 }
 
 export interface Sequenced {

@@ -2,19 +2,25 @@
  * The chat on a terminal (readline in raw mode): single-key approvals, and the prompt in front of
  * a line typed while a turn runs. Piped input needs neither: lines are used as they come.
  *
- * The prompt is in one of three states: `prompt` (the chat waits for a line and readline shows
- * `> `), `busy` (a turn is writing; no prompt on screen) and `typing` (the user began a line
- * during the turn: the prompt is shown in front of it, and output from the turn is written above
- * it, the prompt and the half-typed line drawn again below).
+ * The prompt is in one of three states: `shown` (readline shows `> ` and whatever was typed: the
+ * chat waits for a line, or the user began one while a turn runs), `owed` (it should be shown, but
+ * a streamed line is being written: it comes back when that line ends, or at the next key) and
+ * `busy` (a turn of ours is writing and nothing is typed; no prompt on screen). Output never lands
+ * on the prompt line: whatever writes — our turn, a turn another client (the dashboard) runs on
+ * this session while the chat waits, a spinner — the prompt line is erased first, the output written
+ * above, and the prompt with the half-typed line drawn again below.
  */
 import type { Interface, Key } from 'node:readline';
 import type { ChatController } from '../chat/controller.js';
 import { PROMPT } from '../chat/render.js';
 
-type PromptState = 'prompt' | 'busy' | 'typing';
+type PromptState = 'shown' | 'owed' | 'busy';
 
 // eslint-disable-next-line no-control-regex
 const ANSI_SEQ = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+/** Erases the line the cursor is on and returns to its start. */
+const ERASE_LINE = '\r\u001b[2K';
 
 /** Asks the terminal to mark a paste (`ESC[200~` … `ESC[201~`), and to stop marking it. */
 const BRACKETED_PASTE_ON = '\u001b[?2004h';
@@ -41,8 +47,13 @@ export class TerminalKeys {
 
   /** The chat waits for a line: show the prompt (and what was typed meanwhile). */
   idle(): void {
+    // Output is mid-line (a turn another client runs): the prompt comes when that line ends.
+    if (this.state !== 'shown' && this.midLine) {
+      this.state = 'owed';
+      return;
+    }
     this.rl.prompt(true);
-    this.state = 'prompt';
+    this.state = 'shown';
   }
 
   /** Enter: the line is the chat's now; until it asks again, no prompt is on screen. */
@@ -53,13 +64,15 @@ export class TerminalKeys {
 
   write(text: string): void {
     if (text === '') return;
-    if (this.state === 'typing') this.out.write('\r\u001b[2K'); // the prompt line goes; drawn again below
+    if (this.state === 'shown') {
+      this.out.write(ERASE_LINE); // the prompt line goes; drawn again below
+      this.state = 'owed';
+    }
     this.out.write(text);
-    this.midLine = !text.replace(ANSI_SEQ, '').endsWith('\n');
-    if (this.state !== 'typing') return;
-    if (this.midLine)
-      this.state = 'busy'; // shown again at the next key, below the streamed line
-    else this.showPrompt();
+    // A line erased back to its start (a spinner's last frame) is as good as a finished one.
+    const shown = text.replace(ANSI_SEQ, '');
+    this.midLine = !(shown.endsWith('\n') || shown.endsWith('\r'));
+    if (this.state === 'owed' && !this.midLine) this.showPrompt();
   }
 
   private showPrompt(): void {
@@ -67,7 +80,7 @@ export class TerminalKeys {
     this.rl.setPrompt(PROMPT);
     this.rl.prompt(true);
     this.midLine = true;
-    this.state = 'typing';
+    this.state = 'shown';
   }
 
   /**
@@ -94,7 +107,7 @@ export class TerminalKeys {
         return;
       }
       const printable = plain && text !== undefined && text >= ' ' && key?.name !== 'return';
-      if (printable && this.state === 'busy' && !this.chat.asking()) this.showPrompt();
+      if (printable && this.state !== 'shown' && !this.chat.asking()) this.showPrompt();
       readlineKeys.call(input, text, key);
     });
   }
@@ -121,7 +134,7 @@ export class TerminalKeys {
       this.rl.write(pasted.replace(/\n+$/, ''));
       return true;
     }
-    if (this.state === 'busy' && !this.chat.asking()) this.showPrompt();
+    if (this.state !== 'shown' && !this.chat.asking()) this.showPrompt();
     const message = `${this.rl.line}${pasted}`.replace(/\n+$/, '');
     this.rl.write(null, { ctrl: true, name: 'e' });
     this.rl.write(null, { ctrl: true, name: 'u' });

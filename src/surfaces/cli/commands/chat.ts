@@ -10,9 +10,11 @@ import { RpcCallError } from '../../client/rpc-client.js';
 import { ControlRequestError } from '../../control/client.js';
 import { ChatController } from '../chat/controller.js';
 import { ANSI, PLAIN, PROMPT } from '../chat/render.js';
+import { ANSI_MARKDOWN, PLAIN_MARKDOWN } from '../chat/markdown.js';
 import { TerminalKeys } from './chat-terminal.js';
 import { PROJECT_HOOKS_FILE } from '../../../runtime/hooks/config.js';
 import { cliHome, note } from '../shared.js';
+import { wantsColour } from '../colour.js';
 import { loadCliConfig } from '../load-config.js';
 
 export interface ChatFlags {
@@ -68,7 +70,8 @@ async function runChat(flags: ChatFlags): Promise<number> {
     );
   }
   const tty = process.stdin.isTTY === true;
-  const color = process.stdout.isTTY === true && !process.env['NO_COLOR'];
+  const color = wantsColour(process.stdout);
+  const screen = process.stdout.isTTY === true;
   const rl = createInterface({
     input: process.stdin,
     ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }),
@@ -85,7 +88,12 @@ async function runChat(flags: ChatFlags): Promise<number> {
       launch,
     },
     tty,
-    style: color ? ANSI : PLAIN,
+    // On a terminal answers are rendered as Markdown; piped, they are passed on as the model wrote them.
+    style: screen
+      ? { ...(color ? ANSI : PLAIN), markdown: color ? ANSI_MARKDOWN : PLAIN_MARKDOWN }
+      : color
+        ? ANSI
+        : PLAIN,
     write: (text) => (keys ? keys.write(text) : process.stdout.write(text)),
     warn: (line) => process.stderr.write(`${line}\n`),
     idle: () => keys?.idle(),

@@ -20,6 +20,7 @@ import {
   type Finding,
 } from '../../../storage/sqlite/maintenance.js';
 import type { PgFinding } from '../../../storage/postgres/maintenance.js';
+import { colours } from '../colour.js';
 import { cliHome, say } from '../shared.js';
 import { modelChecks } from './doctor-model.js';
 
@@ -263,11 +264,12 @@ export async function doctor(flags: { json?: boolean; repairSearch?: boolean }):
           : `Rebuilt the search index of profile ${profile} from its stored messages.`,
       );
     }
-    for (const c of checks) {
-      say(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
-      if (c.fix) say(`      what to do: ${c.fix}`);
+    const c = colours();
+    for (const check of checks) {
+      say(`${check.ok ? c.green('ok  ') : c.bold(c.red('FAIL'))}  ${check.name}: ${check.detail}`);
+      if (check.fix) say(`      ${c.yellow('what to do:')} ${check.fix}`);
     }
-    say(ok ? 'All checks passed.' : 'Some checks failed; see "what to do" above.');
+    say(ok ? c.green('All checks passed.') : c.red('Some checks failed; see "what to do" above.'));
   }
   if (!ok) process.exitCode = 1;
 }

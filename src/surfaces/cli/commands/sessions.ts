@@ -8,6 +8,7 @@ import {
   type HistoryBoundaryView,
   type StoredMessageView,
 } from '../chat/render.js';
+import { colours } from '../colour.js';
 import { cliHome, say } from '../shared.js';
 import { visible } from '../visible.js';
 import { loadCliConfig } from '../load-config.js';
@@ -113,16 +114,22 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
       return say(
         flags.archived ? 'No archived sessions.' : 'No sessions yet. Start one with "gatehouse chat".',
       );
+    const c = colours();
+    // A state at a glance: running green, anything that needs a person (unknown, paused) red.
+    const stateColour = (state: string): ((text: string) => string) =>
+      state === 'running' ? c.green : state === 'unknown' || state === 'paused' ? c.red : c.dim;
     say(
-      [
-        'ID'.padEnd(24),
-        'CREATED'.padEnd(20),
-        'SOURCE',
-        'STATE  ',
-        'MODEL'.padEnd(16),
-        'COST'.padEnd(10),
-        'TITLE',
-      ].join(' '),
+      c.bold(
+        [
+          'ID'.padEnd(24),
+          'CREATED'.padEnd(20),
+          'SOURCE',
+          'STATE  ',
+          'MODEL'.padEnd(16),
+          'COST'.padEnd(10),
+          'TITLE',
+        ].join(' '),
+      ),
     );
     for (const s of sessions) {
       say(
@@ -130,7 +137,7 @@ export async function sessions(flags: SessionsFlags): Promise<void> {
           s.session_id.padEnd(24),
           s.created_at.slice(0, 19).replace('T', ' ').padEnd(20),
           s.source.padEnd(6),
-          s.state.padEnd(7),
+          stateColour(s.state)(s.state.padEnd(7)),
           (s.model ?? '-').padEnd(16),
           costColumn(s.cost).padEnd(10),
           visible(s.title ?? '-'),

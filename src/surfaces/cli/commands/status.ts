@@ -5,6 +5,7 @@ import type { ClusterView } from '../../../domain/cluster/member.js';
 import type { AdapterStatus } from '../../../domain/messaging/adapter.js';
 import type { JobStatus } from '../../../daemon/daemon.js';
 import type { HomeLayout } from '../../../daemon/home.js';
+import { colours } from '../colour.js';
 import { cliHome, say } from '../shared.js';
 import { dashboardUrl } from './dashboard.js';
 
@@ -195,16 +196,18 @@ function printStatus(report: StatusReport): void {
     ['store', report.store],
     ['home', report.home],
   ];
-  if (report.state === 'running') say('Gatehouse is running.');
-  else if (report.state === 'starting') say('Gatehouse is starting (not ready yet).');
+  const c = colours();
+  if (report.state === 'running') say(c.green('Gatehouse is running.'));
+  else if (report.state === 'starting') say(c.yellow('Gatehouse is starting (not ready yet).'));
   else
     say(
-      'Gatehouse is not running. Start it with "gatehouse start" (or "gatehouse serve" in the foreground).',
+      `${c.yellow('Gatehouse is not running.')} Start it with "gatehouse start" (or "gatehouse serve" in the foreground).`,
     );
   if (report.stale_pid !== null)
-    say(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`);
+    say(c.dim(`  (a stale pid file from a stopped or crashed run names pid ${report.stale_pid})`));
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
-  for (const [label, value] of rows) if (value !== null) say(`  ${`${label}:`.padEnd(width)} ${value}`);
+  for (const [label, value] of rows)
+    if (value !== null) say(`  ${c.dim(`${label}:`.padEnd(width))} ${value}`);
   if (report.agent_cache !== null) say(`  agent cache: ${describeAgentCache(report.agent_cache)}`);
   if (report.cluster !== null) for (const line of describeCluster(report.cluster)) say(`  ${line}`);
   if (report.jobs.length > 0) {

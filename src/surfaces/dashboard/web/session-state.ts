@@ -53,7 +53,8 @@ export interface ToolProgress {
 export const LIVE_LINES = 50;
 
 /** What changed, so the view redraws only that part. */
-export type Change = 'all' | 'messages' | 'older' | 'live' | 'prompts' | 'admissions' | 'header';
+/** `usage`: a turn settled, so the context meter and the costs are read again. */
+export type Change = 'all' | 'messages' | 'older' | 'live' | 'prompts' | 'admissions' | 'header' | 'usage';
 
 export interface Submission {
   submissionId: string;
@@ -315,6 +316,7 @@ export class SessionState {
           this.state = this.admissions.some((a) => a.state === 'unknown') ? 'unknown' : 'idle';
         }
         this.changed('admissions');
+        this.changed('usage');
         return this.changed('header');
       default:
         return;

@@ -15,6 +15,7 @@ import { DelegationsPanel } from './delegations-panel.js';
 import { loadTimeline } from './turn-timeline.js';
 import { SessionState, type Change, type ToolProgress } from './session-state.js';
 import { SteerBox } from './steer-box.js';
+import { UsagePanel } from './usage-panel.js';
 import type { Message, PendingAdmission, Prompt } from './wire.js';
 
 function toolArgs(args: string): string {
@@ -156,6 +157,7 @@ export class SessionView {
   private readonly manage: ManagePanel;
   private readonly steer: SteerBox;
   private readonly delegations: DelegationsPanel;
+  private readonly usage: UsagePanel;
   private readonly manageHost: ManageHost;
   private readonly input = h('textarea', {
     class: 'composer-input',
@@ -232,6 +234,7 @@ export class SessionView {
     this.manage = new ManagePanel(this.manageHost);
     this.steer = new SteerBox(this.host);
     this.delegations = new DelegationsPanel(this.manageHost);
+    this.usage = new UsagePanel(link, sessionId);
     const composer = h(
       'form',
       {
@@ -259,6 +262,7 @@ export class SessionView {
       'section',
       { class: 'session' },
       this.header,
+      this.usage.root,
       this.manage.root,
       this.delegations.root,
       this.note,
@@ -367,7 +371,10 @@ export class SessionView {
         this.drawLive();
         this.drawPrompts();
         this.drawQueue();
-        return;
+        // A new snapshot: after a compression, a reset or a reconnect the context is another.
+        return this.usage.refresh();
+      case 'usage':
+        return this.usage.refresh();
       case 'messages':
         return this.drawTranscript(false);
       case 'older':
