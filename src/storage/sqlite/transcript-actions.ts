@@ -15,7 +15,7 @@ import type {
   TranscriptPage,
   TranscriptPageOptions,
 } from '../../domain/ports/session-store.js';
-import { checkLimit, validateMessages } from '../../domain/ports/store-rules.js';
+import { checkLimit, validateMessages, SEARCH_LIMIT_MAX } from '../../domain/ports/store-rules.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { atSynchronousNormal } from './statements.js';
@@ -184,7 +184,7 @@ export function rewindInTransaction(
 export function searchMessages(db: SqliteDatabase, query: string, options: SearchOptions = {}): SearchHit[] {
   if (query.trim() === '') throw new InvalidParamsError('search query is empty');
   const limit = options.limit ?? 20;
-  checkLimit(limit, 500);
+  checkLimit(limit, SEARCH_LIMIT_MAX);
   if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
   return search.searchIndex(db, query, {
     sessionId: options.sessionId ?? null,
