@@ -4,7 +4,6 @@ import type { SessionShare, ShareLevel } from '../../domain/auth/shares.js';
 import type { AccessStore, AuditEntry, AuditQuery, AuditRow } from '../../domain/ports/access-store.js';
 import { auditRow, shareRow } from '../rows/access.js';
 import { answer } from './actions-common.js';
-import { CommitGroup } from './commit-group.js';
 import { statement } from './statements.js';
 
 type Db = Database.Database;
@@ -63,13 +62,8 @@ export class SqliteAccessStore implements AccessStore {
     );
   }
 
-  /**
-   * Through the connection's commit group, like an admission: durable when it resolves, with the
-   * log flush off the event loop. A lone synchronous commit here held the loop for an fsync on
-   * every audited call (each prompt.submit among them).
-   */
   appendAudit(entry: AuditEntry): Promise<void> {
-    return CommitGroup.of(this.db).run(() => {
+    return answer(() => {
       statement(
         this.db,
         `INSERT INTO audit_log (at, principal, path, action, session_id, outcome, detail)

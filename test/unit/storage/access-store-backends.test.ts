@@ -4,9 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PostgresAccessStore } from '../../../src/storage/postgres/access-store.js';
 import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
-import { describe, expect, it } from 'vitest';
 import { SqliteAccessStore } from '../../../src/storage/sqlite/access-store.js';
-import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { runAccessStoreSuite } from '../../shared/access-store.suite.js';
 import { createTestSchema, inSchema } from '../../shared/postgres.js';
@@ -42,33 +40,4 @@ runAccessStoreSuite('PostgreSQL', async () => {
       await schema.drop();
     },
   };
-});
-
-describe('SQLite audit rows go through the commit group', () => {
-  it('commits an audit row in the group (its flush off the event loop), durable once it resolves', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-audit-group-'));
-    const file = path.join(dir, 'state.db');
-    let store = SqliteSessionStore.open(file);
-    try {
-      const group = CommitGroup.of(store.db);
-      const before = group.stats.operations;
-      await new SqliteAccessStore(store.db).appendAudit({
-        at: '2026-12-06T12:00:00.000Z',
-        principal: 'member:alice',
-        path: 'native',
-        action: 'submitted',
-        session_id: 's1',
-        outcome: 'ok',
-        detail: null,
-      });
-      expect(group.stats.operations).toBe(before + 1);
-      await store.close();
-      store = SqliteSessionStore.open(file);
-      const rows = await new SqliteAccessStore(store.db).listAudit({ limit: 10 });
-      expect(rows.map((r) => [r.principal, r.action])).toEqual([['member:alice', 'submitted']]);
-    } finally {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
