@@ -72,11 +72,13 @@ export async function startBenchDaemon(
   extraNodeArgs: string[] = [],
   /** Variables added to the daemon's environment (e.g. the one `store.url_env` names). */
   env: NodeJS.ProcessEnv = {},
+  /** An existing home to serve (a prepared store); `close()` then leaves it in place. */
+  existingHome?: string,
 ): Promise<BenchDaemon> {
   requireBuild();
-  const base = parent ? mkdtempSync(path.join(parent, 'gh-bench-')) : tempDir('gh-bench-');
-  const home = path.join(base, 'home');
-  if (config !== undefined) {
+  const base = existingHome ?? (parent ? mkdtempSync(path.join(parent, 'gh-bench-')) : tempDir('gh-bench-'));
+  const home = existingHome ?? path.join(base, 'home');
+  if (config !== undefined && existingHome === undefined) {
     mkdirSync(home, { recursive: true, mode: 0o700 });
     writeFileSync(homeLayout(home).configFile, config, { mode: 0o600 });
   }
@@ -136,7 +138,7 @@ export async function startBenchDaemon(
         await gone;
         clearTimeout(timer);
       }
-      rmSync(base, { recursive: true, force: true });
+      if (existingHome === undefined) rmSync(base, { recursive: true, force: true });
     },
   };
 }

@@ -64,5 +64,25 @@ describe.each(BACKENDS)('plain-text search on %s', (store) => {
         }
       },
     );
+
+    it('answers any limit the method takes, up to 500 (the store holds one page to 500 hits)', async () => {
+      const d = await fx.daemon();
+      const client = await d.connect();
+      const session_id = await createAttached(client, { cwd: tempDir() });
+      await runTurn(client, session_id, 'limits', 'the quartz heron lands');
+      for (const limit of [125, 126, 500]) {
+        const found = await client.call<{ hits: { session_id: string }[] }>('session.search', {
+          query: 'quartz heron',
+          limit,
+        });
+        expect(
+          found.hits.map((h) => h.session_id),
+          String(limit),
+        ).toContain(session_id);
+      }
+      await expect(client.call('session.search', { query: 'quartz', limit: 501 })).rejects.toMatchObject({
+        reason: 'invalid_params',
+      });
+    });
   });
 });

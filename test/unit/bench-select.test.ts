@@ -30,6 +30,14 @@ describe('issue 12 item 13: bench selection', () => {
     expect(runsBench('agent-cache.bench.ts', only)).toBe(false);
   });
 
+  it('`npm run bench -- event-loop` runs the event-loop bench alone, as docs/benchmarks.md shows', async () => {
+    const { default: eventLoop } = await import('../../bench/event-loop.bench.js');
+    const { only } = parseBenchArgs(['event-loop']);
+    expect(eventLoop.name).toBe('event-loop');
+    expect(runsBench('event-loop.bench.ts', only, eventLoop.onlyWhenNamed)).toBe(true);
+    expect(runsBench('gateway-turns.bench.ts', only)).toBe(false);
+  });
+
   it('`npm run bench -- startup` runs the start-up bench alone, as docs/benchmarks.md shows', async () => {
     const { default: startup } = await import('../../bench/startup.bench.js');
     const { only } = parseBenchArgs(['startup']);

@@ -6,6 +6,7 @@
 import type { LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { Principal } from '../auth/principal.js';
+import { SEARCH_LIMIT_MAX } from '../ports/store-rules.js';
 import { isOwner, mayAccess } from './access.js';
 
 export interface SearchResult {
@@ -22,8 +23,11 @@ export interface SearchResult {
   }[];
 }
 
-/** How many hits are asked of the index, at most, to fill one page after dropping copies. */
-const MAX_SCAN = 2_000;
+/**
+ * How many hits are asked of the index, at most, to fill one page after dropping copies: the most
+ * one store call returns (a larger scan was refused by the store for any limit above 125).
+ */
+const MAX_SCAN = SEARCH_LIMIT_MAX;
 
 export async function searchVisible(
   sessions: SessionStore,

@@ -42,6 +42,9 @@ export function markerIsCurrent(
   return entry !== null && entry.session_id === marker.session_id;
 }
 
+/** The most hits one `searchMessages` call returns (both backends). */
+export const SEARCH_LIMIT_MAX = 500;
+
 /** A page size of 1..`max`, or invalid_params. */
 export function checkLimit(limit: number, max: number): void {
   if (!Number.isInteger(limit) || limit < 1 || limit > max) {

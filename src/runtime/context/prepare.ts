@@ -8,6 +8,7 @@ import type { ChatModel } from '../model/client.js';
 import { isModelError } from '../model/errors.js';
 import { messageTokens, thresholdTokens, type ContextSettings } from './budget.js';
 import { composeCompressed, planCompression, reduceByDropping, type CompressionPlan } from './compress.js';
+import { LoopSlices } from './slices.js';
 import { summaryPieces, summaryRequest } from './summary-prompt.js';
 import { countTextTokens } from './tokens.js';
 
@@ -38,6 +39,17 @@ function tokensOfAll(messages: readonly TranscriptMessage[]): number {
   return messages.reduce((sum, m) => sum + messageTokens(m), 0);
 }
 
+/** tokensOfAll in slices, for the whole transcript (messageTokens keeps each count for later). */
+async function tokensOfAllInSlices(messages: readonly TranscriptMessage[]): Promise<number> {
+  const slices = new LoopSlices();
+  let sum = 0;
+  for (const message of messages) {
+    if (slices.due()) await slices.pause();
+    sum += messageTokens(message);
+  }
+  return sum;
+}
+
 /** The most summary calls one compression makes; older pieces beyond them are left out. */
 const MAX_PIECES = 8;
 
@@ -62,7 +74,7 @@ export async function prepareCompression(options: {
   const plan = planCompression(messages, { tailTokens: settings.tailTokens });
   if (plan.kind === 'nothing') return { kind: 'nothing', reason: plan.reason };
   const budget = Math.floor(thresholdTokens(settings) * 0.8);
-  const before = { messages: messages.length, tokens: tokensOfAll(messages) };
+  const before = { messages: messages.length, tokens: await tokensOfAllInSlices(messages) };
   const ready = (
     child: TranscriptMessage[],
     method: CompressionMethod,
@@ -114,7 +126,7 @@ async function summarise(
   const previousTokens = countTextTokens(plan.previousSummary ?? '');
   if (previousTokens > summaryCap * 2)
     return { kind: 'failed', error: 'the previous summary is too large to update within the window' };
-  const pieces = summaryPieces(plan.middle, shown - Math.max(previousTokens, summaryCap));
+  const pieces = await summaryPieces(plan.middle, shown - Math.max(previousTokens, summaryCap));
   let previous = plan.previousSummary;
   for (const piece of pieces.slice(-MAX_PIECES)) {
     let text: string;

@@ -5,6 +5,7 @@
  */
 import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type { WireMessage } from '../model/wire.js';
+import { LoopSlices } from './slices.js';
 import { countTextTokens } from './tokens.js';
 
 /** The first line of the summariser's instructions: how the demo model recognises the request. */
@@ -121,15 +122,18 @@ function cutToTokens(text: string, tokens: number): string {
  * instructions (issue 26 item 1: the summary request itself fits the window, however long the
  * history). Every piece holds at least one message; one too large alone is cut by summaryRequest.
  */
-export function summaryPieces(
+export async function summaryPieces(
   middle: readonly TranscriptMessage[],
   maxTokens: number,
-): TranscriptMessage[][] {
+): Promise<TranscriptMessage[][]> {
   const room = Math.max(1, maxTokens - countTextTokens(SUMMARY_INSTRUCTIONS) - 64);
   const pieces: TranscriptMessage[][] = [];
   let piece: TranscriptMessage[] = [];
   let used = 0;
+  // Counted in slices: a long middle would otherwise hold the event loop for its whole count.
+  const slices = new LoopSlices();
   for (const message of middle) {
+    if (slices.due()) await slices.pause();
     const cost = countTextTokens(renderForSummary(message)) + 1;
     if (piece.length > 0 && used + cost > room) {
       pieces.push(piece);

@@ -15,7 +15,7 @@ import type {
   TranscriptPageOptions,
   TranscriptTail,
 } from '../../domain/ports/session-store.js';
-import { checkLimit, validateMessages } from '../../domain/ports/store-rules.js';
+import { checkLimit, validateMessages, SEARCH_LIMIT_MAX } from '../../domain/ports/store-rules.js';
 
 export { validateMessages };
 import { requireSession } from './actions-common.js';
@@ -122,7 +122,7 @@ export async function searchMessages(
 ): Promise<SearchHit[]> {
   if (query.trim() === '') throw new InvalidParamsError('search query is empty');
   const limit = options.limit ?? 20;
-  checkLimit(limit, 500);
+  checkLimit(limit, SEARCH_LIMIT_MAX);
   const tsquery = options.syntax === 'fts' ? ftsTsQuery(query) : plainTsQuery(query);
   if ((await catchUpSearchIndex(db)) === null) await rebuildSearchIndex(db);
   if (tsquery === null) return [];

@@ -26,9 +26,15 @@ function reasonOf(error: unknown): string {
   return typeof code === 'string' ? `${message} (${code})` : message;
 }
 
+/** Pages per backup step: all of them, so the copy is one step (see backupDatabase). */
+const ALL_PAGES = 0x7fffffff;
+
 /**
  * SQLite's online backup of `file` into `dest`, created owner-only (0600) and never over an
- * existing file. Pages are copied in steps, so a running daemon keeps committing meanwhile.
+ * existing file. The pages are copied in one step, inside one read transaction of this process's
+ * own connection: a running daemon keeps committing meanwhile (WAL: a reader blocks no writer) and
+ * the copy is the last state committed when the step began. Copied in small steps instead, every
+ * commit between two steps restarted the copy, and a busy gateway's backup never ended.
  */
 export async function backupDatabase(file: string, dest: string): Promise<{ pages: number }> {
   const db = openReadOnly(file);
@@ -36,7 +42,7 @@ export async function backupDatabase(file: string, dest: string): Promise<{ page
   const previous = process.umask(0o077);
   try {
     fs.closeSync(fs.openSync(dest, 'wx', 0o600));
-    const { totalPages } = await db.backup(dest);
+    const { totalPages } = await db.backup(dest, { progress: () => ALL_PAGES });
     fs.chmodSync(dest, 0o600);
     return { pages: totalPages };
   } finally {

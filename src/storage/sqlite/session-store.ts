@@ -181,8 +181,9 @@ export class SqliteSessionStore implements SessionStore {
     return settle(() => transcripts.rewriteTranscript(this.db, sessionId, messages, options));
   }
 
+  /** Read in slices with the event loop free between them (loadTranscriptInSlices). */
   loadTranscript(sessionId: string) {
-    return settle(() => transcripts.loadTranscript(this.db, sessionId));
+    return transcripts.loadTranscriptInSlices(this.db, sessionId);
   }
 
   loadTranscriptTail(sessionId: string, afterId: number) {

@@ -15,7 +15,7 @@ import type {
   TranscriptPage,
   TranscriptPageOptions,
 } from '../../domain/ports/session-store.js';
-import { checkLimit, validateMessages } from '../../domain/ports/store-rules.js';
+import { checkLimit, validateMessages, SEARCH_LIMIT_MAX } from '../../domain/ports/store-rules.js';
 import { requireSession, tx } from './actions-common.js';
 import type { SqliteDatabase } from './database.js';
 import { atSynchronousNormal } from './statements.js';
@@ -117,6 +117,40 @@ export function loadTranscript(db: SqliteDatabase, sessionId: string): StoredMes
   return messages.loadVisibleMessages(db, sessionId);
 }
 
+/** Messages per slice of a transcript read in slices; other work runs between two slices. */
+export const TRANSCRIPT_SLICE = 1_000;
+/** Reads started again because the transcript was edited between two slices, before one whole read. */
+const SLICED_READS = 3;
+
+/**
+ * The visible transcript, read in slices of `slice` messages with the event loop free between them,
+ * so a long history does not stop every other session while it is read. Each slice is one
+ * statement; the result is still one state of the transcript: appends only add messages after the
+ * ones already read, and any other change (a rewind, a rewrite) bumps the session's edit counter
+ * (migration 009), checked with every slice, which starts the read again. After SLICED_READS such
+ * restarts the transcript is read in one statement, as loadTranscript does.
+ */
+export async function loadTranscriptInSlices(
+  db: SqliteDatabase,
+  sessionId: string,
+  slice = TRANSCRIPT_SLICE,
+): Promise<StoredMessage[]> {
+  for (let attempt = 0; attempt < SLICED_READS; attempt++) {
+    const edits = messages.transcriptEdits(db, sessionId);
+    if (edits === null) return [];
+    const out: StoredMessage[] = [];
+    for (let after = 0; ;) {
+      const page = messages.loadVisibleSlice(db, sessionId, after, slice);
+      if (messages.transcriptEdits(db, sessionId) !== edits) break;
+      for (const message of page) out.push(message);
+      if (page.length < slice) return out;
+      after = page[page.length - 1]!.id;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return messages.loadVisibleMessages(db, sessionId);
+}
+
 /**
  * What changed in a transcript since a copy of it ended at message `afterId` (0: an empty copy).
  * Synchronous on one connection, so the three reads see one state.
@@ -184,7 +218,7 @@ export function rewindInTransaction(
 export function searchMessages(db: SqliteDatabase, query: string, options: SearchOptions = {}): SearchHit[] {
   if (query.trim() === '') throw new InvalidParamsError('search query is empty');
   const limit = options.limit ?? 20;
-  checkLimit(limit, 500);
+  checkLimit(limit, SEARCH_LIMIT_MAX);
   if (catchUpSearchIndex(db) === null) rebuildSearchIndex(db);
   return search.searchIndex(db, query, {
     sessionId: options.sessionId ?? null,

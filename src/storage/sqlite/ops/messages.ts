@@ -34,6 +34,16 @@ export function loadVisibleMessages(db: Db, sessionId: string): StoredMessage[] 
   return rows.map(messageFromRow);
 }
 
+/** The visible messages with an id above `afterId`, oldest first, at most `limit`. */
+export function loadVisibleSlice(db: Db, sessionId: string, afterId: number, limit: number): StoredMessage[] {
+  const rows = statement(
+    db,
+    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND removed_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
+  ).all(sessionId, afterId, limit) as MessageRow[];
+  return rows.map(messageFromRow);
+}
+
 /**
  * One page of the visible transcript: the newest `limit` messages older than `beforeId` (all when
  * null), oldest first. Walks messages_by_session backwards, so the cost follows the page, not the
