@@ -25,6 +25,7 @@ const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 const repliesTo = (chatId: number) =>
   telegram.standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
 
+/** A lease of 6 s or more: renewals may stall for half of it before an instance stops itself, and 3 s covers a loaded machine. */
 function start(size: number, leaseS: number): Promise<TestCluster> {
   return telegram.start({
     size,
@@ -63,7 +64,7 @@ const pollersSince = (from: number) => new Set(telegram.standIn.polls.slice(from
 
 describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   it('only the lease holder polls, every message is answered once, and status names the holder', async () => {
-    const cluster = await start(3, 3);
+    const cluster = await start(3, 6);
     const first = await holder(cluster);
     const name = cluster.nodes[first]!.name;
     const polls = telegram.standIn.polls.length;
@@ -101,7 +102,7 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   });
 
   it('SIGKILL of the polling instance mid-turn: another takes the bot over and the chat is answered once', async () => {
-    const cluster = await start(3, 3);
+    const cluster = await start(3, 6);
     const first = await holder(cluster);
     const chat = 910;
     expect(await ask(chat, 'before the kill')).toBe(said('before the kill'));
