@@ -136,7 +136,7 @@ describe('the test run plan (test/sequencer.ts)', () => {
       );
   });
 
-  it('starts the torture smokes and the slowest files first, then e2e, integration and unit files, larger first', () => {
+  it('starts the files measured slowest first, in that order, then e2e, integration and unit files, larger first', () => {
     const sizes: Record<string, number> = {
       'test/unit/a.test.ts': 10,
       'test/unit/b.test.ts': 500,
@@ -148,8 +148,8 @@ describe('the test run plan (test/sequencer.ts)', () => {
       'test/e2e/torture.test.ts': 4,
     };
     expect(startOrder(Object.keys(sizes), (path) => sizes[path]!)).toEqual([
-      'test/e2e/torture.test.ts',
       'test/e2e/cluster-torture.test.ts',
+      'test/e2e/torture.test.ts',
       'test/e2e/recovery.test.ts',
       'test/e2e/large.test.ts',
       'test/e2e/small.test.ts',
