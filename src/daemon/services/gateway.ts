@@ -27,6 +27,7 @@ import { spawnedPeerCheck } from '../spawned-peer.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import type { SessionStore } from '../../domain/ports/session-store.js';
+import type { AccessStore } from '../../domain/ports/access-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
@@ -93,6 +94,8 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
 export interface StoreHolder {
   /** The messaging stores on the open database, whichever backend; null while it is closed. */
   current: MessagingStores | null;
+  /** The access store (shares, the audit trail) on the same database; null while it is closed. */
+  access?: AccessStore | null;
   /** The runtime both engines run on (runtime.ts), built once; null while it is stopped. */
   runtime?: Runtime | null;
   agents?: AgentCache | null;
@@ -161,7 +164,10 @@ export function gatewayService(
       });
       store = stores.sessions;
       localStore = stores.local;
-      if (options.storeHolder) options.storeHolder.current = stores.messaging;
+      if (options.storeHolder) {
+        options.storeHolder.current = stores.messaging;
+        options.storeHolder.access = stores.access;
+      }
       logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
       ctx.advertise({ store: stores.label });
       epoch = await localStore.openEpoch(ctx.instanceId);
@@ -698,7 +704,10 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.runtime = null;
       await runtime?.close();
       if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);
-      if (options.storeHolder) options.storeHolder.current = null;
+      if (options.storeHolder) {
+        options.storeHolder.current = null;
+        options.storeHolder.access = null;
+      }
       await stores?.close().catch(() => undefined);
       control = rpc = null;
       runtime = null;

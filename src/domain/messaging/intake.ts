@@ -52,6 +52,8 @@ export interface IntakeDeps {
     event: MessageEvent,
     command: ChatCommand | InvalidCommand,
   ): Promise<void>;
+  /** Why the sender's messages may not start turns (a member's limits, issue 30), or null. */
+  refusal(event: MessageEvent): string | null;
   /** Hands work to the gateway, which waits for it when it stops. */
   track(work: Promise<void>): void;
 }
@@ -176,6 +178,17 @@ export class Intake {
         if (ref !== null) await this.take(ref, key, 'answer');
         return true;
       }
+    }
+    const refusal = event.internal ? null : this.deps.refusal(event);
+    if (refusal !== null) {
+      // Answered at once and never run: taken like a command, before the answer.
+      if (ref !== null) await this.take(ref, key, 'command');
+      this.deps.track(
+        adapter
+          .send(event.source.chat_id, refusal, { thread_id: event.source.thread_id, reply_to: null })
+          .then(() => undefined),
+      );
+      return true;
     }
     // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
     // that has to wait is taken with its backlog row, before the next event is admitted.

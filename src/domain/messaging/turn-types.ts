@@ -4,6 +4,9 @@
  * A leaf, so the turn and its prompt handling can import each other's vocabulary without a circle.
  */
 import type { ApprovalPrompt } from './adapter.js';
+import type { MappedPrincipal } from './members.js';
+import type { SessionSource } from '../session/source.js';
+import type { AuditEntry } from '../ports/access-store.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import type { PlatformCompressionDeps } from './compression.js';
@@ -35,6 +38,10 @@ export interface TurnDeps {
   /** The working folder of a chat's tools. */
   cwdFor(platform: string, chatId: string): string;
   readonly yolo: boolean;
+  /** The principal the sender of `source` is mapped to (`platforms.<name>.members`), or null. */
+  principalFor(source: SessionSource): MappedPrincipal | null;
+  /** Appends an audit row (issue 30); a failure is the audit's own, never the turn's. */
+  audit?(entry: AuditEntry): void;
   readonly maxTurns: number;
   /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */
   readonly turnTimeoutMs: number | null;
