@@ -66,6 +66,11 @@ const mappedPrincipalSchema = z
     return { subject: entry.subject, role };
   });
 
+/** `during_turn:` (issue 28): what a message sent while a turn runs is. */
+const duringTurn = z
+  .enum(['queue', 'steer'], { error: 'must be queue (the next turn) or steer (applied to the running turn)' })
+  .default('queue');
+
 /**
  * `members:` of a platform section: platform user id → the principal that person is on the
  * dashboard and the API. `id`: the platform's user id spelling.
@@ -143,6 +148,8 @@ const telegramSchema = z
     redact_pii: z.boolean().default(false),
     /** Issue 30: Telegram user id → principal. */
     members: membersOf(/^\d+$/, 'a numeric Telegram user id'),
+    /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+    during_turn: duringTurn,
     /** How updates arrive: long polling (getUpdates) or a webhook Telegram posts to. */
     mode: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),
     webhook: telegramWebhookSchema.optional(),
@@ -206,6 +213,8 @@ const discordSchema = z.strictObject({
   thread_sessions_per_user: z.boolean().optional(),
   /** Issue 30: Discord user id → principal. */
   members: membersOf(/^\d+$/, 'a numeric Discord user id'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
   redact_pii: z
     .literal(false, {
       error: 'Discord ids are never redacted (the agent needs them for mentions); remove redact_pii',
@@ -240,6 +249,8 @@ const slackSchema = z.strictObject({
   redact_pii: z.boolean().default(false),
   /** Issue 30: Slack user id → principal. */
   members: membersOf(/^[UW][A-Z0-9]+$/, 'a Slack user id, like U0123ABCD'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
 });
 
 /**
@@ -255,6 +266,8 @@ const platformSectionSchema = z.looseObject({
   redact_pii: z.boolean().default(false),
   /** Issue 30: the platform's user id (no spaces) → principal. */
   members: membersOf(/^\S+$/, 'a user id (no spaces)'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
 });
 
 export type PlatformSection = z.output<typeof platformSectionSchema>;

@@ -388,6 +388,7 @@ function memberChatRefusal(
 function optionsOf(section: PlatformSection): PlatformOptions {
   return {
     redactPii: section.redact_pii,
+    duringTurn: section.during_turn,
     ...(section.members === undefined ? {} : { members: new Map(Object.entries(section.members)) }),
     keyOptions: {
       ...(section.group_sessions_per_user === undefined

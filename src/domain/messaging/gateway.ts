@@ -32,7 +32,7 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import { targetOfOrigin, type Delivery, type DeliveryLedger } from '../ports/delivery-ledger.js';
 import { NOTICE_PREFIX, STALE_NOTICE } from './recovery.js';
-import type { SessionEntry } from '../vocabulary.js';
+import type { SessionEntry, TranscriptMessage } from '../vocabulary.js';
 import type { SessionStore } from '../ports/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
@@ -129,6 +129,19 @@ export interface PlatformOptions {
   readonly redactPii?: boolean;
   /** `platforms.<name>.members`: platform user id → principal (members.ts). */
   readonly members?: PlatformMembers;
+  /**
+   * `platforms.<name>.during_turn` (issue 28): what a plain message sent while a turn runs is:
+   * `queue` (default) waits as the next turn (QUE-1); `steer` is applied to the running turn at its
+   * next step boundary.
+   */
+  readonly duringTurn?: 'queue' | 'steer';
+}
+
+/** What a chat is told when messages it sent during a turn came after the turn's last model call. */
+export function deferredSteerNotice(count: number): string {
+  return count === 1
+    ? 'Your message came after this turn had made its last step, so it is answered as the next turn.'
+    : `Your ${count} messages came after this turn had made its last step, so they are answered as the next turns.`;
 }
 
 /** The audit action a chat command is, for a mapped user (issue 30). */
@@ -225,6 +238,7 @@ export class MessagingGateway {
       cwdFor: typeof options.cwd === 'string' ? () => options.cwd as string : options.cwd,
       yolo: options.yolo ?? false,
       principalFor: (source) => this.principalFor(source),
+      takeSteers: (key, sessionId, turnId, build) => this.takeSteers(key, sessionId, turnId, build),
       ...(options.audit ? { audit: (entry: AuditEntry) => this.audit(entry) } : {}),
       maxTurns: options.maxTurns ?? 20,
       turnTimeoutMs: options.turnTimeoutMs ?? null,
@@ -278,6 +292,7 @@ export class MessagingGateway {
         this.state === 'running' ? 'admitting' : this.state === 'restoring' ? 'parking' : 'closed',
       arrive: (lane, item) => this.arrive(lane, item),
       command: (lane, adapter, event, command) => this.command(lane, adapter, event, command),
+      steers: (platform) => options.platformOptions?.[platform]?.duringTurn === 'steer',
       refusal: (event) =>
         this.principalFor(event.source)?.role === 'member' ? (options.memberRefusal ?? null) : null,
       track: (work) => this.track(work),
@@ -606,6 +621,7 @@ export class MessagingGateway {
             // The drain stopped it before it took its event: the event waits again, on the backlog.
             lane.state = queue.putBack(lane.state, item);
           } else {
+            this.tellDeferredSteers(lane, adapter, item.payload);
             const step = queue.finish(lane.state);
             lane.state = step.state;
             if (step.start !== null) this.launch(lane, step.start);
@@ -644,6 +660,70 @@ export class MessagingGateway {
       lane.commands--;
       await this.lanes.changed(lane, 'dropped');
     }
+  }
+
+  /**
+   * Issue 28: the steers waiting on the key's lane, applied to its running turn: stored in one
+   * commit (their messages in the transcript, their backlog rows gone, their platform messages
+   * taken), then taken off the queue. Until that commit they wait where they were, so a failed
+   * commit (the turn then fails) leaves them to run as the next turns.
+   */
+  private async takeSteers(
+    key: string,
+    sessionId: string,
+    turnId: string,
+    build: (event: MessageEvent, steerId: string) => TranscriptMessage,
+  ): Promise<TranscriptMessage[]> {
+    const lane = this.lanes.get(key);
+    if (lane === undefined) return [];
+    const waiting = [lane.state.slot, ...lane.state.overflow].filter(
+      (item): item is queue.QueueItem<MessageEvent> => item !== null && item.payload.steer === true,
+    );
+    if (waiting.length === 0) return [];
+    const steers = waiting.map((item) => {
+      const row = this.lanes.rowOf(lane, item.payload);
+      return {
+        item,
+        row,
+        message: build(item.payload, row ?? `steer_${randomBytes(9).toString('base64url')}`),
+      };
+    });
+    const refOf = (event: MessageEvent) =>
+      inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
+    await this.options.ledger.applySteers(
+      key,
+      sessionId,
+      steers.map(({ item, row }) => ({ itemId: row ?? '', inbound: refOf(item.payload) })),
+      steers.map((s) => s.message),
+    );
+    const applied = new Set(waiting);
+    const left = [lane.state.slot, ...lane.state.overflow].filter(
+      (item): item is queue.QueueItem<MessageEvent> => item !== null && !applied.has(item),
+    );
+    const [slot = null, ...overflow] = left;
+    lane.state = { ...lane.state, slot, overflow };
+    for (const { row, item } of steers) {
+      if (row !== null) this.lanes.taken(key, row);
+      this.events.emit('steer:applied', { session_key: key, turn_id: turnId, text: item.payload.text });
+    }
+    return steers.map((s) => s.message);
+  }
+
+  /** Steers still waiting when their turn ended run as the next turns: the chat is told so, once. */
+  private tellDeferredSteers(lane: Lane, adapter: PlatformAdapter, ended: MessageEvent): void {
+    const count = [lane.state.slot, ...lane.state.overflow].filter(
+      (item) => item?.payload.steer === true,
+    ).length;
+    if (count === 0) return;
+    this.events.emit('steer:deferred', { session_key: lane.key, count });
+    this.track(
+      adapter
+        .send(ended.source.chat_id, deferredSteerNotice(count), {
+          thread_id: ended.source.thread_id,
+          reply_to: null,
+        })
+        .then(() => undefined),
+    );
   }
 
   /** A mapped user's /stop, /new, /approve or /deny: one audit row naming their principal. */

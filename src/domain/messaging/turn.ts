@@ -374,6 +374,12 @@ async function runAgentTurn(
               : deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
         },
         ...(budget ? { context: budget } : {}),
+        // Issue 28: messages sent during the turn on a `during_turn: steer` platform, at each boundary.
+        steers: () =>
+          deps.takeSteers(sessionKey, sessionId, turnId, (steer, steerId) => ({
+            ...inputOf(deps, steer, turnId),
+            steer_id: steerId,
+          })),
         // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
         // resume/streak bookkeeping are one commit; a failure leaves none of them, and the marker set.
         commitFinal: async (messages, ending) => {

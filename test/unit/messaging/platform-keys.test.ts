@@ -1,6 +1,6 @@
 /**
- * `platforms.<name>.members` (issue 30) as the config file checks it, the principal a mapped chat
- * user is counted as, and `/budget`'s arguments (issue 29).
+ * `platforms.<name>.members` (issue 30) and `during_turn` (issue 28) as the config file checks them,
+ * the principal a mapped chat user is counted as, and `/budget`'s arguments (issue 29).
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/daemon/config.js';
@@ -136,5 +136,20 @@ describe('docs/identity.md, "Chat platforms"', () => {
     expect(config.platforms.slack!.members).toEqual({
       U0123ABCD: { subject: 'member:alice', role: 'member' },
     });
+  });
+});
+
+describe('platforms.<name>.during_turn', () => {
+  it('is queue by default, steer when set, and refused otherwise; the documented example parses', async () => {
+    const { config } = parseConfig('platforms:\n  slack: {}\n  discord: {during_turn: steer}', FILE);
+    expect(config.platforms.slack!.during_turn).toBe('queue');
+    expect(config.platforms.discord!.during_turn).toBe('steer');
+    expect(refusal('platforms:\n  telegram: {during_turn: steers}')).toContain(
+      'platforms.telegram.during_turn: must be queue (the next turn) or steer (applied to the running turn)',
+    );
+    const { readFileSync } = await import('node:fs');
+    const docs = readFileSync(new URL('../../../docs/scheduling.md', import.meta.url), 'utf8');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(docs.slice(docs.indexOf('### On chat platforms')))![1]!;
+    expect(parseConfig(yaml, FILE).config.platforms.telegram!.during_turn).toBe('steer');
   });
 });
