@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { envName } from './config-providers.js';
 import { isLoopback } from './config-listener.js';
 import type { HomeChannel } from '../domain/session/context.js';
+import type { ChatMembers, MappedPrincipal } from '../domain/auth/chat-members.js';
 
 /** A platform's `*_env` key: the NAME of the variable holding a secret, never the secret. */
 const envNameOr = (fallback: string) => envName.default(fallback);
@@ -342,4 +343,12 @@ export function homeChannelsOf(config: { home_channels: HomeChannels }): HomeCha
     chat_id: home.chat_id,
     chat_name: home.name,
   }));
+}
+
+/** Each platform's `members` mapping (issue 30), as the engines read it: by platform name. */
+export function chatMembersOf(platforms: Record<string, PlatformSection | undefined>): ChatMembers {
+  const maps = new Map<string, ReadonlyMap<string, MappedPrincipal>>();
+  for (const [name, section] of Object.entries(platforms))
+    if (section?.members !== undefined) maps.set(name, new Map(Object.entries(section.members)));
+  return (platform) => maps.get(platform);
 }

@@ -14,6 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS } from './gateway-harness.js';
+import { requestTicket } from '../../src/surfaces/control/client.js';
+import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 import { useDiscordDaemon } from './discord-fixture.js';
 import { useSlackDaemon, said } from './slack-fixture.js';
@@ -89,7 +91,7 @@ describe.each(BACKENDS)('Telegram on %s', (store) => {
     );
   });
 
-  it("an operator's chat raises its limit; spend and actions are counted for the mapped principals", async () => {
+  it("an operator's chat raises its limit; spend and actions are counted for the mapped principals; a member sees only her own chat", async () => {
     const chat = { id: 7420, type: 'private' as const };
     const olga = { id: 7420, first_name: 'Olga' };
     await tg.ask(chat, olga, 'hello from olga');
@@ -123,6 +125,26 @@ describe.each(BACKENDS)('Telegram on %s', (store) => {
       actor: 'telegram:7410',
     });
     expect(strangers.rows).toEqual([]);
+
+    // Mia, as the member she is on the dashboard, sees her own chat and no one else's.
+    const { ticket } = await requestTicket(tg.daemon!.layout.controlSocket, 'interactive', undefined, 'mia');
+    const mia = await GatewayClient.connect(tg.daemon!.url, ticket);
+    type Listed = { sessions: { session_id: string; kind: string; platform?: string }[] };
+    const hers = (await mia.call<Listed>('session.list', { scope: 'all' })).sessions;
+    expect(hers.map((r) => [r.kind, r.platform])).toEqual([['platform', 'telegram']]);
+    const page = await mia.call<{ messages: { content: string | null }[] }>('session.messages', {
+      session_id: hers[0]!.session_id,
+    });
+    expect(page.messages.map((m) => m.content)).toContain('hello from mia');
+    const all = (await client.call<Listed>('session.list', { scope: 'all' })).sessions;
+    const others = all.filter((r) => r.kind === 'platform' && r.session_id !== hers[0]!.session_id);
+    expect(others.length).toBeGreaterThanOrEqual(2);
+    for (const other of others)
+      await expect(mia.call('session.messages', { session_id: other.session_id })).rejects.toHaveProperty(
+        'reason',
+        'not_found',
+      );
+    await mia.close();
     await client.close();
     expect(await tg.stop()).toBe(0);
   });

@@ -36,7 +36,7 @@ import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js'
 import { registerAccessMethods } from '../../surfaces/rpc/access-methods.js';
 import { accessHooks } from '../../surfaces/rpc/audit.js';
 import { memberLimits } from '../config-auth.js';
-import { homeChannelsOf } from '../config-platforms.js';
+import { chatMembersOf, homeChannelsOf } from '../config-platforms.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
 import { openJobs, type OpenJobs } from './jobs.js';
@@ -308,6 +308,7 @@ export function gatewayService(
         agents,
         shares: stores.access,
         memberLimits: memberLimits(config.auth),
+        chatMembers: chatMembersOf(config.platforms),
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },

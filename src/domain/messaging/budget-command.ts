@@ -11,7 +11,7 @@
  * A conversation's budget is its session key's, as its turns reserve it.
  */
 import type { BudgetCommand } from './commands.js';
-import type { MappedPrincipal } from './members.js';
+import type { MappedPrincipal } from '../auth/chat-members.js';
 import type { BudgetGuard } from '../budget/guard.js';
 import { BUDGET_LIMITS, sessionLimit, type BudgetAmount, type Spend } from '../budget/decide.js';
 import type { BudgetLedger } from '../ports/budgets.js';
@@ -24,7 +24,7 @@ export interface ChatBudget {
 /** Whose command it is: the conversation's key, whose day it counts, and the sender's principal. */
 export interface BudgetCaller {
   readonly sessionKey: string;
-  /** The principal the sender's spend is counted for (members.ts chatPrincipal). */
+  /** The principal the sender's spend is counted for (auth/chat-members.ts chatPrincipal). */
   readonly spender: string;
   readonly mapped: MappedPrincipal | null;
   readonly platform: string;

@@ -4,7 +4,7 @@
  * and then starts whatever the command left waiting (wake-ups survive every command).
  */
 import { HELP_TEXT, type BudgetCommand, type ChatCommand } from './commands.js';
-import { chatAnswerer, type MappedPrincipal } from './members.js';
+import { chatAnswerer, type MappedPrincipal } from '../auth/chat-members.js';
 import type { InboundRef, MessageEvent } from './adapter.js';
 import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
@@ -57,7 +57,7 @@ export interface CommandContext {
   compress(lane: Lane, event: MessageEvent): Promise<string>;
   /** /budget: the answer (budget-command.ts). */
   budget(lane: Lane, event: MessageEvent, command: BudgetCommand): Promise<string>;
-  /** The principal the sender is mapped to (members.ts), or null. */
+  /** The principal the sender is mapped to (auth/chat-members.ts), or null. */
   principalFor(event: MessageEvent): MappedPrincipal | null;
 }
 

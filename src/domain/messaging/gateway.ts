@@ -45,7 +45,12 @@ import { Taking } from './taking.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
 import { budgetCommand, platformBudgetHint } from './budget-command.js';
-import { chatPrincipal, mappedPrincipal, type MappedPrincipal, type PlatformMembers } from './members.js';
+import {
+  chatPrincipal,
+  mappedPrincipal,
+  type MappedPrincipal,
+  type PlatformMembers,
+} from '../auth/chat-members.js';
 import type { AuditAction, AuditEntry } from '../ports/access-store.js';
 import type { SessionSource } from '../session/source.js';
 import type { TurnDeps } from './turn-types.js';
@@ -127,7 +132,7 @@ export interface MessagingGatewayOptions {
 export interface PlatformOptions {
   readonly keyOptions?: SessionKeyOptions;
   readonly redactPii?: boolean;
-  /** `platforms.<name>.members`: platform user id → principal (members.ts). */
+  /** `platforms.<name>.members`: platform user id → principal (auth/chat-members.ts). */
   readonly members?: PlatformMembers;
   /**
    * `platforms.<name>.during_turn` (issue 28): what a plain message sent while a turn runs is:

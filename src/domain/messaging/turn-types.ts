@@ -4,7 +4,7 @@
  * A leaf, so the turn and its prompt handling can import each other's vocabulary without a circle.
  */
 import type { ApprovalPrompt, MessageEvent } from './adapter.js';
-import type { MappedPrincipal } from './members.js';
+import type { MappedPrincipal } from '../auth/chat-members.js';
 import type { SessionSource } from '../session/source.js';
 import type { AuditEntry } from '../ports/access-store.js';
 import type { Deliverer } from './delivery.js';

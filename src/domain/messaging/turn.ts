@@ -27,7 +27,7 @@ import type { RunningTurn, TurnDeps } from './turn-types.js';
 import { turnUsage, usedTokens } from '../session/usage.js';
 import { stored, type StoredWrite } from './stored.js';
 import { platformBudgetHint } from './budget-command.js';
-import { chatPrincipal } from './members.js';
+import { chatPrincipal } from '../auth/chat-members.js';
 
 /**
  * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn

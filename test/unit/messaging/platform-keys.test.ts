@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/daemon/config.js';
 import { DaemonError } from '../../../src/daemon/errors.js';
 import { parseCommand } from '../../../src/domain/messaging/commands.js';
-import { chatAnswerer, chatPrincipal, mappedPrincipal } from '../../../src/domain/messaging/members.js';
+import { chatAnswerer, chatPrincipal, mappedPrincipal } from '../../../src/domain/auth/chat-members.js';
 import { SessionSource } from '../../../src/domain/session/source.js';
 
 const FILE = '/home/u/.gatehouse/config.yaml';

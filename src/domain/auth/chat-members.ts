@@ -5,7 +5,9 @@
  * answered as it, their actions leave audit rows naming it, and a member's launch limits apply to
  * their chat turns. An unmapped user is `<platform>:<user id>`, as before.
  */
-import type { SessionSource } from '../session/source.js';
+import { PARTICIPANT_MARKER } from '../session/key.js';
+import { SessionSource } from '../session/source.js';
+import type { SessionEntry } from '../vocabulary.js';
 
 /** What a principal is, for a chat: the role decides /budget raise and the member limits. */
 export interface MappedPrincipal {
@@ -41,4 +43,24 @@ export function chatPrincipal(source: SessionSource, mapped: MappedPrincipal | n
 /** Who answered a prompt from a chat, as traces and audit name them (`subject@platform`). */
 export function chatAnswerer(source: SessionSource, mapped: MappedPrincipal | null): string {
   return `${mapped?.subject ?? source.user_id ?? source.chat_id}@${source.platform}`;
+}
+
+/** Each platform's mapping, by platform name (the daemon's `platforms.<name>.members`). */
+export type ChatMembers = (platform: string) => PlatformMembers | undefined;
+
+/**
+ * The principal a chat conversation belongs to, or null: a conversation of one person (a DM, or a
+ * group or thread session kept per user, whose key ends with that user as its participant) whose
+ * person is mapped. A shared conversation (a group or thread several people talk in) is nobody's:
+ * its transcript holds what others said.
+ */
+export function conversationOwner(entry: SessionEntry, members: ChatMembers): string | null {
+  const origin = entry.origin;
+  if (origin === null) return null;
+  const source = SessionSource.fromJSON(origin);
+  const participant = source.user_id_alt ?? source.user_id;
+  if (participant === null) return null;
+  const personal =
+    source.chat_type === 'dm' || entry.session_key.endsWith(`:${PARTICIPANT_MARKER}${participant}`);
+  return personal ? (mappedPrincipal(source, members(source.platform))?.subject ?? null) : null;
 }
