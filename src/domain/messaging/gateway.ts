@@ -42,6 +42,7 @@ import { Lanes } from './lanes.js';
 import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
+import { applyWaitingSteers, deferredSteerNotice, waitingSteers } from './steers.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
 import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
 import { budgetCommand, platformBudgetHint } from './budget-command.js';
@@ -140,13 +141,6 @@ export interface PlatformOptions {
    * next step boundary.
    */
   readonly duringTurn?: 'queue' | 'steer';
-}
-
-/** What a chat is told when messages it sent during a turn came after the turn's last model call. */
-export function deferredSteerNotice(count: number): string {
-  return count === 1
-    ? 'Your message came after this turn had made its last step, so it is answered as the next turn.'
-    : `Your ${count} messages came after this turn had made its last step, so they are answered as the next turns.`;
 }
 
 /** The audit action a chat command is, for a mapped user (issue 30). */
@@ -626,7 +620,8 @@ export class MessagingGateway {
             // The drain stopped it before it took its event: the event waits again, on the backlog.
             lane.state = queue.putBack(lane.state, item);
           } else {
-            this.tellDeferredSteers(lane, adapter, item.payload);
+            // A stopped turn (/stop, a timeout) had steps left: its steers just run next, untold.
+            if (!running.abort.signal.aborted) this.tellDeferredSteers(lane, adapter, item.payload);
             const step = queue.finish(lane.state);
             lane.state = step.state;
             if (step.start !== null) this.launch(lane, step.start);
@@ -667,58 +662,32 @@ export class MessagingGateway {
     }
   }
 
-  /**
-   * Issue 28: the steers waiting on the key's lane, applied to its running turn: stored in one
-   * commit (their messages in the transcript, their backlog rows gone, their platform messages
-   * taken), then taken off the queue. Until that commit they wait where they were, so a failed
-   * commit (the turn then fails) leaves them to run as the next turns.
-   */
-  private async takeSteers(
+  /** Issue 28: the steers waiting on the key's lane, applied to its running turn (steers.ts). */
+  private takeSteers(
     key: string,
     sessionId: string,
     turnId: string,
     build: (event: MessageEvent, steerId: string) => TranscriptMessage,
   ): Promise<TranscriptMessage[]> {
     const lane = this.lanes.get(key);
-    if (lane === undefined) return [];
-    const waiting = [lane.state.slot, ...lane.state.overflow].filter(
-      (item): item is queue.QueueItem<MessageEvent> => item !== null && item.payload.steer === true,
+    if (lane === undefined) return Promise.resolve([]);
+    return applyWaitingSteers(
+      {
+        ledger: this.options.ledger,
+        lanes: this.lanes,
+        events: this.events,
+        refOf: (event) =>
+          inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id),
+      },
+      lane,
+      { sessionId, turnId },
+      build,
     );
-    if (waiting.length === 0) return [];
-    const steers = waiting.map((item) => {
-      const row = this.lanes.rowOf(lane, item.payload);
-      return {
-        item,
-        row,
-        message: build(item.payload, row ?? `steer_${randomBytes(9).toString('base64url')}`),
-      };
-    });
-    const refOf = (event: MessageEvent) =>
-      inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
-    await this.options.ledger.applySteers(
-      key,
-      sessionId,
-      steers.map(({ item, row }) => ({ itemId: row ?? '', inbound: refOf(item.payload) })),
-      steers.map((s) => s.message),
-    );
-    const applied = new Set(waiting);
-    const left = [lane.state.slot, ...lane.state.overflow].filter(
-      (item): item is queue.QueueItem<MessageEvent> => item !== null && !applied.has(item),
-    );
-    const [slot = null, ...overflow] = left;
-    lane.state = { ...lane.state, slot, overflow };
-    for (const { row, item } of steers) {
-      if (row !== null) this.lanes.taken(key, row);
-      this.events.emit('steer:applied', { session_key: key, turn_id: turnId, text: item.payload.text });
-    }
-    return steers.map((s) => s.message);
   }
 
   /** Steers still waiting when their turn ended run as the next turns: the chat is told so, once. */
   private tellDeferredSteers(lane: Lane, adapter: PlatformAdapter, ended: MessageEvent): void {
-    const count = [lane.state.slot, ...lane.state.overflow].filter(
-      (item) => item?.payload.steer === true,
-    ).length;
+    const count = waitingSteers(lane).length;
     if (count === 0) return;
     this.events.emit('steer:deferred', { session_key: lane.key, count });
     this.track(

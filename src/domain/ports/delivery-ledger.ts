@@ -230,7 +230,7 @@ export interface DeliveryLedger {
   applySteers(
     sessionKey: string,
     sessionId: string,
-    steers: readonly { readonly itemId: string; readonly inbound: InboundRef | null }[],
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
     messages: readonly TranscriptMessage[],
     options?: { now?: Date },
   ): Promise<void>;

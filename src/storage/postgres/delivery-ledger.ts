@@ -109,7 +109,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
   applySteers(
     sessionKey: string,
     sessionId: string,
-    steers: readonly { readonly itemId: string; readonly inbound: InboundRef | null }[],
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
     messages: readonly TranscriptMessage[],
     options: { now?: Date } = {},
   ): Promise<void> {
@@ -117,7 +117,7 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
       const now = options.now ?? new Date();
       await appendInTransaction(this.db, sql, sessionId, messages, now);
       for (const steer of steers) {
-        await backlog.deleteBacklogItem(sql, steer.itemId);
+        if (steer.itemId !== null) await backlog.deleteBacklogItem(sql, steer.itemId);
         if (steer.inbound !== null) await inbound.insertTaken(sql, steer.inbound, sessionKey, now, 'turn');
       }
     });

@@ -175,7 +175,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
   applySteers(
     sessionKey: string,
     sessionId: string,
-    steers: readonly { readonly itemId: string; readonly inbound: InboundRef | null }[],
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
     messages: readonly TranscriptMessage[],
     options: { now?: Date } = {},
   ): Promise<void> {
@@ -183,7 +183,7 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
       const now = options.now ?? new Date();
       appendInTransaction(this.db, sessionId, messages, now);
       for (const steer of steers) {
-        backlog.deleteBacklogItem(this.db, steer.itemId);
+        if (steer.itemId !== null) backlog.deleteBacklogItem(this.db, steer.itemId);
         if (steer.inbound !== null) inbound.insertTaken(this.db, steer.inbound, sessionKey, now, 'turn');
       }
     });
