@@ -7,12 +7,84 @@ import { z } from 'zod';
 import { envName } from './config-providers.js';
 import { isLoopback } from './config-listener.js';
 import type { HomeChannel } from '../domain/session/context.js';
+import type { ChatMembers, MappedPrincipal } from '../domain/auth/chat-members.js';
 
 /** A platform's `*_env` key: the NAME of the variable holding a secret, never the secret. */
 const envNameOr = (fallback: string) => envName.default(fallback);
 
 const httpUrl = (fallback: string) =>
   z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback);
+
+const MEMBER_SUBJECT = /^member:[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
+const OPERATOR_SUBJECTS = ['native:owner', 'dashboard:owner'];
+const PRINCIPAL_HELP =
+  'must be a principal: member:<name>, native:owner, dashboard:owner, or { principal: "oidc:<issuer>#<sub>", role: operator|member }';
+
+/** A principal a chat user is mapped to, with its role (issue 30, docs/identity.md "Chat platforms"). */
+const mappedPrincipalSchema = z
+  .union(
+    [
+      z
+        .string()
+        .transform((subject) => ({ subject: subject.trim(), role: null as 'operator' | 'member' | null })),
+      z
+        .strictObject({
+          principal: z.string(),
+          role: z.enum(['operator', 'member'], { error: 'must be operator or member' }),
+        })
+        .transform((entry) => ({
+          subject: entry.principal.trim(),
+          role: entry.role as 'operator' | 'member' | null,
+        })),
+    ],
+    { error: PRINCIPAL_HELP },
+  )
+  .transform((entry, ctx) => {
+    const inferred = MEMBER_SUBJECT.test(entry.subject)
+      ? 'member'
+      : OPERATOR_SUBJECTS.includes(entry.subject)
+        ? 'operator'
+        : null;
+    if (inferred === null && !/^oidc:\S+#\S+$/.test(entry.subject)) {
+      ctx.addIssue({ code: 'custom', message: PRINCIPAL_HELP });
+      return z.NEVER;
+    }
+    const role = entry.role ?? inferred;
+    if (role === null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${entry.subject}: an oidc principal's role is decided at sign-in; write { principal: "${entry.subject}", role: operator|member }`,
+      });
+      return z.NEVER;
+    }
+    if (inferred !== null && role !== inferred) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${entry.subject} is ${inferred === 'member' ? 'a member' : 'an operator'}, not ${role === 'member' ? 'a member' : 'an operator'}`,
+      });
+      return z.NEVER;
+    }
+    return { subject: entry.subject, role };
+  });
+
+/** `during_turn:` (issue 28): what a message sent while a turn runs is. */
+const duringTurn = z
+  .enum(['queue', 'steer'], { error: 'must be queue (the next turn) or steer (applied to the running turn)' })
+  .default('queue');
+
+/**
+ * `members:` of a platform section: platform user id → the principal that person is on the
+ * dashboard and the API. `id`: the platform's user id spelling.
+ */
+const membersOf = (id: RegExp, what: string) =>
+  z
+    .record(z.string(), mappedPrincipalSchema)
+    .superRefine((members, ctx) => {
+      for (const user of Object.keys(members))
+        if (!id.test(user))
+          ctx.addIssue({ code: 'custom', path: [user], message: `must be keyed by ${what}` });
+    })
+    .optional();
 
 /**
  * Telegram's webhook mode (docs/messaging.md, "Webhook mode"): Telegram posts updates to `url`, a
@@ -75,6 +147,10 @@ const telegramSchema = z
     thread_sessions_per_user: z.boolean().optional(),
     /** CTX-2: hash user and chat ids in the prompt text. */
     redact_pii: z.boolean().default(false),
+    /** Issue 30: Telegram user id → principal. */
+    members: membersOf(/^\d+$/, 'a numeric Telegram user id'),
+    /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+    during_turn: duringTurn,
     /** How updates arrive: long polling (getUpdates) or a webhook Telegram posts to. */
     mode: z.enum(['polling', 'webhook'], { error: 'must be polling or webhook' }).default('polling'),
     webhook: telegramWebhookSchema.optional(),
@@ -136,6 +212,10 @@ const discordSchema = z.strictObject({
   register_commands: z.boolean().default(true),
   group_sessions_per_user: z.boolean().optional(),
   thread_sessions_per_user: z.boolean().optional(),
+  /** Issue 30: Discord user id → principal. */
+  members: membersOf(/^\d+$/, 'a numeric Discord user id'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
   redact_pii: z
     .literal(false, {
       error: 'Discord ids are never redacted (the agent needs them for mentions); remove redact_pii',
@@ -168,6 +248,10 @@ const slackSchema = z.strictObject({
   thread_sessions_per_user: z.boolean().optional(),
   /** CTX-2: hash user and chat ids in the prompt text. */
   redact_pii: z.boolean().default(false),
+  /** Issue 30: Slack user id → principal. */
+  members: membersOf(/^[UW][A-Z0-9]+$/, 'a Slack user id, like U0123ABCD'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
 });
 
 /**
@@ -181,6 +265,10 @@ const platformSectionSchema = z.looseObject({
   group_sessions_per_user: z.boolean().optional(),
   thread_sessions_per_user: z.boolean().optional(),
   redact_pii: z.boolean().default(false),
+  /** Issue 30: the platform's user id (no spaces) → principal. */
+  members: membersOf(/^\S+$/, 'a user id (no spaces)'),
+  /** Issue 28: a message sent during a turn waits as the next turn, or steers the running one. */
+  during_turn: duringTurn,
 });
 
 export type PlatformSection = z.output<typeof platformSectionSchema>;
@@ -255,4 +343,12 @@ export function homeChannelsOf(config: { home_channels: HomeChannels }): HomeCha
     chat_id: home.chat_id,
     chat_name: home.name,
   }));
+}
+
+/** Each platform's `members` mapping (issue 30), as the engines read it: by platform name. */
+export function chatMembersOf(platforms: Record<string, PlatformSection | undefined>): ChatMembers {
+  const maps = new Map<string, ReadonlyMap<string, MappedPrincipal>>();
+  for (const [name, section] of Object.entries(platforms))
+    if (section?.members !== undefined) maps.set(name, new Map(Object.entries(section.members)));
+  return (platform) => maps.get(platform);
 }

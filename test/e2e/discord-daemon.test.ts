@@ -42,6 +42,7 @@ describe('Discord through the real daemon', { timeout: 90_000 }, () => {
     expect(commands.path).toBe(`/applications/${APPLICATION_ID}/commands`);
     expect((commands.body as unknown as { name: string }[]).map((c) => c.name).sort()).toEqual([
       'approve',
+      'budget',
       'compress',
       'cost',
       'deny',

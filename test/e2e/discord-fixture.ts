@@ -26,8 +26,10 @@ export interface DiscordDaemon extends PlatformDaemon<DiscordStandIn> {
   waitForPost(channelId: string, pattern: RegExp, n?: number): Promise<RestCall>;
 }
 
-/** `discordYaml`: extra lines under `platforms.discord:` (indented by the caller). */
-export function useDiscordDaemon(options: { discordYaml?: string[]; store?: Backend } = {}): DiscordDaemon {
+/** `discordYaml`: extra lines under `platforms.discord:` (indented by the caller); `yaml`: top-level lines. */
+export function useDiscordDaemon(
+  options: { discordYaml?: string[]; yaml?: string[]; store?: Backend } = {},
+): DiscordDaemon {
   const base = usePlatformDaemon({
     platform: 'discord',
     store: options.store,
@@ -35,6 +37,7 @@ export function useDiscordDaemon(options: { discordYaml?: string[]; store?: Back
     standInYaml: (standIn) => [`    token_env: ${DISCORD_TOKEN_ENV}`, `    api_root: ${standIn.apiRoot}`],
     tokenEnv: (standIn) => ({ [DISCORD_TOKEN_ENV]: standIn.token }),
     platformYaml: options.discordYaml,
+    yaml: options.yaml,
   });
   const isPost = (channelId: string) => (c: RestCall) =>
     c.method === 'POST' && c.path === `/channels/${channelId}/messages`;

@@ -28,8 +28,10 @@ export interface SlackDaemon extends PlatformDaemon<SlackStandIn> {
   waitForPost(channelId: string, pattern: RegExp, n?: number): Promise<ApiCall>;
 }
 
-/** `slackYaml`: extra lines under `platforms.slack:` (indented by the caller). */
-export function useSlackDaemon(options: { slackYaml?: string[]; store?: Backend } = {}): SlackDaemon {
+/** `slackYaml`: extra lines under `platforms.slack:` (indented by the caller); `yaml`: top-level lines. */
+export function useSlackDaemon(
+  options: { slackYaml?: string[]; yaml?: string[]; store?: Backend } = {},
+): SlackDaemon {
   const base = usePlatformDaemon({
     platform: 'slack',
     store: options.store,
@@ -41,6 +43,7 @@ export function useSlackDaemon(options: { slackYaml?: string[]; store?: Backend 
     ],
     tokenEnv: (standIn) => ({ [BOT_TOKEN_ENV]: standIn.botToken, [APP_TOKEN_ENV]: standIn.appToken }),
     platformYaml: options.slackYaml,
+    yaml: options.yaml,
   });
   const isPost = (channelId: string) => (c: ApiCall) =>
     c.method === 'chat.postMessage' && c.body.channel === channelId;

@@ -206,6 +206,51 @@ export function runDeliveryLedgerSuite(name: string, open: () => Promise<LedgerH
       expect(await ledger.inboundOutcome(ref('4'))).toBe('waiting');
     });
 
+    it('applySteers stores the steers in the transcript, ends their backlog rows and takes their messages, in one commit; a steer survives a reopen', async () => {
+      const steer = { ...event('use staging'), steer: true as const };
+      await ledger.saveBacklog(KEY, {
+        starting: null,
+        waiting: [
+          { itemId: 's1', kind: 'queued', event: steer, inbound: ref('31') },
+          { itemId: 'q1', kind: 'queued', event: event('later'), inbound: ref('32') },
+        ],
+        settled: [],
+      });
+      ({ store, ledger } = await h.reopen());
+      const restored = await ledger.listBacklog();
+      expect(restored.map((i) => [i.itemId, i.event.steer ?? false])).toEqual([
+        ['s1', true],
+        ['q1', false],
+      ]);
+      await ledger.applySteers(
+        KEY,
+        sid,
+        [{ itemId: 's1', inbound: ref('31') }],
+        [{ role: 'user', content: 'use staging', admission_id: 't1', steer_id: 's1' }],
+      );
+      expect((await ledger.listBacklog()).map((i) => i.itemId)).toEqual(['q1']);
+      expect(await ledger.inboundOutcome(ref('31'))).toBe('turn');
+      expect(await ledger.inboundOutcome(ref('32'))).toBe('waiting');
+      const stored = (await store.loadTranscript(sid)).at(-1);
+      expect(stored).toMatchObject({
+        role: 'user',
+        content: 'use staging',
+        admission_id: 't1',
+        steer_id: 's1',
+      });
+      // A steer of a session that is not there is refused whole: its row and message stay waiting.
+      await expect(
+        ledger.applySteers(
+          KEY,
+          'no-such-session',
+          [{ itemId: 'q1', inbound: ref('32') }],
+          [{ role: 'user', content: 'later' }],
+        ),
+      ).rejects.toThrow();
+      expect((await ledger.listBacklog()).map((i) => i.itemId)).toEqual(['q1']);
+      expect(await ledger.inboundOutcome(ref('32'))).toBe('waiting');
+    });
+
     it('recordReply is idempotent per turn, drops the marker; a silent reply is born delivered', async () => {
       await ledger.startTurn(KEY, null);
       const first = await ledger.recordReply(reply('t1'));

@@ -29,6 +29,7 @@ import { spawnedPeerCheck } from '../spawned-peer.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import type { LocalSessionStore } from '../../domain/ports/local-store.js';
 import type { SessionStore } from '../../domain/ports/session-store.js';
+import type { AccessStore } from '../../domain/ports/access-store.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
 import { startControlServer, type ControlServer } from '../../surfaces/control/server.js';
 import { registerBuiltinMethods } from '../../surfaces/rpc/builtins.js';
@@ -37,7 +38,7 @@ import { registerApprovalMethods } from '../../surfaces/rpc/approval-methods.js'
 import { registerAccessMethods } from '../../surfaces/rpc/access-methods.js';
 import { accessHooks } from '../../surfaces/rpc/audit.js';
 import { memberLimits } from '../config-auth.js';
-import { homeChannelsOf } from '../config-platforms.js';
+import { chatMembersOf, homeChannelsOf } from '../config-platforms.js';
 import { registerSessionMethods } from '../../surfaces/rpc/session-methods.js';
 import { registerJobMethods } from '../../surfaces/rpc/job-methods.js';
 import { openJobs, type OpenJobs } from './jobs.js';
@@ -98,6 +99,8 @@ function readTls(tls: { cert: string; key: string }, configFile: string): { cert
 export interface StoreHolder {
   /** The messaging stores on the open database, whichever backend; null while it is closed. */
   current: MessagingStores | null;
+  /** The access store (shares, the audit trail) on the same database; null while it is closed. */
+  access?: AccessStore | null;
   /** The runtime both engines run on (runtime.ts), built once; null while it is stopped. */
   runtime?: Runtime | null;
   agents?: AgentCache | null;
@@ -167,7 +170,10 @@ export function gatewayService(
       });
       store = stores.sessions;
       localStore = stores.local;
-      if (options.storeHolder) options.storeHolder.current = stores.messaging;
+      if (options.storeHolder) {
+        options.storeHolder.current = stores.messaging;
+        options.storeHolder.access = stores.access;
+      }
       logger.info({ store: stores.kind }, `sessions are stored on ${stores.kind}`);
       ctx.advertise({ store: stores.label });
       epoch = await localStore.openEpoch(ctx.instanceId);
@@ -315,6 +321,7 @@ export function gatewayService(
         agents,
         shares: stores.access,
         memberLimits: memberLimits(config.auth),
+        chatMembers: chatMembersOf(config.platforms),
         onError,
         fault: (point) => faults?.hit(point),
         compression: { model: modelOf, settings: contextSettings },
@@ -755,7 +762,10 @@ export function gatewayService(
       if (options.storeHolder) options.storeHolder.runtime = null;
       await runtime?.close();
       if (localStore && epoch > 0) await localStore.markCleanShutdown(epoch);
-      if (options.storeHolder) options.storeHolder.current = null;
+      if (options.storeHolder) {
+        options.storeHolder.current = null;
+        options.storeHolder.access = null;
+      }
       await stores?.close().catch(() => undefined);
       control = rpc = null;
       runtime = null;

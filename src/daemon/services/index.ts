@@ -35,6 +35,7 @@ export function defaultServices(
     services.push(
       lazyMessagingService(storeHolder, {
         stores: () => storeHolder.current,
+        access: () => storeHolder.access ?? null,
         runtime: () => storeHolder.runtime ?? null,
         agents: () => storeHolder.agents ?? null,
         liveKeys: storeHolder.liveKeys!,

@@ -10,6 +10,8 @@
  * clean-shutdown marker.
  */
 import { budgetGuardOf } from './budgets.js';
+import { memberLimits } from '../config-auth.js';
+import { checkMemberModel, type MemberLimits } from '../../domain/auth/member-limits.js';
 import { toolEnvironment } from '../../runtime/tools/env.js';
 import { guardGatewayFiles, withToolEnvironment } from '../../runtime/tools/reach.js';
 import { gatewayRoots } from '../launch-files.js';
@@ -24,6 +26,7 @@ import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { resolveToolsets } from '../../runtime/tools/registry.js';
 import type { MessagingStores } from '../../domain/ports/messaging-stores.js';
+import type { AccessStore, AuditEntry } from '../../domain/ports/access-store.js';
 import type { PlatformCursors } from '../../domain/ports/platform-cursors.js';
 import { openGatewayStores, type GatewayStores } from './stores.js';
 import { startRuntime, type Runtime } from './runtime.js';
@@ -49,6 +52,8 @@ export interface MessagingServiceOptions {
    * the config selects. Absent: this service opens the config's store itself and closes it on stop.
    */
   stores?: () => MessagingStores | null;
+  /** The access store on the same database (the audit trail), when another service opened it. */
+  access?: () => AccessStore | null;
   /**
    * The runtime the gateway service started (runtime.ts), shared with local sessions. Absent: this
    * service starts one itself and stops it on stop.
@@ -127,6 +132,7 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         });
         return owned.messaging;
       });
+      const access = options.access?.() ?? owned?.access ?? null;
       const runtime = await sharedOrOwn(options.runtime, 'the runtime is not started', async () => {
         ownedRuntime = await startRuntime({
           config: ctx.config,
@@ -155,6 +161,13 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
         // A folder per chat outside the home, never the profile folder beside state.db.
         cwd: (platform, chatId) => chatWorkspace(ctx.layout.root, platform, chatId),
         yolo: ctx.config.approvals.mode === 'off',
+        memberRefusal: memberChatRefusal(
+          memberLimits(ctx.config.auth),
+          runtime.providers.defaultChoice(),
+          options.model !== undefined,
+        ),
+        // Mapped users' actions (issue 30), on the store's audit trail as every other path's.
+        ...(access === null ? {} : { audit: (entry: AuditEntry) => access.appendAudit(entry) }),
         turnTimeoutMs: ctx.config.limits.turn_timeout_s * 1000,
         freshnessSeconds: ctx.config.recovery.auto_continue_freshness_s,
         maxResumes: ctx.config.recovery.max_resumes,
@@ -344,9 +357,39 @@ async function buildAdapters(
 }
 
 /** A section's own session isolation and redaction; absent isolation keys follow `sessions`. */
+/**
+ * Why a member mapped on a chat platform may not run chat turns (issue 30): every chat turn runs the
+ * gateway's default provider and model, with no safe mode, so `auth.members` is checked against
+ * those once, at start. Null: members' chat turns run. A model given in code (tests, plugins) is
+ * not a provider choice and is not checked.
+ */
+function memberChatRefusal(
+  limits: MemberLimits,
+  choice: { provider: string | null; model: string },
+  modelInCode: boolean,
+): string | null {
+  const why = (reason: string) =>
+    `Your messages here are not answered: ${reason}. Use the dashboard, or ask the gateway operator.`;
+  if (limits.safe_mode === 'forced')
+    return why(
+      "members' sessions run in safe mode (auth.members.safe_mode: forced), and chat conversations have none",
+    );
+  if (modelInCode) return null;
+  try {
+    checkMemberModel(limits, choice.provider, choice.model);
+    return null;
+  } catch (error) {
+    return why(
+      `chats run ${choice.provider ?? 'the model block'}/${choice.model}, and ${(error as Error).message}`,
+    );
+  }
+}
+
 function optionsOf(section: PlatformSection): PlatformOptions {
   return {
     redactPii: section.redact_pii,
+    duringTurn: section.during_turn,
+    ...(section.members === undefined ? {} : { members: new Map(Object.entries(section.members)) }),
     keyOptions: {
       ...(section.group_sessions_per_user === undefined
         ? {}

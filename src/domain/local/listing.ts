@@ -36,6 +36,19 @@ export interface ListingFacts {
   platformPrompts(sessionId: string): unknown[];
   /** The sessions an operator shared with this member (empty for anyone else). */
   sharedWith(principal: Principal): Promise<ReadonlySet<string>>;
+  /** The principal a chat-platform conversation belongs to (its one person, mapped), or null. */
+  chatOwner(entry: SessionEntry): string | null;
+}
+
+/**
+ * Chat-platform sessions belong to the gateway's operators, and a conversation of one person mapped
+ * to a principal (`platforms.<name>.members`) to that principal too; nobody else learns they exist.
+ */
+function mayReadChat(facts: ListingFacts, principal: Principal, entry: SessionEntry): boolean {
+  return (
+    isOperator(principal) ||
+    (principal.sessions === undefined && facts.chatOwner(entry) === principal.subject)
+  );
 }
 
 function tokens(entry: SessionEntry) {
@@ -100,9 +113,8 @@ async function listedRow(
       cost: cost(entry),
     };
   }
-  // Chat-platform sessions belong to the gateway's operators; nobody else learns they exist. They
-  // are not archived (archiving is a local session's).
-  if (!isOperator(principal) || archived) return null;
+  // Chat-platform sessions are not archived (archiving is a local session's).
+  if (archived || !mayReadChat(facts, principal, entry)) return null;
   return {
     session_id: entry.session_id,
     kind: 'platform',
@@ -268,8 +280,8 @@ export async function listAll(
 }
 
 /**
- * One page of a transcript the caller may read: a local session's current one, or (for operators)
- * a chat-platform session's by its physical id. Anything else is `not_found`.
+ * One page of a transcript the caller may read: a local session's current one, or a chat-platform
+ * session's by its physical id (operators, and its one mapped person). Anything else is `not_found`.
  */
 export async function sessionMessages(
   facts: ListingFacts,
@@ -284,8 +296,8 @@ export async function sessionMessages(
     if (physicalId === null)
       throw new GatewayError('permission_denied', `session ${id} is paused`, { session_id: id });
   } else {
-    const entry = isOperator(principal) ? await facts.sessions.lookupBySessionId(id) : null;
-    if (!entry || entry.session_key.startsWith(LOCAL_KEY_PREFIX)) {
+    const entry = await facts.sessions.lookupBySessionId(id);
+    if (!entry || entry.session_key.startsWith(LOCAL_KEY_PREFIX) || !mayReadChat(facts, principal, entry)) {
       throw new GatewayError('not_found', `no session ${id} that you may access`, { session_id: id });
     }
     physicalId = entry.session_id;

@@ -37,8 +37,9 @@ import { SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
 import type { LaunchDefaults, LaunchLookups, LaunchPolicy } from './launch-policy.js';
 import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
+import { conversationOwner, type ChatMembers } from '../auth/chat-members.js';
 import { PlatformPrompts } from './platform-prompts.js';
-import type { CreationReceipt } from './receipt.js';
+import { localSessionKey, type CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { recoverAll, recoverTaken, type RecoveryContext } from './recovery.js';
 import { RelayedControls } from './relayed-controls.js';
@@ -116,6 +117,8 @@ export interface LocalSessionsOptions {
   shares?: AccessStore;
   /** What members may ask for at creation (issue 30); absent: members are refused nothing more. */
   memberLimits?: MemberLimits;
+  /** `platforms.<name>.members` (issue 30): whose chat conversations a member may list and read. */
+  chatMembers?: ChatMembers;
   /**
    * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
    * session's turn. Absent: they reach the turns of this process only.
@@ -676,6 +679,10 @@ export class LocalSessions {
       local: async (row) => ({ info: this.snapshots.info(row), state: await this.snapshots.state(row) }),
       platformPrompts: (sessionId) => this.platformPrompts.pending(sessionId),
       sharedWith: (principal) => this.accessCache.sharedWith(principal),
+      chatOwner: (entry) => {
+        const members = this.options.chatMembers;
+        return members === undefined ? null : conversationOwner(entry, members);
+      },
       currentTranscript: async (principal, logicalId) => {
         await this.access(principal, logicalId);
         return this.receipts.get(logicalId)?.current_session_id ?? null;
@@ -743,8 +750,23 @@ export class LocalSessions {
    * The per-session fence every method naming a session passes before its handler (issue 30):
    * `not_found` when the caller may not reach it, `share_level` when a member's share is too low.
    */
-  authorize(principal: Principal, logicalId: string, capability: Capability): Promise<void> {
+  async authorize(principal: Principal, logicalId: string, capability: Capability): Promise<void> {
+    // A member may read their own chat conversation (issue 30); nothing else of it, and no other.
+    if (capability === 'session:read' && isMember(principal) && (await this.ownsChat(principal, logicalId)))
+      return;
     return this.accessCache.authorize(principal, logicalId, capability);
+  }
+
+  /** Whether `id` is a chat-platform conversation of the member's own (auth/chat-members.ts). */
+  private async ownsChat(principal: Principal, id: string): Promise<boolean> {
+    const members = this.options.chatMembers;
+    if (members === undefined || (await this.options.store.getLocalSession(id)) !== null) return false;
+    const entry = await this.options.sessions.lookupBySessionId(id);
+    return (
+      entry !== null &&
+      !entry.session_key.startsWith(localSessionKey('')) &&
+      conversationOwner(entry, members) === principal.subject
+    );
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------

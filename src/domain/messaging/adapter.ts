@@ -28,6 +28,12 @@ export interface MessageEvent {
    * click): the command then answers exactly this prompt, or says it is no longer open.
    */
   readonly prompt?: ApprovalBinding;
+  /**
+   * Issue 28: a message sent while a turn ran on a platform set to `during_turn: steer`. It waits
+   * (durably, on the backlog) for the running turn's next step boundary, where it is applied to
+   * that turn; one that arrives after the turn's last model call runs as the next turn's input.
+   */
+  readonly steer?: true;
 }
 
 /** One approval prompt, exactly: its id and the execution generation that asked it. */

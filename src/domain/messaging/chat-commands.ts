@@ -3,7 +3,8 @@
  * transitions QUE-2 asks for, the store calls, and the one-line answer. The gateway calls this
  * and then starts whatever the command left waiting (wake-ups survive every command).
  */
-import { HELP_TEXT, type ChatCommand } from './commands.js';
+import { HELP_TEXT, type BudgetCommand, type ChatCommand } from './commands.js';
+import { chatAnswerer, type MappedPrincipal } from '../auth/chat-members.js';
 import type { InboundRef, MessageEvent } from './adapter.js';
 import * as queue from './queue.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
@@ -54,6 +55,10 @@ export interface CommandContext {
   dropped(lane: Lane): Promise<void>;
   /** /compress: compresses the key's current session now; the one-line answer. */
   compress(lane: Lane, event: MessageEvent): Promise<string>;
+  /** /budget: the answer (budget-command.ts). */
+  budget(lane: Lane, event: MessageEvent, command: BudgetCommand): Promise<string>;
+  /** The principal the sender is mapped to (auth/chat-members.ts), or null. */
+  principalFor(event: MessageEvent): MappedPrincipal | null;
 }
 
 /** `/cost`'s answer: the conversation's spend so far (docs/cost.md), one line. */
@@ -76,7 +81,7 @@ export async function carryOutCommand(
   event: MessageEvent,
   command: ChatCommand | InvalidCommand,
   reply: (text: string) => Promise<unknown>,
-): Promise<void> {
+): Promise<CommandOutcome> {
   const store = ctx.store;
   switch (command.name) {
     case 'invalid':
@@ -103,7 +108,7 @@ export async function carryOutCommand(
         running.abort.abort('interrupted');
       }
       await reply(running !== null ? 'Stopped.' : 'Nothing is running.');
-      break;
+      return running !== null ? 'ok' : 'nothing_running';
     }
     case 'new':
     case 'reset': {
@@ -190,6 +195,9 @@ export async function carryOutCommand(
       );
       break;
     }
+    case 'budget':
+      await reply(await ctx.budget(lane, event, command));
+      break;
     case 'approve':
     case 'deny': {
       const running = lane.running;
@@ -198,14 +206,14 @@ export async function carryOutCommand(
       const bound = event.prompt;
       if (running == null || pending == null || running.sessionId === null) {
         await reply(bound === undefined ? 'No approval is waiting.' : 'That approval is no longer open.');
-        break;
+        return 'not_open';
       }
       const result = ctx.prompts.respondApproval({
         session_id: running.sessionId,
         prompt_id: bound?.prompt_id ?? pending.prompt_id,
         execution_generation: bound?.execution_generation ?? pending.execution_generation,
         choice: command.name === 'deny' ? 'deny' : command.choice,
-        answered_by: `${event.source.user_id ?? event.source.chat_id}@${event.source.platform}`,
+        answered_by: chatAnswerer(event.source, ctx.principalFor(event)),
       });
       await reply(
         result.status === 'resolved'
@@ -216,7 +224,15 @@ export async function carryOutCommand(
             ? STALE_APPROVAL_ANSWER
             : 'That approval is no longer open.',
       );
-      break;
+      return result.status === 'resolved'
+        ? 'ok'
+        : result.status === 'stale_generation'
+          ? 'stale'
+          : 'not_open';
     }
   }
+  return 'ok';
 }
+
+/** How a command ended, as an audit row's outcome: `ok`, or why it did nothing. */
+export type CommandOutcome = 'ok' | 'nothing_running' | 'not_open' | 'stale';

@@ -8,7 +8,16 @@ export type ChatCommand =
   | { name: 'queue'; text: string }
   | { name: 'resume'; sessionId: string }
   | { name: 'approve'; choice: 'once' | 'session' | 'always' }
-  | { name: 'deny' };
+  | { name: 'deny' }
+  | BudgetCommand;
+
+/** `/budget` (docs/cost.md, "Budgets"): show where the conversation stands, continue once, or raise it. */
+export type BudgetCommand =
+  | { name: 'budget'; action: 'show' }
+  | { name: 'budget'; action: 'continue' }
+  | { name: 'budget'; action: 'raise'; tokens: number | null; usd: number | null };
+
+const BUDGET_USAGE = 'Usage: /budget, /budget continue, or /budget raise --tokens N --usd X';
 
 const SIMPLE = new Set(['new', 'reset', 'stop', 'status', 'help', 'undo', 'retry', 'compress', 'cost']);
 
@@ -49,7 +58,29 @@ export function parseCommand(text: string): ChatCommand | { name: 'invalid'; mes
     return { name: 'approve', choice };
   }
   if (name === 'deny') return { name: 'deny' };
+  if (name === 'budget') return parseBudget(rest);
   return null;
+}
+
+/** `/budget`'s arguments: nothing or `show`, `continue`, or `raise` with `--tokens N` and/or `--usd X`. */
+function parseBudget(rest: string): BudgetCommand | { name: 'invalid'; message: string } {
+  const [action = 'show', ...args] = rest.split(/\s+/).filter((word) => word !== '');
+  const verb = action.toLowerCase();
+  if ((verb === 'show' || verb === 'continue') && args.length === 0) return { name: 'budget', action: verb };
+  if (verb !== 'raise') return { name: 'invalid', message: BUDGET_USAGE };
+  const raised: { tokens: number | null; usd: number | null } = { tokens: null, usd: null };
+  for (let i = 0; i < args.length; i += 2) {
+    const flag = /^--(tokens|usd)$/.exec(args[i]!.toLowerCase())?.[1] as 'tokens' | 'usd' | undefined;
+    const value = Number(args[i + 1]);
+    if (flag === undefined || args[i + 1] === undefined || raised[flag] !== null)
+      return { name: 'invalid', message: BUDGET_USAGE };
+    if (!Number.isFinite(value) || value <= 0)
+      return { name: 'invalid', message: `/budget raise: --${flag} must be a number above 0.` };
+    raised[flag] = value;
+  }
+  if (raised.tokens === null && raised.usd === null)
+    return { name: 'invalid', message: '/budget raise: name the new limit: --tokens N, --usd X, or both.' };
+  return { name: 'budget', action: 'raise', ...raised };
 }
 
 /**
@@ -72,6 +103,7 @@ export const HELP_TEXT = [
   '/retry: forget the last exchange and send its message again',
   '/compress: summarise the older part of the conversation to make room (recent messages stay as they are)',
   '/cost: what this conversation has cost so far',
+  '/budget: where this conversation stands against its budget; /budget continue lets a paused one run one more turn, /budget raise --tokens N --usd X raises its limit (operators)',
   '/approve [once|session|always] or /deny: answer the pending approval',
   '/help: this list',
 ].join('\n');

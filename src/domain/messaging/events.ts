@@ -45,6 +45,12 @@ export interface MessagingEvents extends Record<string, unknown> {
   /** A promoted event found no running adapter and went back on its queue (QUE-3). */
   'queue:requeued': { session_key: string; platform: string };
   'command:handled': { session_key: string; command: string };
+  /** Issue 28: a message sent during a turn (`during_turn: steer`) waits for the turn's next boundary. */
+  'steer:queued': { session_key: string; text: string };
+  /** …and was applied there, stored as a user message of that turn before its next model call. */
+  'steer:applied': { session_key: string; turn_id: string; text: string };
+  /** …or came after the turn's last model call: it runs as the next turn's input (the chat is told). */
+  'steer:deferred': { session_key: string; count: number };
   'approval:asked': { session_key: string; prompt_id: string };
   'delivery:sent': { delivery: Delivery; recovered: boolean };
   'delivery:failed': { delivery: Delivery; message: string };

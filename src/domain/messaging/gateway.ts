@@ -32,7 +32,7 @@ import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
 import { targetOfOrigin, type Delivery, type DeliveryLedger } from '../ports/delivery-ledger.js';
 import { NOTICE_PREFIX, STALE_NOTICE } from './recovery.js';
-import type { SessionEntry } from '../vocabulary.js';
+import type { SessionEntry, TranscriptMessage } from '../vocabulary.js';
 import type { SessionStore } from '../ports/session-store.js';
 import { carryOutCommand, type CommandContext, type InvalidCommand, type Lane } from './chat-commands.js';
 import { Deliverer } from './delivery.js';
@@ -42,8 +42,18 @@ import { Lanes } from './lanes.js';
 import { compressPlatformSession, describeCompression } from './compression.js';
 import type { CompressionSettings } from '../../runtime/context/prepare.js';
 import { Taking } from './taking.js';
+import { applyWaitingSteers, deferredSteerNotice, waitingSteers } from './steers.js';
 import { RECOVERY_DEFAULTS, type RunningToolPolicy } from '../session/step-resume.js';
-import { answerFailure, executeTurn, PLATFORM_BUDGET_HINT, resumeEvents, startingTurn } from './turn.js';
+import { answerFailure, executeTurn, resumeEvents, startingTurn } from './turn.js';
+import { budgetCommand, platformBudgetHint } from './budget-command.js';
+import {
+  chatPrincipal,
+  mappedPrincipal,
+  type MappedPrincipal,
+  type PlatformMembers,
+} from '../auth/chat-members.js';
+import type { AuditAction, AuditEntry } from '../ports/access-store.js';
+import type { SessionSource } from '../session/source.js';
 import type { TurnDeps } from './turn-types.js';
 import type { Semaphore } from '../concurrency/semaphore.js';
 import type { BudgetGuard } from '../budget/guard.js';
@@ -60,6 +70,13 @@ export interface MessagingGatewayOptions {
   /** Where a chat's tools run: one folder, or one per chat (the daemon's platform workspaces). */
   cwd: string | ((platform: string, chatId: string) => string);
   yolo?: boolean;
+  /**
+   * Why a member's chat turns may not run here (`auth.members` refuses what every chat turn is: its
+   * model, or no safe mode), or null: a mapped member's message is answered with it and not run.
+   */
+  memberRefusal?: string | null;
+  /** Appends an audit row of a mapped user's action (issue 30); absent: none are written. */
+  audit?: (entry: AuditEntry) => Promise<void>;
   maxTurns?: number;
   baseSystemPrompt?: string;
   keyOptions?: SessionKeyOptions;
@@ -116,7 +133,24 @@ export interface MessagingGatewayOptions {
 export interface PlatformOptions {
   readonly keyOptions?: SessionKeyOptions;
   readonly redactPii?: boolean;
+  /** `platforms.<name>.members`: platform user id → principal (auth/chat-members.ts). */
+  readonly members?: PlatformMembers;
+  /**
+   * `platforms.<name>.during_turn` (issue 28): what a plain message sent while a turn runs is:
+   * `queue` (default) waits as the next turn (QUE-1); `steer` is applied to the running turn at its
+   * next step boundary.
+   */
+  readonly duringTurn?: 'queue' | 'steer';
 }
+
+/** The audit action a chat command is, for a mapped user (issue 30). */
+const AUDITED_COMMANDS: Partial<Record<string, AuditAction>> = {
+  stop: 'interrupted',
+  new: 'reset',
+  reset: 'reset',
+  approve: 'approved',
+  deny: 'denied',
+};
 
 /**
  * A drain's resume_pending older than the window, counted from when the drain marked it (the
@@ -166,6 +200,18 @@ export class MessagingGateway {
       arrive: (lane, item) => this.arrive(lane, item),
       dropped: (lane) => this.lanes.changed(lane, 'dropped'),
       compress: (lane, event) => this.compressNow(lane, event),
+      budget: (lane, event, command) =>
+        budgetCommand(
+          options.budget && { ledger: options.store, guard: options.budget.guard },
+          {
+            sessionKey: lane.key,
+            spender: chatPrincipal(event.source, this.principalFor(event.source)),
+            mapped: this.principalFor(event.source),
+            platform: event.source.platform,
+          },
+          command,
+        ),
+      principalFor: (event) => this.principalFor(event.source),
     };
     const refOf = (event: MessageEvent) =>
       inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id);
@@ -190,6 +236,9 @@ export class MessagingGateway {
       prompts: options.prompts,
       cwdFor: typeof options.cwd === 'string' ? () => options.cwd as string : options.cwd,
       yolo: options.yolo ?? false,
+      principalFor: (source) => this.principalFor(source),
+      takeSteers: (key, sessionId, turnId, build) => this.takeSteers(key, sessionId, turnId, build),
+      ...(options.audit ? { audit: (entry: AuditEntry) => this.audit(entry) } : {}),
       maxTurns: options.maxTurns ?? 20,
       turnTimeoutMs: options.turnTimeoutMs ?? null,
       baseSystemPrompt: options.baseSystemPrompt ?? '',
@@ -242,8 +291,22 @@ export class MessagingGateway {
         this.state === 'running' ? 'admitting' : this.state === 'restoring' ? 'parking' : 'closed',
       arrive: (lane, item) => this.arrive(lane, item),
       command: (lane, adapter, event, command) => this.command(lane, adapter, event, command),
+      steers: (platform) => options.platformOptions?.[platform]?.duringTurn === 'steer',
+      refusal: (event) =>
+        this.principalFor(event.source)?.role === 'member' ? (options.memberRefusal ?? null) : null,
       track: (work) => this.track(work),
     });
+  }
+
+  /** The principal the sender of `source` is mapped to on its platform (issue 30), or null. */
+  principalFor(source: SessionSource): MappedPrincipal | null {
+    return mappedPrincipal(source, this.options.platformOptions?.[source.platform]?.members);
+  }
+
+  /** Appends an audit row in the background: a failed append is logged by nobody and loses no turn. */
+  private audit(entry: AuditEntry): void {
+    const append = this.options.audit;
+    if (append !== undefined) this.track(append(entry).catch(() => undefined));
   }
 
   get lifecycleState(): GatewayState {
@@ -557,6 +620,8 @@ export class MessagingGateway {
             // The drain stopped it before it took its event: the event waits again, on the backlog.
             lane.state = queue.putBack(lane.state, item);
           } else {
+            // A stopped turn (/stop, a timeout) had steps left: its steers just run next, untold.
+            if (!running.abort.signal.aborted) this.tellDeferredSteers(lane, adapter, item.payload);
             const step = queue.finish(lane.state);
             lane.state = step.state;
             if (step.start !== null) this.launch(lane, step.start);
@@ -581,7 +646,8 @@ export class MessagingGateway {
       arrive: (l, item) => this.arriveQueued(l, item, event),
     };
     try {
-      await carryOutCommand(context, lane, event, command, reply);
+      const outcome = await carryOutCommand(context, lane, event, command, reply);
+      this.auditCommand(lane, event, command, outcome);
       this.events.emit('command:handled', { session_key: lane.key, command: command.name });
     } finally {
       // A /queue whose item never got queued (the command failed first) releases its message too.
@@ -596,6 +662,69 @@ export class MessagingGateway {
     }
   }
 
+  /** Issue 28: the steers waiting on the key's lane, applied to its running turn (steers.ts). */
+  private takeSteers(
+    key: string,
+    sessionId: string,
+    turnId: string,
+    build: (event: MessageEvent, steerId: string) => TranscriptMessage,
+  ): Promise<TranscriptMessage[]> {
+    const lane = this.lanes.get(key);
+    if (lane === undefined) return Promise.resolve([]);
+    return applyWaitingSteers(
+      {
+        ledger: this.options.ledger,
+        lanes: this.lanes,
+        events: this.events,
+        refOf: (event) =>
+          inboundRefOf(event, (id) => this.adapters.get(event.source.platform)?.normalizeChatId(id) ?? id),
+      },
+      lane,
+      { sessionId, turnId },
+      build,
+    );
+  }
+
+  /** Steers still waiting when their turn ended run as the next turns: the chat is told so, once. */
+  private tellDeferredSteers(lane: Lane, adapter: PlatformAdapter, ended: MessageEvent): void {
+    const count = waitingSteers(lane).length;
+    if (count === 0) return;
+    this.events.emit('steer:deferred', { session_key: lane.key, count });
+    this.track(
+      adapter
+        .send(ended.source.chat_id, deferredSteerNotice(count), {
+          thread_id: ended.source.thread_id,
+          reply_to: null,
+        })
+        .then(() => undefined),
+    );
+  }
+
+  /** A mapped user's /stop, /new, /approve or /deny: one audit row naming their principal. */
+  private auditCommand(
+    lane: Lane,
+    event: MessageEvent,
+    command: ChatCommand | InvalidCommand,
+    outcome: string,
+  ): void {
+    const action = AUDITED_COMMANDS[command.name];
+    const mapped = this.principalFor(event.source);
+    if (action === undefined || mapped === null || this.options.audit === undefined) return;
+    this.track(
+      this.options.store.getOrCreateSession(lane.key, event.source.toJSON()).then(({ entry }) =>
+        this.audit({
+          at: new Date().toISOString(),
+          principal: mapped.subject,
+          path: event.source.platform,
+          action,
+          session_id: entry.session_id,
+          outcome,
+          detail: null,
+        }),
+      ),
+    );
+  }
+
   /** /compress on a chat: the key's current session, now (the lane runs nothing meanwhile). */
   private async compressNow(lane: Lane, event: MessageEvent): Promise<string> {
     const compression = this.deps.compression;
@@ -607,11 +736,11 @@ export class MessagingGateway {
     const model = budget
       ? budget.guard.guard(compression.model, {
           sessionKey: lane.key,
-          principal: `${event.source.platform}:${event.source.user_id ?? event.source.chat_id}`,
+          principal: chatPrincipal(event.source, this.principalFor(event.source)),
           turnId,
           sessionLimit: null,
           price: budget.price,
-          hint: PLATFORM_BUDGET_HINT,
+          hint: platformBudgetHint(this.principalFor(event.source)),
           emit: (budgetEvent) =>
             this.events.emit('budget', { session_key: lane.key, turn_id: turnId, event: budgetEvent }),
         })

@@ -52,6 +52,10 @@ export interface IntakeDeps {
     event: MessageEvent,
     command: ChatCommand | InvalidCommand,
   ): Promise<void>;
+  /** Whether the platform treats messages sent during a turn as steers (`during_turn: steer`). */
+  steers(platform: string): boolean;
+  /** Why the sender's messages may not start turns (a member's limits, issue 30), or null. */
+  refusal(event: MessageEvent): string | null;
   /** Hands work to the gateway, which waits for it when it stops. */
   track(work: Promise<void>): void;
 }
@@ -177,7 +181,26 @@ export class Intake {
         return true;
       }
     }
+    const refusal = event.internal ? null : this.deps.refusal(event);
+    if (refusal !== null) {
+      // Answered at once and never run: taken like a command, before the answer.
+      if (ref !== null) await this.take(ref, key, 'command');
+      this.deps.track(
+        adapter
+          .send(event.source.chat_id, refusal, { thread_id: event.source.thread_id, reply_to: null })
+          .then(() => undefined),
+      );
+      return true;
+    }
+    if (!event.internal && lane.running !== null && this.deps.steers(event.source.platform)) {
+      // Issue 28: a steer of the running turn. It waits as its own queued item (never collapsed),
+      // durably on the backlog, taken with its row; the turn applies it at its next boundary.
+      this.deps.events.emit('steer:queued', { session_key: key, text: event.text });
+      await this.deps.arrive(lane, { kind: 'queued', payload: { ...event, steer: true } });
+      return true;
+    }
     // A turn takes its message when it starts (executeTurn), with its in-flight marker; a message
+
     // that has to wait is taken with its backlog row, before the next event is admitted.
     await this.deps.arrive(lane, { kind: event.internal ? 'internal' : 'message', payload: event });
     return !this.deps.taking.awaitingTurn(event);

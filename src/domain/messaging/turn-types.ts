@@ -3,7 +3,10 @@
  * chat commands, the gateway): what a turn needs, and what the gateway keeps of one while it runs.
  * A leaf, so the turn and its prompt handling can import each other's vocabulary without a circle.
  */
-import type { ApprovalPrompt } from './adapter.js';
+import type { ApprovalPrompt, MessageEvent } from './adapter.js';
+import type { MappedPrincipal } from '../auth/chat-members.js';
+import type { SessionSource } from '../session/source.js';
+import type { AuditEntry } from '../ports/access-store.js';
 import type { Deliverer } from './delivery.js';
 import type { MessagingEvents } from './events.js';
 import type { PlatformCompressionDeps } from './compression.js';
@@ -13,7 +16,7 @@ import type { TypedEmitter } from '../events/typed-emitter.js';
 import type { HomeChannel } from '../session/context.js';
 import type { SessionKeyOptions } from '../session/key.js';
 import type { RunningToolPolicy } from '../session/step-resume.js';
-import type { Platform } from '../vocabulary.js';
+import type { Platform, TranscriptMessage } from '../vocabulary.js';
 import type { PromptBroker } from '../../runtime/approvals/broker.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
@@ -35,6 +38,20 @@ export interface TurnDeps {
   /** The working folder of a chat's tools. */
   cwdFor(platform: string, chatId: string): string;
   readonly yolo: boolean;
+  /** The principal the sender of `source` is mapped to (`platforms.<name>.members`), or null. */
+  principalFor(source: SessionSource): MappedPrincipal | null;
+  /**
+   * Issue 28: applies the steers waiting on the key's lane to the running turn, durably (one
+   * commit); the messages `build` made of them, in order, or none.
+   */
+  takeSteers(
+    sessionKey: string,
+    sessionId: string,
+    turnId: string,
+    build: (event: MessageEvent, steerId: string) => TranscriptMessage,
+  ): Promise<TranscriptMessage[]>;
+  /** Appends an audit row (issue 30); a failure is the audit's own, never the turn's. */
+  audit?(entry: AuditEntry): void;
   readonly maxTurns: number;
   /** `limits.turn_timeout_s` in ms, from the moment the turn took its event; null: no limit. */
   readonly turnTimeoutMs: number | null;

@@ -26,6 +26,8 @@ import { onTurnEvent, type PromptShowing } from './turn-prompts.js';
 import type { RunningTurn, TurnDeps } from './turn-types.js';
 import { turnUsage, usedTokens } from '../session/usage.js';
 import { stored, type StoredWrite } from './stored.js';
+import { platformBudgetHint } from './budget-command.js';
+import { chatPrincipal } from '../auth/chat-members.js';
 
 /**
  * What the agent is told when it continues a turn the last restart interrupted (REC-4) and the turn
@@ -57,10 +59,6 @@ export function resumedNotice(step: ResumeStep, closedRunningTool: boolean): str
 export const TURN_TIMEOUT_NOTICE =
   'Stopped: that request took longer than the time one turn may run (limits.turn_timeout_s), so it ' +
   'was stopped. Send it again, perhaps in smaller steps.';
-
-/** What a chat may do when its budget refuses a call (docs/cost.md, "Budgets"). */
-export const PLATFORM_BUDGET_HINT =
-  'Messages sent meanwhile are not answered. It goes on once the budget has room again: a new day (UTC) for a daily limit, or when the gateway operator raises it.';
 
 /** The auto-continue event (REC-4) of every resume_pending session whose platform is connected. */
 export async function* resumeEvents(
@@ -263,6 +261,19 @@ async function runAgentTurn(
       .catch(() => undefined);
   }
 
+  const mapped = deps.principalFor(source);
+  const principal = chatPrincipal(source, mapped);
+  // A mapped user's message is their submission (issue 30); a wake-up is nobody's.
+  if (mapped !== null && !event.internal && resumed === null)
+    deps.audit?.({
+      at: new Date().toISOString(),
+      principal: mapped.subject,
+      path: source.platform,
+      action: 'submitted',
+      session_id: entry.session_id,
+      outcome: 'ok',
+      detail: { turn_id: turnId },
+    });
   const target = {
     platform: source.platform,
     chat_id: source.chat_id,
@@ -273,11 +284,11 @@ async function runAgentTurn(
   const model = deps.budget
     ? deps.budget.guard.guard(deps.model, {
         sessionKey,
-        principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
+        principal,
         turnId,
         sessionLimit: null,
         price: deps.budget.price,
-        hint: PLATFORM_BUDGET_HINT,
+        hint: platformBudgetHint(mapped),
         emit: (budgetEvent) =>
           deps.events.emit('budget', { session_key: sessionKey, turn_id: turnId, event: budgetEvent }),
       })
@@ -363,6 +374,12 @@ async function runAgentTurn(
               : deps.store.appendToTranscript(sessionId, messages).then(() => undefined),
         },
         ...(budget ? { context: budget } : {}),
+        // Issue 28: messages sent during the turn on a `during_turn: steer` platform, at each boundary.
+        steers: () =>
+          deps.takeSteers(sessionKey, sessionId, turnId, (steer, steerId) => ({
+            ...inputOf(deps, steer, turnId),
+            steer_id: steerId,
+          })),
         // STO-1: the final answer, its reply on the ledger (which drops the marker), the usage and the
         // resume/streak bookkeeping are one commit; a failure leaves none of them, and the marker set.
         commitFinal: async (messages, ending) => {
@@ -377,7 +394,7 @@ async function runAgentTurn(
                 {
                   sessionId,
                   turnId,
-                  principal: `${source.platform}:${source.user_id ?? source.chat_id}`,
+                  principal,
                   messages,
                   // Counted whatever the outcome, as a local turn's are: the provider billed them.
                   usage: turnUsage(ending),

@@ -221,6 +221,19 @@ export interface DeliveryLedger {
    * platform messages recorded as taken (`waiting`), settled messages get their outcome.
    */
   saveBacklog(sessionKey: string, state: BacklogState, options?: { now?: Date }): Promise<void>;
+  /**
+   * Issue 28: the steers a running turn takes at a step boundary, in one transaction: `messages`
+   * (their text, as user messages of the turn) appended to the transcript, each steer's backlog row
+   * gone and its platform message taken as `turn`. After a crash a steer is either still waiting
+   * (and applied by the resumed turn) or in the transcript, never both.
+   */
+  applySteers(
+    sessionKey: string,
+    sessionId: string,
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
+    messages: readonly TranscriptMessage[],
+    options?: { now?: Date },
+  ): Promise<void>;
   /** Every waiting event, each key's in queue order: what a new process puts back on its queues. */
   listBacklog(): Promise<StoredBacklogItem[]>;
   /** Records a turn's reply and drops the key's in-flight marker, atomically. Idempotent per turn. */

@@ -106,6 +106,23 @@ export class PostgresDeliveryLedger implements DeliveryLedger {
     });
   }
 
+  applySteers(
+    sessionKey: string,
+    sessionId: string,
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
+    messages: readonly TranscriptMessage[],
+    options: { now?: Date } = {},
+  ): Promise<void> {
+    return this.write(async (sql) => {
+      const now = options.now ?? new Date();
+      await appendInTransaction(this.db, sql, sessionId, messages, now);
+      for (const steer of steers) {
+        if (steer.itemId !== null) await backlog.deleteBacklogItem(sql, steer.itemId);
+        if (steer.inbound !== null) await inbound.insertTaken(sql, steer.inbound, sessionKey, now, 'turn');
+      }
+    });
+  }
+
   markToolStarted(sessionKey: string, turnId: string, callId: string): Promise<void> {
     return this.write((sql) => markers.setToolStarted(sql, sessionKey, turnId, callId));
   }

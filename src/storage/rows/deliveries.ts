@@ -60,15 +60,23 @@ export function eventToJson(event: MessageEvent): string {
     text: event.text,
     internal: event.internal,
     received_at: event.received_at,
+    ...(event.steer === true ? { steer: true } : {}),
   });
 }
 
 export function eventFromJson(text: string): MessageEvent {
-  const raw = JSON.parse(text) as { source: unknown; text: string; internal: boolean; received_at: string };
+  const raw = JSON.parse(text) as {
+    source: unknown;
+    text: string;
+    internal: boolean;
+    received_at: string;
+    steer?: boolean;
+  };
   return {
     source: SessionSource.fromJSON(raw.source),
     text: raw.text,
     internal: raw.internal,
     received_at: raw.received_at,
+    ...(raw.steer === true ? { steer: true as const } : {}),
   };
 }

@@ -172,6 +172,23 @@ export class SqliteDeliveryLedger implements DeliveryLedger {
     );
   }
 
+  applySteers(
+    sessionKey: string,
+    sessionId: string,
+    steers: readonly { readonly itemId: string | null; readonly inbound: InboundRef | null }[],
+    messages: readonly TranscriptMessage[],
+    options: { now?: Date } = {},
+  ): Promise<void> {
+    return this.group.run(() => {
+      const now = options.now ?? new Date();
+      appendInTransaction(this.db, sessionId, messages, now);
+      for (const steer of steers) {
+        if (steer.itemId !== null) backlog.deleteBacklogItem(this.db, steer.itemId);
+        if (steer.inbound !== null) inbound.insertTaken(this.db, steer.inbound, sessionKey, now, 'turn');
+      }
+    });
+  }
+
   listBacklog(): Promise<StoredBacklogItem[]> {
     return settle(() =>
       backlog.listBacklog(this.db).map((row) => ({

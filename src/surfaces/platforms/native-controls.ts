@@ -45,6 +45,15 @@ export const SLASH_COMMANDS: readonly CommandSpec[] = [
   { name: 'deny', description: 'Refuse the pending approval' },
   { name: 'compress', description: 'Summarise the older part of the conversation to make room' },
   { name: 'cost', description: 'What this conversation has cost so far' },
+  {
+    name: 'budget',
+    description: 'Where this conversation stands against its budget; continue once, or raise it',
+    option: {
+      name: 'action',
+      description: 'continue, or raise --tokens N --usd X (empty: show)',
+      required: false,
+    },
+  },
   { name: 'help', description: 'The list of commands' },
 ];
 

@@ -381,6 +381,7 @@ describe('platforms.discord', () => {
       answer_dms: true,
       register_commands: true,
       redact_pii: false,
+      during_turn: 'queue',
     });
   });
 
@@ -408,6 +409,7 @@ describe('platforms.slack', () => {
       require_mention: true,
       answer_dms: true,
       redact_pii: false,
+      during_turn: 'queue',
     });
   });
 

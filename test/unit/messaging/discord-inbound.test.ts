@@ -67,7 +67,11 @@ describe('ChannelCursor', () => {
 
 describe('Discord commands', () => {
   it('registers every chat command and reads an invocation and a button back as command text', () => {
-    expect(slashCommandsBody()).toHaveLength(12);
+    expect(slashCommandsBody()).toHaveLength(13);
+    expect(commandText('budget', [{ name: 'action', type: 3, value: 'raise --tokens 9' }])).toBe(
+      '/budget raise --tokens 9',
+    );
+    expect(commandText('budget', undefined)).toBe('/budget');
     expect(commandText('queue', [{ name: 'message', type: 3, value: ' later ' }])).toBe('/queue later');
     expect(commandText('approve', [{ name: 'scope', type: 3, value: 'session' }])).toBe('/approve session');
     expect(commandText('unknown', undefined)).toBeNull();

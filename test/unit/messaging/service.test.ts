@@ -144,7 +144,13 @@ describe('platforms from configuration, through the platform registry', () => {
       ]);
       // The plugin's own keys reached its factory, with the shared keys' defaults.
       expect(sections).toEqual([
-        { enabled: true, redact_pii: false, group_sessions_per_user: false, room: 'lobby' },
+        {
+          enabled: true,
+          redact_pii: false,
+          during_turn: 'queue',
+          group_sessions_per_user: false,
+          room: 'lobby',
+        },
       ]);
       // Its section's group_sessions_per_user: false makes one session of the room for both members.
       const keys: string[] = [];
