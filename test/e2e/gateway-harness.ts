@@ -164,19 +164,15 @@ export async function startDaemon(
  * Its schema is kept out of dropTestSchemas, which files call after each case.
  */
 export function useSharedDaemon(start: () => Promise<RunningDaemon>): () => Promise<RunningDaemon> {
-  let shared: Promise<{ daemon: RunningDaemon; schema: TestSchema | undefined }> | null = null;
+  let shared: Promise<{ daemon: RunningDaemon; drop: () => Promise<void> }> | null = null;
   afterAll(async () => {
     const started = await shared?.catch(() => null);
     shared = null;
     await started?.daemon.stop();
-    await started?.schema?.drop();
+    await started?.drop();
   });
   return async () => {
-    shared ??= start().then((daemon) => {
-      const schema = schemas.get(daemon.home);
-      schemas.delete(daemon.home);
-      return { daemon, schema };
-    });
+    shared ??= start().then((daemon) => ({ daemon, drop: keepTestSchema(daemon.home) }));
     return (await shared).daemon;
   };
 }
