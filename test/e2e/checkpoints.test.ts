@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { runCli } from './cli.js';
-import { BACKENDS, nextEvent } from './gateway-harness.js';
+import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import { BACKENDS, nextEvent, startDaemon, useSharedDaemon } from './gateway-harness.js';
 import {
   chatRequests,
   createAttached,
@@ -99,100 +100,109 @@ describe.each(BACKENDS)('checkpoints on %s', (store) => {
   });
 
   describe('checkpoints and /rollback', () => {
-    it(
-      'gatehouse chat --checkpoints: a command deletes and edits files, /rollback lists, /rollback 1 restores them byte for byte; the user .git is untouched',
-      async () => {
-        const d = await fx.daemon();
-        const cwd = userRepo();
-        const before = treeDigest(cwd);
-        const gitBefore = treeDigest(join(cwd, '.git'));
+    describe('on one daemon (a repo and a session of their own each)', () => {
+      let demo: DemoModelServer | null = null;
+      afterAll(() => demo?.close());
+      const daemon = useSharedDaemon(async () => {
+        demo = await startDemoModel();
+        return startDaemon({ store, config: `model: {base_url: ${demo.baseUrl}, model: gatehouse-demo}` });
+      });
 
-        // As docs/checkpoints.md shows it: printf 'run: …\no\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
-        // (the first `o` approves the command once: it is not on the allow-list)
-        const run = await runCli(d.home, ['chat', '--checkpoints', '--cwd', cwd], {
-          input: `run: ${DAMAGE}\no\n/rollback\n/rollback 1\no\n`,
-        });
-        expect(run.stderr).toBe('');
-        expect(run.code).toBe(0);
-        expect(run.stdout).toContain('Checkpoints (restore one with /rollback <n>):');
-        expect(run.stdout).toMatch(
-          / {2}1 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}terminal: rm a\.txt && printf changed/,
-        );
-        expect(run.stdout).toContain('Allow `rollback to checkpoint 1 (terminal: rm a.txt');
-        expect(run.stdout).toContain(
-          '(restored checkpoint 1: 2 recreated, 1 reverted, 1 removed; the files before are checkpoint 2)',
-        );
+      it(
+        'gatehouse chat --checkpoints: a command deletes and edits files, /rollback lists, /rollback 1 restores them byte for byte; the user .git is untouched',
+        async () => {
+          const d = await daemon();
+          const cwd = userRepo();
+          const before = treeDigest(cwd);
+          const gitBefore = treeDigest(join(cwd, '.git'));
 
-        expect(treeDigest(cwd)).toEqual(before);
-        expect(readFileSync(join(cwd, 'sub', 'c.bin'))).toEqual(BINARY);
-        expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
-        // The checkpoints live in the home, never beside the user's files.
-        expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(true);
-      },
-      E2E_TIMEOUT_MS,
-    );
+          // As docs/checkpoints.md shows it: printf 'run: …\no\n/rollback\n/rollback 1\no\n' | gatehouse chat --checkpoints
+          // (the first `o` approves the command once: it is not on the allow-list)
+          const run = await runCli(d.home, ['chat', '--checkpoints', '--cwd', cwd], {
+            input: `run: ${DAMAGE}\no\n/rollback\n/rollback 1\no\n`,
+          });
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+          expect(run.stdout).toContain('Checkpoints (restore one with /rollback <n>):');
+          expect(run.stdout).toMatch(
+            / {2}1 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}terminal: rm a\.txt && printf changed/,
+          );
+          expect(run.stdout).toContain('Allow `rollback to checkpoint 1 (terminal: rm a.txt');
+          expect(run.stdout).toContain(
+            '(restored checkpoint 1: 2 recreated, 1 reverted, 1 removed; the files before are checkpoint 2)',
+          );
 
-    it(
-      'checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores',
-      async () => {
-        const d = await fx.daemon();
-        const client = await d.connect();
-        const cwd = userRepo();
-        const before = treeDigest(cwd);
-        const gitBefore = treeDigest(join(cwd, '.git'));
-        const session_id = await createAttached(client, { cwd, checkpoints: true, yolo: true });
+          expect(treeDigest(cwd)).toEqual(before);
+          expect(readFileSync(join(cwd, 'sub', 'c.bin'))).toEqual(BINARY);
+          expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
+          // The checkpoints live in the home, never beside the user's files.
+          expect(existsSync(join(d.layout.profileDir('default'), 'checkpoints'))).toBe(true);
+        },
+        E2E_TIMEOUT_MS,
+      );
 
-        const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
-        await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
-        expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
-        const damaged = treeDigest(cwd);
-        expect(damaged).not.toEqual(before);
+      it(
+        'checkpoint.list and checkpoint.restore over RPC: the restore asks its own approval; deny changes nothing, once restores',
+        async () => {
+          const d = await daemon();
+          const client = await d.connect();
+          const cwd = userRepo();
+          const before = treeDigest(cwd);
+          const gitBefore = treeDigest(join(cwd, '.git'));
+          const session_id = await createAttached(client, { cwd, checkpoints: true, yolo: true });
 
-        const listed = await client.call<{
-          checkpoints: { checkpoint: number; kind: string; label: string }[];
-        }>('checkpoint.list', { session_id });
-        expect(listed.checkpoints).toMatchObject([
-          { checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` },
-        ]);
+          const created = nextEvent(client, 'checkpoint.created', () => true, EVENT_WAIT_MS);
+          await runTurn(client, session_id, 's1', `run: ${DAMAGE}`);
+          expect((await created).event).toMatchObject({ checkpoint: 1, tool: 'terminal', files: 4 });
+          const damaged = treeDigest(cwd);
+          expect(damaged).not.toEqual(before);
 
-        // Denied: nothing changes.
-        await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
-          restored: false,
-          why: 'denied',
-        });
-        expect(treeDigest(cwd)).toEqual(damaged);
+          const listed = await client.call<{
+            checkpoints: { checkpoint: number; kind: string; label: string }[];
+          }>('checkpoint.list', { session_id });
+          expect(listed.checkpoints).toMatchObject([
+            { checkpoint: 1, kind: 'tool', label: `terminal: ${DAMAGE}` },
+          ]);
 
-        // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
-        const restored = nextEvent(client, 'checkpoint.restored', () => true, EVENT_WAIT_MS);
-        await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
-          restored: true,
-          checkpoint: 1,
-          saved_as: 2,
-        });
-        expect((await restored).event).toMatchObject({
-          checkpoint: 1,
-          recreated: 2,
-          reverted: 1,
-          removed: 1,
-        });
-        expect(treeDigest(cwd)).toEqual(before);
-        expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
+          // Denied: nothing changes.
+          await expect(restoreAnswering(client, session_id, 1, 'deny')).resolves.toMatchObject({
+            restored: false,
+            why: 'denied',
+          });
+          expect(treeDigest(cwd)).toEqual(damaged);
 
-        // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
-        await restoreAnswering(client, session_id, 2, 'once');
-        // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
-        const filesOnly = (tree: Record<string, string>) =>
-          Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
-        expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
+          // Approved once: byte for byte, and the replaced state is saved as checkpoint 2.
+          const restored = nextEvent(client, 'checkpoint.restored', () => true, EVENT_WAIT_MS);
+          await expect(restoreAnswering(client, session_id, 1, 'once')).resolves.toMatchObject({
+            restored: true,
+            checkpoint: 1,
+            saved_as: 2,
+          });
+          expect((await restored).event).toMatchObject({
+            checkpoint: 1,
+            recreated: 2,
+            reverted: 1,
+            removed: 1,
+          });
+          expect(treeDigest(cwd)).toEqual(before);
+          expect(treeDigest(join(cwd, '.git'))).toEqual(gitBefore);
 
-        const unknown = await client
-          .call('checkpoint.restore', { session_id, checkpoint: 9 })
-          .catch((e: unknown) => e);
-        expect(unknown).toBeInstanceOf(RpcCallError);
-        expect((unknown as RpcCallError).reason).toBe('not_found');
-      },
-      E2E_TIMEOUT_MS,
-    );
+          // The rollback can itself be undone: checkpoint 2 holds the damaged tree.
+          await restoreAnswering(client, session_id, 2, 'once');
+          // Files are tracked, directories are not: the empty `sub/` the command left is not brought back.
+          const filesOnly = (tree: Record<string, string>) =>
+            Object.fromEntries(Object.entries(tree).filter(([, v]) => v !== 'dir'));
+          expect(filesOnly(treeDigest(cwd))).toEqual(filesOnly(damaged));
+
+          const unknown = await client
+            .call('checkpoint.restore', { session_id, checkpoint: 9 })
+            .catch((e: unknown) => e);
+          expect(unknown).toBeInstanceOf(RpcCallError);
+          expect((unknown as RpcCallError).reason).toBe('not_found');
+        },
+        E2E_TIMEOUT_MS,
+      );
+    });
 
     it(
       'without checkpoints: true nothing is snapshotted, and checkpoint.list says how to get them',

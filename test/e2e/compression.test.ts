@@ -4,7 +4,7 @@
  * and one retry. The demo model runs in the test process with a context window, so every request
  * the model received can be read.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARY_MARKER } from '../../src/runtime/context/compress.js';
 import { SUMMARY_REQUEST_MARKER } from '../../src/runtime/context/summary-prompt.js';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
@@ -15,6 +15,7 @@ import {
   dropTestSchemas,
   nextEvent,
   startDaemon,
+  useSharedDaemon,
   type Backend,
   type RunningDaemon,
   type SessionEvent,
@@ -31,19 +32,24 @@ afterEach(async () => {
   await dropTestSchemas();
 });
 
+/** The daemon's config: its model is `demo`, and `configWindow` is the window config.yaml says. */
+function compressionConfig(demo: DemoModelServer, configWindow: number, tailTokens = 200): string {
+  return [
+    'model:',
+    `  base_url: ${demo.baseUrl}`,
+    '  model: gatehouse-demo',
+    `  context_window: ${configWindow}`,
+    'compression:',
+    '  threshold: 0.75',
+    `  tail_tokens: ${tailTokens}`,
+  ].join('\n');
+}
+
 /** A daemon whose model is a demo model with `demoWindow`; `configWindow` is what config.yaml says. */
 async function setUp(options: { demoWindow: number; configWindow: number; tailTokens?: number }) {
   const demo = await startDemoModel({ contextWindow: options.demoWindow });
   closers.push(() => demo.close());
-  const config = [
-    'model:',
-    `  base_url: ${demo.baseUrl}`,
-    '  model: gatehouse-demo',
-    `  context_window: ${options.configWindow}`,
-    'compression:',
-    '  threshold: 0.75',
-    `  tail_tokens: ${options.tailTokens ?? 200}`,
-  ].join('\n');
+  const config = compressionConfig(demo, options.configWindow, options.tailTokens);
   const daemon = await startDaemon({ store: backend, config });
   closers.push(() => daemon.stop());
   const client = await daemon.connect();
@@ -68,15 +74,24 @@ function contents(body: ChatBody): string[] {
   return body.messages.map((m) => (typeof m.content === 'string' ? m.content : ''));
 }
 
-async function readStore(daemon: RunningDaemon) {
+/** The receipt of `session` and the transcripts of its lineage (itself and its children). */
+async function readStore(daemon: RunningDaemon, session: string) {
   const db = await storeRows(daemon, backend);
   try {
-    const receipts = await db.all<{ body: string }>('SELECT body FROM private_receipts');
+    const receipts = await db.all<{ body: string }>(
+      'SELECT body FROM private_receipts WHERE key = ?',
+      `gateway.local_policy.v1:${session}`,
+    );
     const sessions = await db.all<{
       session_id: string;
       parent_session_id: string | null;
       closed_reason: string | null;
-    }>('SELECT session_id, parent_session_id, closed_reason FROM sessions ORDER BY created_at');
+    }>(
+      'SELECT session_id, parent_session_id, closed_reason FROM sessions WHERE session_id = ? OR parent_session_id = ? ORDER BY created_at',
+      session,
+      session,
+    );
+    expect(receipts).toHaveLength(1);
     return { receipt: JSON.parse(receipts[0]!.body) as Record<string, unknown>, sessions };
   } finally {
     await db.close();
@@ -100,9 +115,31 @@ describe.each(BACKENDS)('compression on %s', (store) => {
     backend = store;
   });
 
-  describe('session.compress through the real daemon', () => {
+  describe('session.compress through the real daemon (one daemon, a session each)', () => {
+    let demo: DemoModelServer | null = null;
+    afterAll(() => demo?.close());
+    const daemon = useSharedDaemon(async () => {
+      demo = await startDemoModel({ contextWindow: 100_000 });
+      return startDaemon({ store, config: compressionConfig(demo, 100_000) });
+    });
+    /** A session of the case's own on the shared daemon, attached to a client of its own. */
+    async function attached(request_id: string) {
+      const d = await daemon();
+      const client = await d.connect();
+      const session = await createAttached(client, { request_id, cwd: tempDir(), toolsets: [] });
+      return { demo: demo!, daemon: d, client, session };
+    }
+
+    it('a session too short to compress says so and changes nothing', async () => {
+      const { client, session } = await attached('r-short');
+      await turns(client, session, 1, 1);
+      const result = await client.call<Record<string, unknown>>('session.compress', { session_id: session });
+      expect(result).toMatchObject({ compressed: false });
+      expect(String(result['why'])).toContain('head and recent tail');
+    });
+
     it('publishes a child transcript with head, summary and tail; the next request shows them; lineage and parent are kept', async () => {
-      const { demo, daemon, client, session } = await setUp({ demoWindow: 100_000, configWindow: 100_000 });
+      const { demo, daemon, client, session } = await attached('r-compress');
       await turns(client, session, 1, 4);
       const compressed = nextEvent(client, 'session.compressed');
       const result = await client.call<Record<string, unknown>>('session.compress', { session_id: session });
@@ -125,8 +162,9 @@ describe.each(BACKENDS)('compression on %s', (store) => {
       // The parent transcript stays searchable; the logical id is unchanged.
       const hits = await client.call<{ hits: unknown[] }>('session.search', { query: 'message' });
       expect(JSON.stringify(hits)).toContain(session);
+      // The last case of this block: the shared daemon stops before its store is read.
       await daemon.stop();
-      const { receipt, sessions } = await readStore(daemon);
+      const { receipt, sessions } = await readStore(daemon, session);
       const lineage = receipt['lineage'] as { kind: string; from: string; to: string }[];
       expect(lineage).toHaveLength(1);
       expect(lineage[0]).toMatchObject({ kind: 'compression', from: session });
@@ -136,14 +174,6 @@ describe.each(BACKENDS)('compression on %s', (store) => {
         { session_id: session, parent_session_id: null, closed_reason: 'compression' },
         { session_id: lineage[0]!.to, parent_session_id: session, closed_reason: null },
       ]);
-    });
-
-    it('a session too short to compress says so and changes nothing', async () => {
-      const { client, session } = await setUp({ demoWindow: 100_000, configWindow: 100_000 });
-      await turns(client, session, 1, 1);
-      const result = await client.call<Record<string, unknown>>('session.compress', { session_id: session });
-      expect(result).toMatchObject({ compressed: false });
-      expect(String(result['why'])).toContain('head and recent tail');
     });
   });
 

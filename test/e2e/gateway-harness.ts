@@ -20,6 +20,26 @@ const STORE_URL_ENV = 'GH_E2E_STORE_URL';
 /** PostgreSQL schemas of the homes started on postgres: one per home, so a restart finds its data. */
 const schemas = new Map<string, TestSchema>();
 
+/**
+ * Schemas of homes whose daemons serve several cases (a `describe`'s shared daemon, stopped or killed
+ * and started again on the same home): out of dropTestSchemas' reach, still found on a restart.
+ */
+const keptSchemas = new Map<string, TestSchema>();
+
+/**
+ * Keeps the schema of a home started on postgres past dropTestSchemas (which files call after each
+ * case), for a daemon that outlives one case; returns what drops it. A no-op on sqlite.
+ */
+export function keepTestSchema(home: string): () => Promise<void> {
+  const schema = schemas.get(home);
+  schemas.delete(home);
+  if (schema !== undefined) keptSchemas.set(home, schema);
+  return async () => {
+    keptSchemas.delete(home);
+    await schema?.drop();
+  };
+}
+
 /** Drops the schema of one home started on postgres, if it has one (a fixture's afterAll). */
 export async function dropTestSchema(home: string): Promise<void> {
   const schema = schemas.get(home);
@@ -29,12 +49,12 @@ export async function dropTestSchema(home: string): Promise<void> {
 
 /** The schema of a home started on postgres; undefined for a home on sqlite. */
 export function testSchemaOf(home: string): TestSchema | undefined {
-  return schemas.get(home);
+  return schemas.get(home) ?? keptSchemas.get(home);
 }
 
 /** The variable holding the URL of the home's schema (for a daemon spawned by hand); {} on sqlite. */
 export function storeEnv(home: string): NodeJS.ProcessEnv {
-  const schema = schemas.get(home);
+  const schema = schemas.get(home) ?? keptSchemas.get(home);
   return schema === undefined ? {} : { [STORE_URL_ENV]: schema.url };
 }
 
@@ -53,7 +73,7 @@ async function onBackend(
   env: NodeJS.ProcessEnv | undefined,
 ): Promise<{ config: string | undefined; env: NodeJS.ProcessEnv | undefined }> {
   if (backend === 'sqlite') return { config, env };
-  let schema = schemas.get(home);
+  let schema = schemas.get(home) ?? keptSchemas.get(home);
   if (!schema) {
     schema = await createTestSchema({ migrated: true });
     schemas.set(home, schema);
@@ -144,19 +164,15 @@ export async function startDaemon(
  * Its schema is kept out of dropTestSchemas, which files call after each case.
  */
 export function useSharedDaemon(start: () => Promise<RunningDaemon>): () => Promise<RunningDaemon> {
-  let shared: Promise<{ daemon: RunningDaemon; schema: TestSchema | undefined }> | null = null;
+  let shared: Promise<{ daemon: RunningDaemon; drop: () => Promise<void> }> | null = null;
   afterAll(async () => {
     const started = await shared?.catch(() => null);
     shared = null;
     await started?.daemon.stop();
-    await started?.schema?.drop();
+    await started?.drop();
   });
   return async () => {
-    shared ??= start().then((daemon) => {
-      const schema = schemas.get(daemon.home);
-      schemas.delete(daemon.home);
-      return { daemon, schema };
-    });
+    shared ??= start().then((daemon) => ({ daemon, drop: keepTestSchema(daemon.home) }));
     return (await shared).daemon;
   };
 }

@@ -6,12 +6,13 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
-import { afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { exited, requireBuild } from './cli.js';
 import {
   dropTestSchemas,
+  keepTestSchema,
   resumeUntil,
   startDaemon,
   type Backend,
@@ -53,6 +54,13 @@ export class RecoveryRig {
   readonly daemons: RunningDaemon[] = [];
   /** The store the daemons run on (`store.kind`); a case may run on each. */
   store: Backend = 'sqlite';
+  /** The schemas of a shared rig's homes (kept past each case), by home: what drops each. */
+  readonly #kept: Map<string, () => Promise<void>> | null;
+
+  /** `shared`: its daemons serve several cases, so their schemas outlive each case (useSharedRig). */
+  constructor(shared = false) {
+    this.#kept = shared ? new Map() : null;
+  }
 
   async model(): Promise<DemoModelServer> {
     const demo = await startDemoModel({ host: '127.0.0.1', port: 0, record: true });
@@ -63,6 +71,7 @@ export class RecoveryRig {
   async daemon(options: { home?: string; config: string; env?: NodeJS.ProcessEnv }): Promise<RunningDaemon> {
     const d = await startDaemon({ ...options, store: this.store });
     this.daemons.push(d);
+    if (this.#kept !== null && !this.#kept.has(d.home)) this.#kept.set(d.home, keepTestSchema(d.home));
     return d;
   }
 
@@ -82,7 +91,10 @@ export class RecoveryRig {
     for (const m of this.models) m.release();
     await Promise.all(this.daemons.splice(0).map((d) => d.kill().catch(() => undefined)));
     await Promise.all(this.models.splice(0).map((m) => m.close().catch(() => undefined)));
-    await dropTestSchemas();
+    if (this.#kept === null) return dropTestSchemas();
+    const kept = [...this.#kept.values()];
+    this.#kept.clear();
+    for (const drop of kept) await drop();
   }
 }
 
@@ -95,6 +107,17 @@ export function useRecoveryRig(): RecoveryRig {
   const rig = new RecoveryRig();
   beforeAll(requireBuild);
   afterEach(() => rig.cleanup());
+  return rig;
+}
+
+/**
+ * A rig for the cases of the calling `describe` block that share its daemons (one start, a session or
+ * job per case, one stop or SIGKILL and one restart for all): its daemons, models and schemas are
+ * gone after the block, not after each case. Each case still checks only its own session or job.
+ */
+export function useSharedRig(): RecoveryRig {
+  const rig = new RecoveryRig(true);
+  afterAll(() => rig.cleanup());
   return rig;
 }
 

@@ -6,9 +6,18 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, waitForState } from './gateway-harness.js';
-import { died, modelConfig, tempDir, turnStarts, useRecoveryRig, type Snapshot } from './recovery-harness.js';
+import {
+  died,
+  modelConfig,
+  tempDir,
+  turnStarts,
+  useRecoveryRig,
+  useSharedRig,
+  type Snapshot,
+} from './recovery-harness.js';
 import { jobOf, jobUntil, runsIn, settledAt, TestClock, type Job } from './jobs-harness.js';
 import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
+import type { DemoModelServer } from '../../src/runtime/demo/server.js';
 
 const rig = useRecoveryRig();
 
@@ -30,6 +39,13 @@ async function everyMinute(
     ...extra,
   });
   return job;
+}
+
+/** Every model request of the session whose job runs `text` (its runs are its only user messages). */
+function requestsOf(demo: DemoModelServer, text: string): number {
+  return demo.requests.filter((r) =>
+    (r.body?.messages ?? []).some((m) => m.role === 'user' && m.content === text),
+  ).length;
 }
 
 describe.each(BACKENDS)('scheduled jobs on %s', (store) => {
@@ -85,78 +101,115 @@ describe.each(BACKENDS)('scheduled jobs on %s', (store) => {
     expect((await jobOf(client, job.job_id)).next_run).toBe(minute(3));
   });
 
-  const policies = [
-    { catch_up: 'none', overlap: 'skip', freshness_s: 3600, fired: [] as string[] },
-    { catch_up: 'last', overlap: 'skip', freshness_s: 3600, fired: [minute(5)] },
-    { catch_up: 'all', overlap: 'queue', freshness_s: 3600, fired: [1, 2, 3, 4, 5].map(minute) },
-    { catch_up: 'all', overlap: 'queue', freshness_s: 120, fired: [minute(4), minute(5)] },
-  ];
-  it.each(policies)(
-    'catch_up $catch_up (freshness $freshness_s s) after five missed minutes fires $fired.length',
-    async ({ catch_up, overlap, freshness_s, fired }) => {
-      const demo = await rig.model();
+  describe('catch-up after five missed minutes (one daemon, a job per policy, one restart)', () => {
+    const shared = useSharedRig();
+    const policies = [
+      { catch_up: 'none', overlap: 'skip', freshness_s: 3600, fired: [] as string[] },
+      { catch_up: 'last', overlap: 'skip', freshness_s: 3600, fired: [minute(5)] },
+      { catch_up: 'all', overlap: 'queue', freshness_s: 3600, fired: [1, 2, 3, 4, 5].map(minute) },
+      { catch_up: 'all', overlap: 'queue', freshness_s: 120, fired: [minute(4), minute(5)] },
+    ];
+    const textOf = (p: (typeof policies)[number]) => `catch up ${p.catch_up} ${p.freshness_s}`;
+    let client: GatewayClient;
+    const jobs = new Map<string, { job: Job; session_id: string }>();
+
+    beforeAll(async () => {
+      shared.store = store;
+      const demo = await shared.model();
       const config = modelConfig(demo);
       const clock = new TestClock(tempDir(), T0);
-      let d = await rig.daemon({ config, env: clock.env() });
-      let client = await d.connect();
-      const { session_id } = await client.call<Snapshot>('session.create', {
-        request_id: 's',
-        cwd: tempDir(),
-      });
-      const text = `catch up ${catch_up}`;
-      const job = await everyMinute(client, session_id, text, { catch_up, overlap, freshness_s });
+      let d = await shared.daemon({ config, env: clock.env() });
+      client = await d.connect();
+      for (const policy of policies) {
+        const { catch_up, overlap, freshness_s } = policy;
+        const { session_id } = await client.call<Snapshot>('session.create', {
+          request_id: `s-${textOf(policy)}`,
+          cwd: tempDir(),
+        });
+        const job = await everyMinute(client, session_id, textOf(policy), { catch_up, overlap, freshness_s });
+        jobs.set(textOf(policy), { job, session_id });
+      }
       expect(await d.stop()).toBe(0);
 
       // Down from 08:00:30 to 08:05:30: the runs of 08:01 … 08:05 were due meanwhile.
       clock.set('2026-03-02T08:05:30.000Z');
-      d = await rig.daemon({ home: d.home, config, env: clock.env() });
+      d = await shared.daemon({ home: d.home, config, env: clock.env() });
       client = await d.connect();
-      if (fired.length > 0) await jobUntil(client, job.job_id, settledAt(fired.at(-1)!));
+      // Freshness is measured at the restart: every job's catch-up has run before the clock moves on.
+      for (const policy of policies) {
+        const { job } = jobs.get(textOf(policy))!;
+        if (policy.fired.length > 0) await jobUntil(client, job.job_id, settledAt(policy.fired.at(-1)!));
+      }
       // The next minute is on time under every policy: once it ran, nothing more can come of the downtime.
       clock.set(after(6));
-      await jobUntil(client, job.job_id, settledAt(minute(6)));
-      const runs = await runsIn(client, session_id, text);
-      expect(runs).toHaveLength(fired.length + 1);
-    },
-  );
+    });
 
-  it.each(['skip', 'queue'])('a run still going when the next is due: overlap %s', async (overlap) => {
-    const demo = await rig.model();
-    const config = modelConfig(demo);
-    const clock = new TestClock(tempDir(), T0);
-    const d = await rig.daemon({ config, env: clock.env() });
-    const client = await d.connect();
-    const { session_id } = await client.call<Snapshot>('session.create', { request_id: 's', cwd: tempDir() });
-    const job = await everyMinute(client, session_id, `overlap ${overlap}`, { overlap });
-    demo.hold();
-    clock.set(after(1));
-    await demo.waitForRequests(1);
-    clock.set(after(2));
-    if (overlap === 'skip') {
-      const skipped = await jobUntil(client, job.job_id, (j) => j.last_run?.kind === 'skipped');
-      expect(skipped.last_run).toMatchObject({ instant: minute(2), outcome: 'skipped', state: 'settled' });
-      // run-now is refused too while the run goes on.
-      const busy = await client
-        .call('jobs.run_now', { job_id: job.job_id, request_id: 'now-1' })
-        .catch((e: unknown) => e);
-      expect(busy).toBeInstanceOf(RpcCallError);
-      expect((busy as RpcCallError).reason).toBe('job_busy');
-    }
-    demo.release();
-    if (overlap === 'skip') {
-      await jobUntil(
-        client,
-        job.job_id,
-        (j) => j.failures === 0 && (j.last_run?.instant ?? '') === minute(2),
-      );
-      expect(await runsIn(client, session_id, `overlap ${overlap}`)).toHaveLength(1);
-    } else {
-      // Queued: 08:02 fires once 08:01's run ended, never beside it.
-      await jobUntil(client, job.job_id, settledAt(minute(2)));
-      const runs = await runsIn(client, session_id, `overlap ${overlap}`);
-      expect(runs).toHaveLength(2);
-    }
-    expect(demo.requests.length).toBe(overlap === 'skip' ? 1 : 2);
+    it.each(policies)(
+      'catch_up $catch_up (freshness $freshness_s s) after five missed minutes fires $fired.length',
+      async (policy) => {
+        const { job, session_id } = jobs.get(textOf(policy))!;
+        await jobUntil(client, job.job_id, settledAt(minute(6)));
+        const runs = await runsIn(client, session_id, textOf(policy));
+        expect(runs).toHaveLength(policy.fired.length + 1);
+      },
+    );
+  });
+
+  describe('a run still going when the next is due (one daemon, a job per overlap)', () => {
+    const shared = useSharedRig();
+    let demo: DemoModelServer;
+    let client: GatewayClient;
+    const jobs = new Map<string, { job: Job; session_id: string }>();
+
+    beforeAll(async () => {
+      shared.store = store;
+      demo = await shared.model();
+      const clock = new TestClock(tempDir(), T0);
+      const d = await shared.daemon({ config: modelConfig(demo), env: clock.env() });
+      client = await d.connect();
+      for (const overlap of ['skip', 'queue']) {
+        const { session_id } = await client.call<Snapshot>('session.create', {
+          request_id: `s-${overlap}`,
+          cwd: tempDir(),
+        });
+        const job = await everyMinute(client, session_id, `overlap ${overlap}`, { overlap });
+        jobs.set(overlap, { job, session_id });
+      }
+      // Both jobs' 08:01 runs are held at the model while 08:02 comes due.
+      demo.hold();
+      clock.set(after(1));
+      await demo.waitForRequests(2);
+      clock.set(after(2));
+    });
+
+    it.each(['skip', 'queue'])('a run still going when the next is due: overlap %s', async (overlap) => {
+      const { job, session_id } = jobs.get(overlap)!;
+      if (overlap === 'skip') {
+        const skipped = await jobUntil(client, job.job_id, (j) => j.last_run?.kind === 'skipped');
+        expect(skipped.last_run).toMatchObject({ instant: minute(2), outcome: 'skipped', state: 'settled' });
+        // run-now is refused too while the run goes on.
+        const busy = await client
+          .call('jobs.run_now', { job_id: job.job_id, request_id: 'now-1' })
+          .catch((e: unknown) => e);
+        expect(busy).toBeInstanceOf(RpcCallError);
+        expect((busy as RpcCallError).reason).toBe('job_busy');
+      }
+      demo.release();
+      if (overlap === 'skip') {
+        await jobUntil(
+          client,
+          job.job_id,
+          (j) => j.failures === 0 && (j.last_run?.instant ?? '') === minute(2),
+        );
+        expect(await runsIn(client, session_id, `overlap ${overlap}`)).toHaveLength(1);
+      } else {
+        // Queued: 08:02 fires once 08:01's run ended, never beside it.
+        await jobUntil(client, job.job_id, settledAt(minute(2)));
+        const runs = await runsIn(client, session_id, `overlap ${overlap}`);
+        expect(runs).toHaveLength(2);
+      }
+      expect(requestsOf(demo, `overlap ${overlap}`)).toBe(overlap === 'skip' ? 1 : 2);
+    });
   });
 
   it('a run that ended unknown is never re-run: the job is paused with the reason', async () => {

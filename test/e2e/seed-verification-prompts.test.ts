@@ -5,27 +5,53 @@
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
+import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import {
+  BACKENDS,
+  nextEvent,
+  sessionEvent,
+  startDaemon,
+  useSharedDaemon,
+  type SessionEvent,
+} from './gateway-harness.js';
 import {
   chatRequests,
   createAttached,
   lastToolResult,
   tempDir,
   useFixture,
+  type ChatBody,
   type Snapshot,
 } from './seed-fixture.js';
 
 const fx = useFixture();
+
+/** The chat-completion requests of one admission: the shared daemon's model answers other cases too. */
+function requestsOf(demo: DemoModelServer, admission_id: string): ChatBody[] {
+  return demo.requests
+    .filter((r) => r.path === '/v1/chat/completions' && r.body !== null)
+    .filter((r) => r.headers[ADMISSION_HEADER] === admission_id)
+    .map((r) => r.body as unknown as ChatBody);
+}
 
 describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
   beforeAll(() => {
     fx.store = store;
   });
 
+  // One daemon for the cases that do not restart it, a session (and viewers) of their own each.
+  let demo: DemoModelServer | null = null;
+  afterAll(() => demo?.close());
+  const daemon = useSharedDaemon(async () => {
+    demo = await startDemoModel();
+    return startDaemon({ store, config: `model: {base_url: ${demo.baseUrl}, model: gatehouse-demo}` });
+  });
+
   describe('LOC-7/LOC-10 same-agent reattachment with a pending approval', () => {
     it('survives both viewers closing; a new viewer approves and the command runs exactly as asked', async () => {
-      const d = await fx.daemon();
+      const d = await daemon();
       const cwd = tempDir();
       const victim = join(cwd, 'victim');
       mkdirSync(join(victim, 'nested'), { recursive: true });
@@ -38,7 +64,7 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
       const session_id = await createAttached(first, { cwd });
       await second.call('session.resume', { session_id });
       const asked = [first, second].map((c) => nextEvent(c, 'approval.request'));
-      await first.call('prompt.submit', {
+      const { admission_id } = await first.call<{ admission_id: string }>('prompt.submit', {
         session_id,
         submission_id: 'rm',
         text: `run: rm -rf ${victim} && echo removed-victim`,
@@ -85,7 +111,7 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
       expect(after.prompts).toEqual([]);
       expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
       expect(after.messages[2]!.content).toContain('removed-victim');
-      const requests = chatRequests(fx.demo);
+      const requests = requestsOf(demo!, admission_id);
       expect(requests).toHaveLength(2);
       expect(lastToolResult(requests[1]!)).toContain('removed-victim');
     });
@@ -93,11 +119,11 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
 
   describe('LOC-7/LOC-10 clarify answered after every viewer left', () => {
     it('a new viewer sees the question and its answer reaches the next model request', async () => {
-      const d = await fx.daemon();
+      const d = await daemon();
       const viewer = await d.connect();
       const session_id = await createAttached(viewer, { cwd: tempDir() });
       const asked = nextEvent(viewer, 'clarify.request');
-      await viewer.call('prompt.submit', {
+      const { admission_id } = await viewer.call<{ admission_id: string }>('prompt.submit', {
         session_id,
         submission_id: 'ask',
         text: 'ask: which colour? [red|blue]',
@@ -124,7 +150,7 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
         answer: 'blue',
       });
       expect((await done).event).toMatchObject({ outcome: 'completed' });
-      const requests = chatRequests(fx.demo);
+      const requests = requestsOf(demo!, admission_id);
       expect(requests).toHaveLength(2);
       expect(lastToolResult(requests[1]!)).toContain('blue');
       expect(lastToolResult(requests[0]!)).not.toContain('blue');
@@ -189,7 +215,7 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
 
   describe('LOC-12 interrupt and cancel', () => {
     it('interrupts the running generation only, and a cancelled queued admission never runs', async () => {
-      const d = await fx.daemon();
+      const d = await daemon();
       const client = await d.connect();
       const cwd = tempDir();
       const session_id = await createAttached(client, { cwd });
@@ -228,14 +254,15 @@ describe.each(BACKENDS)('prompts, replay and interrupts on %s', (store) => {
       expect(snapshot.pending_admissions).toEqual([]);
       expect(snapshot.messages.map((m) => m.content)).not.toContain('run: touch never-ran.txt');
       expect(existsSync(join(cwd, 'never-ran.txt'))).toBe(false);
-      const texts = JSON.stringify(chatRequests(fx.demo));
+      // Every request the shared model received, this case's and the others'.
+      const texts = JSON.stringify(chatRequests(demo!));
       expect(texts).not.toContain('never-ran');
     });
   });
 
   describe('LOC-12 interrupting a turn that waits for approval', () => {
     it('closes the prompt, never runs the command, and a late answer is already_resolved', async () => {
-      const d = await fx.daemon();
+      const d = await daemon();
       const client = await d.connect();
       const cwd = tempDir();
       const victim = join(cwd, 'victim');

@@ -5,19 +5,21 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { BACKENDS, nextEvent } from './gateway-harness.js';
+import type { DemoModelServer } from '../../src/runtime/demo/server.js';
+import { requireBuild } from './cli.js';
+import { BACKENDS, nextEvent, type RunningDaemon } from './gateway-harness.js';
 import {
   modelConfig,
   quiet,
   tempDir,
   texts,
   turnStarts,
-  useRecoveryRig,
+  useSharedRig,
   type Ack,
   type Snapshot,
 } from './recovery-harness.js';
 
-const rig = useRecoveryRig();
+beforeAll(requireBuild);
 const E2E_TIMEOUT_MS = 120_000;
 
 const said = (text: string) => `Demo model (scripted stand-in): you said: ${text}`;
@@ -32,16 +34,20 @@ async function withTurns(client: GatewayClient, ...inputs: string[]): Promise<st
 }
 
 describe.each(BACKENDS)('session controls on %s', (store) => {
-  beforeAll(() => {
-    rig.store = store;
-  });
-
   describe('session.undo and session.retry', () => {
+    // One daemon for both cases, a session of their own each.
+    const shared = useSharedRig();
+    let demo: DemoModelServer;
+    let d: RunningDaemon;
+    beforeAll(async () => {
+      shared.store = store;
+      demo = await shared.model();
+      d = await shared.daemon({ config: modelConfig(demo) });
+    });
+
     it(
       'undo and retry rewind through the store once per request_id; a retry runs its turn once',
       async () => {
-        const demo = await rig.model();
-        const d = await rig.daemon({ config: modelConfig(demo) });
         const client = await d.connect();
         const id = await withTurns(client, 'one', 'two');
 
@@ -96,13 +102,12 @@ describe.each(BACKENDS)('session controls on %s', (store) => {
     it(
       'every control waits for the turn slot: session_busy while a turn runs, then it goes through',
       async () => {
-        const demo = await rig.model();
-        const d = await rig.daemon({ config: modelConfig(demo) });
         const client = await d.connect();
         const id = await withTurns(client, 'before');
         demo.hold();
+        const called = demo.waitForRequests(demo.requests.length + 1);
         await client.call('prompt.submit', { session_id: id, submission_id: 'slow', text: 'slow' });
-        await demo.waitForRequests(2);
+        await called;
         for (const method of ['session.reset', 'session.undo', 'session.retry']) {
           await expect(
             client.call(method, { session_id: id, request_id: 'busy' }),

@@ -10,8 +10,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { RpcCallError } from '../../src/surfaces/client/rpc-client.js';
 import { runCli } from './cli.js';
-import { BACKENDS, nextEvent, storeEnv, type Backend } from './gateway-harness.js';
-import { modelConfig, quiet, tempDir, texts, useRecoveryRig, type Snapshot } from './recovery-harness.js';
+import { BACKENDS, nextEvent, storeEnv, type Backend, type RunningDaemon } from './gateway-harness.js';
+import {
+  modelConfig,
+  quiet,
+  tempDir,
+  texts,
+  useRecoveryRig,
+  useSharedRig,
+  type Snapshot,
+} from './recovery-harness.js';
 import { storeRows, type StoreRows } from './store-rows.js';
 
 const rig = useRecoveryRig();
@@ -153,138 +161,150 @@ describe.each(BACKENDS)('managing sessions on %s', (store) => {
     },
   );
 
-  it(
-    'a running turn: its messages are no fork point and its session is not deleted',
-    { timeout: TIMEOUT },
-    async () => {
-      const demo = await rig.model();
-      const d = await rig.daemon({ config: modelConfig(demo) });
-      const client = await d.connect();
-      const { session_id } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
-      await turns(client, session_id, 'one');
-      await client.call('session.resume', { session_id });
-      const asked = nextEvent(client, 'approval.request', (e) => e.session_id === session_id);
-      await client.call('prompt.submit', { session_id, submission_id: 'run', text: 'run: touch made-here' });
-      const prompt = (await asked).event;
-      const snap = await client.call<Messages>('session.resume', { session_id });
-      const running = snap.messages.at(-1)!;
-      expect(running.admission_id).toBeDefined();
+  describe('one daemon for a running turn and the CLI (a session of their own each)', () => {
+    const shared = useSharedRig();
+    let d: RunningDaemon;
+    beforeAll(async () => {
+      shared.store = store;
+      d = await shared.daemon({ config: modelConfig(await shared.model()) });
+    });
 
-      expect(await refusal(client, 'session.fork', { session_id, message_id: running.id })).toMatchObject({
-        reason: 'fork_point_unsettled',
-      });
-      const earlier = await client.call<Messages>('session.fork', {
-        session_id,
-        message_id: snap.messages[1]!.id,
-      });
-      expect(texts(earlier)).toEqual(['one', said('one')]);
+    it(
+      'a running turn: its messages are no fork point and its session is not deleted',
+      { timeout: TIMEOUT },
+      async () => {
+        const client = await d.connect();
+        const { session_id } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
+        await turns(client, session_id, 'one');
+        await client.call('session.resume', { session_id });
+        const asked = nextEvent(client, 'approval.request', (e) => e.session_id === session_id);
+        await client.call('prompt.submit', {
+          session_id,
+          submission_id: 'run',
+          text: 'run: touch made-here',
+        });
+        const prompt = (await asked).event;
+        const snap = await client.call<Messages>('session.resume', { session_id });
+        const running = snap.messages.at(-1)!;
+        expect(running.admission_id).toBeDefined();
 
-      expect(await refusal(client, 'session.delete', { session_id })).toMatchObject({
-        reason: 'session_busy',
-      });
-      const settled = nextEvent(client, 'admission.settled', (e) => e.session_id === session_id);
-      await client.call('approval.respond', {
-        session_id,
-        execution_generation: prompt['execution_generation'],
-        prompt_id: prompt['prompt_id'],
-        choice: 'deny',
-      });
-      await settled;
-      expect(await client.call('session.delete', { session_id })).toMatchObject({ deleted: true });
-    },
-  );
+        expect(await refusal(client, 'session.fork', { session_id, message_id: running.id })).toMatchObject({
+          reason: 'fork_point_unsettled',
+        });
+        const earlier = await client.call<Messages>('session.fork', {
+          session_id,
+          message_id: snap.messages[1]!.id,
+        });
+        expect(texts(earlier)).toEqual(['one', said('one')]);
 
-  it(
-    'archive, unarchive, rename and delete from the CLI; a deleted session leaves no rows',
-    { timeout: TIMEOUT },
-    async () => {
-      const demo = await rig.model();
-      const d = await rig.daemon({ config: modelConfig(demo) });
-      const client = await d.connect();
-      const { session_id: id } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
-      const { session_id: other } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
-      await turns(client, id, 'the zebrafish plan');
-      await turns(client, other, 'another');
-      const env = storeEnv(d.home);
-      const cli = async (...args: string[]) => {
-        const run = await runCli(d.home, args, { env });
-        expect(run.stderr).toBe('');
-        expect(run.code).toBe(0);
-        return run.stdout;
-      };
+        expect(await refusal(client, 'session.delete', { session_id })).toMatchObject({
+          reason: 'session_busy',
+        });
+        const settled = nextEvent(client, 'admission.settled', (e) => e.session_id === session_id);
+        await client.call('approval.respond', {
+          session_id,
+          execution_generation: prompt['execution_generation'],
+          prompt_id: prompt['prompt_id'],
+          choice: 'deny',
+        });
+        await settled;
+        expect(await client.call('session.delete', { session_id })).toMatchObject({ deleted: true });
+      },
+    );
 
-      expect(await cli('sessions', 'rename', id, 'Zebrafish')).toBe(`Renamed ${id}: Zebrafish\n`);
-      expect(await cli('sessions', 'archive', id)).toBe(
-        `Archived ${id}: "gatehouse sessions --archived" lists it; it is still searchable.\n`,
-      );
-      expect(await listed(client)).not.toContain(id);
-      expect(await listed(client)).toContain(other);
-      expect(await listed(client, true)).toEqual([id]);
-      expect(await cli('sessions')).not.toContain(id);
-      const archivedList = await cli('sessions', '--archived');
-      expect(archivedList).toContain(id);
-      expect(archivedList).toContain('Zebrafish');
-      expect(archivedList).not.toContain(other);
-      // Still searchable, and still usable.
-      const hits = await client.call<{ hits: { session_id: string }[] }>('session.search', {
-        query: 'zebrafish',
-      });
-      expect(hits.hits.map((h) => h.session_id)).toContain(id);
-      expect(await cli('sessions', 'unarchive', id)).toBe(`Unarchived ${id}: it is listed again.\n`);
-      expect(await listed(client)).toContain(id);
+    it(
+      'archive, unarchive, rename and delete from the CLI; a deleted session leaves no rows',
+      { timeout: TIMEOUT },
+      async () => {
+        const client = await d.connect();
+        const { session_id: id } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
+        const { session_id: other } = await client.call<Snapshot>('session.create', { cwd: tempDir() });
+        await turns(client, id, 'the zebrafish plan');
+        await turns(client, other, 'another');
+        const env = storeEnv(d.home);
+        const cli = async (...args: string[]) => {
+          const run = await runCli(d.home, args, { env });
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+          return run.stdout;
+        };
 
-      // Without a terminal to confirm on, delete asks for --yes and deletes nothing.
-      const unconfirmed = await runCli(d.home, ['sessions', 'delete', id], { env });
-      expect(unconfirmed.code).toBe(1);
-      expect(unconfirmed.stderr).toContain('pass --yes');
-      expect(await listed(client)).toContain(id);
+        expect(await cli('sessions', 'rename', id, 'Zebrafish')).toBe(`Renamed ${id}: Zebrafish\n`);
+        expect(await cli('sessions', 'archive', id)).toBe(
+          `Archived ${id}: "gatehouse sessions --archived" lists it; it is still searchable.\n`,
+        );
+        expect(await listed(client)).not.toContain(id);
+        expect(await listed(client)).toContain(other);
+        expect(await listed(client, true)).toEqual([id]);
+        expect(await cli('sessions')).not.toContain(id);
+        const archivedList = await cli('sessions', '--archived');
+        expect(archivedList).toContain(id);
+        expect(archivedList).toContain('Zebrafish');
+        expect(archivedList).not.toContain(other);
+        // Still searchable, and still usable.
+        const hits = await client.call<{ hits: { session_id: string }[] }>('session.search', {
+          query: 'zebrafish',
+        });
+        expect(hits.hits.map((h) => h.session_id)).toContain(id);
+        expect(await cli('sessions', 'unarchive', id)).toBe(`Unarchived ${id}: it is listed again.\n`);
+        expect(await listed(client)).toContain(id);
 
-      await client.call('session.share', { session_id: id, member: 'member:bob', level: 'read' });
-      const snap = await client.call<Messages>('session.resume', { session_id: id });
-      const ids = snap.messages.map((m) => m.id);
-      expect(await cli('sessions', 'delete', id, '--yes')).toBe(`Deleted ${id} (${ids.length} messages).\n`);
-      expect(await listed(client)).not.toContain(id);
-      expect(await refusal(client, 'session.resume', { session_id: id })).toMatchObject({
-        reason: 'not_found',
-      });
-      const after = await client.call<{ hits: { session_id: string }[] }>('session.search', {
-        query: 'zebrafish',
-      });
-      expect(after.hits).toEqual([]);
-      const gone = await runCli(d.home, ['sessions', 'delete', id, '--yes'], { env });
-      expect(gone.code).toBe(1);
-      expect(gone.stderr).toContain(`no session ${id}`);
+        // Without a terminal to confirm on, delete asks for --yes and deletes nothing.
+        const unconfirmed = await runCli(d.home, ['sessions', 'delete', id], { env });
+        expect(unconfirmed.code).toBe(1);
+        expect(unconfirmed.stderr).toContain('pass --yes');
+        expect(await listed(client)).toContain(id);
 
-      await d.stop();
-      const rows = await storeRows(d, store);
-      try {
-        const count = async (sql: string, ...params: unknown[]) =>
-          Number((await rows.all<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...params))[0]!.n);
-        const key = `agent:main:local:dm:${id}`;
-        expect(await count('local_sessions WHERE logical_id = ?', id)).toBe(0);
-        expect(await count('admissions WHERE logical_id = ?', id)).toBe(0);
-        expect(await count('private_receipts WHERE key = ?', `gateway.local_policy.v1:${id}`)).toBe(0);
-        expect(await count('sessions WHERE session_key = ?', key)).toBe(0);
-        expect(await count('routes WHERE session_key = ?', key)).toBe(0);
-        expect(await count('turn_costs WHERE session_key = ?', key)).toBe(0);
-        expect(await count(`messages WHERE id IN (${ids.map(() => '?').join(', ')})`, ...ids)).toBe(0);
-        if (store === 'sqlite') {
-          expect(await count(`messages_fts WHERE messages_fts MATCH 'zebrafish'`)).toBe(0);
-        } else {
-          expect(
-            await count(`messages_search WHERE message_id IN (${ids.map(() => '?').join(', ')})`, ...ids),
-          ).toBe(0);
+        await client.call('session.share', { session_id: id, member: 'member:bob', level: 'read' });
+        const snap = await client.call<Messages>('session.resume', { session_id: id });
+        const ids = snap.messages.map((m) => m.id);
+        expect(await cli('sessions', 'delete', id, '--yes')).toBe(
+          `Deleted ${id} (${ids.length} messages).\n`,
+        );
+        expect(await listed(client)).not.toContain(id);
+        expect(await refusal(client, 'session.resume', { session_id: id })).toMatchObject({
+          reason: 'not_found',
+        });
+        const after = await client.call<{ hits: { session_id: string }[] }>('session.search', {
+          query: 'zebrafish',
+        });
+        expect(after.hits).toEqual([]);
+        const gone = await runCli(d.home, ['sessions', 'delete', id, '--yes'], { env });
+        expect(gone.code).toBe(1);
+        expect(gone.stderr).toContain(`no session ${id}`);
+
+        // The last case of this block: the shared daemon stops before its store is read.
+        await d.stop();
+        const rows = await storeRows(d, store);
+        try {
+          const count = async (sql: string, ...params: unknown[]) =>
+            Number((await rows.all<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...params))[0]!.n);
+          const key = `agent:main:local:dm:${id}`;
+          expect(await count('local_sessions WHERE logical_id = ?', id)).toBe(0);
+          expect(await count('admissions WHERE logical_id = ?', id)).toBe(0);
+          expect(await count('private_receipts WHERE key = ?', `gateway.local_policy.v1:${id}`)).toBe(0);
+          expect(await count('sessions WHERE session_key = ?', key)).toBe(0);
+          expect(await count('routes WHERE session_key = ?', key)).toBe(0);
+          expect(await count('turn_costs WHERE session_key = ?', key)).toBe(0);
+          expect(await count(`messages WHERE id IN (${ids.map(() => '?').join(', ')})`, ...ids)).toBe(0);
+          if (store === 'sqlite') {
+            expect(await count(`messages_fts WHERE messages_fts MATCH 'zebrafish'`)).toBe(0);
+          } else {
+            expect(
+              await count(`messages_search WHERE message_id IN (${ids.map(() => '?').join(', ')})`, ...ids),
+            ).toBe(0);
+          }
+          // Nothing else anywhere names it: every text column of every table, tables added later
+          // included. Kept on purpose (deleteLocalSession): the append-only audit trail and the
+          // budget's spend records.
+          expect(await rowsNaming(rows, store, id)).toEqual([]);
+          // The other session is whole.
+          expect(await count('local_sessions WHERE logical_id = ?', other)).toBe(1);
+          expect(await count('turn_costs WHERE session_key = ?', `agent:main:local:dm:${other}`)).toBe(1);
+        } finally {
+          await rows.close();
         }
-        // Nothing else anywhere names it: every text column of every table, tables added later
-        // included. Kept on purpose (deleteLocalSession): the append-only audit trail and the
-        // budget's spend records.
-        expect(await rowsNaming(rows, store, id)).toEqual([]);
-        // The other session is whole.
-        expect(await count('local_sessions WHERE logical_id = ?', other)).toBe(1);
-        expect(await count('turn_costs WHERE session_key = ?', `agent:main:local:dm:${other}`)).toBe(1);
-      } finally {
-        await rows.close();
-      }
-    },
-  );
+      },
+    );
+  });
 });

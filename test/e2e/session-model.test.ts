@@ -9,14 +9,20 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { RpcCallError, type GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { requireBuild, runCli, tempHome } from './cli.js';
-import { BACKENDS, dropTestSchemas, nextEvent, startDaemon, type RunningDaemon } from './gateway-harness.js';
+import {
+  BACKENDS,
+  dropTestSchemas,
+  nextEvent,
+  startDaemon,
+  useSharedDaemon,
+  type RunningDaemon,
+} from './gateway-harness.js';
 import { chatRequests, createAttached, runTurn, tempDir } from './seed-fixture.js';
 
 const OWN_KEY = 'session-own-key-0003';
 
 let alpha: DemoModelServer;
 let beta: DemoModelServer;
-const running: RunningDaemon[] = [];
 
 function config(withAlpha: boolean): string {
   return [
@@ -35,7 +41,10 @@ async function refusal(client: GatewayClient, method: string, params: object): P
   return error as RpcCallError;
 }
 
-/** Two sessions on alpha with a completed turn each; then alpha leaves the config and the daemon restarts. */
+/**
+ * Two sessions on alpha with a completed turn each; then alpha leaves the config and the daemon
+ * restarts. The two cases that need it share it, one session each (`rpc` and `chat`).
+ */
 async function strandedOnAlpha(store: (typeof BACKENDS)[number]): Promise<{
   daemon: RunningDaemon;
   client: GatewayClient;
@@ -43,7 +52,6 @@ async function strandedOnAlpha(store: (typeof BACKENDS)[number]): Promise<{
 }> {
   const home = tempHome();
   const first = await startDaemon({ home, store, config: config(true) });
-  running.push(first);
   let client = await first.connect();
   const sessions: string[] = [];
   for (const name of ['rpc', 'chat']) {
@@ -54,7 +62,6 @@ async function strandedOnAlpha(store: (typeof BACKENDS)[number]): Promise<{
   }
   await first.stop();
   const daemon = await startDaemon({ home, store, config: config(false) });
-  running.push(daemon);
   client = await daemon.connect();
   for (const session of sessions) await client.call('session.resume', { session_id: session });
   return { daemon, client, sessions };
@@ -67,21 +74,28 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
     beta = await startDemoModel();
   });
 
-  afterEach(async () => {
-    while (running.length > 0) await running.pop()!.stop();
-    await dropTestSchemas();
-  });
+  afterEach(() => dropTestSchemas());
 
   afterAll(async () => {
     await alpha?.close();
     await beta?.close();
   });
 
+  let stranded: { client: GatewayClient; sessions: string[] } | null = null;
+  const strandedDaemon = useSharedDaemon(async () => {
+    const started = await strandedOnAlpha(store);
+    stranded = started;
+    return started.daemon;
+  });
+  const sharedStranded = async () => ({ daemon: await strandedDaemon(), ...stranded! });
+  // The cases on a daemon that keeps alpha: a session of their own each.
+  const withAlpha = useSharedDaemon(() => startDaemon({ store, config: config(true) }));
+
   it(
     'session.model moves a session whose provider left the config, and its next turn completes',
     { timeout: 120_000 },
     async () => {
-      const { client, sessions } = await strandedOnAlpha(store);
+      const { client, sessions } = await sharedStranded();
       const session = sessions[0]!;
 
       const failed = await runTurn(client, session, 'rpc-2', 'hello again');
@@ -156,7 +170,7 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
   );
 
   it('/model in gatehouse chat shows the choices and moves the session', { timeout: 120_000 }, async () => {
-    const { daemon, client, sessions } = await strandedOnAlpha(store);
+    const { daemon, client, sessions } = await sharedStranded();
     const session = sessions[1]!;
     const run = await runCli(daemon.home, ['chat', '--resume', session], {
       input: '/model\n/model gamma/x\n/model beta/beta-model\nhello from the chat\n',
@@ -178,8 +192,7 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
   });
 
   it('a session with its own endpoint and key gives both up when moved', { timeout: 60_000 }, async () => {
-    const daemon = await startDaemon({ store, config: config(true) });
-    running.push(daemon);
+    const daemon = await withAlpha();
     const client = await daemon.connect();
     const params = {
       request_id: 'own',
@@ -205,8 +218,7 @@ describe.each(BACKENDS)('moving a session to another provider on %s', (store) =>
   });
 
   it('a model the provider does not list is refused at creation', { timeout: 60_000 }, async () => {
-    const daemon = await startDaemon({ store, config: config(true) });
-    running.push(daemon);
+    const daemon = await withAlpha();
     const client = await daemon.connect();
     const error = await refusal(client, 'session.create', {
       cwd: tempDir(),

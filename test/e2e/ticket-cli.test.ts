@@ -4,13 +4,14 @@
  * bound to one session reaches that session and nothing else; a full ticket book is reported as
  * what it is.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TICKETS_PER_PRINCIPAL } from '../../src/domain/auth/tickets.js';
 import { requestTicket } from '../../src/surfaces/control/client.js';
 import { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import type { ChildProcess } from 'node:child_process';
 import { finished, isOneLineError, runCli, spawnCli } from './cli.js';
-import { nextEvent } from './gateway-harness.js';
+import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import { nextEvent, startDaemon, useSharedDaemon } from './gateway-harness.js';
 import { createAttached, tempDir, useFixture, type Snapshot } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -26,8 +27,16 @@ function waitForStderr(child: ChildProcess, text: string): Promise<void> {
 }
 
 describe('gatehouse ticket', { timeout: 120_000 }, () => {
+  // One daemon for the cases that leave its ticket book all but empty; the full-book case has its own.
+  let demo: DemoModelServer | null = null;
+  afterAll(() => demo?.close());
+  const daemon = useSharedDaemon(async () => {
+    demo = await startDemoModel();
+    return startDaemon({ config: `model: {base_url: ${demo.baseUrl}, model: gatehouse-demo}` });
+  });
+
   it('prints an interactive ticket that opens a WebSocket with operator powers', async () => {
-    const d = await fx.daemon();
+    const d = await daemon();
     const run = await runCli(d.home, ['ticket']);
     expect(run.code).toBe(0);
     const ticket = run.stdout.trim();
@@ -49,7 +58,7 @@ describe('gatehouse ticket', { timeout: 120_000 }, () => {
   });
 
   it('binds a worker-adoption ticket to the named session: resume, submit, answer; another is refused', async () => {
-    const d = await fx.daemon();
+    const d = await daemon();
     const owner = await d.connect();
     const mine = await createAttached(owner, { cwd: tempDir() });
     const other = await createAttached(owner, { cwd: tempDir() });
@@ -89,7 +98,7 @@ describe('gatehouse ticket', { timeout: 120_000 }, () => {
   });
 
   it('says what to do for a worker ticket without --session and for an unknown session', async () => {
-    const d = await fx.daemon();
+    const d = await daemon();
     const bare = await runCli(d.home, ['ticket', '--purpose', 'worker-adoption']);
     expect(bare.code).not.toBe(0);
     expect(isOneLineError(bare.stderr)).toBe(true);

@@ -3,12 +3,14 @@
  * progress to viewers as `tool.output` events (last line, elapsed time, bytes so far), at most two
  * a second, in process and from a safe-mode worker alike, and bounded whatever the command prints.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { BACKENDS, sessionEvent } from './gateway-harness.js';
-import { createAttached, tempDir, useFixture } from './seed-fixture.js';
+import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
+import { BACKENDS, sessionEvent, startDaemon, useSharedDaemon } from './gateway-harness.js';
+import { requireBuild } from './cli.js';
+import { createAttached, tempDir } from './seed-fixture.js';
 
-const fx = useFixture();
+beforeAll(requireBuild);
 const E2E_TIMEOUT_MS = 120_000;
 
 type Event = { type: string; [k: string]: unknown };
@@ -42,16 +44,20 @@ function toolEvents(events: Event[]): Event[] {
 const TICKS = 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.4; done';
 
 describe.each(BACKENDS)('tool progress on %s', (store) => {
-  beforeAll(() => {
-    fx.store = store;
-  });
-
   describe('tool.output: live progress of a running command', () => {
+    // One daemon for the three cases, a session of their own each.
+    let demo: DemoModelServer | null = null;
+    afterAll(() => demo?.close());
+    const daemon = useSharedDaemon(async () => {
+      demo = await startDemoModel();
+      return startDaemon({ store, config: `model: {base_url: ${demo.baseUrl}, model: gatehouse-demo}` });
+    });
+
     for (const safe of [false, true]) {
       it(
         `a command that prints over a few seconds: tool.start, throttled tool.output events, tool.complete${safe ? ' (safe-mode worker)' : ''}`,
         async () => {
-          const d = await fx.daemon();
+          const d = await daemon();
           const client = await d.connect();
           const session = await createAttached(client, { cwd: tempDir(), yolo: true, safe_mode: safe });
           const tools = toolEvents(await eventsOf(client, session, 'ticks', TICKS));
@@ -82,7 +88,7 @@ describe.each(BACKENDS)('tool progress on %s', (store) => {
     it(
       'a command that prints 40 MB as fast as it can: few small events, the last line capped, the result capped',
       async () => {
-        const d = await fx.daemon();
+        const d = await daemon();
         const client = await d.connect();
         const session = await createAttached(client, { cwd: tempDir(), yolo: true });
         const tools = toolEvents(
