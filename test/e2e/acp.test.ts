@@ -152,18 +152,23 @@ describe.each(BACKENDS)('gatehouse acp on %s', (store) => {
     await other.call('session.resume', { session_id: sessionId });
     const waiting = nextEvent(other, 'approval.request', (ev) => ev.session_id === sessionId);
     let withdrawn = false;
+    let markAsked!: () => void;
+    const editorAsked = new Promise<void>((resolve) => (markAsked = resolve));
     e.answer = (_request, signal) =>
-      new Promise((resolveAnswer) =>
+      new Promise((resolveAnswer) => {
         signal.addEventListener('abort', () => {
           withdrawn = true;
           resolveAnswer({ outcome: 'cancelled' });
-        }),
-      );
+        });
+        markAsked();
+      });
     const elsewhere = e.agent.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: 'text', text: 'run: touch elsewhere.txt' }],
     });
     const request = (await waiting).event;
+    // The other viewer answers once the editor was asked too (not before the bridge got to ask).
+    await editorAsked;
     await other.call('approval.respond', {
       session_id: sessionId,
       execution_generation: request['execution_generation'],

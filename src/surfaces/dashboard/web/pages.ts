@@ -84,7 +84,14 @@ export function sessionsPage(link: Link): HTMLElement {
   const heading = h('h1', { text: 'Sessions' });
   const toggle = h('button', { type: 'button', class: 'link archived-toggle', text: 'Archived' });
 
+  /**
+   * The newest listing or search asked for: an answer to an older one is dropped, so a search sent
+   * while the page's first listing is still on its way is not overwritten by that listing.
+   */
+  let asked = 0;
+
   const load = async (reset: boolean) => {
+    const mine = ++asked;
     if (reset) {
       clear(list);
       cursor = null;
@@ -99,25 +106,28 @@ export function sessionsPage(link: Link): HTMLElement {
           ...(cursor ? { cursor } : {}),
         },
       );
+      if (mine !== asked) return;
       for (const s of page.sessions) list.appendChild(sessionRow(s));
       cursor = page.next_cursor;
       more.hidden = cursor === null;
       const none = archived ? 'No archived sessions.' : 'No sessions yet: start one with "New session".';
       status.textContent = list.childElementCount === 0 ? none : '';
     } catch (error) {
-      status.textContent = errorText(error);
+      if (mine === asked) status.textContent = errorText(error);
     }
   };
 
   const find = async (query: string) => {
+    const mine = ++asked;
     clear(list);
     more.hidden = true;
     try {
       const { hits } = await link.call<{ hits: SearchHit[] }>('session.search', { query, limit: 50 });
+      if (mine !== asked) return;
       for (const hit of hits) list.appendChild(hitRow(hit));
       status.textContent = hits.length === 0 ? `Nothing matches "${query}".` : '';
     } catch (error) {
-      status.textContent = errorText(error);
+      if (mine === asked) status.textContent = errorText(error);
     }
   };
 
