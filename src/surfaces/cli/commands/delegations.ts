@@ -3,10 +3,9 @@
  * the same RPC methods (delegation.*) the chat and the dashboard call (docs/scheduling.md).
  */
 import { DaemonError } from '../../../daemon/errors.js';
-import { RpcCallError } from '../../client/rpc-client.js';
-import { openLink } from '../chat/link.js';
-import { cliHome, say } from '../shared.js';
-import { loadCliConfig } from '../load-config.js';
+import type { RpcCallError } from '../../client/rpc-client.js';
+import { withLink, type LinkClient } from './with-link.js';
+import { say } from '../shared.js';
 import { visible } from '../visible.js';
 
 export interface DelegationView {
@@ -22,27 +21,16 @@ export interface DelegationView {
   created_at: string;
 }
 
-async function withLink<T>(
-  call: (client: Awaited<ReturnType<typeof openLink>>['client']) => Promise<T>,
-): Promise<T> {
-  const layout = cliHome();
-  loadCliConfig(layout);
-  const { client } = await openLink(layout);
-  try {
-    return await call(client);
-  } catch (error) {
-    if (error instanceof RpcCallError && error.reason === 'not_found') {
-      throw new DaemonError('invalid_input', `${error.message} ("gatehouse delegations list" shows the ids)`);
-    }
-    if (error instanceof RpcCallError && ['invalid_params', 'permission_denied'].includes(error.reason)) {
-      throw new DaemonError('invalid_input', error.message);
-    }
-    if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
-    throw error;
-  } finally {
-    await client.close();
-  }
+/** Refusals worded for this command: an unknown id names the list; the caller's other mistakes exit 2. */
+function explain(error: RpcCallError): DaemonError | null {
+  if (error.reason === 'not_found')
+    return new DaemonError('invalid_input', `${error.message} ("gatehouse delegations list" shows the ids)`);
+  if (['invalid_params', 'permission_denied'].includes(error.reason))
+    return new DaemonError('invalid_input', error.message);
+  return null;
 }
+
+const linked = <T>(call: (client: LinkClient) => Promise<T>): Promise<T> => withLink(call, explain);
 
 /** One delegation as two lines: who, state and outcome; then its task. */
 export function describeDelegation(d: DelegationView): string {
@@ -57,7 +45,7 @@ export function describeDelegation(d: DelegationView): string {
 }
 
 export async function listDelegations(flags: { session?: string; json?: boolean }): Promise<void> {
-  const { delegations } = await withLink((client) =>
+  const { delegations } = await linked((client) =>
     client.call<{ delegations: DelegationView[] }>(
       'delegation.list',
       flags.session === undefined ? {} : { session_id: flags.session },
@@ -69,13 +57,13 @@ export async function listDelegations(flags: { session?: string; json?: boolean 
 }
 
 export async function stopDelegation(id: string): Promise<void> {
-  const { stopped } = await withLink((client) =>
+  const { stopped } = await linked((client) =>
     client.call<{ stopped: boolean }>('delegation.stop', { delegation_id: id }),
   );
   say(stopped ? `Stopped ${id}.` : `${id} had already ended; nothing to stop.`);
 }
 
 export async function keepDelegation(id: string): Promise<void> {
-  await withLink((client) => client.call('delegation.keep', { delegation_id: id, kept: true }));
+  await linked((client) => client.call('delegation.keep', { delegation_id: id, kept: true }));
   say(`Kept ${id}: a reset of its parent session no longer stops it.`);
 }

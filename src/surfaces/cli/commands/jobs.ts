@@ -4,10 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DaemonError } from '../../../daemon/errors.js';
-import { RpcCallError } from '../../client/rpc-client.js';
-import { openLink } from '../chat/link.js';
-import { cliHome, say } from '../shared.js';
-import { loadCliConfig } from '../load-config.js';
+import type { RpcCallError } from '../../client/rpc-client.js';
+import { withLink, type LinkClient } from './with-link.js';
+import { say } from '../shared.js';
 import { visible } from '../visible.js';
 
 interface RunView {
@@ -54,32 +53,20 @@ export interface AddFlags {
   json?: boolean;
 }
 
-async function withLink<T>(
-  call: (client: Awaited<ReturnType<typeof openLink>>['client']) => Promise<T>,
-): Promise<T> {
-  const layout = cliHome();
-  loadCliConfig(layout);
-  const { client } = await openLink(layout);
-  try {
-    return await call(client);
-  } catch (error) {
-    if (error instanceof RpcCallError && error.reason === 'not_found') {
-      throw new DaemonError('invalid_input', `${error.message} ("gatehouse jobs list" shows the ids)`);
-    }
-    if (
-      error instanceof RpcCallError &&
-      ['invalid_params', 'invalid_schedule', 'job_busy', 'permission_denied', 'no_home_channel'].includes(
-        error.reason,
-      )
-    ) {
-      throw new DaemonError('invalid_input', error.message);
-    }
-    if (error instanceof RpcCallError) throw new DaemonError('not_available', error.message);
-    throw error;
-  } finally {
-    await client.close();
-  }
+/** Refusals worded for this command: an unknown id names the list; the caller's other mistakes exit 2. */
+function explain(error: RpcCallError): DaemonError | null {
+  if (error.reason === 'not_found')
+    return new DaemonError('invalid_input', `${error.message} ("gatehouse jobs list" shows the ids)`);
+  if (
+    ['invalid_params', 'invalid_schedule', 'job_busy', 'permission_denied', 'no_home_channel'].includes(
+      error.reason,
+    )
+  )
+    return new DaemonError('invalid_input', error.message);
+  return null;
 }
+
+const linked = <T>(call: (client: LinkClient) => Promise<T>): Promise<T> => withLink(call, explain);
 
 function whole(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -126,26 +113,26 @@ export async function addJob(flags: AddFlags): Promise<void> {
       'invalid_input',
       '--cwd goes with --new-session (the launch of each run’s session)',
     );
-  const { job } = await withLink((client) => client.call<{ job: JobView }>('jobs.add', params));
+  const { job } = await linked((client) => client.call<{ job: JobView }>('jobs.add', params));
   if (flags.json) return say(JSON.stringify({ job }, null, 2));
   say(`Added ${describeJob(job)}`);
 }
 
 export async function listJobs(flags: { json?: boolean }): Promise<void> {
-  const { jobs } = await withLink((client) => client.call<{ jobs: JobView[] }>('jobs.list', {}));
+  const { jobs } = await linked((client) => client.call<{ jobs: JobView[] }>('jobs.list', {}));
   if (flags.json) return say(JSON.stringify({ jobs }, null, 2));
   if (jobs.length === 0) return say('No scheduled jobs.');
   for (const job of jobs) say(describeJob(job));
 }
 
 export async function changeJob(action: 'pause' | 'resume' | 'remove', jobId: string): Promise<void> {
-  await withLink((client) => client.call(`jobs.${action}`, { job_id: jobId }));
+  await linked((client) => client.call(`jobs.${action}`, { job_id: jobId }));
   const done = { pause: 'Paused', resume: 'Resumed', remove: 'Removed' }[action];
   say(`${done} ${jobId}.`);
 }
 
 export async function runJobNow(jobId: string, flags: { requestId?: string; json?: boolean }): Promise<void> {
-  const run = await withLink((client) =>
+  const run = await linked((client) =>
     client.call<{ session_id: string; admission_id: string; duplicate: boolean }>('jobs.run_now', {
       job_id: jobId,
       request_id: flags.requestId ?? randomUUID(),
