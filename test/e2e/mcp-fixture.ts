@@ -41,18 +41,27 @@ export function pidsWith(mark: string): number[] {
 
 const started: ChildProcess[] = [];
 const marks: string[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) child.kill('SIGKILL');
-  // Servers a killed daemon left behind (they end when their stdin closes, but not always at once).
-  for (const mark of marks.splice(0))
-    for (const pid of pidsWith(mark)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone.
+
+/**
+ * Stops, after each test of the calling file, the servers it started and the processes of its markers.
+ * A function each file calls, not a hook at this module's top level: end-to-end files share their
+ * worker's loaded modules, so this module runs once per worker and a top-level hook would be
+ * registered in the first file that imported it only.
+ */
+export function useMcpCleanup(): void {
+  afterEach(() => {
+    for (const child of started.splice(0)) child.kill('SIGKILL');
+    // Servers a killed daemon left behind (they end when their stdin closes, but not always at once).
+    for (const mark of marks.splice(0))
+      for (const pid of pidsWith(mark)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone.
+        }
       }
-    }
-});
+  });
+}
 
 /** Registers a marker whose processes are stopped after the test. */
 export function tracked(mark = marker()): string {
