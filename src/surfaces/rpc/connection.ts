@@ -207,47 +207,38 @@ export class ViewerConnection implements RoundMember {
     return Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.pendingBytes;
   }
 
+  /** Whether a frame of `bytes` may go out now (decideSend); a viewer past the bound is dropped here. */
+  private admits(bytes: number, kind: 'reply' | 'notification'): boolean {
+    const decision = decideSend(this.current, this.backlog(), bytes, this.limits.maxBufferedBytes, kind);
+    if (decision === 'drop_slow_consumer') this.dropSlowConsumer();
+    return decision === 'send';
+  }
+
   /** Sends JSON text through `ws`, after the events gathered before it. */
   private send(frame: string, kind: 'reply' | 'notification'): boolean {
     const bytes = Buffer.byteLength(frame);
-    const decision = decideSend(this.current, this.backlog(), bytes, this.limits.maxBufferedBytes, kind);
-    switch (decision) {
-      case 'discard':
-        return false;
-      case 'drop_slow_consumer':
-        this.dropSlowConsumer();
-        return false;
-      case 'send':
-        this.corkForRound();
-        this.writePending();
-        if (kind === 'notification') {
-          this.socket.send(frame);
-          return true;
-        }
-        // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
-        this.replyBytes += bytes;
-        this.socket.send(frame, () => (this.replyBytes -= bytes));
-        return true;
+    if (!this.admits(bytes, kind)) return false;
+    this.corkForRound();
+    this.writePending();
+    if (kind === 'notification') {
+      this.socket.send(frame);
+      return true;
     }
+    // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
+    this.replyBytes += bytes;
+    this.socket.send(frame, () => (this.replyBytes -= bytes));
+    return true;
   }
 
   /** Takes a session event's ready-made frame for the end of the round, counted in the backlog. */
   private gather(frame: Buffer): boolean {
-    const decision = decideSend(this.current, this.backlog(), frame.length, this.limits.maxBufferedBytes);
-    switch (decision) {
-      case 'discard':
-        return false;
-      case 'drop_slow_consumer':
-        this.dropSlowConsumer();
-        return false;
-      case 'send':
-        // The peer may have begun the closing handshake: no data frame may follow a close frame.
-        if (this.socket.readyState !== this.socket.OPEN) return false;
-        this.pending.push(frame);
-        this.pendingBytes += frame.length;
-        this.joinRound();
-        return true;
-    }
+    if (!this.admits(frame.length, 'notification')) return false;
+    // The peer may have begun the closing handshake: no data frame may follow a close frame.
+    if (this.socket.readyState !== this.socket.OPEN) return false;
+    this.pending.push(frame);
+    this.pendingBytes += frame.length;
+    this.joinRound();
+    return true;
   }
 
   /** Writes the gathered event frames now, as one buffer (before a frame through `ws` or a close). */
