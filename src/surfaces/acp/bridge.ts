@@ -56,6 +56,12 @@ interface OpenSession {
   turn: PromptTurn | null;
   /** The editor's open permission requests, by prompt id: aborted when answered elsewhere. */
   asking: Map<string, AbortController>;
+  /**
+   * The editor's MCP servers for it, values included: the gateway holds their env and header values
+   * in memory only, so a gateway that restarted under this editor is given them again on the next
+   * link (this process's memory is the editor's, never stored).
+   */
+  servers: Record<string, unknown>;
 }
 
 /** The meta key an editor may set to name a prompt's submission itself (exactly-once across restarts). */
@@ -134,6 +140,7 @@ export class AcpBridge {
       ...(Object.keys(servers).length > 0 ? { mcp_servers: servers } : {}),
     });
     await this.attach(created.session_id);
+    this.sessions.get(created.session_id)!.servers = servers;
     return { sessionId: created.session_id };
   }
 
@@ -141,10 +148,7 @@ export class AcpBridge {
     params: { sessionId: string; cwd: string; mcpServers: McpServer[] },
     client: AgentContext,
   ): Promise<Record<string, never>> {
-    if (params.mcpServers.length > 0)
-      throw new AcpInputError(
-        "a session's MCP servers are fixed when it is created: load it without mcpServers (the servers it was created with still serve it)",
-      );
+    const servers = launchMcpServers(params.mcpServers);
     const snapshot = await this.attach(params.sessionId);
     if (snapshot.info.cwd !== null && snapshot.info.cwd !== params.cwd) {
       this.sessions.delete(params.sessionId); // not opened: its prompts are refused as unknown
@@ -152,6 +156,15 @@ export class AcpBridge {
         `session ${params.sessionId} works in ${snapshot.info.cwd}, not ${params.cwd}: open that folder to load it`,
       );
     }
+    // The session's own servers, as the editor sends them again: their env and header values,
+    // which the gateway never stores, are given back (a server it was not created with is refused).
+    try {
+      await this.supply(params.sessionId, servers);
+    } catch (error) {
+      this.sessions.delete(params.sessionId);
+      throw error;
+    }
+    this.sessions.get(params.sessionId)!.servers = servers;
     for (const update of historyUpdates(snapshot.messages))
       await client.notify(methods.client.session.update, { sessionId: params.sessionId, update });
     return {};
@@ -290,10 +303,20 @@ export class AcpBridge {
       link: null,
       turn: null,
       asking: new Map<string, AbortController>(),
+      servers: {},
     };
+    const relinked = session.link !== null && session.link !== link;
     session.link = link;
     this.sessions.set(sessionId, session);
+    // A new link: the gateway may have restarted, losing the values only its memory held.
+    if (relinked) await this.supply(sessionId, session.servers);
     return snapshot;
+  }
+
+  /** session.mcp.supply with the editor's servers, when it gave any. */
+  private async supply(sessionId: string, servers: Record<string, unknown>): Promise<void> {
+    if (Object.keys(servers).length === 0) return;
+    await this.call('session.mcp.supply', { session_id: sessionId, mcp_servers: servers });
   }
 
   private currentLink(): Promise<Link> {
