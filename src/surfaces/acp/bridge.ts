@@ -62,6 +62,8 @@ interface OpenSession {
    * link (this process's memory is the editor's, never stored).
    */
   servers: Record<string, unknown>;
+  /** The link the gateway was last given them on (a new link may be a restarted gateway). */
+  serversGivenOn: Link | null;
 }
 
 /** The meta key an editor may set to name a prompt's submission itself (exactly-once across restarts). */
@@ -304,12 +306,15 @@ export class AcpBridge {
       turn: null,
       asking: new Map<string, AbortController>(),
       servers: {},
+      serversGivenOn: link,
     };
-    const relinked = session.link !== null && session.link !== link;
     session.link = link;
     this.sessions.set(sessionId, session);
     // A new link: the gateway may have restarted, losing the values only its memory held.
-    if (relinked) await this.supply(sessionId, session.servers);
+    if (session.serversGivenOn !== link) {
+      await this.supply(sessionId, session.servers);
+      session.serversGivenOn = link;
+    }
     return snapshot;
   }
 
