@@ -112,6 +112,17 @@ describe.each(BACKENDS)("a session's own MCP server values on %s", (store) => {
       ];
       expect(JSON.stringify(told)).not.toContain(SECRET);
 
+      // A job's launch is stored and runs unattended: values are refused there, not stored.
+      const job = await client
+        .call('jobs.add', {
+          request_id: 'job-with-secret',
+          every_s: 3600,
+          new_session: { cwd: launch.cwd, mcp_servers: { keyed: servers.keyed } },
+          text: 'hello',
+        })
+        .catch((e: unknown) => e);
+      expect(job).toMatchObject({ reason: 'invalid_params', details: { field: 'new_session.mcp_servers' } });
+
       expect(await d.stop()).toBe(0);
       await expectNowhere(d);
 

@@ -384,7 +384,10 @@ export class LocalSessions {
     const receipt = await this.receiptForTurn(session.logical_id);
     if (!receipt) throw new Error(`session ${session.logical_id} has no validated receipt`);
     const own = receipt.policy.mcp_servers?.own ?? {};
-    return supplyMcpValues(this.mcpValues, session.logical_id, own, params.mcp_servers);
+    const answer = supplyMcpValues(this.mcpValues, session.logical_id, own, params.mcp_servers);
+    // In a cluster the values live only here: the session's turns must run here (as for an api_key).
+    await this.options.ownership?.acquire(session.logical_id);
+    return answer;
   }
 
   /** The sessions whose api_key (LOC-5) this instance holds in memory. */
@@ -476,7 +479,9 @@ export class LocalSessions {
     );
     // In a cluster the key lives only here, so its turns must run here: take the session's lease now,
     // before the answer, so work admitted on any other instance wakes this one (docs/cluster.md).
-    if (params.api_key !== undefined) await this.options.ownership?.acquire(session.logical_id);
+    // So do the own MCP servers' values (mcp-values.ts).
+    if (params.api_key !== undefined || this.mcpValues.get(session.logical_id) !== undefined)
+      await this.options.ownership?.acquire(session.logical_id);
     return this.snapshots.of(session, []);
   }
 
