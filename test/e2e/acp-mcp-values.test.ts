@@ -6,13 +6,12 @@
  * says why); a changed server refuses the load; and the secret is nowhere in the home. The stores'
  * side is proven on both backends by mcp-values.test.ts; this one runs on SQLite.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { methods, type McpServer } from '@agentclientprotocol/sdk';
 import { afterEach, expect, it } from 'vitest';
 import { Editor } from './acp-editor.js';
 import { storeEnv, type RunningDaemon } from './gateway-harness.js';
-import { EVERYTHING, pidsWith, tracked } from './mcp-fixture.js';
+import { EVERYTHING, filesHolding, pidsWith, tracked } from './mcp-fixture.js';
 import { tempDir, useFixture } from './seed-fixture.js';
 
 const fx = useFixture();
@@ -21,17 +20,6 @@ afterEach(async () => {
   await Promise.all(editors.splice(0).map((e) => e.close()));
 });
 const SECRET = `sk-acp-sentinel-${process.pid}-numbat`;
-
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat?.isDirectory()) found.push(...filesHolding(path, needle));
-    else if (stat?.isFile() && readFileSync(path).includes(needle)) found.push(path);
-  }
-  return found;
-}
 
 async function editorOn(d: RunningDaemon): Promise<Editor> {
   const e = await Editor.start(d.home, storeEnv(d.home));

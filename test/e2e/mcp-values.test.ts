@@ -7,8 +7,7 @@
  * servers are not started without their values and say why, a wrong supply is refused, and
  * session.mcp.supply brings them back.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { inSchema } from '../shared/postgres.js';
@@ -16,6 +15,7 @@ import { BACKENDS, testSchemaOf, type RunningDaemon } from './gateway-harness.js
 import { chatRequests, createAttached, tempDir, toolNames, useFixture } from './seed-fixture.js';
 import {
   EVERYTHING,
+  filesHolding,
   outcomeOf,
   pidsWith,
   startHttpEverything,
@@ -27,19 +27,6 @@ import {
 const fx = useFixture();
 const E2E_TIMEOUT_MS = 180_000;
 const SECRET = `sk-sentinel-${process.pid}-wombat`;
-
-/** Every file under `dir` whose bytes hold `needle` (the store, its WAL, logs, backups…). */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) continue;
-    if (stat.isDirectory()) found.push(...filesHolding(path, needle));
-    else if (stat.isFile() && readFileSync(path).includes(needle)) found.push(path);
-  }
-  return found;
-}
 
 /** Every table of the home's PostgreSQL schema with a row whose text holds `needle`. */
 async function rowsHolding(home: string, needle: string): Promise<string[]> {
