@@ -3,8 +3,10 @@
  * that is one more viewer of the gateway (docs/integrations.md, "ACP: editors drive a session").
  * Each ACP request becomes the gateway's own RPCs on a link made as the chat makes it (the daemon
  * started when none runs, a fresh interactive ticket): session/new → session.create (source acp,
- * the editor's name as `editor`), session/load → session.resume with the history replayed,
- * session/prompt → prompt.submit with a submission id fixed by the request, approvals →
+ * the editor's name as `editor`), session/load → session.resume with the history replayed and
+ * session.mcp.supply with the editor's MCP servers (their env and header values live only in the
+ * gateway's memory, so they are given again after it restarted: also by this bridge itself on a
+ * new link), session/prompt → prompt.submit with a submission id fixed by the request, approvals →
  * session/request_permission → approval.respond, session/cancel → session.interrupt.
  *
  * The editor going away (stdin closed) ends this process only: the session and a turn it started
