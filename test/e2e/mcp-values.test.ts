@@ -2,7 +2,8 @@
  * A session's own MCP servers' env and header values never reach the disk (docs/decisions.md
  * "Session MCP server values in memory only"), through the real daemon and real servers on both
  * stores: a session whose own stdio server has a secret in its env and whose own Streamable HTTP
- * server has one in a header runs tools through both; the secret is then nowhere in the home (the
+ * server has one in a header runs tools through both (and a delegation's child through its parent's
+ * server; a job's launch refuses values); the secret is then nowhere in the home (the
  * SQLite file, its WAL, the daemon log, anything) nor in any PostgreSQL row. After a restart the
  * servers are not started without their values and say why, a wrong supply is refused, and
  * session.mcp.supply brings them back.
@@ -49,6 +50,36 @@ async function rowsHolding(home: string, needle: string): Promise<string[]> {
 /** The environment a live process was started with. */
 function environOf(pid: number): string[] {
   return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+}
+
+/** Reads the delegation until it ended (there is no event across processes for it). */
+async function delegationEnded(
+  client: GatewayClient,
+  id: string,
+): Promise<{ state: string; outcome: string | null; child_session_id: string | null }> {
+  for (;;) {
+    const { delegations } = await client.call<{
+      delegations: {
+        delegation_id: string;
+        state: string;
+        outcome: string | null;
+        child_session_id: string | null;
+      }[];
+    }>('delegation.list', {});
+    const found = delegations.find((d) => d.delegation_id === id)!;
+    if (found.state === 'reported' || found.state === 'failed' || found.state === 'stopped') return found;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function lastToolResult(client: GatewayClient, sessionId: string): Promise<string> {
+  const { messages } = await client.call<{ messages: { role: string; content: string }[] }>(
+    'session.history',
+    {
+      session_id: sessionId,
+    },
+  );
+  return messages.filter((m) => m.role === 'tool').at(-1)!.content;
 }
 
 async function expectNowhere(d: RunningDaemon): Promise<void> {
@@ -98,6 +129,17 @@ describe.each(BACKENDS)("a session's own MCP server values on %s", (store) => {
         await client.call('session.history', { session_id: session }),
       ];
       expect(JSON.stringify(told)).not.toContain(SECRET);
+
+      // A delegation's child has its parent's servers, with the values the parent holds in memory.
+      const started = await client.call<{ delegation: { delegation_id: string } }>('delegation.start', {
+        session_id: session,
+        request_id: 'child',
+        task: 'call: keyed__echo {"message": "in the child"}',
+        mcp_servers: ['keyed'],
+      });
+      const child = await delegationEnded(client, started.delegation.delegation_id);
+      expect(child.outcome).toBe('completed');
+      expect(await lastToolResult(client, child.child_session_id!)).toBe('Echo: in the child');
 
       // A job's launch is stored and runs unattended: values are refused there, not stored.
       const job = await client
