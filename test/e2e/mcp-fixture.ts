@@ -6,8 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterEach } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
@@ -150,4 +150,16 @@ export function toolResultOf(events: Event[]): { content: string; is_error: bool
 /** How the turn among `events` ended. */
 export function outcomeOf(events: Event[]): unknown {
   return events.find((e) => e.type === 'turn.complete')?.['outcome'];
+}
+
+/** Every file under `dir` whose bytes hold `needle` (a store, its WAL, logs, backups…). */
+export function filesHolding(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) found.push(...filesHolding(path, needle));
+    else if (stat?.isFile() && readFileSync(path).includes(needle)) found.push(path);
+  }
+  return found;
 }
