@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import {
   CompletionRouter,
   configFor,
+  cpuMs,
   createSessions,
   startBenchDaemon,
   startChildDemoModel,
@@ -44,18 +45,28 @@ try {
   await devtools.send('Profiler.enable');
   await devtools.send('Profiler.setSamplingInterval', { interval: 100 });
   await devtools.send('Profiler.start');
+  type Storage = { committed_operations: number; log_flushes: number };
+  const storage = async () => (await viewer.call<{ storage: Storage }>('runtime.describe', {})).storage;
+  const before = await storage();
+  const cpuBefore = cpuMs(daemon.pid);
   const ms: number[] = [];
   for (let i = 20; i < turns + 20; i++) {
     const t = performance.now();
     await turn(i);
     ms.push(performance.now() - t);
   }
+  const cpu = cpuMs(daemon.pid) - cpuBefore;
+  const after = await storage();
   const { profile } = (await devtools.send('Profiler.stop')) as { profile: unknown };
   devtools.close();
   writeFileSync(out, JSON.stringify(profile));
   ms.sort((a, b) => a - b);
   process.stdout.write(
-    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; profile in ${out}\n`,
+    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; ` +
+      `daemon CPU ${(cpu / turns).toFixed(3)} ms a turn (profiler on); ` +
+      `${((after.log_flushes - before.log_flushes) / turns).toFixed(2)} log flushes and ` +
+      `${((after.committed_operations - before.committed_operations) / turns).toFixed(2)} group operations a turn; ` +
+      `profile in ${out}\n`,
   );
   await viewer.close();
 } finally {
