@@ -83,6 +83,27 @@ async function crashedTurn(options: {
   return { demo, cwd, config, d, client, session_id, ack, flushesBefore };
 }
 
+/**
+ * Restarts the crashed turn's home and waits until its queue is quiet: nothing left pending, one
+ * `turn.resumed` at `step`, the input stored once. The turn's stored messages.
+ */
+async function resumedOnce(
+  first: Awaited<ReturnType<typeof crashedTurn>>,
+  step: string,
+): Promise<Snap['messages']> {
+  const d = await rig.daemon({ home: first.d.home, config: first.config });
+  const client = await d.connect();
+  const done = (await quiet(client, first.session_id)) as unknown as Snap;
+  expect(done.pending_admissions).toEqual([]);
+  const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
+    (e) => e.type === 'turn.resumed',
+  );
+  expect(resumed).toMatchObject([{ admission_id: first.ack.admission_id, step, resumes: 1 }]);
+  const mine = done.messages.filter((m) => m.admission_id === first.ack.admission_id);
+  expect(mine.filter((m) => m.role === 'user')).toHaveLength(1);
+  return mine;
+}
+
 /** The group commit's log flushes so far (runtime.describe); on PostgreSQL, its batches. */
 async function logFlushes(client: GatewayClient): Promise<number> {
   return (await client.call<{ storage: { log_flushes: number } }>('runtime.describe', {})).storage
@@ -112,16 +133,7 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
     it.each(cases)('$point: $text', async ({ point, text, step, starts, ran }) => {
       const first = await crashedTurn({ faults: point, text });
       await died(first.d);
-      const d = await rig.daemon({ home: first.d.home, config: first.config });
-      const client = await d.connect();
-      const done = (await quiet(client, first.session_id)) as unknown as Snap;
-      expect(done.pending_admissions).toEqual([]);
-      const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
-        (e) => e.type === 'turn.resumed',
-      );
-      expect(resumed).toMatchObject([{ admission_id: first.ack.admission_id, step, resumes: 1 }]);
-      const mine = done.messages.filter((m) => m.admission_id === first.ack.admission_id);
-      expect(mine.filter((m) => m.role === 'user')).toHaveLength(1);
+      const mine = await resumedOnce(first, step);
       // Exactly one final answer; every tool call has exactly one result.
       expect(mine.filter((m) => m.role === 'assistant' && !m.tool_calls?.length)).toHaveLength(1);
       for (const m of mine)
@@ -142,16 +154,7 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
     if (store === 'sqlite') expect(await logFlushes(first.client)).toBe(first.flushesBefore + 1);
     await first.d.kill();
     first.demo.release();
-    const d = await rig.daemon({ home: first.d.home, config: first.config });
-    const client = await d.connect();
-    const done = (await quiet(client, first.session_id)) as unknown as Snap;
-    expect(done.pending_admissions).toEqual([]);
-    const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
-      (e) => e.type === 'turn.resumed',
-    );
-    expect(resumed).toMatchObject([{ admission_id: first.ack.admission_id, step: 'model', resumes: 1 }]);
-    const mine = done.messages.filter((m) => m.admission_id === first.ack.admission_id);
-    expect(mine.filter((m) => m.role === 'user')).toHaveLength(1);
+    const mine = await resumedOnce(first, 'model');
     expect(mine.filter((m) => m.role === 'assistant')).toHaveLength(1);
     expect(turnStarts(first.demo, first.ack.admission_id)).toBe(2);
   });
