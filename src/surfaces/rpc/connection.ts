@@ -12,6 +12,12 @@
  * `turn.complete`), and on loopback every write costs the sender a trip through the peer's whole TCP
  * receive path. The first frame of a tick corks the socket and a microtask uncorks it, so no frame
  * waits for anything but the code already running.
+ *
+ * A reply long enough to hold the event loop while it is serialized (the whole history of a long
+ * session) is streamed: written as one message in fragments, serialized slice by slice as the peer
+ * takes them (streamed-reply.ts). No other message may begin inside a fragmented one, so whatever
+ * the connection sends meanwhile waits in the outbox, in order, its notifications counted against
+ * the same backlog bound, and leaves when the streamed reply is complete.
  */
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
@@ -21,6 +27,8 @@ import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { jsonPieces, worthSlicing } from './json-slices.js';
+import { writeStreamed, type FragmentSink } from './streamed-reply.js';
 import { textFrame } from './text-frame.js';
 import type { Logger } from '../../protocol/logger.js';
 import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
@@ -84,7 +92,16 @@ export function decideSend(
 export interface Transport {
   cork(): void;
   uncork(): void;
-  write(frame: Buffer): boolean;
+  write(frame: Buffer, done?: (error?: Error | null) => void): boolean;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+/** A frame sent while a streamed reply is on the wire, written once that reply is complete. */
+interface HeldFrame {
+  /** Bytes it adds to the backlog (0 for a reply: replies never count against it). */
+  backlog: number;
+  write(): void | Promise<void>;
 }
 
 const encodeNotification = (method: string, params: unknown): string =>
@@ -110,6 +127,9 @@ export class ViewerConnection {
   private graceTimer: NodeJS.Timeout | undefined;
   /** Bytes of replies handed to the socket and not yet written out: no part of the backlog. */
   private replyBytes = 0;
+  /** Frames waiting for the streamed reply on the wire to end; null while none is. */
+  private outbox: HeldFrame[] | null = null;
+  private outboxBytes = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -155,7 +175,7 @@ export class ViewerConnection {
   private receive(data: RawData, isBinary: boolean): void {
     if (this.current !== 'open') return;
     if (isBinary) {
-      this.reply(failure(null, invalidRequest('frames must be text, one JSON object each')));
+      void this.reply(failure(null, invalidRequest('frames must be text, one JSON object each')));
       return;
     }
     const text = Array.isArray(data)
@@ -168,17 +188,64 @@ export class ViewerConnection {
     // handleFrame runs synchronously up to the handler's first await, so handlers start in order.
     void this.dispatcher
       .handleFrame(text, { principal: this.principal, connection: this })
-      .then((response) => {
-        if (response) this.reply(response);
-      })
+      .then((response) => (response ? this.reply(response) : undefined))
       .finally(() => {
         this.inFlight -= 1;
         if (this.current === 'open' && this.inFlight < this.limits.maxInFlight) this.socket.resume();
       });
   }
 
-  private reply(response: JsonRpcResponse | JsonRpcResponse[]): void {
+  private reply(response: JsonRpcResponse | JsonRpcResponse[]): void | Promise<void> {
+    if (this.transport && worthSlicing(response)) return this.streamReply(response, this.transport);
     this.send(JSON.stringify(response), 'reply');
+  }
+
+  /** Sends a long reply as it is serialized; resolves once it is written (or the connection closed). */
+  private streamReply(response: unknown, transport: Transport): Promise<void> {
+    if (this.current !== 'open') return Promise.resolve();
+    // A streamed reply never waits on the backlog bound: as any reply, it is what the client asked for.
+    const stream = () => this.writeStream(response, transport);
+    if (this.outbox) {
+      return new Promise<void>((resolve) => {
+        this.outbox!.push({ backlog: 0, write: () => stream().then(resolve) });
+      });
+    }
+    this.outbox = [];
+    return stream().then(() => this.drainOutbox());
+  }
+
+  private async writeStream(response: unknown, transport: Transport): Promise<void> {
+    const sink: FragmentSink = {
+      open: () => this.current === 'open' && this.socket.readyState === this.socket.OPEN,
+      write: (frame) => {
+        this.replyBytes += frame.length;
+        return transport.write(frame, () => (this.replyBytes -= frame.length));
+      },
+      drained: () => untilDrained(transport),
+    };
+    try {
+      await writeStreamed(jsonPieces(response), sink);
+    } catch (error) {
+      // Half a message is on the wire: nothing else can be sent on this connection but a close.
+      this.logger.error(
+        { connection: this.id, err: error instanceof Error ? error.message : String(error) },
+        'a streamed reply could not be serialized',
+      );
+      this.close('error', 1011, 'internal error');
+    }
+  }
+
+  /** Writes what waited for a streamed reply, in order; a streamed reply among it waits its turn. */
+  private async drainOutbox(): Promise<void> {
+    const outbox = this.outbox!;
+    while (outbox.length > 0 && this.current === 'open') {
+      const held = outbox.shift()!;
+      this.outboxBytes -= held.backlog;
+      this.gatherTick();
+      await held.write();
+    }
+    this.outbox = null;
+    this.outboxBytes = 0;
   }
 
   /**
@@ -191,7 +258,7 @@ export class ViewerConnection {
     const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
     const decision = decideSend(
       this.current,
-      Math.max(0, this.socket.bufferedAmount - this.replyBytes),
+      Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.outboxBytes,
       bytes,
       this.limits.maxBufferedBytes,
       kind,
@@ -203,22 +270,36 @@ export class ViewerConnection {
         this.dropSlowConsumer();
         return false;
       case 'send':
+        if (this.outbox) {
+          this.outbox.push({
+            backlog: kind === 'reply' ? 0 : bytes,
+            write: () => void this.write(frame, kind, raw),
+          });
+          this.outboxBytes += kind === 'reply' ? 0 : bytes;
+          return true;
+        }
         this.gatherTick();
-        if (raw) {
-          // The peer may have begun the closing handshake: no data frame may follow a close frame.
-          if (this.socket.readyState !== this.socket.OPEN) return false;
-          raw.write(frame as Buffer);
-          return true;
-        }
-        if (kind === 'notification') {
-          this.socket.send(frame);
-          return true;
-        }
-        // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
-        this.replyBytes += bytes;
-        this.socket.send(frame, () => (this.replyBytes -= bytes));
-        return true;
+        return this.write(frame, kind, raw);
     }
+  }
+
+  /** Performs a send that was decided: the frame as it is to the stream, or its JSON through `ws`. */
+  private write(frame: string | Buffer, kind: 'reply' | 'notification', raw?: Transport): boolean {
+    // The peer may have begun the closing handshake: no data frame may follow a close frame.
+    if (this.socket.readyState !== this.socket.OPEN) return false;
+    if (raw) {
+      raw.write(frame as Buffer);
+      return true;
+    }
+    if (kind === 'notification') {
+      this.socket.send(frame);
+      return true;
+    }
+    // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
+    const bytes = Buffer.byteLength(frame);
+    this.replyBytes += bytes;
+    this.socket.send(frame, () => (this.replyBytes -= bytes));
+    return true;
   }
 
   private gatherTick(): void {
@@ -235,7 +316,8 @@ export class ViewerConnection {
     this.logger.warn({ connection: this.id, subject: this.principal.subject }, 'dropping slow viewer');
     this.toClosing('slow_consumer');
     // Best effort: the peer is behind, so it may only read this after everything already queued.
-    this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
+    // Inside a streamed reply no message may begin: the close code alone says why.
+    if (!this.outbox) this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
     this.socket.close(CLOSE_SLOW_CONSUMER, 'slow_consumer');
   }
 
@@ -254,4 +336,17 @@ export class ViewerConnection {
     this.current = 'closed';
     this.events.emit('connection:close', this, this.closeCause);
   }
+}
+
+/** Resolves when the stream can take more, or closed (then nothing more is written to it). */
+function untilDrained(transport: Transport): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      transport.off('drain', done);
+      transport.off('close', done);
+      resolve();
+    };
+    transport.once('drain', done);
+    transport.once('close', done);
+  });
 }
