@@ -7,8 +7,8 @@ import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ChatModel } from '../model/client.js';
 import { isModelError } from '../model/errors.js';
 import { messageTokens, thresholdTokens, type ContextSettings } from './budget.js';
-import { composeCompressed, planCompression, reduceByDropping, type CompressionPlan } from './compress.js';
-import { LoopSlices } from './slices.js';
+import { composeCompressed, planSteps, reduceByDropping, type CompressionPlan } from './compress.js';
+import { LoopSlices, runInSlices } from './slices.js';
 import { summaryPieces, summaryRequest } from './summary-prompt.js';
 import { countTextTokens } from './tokens.js';
 
@@ -71,10 +71,14 @@ export async function prepareCompression(options: {
   noSummary?: string | undefined;
 }): Promise<PreparedCompression> {
   const { messages, settings } = options;
-  const plan = planCompression(messages, { tailTokens: settings.tailTokens });
+  // Counted first, in slices: the plan's tail then reads the counts kept beside each message.
+  const beforeTokens = await tokensOfAllInSlices(messages);
+  const plan = await runInSlices(
+    planSteps(messages, { tailTokens: settings.tailTokens, tokens: messageTokens }),
+  );
   if (plan.kind === 'nothing') return { kind: 'nothing', reason: plan.reason };
   const budget = Math.floor(thresholdTokens(settings) * 0.8);
-  const before = { messages: messages.length, tokens: await tokensOfAllInSlices(messages) };
+  const before = { messages: messages.length, tokens: beforeTokens };
   const ready = (
     child: TranscriptMessage[],
     method: CompressionMethod,
