@@ -225,13 +225,14 @@ export function composeCompressed(
   summary: string,
   budgetTokens = Infinity,
 ): TranscriptMessage[] {
-  const summaryMessage: TranscriptMessage = {
-    role: 'user',
-    content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}`,
-  };
-  const result = [...plan.head, summaryMessage, ...plan.tail];
+  const result = [...plan.head, summaryMessage(summary), ...plan.tail];
   stubOlderToolOutputs(result, plan.head.length + 1, budgetTokens);
   return result;
+}
+
+/** The message a summary stands in as. */
+export function summaryMessage(summary: string): TranscriptMessage {
+  return { role: 'user', content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}` };
 }
 
 /** Stubs tool outputs of `result` from `from` on, oldest first, while over budget; the last round's stay. */
@@ -282,6 +283,11 @@ function droppedNote(
   };
 }
 
+/** The note with the largest counts it may say: what reduceByDropping measures a note by. */
+export function notePlaceholder(why: string, previous: string | null): TranscriptMessage {
+  return droppedNote(99_999, 99_999, why, previous);
+}
+
 /**
  * The deterministic reduction, used when no usable summary can be had (issue 26 item 1): the
  * oldest whole exchanges of the head and middle are dropped until the transcript fits
@@ -301,7 +307,7 @@ export function reduceByDropping(
   const sum = (unit: readonly TranscriptMessage[]) => unit.reduce((n, m) => n + tokensOf(m), 0);
   const fixed = sum(plan.tail);
   // The note's size barely depends on its counts: measured once, with the largest counts it may say.
-  const noteTokens = (previous: string | null) => tokensOf(droppedNote(99_999, 99_999, why, previous));
+  const noteTokens = (previous: string | null) => tokensOf(notePlaceholder(why, previous));
   let previous = plan.previousSummary;
   if (previous !== null && noteTokens(previous) + fixed > budgetTokens) previous = null;
   let total = noteTokens(previous) + fixed + head.reduce((n, u) => n + sum(u), 0);

@@ -10,12 +10,20 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** The worker's code: counts each text of a request with the module it is told to load. */
+/**
+ * The worker's code: counts each text of a request with the module it is told to load. What the
+ * tokenizer throws (it refuses text holding a special token such as `<|endoftext|>`) is sent back
+ * and thrown to the caller, as the same count on the event loop would throw it.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { countTokens } = require(workerData.tokenizer);
 parentPort.on('message', ({ id, texts }) => {
-  parentPort.postMessage({ id, counts: texts.map((text) => countTokens(text)) });
+  try {
+    parentPort.postMessage({ id, counts: texts.map((text) => countTokens(text)) });
+  } catch (error) {
+    parentPort.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+  }
 });
 `;
 
@@ -40,10 +48,11 @@ function started(): Worker {
   if (worker) return worker;
   const created = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizer: tokenizerPath() } });
   created.unref();
-  created.on('message', ({ id, counts }: { id: number; counts: number[] }) => {
+  created.on('message', ({ id, counts, error }: { id: number; counts?: number[]; error?: string }) => {
     const request = pending.get(id);
     pending.delete(id);
-    request?.resolve(counts);
+    if (error !== undefined) request?.reject(new Error(error));
+    else request?.resolve(counts ?? []);
     if (pending.size === 0) scheduleStop();
   });
   const fail = (error: Error) => {
