@@ -16,6 +16,9 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import process from 'node:process';
+
+const print = (line) => process.stdout.write(`${line}\n`);
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -24,7 +27,9 @@ const option = (name, fallback) => {
 };
 const target = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 if (!target) {
-  console.error('usage: node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20]');
+  process.stderr.write(
+    'usage: node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20] [--frames REGEX]\n',
+  );
   process.exit(2);
 }
 const top = option('top', 15);
@@ -77,8 +82,10 @@ for (const file of files) {
     // an I/O callback) begins another macrotask: a loop that never idles still runs one at a time.
     const entry = stack(id).at(-2);
     if (task && !BOOKKEEPING.has(name) && entry !== task.entry) close();
-    if (!task) task = { start: time, end: time, cpu: 0, self: new Map(), inclusive: new Map(), gaps: 0, entry };
-    if (task.entry === undefined || BOOKKEEPING.has(nodes.get(task.entry)?.callFrame.functionName)) task.entry = entry;
+    if (!task)
+      task = { start: time, end: time, cpu: 0, self: new Map(), inclusive: new Map(), gaps: 0, entry };
+    if (task.entry === undefined || BOOKKEEPING.has(nodes.get(task.entry)?.callFrame.functionName))
+      task.entry = entry;
     // The sample stands for the time since the previous one; a long one is the process descheduled.
     if (delta > 10_000) task.gaps += delta;
     else task.cpu += delta;
@@ -90,7 +97,7 @@ for (const file of files) {
   }
   close();
   tasks.sort((a, b) => b.cpu - a.cpu);
-  console.log(`${path.basename(file)}: ${tasks.length} tasks holding the loop ${minMs} ms or more`);
+  print(`${path.basename(file)}: ${tasks.length} tasks holding the loop ${minMs} ms or more`);
   for (const t of tasks.slice(0, top)) {
     const at = ((t.start - profile.startTime) / 1e6).toFixed(1);
     const wall = ((t.end - t.start) / 1000).toFixed(0);
@@ -109,18 +116,18 @@ for (const file of files) {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 3)
       .map(([name, us]) => `${name} ${(us / 1000).toFixed(0)}`);
-    console.log(
+    print(
       `  ${(t.cpu / 1000).toFixed(0)} ms held (${wall} ms wall, ${(t.gaps / 1000).toFixed(0)} ms descheduled) at ${at} s`,
     );
-    console.log(`    inclusive: ${heavy.join(' | ')}`);
-    console.log(`    self: ${self.join(' | ')}`);
+    print(`    inclusive: ${heavy.join(' | ')}`);
+    print(`    self: ${self.join(' | ')}`);
     if (frames) {
       const matched = [...t.inclusive]
         .filter(([name]) => frames.test(name))
         .sort((a, b) => b[1] - a[1])
         .slice(0, 6)
         .map(([name, us]) => `${name} ${(us / 1000).toFixed(0)}`);
-      if (matched.length > 0) console.log(`    matching: ${matched.join(' | ')}`);
+      if (matched.length > 0) print(`    matching: ${matched.join(' | ')}`);
     }
   }
 }
