@@ -91,7 +91,12 @@ export function keepPrimedCounts(): () => void {
 }
 
 /** Characters of text sent to the worker in one message (its copy is made on the event loop). */
-const BATCH_CHARS = 256 * 1024;
+const BATCH_CHARS = 1024 * 1024;
+/**
+ * Batches on their way to the worker at once: each answer needs a turn of the event loop, which
+ * on a busy daemon can take a while, so the worker is never left waiting for the next batch.
+ */
+const IN_FLIGHT = 4;
 
 /**
  * Counts `texts` on the worker, cut into the very pieces countTextTokens cuts, and keeps each
@@ -103,6 +108,14 @@ export async function primeTextCounts(texts: Iterable<string>): Promise<void> {
   const slices = new LoopSlices();
   let batch: { texts: string[]; pieces: string[]; owners: number[]; chars: number } = fresh();
   const seen = new Set<string>();
+  const flying = new Set<Promise<void>>();
+  const send = async (full: typeof batch) => {
+    const counted = countBatch(full).finally(() => flying.delete(counted));
+    // Awaited by the race below or the last Promise.all; this keeps a second failure from going unhandled.
+    counted.catch(() => undefined);
+    flying.add(counted);
+    if (flying.size >= IN_FLIGHT) await Promise.race(flying);
+  };
   for (const text of texts) {
     if (text === '' || primed.has(text) || seen.has(text)) continue;
     seen.add(text);
@@ -113,12 +126,13 @@ export async function primeTextCounts(texts: Iterable<string>): Promise<void> {
       batch.chars += piece.length;
     }
     if (batch.chars >= BATCH_CHARS) {
-      await countBatch(batch);
+      await send(batch);
       batch = fresh();
     }
     if (slices.due()) await slices.pause();
   }
-  await countBatch(batch);
+  await send(batch);
+  await Promise.all(flying);
 }
 
 function fresh() {

@@ -93,6 +93,7 @@ export interface Transport {
   cork(): void;
   uncork(): void;
   write(frame: Buffer, done?: (error?: Error | null) => void): boolean;
+  readonly writableLength: number;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
 }
@@ -219,7 +220,10 @@ export class ViewerConnection {
       open: () => this.current === 'open' && this.socket.readyState === this.socket.OPEN,
       write: (frame) => {
         this.replyBytes += frame.length;
-        return transport.write(frame, () => (this.replyBytes -= frame.length));
+        transport.write(frame, () => (this.replyBytes -= frame.length));
+        // Room while the stream holds less than the backlog bound: a wait for 'drain' after every
+        // fragment (the stream's own mark is 16 KiB) made the reply wait a loop turn per fragment.
+        return transport.writableLength < this.limits.maxBufferedBytes;
       },
       drained: () => untilDrained(transport),
     };

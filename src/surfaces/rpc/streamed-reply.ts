@@ -14,13 +14,13 @@ import { textFragment } from './text-frame.js';
 /** Characters of JSON gathered into one fragment (its bytes are at most three times that). */
 export const FRAGMENT_CHARS = 256 * 1024;
 /** The longest a slice of serializing runs before the event loop gets a turn, in ms. */
-export const SLICE_MS = 5;
+export const SLICE_MS = 10;
 
 /** Where the fragments go: the stream under one WebSocket. */
 export interface FragmentSink {
   /** Whether a data frame may still be written (no close frame has gone or come). */
   open(): boolean;
-  /** Writes a frame; false when the stream's buffer is full (wait for `drained` before more). */
+  /** Writes a frame; false when the stream holds enough (wait for `drained` before more). */
   write(frame: Buffer): boolean;
   /** Resolves when the stream's buffer has drained, or the stream closed. */
   drained(): Promise<void>;
