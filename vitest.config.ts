@@ -24,9 +24,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        // A process of its own per file: these start daemons, bash and browsers, and a leftover
-        // timer or child of one file must not outlive it into the next.
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] },
+        // End-to-end files share their worker too: a fresh process per file cost about a second of
+        // CPU each (the fork, vitest's runtime, the harness and the src modules it imports), about a
+        // tenth of the files' own CPU. What they start is theirs to stop: every daemon, server, bash
+        // and browser is stopped by the file's own hooks, no file changes process.env, the working
+        // directory or mocks, and a helper module registers no hook at its top level (it runs once
+        // per worker): its files call a use…() that does (useFixture, useMcpCleanup).
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], isolate: false },
       },
     ],
   },

@@ -23,6 +23,16 @@ function cpuSplitMs(pid: number): { user: number; system: number } {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
+/** A process's write and read system calls so far (/proc/<pid>/io: `write` and `writev` both count). */
+function syscalls(pid: number): { writes: number; reads: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+  return { writes: field('syscw'), reads: field('syscr') };
+}
+
+/** The 1-minute load average, stated with every figure (the machine is shared). */
+const loadAverage = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+
 const INPUT = 'hello from the fan-out bench';
 
 interface Watched {
@@ -100,11 +110,14 @@ const bench: Bench = {
       }
       await runTurns(driver, sessionId, many, 3, 'warm-many');
       const framesBefore = many.reduce((sum, v) => sum + v.frames, 0);
+      const loadBefore = loadAverage();
       const splitBefore = cpuSplitMs(daemon.pid);
+      const callsBefore = syscalls(daemon.pid);
       const ownCpuBefore = process.cpuUsage();
       const manyViewers = await runTurns(driver, sessionId, many, turns, 'many');
       const ownCpu = process.cpuUsage(ownCpuBefore);
       const splitAfter = cpuSplitMs(daemon.pid);
+      const callsAfter = syscalls(daemon.pid);
       const daemonUser = splitAfter.user - splitBefore.user;
       const daemonSystem = splitAfter.system - splitBefore.system;
       const daemonCpu = daemonUser + daemonSystem;
@@ -128,6 +141,10 @@ const bench: Bench = {
             daemon_system_ms: daemonSystem,
             turns,
             clients_cpu_per_frame_us: Number(clientsPerFrameUs.toFixed(2)),
+            write_syscalls_per_frame: Number(((callsAfter.writes - callsBefore.writes) / frames).toFixed(3)),
+            read_syscalls_per_frame: Number(((callsAfter.reads - callsBefore.reads) / frames).toFixed(3)),
+            load_before: loadBefore,
+            load_after: loadAverage(),
           },
         }),
         figure({

@@ -5,9 +5,7 @@
  * (an unknown one, a value that is not a whole number in range, or an option of the other mode).
  */
 import { parseArgs } from 'node:util';
-import { FAULT_POINTS, type FaultPoint } from '../src/daemon/faults.js';
-import { runClusterTorture } from './torture/cluster.js';
-import { runTorture } from './torture/harness.js';
+import type { FaultPoint } from '../src/daemon/faults.js';
 
 function refuse(message: string): never {
   process.stderr.write(`torture: ${message}\n`);
@@ -59,8 +57,11 @@ const seed =
     ? Math.floor(Math.random() * 2 ** 31)
     : whole('seed', values.seed, 0, 2 ** 31 - 1);
 const faults = values.faults?.split(',').map((f) => f.trim()) as FaultPoint[] | undefined;
-for (const f of faults ?? [])
-  if (!FAULT_POINTS.includes(f)) refuse(`unknown fault point "${f}"; known: ${FAULT_POINTS.join(', ')}`);
+if (faults !== undefined) {
+  const { FAULT_POINTS } = await import('../src/daemon/faults.js');
+  for (const f of faults)
+    if (!FAULT_POINTS.includes(f)) refuse(`unknown fault point "${f}"; known: ${FAULT_POINTS.join(', ')}`);
+}
 const clusterOnly = (['minutes', 'lease-s', 'jobs'] as const).filter((k) => values[k] !== undefined);
 if (values.cluster === undefined && clusterOnly.length > 0)
   refuse(`--${clusterOnly[0]} applies to the cluster mode only: add --cluster N (e.g. --cluster 3)`);
@@ -76,9 +77,13 @@ const maxResumes =
 
 process.stderr.write(`torture: ${iterations} iterations, seed ${seed}\n`);
 const log = values.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+// The harnesses are loaded once the options are checked: a refusal answers without compiling them
+// and the store and client code they import (most of a refusal's CPU, and `npm test` runs ten).
 const summary =
   instances !== undefined
-    ? await runClusterTorture({
+    ? await (
+        await import('./torture/cluster.js')
+      ).runClusterTorture({
         iterations,
         seed,
         instances,
@@ -90,7 +95,9 @@ const summary =
         ...(faults ? { faults } : {}),
         log,
       })
-    : await runTorture({
+    : await (
+        await import('./torture/harness.js')
+      ).runTorture({
         iterations,
         seed,
         clients,

@@ -110,7 +110,8 @@ export type GatewayReason =
   | 'member_limit'
   | 'share_level'
   | 'fork_point_unsettled'
-  | 'no_home_channel';
+  | 'no_home_channel'
+  | 'mcp_servers_mismatch';
 
 export class GatewayError extends GatehouseError {
   declare readonly reason: GatewayReason;

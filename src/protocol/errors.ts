@@ -106,6 +106,11 @@ export const RPC_REASONS = {
     code: -32027,
     meaning: "a job's result is to go to a platform's home channel, but home_channels names none for it",
   },
+  mcp_servers_mismatch: {
+    code: -32028,
+    meaning:
+      "MCP server values were supplied for a server that is not one of the session's own as it was created (details.server names it)",
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type RpcReason = keyof typeof RPC_REASONS;

@@ -6,8 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterEach } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
@@ -41,18 +41,27 @@ export function pidsWith(mark: string): number[] {
 
 const started: ChildProcess[] = [];
 const marks: string[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) child.kill('SIGKILL');
-  // Servers a killed daemon left behind (they end when their stdin closes, but not always at once).
-  for (const mark of marks.splice(0))
-    for (const pid of pidsWith(mark)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone.
+
+/**
+ * Stops, after each test of the calling file, the servers it started and the processes of its markers.
+ * A function each file calls, not a hook at this module's top level: end-to-end files share their
+ * worker's loaded modules, so this module runs once per worker and a top-level hook would be
+ * registered in the first file that imported it only.
+ */
+export function useMcpCleanup(): void {
+  afterEach(() => {
+    for (const child of started.splice(0)) child.kill('SIGKILL');
+    // Servers a killed daemon left behind (they end when their stdin closes, but not always at once).
+    for (const mark of marks.splice(0))
+      for (const pid of pidsWith(mark)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone.
+        }
       }
-    }
-});
+  });
+}
 
 /** Registers a marker whose processes are stopped after the test. */
 export function tracked(mark = marker()): string {
@@ -141,4 +150,16 @@ export function toolResultOf(events: Event[]): { content: string; is_error: bool
 /** How the turn among `events` ended. */
 export function outcomeOf(events: Event[]): unknown {
   return events.find((e) => e.type === 'turn.complete')?.['outcome'];
+}
+
+/** Every file under `dir` whose bytes hold `needle` (a store, its WAL, logs, backups…). */
+export function filesHolding(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) found.push(...filesHolding(path, needle));
+    else if (stat?.isFile() && readFileSync(path).includes(needle)) found.push(path);
+  }
+  return found;
 }

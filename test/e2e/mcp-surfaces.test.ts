@@ -11,11 +11,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HAVE_CHROMIUM, loggedIn, openSession, useChromium } from './browser.js';
 import { runCli } from './cli.js';
 import { nextEvent, writeConfig } from './gateway-harness.js';
-import { BIN, EVERYTHING, FILESYSTEM, pidsWith, toolResultOf, tracked, turnEvents } from './mcp-fixture.js';
+import {
+  BIN,
+  EVERYTHING,
+  FILESYSTEM,
+  pidsWith,
+  toolResultOf,
+  tracked,
+  turnEvents,
+  useMcpCleanup,
+} from './mcp-fixture.js';
 import { createAttached, dashboardConfig, dashboardSession, tempDir, useFixture } from './seed-fixture.js';
 import { tempHome } from './cli.js';
 
 const fx = useFixture();
+useMcpCleanup();
 const chromium = useChromium();
 const E2E_TIMEOUT_MS = 120_000;
 

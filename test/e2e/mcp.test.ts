@@ -21,9 +21,11 @@ import {
   tracked,
   turnEvents,
   type Event as SessionEventBody,
+  useMcpCleanup,
 } from './mcp-fixture.js';
 
 const fx = useFixture();
+useMcpCleanup();
 const E2E_TIMEOUT_MS = 120_000;
 
 /** `mcp_servers:` with server-everything over stdio, marked so the test finds its process. */

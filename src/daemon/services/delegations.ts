@@ -44,8 +44,8 @@ export function openDelegations(options: {
     onError: options.onError,
     ...(cluster ? { mayRun: leaseHolder(cluster, options.profile) } : {}),
     sessions: {
-      createChild: async (principal, params) =>
-        (await sessions.create(principal, params)).session_id as string,
+      createChild: async (principal, params, parentId) =>
+        (await sessions.create(principal, params, undefined, { inheritFrom: parentId })).session_id as string,
       submit: async (principal, sessionId, submissionId, text) =>
         (
           await sessions.inputs.submit(principal, {

@@ -351,7 +351,9 @@ export function gatewayService(
               );
               if (!policy || !logicalId || !McpPool.any(policy.mcp_servers)) return builtin;
               const scope = { sessionId: logicalId, cwd: policy.cwd, safe: policy.safe_mode };
-              return [...builtin, ...(await mcpPool.tools(policy.mcp_servers!, scope))];
+              // The own servers' env and header values come from memory only (mcp-values.ts).
+              const servers = service.mcpServersOf(logicalId, policy.mcp_servers!);
+              return [...builtin, ...(await mcpPool.tools(servers, scope))];
             },
             model: modelOf,
             budget: { guard: budgetGuard, price: (policy) => providers.price(policy) },

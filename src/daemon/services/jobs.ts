@@ -72,10 +72,14 @@ export function openJobs(options: {
         let sessionId: string;
         if (job.target.kind === 'session') sessionId = job.target.session_id;
         else {
-          const created = await sessions.create(principal, {
-            ...job.target.launch,
-            request_id: run.submission_id,
-          });
+          // A job's launch never carries MCP values (jobs.add refuses them; migration 029 scrubbed
+          // older ones): a server that names some waits for them rather than start without.
+          const created = await sessions.create(
+            principal,
+            { ...job.target.launch, request_id: run.submission_id },
+            undefined,
+            { none: true },
+          );
           sessionId = created.session_id as string;
         }
         const ack = await sessions.inputs.submit(principal, {

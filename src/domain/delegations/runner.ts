@@ -37,7 +37,15 @@ export interface DelegationEvents extends Record<string, unknown> {
 /** What the runner needs of the local sessions. */
 export interface DelegationSessions {
   /** Creates the child (idempotent by the request id); its session id. */
-  createChild(principal: Principal, params: CreateSessionParams & { request_id: string }): Promise<string>;
+  /**
+   * Creates the child session; its own MCP servers (the parent's, stored without their env and
+   * header values) take the values the parent's are given in this daemon's memory.
+   */
+  createChild(
+    principal: Principal,
+    params: CreateSessionParams & { request_id: string },
+    parentId: string,
+  ): Promise<string>;
   /** Admits text into a session (idempotent by the submission id); the admission id. */
   submit(principal: Principal, sessionId: string, submissionId: string, text: string): Promise<string>;
   /** The admission's state and detail, or null when it is gone. */
@@ -155,10 +163,11 @@ export class DelegationRunner {
     let admissionId: string;
     try {
       const launch = JSON.parse(row.launch) as CreateSessionParams;
-      childId = await sessions.createChild(principal, {
-        ...launch,
-        request_id: childRequestId(row.delegation_id),
-      });
+      childId = await sessions.createChild(
+        principal,
+        { ...launch, request_id: childRequestId(row.delegation_id) },
+        row.parent_id,
+      );
       admissionId = await sessions.submit(principal, childId, taskSubmissionId(row.delegation_id), row.task);
     } catch (error) {
       if (error instanceof GatewayError && !PASSING.includes(error.reason)) {

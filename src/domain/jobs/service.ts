@@ -3,6 +3,8 @@
  * run-now, each checked against the caller (a job is its creator's, and every operator's of its
  * profile). The RPC methods, the chat's /schedule and /jobs and the CLI all come here.
  */
+import type { McpSessionServers } from '../../runtime/mcp/config.js';
+import { needsValues } from '../../runtime/mcp/values.js';
 import type { Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { JobRow, JobStore, RunRow } from '../ports/job-store.js';
@@ -96,7 +98,7 @@ export class JobService {
       await this.options.checkSession(principal, params.target.session_id);
     else if (!principal.capabilities.includes('session:create')) {
       throw new GatewayError('permission_denied', 'a job that creates sessions needs session:create');
-    }
+    } else refuseMcpValues(params.target.launch);
     const row: JobRow = {
       job_id: newJobId(),
       profile: this.options.profile,
@@ -289,4 +291,19 @@ function scheduleOf(given: AddJobParams['schedule'], now: Date): Schedule {
       },
     );
   return { kind: 'once', at: at.toISOString() };
+}
+
+/**
+ * A job's launch is stored and its sessions start unattended, after restarts too, so its own MCP
+ * servers can carry no env or header values: those are held in memory only, never stored (docs/
+ * decisions.md "Session MCP server values in memory only"). Refused, rather than stored or dropped.
+ */
+function refuseMcpValues(launch: { mcp_servers?: McpSessionServers | undefined }): void {
+  for (const [name, server] of Object.entries(launch.mcp_servers ?? {}))
+    if (('command' in server || 'url' in server) && needsValues(server))
+      throw new GatewayError(
+        'invalid_params',
+        `the MCP server "${name}" of the job's new_session has env or headers: a job's launch is stored and its sessions start unattended, so it cannot carry values only memory may hold; configure the server in the profile's mcp_servers (config.yaml) instead`,
+        { field: 'new_session.mcp_servers' },
+      );
 }

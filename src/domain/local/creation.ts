@@ -21,15 +21,19 @@ import {
   type LaunchDefaults,
   type LaunchLookups,
 } from './launch-policy.js';
-import { RECEIPT_KIND, type CreationReceipt } from './receipt.js';
+import { DIGEST_SCRUBBED, RECEIPT_KIND, type CreationReceipt } from './receipt.js';
 import type { ReceiptGate } from './receipt-gate.js';
 import type { LocalEvents } from './events.js';
+import { heldFor, heldValuesOf, type HeldMcpValues } from '../../runtime/mcp/values.js';
+import type { McpValueStore } from './mcp-values.js';
 
 export interface CreationContext {
   store: LocalSessionStore;
   receipts: ReceiptGate;
   /** LOC-5: api keys live only in the daemon's memory. */
   apiKeys: Map<string, string>;
+  /** The values of the sessions' own MCP servers' env and headers: memory only, as api keys. */
+  mcpValues: McpValueStore;
   events: TypedEmitter<LocalEvents>;
   launchDefaults: LaunchDefaults;
   launchLookups: LaunchLookups;
@@ -44,6 +48,11 @@ export async function createLocalSession(
   asked: CreateSessionParams,
   /** The call's audit row, committed with the session (issue 30). */
   audit?: AuditDraft,
+  /**
+   * The MCP values to hold for the session instead of those in `asked` (a delegation's child holds
+   * its parent's; a job's run none: their stored launches never carry any).
+   */
+  held?: HeldMcpValues,
 ): Promise<LocalSessionRow> {
   const limits = isMember(principal) ? ctx.memberLimits : undefined;
   const params = limits ? limitMemberLaunch(asked, limits) : asked;
@@ -51,7 +60,7 @@ export async function createLocalSession(
   const digest = creationDigest(params);
   if (params.request_id !== undefined) {
     const existing = await ctx.store.findByRequest(owner, principal.profile, params.request_id);
-    if (existing) return repeatCreation(ctx, existing, digest, params);
+    if (existing) return repeatCreation(ctx, existing, digest, params, held);
   } else if (params.title !== undefined) {
     const titled = await ctx.store.findByTitle(owner, principal.profile, params.title);
     if (titled && (await ctx.receipts.ensure(titled.logical_id))) return titled;
@@ -84,10 +93,11 @@ export async function createLocalSession(
     hidden: policy.hidden,
     audit: auditRowFor(audit, logicalId),
   });
-  if (result.kind === 'existing') return repeatCreation(ctx, result.session, digest, params);
+  if (result.kind === 'existing') return repeatCreation(ctx, result.session, digest, params, held);
   if (audit) audit.recorded = true;
   ctx.receipts.admit(receipt);
   if (params.api_key !== undefined) ctx.apiKeys.set(logicalId, params.api_key);
+  ctx.mcpValues.hold(logicalId, heldFor(held ?? askedValues(params), policy.mcp_servers?.own ?? {}));
   ctx.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
   return result.session;
 }
@@ -98,6 +108,7 @@ async function repeatCreation(
   existing: LocalSessionRow,
   digest: string,
   params: CreateSessionParams,
+  held: HeldMcpValues | undefined,
 ): Promise<LocalSessionRow> {
   if (!(await ctx.receipts.ensure(existing.logical_id))) {
     throw new GatewayError(
@@ -109,6 +120,13 @@ async function repeatCreation(
     );
   }
   const receipt = ctx.receipts.get(existing.logical_id)!;
+  if (receipt.creation_digest === DIGEST_SCRUBBED) {
+    throw new GatewayError(
+      'invalid_params',
+      `request_id ${JSON.stringify(params.request_id)} made session ${existing.logical_id}, whose stored request was scrubbed of its MCP servers' env and header values (an upgrade): give those values with session.mcp.supply instead of repeating session.create`,
+      { request_id: params.request_id, session_id: existing.logical_id },
+    );
+  }
   if (receipt.creation_digest !== digest) {
     throw new GatewayError(
       'invalid_params',
@@ -120,5 +138,20 @@ async function repeatCreation(
   // was moved off the endpoint the key was for (session.model): it then goes nowhere.
   if (params.api_key !== undefined && receipt.policy.requires_api_key)
     ctx.apiKeys.set(existing.logical_id, params.api_key);
+  // So may the own MCP servers' values: the digest matched, so the servers and the names are the same.
+  ctx.mcpValues.hold(
+    existing.logical_id,
+    heldFor(held ?? askedValues(params), receipt.policy.mcp_servers?.own ?? {}),
+  );
   return existing;
+}
+
+/** The env and header values of the own MCP servers a session.create names. */
+function askedValues(params: CreateSessionParams): HeldMcpValues {
+  const own = Object.fromEntries(
+    Object.entries(params.mcp_servers ?? {}).flatMap(([name, server]) =>
+      'command' in server || 'url' in server ? [[name, server] as const] : [],
+    ),
+  );
+  return heldValuesOf(own);
 }

@@ -207,7 +207,8 @@ export class SessionHub {
       event: sequenced.event,
     };
     const note = new SharedEvent(params);
-    for (const viewer of [...this.viewers.values()]) {
+    // A Map may lose the entry it is on while iterated; no copy of a thousand viewers per event.
+    for (const viewer of this.viewers.values()) {
       if (!viewer.deliver(note)) this.viewers.delete(viewer.id);
     }
   }

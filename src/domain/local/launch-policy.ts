@@ -31,6 +31,7 @@ import {
 } from './launch-params.js';
 import type { McpSessionServers } from '../../runtime/mcp/config.js';
 import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
+import { withoutValues } from '../../runtime/mcp/values.js';
 
 /** Where a session's instructions came from: the project's rule files and the personal file. */
 export interface InstructionFiles {
@@ -82,7 +83,8 @@ export interface LaunchPolicy {
   hidden: boolean;
   /**
    * MCP servers (issue 27): the profile's by name, as they were enabled at creation, and the
-   * session's own in full. Absent on sessions created before MCP servers existed: none.
+   * session's own in full but for their env and header values, which only the daemon's memory
+   * holds (runtime/mcp/values.ts). Absent on sessions created before MCP servers existed: none.
    */
   mcp_servers?: SessionMcpServers;
 }
@@ -267,7 +269,8 @@ export function freezeLaunchPolicy(
 
 /**
  * The profile's servers by name (a later config change to one reaches the session, as a provider's
- * does), minus those the session leaves out or replaces; the session's own in full. Null: none.
+ * does), minus those the session leaves out or replaces; the session's own in full but for their
+ * env and header values (never stored: the creation holds them in memory). Null: none.
  */
 function freezeMcpServers(
   requested: McpSessionServers,
@@ -275,7 +278,7 @@ function freezeMcpServers(
 ): SessionMcpServers | null {
   const own: SessionMcpServers['own'] = {};
   for (const [name, server] of Object.entries(requested)) {
-    if ('command' in server || 'url' in server) own[name] = server;
+    if ('command' in server || 'url' in server) own[name] = withoutValues(server);
     else if (!profile.includes(name))
       throw new LaunchPolicyError(
         'mcp_servers',
@@ -307,7 +310,8 @@ function freezeBudget(
   return amount;
 }
 
-function canonicalJson(value: unknown): string {
+/** JSON with object keys sorted and undefined fields left out: equal values, equal text. */
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -320,14 +324,25 @@ function canonicalJson(value: unknown): string {
 
 /**
  * The digest a repeated request_id is compared by (LOC-3): every requested field except the
- * request_id itself and the api_key, which is never stored (a retry may supply it again, which is
- * how a client restores it after a daemon restart).
+ * request_id itself, the api_key and the values of the own MCP servers' env and headers, which are
+ * never stored, not even hashed (a retry may supply them again, which is how a client restores
+ * them after a daemon restart; the names still count).
  */
 export function creationDigest(params: CreateSessionParams): string {
-  const { request_id: _requestId, api_key: _apiKey, ...rest } = params;
+  const { request_id: _requestId, api_key: _apiKey, mcp_servers: mcp, ...rest } = params;
+  const servers = mcp === undefined ? undefined : mcpWithoutValues(mcp);
   return createHash('sha256')
-    .update(canonicalJson({ ...rest, source: rest.source ?? 'cli' }))
+    .update(canonicalJson({ ...rest, source: rest.source ?? 'cli', mcp_servers: servers }))
     .digest('hex');
+}
+
+function mcpWithoutValues(servers: McpSessionServers): McpSessionServers {
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, server]) => [
+      name,
+      'command' in server || 'url' in server ? withoutValues(server) : server,
+    ]),
+  );
 }
 
 /** The creation contract `runtime.describe` publishes, so clients check before sending an option. */

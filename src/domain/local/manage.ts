@@ -18,6 +18,7 @@
  *   the session and everything stored for it (LocalSessionStore.deleteLocalSession). Viewers get
  *   `session.deleted`; the agent cache drops its copy.
  */
+import type { McpServersConfig } from '../../runtime/mcp/config.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore, StoredMessage } from '../ports/session-store.js';
@@ -46,6 +47,8 @@ export interface ManageContext {
   /** The source's in-memory api_key (LOC-5), which its fork needs to reach the same endpoint. */
   apiKey(logicalId: string): string | undefined;
   setApiKey(logicalId: string, key: string): void;
+  /** A fork takes over the held values of its source's own MCP servers (mcp-values.ts). */
+  copyMcpValues(from: string, to: string, servers: McpServersConfig): void;
   publish(logicalId: string, event: PublicEvent): void;
   /** Keeps the epoch's cached access facts in step with a changed row. */
   changed(logicalId: string): void;
@@ -160,6 +163,7 @@ export class SessionManagement {
     this.ctx.admitReceipt(forkReceipt);
     const key = this.ctx.apiKey(source.logical_id);
     if (key !== undefined && receipt.policy.requires_api_key) this.ctx.setApiKey(logicalId, key);
+    this.ctx.copyMcpValues(source.logical_id, logicalId, receipt.policy.mcp_servers?.own ?? {});
     this.ctx.events.emit('session:created', { logical_id: logicalId, request_id: forkReceipt.request_id });
     return result.session;
   }

@@ -11,6 +11,13 @@ import type { LaunchPolicy } from './launch-policy.js';
 
 export const RECEIPT_KIND = 'gateway.local_policy.v1';
 
+/**
+ * The creation_digest of a receipt migration 029 scrubbed of MCP env and header values: the old
+ * digest hashed them, so it went too. A repeat of that request_id is refused (the values are given
+ * again with session.mcp.supply instead).
+ */
+export const DIGEST_SCRUBBED = 'scrubbed:mcp-values';
+
 export function receiptKey(logicalId: string): string {
   return `${RECEIPT_KIND}:${logicalId}`;
 }

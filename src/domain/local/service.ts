@@ -13,13 +13,13 @@ import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { AccessStore, AuditDraft } from '../ports/access-store.js';
 import { checkMemberModel, type MemberLimits } from '../auth/member-limits.js';
 import type { SessionStore } from '../ports/session-store.js';
-import { isMember, type Capability, type Principal } from '../auth/principal.js';
+import { isMember, isOperator, type Capability, type Principal } from '../auth/principal.js';
 import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import { AccessCache } from './access-cache.js';
-import { ownerOf } from './access.js';
+import { isOwner, ownerOf } from './access.js';
 import type { AccessRow } from './access.js';
 import type { ClusterEvents } from './cluster-events.js';
 import { SessionCompressor } from './compress-control.js';
@@ -33,13 +33,17 @@ import { turnTimeline } from './flight-recorder.js';
 import { sessionHistory } from './history.js';
 import { SessionManagement, type ForkParams } from './manage.js';
 import type { PublicEvent, Viewer } from './hub.js';
-import { SessionInputs } from './inputs.js';
+import { refusePaused, SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
 import type { LaunchDefaults, LaunchLookups, LaunchPolicy } from './launch-policy.js';
 import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
 import { conversationOwner, type ChatMembers } from '../auth/chat-members.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import { localSessionKey, type CreationReceipt } from './receipt.js';
+import { McpValueStore, supplyMcpValues } from './mcp-values.js';
+import type { McpServersConfig } from '../../runtime/mcp/config.js';
+import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
+import { resolveOwn } from '../../runtime/mcp/values.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { recoverAll, recoverTaken, type RecoveryContext } from './recovery.js';
 import { RelayedControls } from './relayed-controls.js';
@@ -139,6 +143,8 @@ export class LocalSessions {
   private readonly accessCache: AccessCache;
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
   private readonly apiKeys = new Map<string, string>();
+  /** The own MCP servers' env and header values: only here, never stored (mcp-values.ts). */
+  private readonly mcpValues = new McpValueStore();
   private readonly liveAgents = new Set<string>();
   /** session info, state and the resume snapshot (snapshots.ts). */
   private readonly snapshots: SessionSnapshots;
@@ -313,12 +319,14 @@ export class LocalSessions {
       admitReceipt: (receipt) => this.receipts.admit(receipt),
       apiKey: (logicalId) => this.apiKeys.get(logicalId),
       setApiKey: (logicalId, key) => this.apiKeys.set(logicalId, key),
+      copyMcpValues: (from, to, servers) => this.mcpValues.copy(from, to, servers),
       publish,
       changed: (logicalId) => this.accessCache.forget(logicalId),
       forget: (logicalId) => {
         this.accessCache.forget(logicalId);
         this.receipts.forget(logicalId);
         this.apiKeys.delete(logicalId);
+        this.mcpValues.forget(logicalId);
         this.liveAgents.delete(logicalId);
       },
       assertAccepting,
@@ -348,6 +356,38 @@ export class LocalSessions {
 
   apiKeyOf(logicalId: string): string | undefined {
     return this.apiKeys.get(logicalId);
+  }
+
+  /** The session's own MCP servers with the values held here put back, and those still waiting. */
+  mcpServersOf(logicalId: string, servers: SessionMcpServers): SessionMcpServers {
+    const { own, unsupplied } = resolveOwn(servers.own, this.mcpValues.get(logicalId));
+    return { ...servers, own, unsupplied };
+  }
+
+  /**
+   * session.mcp.supply: the creator (or an operator) gives the values of the session's own MCP
+   * servers again, after a restart lost them; a server not the session's own refuses the call.
+   */
+  async supplyMcp(
+    principal: Principal,
+    params: { session_id: string; mcp_servers: McpServersConfig },
+  ): Promise<Record<string, unknown>> {
+    this.assertAccepting();
+    const session = await this.access(principal, params.session_id);
+    if (!isOwner(principal, session) && !isOperator(principal))
+      throw new GatewayError(
+        'permission_denied',
+        `only the creator of session ${session.logical_id} (or an operator) may give its MCP servers' values`,
+        { session_id: session.logical_id },
+      );
+    refusePaused(session);
+    const receipt = await this.receiptForTurn(session.logical_id);
+    if (!receipt) throw new Error(`session ${session.logical_id} has no validated receipt`);
+    const own = receipt.policy.mcp_servers?.own ?? {};
+    const answer = supplyMcpValues(this.mcpValues, session.logical_id, own, params.mcp_servers);
+    // In a cluster the values live only here: the session's turns must run here (as for an api_key).
+    await this.options.ownership?.acquire(session.logical_id);
+    return answer;
   }
 
   /** The sessions whose api_key (LOC-5) this instance holds in memory. */
@@ -413,6 +453,8 @@ export class LocalSessions {
     params: CreateSessionParams,
     /** The call's audit row, committed with the session (issue 30). */
     audit?: AuditDraft,
+    /** How the session gets its own MCP servers' values when not from `params` (creation.ts). */
+    values?: { inheritFrom: string } | { none: true },
   ): Promise<Record<string, unknown>> {
     this.assertAccepting();
     const session = await createLocalSession(
@@ -420,6 +462,7 @@ export class LocalSessions {
         store: this.options.store,
         receipts: this.receipts,
         apiKeys: this.apiKeys,
+        mcpValues: this.mcpValues,
         events: this.events,
         launchDefaults: this.options.launchDefaults,
         launchLookups: this.options.launchLookups,
@@ -428,10 +471,17 @@ export class LocalSessions {
       principal,
       params,
       audit,
+      values === undefined
+        ? undefined
+        : 'inheritFrom' in values
+          ? (this.mcpValues.get(values.inheritFrom) ?? {})
+          : {},
     );
     // In a cluster the key lives only here, so its turns must run here: take the session's lease now,
     // before the answer, so work admitted on any other instance wakes this one (docs/cluster.md).
-    if (params.api_key !== undefined) await this.options.ownership?.acquire(session.logical_id);
+    // So do the own MCP servers' values (mcp-values.ts).
+    if (params.api_key !== undefined || this.mcpValues.get(session.logical_id) !== undefined)
+      await this.options.ownership?.acquire(session.logical_id);
     return this.snapshots.of(session, []);
   }
 

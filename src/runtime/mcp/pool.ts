@@ -10,11 +10,20 @@ import { isStdio, type McpServerConfig, type McpServersConfig } from './config.j
 import { McpConnection, type McpLaunch } from './connection.js';
 import { serverTools, unavailableTool } from './tools.js';
 
-/** What a session's policy froze: the profile's servers by name, and its own in full. */
+/**
+ * What a session's policy froze: the profile's servers by name, and its own in full (as stored,
+ * without their env and header values: values.ts).
+ */
 export interface SessionMcpServers {
   profile: string[];
   own: McpServersConfig;
+  /** Own servers whose values this daemon does not hold (values.ts): never started. */
+  unsupplied?: string[];
 }
+
+/** What the stand-in tool of an own server whose values were not supplied again says. */
+export const UNSUPPLIED_REASON =
+  "its env or header values are held only in the gateway's memory and were not supplied since it started: the client that created the session supplies them again (session.mcp.supply, or ACP's session/load with its mcpServers)";
 
 export interface McpScope {
   sessionId: string;
@@ -55,7 +64,12 @@ export class McpPool {
 
   /** Whether a policy names any server at all (a gateway without them never loads the SDK). */
   static any(servers: SessionMcpServers | undefined): boolean {
-    return !!servers && (servers.profile.length > 0 || Object.keys(servers.own).length > 0);
+    return (
+      !!servers &&
+      (servers.profile.length > 0 ||
+        Object.keys(servers.own).length > 0 ||
+        (servers.unsupplied ?? []).length > 0)
+    );
   }
 
   /**
@@ -64,18 +78,22 @@ export class McpPool {
    * that says why, so neither the model nor the user is left guessing, and the turn goes on.
    */
   async tools(servers: SessionMcpServers, scope: McpScope): Promise<ToolDefinition[]> {
-    const wanted: [string, McpServerConfig | null][] = [];
+    // A server, or why it is not there.
+    const wanted: [string, McpServerConfig | string][] = [];
     const profile = this.options.profileServers();
     for (const name of servers.profile) {
-      if (name in servers.own) continue;
+      if (name in servers.own || servers.unsupplied?.includes(name)) continue;
       const config = profile[name];
-      wanted.push([name, config && config.enabled ? config : null]);
+      wanted.push([
+        name,
+        config && config.enabled ? config : 'it is no longer configured (mcp_servers in config.yaml)',
+      ]);
     }
     for (const [name, config] of Object.entries(servers.own)) if (config.enabled) wanted.push([name, config]);
+    for (const name of servers.unsupplied ?? []) wanted.push([name, UNSUPPLIED_REASON]);
     const lists = await Promise.all(
       wanted.map(async ([name, config]): Promise<ToolDefinition[]> => {
-        if (config === null)
-          return [unavailableTool(name, 'it is no longer configured (mcp_servers in config.yaml)', null)];
+        if (typeof config === 'string') return [unavailableTool(name, config, null)];
         const connection = this.connection(name, config, scope);
         try {
           return serverTools(name, config, await connection.listTools(), connection);

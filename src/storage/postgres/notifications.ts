@@ -74,6 +74,8 @@ export class PgNotifications {
   private readonly stateWaiters = new Set<() => void>();
   /** The LISTEN statements sent on the current connection and not yet answered. */
   private readonly pendingListens = new Set<Promise<unknown>>();
+  /** The last statement sent on each connection (see send); a lost connection's entry goes with it. */
+  private readonly sending = new WeakMap<pg.Client, Promise<unknown>>();
   private backoffMs: number;
   private firstAttempt = true;
   /** Connections made (the first included): tests and status read it. */
@@ -130,7 +132,9 @@ export class PgNotifications {
       if (!current?.delete(sub) || current.size > 0) return;
       this.channels.delete(channel);
       if (this.state.kind === 'listening') {
-        this.state.client.query(`UNLISTEN ${quoted(channel)}`).catch((error: unknown) => this.failed(error));
+        this.send(this.state.client, `UNLISTEN ${quoted(channel)}`).catch((error: unknown) =>
+          this.failed(error),
+        );
       }
     };
   }
@@ -166,7 +170,7 @@ export class PgNotifications {
     this.firstAttempt = false;
     try {
       await client.connect();
-      for (const channel of this.channels.keys()) await client.query(`LISTEN ${quoted(channel)}`);
+      for (const channel of this.channels.keys()) await this.send(client, `LISTEN ${quoted(channel)}`);
     } catch (error) {
       await client.end().catch(() => undefined);
       this.failed(error);
@@ -194,7 +198,7 @@ export class PgNotifications {
   }
 
   private listen(client: pg.Client, channel: string): void {
-    const sent = client.query(`LISTEN ${quoted(channel)}`).then(
+    const sent = this.send(client, `LISTEN ${quoted(channel)}`).then(
       () => undefined,
       (error: unknown) => {
         this.failed(error);
@@ -203,6 +207,24 @@ export class PgNotifications {
     );
     this.pendingListens.add(sent);
     void sent.finally(() => this.pendingListens.delete(sent));
+  }
+
+  /**
+   * Sends one statement on `client` after the ones sent before it have been answered: a pg client
+   * given a second query while one runs queues it itself, a use pg deprecates (pg 9 refuses it),
+   * and subscriptions come and go at any moment (a daemon stopping drops all of its channels at
+   * once).
+   */
+  private send(client: pg.Client, text: string): Promise<void> {
+    const previous = this.sending.get(client) ?? Promise.resolve();
+    const sent = previous.then(async () => {
+      await client.query(text);
+    });
+    this.sending.set(
+      client,
+      sent.catch(() => undefined),
+    );
+    return sent;
   }
 
   private lost(client: pg.Client, error: unknown): void {

@@ -3,8 +3,10 @@
  * that is one more viewer of the gateway (docs/integrations.md, "ACP: editors drive a session").
  * Each ACP request becomes the gateway's own RPCs on a link made as the chat makes it (the daemon
  * started when none runs, a fresh interactive ticket): session/new → session.create (source acp,
- * the editor's name as `editor`), session/load → session.resume with the history replayed,
- * session/prompt → prompt.submit with a submission id fixed by the request, approvals →
+ * the editor's name as `editor`), session/load → session.resume with the history replayed and
+ * session.mcp.supply with the editor's MCP servers (their env and header values live only in the
+ * gateway's memory, so they are given again after it restarted: also by this bridge itself on a
+ * new link), session/prompt → prompt.submit with a submission id fixed by the request, approvals →
  * session/request_permission → approval.respond, session/cancel → session.interrupt.
  *
  * The editor going away (stdin closed) ends this process only: the session and a turn it started
@@ -56,6 +58,14 @@ interface OpenSession {
   turn: PromptTurn | null;
   /** The editor's open permission requests, by prompt id: aborted when answered elsewhere. */
   asking: Map<string, AbortController>;
+  /**
+   * The editor's MCP servers for it, values included: the gateway holds their env and header values
+   * in memory only, so a gateway that restarted under this editor is given them again on the next
+   * link (this process's memory is the editor's, never stored).
+   */
+  servers: Record<string, unknown>;
+  /** The link the gateway was last given them on (a new link may be a restarted gateway). */
+  serversGivenOn: Link | null;
 }
 
 /** The meta key an editor may set to name a prompt's submission itself (exactly-once across restarts). */
@@ -134,6 +144,7 @@ export class AcpBridge {
       ...(Object.keys(servers).length > 0 ? { mcp_servers: servers } : {}),
     });
     await this.attach(created.session_id);
+    this.sessions.get(created.session_id)!.servers = servers;
     return { sessionId: created.session_id };
   }
 
@@ -141,10 +152,7 @@ export class AcpBridge {
     params: { sessionId: string; cwd: string; mcpServers: McpServer[] },
     client: AgentContext,
   ): Promise<Record<string, never>> {
-    if (params.mcpServers.length > 0)
-      throw new AcpInputError(
-        "a session's MCP servers are fixed when it is created: load it without mcpServers (the servers it was created with still serve it)",
-      );
+    const servers = launchMcpServers(params.mcpServers);
     const snapshot = await this.attach(params.sessionId);
     if (snapshot.info.cwd !== null && snapshot.info.cwd !== params.cwd) {
       this.sessions.delete(params.sessionId); // not opened: its prompts are refused as unknown
@@ -152,6 +160,15 @@ export class AcpBridge {
         `session ${params.sessionId} works in ${snapshot.info.cwd}, not ${params.cwd}: open that folder to load it`,
       );
     }
+    // The session's own servers, as the editor sends them again: their env and header values,
+    // which the gateway never stores, are given back (a server it was not created with is refused).
+    try {
+      await this.supply(params.sessionId, servers);
+    } catch (error) {
+      this.sessions.delete(params.sessionId);
+      throw error;
+    }
+    this.sessions.get(params.sessionId)!.servers = servers;
     for (const update of historyUpdates(snapshot.messages))
       await client.notify(methods.client.session.update, { sessionId: params.sessionId, update });
     return {};
@@ -290,10 +307,23 @@ export class AcpBridge {
       link: null,
       turn: null,
       asking: new Map<string, AbortController>(),
+      servers: {},
+      serversGivenOn: link,
     };
     session.link = link;
     this.sessions.set(sessionId, session);
+    // A new link: the gateway may have restarted, losing the values only its memory held.
+    if (session.serversGivenOn !== link) {
+      await this.supply(sessionId, session.servers);
+      session.serversGivenOn = link;
+    }
     return snapshot;
+  }
+
+  /** session.mcp.supply with the editor's servers, when it gave any. */
+  private async supply(sessionId: string, servers: Record<string, unknown>): Promise<void> {
+    if (Object.keys(servers).length === 0) return;
+    await this.call('session.mcp.supply', { session_id: sessionId, mcp_servers: servers });
   }
 
   private currentLink(): Promise<Link> {

@@ -7,11 +7,12 @@
  * final `connection.dropped` notification and closed, so it can never stall the session or other
  * viewers (LOC-11). The decision is the pure `decideSend`; this class only performs it.
  *
- * Frames sent in the same tick leave in one write: a turn's events come in bursts (a reply and
- * `admission.queued`; `turn.start` and the stored question; the last delta, the stored answer and
- * `turn.complete`), and on loopback every write costs the sender a trip through the peer's whole TCP
- * receive path. The first frame of a tick corks the socket and a microtask uncorks it, so no frame
- * waits for anything but the code already running.
+ * Frames sent in the same turn of the event loop leave in one write (write-round.ts): a turn's
+ * events come in bursts, and on loopback every write costs the sender a trip through the peer's whole
+ * TCP receive path. A session event's ready-made frame waits in `pending` until the round ends, then
+ * the connection's run of them is written as one buffer (the same buffer for every viewer with the
+ * same run); a frame through `ws` corks the socket until then, after writing the events before it,
+ * so the peer reads everything in the order it was sent.
  *
  * A reply long enough to hold the event loop while it is serialized (the whole history of a long
  * session) is streamed: written as one message in fragments, serialized slice by slice as the peer
@@ -30,6 +31,7 @@ import { failure, notification, type JsonRpcResponse } from '../../protocol/json
 import { jsonPieces, worthSlicing } from './json-slices.js';
 import { writeStreamed, type FragmentSink } from './streamed-reply.js';
 import { textFrame } from './text-frame.js';
+import { writeRound, type RoundMember } from './write-round.js';
 import type { Logger } from '../../protocol/logger.js';
 import type { CloseCause, RpcSurfaceEvents, TypedEmitter } from './events.js';
 
@@ -85,8 +87,8 @@ export function decideSend(
 }
 
 /**
- * The raw stream under the WebSocket: corked to gather a tick's frames into one write, and written
- * to directly with a session event's ready-made frame (`ws` sends each frame whole and, with no
+ * The raw stream under the WebSocket: corked to gather a round's frames into one write, and written
+ * to directly with session events' ready-made frames (`ws` sends each frame whole and, with no
  * compression, at once, so a frame written here never splits one of its own).
  */
 export interface Transport {
@@ -114,15 +116,23 @@ interface EventFrame {
   frame: Buffer;
 }
 
+const joinFrames = (frames: readonly Buffer[]): Buffer =>
+  frames.length === 1 ? frames[0]! : Buffer.concat(frames);
+
 const encodeEventFrame = (method: string, params: unknown): EventFrame => {
   const json = encodeNotification(method, params);
   return { json, frame: textFrame(Buffer.from(json, 'utf8')) };
 };
 
-export class ViewerConnection {
+export class ViewerConnection implements RoundMember {
   readonly id = randomUUID();
   private current: ConnectionState = 'open';
+  /** Joined the write round in progress: flushRound will run once this turn of the loop ends. */
+  private inRound = false;
   private corked = false;
+  /** Event frames accepted this round and not yet written, and their bytes (part of the backlog). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private closeCause: CloseCause = 'client';
   private inFlight = 0;
   private graceTimer: NodeJS.Timeout | undefined;
@@ -163,14 +173,25 @@ export class ViewerConnection {
   deliver(note: SharedEvent): boolean {
     const encoded = note.encoded(encodeEventFrame);
     if (!this.transport) return this.send(encoded.json, 'notification');
-    return this.send(encoded.frame, 'notification', this.transport);
+    return this.gather(encoded.frame);
   }
 
   /** Starts an orderly close. Idempotent. */
   close(cause: CloseCause = 'server_shutdown', code = 1001, reason = 'server closing'): void {
     if (this.current !== 'open') return;
+    // Events accepted before the close go out before the close frame.
+    this.writePending();
     this.toClosing(cause);
     this.socket.close(code, reason);
+  }
+
+  /** The end of the write round: the gathered events in one write, then whatever `ws` corked. */
+  flushRound(joined: (frames: readonly Buffer[]) => Buffer): void {
+    this.inRound = false;
+    this.writePending(joined);
+    if (!this.corked) return;
+    this.corked = false;
+    this.transport?.uncork();
   }
 
   private receive(data: RawData, isBinary: boolean): void {
@@ -211,6 +232,8 @@ export class ViewerConnection {
         this.outbox!.push({ backlog: 0, write: () => stream().then(resolve) });
       });
     }
+    // The events gathered before the reply leave before its first fragment.
+    this.writePending();
     this.outbox = [];
     return stream().then(() => this.drainOutbox());
   }
@@ -245,79 +268,93 @@ export class ViewerConnection {
     while (outbox.length > 0 && this.current === 'open') {
       const held = outbox.shift()!;
       this.outboxBytes -= held.backlog;
-      this.gatherTick();
+      this.corkForRound();
       await held.write();
     }
     this.outbox = null;
     this.outboxBytes = 0;
   }
 
-  /**
-   * Sends JSON text through `ws`, or a ready-made WebSocket frame straight to the stream under it
-   * (`raw`), counted against the same backlog either way.
-   */
-  private send(frame: string, kind: 'reply' | 'notification'): boolean;
-  private send(frame: Buffer, kind: 'notification', raw: Transport): boolean;
-  private send(frame: string | Buffer, kind: 'reply' | 'notification', raw?: Transport): boolean {
-    const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
-    const decision = decideSend(
-      this.current,
-      Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.outboxBytes,
-      bytes,
-      this.limits.maxBufferedBytes,
-      kind,
-    );
-    switch (decision) {
-      case 'discard':
-        return false;
-      case 'drop_slow_consumer':
-        this.dropSlowConsumer();
-        return false;
-      case 'send':
-        if (this.outbox) {
-          this.outbox.push({
-            backlog: kind === 'reply' ? 0 : bytes,
-            write: () => void this.write(frame, kind, raw),
-          });
-          this.outboxBytes += kind === 'reply' ? 0 : bytes;
-          return true;
-        }
-        this.gatherTick();
-        return this.write(frame, kind, raw);
-    }
+  /** Bytes queued and not yet taken, apart from the replies on their way (decideSend's backlog). */
+  private backlog(): number {
+    return Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.pendingBytes + this.outboxBytes;
   }
 
-  /** Performs a send that was decided: the frame as it is to the stream, or its JSON through `ws`. */
-  private write(frame: string | Buffer, kind: 'reply' | 'notification', raw?: Transport): boolean {
-    // The peer may have begun the closing handshake: no data frame may follow a close frame.
-    if (this.socket.readyState !== this.socket.OPEN) return false;
-    if (raw) {
-      raw.write(frame as Buffer);
-      return true;
-    }
+  /** Whether a frame of `bytes` may go out now (decideSend); a viewer past the bound is dropped here. */
+  private admits(bytes: number, kind: 'reply' | 'notification'): boolean {
+    const decision = decideSend(this.current, this.backlog(), bytes, this.limits.maxBufferedBytes, kind);
+    if (decision === 'drop_slow_consumer') this.dropSlowConsumer();
+    return decision === 'send';
+  }
+
+  /** Sends JSON text through `ws`, after the events gathered before it. */
+  private send(frame: string, kind: 'reply' | 'notification'): boolean {
+    const bytes = Buffer.byteLength(frame);
+    if (!this.admits(bytes, kind)) return false;
+    if (this.outbox) return this.hold(kind === 'reply' ? 0 : bytes, () => this.sendNow(frame, kind, bytes));
+    return this.sendNow(frame, kind, bytes);
+  }
+
+  /** Holds a frame until the streamed reply on the wire is complete. */
+  private hold(backlog: number, write: () => void): boolean {
+    this.outbox!.push({ backlog, write });
+    this.outboxBytes += backlog;
+    return true;
+  }
+
+  private sendNow(frame: string, kind: 'reply' | 'notification', bytes: number): boolean {
+    this.corkForRound();
+    this.writePending();
     if (kind === 'notification') {
       this.socket.send(frame);
       return true;
     }
     // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
-    const bytes = Buffer.byteLength(frame);
     this.replyBytes += bytes;
     this.socket.send(frame, () => (this.replyBytes -= bytes));
     return true;
   }
 
-  private gatherTick(): void {
+  /** Takes a session event's ready-made frame for the end of the round, counted in the backlog. */
+  private gather(frame: Buffer): boolean {
+    if (!this.admits(frame.length, 'notification')) return false;
+    // The peer may have begun the closing handshake: no data frame may follow a close frame.
+    if (this.socket.readyState !== this.socket.OPEN) return false;
+    if (this.outbox) return this.hold(frame.length, () => void this.transport?.write(frame));
+    this.pending.push(frame);
+    this.pendingBytes += frame.length;
+    this.joinRound();
+    return true;
+  }
+
+  /** Writes the gathered event frames now, as one buffer (before a frame through `ws` or a close). */
+  private writePending(joined: (frames: readonly Buffer[]) => Buffer = joinFrames): void {
+    if (this.pending.length === 0) return;
+    const frames = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    // The peer began the closing handshake since: `ws` answered it, and nothing may follow a close.
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    this.transport?.write(joined(frames));
+  }
+
+  private corkForRound(): void {
     if (this.corked || !this.transport) return;
     this.corked = true;
     this.transport.cork();
-    queueMicrotask(() => {
-      this.corked = false;
-      this.transport?.uncork();
-    });
+    this.joinRound();
+  }
+
+  private joinRound(): void {
+    if (this.inRound) return;
+    this.inRound = true;
+    writeRound.join(this);
   }
 
   private dropSlowConsumer(): void {
     this.logger.warn({ connection: this.id, subject: this.principal.subject }, 'dropping slow viewer');
+    // What was accepted before the bound was reached keeps its place before the last notification.
+    this.writePending();
     this.toClosing('slow_consumer');
     // Best effort: the peer is behind, so it may only read this after everything already queued.
     // Inside a streamed reply no message may begin: the close code alone says why.
@@ -338,6 +375,8 @@ export class ViewerConnection {
     if (this.current === 'closed') return;
     clearTimeout(this.graceTimer);
     this.current = 'closed';
+    this.pending = [];
+    this.pendingBytes = 0;
     this.events.emit('connection:close', this, this.closeCause);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { createSessionParams } from '../../domain/local/launch-params.js';
+import { MCP_SERVERS_SCHEMA } from '../../runtime/mcp/config.js';
 import type { LocalSessions } from '../../domain/local/service.js';
 import { TITLE_MAX } from '../../domain/local/titles.js';
 import { GatewayError } from '../../domain/errors.js';
@@ -109,6 +110,7 @@ export const SESSION_METHOD_SCHEMAS = {
     turns: z.number().int().min(1).max(1000).default(1),
   }),
   'session.retry': z.strictObject({ session_id: id, request_id: id }),
+  'session.mcp.supply': z.strictObject({ session_id: id, mcp_servers: MCP_SERVERS_SCHEMA }),
   'session.model': z.strictObject({
     session_id: id,
     provider: z.string().trim().min(1).max(100).optional(),
@@ -303,6 +305,11 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       params: s['session.retry'],
       capability: 'session:control',
       handler: (p, c) => sessions.controls.retry(c.principal, p),
+    })
+    .register('session.mcp.supply', {
+      params: s['session.mcp.supply'],
+      capability: 'session:control',
+      handler: (p, c) => sessions.supplyMcp(c.principal, p),
     })
     .register('session.model', {
       params: s['session.model'],

@@ -4,6 +4,7 @@
  * moving expires_at, never by waiting), the turn path fenced by the lease token, and the LISTEN
  * connection's wake-ups across a lost connection.
  */
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionSource } from '../../../src/domain/session/source.js';
 import type { LeaseHolder } from '../../../src/domain/cluster/lease.js';
@@ -299,6 +300,42 @@ describe('LISTEN/NOTIFY', () => {
     await a.cluster.notify('gatehouse_test_wake', 'two');
     await arrived;
     expect(got).toEqual(['one', 'two']);
+  });
+
+  it('sends its LISTEN and UNLISTEN statements one at a time, even when many channels come and go at once', async () => {
+    const s = await schema();
+    const a = await instance(s, 'a');
+    const b = await instance(s, 'b');
+    await b.listener.listening();
+    // pg queues a query given while another runs, a use it deprecates (pg 9 refuses it): count the
+    // listening connection's statements in flight.
+    let inFlight = 0;
+    let most = 0;
+    type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+    const proto = pg.Client.prototype as unknown as { query: Query };
+    const query = proto.query;
+    proto.query = function (...args) {
+      const text = typeof args[0] === 'string' ? args[0] : '';
+      if (!/^(UN)?LISTEN /.test(text)) return query.apply(this, args);
+      most = Math.max(most, ++inFlight);
+      return (query.apply(this, args) as Promise<unknown>).finally(() => inFlight--);
+    };
+    cleanups.push(() => Promise.resolve(void (proto.query = query)));
+    const channels = Array.from({ length: 8 }, (_, n) => schemaChannel(s.name, `gatehouse_test_many_${n}`));
+    const unsubscribes = channels.map((channel) => b.listener.subscribe(channel, () => undefined));
+    for (const unsubscribe of unsubscribes.slice(0, 7)) unsubscribe();
+    const got: string[] = [];
+    let heard!: () => void;
+    const arrived = new Promise<void>((resolve) => (heard = resolve));
+    b.listener.subscribe(channels[0]!, (payload) => {
+      got.push(payload);
+      heard();
+    });
+    await b.listener.listening();
+    await a.cluster.notify('gatehouse_test_many_0', 'still heard');
+    await arrived;
+    expect(got).toEqual(['still heard']);
+    expect(most).toBe(1);
   });
 
   it("a channel is the schema's own: a note sent under the same name in another schema is not heard", async () => {

@@ -24,6 +24,7 @@ import { migration as m025 } from './025_budget_pause_worst.js';
 import { migration as m026 } from './026_steers.js';
 import { migration as m027 } from './027_job_delivery.js';
 import { migration as m028 } from './028_delegations.js';
+import { migration as m029 } from './029_mcp_values.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   m001,
@@ -50,4 +51,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m026,
   m027,
   m028,
+  m029,
 ];

@@ -1,0 +1,76 @@
+/**
+ * A write round: what the viewer connections were given to send during one turn of the event loop,
+ * written once per connection when that turn ends (issue 32 aim 5).
+ *
+ * On loopback every write costs the daemon a trip through the peer's whole TCP receive path, and
+ * with a thousand viewers that system call, not the JSON, is most of what an event costs. A turn's
+ * events come in bursts (`turn.start` and the stored question; the last delta, the stored answer,
+ * `turn.complete` and `admission.settled`), often from several promise continuations of one I/O
+ * callback, so the round ends in `setImmediate`: after everything the loop is running now, and
+ * before it waits for more I/O. No frame waits for a timer or for other input.
+ *
+ * Every viewer of a session usually has the same run of event frames in a round, so the round
+ * joins a run into one buffer once and every connection writes that same buffer.
+ */
+
+/** A connection with something to write at the end of the round. */
+export interface RoundMember {
+  /** Writes what it gathered; `joined` gives one buffer for a run of frames. */
+  flushRound(joined: (frames: readonly Buffer[]) => Buffer): void;
+}
+
+/** Pure: whether two runs hold the very same frames (the same buffers) in the same order. */
+export function sameRun(a: readonly Buffer[], b: readonly Buffer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export class WriteRound {
+  private members: RoundMember[] = [];
+  private scheduled = false;
+  /** The run joined last in the round being flushed, and its buffer: the next viewer's likely run. */
+  private lastRun: readonly Buffer[] = [];
+  private lastJoined: Buffer | null = null;
+
+  constructor(private readonly schedule: (flush: () => void) => void = (flush) => setImmediate(flush)) {}
+
+  /** `member` is flushed when this turn of the loop ends; a member joins a round once. */
+  join(member: RoundMember): void {
+    this.members.push(member);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.schedule(() => this.flush());
+  }
+
+  /** One buffer for a run of frames; the run the previous member wrote is not joined again. */
+  readonly joined = (frames: readonly Buffer[]): Buffer => {
+    if (frames.length === 1) return frames[0]!;
+    if (this.lastJoined && sameRun(frames, this.lastRun)) return this.lastJoined;
+    this.lastRun = frames;
+    this.lastJoined = Buffer.concat(frames);
+    return this.lastJoined;
+  };
+
+  private flush(): void {
+    const members = this.members;
+    // A member that sends again while being flushed joins the next round.
+    this.members = [];
+    this.scheduled = false;
+    let failed: { error: unknown } | null = null;
+    for (const member of members) {
+      // One connection's failure must not leave the others' frames unwritten.
+      try {
+        member.flushRound(this.joined);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+    this.lastRun = [];
+    this.lastJoined = null;
+    if (failed) throw failed.error;
+  }
+}
+
+/** The daemon's one round: every connection's frames leave in the same `setImmediate`. */
+export const writeRound = new WriteRound();
