@@ -91,10 +91,31 @@ function toBoundary(messages: readonly TranscriptMessage[], index: number): numb
   return i;
 }
 
+export interface PlanOptions {
+  tailTokens: number;
+  /** A message's tokens (a caller with the counts at hand passes its cache); tokensOf by default. */
+  tokens?: (message: TranscriptMessage) => number;
+}
+
 export function planCompression(
   messages: readonly TranscriptMessage[],
-  options: { tailTokens: number },
+  options: PlanOptions,
 ): CompressionPlan {
+  return runToEnd(planSteps(messages, options));
+}
+
+/** Messages handled between two pause points of planSteps. */
+const STEP = 256;
+
+/**
+ * planCompression as steps: it yields every STEP messages of its long loops, so a caller holding a
+ * long transcript can let the event loop run between them (prepare.ts; issue 32 aim 3).
+ */
+export function* planSteps(
+  messages: readonly TranscriptMessage[],
+  options: PlanOptions,
+): Generator<void, CompressionPlan, undefined> {
+  const count = options.tokens ?? tokensOf;
   const headStop = headEnd(messages);
   const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isSummaryMessage(m));
   // The most recent messages worth `tailTokens`, at a boundary that keeps tool pairs whole.
@@ -102,17 +123,31 @@ export function planCompression(
   let tokens = 0;
   while (recent > headStop && tokens < options.tailTokens) {
     recent--;
-    tokens += tokensOf(messages[recent]!);
+    tokens += count(messages[recent]!);
+    if (recent % STEP === 0) yield;
   }
   recent = toBoundary(messages, recent);
   // Inside a tool loop the tail is never less than its last round (the call and its results on).
   const lastRound = messages.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls ?? []).length > 0);
   const loopRecent = Math.min(recent, lastRound);
-  if (lastUser >= 0 && loopRecent > lastUser + 1) return inTurnPlan(messages, headStop, lastUser, loopRecent);
+  if (lastUser >= 0 && loopRecent > lastUser + 1)
+    return yield* inTurnPlan(messages, headStop, lastUser, loopRecent);
   const tailStart = toBoundary(messages, Math.min(recent, Math.max(lastUser, headStop)));
   if (tailStart <= headStop)
     return { kind: 'nothing', reason: 'the conversation is all head and recent tail' };
-  return withMiddle(messages, headStop, messages.slice(headStop, tailStart), messages.slice(tailStart));
+  return yield* withMiddle(
+    messages,
+    headStop,
+    messages.slice(headStop, tailStart),
+    messages.slice(tailStart),
+  );
+}
+
+function runToEnd<T>(steps: Generator<void, T, undefined>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /**
@@ -122,37 +157,39 @@ export function planCompression(
  * tool result kept still follows its call. Without this a single question followed by hundreds of
  * tool calls could never be compressed.
  */
-function inTurnPlan(
+function* inTurnPlan(
   messages: readonly TranscriptMessage[],
   headStop: number,
   lastUser: number,
   recent: number,
-): CompressionPlan {
+): Generator<void, CompressionPlan, undefined> {
   const question = lastUser >= headStop ? [messages[lastUser]!] : [];
   const middle = messages.slice(headStop, recent).filter((_, i) => i + headStop !== lastUser);
-  return withMiddle(messages, headStop, middle, [...question, ...messages.slice(recent)]);
+  return yield* withMiddle(messages, headStop, middle, [...question, ...messages.slice(recent)]);
 }
 
-function withMiddle(
+function* withMiddle(
   messages: readonly TranscriptMessage[],
   headStop: number,
   between: readonly TranscriptMessage[],
   tail: TranscriptMessage[],
-): CompressionPlan {
+): Generator<void, CompressionPlan, undefined> {
   // A summary an earlier compression left is the one to update (normally one; joined if several).
   const previous: string[] = [];
   const middle: TranscriptMessage[] = [];
-  for (const message of between) {
+  for (let i = 0; i < between.length; i++) {
+    const message = between[i]!;
     if (isSummaryMessage(message)) {
       const text = summaryText(message);
       if (text !== '') previous.push(text);
-    } else middle.push(message);
+    } else middle.push(stubToolOutput(message));
+    if (i % STEP === STEP - 1) yield;
   }
   if (middle.length === 0) return { kind: 'nothing', reason: 'nothing new since the last compression' };
   return {
     kind: 'plan',
     head: messages.slice(0, headStop),
-    middle: middle.map(stubToolOutput),
+    middle,
     previousSummary: previous.length > 0 ? previous.join('\n\n') : null,
     tail,
   };
@@ -163,13 +200,20 @@ export function stubToolOutput(message: TranscriptMessage): TranscriptMessage {
   if (message.role !== 'tool') return message;
   const content = message.content ?? '';
   if (content.length <= 400 || content.startsWith(TOOL_STUB_MARKER)) return message;
-  const lines = content.split('\n').length;
+  const lines = lineCount(content);
   return {
     ...message,
     content:
       `${TOOL_STUB_MARKER}: ${content.length} characters, ${lines} lines of \`${message.name ?? 'tool'}\` ` +
       `output; it began: ${content.slice(0, 200)}]`,
   };
+}
+
+/** `text.split('\n').length` without making the lines (a long middle has thousands of outputs). */
+function lineCount(text: string): number {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
 }
 
 /**
@@ -181,13 +225,14 @@ export function composeCompressed(
   summary: string,
   budgetTokens = Infinity,
 ): TranscriptMessage[] {
-  const summaryMessage: TranscriptMessage = {
-    role: 'user',
-    content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}`,
-  };
-  const result = [...plan.head, summaryMessage, ...plan.tail];
+  const result = [...plan.head, summaryMessage(summary), ...plan.tail];
   stubOlderToolOutputs(result, plan.head.length + 1, budgetTokens);
   return result;
+}
+
+/** The message a summary stands in as. */
+export function summaryMessage(summary: string): TranscriptMessage {
+  return { role: 'user', content: `${SUMMARY_PREAMBLE}\n\n${summary.trim()}` };
 }
 
 /** Stubs tool outputs of `result` from `from` on, oldest first, while over budget; the last round's stay. */
@@ -238,6 +283,11 @@ function droppedNote(
   };
 }
 
+/** The note with the largest counts it may say: what reduceByDropping measures a note by. */
+export function notePlaceholder(why: string, previous: string | null): TranscriptMessage {
+  return droppedNote(99_999, 99_999, why, previous);
+}
+
 /**
  * The deterministic reduction, used when no usable summary can be had (issue 26 item 1): the
  * oldest whole exchanges of the head and middle are dropped until the transcript fits
@@ -257,7 +307,7 @@ export function reduceByDropping(
   const sum = (unit: readonly TranscriptMessage[]) => unit.reduce((n, m) => n + tokensOf(m), 0);
   const fixed = sum(plan.tail);
   // The note's size barely depends on its counts: measured once, with the largest counts it may say.
-  const noteTokens = (previous: string | null) => tokensOf(droppedNote(99_999, 99_999, why, previous));
+  const noteTokens = (previous: string | null) => tokensOf(notePlaceholder(why, previous));
   let previous = plan.previousSummary;
   if (previous !== null && noteTokens(previous) + fixed > budgetTokens) previous = null;
   let total = noteTokens(previous) + fixed + head.reduce((n, u) => n + sum(u), 0);

@@ -7,10 +7,19 @@ import type { TranscriptMessage } from '../../domain/vocabulary.js';
 import type { ChatModel } from '../model/client.js';
 import { isModelError } from '../model/errors.js';
 import { messageTokens, thresholdTokens, type ContextSettings } from './budget.js';
-import { composeCompressed, planCompression, reduceByDropping, type CompressionPlan } from './compress.js';
-import { LoopSlices } from './slices.js';
-import { summaryPieces, summaryRequest } from './summary-prompt.js';
-import { countTextTokens } from './tokens.js';
+import {
+  composeCompressed,
+  notePlaceholder,
+  planSteps,
+  reduceByDropping,
+  stubToolOutput,
+  summaryMessage,
+  type CompressionPlan,
+} from './compress.js';
+import { LoopSlices, runInSlices } from './slices.js';
+import { summaryPieces, summaryRequest, summaryTexts } from './summary-prompt.js';
+import { countTextTokens, keepPrimedCounts, messageTexts, primeTextCounts } from './tokens.js';
+import { toWireMessage } from '../model/wire.js';
 
 export interface CompressionSettings extends ContextSettings {
   /** The recent tail kept verbatim, in tokens (never less than the last user message onwards). */
@@ -50,6 +59,20 @@ async function tokensOfAllInSlices(messages: readonly TranscriptMessage[]): Prom
   return sum;
 }
 
+/** The texts countMessageTokens counts of each message. */
+function* textsOf(messages: Iterable<TranscriptMessage>): Generator<string, void, undefined> {
+  for (const message of messages) yield* messageTexts(toWireMessage(message));
+}
+
+/** Every message reduceByDropping or composeCompressed may count: the plan's, and their stubs. */
+function* planMessages(plan: Extract<CompressionPlan, { kind: 'plan' }>): Generator<TranscriptMessage> {
+  yield* plan.middle;
+  for (const message of [...plan.head, ...plan.tail]) {
+    yield message;
+    yield stubToolOutput(message);
+  }
+}
+
 /** The most summary calls one compression makes; older pieces beyond them are left out. */
 const MAX_PIECES = 8;
 
@@ -70,35 +93,59 @@ export async function prepareCompression(options: {
   /** Why no summary may be asked for now, or absent when it may. */
   noSummary?: string | undefined;
 }): Promise<PreparedCompression> {
+  // Every text counted below is counted on the worker first (primeTextCounts), so the tokenizer
+  // is neither loaded nor run on the event loop; a text not primed is still counted, here.
+  const release = keepPrimedCounts();
+  try {
+    return await prepareCounted(options);
+  } finally {
+    release();
+  }
+}
+
+async function prepareCounted(
+  options: Parameters<typeof prepareCompression>[0],
+): Promise<PreparedCompression> {
   const { messages, settings } = options;
-  const plan = planCompression(messages, { tailTokens: settings.tailTokens });
+  await primeTextCounts(textsOf(messages));
+  // Counted first, in slices: the plan's tail then reads the counts kept beside each message.
+  const beforeTokens = await tokensOfAllInSlices(messages);
+  const plan = await runInSlices(
+    planSteps(messages, { tailTokens: settings.tailTokens, tokens: messageTokens }),
+  );
   if (plan.kind === 'nothing') return { kind: 'nothing', reason: plan.reason };
   const budget = Math.floor(thresholdTokens(settings) * 0.8);
-  const before = { messages: messages.length, tokens: await tokensOfAllInSlices(messages) };
-  const ready = (
+  const before = { messages: messages.length, tokens: beforeTokens };
+  const ready = async (
     child: TranscriptMessage[],
     method: CompressionMethod,
     dropped: number,
     summaryError?: string,
-  ): PreparedCompression => ({
-    kind: 'ready',
-    messages: child,
-    method,
-    dropped,
-    ...(summaryError === undefined ? {} : { summaryError }),
-    before,
-    after: { messages: child.length, tokens: tokensOfAll(child) },
-  });
+  ): Promise<PreparedCompression> => {
+    await primeTextCounts(textsOf(child));
+    return {
+      kind: 'ready',
+      messages: child,
+      method,
+      dropped,
+      ...(summaryError === undefined ? {} : { summaryError }),
+      before,
+      after: { messages: child.length, tokens: tokensOfAll(child) },
+    };
+  };
+  await primeTextCounts(textsOf(planMessages(plan)));
   let why = options.noSummary;
   if (why === undefined) {
     const summary = await summarise(plan, options, budget);
     if (options.signal?.aborted) return { kind: 'failed', error: 'the compression was interrupted' };
     if (summary.kind === 'summary') {
+      await primeTextCounts(textsOf([summaryMessage(summary.text)]));
       const child = composeCompressed(plan, summary.text, budget);
       if (tokensOfAll(child) <= budget) return ready(child, 'summary', 0);
       why = `the summary left the conversation over its budget of ${budget} tokens (longer than what it replaces)`;
     } else why = summary.error;
   }
+  await primeTextCounts(textsOf([notePlaceholder(why, plan.previousSummary), notePlaceholder(why, null)]));
   const reduced = reduceByDropping(plan, why, budget);
   return ready(
     reduced.messages,
@@ -123,6 +170,7 @@ async function summarise(
   // summary may take a quarter: the previous summary handed to the next piece must leave it room.
   const shown = Math.floor(options.settings.window * 0.8);
   const summaryCap = Math.max(64, Math.floor(Math.min(budget, options.settings.window) / 4));
+  await primeTextCounts(summaryTexts(plan.middle, plan.previousSummary));
   const previousTokens = countTextTokens(plan.previousSummary ?? '');
   if (previousTokens > summaryCap * 2)
     return { kind: 'failed', error: 'the previous summary is too large to update within the window' };
@@ -149,6 +197,7 @@ async function summarise(
       return { kind: 'failed', error: `the summary call failed: ${why}` };
     }
     if (text === '') return { kind: 'failed', error: 'the summary call answered with no text' };
+    await primeTextCounts([text]);
     if (countTextTokens(text) > summaryCap)
       return { kind: 'failed', error: `the summary was longer than the ${summaryCap} tokens it may take` };
     previous = text;

@@ -21,3 +21,15 @@ export class LoopSlices {
     this.start = performance.now();
   }
 }
+
+/** Runs steps that yield at their pause points (compress.ts planSteps), a slice at a time. */
+export async function runInSlices<T>(
+  steps: Generator<void, T, undefined>,
+  slices = new LoopSlices(),
+): Promise<T> {
+  for (;;) {
+    if (slices.due()) await slices.pause();
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}

@@ -146,3 +146,13 @@ export async function summaryPieces(
   if (piece.length > 0) pieces.push(piece);
   return pieces;
 }
+
+/** Every text summaryPieces and summaryRequest count for `middle` (what to prime for them). */
+export function* summaryTexts(
+  middle: readonly TranscriptMessage[],
+  previousSummary: string | null,
+): Generator<string, void, undefined> {
+  yield SUMMARY_INSTRUCTIONS;
+  if (previousSummary !== null) yield previousSummary;
+  for (const message of middle) yield renderForSummary(message);
+}

@@ -13,6 +13,12 @@
  * the connection's run of them is written as one buffer (the same buffer for every viewer with the
  * same run); a frame through `ws` corks the socket until then, after writing the events before it,
  * so the peer reads everything in the order it was sent.
+ *
+ * A reply long enough to hold the event loop while it is serialized (the whole history of a long
+ * session) is streamed: written as one message in fragments, serialized slice by slice as the peer
+ * takes them (streamed-reply.ts). No other message may begin inside a fragmented one, so whatever
+ * the connection sends meanwhile waits in the outbox, in order, its notifications counted against
+ * the same backlog bound, and leaves when the streamed reply is complete.
  */
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
@@ -22,6 +28,8 @@ import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { jsonPieces, worthSlicing } from './json-slices.js';
+import { writeStreamed, type FragmentSink } from './streamed-reply.js';
 import { textFrame } from './text-frame.js';
 import { writeRound, type RoundMember } from './write-round.js';
 import type { Logger } from '../../protocol/logger.js';
@@ -86,7 +94,17 @@ export function decideSend(
 export interface Transport {
   cork(): void;
   uncork(): void;
-  write(frame: Buffer): boolean;
+  write(frame: Buffer, done?: (error?: Error | null) => void): boolean;
+  readonly writableLength: number;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+/** A frame sent while a streamed reply is on the wire, written once that reply is complete. */
+interface HeldFrame {
+  /** Bytes it adds to the backlog (0 for a reply: replies never count against it). */
+  backlog: number;
+  write(): void | Promise<void>;
 }
 
 const encodeNotification = (method: string, params: unknown): string =>
@@ -120,6 +138,9 @@ export class ViewerConnection implements RoundMember {
   private graceTimer: NodeJS.Timeout | undefined;
   /** Bytes of replies handed to the socket and not yet written out: no part of the backlog. */
   private replyBytes = 0;
+  /** Frames waiting for the streamed reply on the wire to end; null while none is. */
+  private outbox: HeldFrame[] | null = null;
+  private outboxBytes = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -176,7 +197,7 @@ export class ViewerConnection implements RoundMember {
   private receive(data: RawData, isBinary: boolean): void {
     if (this.current !== 'open') return;
     if (isBinary) {
-      this.reply(failure(null, invalidRequest('frames must be text, one JSON object each')));
+      void this.reply(failure(null, invalidRequest('frames must be text, one JSON object each')));
       return;
     }
     const text = Array.isArray(data)
@@ -189,22 +210,74 @@ export class ViewerConnection implements RoundMember {
     // handleFrame runs synchronously up to the handler's first await, so handlers start in order.
     void this.dispatcher
       .handleFrame(text, { principal: this.principal, connection: this })
-      .then((response) => {
-        if (response) this.reply(response);
-      })
+      .then((response) => (response ? this.reply(response) : undefined))
       .finally(() => {
         this.inFlight -= 1;
         if (this.current === 'open' && this.inFlight < this.limits.maxInFlight) this.socket.resume();
       });
   }
 
-  private reply(response: JsonRpcResponse | JsonRpcResponse[]): void {
+  private reply(response: JsonRpcResponse | JsonRpcResponse[]): void | Promise<void> {
+    if (this.transport && worthSlicing(response)) return this.streamReply(response, this.transport);
     this.send(JSON.stringify(response), 'reply');
+  }
+
+  /** Sends a long reply as it is serialized; resolves once it is written (or the connection closed). */
+  private streamReply(response: unknown, transport: Transport): Promise<void> {
+    if (this.current !== 'open') return Promise.resolve();
+    // A streamed reply never waits on the backlog bound: as any reply, it is what the client asked for.
+    const stream = () => this.writeStream(response, transport);
+    if (this.outbox) {
+      return new Promise<void>((resolve) => {
+        this.outbox!.push({ backlog: 0, write: () => stream().then(resolve) });
+      });
+    }
+    // The events gathered before the reply leave before its first fragment.
+    this.writePending();
+    this.outbox = [];
+    return stream().then(() => this.drainOutbox());
+  }
+
+  private async writeStream(response: unknown, transport: Transport): Promise<void> {
+    const sink: FragmentSink = {
+      open: () => this.current === 'open' && this.socket.readyState === this.socket.OPEN,
+      write: (frame) => {
+        this.replyBytes += frame.length;
+        transport.write(frame, () => (this.replyBytes -= frame.length));
+        // Room while the stream holds less than the backlog bound: a wait for 'drain' after every
+        // fragment (the stream's own mark is 16 KiB) made the reply wait a loop turn per fragment.
+        return transport.writableLength < this.limits.maxBufferedBytes;
+      },
+      drained: () => untilDrained(transport),
+    };
+    try {
+      await writeStreamed(jsonPieces(response), sink);
+    } catch (error) {
+      // Half a message is on the wire: nothing else can be sent on this connection but a close.
+      this.logger.error(
+        { connection: this.id, err: error instanceof Error ? error.message : String(error) },
+        'a streamed reply could not be serialized',
+      );
+      this.close('error', 1011, 'internal error');
+    }
+  }
+
+  /** Writes what waited for a streamed reply, in order; a streamed reply among it waits its turn. */
+  private async drainOutbox(): Promise<void> {
+    const outbox = this.outbox!;
+    while (outbox.length > 0 && this.current === 'open') {
+      const held = outbox.shift()!;
+      this.outboxBytes -= held.backlog;
+      this.corkForRound();
+      await held.write();
+    }
+    this.outbox = null;
+    this.outboxBytes = 0;
   }
 
   /** Bytes queued and not yet taken, apart from the replies on their way (decideSend's backlog). */
   private backlog(): number {
-    return Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.pendingBytes;
+    return Math.max(0, this.socket.bufferedAmount - this.replyBytes) + this.pendingBytes + this.outboxBytes;
   }
 
   /** Whether a frame of `bytes` may go out now (decideSend); a viewer past the bound is dropped here. */
@@ -218,6 +291,18 @@ export class ViewerConnection implements RoundMember {
   private send(frame: string, kind: 'reply' | 'notification'): boolean {
     const bytes = Buffer.byteLength(frame);
     if (!this.admits(bytes, kind)) return false;
+    if (this.outbox) return this.hold(kind === 'reply' ? 0 : bytes, () => this.sendNow(frame, kind, bytes));
+    return this.sendNow(frame, kind, bytes);
+  }
+
+  /** Holds a frame until the streamed reply on the wire is complete. */
+  private hold(backlog: number, write: () => void): boolean {
+    this.outbox!.push({ backlog, write });
+    this.outboxBytes += backlog;
+    return true;
+  }
+
+  private sendNow(frame: string, kind: 'reply' | 'notification', bytes: number): boolean {
     this.corkForRound();
     this.writePending();
     if (kind === 'notification') {
@@ -235,6 +320,7 @@ export class ViewerConnection implements RoundMember {
     if (!this.admits(frame.length, 'notification')) return false;
     // The peer may have begun the closing handshake: no data frame may follow a close frame.
     if (this.socket.readyState !== this.socket.OPEN) return false;
+    if (this.outbox) return this.hold(frame.length, () => void this.transport?.write(frame));
     this.pending.push(frame);
     this.pendingBytes += frame.length;
     this.joinRound();
@@ -271,7 +357,8 @@ export class ViewerConnection implements RoundMember {
     this.writePending();
     this.toClosing('slow_consumer');
     // Best effort: the peer is behind, so it may only read this after everything already queued.
-    this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
+    // Inside a streamed reply no message may begin: the close code alone says why.
+    if (!this.outbox) this.socket.send(encodeNotification(DROPPED_NOTIFICATION, { reason: 'slow_consumer' }));
     this.socket.close(CLOSE_SLOW_CONSUMER, 'slow_consumer');
   }
 
@@ -292,4 +379,17 @@ export class ViewerConnection implements RoundMember {
     this.pendingBytes = 0;
     this.events.emit('connection:close', this, this.closeCause);
   }
+}
+
+/** Resolves when the stream can take more, or closed (then nothing more is written to it). */
+function untilDrained(transport: Transport): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      transport.off('drain', done);
+      transport.off('close', done);
+      resolve();
+    };
+    transport.once('drain', done);
+    transport.once('close', done);
+  });
 }

@@ -66,6 +66,18 @@ export function testDispatcher(logger: Logger, recorded: number[] = []): Dispatc
     capability: null,
     handler: ({ bytes }) => ({ pad: 'x'.repeat(bytes) }),
   });
+  // A long list (a history of many messages, say): a reply streamed in fragments. `ticks`
+  // notifications are sent once the loop is free again, while that reply is on its way.
+  dispatcher.register('test.many', {
+    params: z.strictObject({ items: z.number().int().min(0), ticks: z.number().int().min(0) }),
+    capability: null,
+    handler: ({ items, ticks }, context) => {
+      setImmediate(() => {
+        for (let n = 1; n <= ticks; n++) context.connection.notify('test.tick', { n });
+      });
+      return { items: Array.from({ length: items }, (_, n) => ({ n, text: `item ${n} ✓ 😀` })) };
+    },
+  });
   return dispatcher;
 }
 
