@@ -12,11 +12,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requireBuild, runCli, tempHome } from './cli.js';
+import { loadedModules } from '../fixtures/bundle-inputs.js';
+import { CLI, requireBuild, runCli, tempHome } from './cli.js';
 import { dropTestSchemas, startDaemon, type RunningDaemon } from './gateway-harness.js';
 import { TOKEN_ENV, useTelegramDaemon } from './telegram-fixture.js';
 
 const HOOK = pathToFileURL(resolve(import.meta.dirname, '../fixtures/record-loads.mjs')).href;
+/** The build the CLI runs from: its bundle files are read as the modules they hold. */
+const DIST = resolve(dirname(CLI), '../..');
 
 /** What a module's URL says it belongs to; each is looked for by name in the assertions. */
 const KINDS = {
@@ -51,7 +54,7 @@ function recording() {
     env: { NODE_OPTIONS: `--import ${HOOK}`, GATEHOUSE_RECORD_LOADS: file },
     modules(): string[] {
       if (!existsSync(file)) return [];
-      return [...new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean))];
+      return loadedModules(readFileSync(file, 'utf8').split('\n').filter(Boolean), DIST);
     },
   };
 }
