@@ -3,8 +3,9 @@
  * run with a loader hook (test/fixtures/record-loads.mjs) that writes every file they load to a
  * file, and each bundle file loaded counts as the modules it holds (test/fixtures/bundle-inputs.ts):
  * `gatehouse --help` and `gatehouse status` load no chat platform SDK, no `pg`, no better-sqlite3
- * and nothing of the dashboard; a daemon on SQLite with no platform loads no platform SDK and no `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's
- * nor Slack's SDK), and a Telegram section whose token is missing fails with its own message before
+ * and nothing of the dashboard; a daemon on SQLite with no platform loads no platform SDK and no
+ * `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's nor
+ * Slack's SDK), and a Telegram section whose token is missing fails with its own message before
  * grammY is loaded; openid-client only with `auth.oidc`. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
