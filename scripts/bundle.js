@@ -24,34 +24,37 @@
  *
  * Plain JavaScript on purpose: it runs before anything is compiled.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 
 /** Packages compiled into the bundle: pure JavaScript, loaded by every daemon start. */
-export const BUNDLED = [
-  'commander',
-  'yaml',
-  'zod',
-  'ws',
-  'croner',
-  'pino',
-  // pino's own dependencies, reached only through it.
-];
+export const BUNDLED = ['commander', 'yaml', 'zod', 'ws', 'croner', 'pino'];
 
 export const ENTRY_POINTS = ['surfaces/cli/main.js', 'runtime/isolation/worker-main.js'];
 
 /** The list of the bundle's own files, with what each contains. */
 export const BUNDLE_INPUTS = '.bundle.json';
 
-/**
- * A package's dependencies (and dev dependencies) other than BUNDLED, each with its subpaths: what
- * esbuild leaves as imports. A bundled package's own dependencies are not listed, so they go in
- * with it.
- */
-export function externals(manifest) {
-  const names = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
-  return names.filter((name) => !BUNDLED.includes(name)).flatMap((name) => [name, `${name}/*`]);
+/** The package a bare import names: `zod/mini` → zod, `@slack/web-api/x` → @slack/web-api. */
+export function packageOf(specifier) {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
+
+/**
+ * Leaves to node_modules every package our code imports other than BUNDLED, declared in
+ * package.json or not (the discord.js layers the adapter imports are not), and built-ins; what a
+ * bundled package imports goes in with it.
+ */
+const onlyBundledPackages = {
+  name: 'only-bundled-packages',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.importer.includes(`${sep}node_modules${sep}`)) return undefined;
+      return BUNDLED.includes(packageOf(args.path)) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
 
 /**
  * What a CommonJS package in an ES module bundle needs: esbuild's `require` of a built-in (`fs`)
@@ -64,7 +67,6 @@ const REQUIRE_BANNER =
 export async function bundle(root) {
   const dist = join(root, 'dist');
   const esbuild = await import('esbuild');
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   // The last build's chunks are named by their content: none of them is this build's.
   rmSync(join(dist, 'chunks'), { recursive: true, force: true });
   const result = await esbuild.build({
@@ -80,7 +82,7 @@ export async function bundle(root) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: externals(manifest),
+    plugins: [onlyBundledPackages],
     banner: { js: REQUIRE_BANNER },
     minifyWhitespace: true,
     minifySyntax: true,
