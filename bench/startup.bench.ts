@@ -8,8 +8,9 @@
  * - that daemon's RSS once idle (half a second after ready).
  *
  * The times are medians against spawning `node -e ''` to its exit, interleaved with them in the same
- * run; the RSS against an idle bare `node`. Each figure also says how many modules and packages the
- * process loaded, counted in one more run under test/fixtures/record-loads.mjs (not timed).
+ * run; the RSS against an idle bare `node`. Each figure also says how many files, modules and
+ * packages the process loaded, counted in one more run under test/fixtures/record-loads.mjs (not
+ * timed): with the bundled build a file (a chunk) holds many modules (test/fixtures/bundle-inputs.ts).
  * GATEHOUSE_BENCH_CLI measures another build (e.g. main before a change) with the same bench.
  */
 import { spawn } from 'node:child_process';
@@ -29,6 +30,7 @@ import {
   type BenchDaemon,
 } from './gateway-daemon.js';
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
+import { loadedModules } from '../test/fixtures/bundle-inputs.js';
 
 const HOOK = pathToFileURL(
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/record-loads.mjs'),
@@ -50,13 +52,17 @@ function cliMs(home: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeAr
   );
 }
 
-/** Modules and packages a process recorded in `file` (one URL a line, repeats allowed). */
-function countLoads(file: string): { modules: number; packages: number } {
-  const modules = new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
+/** The build the measured CLI runs from (dist/surfaces/cli/main.js → dist). */
+const DIST = path.resolve(path.dirname(CLI), '../..');
+
+/** Files, modules and packages a process recorded in `file` (one URL a line, repeats allowed). */
+function countLoads(file: string): { files: number; modules: number; packages: number } {
+  const files = new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
+  const modules = loadedModules([...files], DIST);
   const packages = new Set(
-    [...modules].flatMap((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1] ?? []),
+    modules.flatMap((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1] ?? []),
   );
-  return { modules: modules.size, packages: packages.size };
+  return { files: files.size, modules: modules.length, packages: packages.size };
 }
 
 /** One more, untimed run of the command under the recording hook. */
@@ -129,7 +135,7 @@ const bench: Bench = {
       const time = (
         name: string,
         samples: number[],
-        loads: { modules: number; packages: number },
+        loads: { files: number; modules: number; packages: number },
         baseline = node,
       ): BenchFigure =>
         figure({

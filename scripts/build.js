@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The one build: `tsc -p tsconfig.build.json`, then a stamp in dist/. With `--if-stale` (what
+ * The one build: `tsc -p tsconfig.build.json`, the daemon and CLI bundled over tsc's output
+ * (scripts/bundle.js), the dashboard page, then a stamp in dist/. With `--if-stale` (what
  * `prepare`, `npm start`, `npm link`, `bench` and `torture` use) it does nothing when the stamp is
  * newer than every source and config file, so a fresh clone compiles once during `npm ci` and
  * never again until something changes. `npm run build` always compiles.
@@ -16,10 +17,12 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { bundle } from './bundle.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const STAMP = join(root, 'dist', '.build-stamp');
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
+// scripts/bundle.js decides what dist/ holds as much as src/ does.
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/bundle.js'];
 
 function newestMtime(path) {
   const stat = statSync(path);
@@ -41,7 +44,7 @@ export function staleReason(base = root) {
   return null;
 }
 
-function main() {
+async function main() {
   const ifStale = process.argv.includes('--if-stale');
   const noCheck = process.argv.includes('--no-check');
   if (ifStale) {
@@ -53,6 +56,8 @@ function main() {
   const args = [tsc, '-p', join(root, 'tsconfig.build.json'), ...(noCheck ? ['--noCheck'] : [])];
   const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
   if (run.status !== 0) return run.status ?? 1;
+  // Over tsc's output, before anything runs it: dist/surfaces/cli/main.js becomes the bundle.
+  if ((await bundle(root)) !== 0) return 1;
   // The dashboard page: plain TypeScript bundled by vite into dist/dashboard (docs/dashboard.md).
   const web = join(root, 'src', 'surfaces', 'dashboard', 'web');
   const vite = spawnSync(
@@ -73,4 +78,4 @@ function main() {
   return 0;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main();

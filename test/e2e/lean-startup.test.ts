@@ -1,10 +1,11 @@
 /**
  * Issue 33: a process loads what its configuration uses, and nothing else. The built CLI and daemon
- * run with a loader hook (test/fixtures/record-loads.mjs) that writes every module they load to a
- * file: `gatehouse --help` and `gatehouse status` load no chat platform SDK, no `pg`, no
- * better-sqlite3 and nothing of the dashboard; a daemon on SQLite with no platform loads no platform
- * SDK and no `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's
- * nor Slack's SDK), and a Telegram section whose token is missing fails with its own message before
+ * run with a loader hook (test/fixtures/record-loads.mjs) that writes every file they load to a
+ * file, and each bundle file loaded counts as the modules it holds (test/fixtures/bundle-inputs.ts):
+ * `gatehouse --help` and `gatehouse status` load no chat platform SDK, no `pg`, no better-sqlite3
+ * and nothing of the dashboard; a daemon on SQLite with no platform loads no platform SDK and no
+ * `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's nor
+ * Slack's SDK), and a Telegram section whose token is missing fails with its own message before
  * grammY is loaded; openid-client only with `auth.oidc`. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,11 +13,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requireBuild, runCli, tempHome } from './cli.js';
+import { loadedModules } from '../fixtures/bundle-inputs.js';
+import { CLI, requireBuild, runCli, tempHome } from './cli.js';
 import { dropTestSchemas, startDaemon, type RunningDaemon } from './gateway-harness.js';
 import { TOKEN_ENV, useTelegramDaemon } from './telegram-fixture.js';
 
 const HOOK = pathToFileURL(resolve(import.meta.dirname, '../fixtures/record-loads.mjs')).href;
+/** The build the CLI runs from: its bundle files are read as the modules they hold. */
+const DIST = resolve(dirname(CLI), '../..');
 
 /** What a module's URL says it belongs to; each is looked for by name in the assertions. */
 const KINDS = {
@@ -51,7 +55,7 @@ function recording() {
     env: { NODE_OPTIONS: `--import ${HOOK}`, GATEHOUSE_RECORD_LOADS: file },
     modules(): string[] {
       if (!existsSync(file)) return [];
-      return [...new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean))];
+      return loadedModules(readFileSync(file, 'utf8').split('\n').filter(Boolean), DIST);
     },
   };
 }

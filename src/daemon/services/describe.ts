@@ -1,5 +1,6 @@
 /** The `gateway` block of runtime.describe: version, uptime, the default model and chat platforms. */
 import { readFileSync } from 'node:fs';
+import { packageFile } from '../../runtime/package-files.js';
 import type { DaemonContext } from '../daemon.js';
 import type { GatewayDescription } from '../../surfaces/rpc/builtins.js';
 
@@ -12,11 +13,11 @@ interface TurnCounts {
 
 let packageVersion: string | undefined;
 
-/** The version in the package's own package.json (dist/daemon/services → the package root). */
+/** The version in the package's own package.json, at the package root. */
 export function gatehouseVersion(): string {
   if (packageVersion === undefined) {
     try {
-      const file = new URL('../../../package.json', import.meta.url);
+      const file = packageFile('package.json');
       packageVersion = String((JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version);
     } catch {
       packageVersion = 'unknown';

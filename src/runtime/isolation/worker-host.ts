@@ -11,7 +11,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { TERMINAL_DEFAULTS } from '../tools/terminal.js';
 import { toolEnvironment } from '../tools/env.js';
@@ -25,6 +24,7 @@ import {
   type SafeModeLimits,
 } from './limits.js';
 import type { HookExecutor, HookRun } from '../hooks/run.js';
+import { packageFile } from '../package-files.js';
 import {
   ISOLATED_TOOLS,
   parseWorkerMessage,
@@ -62,7 +62,11 @@ interface PendingCall {
   arm(): void;
 }
 
-const WORKER_MAIN = fileURLToPath(new URL('./worker-main.js', import.meta.url));
+/**
+ * The worker's own entry, a separate bundle entry point kept at its compiled path (scripts/bundle.js);
+ * found from the package root because this code runs from a chunk, not from beside it.
+ */
+const workerMain = (): string => packageFile('dist', 'runtime', 'isolation', 'worker-main.js');
 
 class IsolatedWorker {
   state: 'running' | 'stopped' = 'running';
@@ -82,7 +86,7 @@ class IsolatedWorker {
     private readonly idleMs: number,
     private readonly onStopped: (worker: IsolatedWorker) => void,
   ) {
-    const argv = [...netLauncher, process.execPath, WORKER_MAIN, JSON.stringify(settings)];
+    const argv = [...netLauncher, process.execPath, workerMain(), JSON.stringify(settings)];
     this.child = spawn(argv[0]!, argv.slice(1), {
       cwd: dir,
       env,

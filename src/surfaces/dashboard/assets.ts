@@ -7,13 +7,13 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { dirname, extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { packageFile } from '../../runtime/package-files.js';
 import type { StaticHandler } from '../rpc/http-routes.js';
 
-/** Where the build puts the page, next to the compiled daemon (dist/surfaces/dashboard → dist/dashboard). */
-export const DEFAULT_ASSET_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../dashboard');
+/** Where the build puts the page: dist/dashboard, beside the compiled daemon. */
+export const DEFAULT_ASSET_DIR = packageFile('dist', 'dashboard');
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
