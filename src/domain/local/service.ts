@@ -56,7 +56,7 @@ import type { BudgetGuard } from '../budget/guard.js';
 import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { SessionSharing } from './sharing.js';
-import { claimMayBeLazy, RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
+import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import type { ToolDefinition } from '../../runtime/types.js';
@@ -204,7 +204,6 @@ export class LocalSessions {
         ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
         ...(options.ownership ? { ownership: options.ownership } : {}),
         ...(options.tracer ? { tracer: options.tracer } : {}),
-        lazyClaims: claimMayBeLazy(options.recovery ?? RECOVERY_DEFAULTS),
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
