@@ -9,6 +9,8 @@ export default defineConfig({
     maxWorkers: testWorkers(process.env, availableParallelism()),
     sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default', './test/summary-reporter.ts'],
+    // Each file's CPU, with the processes it started, for the closing report's "most CPU" list.
+    setupFiles: ['./test/cpu-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The gate's checks before the tests (`npm run check`, and the first half of `npm test`): the
+ * The gate's checks (`npm run check`; `npm test` runs them beside the tests, scripts/test.js): the
  * type-check (once: the project's tsconfig and the dashboard page's), ESLint, the format check and
  * the build. The build emits without type-checking again (`scripts/build.js --no-check`): the
  * type-check here already covered every file it compiles. It builds only when dist is older than a
@@ -19,17 +19,19 @@ import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (...path) => join(root, 'node_modules', ...path);
 
-/** The steps, longest first (the order they start in). Each is one node process. */
-export const STEPS = [
+/** The build: tsc without a second type-check, the bundles; only when dist is older than a source. */
+export const BUILD_STEP = {
+  name: 'build (when stale, no second type-check)',
+  args: [join('scripts', 'build.js'), '--if-stale', '--no-check'],
+};
+
+/** The checks proper, longest first (the order they start in). Each is one node process. */
+export const CHECK_STEPS = [
   { name: 'eslint', args: [bin('eslint', 'bin', 'eslint.js'), '.'] },
   { name: 'typecheck', args: [bin('typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'] },
-  {
-    name: 'build (when stale, no second type-check)',
-    args: [join('scripts', 'build.js'), '--if-stale', '--no-check'],
-  },
   {
     name: 'typecheck (dashboard page)',
     args: [bin('typescript', 'bin', 'tsc'), '-p', 'src/surfaces/dashboard/web/tsconfig.json', '--noEmit'],
@@ -37,11 +39,18 @@ export const STEPS = [
   { name: 'prettier --check', args: [bin('prettier', 'bin', 'prettier.cjs'), '--check', '.'] },
 ];
 
-/** Runs one step, its output held; resolves with its exit code, output and seconds. */
-function runStep(step, cwd) {
+/** `npm run check`: the checks and the build, longest first. */
+export const STEPS = [CHECK_STEPS[0], CHECK_STEPS[1], BUILD_STEP, ...CHECK_STEPS.slice(2)];
+
+/**
+ * Runs one step, its output held; resolves with its exit code, output and seconds. `onStart` gets
+ * the child process as soon as it is spawned (scripts/test.js lowers its priority).
+ */
+export function runStep(step, cwd, onStart = () => {}) {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, step.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    onStart(child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -62,13 +71,13 @@ function runStep(step, cwd) {
  */
 export async function runSteps(
   steps,
-  { parallel = 2, cwd = root, write = (text) => process.stdout.write(text) } = {},
+  { parallel = 2, cwd = root, write = (text) => process.stdout.write(text), onStart } = {},
 ) {
   const failed = [];
   const queue = [...steps];
   const worker = async () => {
     for (let step = queue.shift(); step; step = queue.shift()) {
-      const result = await runStep(step, cwd);
+      const result = await runStep(step, cwd, onStart);
       const time = `${result.seconds.toFixed(1)} s`;
       if (result.code === 0) {
         write(`check: ${step.name} passed (${time})\n`);

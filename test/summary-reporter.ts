@@ -1,8 +1,9 @@
 /**
  * Prints one plain closing line, `tests: N passed, N failed, N skipped`, after vitest's own report,
  * so CI and scripts can read the outcome without parsing vitest's formatting; before it, the ten
- * files that took longest (their tests and hooks, and their collection), so every run's log says
- * where the gate's time went (docs/testing.md, "Where the time goes").
+ * files that took longest (their tests and hooks, and their collection) and the ten that used the
+ * most CPU with the processes they started (test/cpu-setup.ts), so every run's log says where the
+ * gate's time went (docs/testing.md, "Where the time goes").
  */
 import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -16,14 +17,35 @@ export function fileSeconds(module: TestModule): number {
   return (diagnostic.collectDuration + diagnostic.duration) / 1000;
 }
 
-/** The closing lines: the slowest files, longest first, then the counts. */
+export interface FileFigures {
+  path: string;
+  /** Wall seconds: collecting the file, then its tests and hooks. */
+  seconds: number;
+  /** CPU seconds of its worker and the processes it waited for, when measured. */
+  cpuSeconds?: number;
+}
+
+function topLines(files: readonly FileFigures[], value: (file: FileFigures) => number | undefined): string[] {
+  return files
+    .filter((file) => value(file) !== undefined)
+    .sort((a, b) => value(b)! - value(a)!)
+    .slice(0, SLOWEST_SHOWN)
+    .map((file) => `  ${value(file)!.toFixed(1).padStart(6)} s  ${file.path}`);
+}
+
+/** The closing lines: the slowest files, the files with the most CPU, then the counts. */
 export function closingReport(
-  files: ReadonlyArray<{ path: string; seconds: number }>,
+  files: readonly FileFigures[],
   counts: { passed: number; failed: number; skipped: number },
 ): string {
-  const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, SLOWEST_SHOWN);
-  const lines = slowest.map((file) => `  ${file.seconds.toFixed(1).padStart(6)} s  ${file.path}`);
-  const head = lines.length > 0 ? `\nslowest files:\n${lines.join('\n')}\n` : '';
+  let head = '';
+  const slowest = topLines(files, (file) => file.seconds);
+  if (slowest.length > 0) head += `\nslowest files:\n${slowest.join('\n')}\n`;
+  const busiest = topLines(files, (file) => file.cpuSeconds);
+  if (busiest.length > 0) {
+    const total = files.reduce((sum, file) => sum + (file.cpuSeconds ?? 0), 0);
+    head += `\nmost CPU (the file and what it started; ${total.toFixed(0)} s over all files):\n${busiest.join('\n')}\n`;
+  }
   return `${head}\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`;
 }
 
@@ -45,6 +67,7 @@ export default class SummaryReporter implements Reporter {
     const files = testModules.map((module) => ({
       path: relative(process.cwd(), module.moduleId).split('\\').join('/'),
       seconds: fileSeconds(module),
+      cpuSeconds: module.meta().cpuSeconds,
     }));
     process.stdout.write(closingReport(files, { passed, failed, skipped }));
   }

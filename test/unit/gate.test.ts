@@ -7,10 +7,11 @@
  * (GATEHOUSE_TEST_WORKERS overrides), the slowest first (test/sequencer.ts).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SLOWEST, startOrder, testWorkers } from '../sequencer.js';
+import { processTreeCpuSeconds } from '../cpu-setup.js';
 import { closingReport } from '../summary-reporter.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -28,6 +29,15 @@ interface CheckModule {
 }
 const checkPath = join(REPO, 'scripts', 'check.js');
 const check = (await import(checkPath)) as CheckModule;
+interface TestModule {
+  CHECK_NICENESS: number;
+  runTestsAndChecks(
+    tests: Step,
+    checks: Step[],
+    options: { cwd?: string; write?: (text: string) => void },
+  ): Promise<{ testCode: number; failed: string[] }>;
+}
+const gate = (await import(join(REPO, 'scripts', 'test.js'))) as TestModule;
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -40,14 +50,17 @@ afterEach(() => {
  */
 const STEP_SCRIPT = `
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 const name = process.argv[2];
 const ended = readdirSync('.').filter((f) => f.startsWith('ended-')).sort();
 writeFileSync('started-' + name, JSON.stringify(ended));
+writeFileSync('nice-' + name, String(os.getPriority()));
 const timer = setInterval(() => {
   if (!existsSync('go-' + name)) return;
   clearInterval(timer);
   writeFileSync('ended-' + name, '');
   if (name === 'bad') { console.error('boom: what went wrong'); process.exitCode = 3; }
+  if (name === 'tests-fail') process.exitCode = 1;
 }, 10);
 `;
 
@@ -100,6 +113,45 @@ describe('scripts/check.js', () => {
   );
 });
 
+describe('scripts/test.js', () => {
+  it('runs the tests and the checks at once, the checks at the lowest priority, and reports both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-gate-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'step.mjs'), STEP_SCRIPT);
+    const step = (name: string) => ({ name, args: ['step.mjs', name] });
+    let printed = '';
+    const run = gate.runTestsAndChecks(step('tests'), [step('lint'), step('bad')], {
+      cwd: dir,
+      write: (text) => (printed += text),
+    });
+    const started = () => readdirSync(dir).filter((f) => f.startsWith('started-'));
+    // Nothing has ended, yet the tests and both checks have all started.
+    await until(() => started().length === 3);
+    expect(readdirSync(dir).filter((f) => f.startsWith('ended-'))).toEqual([]);
+    await until(() => readdirSync(dir).filter((f) => f.startsWith('nice-')).length === 3);
+    const nice = (name: string) => Number(readFileSync(join(dir, `nice-${name}`), 'utf8'));
+    expect(nice('lint')).toBe(gate.CHECK_NICENESS);
+    expect(nice('bad')).toBe(gate.CHECK_NICENESS);
+    expect(nice('tests')).toBe(getPriority());
+    for (const name of ['lint', 'bad', 'tests']) writeFileSync(join(dir, `go-${name}`), '');
+    expect(await run).toEqual({ testCode: 0, failed: ['bad'] });
+    expect(printed).toMatch(/^check: bad FAILED \(exit 3, \d+\.\d s\):\nboom: what went wrong$/m);
+    expect(printed).toMatch(/^check: lint passed/m);
+  });
+
+  it("passes on the tests' exit code", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-gate-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'step.mjs'), STEP_SCRIPT);
+    writeFileSync(join(dir, 'go-tests-fail'), '');
+    const result = await gate.runTestsAndChecks({ name: 'tests', args: ['step.mjs', 'tests-fail'] }, [], {
+      cwd: dir,
+      write: () => undefined,
+    });
+    expect(result).toEqual({ testCode: 1, failed: [] });
+  });
+});
+
 describe('the gate commands', () => {
   const scripts = (
     JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
@@ -107,8 +159,8 @@ describe('the gate commands', () => {
     }
   ).scripts;
 
-  it('npm test runs the checks and then every test file; npm run check the checks alone', () => {
-    expect(scripts['test']).toBe('node scripts/check.js && vitest run');
+  it('npm test runs the build, then every test file beside the checks; npm run check the checks alone', () => {
+    expect(scripts['test']).toBe('node scripts/test.js');
     expect(scripts['check']).toBe('node scripts/check.js');
   });
 
@@ -173,5 +225,29 @@ describe('the test run plan (test/sequencer.ts)', () => {
     expect(named).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2].map((i) => `test/e2e/f${i}.test.ts`));
     expect(text).toContain('  16.5 s  test/e2e/f11.test.ts');
     expect(text.trimEnd().split('\n').at(-1)).toBe('tests: 7 passed, 1 failed, 2 skipped');
+  });
+
+  it('names the ten files that used the most CPU, with the total, when the files measured it', () => {
+    const files = Array.from({ length: 12 }, (_, i) => ({
+      path: `test/e2e/f${i}.test.ts`,
+      seconds: 100 - i,
+      cpuSeconds: i === 5 ? undefined : i * 2,
+    }));
+    const text = closingReport(files, { passed: 1, failed: 0, skipped: 0 });
+    const cpuPart = text.slice(text.indexOf('most CPU'));
+    expect(cpuPart.split('\n')[0]).toBe('most CPU (the file and what it started; 122 s over all files):');
+    const named = [...cpuPart.matchAll(/s {2}(test\/e2e\/f\d+\.test\.ts)/g)].map((m) => m[1]);
+    expect(named).toEqual([11, 10, 9, 8, 7, 6, 4, 3, 2, 1].map((i) => `test/e2e/f${i}.test.ts`));
+    expect(cpuPart).toContain('  22.0 s  test/e2e/f11.test.ts');
+    const unmeasured = closingReport([{ path: 'a', seconds: 1 }], { passed: 1, failed: 0, skipped: 0 });
+    expect(unmeasured).not.toContain('most CPU');
+  });
+
+  it("reads a process's CPU and its waited-for children's from /proc/<pid>/stat, whatever its name holds", () => {
+    // proc(5): pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+    // utime stime cutime cstime ...
+    const stat = '4242 (node (a) b) S 1 2 3 4 5 6 7 8 9 10 150 50 1000 25 20 0 1 0 99';
+    expect(processTreeCpuSeconds(stat)).toBe(12.25);
+    expect(processTreeCpuSeconds()).toBeGreaterThan(0);
   });
 });
