@@ -7,11 +7,36 @@
  * events come in bursts (`turn.start` and the stored question; the last delta, the stored answer,
  * `turn.complete` and `admission.settled`), often from several promise continuations of one I/O
  * callback, so the round ends in `setImmediate`: after everything the loop is running now, and
- * before it waits for more I/O. No frame waits for a timer or for other input.
+ * before it waits for more I/O.
+ *
+ * A round that took long to write (many viewers: a thousand writes take several milliseconds)
+ * holds the next one back by as long as it took, at most HOLD_CAP_MS, so the frames that arrive
+ * meanwhile leave in one write per viewer instead of one each: the writes then take at most about
+ * half the loop, and the events of one turn leave in fewer bursts. A round that wrote quickly
+ * (a few viewers) holds nothing back: its frames leave in the same turn of the loop as before.
  *
  * Every viewer of a session usually has the same run of event frames in a round, so the round
  * joins a run into one buffer once and every connection writes that same buffer.
  */
+
+/** A round that took less than this to write holds the next one back not at all. */
+export const HOLD_FROM_MS = 1;
+/** The longest a round holds the next one back, whatever it took. */
+export const HOLD_CAP_MS = 16;
+
+/** Pure: how long the next round waits, given how long the last one took to write. */
+export function holdAfter(lastFlushMs: number): number {
+  if (!(lastFlushMs >= HOLD_FROM_MS)) return 0;
+  return Math.min(lastFlushMs, HOLD_CAP_MS);
+}
+
+/** Runs `flush` after `delayMs` (0: at the end of this turn of the loop). */
+export type RoundScheduler = (flush: () => void, delayMs: number) => void;
+
+const loopScheduler: RoundScheduler = (flush, delayMs) => {
+  if (delayMs <= 0) setImmediate(flush);
+  else setTimeout(flush, delayMs);
+};
 
 /** A connection with something to write at the end of the round. */
 export interface RoundMember {
@@ -32,15 +57,20 @@ export class WriteRound {
   /** The run joined last in the round being flushed, and its buffer: the next viewer's likely run. */
   private lastRun: readonly Buffer[] = [];
   private lastJoined: Buffer | null = null;
+  /** How long the last flush took, in ms: the next round's hold (holdAfter). */
+  private lastFlushMs = 0;
 
-  constructor(private readonly schedule: (flush: () => void) => void = (flush) => setImmediate(flush)) {}
+  constructor(
+    private readonly schedule: RoundScheduler = loopScheduler,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
-  /** `member` is flushed when this turn of the loop ends; a member joins a round once. */
+  /** `member` is flushed when this round ends; a member joins a round once. */
   join(member: RoundMember): void {
     this.members.push(member);
     if (this.scheduled) return;
     this.scheduled = true;
-    this.schedule(() => this.flush());
+    this.schedule(() => this.flush(), holdAfter(this.lastFlushMs));
   }
 
   /** One buffer for a run of frames; the run the previous member wrote is not joined again. */
@@ -53,6 +83,7 @@ export class WriteRound {
   };
 
   private flush(): void {
+    const started = this.now();
     const members = this.members;
     // A member that sends again while being flushed joins the next round.
     this.members = [];
@@ -68,9 +99,10 @@ export class WriteRound {
     }
     this.lastRun = [];
     this.lastJoined = null;
+    this.lastFlushMs = this.now() - started;
     if (failed) throw failed.error;
   }
 }
 
-/** The daemon's one round: every connection's frames leave in the same `setImmediate`. */
+/** The daemon's one round: every connection's frames leave together, at the end of the round. */
 export const writeRound = new WriteRound();

@@ -8,7 +8,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SharedEvent, type EventNotification } from '../../../src/domain/local/hub.js';
 import type { ViewerConnection } from '../../../src/surfaces/rpc/connection.js';
 import type { CloseCause } from '../../../src/surfaces/rpc/events.js';
-import { sameRun, WriteRound, type RoundMember } from '../../../src/surfaces/rpc/write-round.js';
+import {
+  HOLD_CAP_MS,
+  HOLD_FROM_MS,
+  holdAfter,
+  sameRun,
+  WriteRound,
+  type RoundMember,
+} from '../../../src/surfaces/rpc/write-round.js';
 import { connect, OWNER, startHarness, ticketProtocols, type Client, type Harness } from './harness.js';
 
 let harness: Harness | undefined;
@@ -115,6 +122,42 @@ describe('the write round itself', () => {
     round.join({ flushRound: () => flushed.push('next round') });
     scheduled[1]!();
     expect(flushed).toEqual(['second', 'next round']);
+  });
+});
+
+describe('a long round holds the next one back', () => {
+  it('holds nothing after a quick round, as long as the last round took after a long one, up to the cap', () => {
+    expect(holdAfter(0)).toBe(0);
+    expect(holdAfter(HOLD_FROM_MS / 2)).toBe(0);
+    expect(holdAfter(HOLD_FROM_MS)).toBe(HOLD_FROM_MS);
+    expect(holdAfter(2.5)).toBe(2.5);
+    expect(holdAfter(HOLD_CAP_MS * 10)).toBe(HOLD_CAP_MS);
+    expect(holdAfter(Number.NaN)).toBe(0);
+  });
+
+  it('schedules each round with the hold its previous flush earned', () => {
+    const scheduled: Array<{ flush: () => void; delay: number }> = [];
+    let clock = 0;
+    const round = new WriteRound(
+      (flush, delay) => scheduled.push({ flush, delay }),
+      () => clock,
+    );
+    // A round whose writes take 3 ms (the clock moves while the member writes).
+    const slow: RoundMember = { flushRound: () => (clock += 3) };
+    const quick: RoundMember = { flushRound: () => (clock += 0.1) };
+    round.join(slow);
+    expect(scheduled[0]!.delay).toBe(0);
+    scheduled[0]!.flush();
+    round.join(quick);
+    expect(scheduled[1]!.delay).toBe(3);
+    scheduled[1]!.flush();
+    // The quick round earned no hold: the next frames leave at the end of the loop's turn again.
+    // A round of 50 ms (a thousand viewers on a busy machine) holds the next one only up to the cap.
+    round.join({ flushRound: () => (clock += 50) });
+    expect(scheduled[2]!.delay).toBe(0);
+    scheduled[2]!.flush();
+    round.join(quick);
+    expect(scheduled[3]!.delay).toBe(HOLD_CAP_MS);
   });
 });
 
