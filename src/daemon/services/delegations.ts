@@ -61,7 +61,8 @@ export function openDelegations(options: {
       finalAnswer: async (principal, sessionId, admissionId) => {
         let messages: TranscriptMessage[];
         try {
-          messages = (await sessions.history(principal, sessionId, 'full')).messages as TranscriptMessage[];
+          messages = (await sessions.reads.history(principal, sessionId, 'full'))
+            .messages as TranscriptMessage[];
         } catch {
           return null;
         }

@@ -157,7 +157,7 @@ export function openJobs(options: {
 async function finalAnswer(sessions: LocalSessions, job: Job, run: RunRow): Promise<string | null> {
   let messages: TranscriptMessage[];
   try {
-    const history = await sessions.history(ownerPrincipal(job.row), run.session_id!, 'full');
+    const history = await sessions.reads.history(ownerPrincipal(job.row), run.session_id!, 'full');
     messages = history.messages as TranscriptMessage[];
   } catch {
     // The session was deleted (or its receipt is invalid): nothing to deliver.

@@ -28,15 +28,14 @@ import { SessionControls } from './controls.js';
 import { createLocalSession } from './creation.js';
 import type { LocalEvents } from './events.js';
 import { EventFanOut } from './fan-out.js';
-import { contextMeter, type SessionContextView } from './context-meter.js';
-import { turnTimeline } from './flight-recorder.js';
-import { sessionHistory } from './history.js';
 import { SessionManagement, type ForkParams } from './manage.js';
 import type { PublicEvent, Viewer } from './hub.js';
 import { refusePaused, SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
-import type { LaunchDefaults, LaunchLookups, LaunchPolicy } from './launch-policy.js';
-import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
+import type { LaunchDefaults, LaunchLookups } from './launch-policy.js';
+import type { ListingFacts } from './listing.js';
+import { SessionReads, type RequestShape } from './reads.js';
+import { SessionSpend } from './spend.js';
 import { conversationOwner, type ChatMembers } from '../auth/chat-members.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import { localSessionKey, type CreationReceipt } from './receipt.js';
@@ -49,18 +48,12 @@ import { recoverAll, recoverTaken, type RecoveryContext } from './recovery.js';
 import { RelayedControls } from './relayed-controls.js';
 import { SessionCheckpoints } from './rollback.js';
 import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
-import { searchVisible } from './search.js';
-import { costSummary, sessionCost, type CostSummary, type SessionCost } from './costs.js';
-import { LOCAL_BUDGET_HINT, LocalBudgets, type SessionBudgetView } from './budgets.js';
 import type { BudgetGuard } from '../budget/guard.js';
-import type { CostQuery } from '../ports/costs.js';
 import { SessionSnapshots } from './snapshots.js';
 import { SessionSharing } from './sharing.js';
 import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
 import type { TurnTracer } from '../../runtime/tracing.js';
 import type { ChatModel } from '../../runtime/model/client.js';
-import type { ToolDefinition } from '../../runtime/types.js';
-import { systemPromptFor, type PlatformFacts } from './turn-job.js';
 
 export interface LocalSessionsOptions {
   /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
@@ -98,10 +91,7 @@ export interface LocalSessionsOptions {
    * definitions of its toolsets and the platforms its system prompt names. Absent: no tools, only
    * `local`.
    */
-  requestShape?: {
-    tools(policy: LaunchPolicy): readonly ToolDefinition[];
-    platforms?(): PlatformFacts;
-  };
+  requestShape?: RequestShape;
   /** Where checkpoints are kept (LOC-5); without it checkpoint.list and checkpoint.restore refuse. */
   checkpoints?: CheckpointStore;
   /** REC-7 step resume (`recovery.*`); defaults: RECOVERY_DEFAULTS. */
@@ -167,6 +157,10 @@ export class LocalSessions {
   readonly sharing: SessionSharing | null;
   /** session.fork, session.archive, session.delete and session.lineage (manage.ts). */
   private readonly manage: SessionManagement;
+  /** session.cost, cost.summary and the budget's controls (spend.ts). */
+  readonly spend: SessionSpend;
+  /** session.list, .messages, .search, .history, .context and .turns (reads.ts). */
+  readonly reads: SessionReads;
 
   constructor(private readonly options: LocalSessionsOptions) {
     this.fanOut = new EventFanOut({
@@ -209,6 +203,12 @@ export class LocalSessions {
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
     const publish = (logicalId: string, event: PublicEvent) => this.fanOut.publish(logicalId, event);
     const assertAccepting = () => this.assertAccepting();
+    this.spend = new SessionSpend({
+      sessions: options.sessions,
+      ...(options.budget ? { budget: options.budget } : {}),
+      access,
+      receipt: (logicalId) => this.receiptForTurn(logicalId),
+    });
     this.platformPrompts = new PlatformPrompts(options.sessions);
     this.inputs = new SessionInputs({
       store: options.store,
@@ -220,7 +220,7 @@ export class LocalSessions {
       ensureReceipt: (logicalId) => this.receipts.ensure(logicalId),
       titled: (logicalId, title) => this.accessCache.retitled(logicalId, title),
       refuseWhileBudgetHeld: (principal, logicalId, text) =>
-        this.refuseWhileBudgetHeld(principal, logicalId, text),
+        this.spend.refuseWhileHeld(principal, logicalId, text),
       assertAccepting,
       fault: (point) => options.fault?.(point),
     });
@@ -308,6 +308,17 @@ export class LocalSessions {
       fanOut: this.fanOut,
       pendingPrompts: (logicalId) => this.controls.pendingPrompts(logicalId),
       agentLive: (logicalId) => options.agents?.has(logicalId) ?? this.liveAgents.has(logicalId),
+    });
+    this.reads = new SessionReads({
+      store: options.store,
+      sessions: options.sessions,
+      access,
+      receipt: (logicalId) => this.receipts.get(logicalId),
+      ensuredReceipt: (logicalId) => this.receiptForTurn(logicalId),
+      sharedWith: (principal) => this.accessCache.sharedWith(principal),
+      compression: options.compression,
+      requestShape: options.requestShape,
+      listing: this.listingFacts(),
     });
     this.manage = new SessionManagement({
       store: options.store,
@@ -587,36 +598,6 @@ export class LocalSessions {
     return this.manage.delete(principal, params);
   }
 
-  /** session.context (context-meter.ts): how full the next request is, and when compression is due. */
-  async context(principal: Principal, logicalId: string): Promise<SessionContextView> {
-    await this.access(principal, logicalId);
-    const receipt = await this.receiptForTurn(logicalId);
-    if (!receipt)
-      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
-    const settings = this.options.compression?.settings(receipt.policy);
-    if (!settings) throw new GatewayError('invalid_params', 'this gateway keeps no context budget');
-    const shape = this.options.requestShape;
-    return contextMeter({
-      sessionId: logicalId,
-      settings,
-      systemPrompt: systemPromptFor(receipt, shape?.platforms?.()),
-      transcript: await this.options.sessions.loadTranscript(receipt.current_session_id),
-      tools: shape?.tools(receipt.policy) ?? [],
-    });
-  }
-
-  /** session.turns (flight-recorder.ts): the newest turns, each as a timeline of stored records. */
-  async turns(principal: Principal, logicalId: string, limit: number): Promise<Record<string, unknown>> {
-    await this.access(principal, logicalId);
-    const receipt = this.receipts.get(logicalId);
-    const records = await this.options.store.recentTurns(logicalId, limit);
-    const page = receipt
-      ? await this.options.sessions.loadTranscriptPage(receipt.current_session_id, { limit: 1000 })
-      : { messages: [] };
-    const turns = records.map((r) => turnTimeline(r, page.messages, receipt?.lineage ?? []));
-    return { session_id: logicalId, turns };
-  }
-
   /** session.lineage (manage.ts): the fork source and the forks of a session. */
   lineage(principal: Principal, logicalId: string) {
     return this.manage.lineage(principal, logicalId);
@@ -628,100 +609,11 @@ export class LocalSessions {
     this.accessCache.retitled(logicalId, title);
   }
 
-  /** session.history: the whole lineage, or what the model sees (history.ts). */
-  async history(
-    principal: Principal,
-    logicalId: string,
-    view: 'full' | 'model',
-  ): Promise<Record<string, unknown>> {
-    await this.access(principal, logicalId);
-    const receipt = this.receipts.get(logicalId);
-    if (!receipt)
-      throw new GatewayError('permission_denied', `session ${logicalId} is paused: its receipt is invalid`);
-    return sessionHistory(this.options.sessions, receipt, view);
-  }
-
   async info(principal: Principal, logicalId: string): Promise<Record<string, unknown>> {
     return this.snapshots.info(await this.access(principal, logicalId));
   }
 
-  /** session.cost: the session's spend so far (costs.ts). */
-  async cost(principal: Principal, logicalId: string): Promise<SessionCost> {
-    await this.access(principal, logicalId);
-    const receipt = await this.receiptForTurn(logicalId);
-    const entry = receipt ? await this.options.sessions.lookupBySessionId(receipt.current_session_id) : null;
-    return sessionCost(logicalId, entry);
-  }
-
-  /** session.budget: spent, left, and whether the budget paused the session (budgets.ts). */
-  async budget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
-    const { budgets, policy } = await this.budgetOf(principal, logicalId);
-    return budgets.view(principal, logicalId, policy);
-  }
-
-  /** session.budget.raise (operators): the session's own limit raised (budgets.ts). */
-  async raiseBudget(
-    principal: Principal,
-    logicalId: string,
-    raised: { tokens?: number | undefined; usd?: number | undefined },
-  ): Promise<SessionBudgetView> {
-    const { budgets, policy } = await this.budgetOf(principal, logicalId);
-    return budgets.raise(principal, logicalId, policy, raised);
-  }
-
-  /** session.budget.continue: one more turn past every limit for a paused session (budgets.ts). */
-  async continueBudget(principal: Principal, logicalId: string): Promise<SessionBudgetView> {
-    const { budgets, policy } = await this.budgetOf(principal, logicalId);
-    return budgets.continueOnce(principal, logicalId, policy);
-  }
-
-  /** prompt.submit to a session its budget paused, while the pause holds (budgets.ts). */
-  private async refuseWhileBudgetHeld(principal: Principal, logicalId: string, text: string): Promise<void> {
-    if (!this.options.budget) return;
-    const receipt = await this.receiptForTurn(logicalId);
-    if (!receipt) return;
-    await new LocalBudgets(this.options.sessions, this.options.budget).refuseWhileHeld(
-      principal,
-      logicalId,
-      receipt.policy,
-      text,
-      LOCAL_BUDGET_HINT,
-    );
-  }
-
-  private async budgetOf(principal: Principal, logicalId: string) {
-    await this.access(principal, logicalId);
-    const receipt = await this.receiptForTurn(logicalId);
-    if (!receipt) throw new GatewayError('not_found', `session ${logicalId} has no valid receipt`);
-    if (!this.options.budget) throw new GatewayError('not_found', 'this gateway keeps no budgets');
-    return { budgets: new LocalBudgets(this.options.sessions, this.options.budget), policy: receipt.policy };
-  }
-
-  /** cost.summary: turns summed per day, principal, provider and model (costs.ts). */
-  costSummary(principal: Principal, query: CostQuery): Promise<CostSummary> {
-    return costSummary(this.options.sessions, principal, query);
-  }
-  /** session.list with scope "live" (listing.ts). */
-  list(principal: Principal, options: { limit: number; archived: boolean }) {
-    return listLocal(this.listing(), principal, options);
-  }
-
-  /** session.list with scope "stored": a page of the stored sessions the caller may access (listing.ts). */
-  listStored(principal: Principal, options: { limit: number; cursor: string | null; archived: boolean }) {
-    return listStored(this.listing(), principal, options);
-  }
-
-  /** session.list with scope "all": local and chat-platform sessions by recent activity (listing.ts). */
-  listAll(principal: Principal, options: { limit: number; cursor: string | null; archived: boolean }) {
-    return listAll(this.listing(), principal, options);
-  }
-
-  /** session.messages: one page of a transcript, newest page first (listing.ts). */
-  messages(principal: Principal, options: { session_id: string; before_id: number | null; limit: number }) {
-    return sessionMessages(this.listing(), principal, options);
-  }
-
-  private listing(): ListingFacts {
+  private listingFacts(): ListingFacts {
     return {
       sessions: this.options.sessions,
       store: this.options.store,
@@ -771,13 +663,6 @@ export class LocalSessions {
     if (await this.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
     return this.controls.respondClarify(principal, params);
-  }
-
-  /** session.search: full-text search over the sessions the caller may open (search.ts). */
-  search(principal: Principal, options: { query: string; limit: number; syntax: 'plain' | 'fts' }) {
-    return this.accessCache
-      .sharedWith(principal)
-      .then((shared) => searchVisible(this.options.sessions, this.options.store, principal, options, shared));
   }
 
   async eventsSince(principal: Principal, logicalId: string, epoch: number, afterSeq: number) {

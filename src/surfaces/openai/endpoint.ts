@@ -41,7 +41,7 @@ const ANSWER_PAGES = 10;
 export interface OpenAiEndpointDeps {
   sessions: Pick<
     LocalSessions,
-    'create' | 'follow' | 'viewerGone' | 'admission' | 'messages' | 'inputs' | 'claimRequestKey'
+    'create' | 'follow' | 'viewerGone' | 'admission' | 'reads' | 'inputs' | 'claimRequestKey'
   >;
   keys: ApiKeys;
   /** `api_server.approval_wait_s` in ms: how long a request waits on a turn that waits for a human. */
@@ -321,7 +321,7 @@ export class OpenAiEndpoint {
   private async storedAnswer(principal: Principal, sessionId: string, admissionId: string): Promise<string> {
     let before: number | null = null;
     for (let page = 0; page < ANSWER_PAGES; page++) {
-      const { messages, has_more } = await this.deps.sessions.messages(principal, {
+      const { messages, has_more } = await this.deps.sessions.reads.messages(principal, {
         session_id: sessionId,
         before_id: before,
         limit: 200,

@@ -160,21 +160,21 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
       capability: 'session:read',
       handler: (p, c) => {
         const page = { limit: p.limit, cursor: p.cursor ?? null, archived: p.archived };
-        if (p.scope === 'all') return sessions.listAll(c.principal, page);
-        if (p.scope === 'stored') return sessions.listStored(c.principal, page);
+        if (p.scope === 'all') return sessions.reads.listAll(c.principal, page);
+        if (p.scope === 'stored') return sessions.reads.listStored(c.principal, page);
         // The live scope is one page: a cursor there would be accepted and ignored.
         if (p.cursor !== undefined)
           throw new GatewayError('invalid_params', 'cursor pages scope "stored" or "all", not "live"', {
             field: 'cursor',
           });
-        return sessions.list(c.principal, { limit: p.limit, archived: p.archived });
+        return sessions.reads.list(c.principal, { limit: p.limit, archived: p.archived });
       },
     })
     .register('session.messages', {
       params: s['session.messages'],
       capability: 'session:read',
       handler: (p, c) =>
-        sessions.messages(c.principal, {
+        sessions.reads.messages(c.principal, {
           session_id: p.session_id,
           before_id: p.before_id ?? null,
           limit: p.limit,
@@ -188,32 +188,32 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.cost', {
       params: s['session.cost'],
       capability: 'session:read',
-      handler: (p, c) => sessions.cost(c.principal, p.session_id),
+      handler: (p, c) => sessions.spend.cost(c.principal, p.session_id),
     })
     .register('session.context', {
       params: s['session.context'],
       capability: 'session:read',
-      handler: (p, c) => sessions.context(c.principal, p.session_id),
+      handler: (p, c) => sessions.reads.context(c.principal, p.session_id),
     })
     .register('session.budget', {
       params: s['session.budget'],
       capability: 'session:read',
-      handler: (p, c) => sessions.budget(c.principal, p.session_id),
+      handler: (p, c) => sessions.spend.budget(c.principal, p.session_id),
     })
     .register('session.budget.raise', {
       params: s['session.budget.raise'],
       capability: 'session:operator',
-      handler: (p, c) => sessions.raiseBudget(c.principal, p.session_id, p),
+      handler: (p, c) => sessions.spend.raiseBudget(c.principal, p.session_id, p),
     })
     .register('session.budget.continue', {
       params: s['session.budget.continue'],
       capability: 'session:control',
-      handler: (p, c) => sessions.continueBudget(c.principal, p.session_id),
+      handler: (p, c) => sessions.spend.continueBudget(c.principal, p.session_id),
     })
     .register('cost.summary', {
       params: s['cost.summary'],
       capability: 'session:read',
-      handler: (p, c) => sessions.costSummary(c.principal, p),
+      handler: (p, c) => sessions.spend.costSummary(c.principal, p),
     })
     .register('session.title', {
       params: s['session.title'],
@@ -243,17 +243,17 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.turns', {
       params: s['session.turns'],
       capability: 'session:read',
-      handler: (p, c) => sessions.turns(c.principal, p.session_id, p.limit),
+      handler: (p, c) => sessions.reads.turns(c.principal, p.session_id, p.limit),
     })
     .register('session.history', {
       params: s['session.history'],
       capability: 'session:read',
-      handler: (p, c) => sessions.history(c.principal, p.session_id, p.view),
+      handler: (p, c) => sessions.reads.history(c.principal, p.session_id, p.view),
     })
     .register('session.search', {
       params: s['session.search'],
       capability: 'session:read',
-      handler: (p, c) => sessions.search(c.principal, p),
+      handler: (p, c) => sessions.reads.search(c.principal, p),
     })
     .register('session.events.since', {
       params: s['session.events.since'],
