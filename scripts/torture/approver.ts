@@ -76,9 +76,18 @@ interface Tracked {
   generation: number;
 }
 
+/** The detail of an admission `prompt.resolve_unknown` settled (src/domain/local/inputs.ts). */
+const RESOLVED_BY = 'resolved by ';
+
 /**
  * After a start: drops the tracked admissions recovery resumed (or that settled), keeps the
  * unknown ones with their current generation, and records why each became unknown.
+ *
+ * A tracked admission found already resolved is the harness's own `prompt.resolve_unknown` whose
+ * answer a kill cut off (nobody else resolves): it stays tracked, so the call is made again, as a
+ * client retries every unacknowledged call, and its repeat answers `resolved` (a duplicate). Dropped,
+ * the resolution was never counted, and the checks found an admission interrupted that the harness
+ * had "not resolved".
  */
 export async function refreshUnknowns<T extends Tracked>(
   store: StoreEvidence,
@@ -87,6 +96,7 @@ export async function refreshUnknowns<T extends Tracked>(
 ): Promise<void> {
   for (const [id, u] of [...tracked]) {
     const row = await store.status(id);
+    if (row?.state === 'interrupted' && row.detail?.startsWith(RESOLVED_BY)) continue;
     if (row?.state !== 'unknown') {
       tracked.delete(id);
       continue;

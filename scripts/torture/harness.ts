@@ -335,11 +335,13 @@ export async function resolveUnknowns(
 ): Promise<void> {
   for (const u of now) {
     try {
-      const r = await g.call<{ resolved: boolean }>('prompt.resolve_unknown', {
+      const r = await g.call<{ resolved: boolean; duplicate: boolean }>('prompt.resolve_unknown', {
         session_id: u.session_id,
         admission_id: u.admission_id,
         execution_generation: u.generation,
       });
+      // A repeat after a lost answer (refreshUnknowns keeps it) finds its own resolution.
+      if (r.duplicate) ledger.retries++;
       if (r.resolved) resolved.add(u.admission_id);
       later.delete(u.admission_id);
     } catch (error) {

@@ -93,7 +93,11 @@ export interface RunDaemonOptions {
   readonly configFile: string;
   readonly logger: Logger;
   readonly services: readonly DaemonService[];
-  /** Install SIGTERM/SIGINT handlers (the CLI does; in-process tests call shutdown()). */
+  /**
+   * Install SIGTERM/SIGINT handlers (the CLI does; in-process tests call shutdown()). After a stop
+   * they stay installed, answering later signals with the finished stop: the caller exits once
+   * `done` resolves.
+   */
   readonly handleSignals?: boolean;
 }
 
@@ -191,7 +195,10 @@ export async function runDaemon(options: RunDaemonOptions): Promise<DaemonHandle
     published = false;
     removeQuietly(layout.gatewayJson);
     removeQuietly(layout.pidFile);
-    removeSignalHandlers();
+    // The signal handlers stay until the process exits (the CLI exits once `done` resolves): a
+    // second signal that arrives now (a supervisor's or a test's stop sent while the first one
+    // drained) finds the stop done and changes nothing. Removed, they would leave it the default
+    // action, and a clean drain would end as a death by SIGTERM instead of exit 0 (REC-6).
     lifecycle.apply({ type: 'stopped' });
     logger.info({ code }, 'gateway stopped');
     resolveDone(code);

@@ -116,12 +116,16 @@ describe.each(BACKENDS)('safe mode on %s', (store) => {
         expect(grown).toMatch(/^(exit code [1-9]|killed by signal)/);
         expect(grown).toMatch(/cannot allocate|xmalloc|memory/i);
 
-        // The bomb, then (builtins only: nothing left to fork) three busy seconds and the cgroup's count.
+        // The bomb, its errors into bomb.err; then, with builtins only (nothing is left to fork),
+        // a wait until the kernel has refused one of its forks (bash's message in bomb.err, shown
+        // here), however long a loaded machine makes that, and the cgroup's count.
         const bomb = await run(
           client,
           safe,
           'bomb',
-          ':(){ :|:& };:; SECONDS=0; while (( SECONDS < 3 )); do true; done; ' +
+          ':(){ :|:& }; : 2>bomb.err; until [[ $refused ]]; do while IFS= read -r l; do ' +
+            '[[ $l == *fork*"Resource temporarily unavailable"* ]] && refused=$l && break; ' +
+            'done < bomb.err; done; echo "$refused"; ' +
             'while IFS=: read -r _ c p; do [[ $c == pids ]] && g=/sys/fs/cgroup/pids$p; ' +
             '[[ -z $c && -z $g ]] && g=/sys/fs/cgroup$p; done < /proc/self/cgroup; ' +
             'read -r cur < $g/pids.current; read -r max < $g/pids.max; echo "pids=$cur max=$max"',

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/daemon/config.js';
 import { runDaemon, type DaemonContext, type DaemonService } from '../../../src/daemon/daemon.js';
@@ -121,6 +123,20 @@ describe('daemon services and lifecycle (issue 4)', () => {
     expect(await handle.shutdown('SIGINT')).toBe(0);
     expect(await first).toBe(0);
   });
+
+  it('REC-6: a signal that arrives after the stop, before the process exits, leaves exit code 0', async () => {
+    // The CLI's handlers used to be removed once the services had stopped, before process.exit:
+    // a second SIGTERM in that window (a test's or supervisor's stop sent while the first drained)
+    // met the default action, and a clean drain ended as a death by signal.
+    const child = join(import.meta.dirname, 'late-signal-child.ts');
+    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', child], {
+      cwd: join(import.meta.dirname, '../../..'),
+    });
+    const { stdout } = await run.catch((error: { signal?: string; code?: number }) => {
+      throw new Error(`the stopped daemon's process ended by ${error.signal ?? `exit ${error.code}`}`);
+    });
+    expect(stdout).toBe('stopped 0\n');
+  }, 60_000);
 
   it('rolls back started services when one fails, keeping its one-line error', async () => {
     const env = setup();
