@@ -7,10 +7,10 @@
  */
 import { expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { EVERYTHING } from './mcp-fixture.js';
-import { runTurn, tempDir, useFixture } from './seed-fixture.js';
+import { EVERYTHING, useMcpFixture } from './mcp-fixture.js';
+import { runTurn, tempDir } from './seed-fixture.js';
 
-const fx = useFixture();
+const fx = useMcpFixture();
 const E2E_TIMEOUT_MS = 120_000;
 const SESSION_MAX = 1024;
 const TOTAL_MAX = 2048;
