@@ -179,6 +179,16 @@ export const configSchema = z
         turn_timeout_s: seconds('limits.turn_timeout_s')
           .min(1, { error: 'limits.turn_timeout_s must be at least 1 second' })
           .default(1800),
+        /** Bytes of env and header values of one session's own MCP servers held in memory. */
+        mcp_values_max_bytes: wholeNumber('limits.mcp_values_max_bytes', 1024, 16 * 1024 * 1024).default(
+          64 * 1024,
+        ),
+        /** Bytes of those values held for all sessions together. */
+        mcp_values_total_max_bytes: wholeNumber(
+          'limits.mcp_values_total_max_bytes',
+          1024,
+          1024 * 1024 * 1024,
+        ).default(16 * 1024 * 1024),
       })
       .prefault({}),
     /** Background delegations (docs/scheduling.md, "Background delegations"). */

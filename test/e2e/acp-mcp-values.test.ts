@@ -11,11 +11,10 @@ import { methods, type McpServer } from '@agentclientprotocol/sdk';
 import { afterEach, expect, it } from 'vitest';
 import { Editor } from './acp-editor.js';
 import { storeEnv, type RunningDaemon } from './gateway-harness.js';
-import { EVERYTHING, filesHolding, pidsWith, tracked, useMcpCleanup } from './mcp-fixture.js';
-import { tempDir, useFixture } from './seed-fixture.js';
+import { EVERYTHING, filesHolding, pidsWith, tracked, useMcpFixture } from './mcp-fixture.js';
+import { tempDir } from './seed-fixture.js';
 
-const fx = useFixture();
-useMcpCleanup();
+const fx = useMcpFixture();
 const editors: Editor[] = [];
 afterEach(async () => {
   await Promise.all(editors.splice(0).map((e) => e.close()));

@@ -110,7 +110,7 @@ describe('gatehouse chat on a terminal', { timeout: 120_000 }, () => {
       ),
     );
     expect(status).toContain(
-      `context: ${context.tokens} of ${context.window} tokens (${Math.round((context.tokens / context.window) * 100)}%); ` +
+      `context: ${context.tokens} of ${context.window} tokens (${Math.round((context.tokens / context.window) * 100)}%) · ` +
         `compression at ${context.compress_at} (75%): ${context.until_compression} tokens to go`,
     );
 

@@ -250,7 +250,7 @@ describe('/cost in the chat', () => {
     // The dashboard's figures too: the last turn's tokens and cost, and how full the context is.
     expect(run.stdout).toMatch(/\nlast turn: ~\$\d+\.\d{4} \(estimated\) · \d+ in, 0 cached, \d+ out\n/);
     expect(run.stdout).toMatch(
-      /\ncontext: \d+ of 65536 tokens \(\d+%\); compression at 49152 \(75%\): \d+ tokens to go\n/,
+      /\ncontext: \d+ of 65536 tokens \(\d+%\) · compression at 49152 \(75%\): \d+ tokens to go\n/,
     );
   });
 });

@@ -8,9 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, beforeAll, describe } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
+import { BACKENDS, nextEvent, sessionEvent, type SessionEvent } from './gateway-harness.js';
+import { useFixture, type Fixture } from './seed-fixture.js';
 
 const MODULES = resolve(import.meta.dirname, '../../node_modules');
 export const EVERYTHING = resolve(MODULES, '@modelcontextprotocol/server-everything/dist/index.js');
@@ -60,6 +61,26 @@ export function useMcpCleanup(): void {
           // Gone.
         }
       }
+  });
+}
+
+/**
+ * The setup of every MCP end-to-end file: the daemon fixture (seed-fixture.ts) and the cleanup of
+ * the MCP servers its tests start, both registered in the calling file.
+ */
+export function useMcpFixture(): Fixture {
+  const fx = useFixture();
+  useMcpCleanup();
+  return fx;
+}
+
+/** `describe.each(BACKENDS)`: the block once per store, its daemons started on that store. */
+export function describeEachStore(fx: Fixture, title: string, body: () => void): void {
+  describe.each(BACKENDS)(title, (store) => {
+    beforeAll(() => {
+      fx.store = store;
+    });
+    body();
   });
 }
 

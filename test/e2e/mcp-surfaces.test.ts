@@ -19,13 +19,12 @@ import {
   toolResultOf,
   tracked,
   turnEvents,
-  useMcpCleanup,
+  useMcpFixture,
 } from './mcp-fixture.js';
-import { createAttached, dashboardConfig, dashboardSession, tempDir, useFixture } from './seed-fixture.js';
+import { createAttached, dashboardConfig, dashboardSession, tempDir } from './seed-fixture.js';
 import { tempHome } from './cli.js';
 
-const fx = useFixture();
-useMcpCleanup();
+const fx = useMcpFixture();
 const chromium = useChromium();
 const E2E_TIMEOUT_MS = 120_000;
 

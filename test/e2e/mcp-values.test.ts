@@ -9,12 +9,13 @@
  * session.mcp.supply brings them back.
  */
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { inSchema } from '../shared/postgres.js';
-import { BACKENDS, testSchemaOf, type RunningDaemon } from './gateway-harness.js';
-import { chatRequests, createAttached, tempDir, toolNames, useFixture } from './seed-fixture.js';
+import { testSchemaOf, type RunningDaemon } from './gateway-harness.js';
+import { chatRequests, createAttached, tempDir, toolNames } from './seed-fixture.js';
 import {
+  describeEachStore,
   EVERYTHING,
   filesHolding,
   outcomeOf,
@@ -23,11 +24,10 @@ import {
   toolResultOf,
   tracked,
   turnEvents,
-  useMcpCleanup,
+  useMcpFixture,
 } from './mcp-fixture.js';
 
-const fx = useFixture();
-useMcpCleanup();
+const fx = useMcpFixture();
 const E2E_TIMEOUT_MS = 180_000;
 const SECRET = `sk-sentinel-${process.pid}-wombat`;
 
@@ -89,11 +89,7 @@ async function expectNowhere(d: RunningDaemon): Promise<void> {
   expect(await rowsHolding(d.home, SECRET)).toEqual([]);
 }
 
-describe.each(BACKENDS)("a session's own MCP server values on %s", (store) => {
-  beforeAll(() => {
-    fx.store = store;
-  });
-
+describeEachStore(fx, "a session's own MCP server values on %s", () => {
   it(
     'are used, never stored or logged; after a restart the servers wait for them, and session.mcp.supply brings them back',
     async () => {

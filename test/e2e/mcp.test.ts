@@ -7,11 +7,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { BACKENDS, nextEvent, resumeUntil } from './gateway-harness.js';
-import { chatRequests, createAttached, tempDir, toolNames, useFixture } from './seed-fixture.js';
+import { nextEvent, resumeUntil } from './gateway-harness.js';
+import { chatRequests, createAttached, tempDir, toolNames } from './seed-fixture.js';
 import {
+  describeEachStore,
   EVERYTHING,
   FILESYSTEM,
   outcomeOf,
@@ -21,11 +22,10 @@ import {
   tracked,
   turnEvents,
   type Event as SessionEventBody,
-  useMcpCleanup,
+  useMcpFixture,
 } from './mcp-fixture.js';
 
-const fx = useFixture();
-useMcpCleanup();
+const fx = useMcpFixture();
 const E2E_TIMEOUT_MS = 120_000;
 
 /** `mcp_servers:` with server-everything over stdio, marked so the test finds its process. */
@@ -39,11 +39,7 @@ function everythingConfig(mark: string, extra = ''): string {
   ].join('\n');
 }
 
-describe.each(BACKENDS)('MCP servers as toolsets on %s', (store) => {
-  beforeAll(() => {
-    fx.store = store;
-  });
-
+describeEachStore(fx, 'MCP servers as toolsets on %s', () => {
   it(
     'stdio server-everything: prefixed tools, a read-only call runs unasked and is stored, a server error, progress',
     async () => {

@@ -296,6 +296,10 @@ export function gatewayService(
         maxConcurrentTurns: config.limits.max_concurrent_turns,
         turnPermits,
         turnTimeoutMs: config.limits.turn_timeout_s * 1000,
+        mcpValueLimits: {
+          sessionBytes: config.limits.mcp_values_max_bytes,
+          totalBytes: config.limits.mcp_values_total_max_bytes,
+        },
         tracer: runtime.tracer,
         ...(cluster
           ? {

@@ -10,6 +10,7 @@
  * task admitted once, and its result admitted into the parent once. Steps of one delegation (and a
  * stop) run one at a time in this process; in a cluster one instance runs the delegations (mayRun).
  */
+import { Ticker } from '../concurrency/ticker.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import type { CreateSessionParams } from '../local/launch-params.js';
@@ -75,52 +76,39 @@ const PASSING = ['runtime_draining', 'storage_unavailable', 'owner_unreachable',
 
 export class DelegationRunner {
   readonly events = new TypedEmitter<DelegationEvents>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  /** Asked while a pass runs (a turn settled after it read its rows), another pass follows it. */
+  private readonly ticker: Ticker;
   /** The step (or stop) of each delegation going on now: the next waits for it. */
   private readonly going = new Map<string, Promise<unknown>>();
   /** Delegations whose step failed and was logged: tried again at each tick, logged once. */
   private readonly failing = new Set<string>();
 
-  constructor(private readonly options: DelegationRunnerOptions) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
-    void this.tick();
+  constructor(private readonly options: DelegationRunnerOptions) {
+    this.ticker = new Ticker({
+      intervalMs: options.tickMs,
+      whileRunning: 'again',
+      pass: () => this.pass(),
+      onError: (error) => options.onError(error, 'delegations pass'),
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.ticking;
+  start(): void {
+    this.ticker.start();
+  }
+
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   /** One pass over the open delegations; asked while one runs, another follows it. */
   tick(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.ticking) {
-      this.again = true;
-      return this.ticking;
-    }
-    this.ticking = this.pass()
-      .catch((error: unknown) => this.options.onError(error, 'delegations pass'))
-      .finally(() => {
-        this.ticking = null;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          void this.tick();
-        }
-      });
-    return this.ticking;
+    return this.ticker.tick();
   }
 
   private async pass(): Promise<void> {
     if (this.options.mayRun && !(await this.options.mayRun())) return;
     for (const row of await this.options.store.openDelegations(this.options.profile)) {
-      if (this.stopped) return;
+      if (this.ticker.stopped) return;
       await this.step(row.delegation_id);
     }
   }

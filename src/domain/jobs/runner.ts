@@ -13,6 +13,7 @@
  *
  * In a cluster one instance runs the jobs: the holder of the lease `jobs:<profile>` (mayRun).
  */
+import { Ticker } from '../concurrency/ticker.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import type { JobStore, RunRow } from '../ports/job-store.js';
@@ -63,35 +64,31 @@ const SETTLED = ['completed', 'failed', 'cancelled', 'interrupted'];
 
 export class JobRunner {
   readonly events = new TypedEmitter<JobEvents>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
+  /** Asked while a pass runs, a tick only waits for it: the next interval picks up the rest. */
+  private readonly ticker: Ticker;
   /** Since when this instance has run the jobs (catch_up none fires only what fell due since). */
   private watchingSince: Date | null = null;
-  private stopped = false;
 
-  constructor(private readonly options: JobRunnerOptions) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
-    void this.tick();
+  constructor(private readonly options: JobRunnerOptions) {
+    this.ticker = new Ticker({
+      intervalMs: options.tickMs,
+      whileRunning: 'join',
+      pass: () => this.pass(),
+      onError: (error) => options.onError(error, 'scheduled jobs pass'),
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.ticking;
+  start(): void {
+    this.ticker.start();
+  }
+
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   /** One pass; a pass still running makes this one a no-op. Resolves when the pass ends. */
   tick(): Promise<void> {
-    if (this.ticking || this.stopped) return this.ticking ?? Promise.resolve();
-    this.ticking = this.pass()
-      .catch((error: unknown) => this.options.onError(error, 'scheduled jobs pass'))
-      .finally(() => {
-        this.ticking = null;
-      });
-    return this.ticking;
+    return this.ticker.tick();
   }
 
   private async pass(): Promise<void> {
@@ -104,12 +101,12 @@ export class JobRunner {
     const open = await store.openRuns(profile);
     const busy = new Set<string>();
     for (const run of open) {
-      if (this.stopped) return;
+      if (this.ticker.stopped) return;
       const settled = await this.carryOn(run);
       if (!settled) busy.add(run.job_id);
     }
     for (const row of await store.listJobs(profile)) {
-      if (this.stopped) return;
+      if (this.ticker.stopped) return;
       if (row.paused_reason !== null) continue;
       await this.decideJob(readJob(row), busy.has(row.job_id));
     }

@@ -86,18 +86,29 @@ export async function createLocalSession(
     chat_id: logicalId,
     chat_name: policy.title,
   }).toJSON();
-  const result = await ctx.store.commitCreation({
-    receipt,
-    origin,
-    title: policy.title,
-    hidden: policy.hidden,
-    audit: auditRowFor(audit, logicalId),
-  });
-  if (result.kind === 'existing') return repeatCreation(ctx, result.session, digest, params, held);
+  // Held before the commit, so values past a limit (mcp-values.ts) refuse the creation before anything
+  // is written; let go again when no session of this id comes of it.
+  ctx.mcpValues.hold(logicalId, heldFor(held ?? askedValues(params), policy.mcp_servers?.own ?? {}));
+  let result: Awaited<ReturnType<LocalSessionStore['commitCreation']>>;
+  try {
+    result = await ctx.store.commitCreation({
+      receipt,
+      origin,
+      title: policy.title,
+      hidden: policy.hidden,
+      audit: auditRowFor(audit, logicalId),
+    });
+  } catch (error) {
+    ctx.mcpValues.forget(logicalId);
+    throw error;
+  }
+  if (result.kind === 'existing') {
+    ctx.mcpValues.forget(logicalId);
+    return repeatCreation(ctx, result.session, digest, params, held);
+  }
   if (audit) audit.recorded = true;
   ctx.receipts.admit(receipt);
   if (params.api_key !== undefined) ctx.apiKeys.set(logicalId, params.api_key);
-  ctx.mcpValues.hold(logicalId, heldFor(held ?? askedValues(params), policy.mcp_servers?.own ?? {}));
   ctx.events.emit('session:created', { logical_id: logicalId, request_id: receipt.request_id });
   return result.session;
 }

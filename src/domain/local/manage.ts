@@ -47,8 +47,10 @@ export interface ManageContext {
   /** The source's in-memory api_key (LOC-5), which its fork needs to reach the same endpoint. */
   apiKey(logicalId: string): string | undefined;
   setApiKey(logicalId: string, key: string): void;
-  /** A fork takes over the held values of its source's own MCP servers (mcp-values.ts). */
+  /** A fork takes over the held values of its source's own MCP servers (mcp-values.ts); past a limit it throws. */
   copyMcpValues(from: string, to: string, servers: McpServersConfig): void;
+  /** Lets go of the values copied for a fork that did not come about. */
+  forgetMcpValues(logicalId: string): void;
   publish(logicalId: string, event: PublicEvent): void;
   /** Keeps the epoch's cached access facts in step with a changed row. */
   changed(logicalId: string): void;
@@ -152,18 +154,29 @@ export class SessionManagement {
       ...(receipt.model_changes ? { model_changes: receipt.model_changes } : {}),
       created_at: now.toISOString(),
     };
-    const result = await this.ctx.store.commitCreation({
-      receipt: forkReceipt,
-      origin: new SessionSource({ platform: 'local', chat_id: logicalId, chat_name: title }).toJSON(),
-      title,
-      hidden: receipt.policy.hidden,
-      fork: { session_id: source.logical_id, message_id: messageId, messages: prefix.map(copied) },
-    });
-    if (result.kind === 'existing') return this.repeated(result.session, digest, params.request_id ?? '');
+    // Copied before the commit, so values past a limit (mcp-values.ts) refuse the fork before
+    // anything is written; let go again when no session of this id comes of it.
+    this.ctx.copyMcpValues(source.logical_id, logicalId, receipt.policy.mcp_servers?.own ?? {});
+    let result: Awaited<ReturnType<LocalSessionStore['commitCreation']>>;
+    try {
+      result = await this.ctx.store.commitCreation({
+        receipt: forkReceipt,
+        origin: new SessionSource({ platform: 'local', chat_id: logicalId, chat_name: title }).toJSON(),
+        title,
+        hidden: receipt.policy.hidden,
+        fork: { session_id: source.logical_id, message_id: messageId, messages: prefix.map(copied) },
+      });
+    } catch (error) {
+      this.ctx.forgetMcpValues(logicalId);
+      throw error;
+    }
+    if (result.kind === 'existing') {
+      this.ctx.forgetMcpValues(logicalId);
+      return this.repeated(result.session, digest, params.request_id ?? '');
+    }
     this.ctx.admitReceipt(forkReceipt);
     const key = this.ctx.apiKey(source.logical_id);
     if (key !== undefined && receipt.policy.requires_api_key) this.ctx.setApiKey(logicalId, key);
-    this.ctx.copyMcpValues(source.logical_id, logicalId, receipt.policy.mcp_servers?.own ?? {});
     this.ctx.events.emit('session:created', { logical_id: logicalId, request_id: forkReceipt.request_id });
     return result.session;
   }

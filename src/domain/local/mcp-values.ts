@@ -15,25 +15,75 @@ import {
 } from '../../runtime/mcp/values.js';
 import { canonicalJson } from './launch-policy.js';
 
+/**
+ * How many bytes of values this daemon holds (`limits.mcp_values_max_bytes` and
+ * `limits.mcp_values_total_max_bytes`): a session's, and all sessions' together. A value past
+ * either is refused before anything is held or written, so memory cannot be filled through them.
+ */
+export interface McpValueLimits {
+  sessionBytes: number;
+  totalBytes: number;
+}
+
+export const MCP_VALUE_LIMITS: McpValueLimits = { sessionBytes: 64 * 1024, totalBytes: 16 * 1024 * 1024 };
+
+/** The bytes a session's values take: each env or header name and value, UTF-8. */
+export function heldBytes(values: HeldMcpValues | undefined): number {
+  let bytes = 0;
+  for (const server of Object.values(values ?? {}))
+    for (const [name, value] of Object.entries(server))
+      bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  return bytes;
+}
+
 export class McpValueStore {
-  private readonly bySession = new Map<string, HeldMcpValues>();
+  private readonly bySession = new Map<string, { values: HeldMcpValues; bytes: number }>();
+  private total = 0;
+
+  constructor(private readonly limits: McpValueLimits = MCP_VALUE_LIMITS) {}
 
   get(logicalId: string): HeldMcpValues | undefined {
-    return this.bySession.get(logicalId);
+    return this.bySession.get(logicalId)?.values;
   }
 
-  /** Holds (or replaces) the values of the servers given; the session's other servers keep theirs. */
+  /** The bytes held for all sessions together. */
+  get totalBytes(): number {
+    return this.total;
+  }
+
+  /**
+   * Holds (or replaces) the values of the servers given; the session's other servers keep theirs.
+   * Past a limit it holds nothing and refuses with invalid_params (details.limit names which).
+   */
   hold(logicalId: string, values: HeldMcpValues): void {
     if (Object.keys(values).length === 0) return;
-    this.bySession.set(logicalId, { ...this.bySession.get(logicalId), ...values });
+    const before = this.bySession.get(logicalId);
+    const merged = { ...before?.values, ...values };
+    const bytes = heldBytes(merged);
+    const total = this.total - (before?.bytes ?? 0) + bytes;
+    if (bytes > this.limits.sessionBytes)
+      throw new GatewayError(
+        'invalid_params',
+        `the env and header values of this session's own MCP servers would take ${bytes} bytes, more than the ${this.limits.sessionBytes} a session may hold (limits.mcp_values_max_bytes); nothing was held`,
+        { field: 'mcp_servers', limit: 'mcp_values_max_bytes', bytes, max_bytes: this.limits.sessionBytes },
+      );
+    if (total > this.limits.totalBytes)
+      throw new GatewayError(
+        'invalid_params',
+        `the MCP server values the gateway holds for all its sessions would pass the ${this.limits.totalBytes} bytes it may hold (limits.mcp_values_total_max_bytes); nothing was held: try again once sessions are deleted, or ask the operator to raise the limit`,
+        { field: 'mcp_servers', limit: 'mcp_values_total_max_bytes', max_bytes: this.limits.totalBytes },
+      );
+    this.bySession.set(logicalId, { values: merged, bytes });
+    this.total = total;
   }
 
   /** A fork or a delegation's child: the values of the servers it took over from `from`. */
   copy(from: string, to: string, servers: McpServersConfig): void {
-    this.hold(to, heldFor(this.bySession.get(from), servers));
+    this.hold(to, heldFor(this.get(from), servers));
   }
 
   forget(logicalId: string): void {
+    this.total -= this.bySession.get(logicalId)?.bytes ?? 0;
     this.bySession.delete(logicalId);
   }
 }

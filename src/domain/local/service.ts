@@ -39,7 +39,7 @@ import { SessionSpend } from './spend.js';
 import { conversationOwner, type ChatMembers } from '../auth/chat-members.js';
 import { PlatformPrompts } from './platform-prompts.js';
 import { localSessionKey, type CreationReceipt } from './receipt.js';
-import { McpValueStore, supplyMcpValues } from './mcp-values.js';
+import { McpValueStore, supplyMcpValues, type McpValueLimits } from './mcp-values.js';
 import type { McpServersConfig } from '../../runtime/mcp/config.js';
 import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
 import { resolveOwn } from '../../runtime/mcp/values.js';
@@ -118,6 +118,8 @@ export interface LocalSessionsOptions {
    * session's turn. Absent: they reach the turns of this process only.
    */
   relay?: ControlRelay;
+  /** Bytes of own MCP server values held per session and in all (`limits.mcp_values_*`). */
+  mcpValueLimits?: McpValueLimits;
 }
 
 export class LocalSessions {
@@ -134,7 +136,7 @@ export class LocalSessions {
   /** LOC-5: api keys live only here, in the owner's daemon memory. */
   private readonly apiKeys = new Map<string, string>();
   /** The own MCP servers' env and header values: only here, never stored (mcp-values.ts). */
-  private readonly mcpValues = new McpValueStore();
+  private readonly mcpValues: McpValueStore;
   private readonly liveAgents = new Set<string>();
   /** session info, state and the resume snapshot (snapshots.ts). */
   private readonly snapshots: SessionSnapshots;
@@ -163,6 +165,7 @@ export class LocalSessions {
   readonly reads: SessionReads;
 
   constructor(private readonly options: LocalSessionsOptions) {
+    this.mcpValues = new McpValueStore(options.mcpValueLimits);
     this.fanOut = new EventFanOut({
       epoch: options.epoch,
       replayCapacity: options.replayCapacity ?? 2048,
@@ -331,6 +334,7 @@ export class LocalSessions {
       apiKey: (logicalId) => this.apiKeys.get(logicalId),
       setApiKey: (logicalId, key) => this.apiKeys.set(logicalId, key),
       copyMcpValues: (from, to, servers) => this.mcpValues.copy(from, to, servers),
+      forgetMcpValues: (logicalId) => this.mcpValues.forget(logicalId),
       publish,
       changed: (logicalId) => this.accessCache.forget(logicalId),
       forget: (logicalId) => {

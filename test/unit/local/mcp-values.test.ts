@@ -11,7 +11,7 @@ import {
   freezeLaunchPolicy,
   type LaunchDefaults,
 } from '../../../src/domain/local/launch-policy.js';
-import { McpValueStore, supplyMcpValues } from '../../../src/domain/local/mcp-values.js';
+import { heldBytes, McpValueStore, supplyMcpValues } from '../../../src/domain/local/mcp-values.js';
 import { MCP_SERVERS_SCHEMA } from '../../../src/runtime/mcp/config.js';
 import { resolveOwn } from '../../../src/runtime/mcp/values.js';
 import { emptyLookups } from '../../fixtures/launch-fixtures.js';
@@ -102,5 +102,55 @@ describe("a session's own MCP server values", () => {
     });
     expect(supplyMcpValues(store, 's1', own, given).unsupplied).toEqual([]);
     expect(resolveOwn(own, store.get('s1')).own).toEqual(given);
+  });
+});
+
+describe('the bytes of MCP server values held', () => {
+  const limits = { sessionBytes: 100, totalBytes: 150 };
+  const limitOf = (hold: () => void): unknown => {
+    try {
+      hold();
+    } catch (error) {
+      return error instanceof GatewayError ? [error.reason, error.details?.['limit']] : error;
+    }
+    return null;
+  };
+
+  it('count each name and value in UTF-8', () => {
+    expect(heldBytes({ a: { KEY: 'é' }, b: { H: 'xy' } })).toBe(3 + 2 + 1 + 2);
+    expect(heldBytes(undefined)).toBe(0);
+  });
+
+  it("refuse past a session's limit, holding nothing; a replaced server's values are counted once", () => {
+    const store = new McpValueStore(limits);
+    expect(limitOf(() => store.hold('s1', { tool: { K: 'v'.repeat(100) } }))).toEqual([
+      'invalid_params',
+      'mcp_values_max_bytes',
+    ]);
+    expect(store.get('s1')).toBeUndefined();
+    expect(store.totalBytes).toBe(0);
+    store.hold('s1', { tool: { K: 'v'.repeat(59) } });
+    store.hold('s1', { tool: { K: 'v'.repeat(69) } });
+    expect(store.totalBytes).toBe(70);
+    // The session's servers together: one more server past the limit is refused, the rest kept.
+    expect(limitOf(() => store.hold('s1', { web: { H: 'h'.repeat(30) } }))).toEqual([
+      'invalid_params',
+      'mcp_values_max_bytes',
+    ]);
+    expect(store.get('s1')).toEqual({ tool: { K: 'v'.repeat(69) } });
+  });
+
+  it('refuse past the total of all sessions; a forgotten session makes room', () => {
+    const store = new McpValueStore(limits);
+    store.hold('s1', { tool: { K: 'v'.repeat(79) } });
+    expect(limitOf(() => store.copy('s1', 's2', { tool: own['tool']! }))).toEqual([
+      'invalid_params',
+      'mcp_values_total_max_bytes',
+    ]);
+    expect(store.get('s2')).toBeUndefined();
+    store.forget('s1');
+    expect(store.totalBytes).toBe(0);
+    store.hold('s2', { tool: { K: 'v'.repeat(79) } });
+    expect(store.totalBytes).toBe(80);
   });
 });

@@ -7,6 +7,14 @@
  * taken; if the link drops before the answer, the same line is run again with the same id after the
  * reconnect, and the gateway answers the repeat without doing it twice.
  */
+import { combineCostStatus, type CostStatus } from '../../../domain/vocabulary.js';
+import {
+  contextText,
+  costText,
+  tokenCountsText,
+  tokensText,
+  type ContextView,
+} from '../../client/usage-text.js';
 import type { SessionView, ChatTerminal } from './session-view.js';
 import type { Call } from './wire.js';
 import { JOB_COMMANDS } from './job-commands.js';
@@ -191,42 +199,13 @@ export const CHAT_COMMANDS: readonly ChatCommand[] = [
 
 interface SessionCostView {
   estimated_cost_usd: number;
-  cost_status: 'reported' | 'estimated' | 'unknown';
+  cost_status: CostStatus;
   tokens: { input: number; output: number; cache_read: number; total: number };
-}
-
-/** `$0.0123`, `~$0.0123 (estimated)`, `at least $0.0123 (some calls unpriced)` or `unknown` (docs/cost.md). */
-export function costText(usd: number, status: SessionCostView['cost_status']): string {
-  const amount = `$${usd.toFixed(4)}`;
-  if (status === 'reported') return amount;
-  if (status === 'estimated') return `~${amount} (estimated)`;
-  return usd > 0 ? `at least ${amount} (some calls unpriced)` : 'unknown (no price for this model)';
-}
-
-/** What session.context answers (docs/dashboard.md, "Context and cost"). */
-export interface ContextView {
-  window: number;
-  threshold: number;
-  compress_at: number;
-  tokens: number;
-  used: number;
-  until_compression: number;
-  compression_due: boolean;
-}
-
-/** `context: 1234 of 128000 tokens (1%); compression at 96000 (75%): 94766 tokens to go` — the dashboard's meter in words. */
-export function contextText(c: ContextView): string {
-  const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
-  const head = `context: ${c.tokens} of ${c.window} tokens (${percent(c.used)})`;
-  const at = `compression at ${c.compress_at} (${percent(c.threshold)})`;
-  return c.compression_due
-    ? `${head}; past ${at}: the next turn compresses first`
-    : `${head}; ${at}: ${c.until_compression} tokens to go`;
 }
 
 interface TurnCostView {
   tokens: { input: number; output: number; cache_read: number } | null;
-  cost: { usd: number; status: SessionCostView['cost_status'] } | null;
+  cost: { usd: number; status: CostStatus } | null;
 }
 
 /** `/cost`: the session's spend (session.cost), its last turn's (session.turns), its context (session.context) and the caller's turns today (cost.summary). */
@@ -234,37 +213,28 @@ async function showCost(ctx: CommandContext): Promise<void> {
   const session = await ctx.call<SessionCostView>('session.cost', { session_id: ctx.sessionId });
   const today = new Date().toISOString().slice(0, 10);
   const summary = await ctx.call<{
-    rows: { cost_status: SessionCostView['cost_status'] }[];
+    rows: { cost_status: CostStatus }[];
     total_usd: number;
     turns: number;
   }>('cost.summary', { from_day: today, to_day: today });
-  const statuses = summary.rows.map((r) => r.cost_status);
-  const todayStatus = statuses.includes('unknown')
-    ? 'unknown'
-    : statuses.includes('estimated')
-      ? 'estimated'
-      : 'reported';
-  const t = session.tokens;
+  const todayStatus =
+    summary.rows.reduce<CostStatus | undefined>((a, r) => combineCostStatus(a, r.cost_status), undefined) ??
+    'reported';
   const { turns } = await ctx.call<{ turns: TurnCostView[] }>('session.turns', {
     session_id: ctx.sessionId,
     limit: 1,
   });
   const last = turns[0];
   const lastLine =
-    last?.tokens && last.cost
-      ? [
-          `last turn: ${costText(last.cost.usd, last.cost.status)} · ${last.tokens.input} in, ${last.tokens.cache_read} cached, ${last.tokens.output} out`,
-        ]
-      : [];
+    last?.tokens && last.cost ? [`last turn: ${costText(last.cost)} · ${tokenCountsText(last.tokens)}`] : [];
   const context = await ctx.call<ContextView>('session.context', { session_id: ctx.sessionId });
   ctx.view.writeLine(
     ctx.terminal.style.dim(
       [
-        `this session: ${costText(session.estimated_cost_usd, session.cost_status)} · ${t.total} tokens ` +
-          `(${t.input} in, ${t.cache_read} cached, ${t.output} out)`,
+        `this session: ${costText({ usd: session.estimated_cost_usd, status: session.cost_status })} · ${tokensText(session.tokens)}`,
         ...lastLine,
-        contextText(context),
-        `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText(summary.total_usd, todayStatus)} over ${summary.turns} turns`}`,
+        `context: ${contextText(context)}`,
+        `your turns today (UTC): ${summary.turns === 0 ? 'none' : `${costText({ usd: summary.total_usd, status: todayStatus })} over ${summary.turns} turns`}`,
       ].join('\n'),
     ),
   );

@@ -4,13 +4,9 @@
  * controller: it works while the link is down; listed here for /help).
  */
 import { readSkill } from '../../../daemon/skills.js';
-import {
-  contextText,
-  costText,
-  type ChatCommand,
-  type CommandContext,
-  type ContextView,
-} from './commands.js';
+import type { CostStatus } from '../../../domain/vocabulary.js';
+import { contextText, costText, type ContextView } from '../../client/usage-text.js';
+import type { ChatCommand, CommandContext } from './commands.js';
 import { oneLineOf } from './render.js';
 import { visible } from '../visible.js';
 
@@ -31,7 +27,7 @@ async function status(ctx: CommandContext): Promise<void> {
   const info = await ctx.call<InfoView>('session.info', { session_id: ctx.sessionId });
   const cost = await ctx.call<{
     estimated_cost_usd: number;
-    cost_status: 'reported' | 'estimated' | 'unknown';
+    cost_status: CostStatus;
     tokens: { total: number };
   }>('session.cost', { session_id: ctx.sessionId });
   const context = await ctx.call<ContextView>('session.context', { session_id: ctx.sessionId });
@@ -43,8 +39,8 @@ async function status(ctx: CommandContext): Promise<void> {
         `state: ${state}; created ${info.created_at.slice(0, 19).replace('T', ' ')} UTC`,
         `model: ${info.provider ?? 'own endpoint'}/${info.model ?? '?'}`,
         `cwd: ${info.cwd ?? '(default)'}`,
-        `spent: ${costText(cost.estimated_cost_usd, cost.cost_status)} · ${cost.tokens.total} tokens`,
-        contextText(context),
+        `spent: ${costText({ usd: cost.estimated_cost_usd, status: cost.cost_status })} · ${cost.tokens.total} tokens`,
+        `context: ${contextText(context)}`,
       ].join('\n'),
     ),
   );

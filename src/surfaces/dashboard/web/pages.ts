@@ -1,4 +1,5 @@
 /** The list, new-session and status pages: each draws from public RPC methods only. */
+import { costText } from '../../client/usage-text.js';
 import { append, clear, count, h, when } from './dom.js';
 import { RpcError, type Link } from './link.js';
 import type { ListedSession } from './wire.js';
@@ -29,18 +30,9 @@ function sessionRow(s: ListedSession): HTMLElement {
     h(
       'p',
       { class: 'meta' },
-      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out) · ${dollars(s.cost)}`,
+      `${origin} · ${s.model ?? '—'} · ${when(s.last_activity)} · ${count(s.tokens.total)} tokens (${count(s.tokens.input)} in, ${count(s.tokens.output)} out) · ${costText(s.cost && { usd: s.cost.estimated_usd, status: s.cost.status })}`,
     ),
   );
-}
-
-/** `$0.0123`, `~$0.0123` (estimated), or `$0.0123+ (some unpriced)` / `cost unknown` (docs/cost.md). */
-export function dollars(cost: ListedSession['cost'] | undefined): string {
-  if (!cost) return 'cost unknown';
-  const amount = `$${cost.estimated_usd.toFixed(4)}`;
-  if (cost.status === 'reported') return amount;
-  if (cost.status === 'estimated') return `~${amount} (estimated)`;
-  return cost.estimated_usd > 0 ? `${amount}+ (some calls unpriced)` : 'cost unknown';
 }
 
 interface SearchHit {
@@ -346,7 +338,7 @@ export function statusPage(link: Link): HTMLElement {
           : table(
               summary.rows.map((r) => [
                 `${r.principal} · ${r.provider}/${r.model}`,
-                `${dollars({ estimated_usd: r.cost_usd, status: r.cost_status })} · ${count(r.turns)} turns`,
+                `${costText({ usd: r.cost_usd, status: r.cost_status })} · ${count(r.turns)} turns`,
               ]),
             ),
       ),

@@ -4,19 +4,9 @@
  * budget check counts), what the session has spent (session.cost), and each recent turn's tokens
  * and cost (session.turns). Read again after every settled turn and every compression.
  */
+import { contextText, costText, tokensText, type ContextView } from '../../client/usage-text.js';
 import { append, clear, count, h } from './dom.js';
 import type { Link } from './link.js';
-import { dollars } from './pages.js';
-
-export interface ContextView {
-  window: number;
-  threshold: number;
-  compress_at: number;
-  tokens: number;
-  used: number;
-  until_compression: number;
-  compression_due: boolean;
-}
 
 interface SessionCostView {
   estimated_cost_usd: number;
@@ -30,17 +20,6 @@ interface TurnUsage {
   state: string;
   tokens: { input: number; output: number; cache_read: number } | null;
   cost: { usd: number; status: 'reported' | 'estimated' | 'unknown' } | null;
-}
-
-const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
-
-/** `1,234 of 128,000 tokens (1%) · compresses at 96,000 (75%): 94,766 to go` — or that it is due. */
-export function contextText(c: ContextView): string {
-  const head = `${count(c.tokens)} of ${count(c.window)} tokens (${percent(c.used)})`;
-  const at = `compression at ${count(c.compress_at)} (${percent(c.threshold)})`;
-  return c.compression_due
-    ? `${head} · past ${at}: the next turn compresses first`
-    : `${head} · ${at}: ${count(c.until_compression)} tokens to go`;
 }
 
 export class UsagePanel {
@@ -80,7 +59,6 @@ export class UsagePanel {
 
   private draw(context: ContextView, cost: SessionCostView, turns: TurnUsage[]): void {
     clear(this.root);
-    const t = cost.tokens;
     append(
       this.root,
       h(
@@ -99,12 +77,12 @@ export class UsagePanel {
         }),
         h('span', {
           class: `context-text${context.compression_due ? ' due' : ''}`,
-          text: contextText(context),
+          text: contextText(context, count),
         }),
       ),
       h('p', {
         class: 'meta session-usage',
-        text: `This session: ${count(t.total)} tokens (${count(t.input)} in, ${count(t.cache_read)} cached, ${count(t.output)} out) · ${dollars({ estimated_usd: cost.estimated_cost_usd, status: cost.cost_status })}`,
+        text: `This session: ${tokensText(cost.tokens, count)} · ${costText({ usd: cost.estimated_cost_usd, status: cost.cost_status })}`,
       }),
     );
     const settled = turns.filter((turn) => turn.tokens !== null);
@@ -119,7 +97,7 @@ export class UsagePanel {
         h('td', { class: 'num', text: count(turn.tokens!.output) }),
         h('td', {
           class: 'num',
-          text: turn.cost ? dollars({ estimated_usd: turn.cost.usd, status: turn.cost.status }) : '—',
+          text: turn.cost ? costText(turn.cost) : '—',
         }),
       ),
     );
