@@ -91,7 +91,13 @@ export async function startBenchDaemon(
   // --port 0: a bench daemon never takes the default port from (or gives way to) another daemon.
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0'], {
     // The environment `gatehouse start` gives the daemon (its allocator settings included).
-    env: daemonEnvironment({ ...process.env, ...env, GATEHOUSE_HOME: home, GATEHOUSE_DEBUG: '' }),
+    env: daemonEnvironment({
+      ...process.env,
+      ...benchDaemonVariables(),
+      ...env,
+      GATEHOUSE_HOME: home,
+      GATEHOUSE_DEBUG: '',
+    }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end();
@@ -141,6 +147,21 @@ export async function startBenchDaemon(
       if (existingHome === undefined) rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * GATEHOUSE_BENCH_DAEMON_ENV (`NAME=value NAME=value`): variables for the bench daemons only, e.g.
+ * `MALLOC_MMAP_THRESHOLD_=65536` to measure the allocator's settings of an older build while the
+ * bench's own process (the direct calls of the baseline) runs as before.
+ */
+function benchDaemonVariables(): NodeJS.ProcessEnv {
+  const variables: NodeJS.ProcessEnv = {};
+  for (const pair of (process.env['GATEHOUSE_BENCH_DAEMON_ENV'] ?? '').split(/\s+/).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`GATEHOUSE_BENCH_DAEMON_ENV: "${pair}" is not NAME=value`);
+    variables[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return variables;
 }
 
 /** Milliseconds from spawning `node -e ''` to its exit: the floor of any Node process's start. */

@@ -2,13 +2,16 @@
  * A CPU profile of the daemon over sequential turns only (issue 32, aim 2), for reading where a
  * turn's time goes: `node --import tsx bench/turn-profile.ts [turns] [out.cpuprofile]`. Each turn
  * is the first of a fresh session, as in the overhead figure of gateway-turns; the profile is
- * started after the sessions exist, through the daemon's inspector. Not itself a bench.
+ * started after the sessions exist, through the daemon's inspector. Not itself a bench. With `-` as
+ * the output no profiler runs, so the daemon's CPU time a turn (from /proc, printed either way) is
+ * not inflated by the sampling.
  */
 import { writeFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import {
   CompletionRouter,
   configFor,
+  cpuMs,
   createSessions,
   startBenchDaemon,
   startChildDemoModel,
@@ -26,6 +29,8 @@ const daemon = await startBenchDaemon(
   ['--inspect=127.0.0.1:0'],
 );
 const cwd = tempDir('gh-bench-cwd-');
+// For a profiler attached from outside (`perf record -p`).
+process.stderr.write(`daemon pid ${daemon.pid}\n`);
 try {
   const viewer = await daemon.connect();
   const router = new CompletionRouter(viewer);
@@ -40,22 +45,28 @@ try {
     await router.completion(receipt.admission_id);
   };
   for (let i = 0; i < 20; i++) await turn(i);
-  const devtools = await inspector(daemon);
-  await devtools.send('Profiler.enable');
-  await devtools.send('Profiler.setSamplingInterval', { interval: 100 });
-  await devtools.send('Profiler.start');
+  const devtools = out === '-' ? undefined : await inspector(daemon);
+  await devtools?.send('Profiler.enable');
+  await devtools?.send('Profiler.setSamplingInterval', { interval: 100 });
+  await devtools?.send('Profiler.start');
+  const cpuBefore = cpuMs(daemon.pid);
   const ms: number[] = [];
   for (let i = 20; i < turns + 20; i++) {
     const t = performance.now();
     await turn(i);
     ms.push(performance.now() - t);
   }
-  const { profile } = (await devtools.send('Profiler.stop')) as { profile: unknown };
-  devtools.close();
-  writeFileSync(out, JSON.stringify(profile));
+  const cpuPerTurn = (cpuMs(daemon.pid) - cpuBefore) / turns;
+  if (devtools) {
+    const { profile } = (await devtools.send('Profiler.stop')) as { profile: unknown };
+    devtools.close();
+    writeFileSync(out, JSON.stringify(profile));
+  }
   ms.sort((a, b) => a - b);
   process.stdout.write(
-    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; profile in ${out}\n`,
+    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms, ` +
+      `daemon CPU ${cpuPerTurn.toFixed(2)} ms a turn` +
+      (devtools ? `; profile in ${out}\n` : '\n'),
   );
   await viewer.close();
 } finally {

@@ -1,29 +1,52 @@
 /**
  * The C allocator's settings the daemon is started with (issue 12 item 13, measured by
- * `npm run bench -- soak`).
+ * `npm run bench -- soak`; issue 32, measured by `bench/turn-profile.ts`).
  *
  * glibc's malloc serves requests under its mmap threshold (128 KiB, and raised up to 32 MiB each
  * time a large block is freed) from the main heap, which returns memory to the system only from
- * its top. The daemon's traffic interleaves short-lived blocks of 64 KiB and more (tool output read
- * from pipes, frames of large events, SQLite rows of large messages) with long-lived small ones
- * (SQLite's page cache): freed large blocks then stay resident, and RSS climbed by about 50% over
- * 10 minutes of soak while the JavaScript heap stayed at about 40 MB. A fixed threshold of 64 KiB
- * (which also turns the dynamic raise off) maps every such block on its own and unmaps it when it
- * is freed. Other C libraries ignore the variable.
+ * its top. The daemon's traffic interleaves short-lived large blocks (tool output read from pipes,
+ * frames of large events, SQLite rows of large messages) with long-lived small ones (SQLite's page
+ * cache): with the dynamic threshold, freed blocks of up to 32 MiB stayed resident, and RSS climbed
+ * by about 50% over 10 minutes of soak while the JavaScript heap stayed at about 40 MB. A fixed
+ * threshold turns the dynamic raise off, so blocks above it are mapped on their own and unmapped
+ * when freed.
  *
- * The environment is the only way to set it before the allocator starts, so `gatehouse start` (and
- * a chat that starts the gateway) spawn `serve` with it; a value the user set wins.
+ * The threshold is 256 KiB, not the 64 KiB first chosen: at 64 KiB every socket read's 64 KiB
+ * buffer and every SQLite page-cache bulk (88 KiB) was an mmap, page faults and an munmap, whose
+ * TLB shoot-downs across the daemon's threads were the largest part of a turn's CPU. Fixing the
+ * threshold also fixes the trim threshold at its default of 128 KiB, so the heap's top was handed
+ * back (brk, or madvise in the threads' arenas) and faulted in again many times a turn; 4 MiB of
+ * free top may stay per arena instead. Both keep RSS bounded in the soak (docs/benchmarks.md, "The
+ * allocator's thresholds and a turn's CPU"). Other C libraries ignore the variables.
+ *
+ * The environment is the only way to set them before the allocator starts, so `gatehouse start`
+ * (and a chat that starts the gateway) spawn `serve` with them; a value the user set wins, each
+ * setting on its own.
  */
 import v8 from 'node:v8';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
-export const MMAP_THRESHOLD_BYTES = 64 * 1024;
+export const MMAP_THRESHOLD_BYTES = 256 * 1024;
+export const TRIM_THRESHOLD_VARIABLE = 'MALLOC_TRIM_THRESHOLD_';
+export const TRIM_THRESHOLD_BYTES = 4 * 1024 * 1024;
+
+/** Each setting: its variable, its name in GLIBC_TUNABLES (`glibc.malloc.<name>`), its value. */
+const ALLOCATOR_SETTINGS = [
+  { variable: MMAP_THRESHOLD_VARIABLE, tunable: 'mmap_threshold', bytes: MMAP_THRESHOLD_BYTES },
+  { variable: TRIM_THRESHOLD_VARIABLE, tunable: 'trim_threshold', bytes: TRIM_THRESHOLD_BYTES },
+] as const;
+
+/** The allocator's variables, which the daemon keeps in its sealed environment (seal-environment.ts). */
+export const ALLOCATOR_VARIABLES: readonly string[] = ALLOCATOR_SETTINGS.map((s) => s.variable);
 
 /** The environment for a daemon process: `env` plus the allocator's settings it does not set. */
 export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const tunables = env['GLIBC_TUNABLES'] ?? '';
-  if (env[MMAP_THRESHOLD_VARIABLE] !== undefined || tunables.includes('mmap_threshold')) return env;
-  return { ...env, [MMAP_THRESHOLD_VARIABLE]: String(MMAP_THRESHOLD_BYTES) };
+  const added: NodeJS.ProcessEnv = {};
+  for (const { variable, tunable, bytes } of ALLOCATOR_SETTINGS) {
+    if (env[variable] === undefined && !tunables.includes(tunable)) added[variable] = String(bytes);
+  }
+  return Object.keys(added).length === 0 ? env : { ...env, ...added };
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { isAllowedName } from '../runtime/tools/env.js';
-import { MMAP_THRESHOLD_VARIABLE } from './allocator.js';
+import { ALLOCATOR_VARIABLES } from './allocator.js';
 
 /**
  * The gateway's own settings that are not secrets: read from process.env later, or (the allocator's,
@@ -23,7 +23,7 @@ const OWN_SETTINGS = new Set([
   'GATEHOUSE_TEST_FAULTS',
   'GATEHOUSE_TEST_MAX_PAGE_COUNT',
   'GATEHOUSE_TEST_CLOCK',
-  MMAP_THRESHOLD_VARIABLE,
+  ...ALLOCATOR_VARIABLES,
   'GLIBC_TUNABLES',
 ]);
 

@@ -98,9 +98,10 @@ describe('UX-1 gatehouse start / status / stop', () => {
     const report = JSON.parse(running.stdout) as Record<string, unknown>;
     expect(report).toMatchObject({ running: true, state: 'running', home });
     expect(report['pid']).toBe(readJson(homeLayout(home).gatewayJson)['pid']);
-    // The daemon runs with the allocator setting that keeps its RSS flat (docs/daemon.md).
+    // The daemon runs with the allocator settings that keep its RSS flat (docs/daemon.md).
     const environ = readFileSync(`/proc/${String(report['pid'])}/environ`, 'utf8').split('\0');
-    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=65536');
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=262144');
+    expect(environ).toContain('MALLOC_TRIM_THRESHOLD_=4194304');
     expect(report['model']).toBe('built-in demo model (scripted stand-in, no account needed)');
     expect((await fetch(`${String(report['url'])}/healthz`)).ok).toBe(true);
 

@@ -1,17 +1,44 @@
 import { describe, expect, it } from 'vitest';
-import { daemonEnvironment, keepYoungGenerationSmall } from '../../../src/daemon/allocator.js';
+import {
+  ALLOCATOR_VARIABLES,
+  daemonEnvironment,
+  keepYoungGenerationSmall,
+} from '../../../src/daemon/allocator.js';
+import { keptInDaemon } from '../../../src/daemon/seal-environment.js';
 
 describe('daemonEnvironment', () => {
-  it('adds the fixed mmap threshold, keeping the rest of the environment', () => {
-    expect(daemonEnvironment({ PATH: '/bin' })).toEqual({ PATH: '/bin', MALLOC_MMAP_THRESHOLD_: '65536' });
+  it('adds the fixed mmap and trim thresholds, keeping the rest of the environment', () => {
+    expect(daemonEnvironment({ PATH: '/bin' })).toEqual({
+      PATH: '/bin',
+      MALLOC_MMAP_THRESHOLD_: '262144',
+      MALLOC_TRIM_THRESHOLD_: '4194304',
+    });
   });
 
-  it('leaves a threshold the user chose alone, set directly or through GLIBC_TUNABLES', () => {
+  it('leaves each threshold the user chose alone, set directly or through GLIBC_TUNABLES', () => {
     expect(daemonEnvironment({ MALLOC_MMAP_THRESHOLD_: '1048576' })).toEqual({
       MALLOC_MMAP_THRESHOLD_: '1048576',
+      MALLOC_TRIM_THRESHOLD_: '4194304',
     });
-    const tunables = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=262144' };
+    expect(daemonEnvironment({ MALLOC_TRIM_THRESHOLD_: '0' })).toEqual({
+      MALLOC_MMAP_THRESHOLD_: '262144',
+      MALLOC_TRIM_THRESHOLD_: '0',
+    });
+    const tunables = {
+      GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=131072',
+    };
     expect(daemonEnvironment(tunables)).toEqual(tunables);
+    expect(daemonEnvironment({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' })).toEqual({
+      GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536',
+      MALLOC_TRIM_THRESHOLD_: '4194304',
+    });
+  });
+});
+
+describe("the daemon's sealed environment", () => {
+  it("keeps the allocator's settings, so /proc/<pid>/environ shows what the daemon runs with", () => {
+    expect(ALLOCATOR_VARIABLES).toEqual(['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']);
+    for (const name of ALLOCATOR_VARIABLES) expect(keptInDaemon(name)).toBe(true);
   });
 });
 
