@@ -45,6 +45,8 @@ const KINDS = {
    * loaded when a turn that offers the terminal starts, not by an idle daemon.
    */
   bashGrammar: /\/node_modules\/(web-tree-sitter|tree-sitter-bash)\//,
+  /** zod's translations of its messages other than English, which is all Gatehouse shows (scripts/bundle.js). */
+  zodLocales: /\/node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
   adapters: /\/dist\/surfaces\/platforms\/(telegram|discord|slack)\/(?!factory\.js$)/,
 } as const;
@@ -125,7 +127,16 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    const absent: Kind[] = [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing', 'oidc', 'bashGrammar'];
+    const absent: Kind[] = [
+      ...PLATFORM_SDKS,
+      'pg',
+      'metrics',
+      'mcp',
+      'tracing',
+      'oidc',
+      'bashGrammar',
+      'zodLocales',
+    ];
     expect(loadedOf(modules, absent)).toEqual(none(absent));
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
