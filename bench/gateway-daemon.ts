@@ -171,10 +171,21 @@ export function nodeSpawnMs(): Promise<number> {
   return new Promise((resolve) => child.once('exit', () => resolve(performance.now() - start)));
 }
 
-/** RSS of an idle bare node process (the floor any Node daemon starts from), in KiB. */
+/**
+ * RSS of an idle bare node process (the floor any Node daemon starts from), in KiB: read, like a
+ * daemon's idle figure, half a second after it says it runs. A fixed 300 ms from spawn read it
+ * before it had started on a loaded machine (21 to 30 MiB against 39.4 once started, 2026-12-07).
+ */
 export async function bareNodeRssKiB(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  await sleep(300);
+  const child = spawn(process.execPath, ['-e', "setInterval(() => {}, 1000); process.stdout.write('up')"], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`bare node exited with ${code}`)));
+  });
+  child.stdout.resume();
+  await sleep(500);
   const rss = rssKiB(child.pid!);
   const gone = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');

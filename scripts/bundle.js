@@ -57,6 +57,24 @@ const onlyBundledPackages = {
 };
 
 /**
+ * zod's translations of its error messages, but English, its default and the only one Gatehouse
+ * uses (its messages are part of the config's and the RPC API's errors): `z.locales` re-exports
+ * some 50 of them, a third of the zod code every daemon and `status` compiled at start (about 250
+ * KB minified). The bundle's `z.locales` holds `en` only; nothing in src/ reads it (the unbundled
+ * library entry, dist/index.js, keeps zod whole).
+ */
+const ENGLISH_ZOD_LOCALES = /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/;
+const englishZodOnly = {
+  name: 'english-zod-only',
+  setup(build) {
+    build.onLoad({ filter: ENGLISH_ZOD_LOCALES }, () => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * What a CommonJS package in an ES module bundle needs: esbuild's `require` of a built-in (`fs`)
  * looks for a `require` in scope and throws without one.
  */
@@ -82,7 +100,7 @@ export async function bundle(root) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [onlyBundledPackages],
+    plugins: [onlyBundledPackages, englishZodOnly],
     banner: { js: REQUIRE_BANNER },
     minifyWhitespace: true,
     minifySyntax: true,

@@ -75,3 +75,52 @@ export function keepYoungGenerationSmall(execArgv: readonly string[] = process.e
   v8.setFlagsFromString(`${YOUNG_GENERATION_GROWTH_FLAG}=1`);
   return true;
 }
+
+/**
+ * V8's optimising tiers, held back while the daemon starts (issue 32 aim 1, issue 33's start cost):
+ * TurboFan (`--opt`) and, where it is on by default, Sparkplug's baseline code (`--sparkplug`).
+ *
+ * Start-up runs almost every function once (the config's schemas, the migrations, each service's
+ * construction), yet some of it runs often enough for V8 to compile optimised code for it, on a
+ * background thread, for code that never runs again. That work cost about 7% of a start's CPU,
+ * and the compilers' own code, which a daemon that has only started never needs again, was about 4
+ * MiB of an idle daemon's resident memory (measured by `npm run bench -- startup`). The tiers are
+ * given back once the daemon is ready, so a turn's code is optimised as before. Like the young
+ * generation's factor, the flags are read by V8 each time it decides, so they can be set from
+ * within `serve`; a process given any of them on its command line or in NODE_OPTIONS keeps its own.
+ */
+const OPTIMISING_TIER_FLAGS = [
+  '--opt',
+  '--no-opt',
+  '--turbofan',
+  '--no-turbofan',
+  '--max-opt',
+  '--sparkplug',
+  '--no-sparkplug',
+  '--always-sparkplug',
+  '--jitless',
+];
+
+/** Sparkplug is compiled in, and on by default, only on these architectures. */
+const SPARKPLUG_ARCHES = ['x64', 'arm64'];
+
+let heldTiers: string[] = [];
+
+/** Turns the optimising tiers off until `releaseOptimisingTiers`; false when the process chose its own. */
+export function holdOptimisingTiers(
+  execArgv: readonly string[] = process.execArgv,
+  arch: string = process.arch,
+): boolean {
+  const own = [...execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some((arg) =>
+    OPTIMISING_TIER_FLAGS.some((flag) => arg === flag || arg.startsWith(`${flag}=`)),
+  );
+  if (own || heldTiers.length > 0) return false;
+  heldTiers = SPARKPLUG_ARCHES.includes(arch) ? ['opt', 'sparkplug'] : ['opt'];
+  for (const tier of heldTiers) v8.setFlagsFromString(`--no-${tier}`);
+  return true;
+}
+
+/** Gives back the tiers `holdOptimisingTiers` held (once the daemon is ready); idempotent. */
+export function releaseOptimisingTiers(): void {
+  for (const tier of heldTiers.splice(0)) v8.setFlagsFromString(`--${tier}`);
+}

@@ -237,6 +237,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnEnding> {
   };
   const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
   const wireTools = options.tools.map(toWireTool);
+  for (const tool of options.tools) tool.prepare?.();
   const headers: Record<string, string> =
     admissionId === undefined ? {} : { [ADMISSION_HEADER]: admissionId };
 

@@ -109,6 +109,12 @@ export interface ToolDefinition {
    * human first, or has no side effect and never calls it). Otherwise it is marked before `run`.
    */
   marksOwnStart?: boolean;
+  /**
+   * Called when a turn that offers the tool starts: loads what its first call would otherwise wait
+   * for (the terminal's bash grammar) while the model is asked, and not before any turn needs it.
+   * It must not throw; a failure is seen again, and reported, by the call that needs it.
+   */
+  prepare?(): void;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
 }
 

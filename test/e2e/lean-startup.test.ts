@@ -6,7 +6,8 @@
  * and nothing of the dashboard; a daemon on SQLite with no platform loads no platform SDK and no
  * `pg`; one on PostgreSQL loads `pg`; one with Telegram loads grammY (and neither Discord's nor
  * Slack's SDK), and a Telegram section whose token is missing fails with its own message before
- * grammY is loaded; openid-client only with `auth.oidc`. Issue 32: an idle SQLite daemon has not started its checkpoint thread either.
+ * grammY is loaded; openid-client only with `auth.oidc`. Issue 32: an idle SQLite daemon has not started its
+ * checkpoint thread either, nor loaded bash's grammar (its first turn that offers the terminal does).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +40,13 @@ const KINDS = {
   oidc: /\/node_modules\/(openid-client|oauth4webapi|jose)\/|\/dist\/surfaces\/rpc\/oidc-routes\.js$/,
   /** The dashboard's server side and its built page. */
   dashboard: /\/dist\/(surfaces\/)?dashboard\//,
+  /**
+   * Bash's grammar for the terminal's allow-list (issue 32): WebAssembly, about 6 MiB resident;
+   * loaded when a turn that offers the terminal starts, not by an idle daemon.
+   */
+  bashGrammar: /\/node_modules\/(web-tree-sitter|tree-sitter-bash)\//,
+  /** zod's translations of its messages other than English, which is all Gatehouse shows (scripts/bundle.js). */
+  zodLocales: /\/node_modules\/zod\/v4\/locales\/(?!en\.js$|index\.js$)/,
   /** The platform adapters (each imports its SDK); not the registry's factories, which check a section first. */
   adapters: /\/dist\/surfaces\/platforms\/(telegram|discord|slack)\/(?!factory\.js$)/,
 } as const;
@@ -119,9 +127,17 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     const daemon = await startDaemon({ env: loads.env });
     daemons.push(daemon);
     const modules = loads.modules();
-    expect(loadedOf(modules, [...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing', 'oidc'])).toEqual(
-      none([...PLATFORM_SDKS, 'pg', 'metrics', 'mcp', 'tracing', 'oidc']),
-    );
+    const absent: Kind[] = [
+      ...PLATFORM_SDKS,
+      'pg',
+      'metrics',
+      'mcp',
+      'tracing',
+      'oidc',
+      'bashGrammar',
+      'zodLocales',
+    ];
+    expect(loadedOf(modules, absent)).toEqual(none(absent));
     // The hook does see what the daemon loads: the store's driver is there.
     expect(loadedOf(modules, ['better-sqlite3'])['better-sqlite3']!.length).toBeGreaterThan(0);
 
@@ -140,6 +156,21 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     expect(running.stdout).toContain('Gatehouse is running.');
     expect(running.stdout).toMatch(/store: +sqlite \(/);
     expect(packages(status.modules())).toEqual(['commander']);
+
+    // The first turn that offers the terminal loads bash's grammar (the allow-list reads commands with it).
+    const { session_id } = await client.call<{ session_id: string }>('session.create', {
+      cwd: mkdtempSync(join(tmpdir(), 'gh-loads-cwd-')),
+    });
+    await client.call('session.resume', { session_id });
+    const done = client.next(
+      (n) =>
+        n.method === 'session.event' &&
+        (n.params as { event: { type: string } }).event.type === 'turn.complete',
+      60_000,
+    );
+    await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
+    await done;
+    expect(loadedOf(loads.modules(), ['bashGrammar']).bashGrammar!.length).toBeGreaterThan(0);
   });
 
   it('with metrics.enabled: prom-client', async () => {

@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { GatehouseConfig } from '../config-schema.js';
 import { FileAlwaysAllowStore } from '../../runtime/approvals/always-store.js';
 import { PromptBroker } from '../../runtime/approvals/broker.js';
-import { preloadBashParser } from '../../runtime/approvals/bash-tree.js';
 import { startDemoModel, type DemoModelServer } from '../../runtime/demo/server.js';
 import type { ChatModel } from '../../runtime/model/client.js';
 import { Semaphore } from '../../domain/concurrency/semaphore.js';
@@ -57,8 +56,6 @@ export async function startRuntime(options: {
 }): Promise<Runtime> {
   const { config, env } = options;
   const approvalTimeoutMs = config.approvals.timeout_s * 1000;
-  // The allow-list reads every command with bash's grammar: load it now, not in a turn's first tool.
-  preloadBashParser();
   // First, so that an approvals file that cannot be read fails the start before anything runs.
   const prompts = new PromptBroker({
     alwaysAllow: new FileAlwaysAllowStore(path.join(options.profileDir, 'always-allow.json')),

@@ -48,8 +48,9 @@ function bashParser(): Promise<ParserType> {
 }
 
 /**
- * Starts loading the grammar now (a daemon or tool worker calls it at start), so the first command
- * of a turn is not delayed by it. A failure here is seen again, and reported, by the first read.
+ * Starts loading the grammar now (a tool worker calls it at start, a daemon when a turn that offers
+ * the terminal starts: the terminal tool's `prepare`), so the first command of a turn is not delayed
+ * by it. A failure here is seen again, and reported, by the first read.
  */
 export function preloadBashParser(): void {
   bashParser().catch(() => {

@@ -4,6 +4,7 @@
  * calls dangerous waits for a human's approval unless the session is yolo (SPEC RUN-3).
  */
 import { assessCommand } from '../approvals/assess.js';
+import { preloadBashParser } from '../approvals/bash-tree.js';
 import { INTERRUPTED_MARK } from '../tool-step.js';
 import type { ApprovalOutcome, ToolContext, ToolDefinition, ToolResult } from '../types.js';
 import { toolEnvironment } from './env.js';
@@ -86,6 +87,9 @@ export function createTerminalTool(options: TerminalOptions = {}): ToolDefinitio
     name: 'terminal',
     toolset: 'terminal',
     changesFiles: true,
+    // Every command is read with bash's grammar before it runs (the allow-list): a turn that may
+    // run one starts loading it while the model is asked. An idle daemon never loads it (13 MiB).
+    prepare: preloadBashParser,
     description:
       'Run a shell command with bash in the session working directory and return its exit code and ' +
       `combined output (capped at ${settings.outputCapBytes} bytes). Commands that could cause damage ` +

@@ -6,13 +6,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { GatehouseError, StorageUnavailableError } from '../../domain/errors.js';
+import { Database, type SqliteDatabase } from './driver.js';
 import { BACKGROUND_SAFETY_PAGES, type CheckpointerOptions } from './checkpointer.js';
 import { assertNotTooNew, migrate, schemaVersion, type Migration } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-export type SqliteDatabase = Database.Database;
+export type { SqliteDatabase };
 
 export interface OpenOptions {
   /** Refuse to create the file when it does not exist (a profile that should already have one). */

@@ -5,7 +5,7 @@
  * runs (WAL lets a reader see the last committed state).
  */
 import fs from 'node:fs';
-import Database from 'better-sqlite3';
+import { Database, type SqliteDatabase } from './driver.js';
 import { tx } from './actions-common.js';
 import { latestVersion, schemaVersion } from './migration.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -16,7 +16,7 @@ export interface Finding {
   detail: string;
 }
 
-function openReadOnly(file: string): Database.Database {
+function openReadOnly(file: string): SqliteDatabase {
   return new Database(file, { readonly: true, fileMustExist: true });
 }
 
@@ -53,7 +53,7 @@ export async function backupDatabase(file: string, dest: string): Promise<{ page
 
 /** `PRAGMA integrity_check` and the schema version: is the canonical store sound? */
 export function checkIntegrity(file: string): Finding {
-  let db: Database.Database | undefined;
+  let db: SqliteDatabase | undefined;
   try {
     db = openReadOnly(file);
     const problems = (db.pragma('integrity_check') as { integrity_check: string }[]).map(
@@ -80,7 +80,7 @@ export function checkIntegrity(file: string): Finding {
  * passes integrity_check and carries Gatehouse's schema, no newer than this code.
  */
 export function checkRestorable(file: string): Finding {
-  let db: Database.Database | undefined;
+  let db: SqliteDatabase | undefined;
   try {
     db = openReadOnly(file);
     if (schemaVersion(db) === 0) {
@@ -96,7 +96,7 @@ export function checkRestorable(file: string): Finding {
 
 /** FTS5's own integrity check of the search index against the stored messages. */
 export function checkSearchIndex(file: string): Finding {
-  let db: Database.Database | undefined;
+  let db: SqliteDatabase | undefined;
   try {
     // The FTS5 'integrity-check' command is spelt as an INSERT, so it needs a writable handle; it
     // changes nothing.

@@ -40,8 +40,11 @@ export function buildProgram(deps: CliDeps): Command {
     .option('--port <n>', PORT_HELP)
     .option('--host <address>', HOST_HELP)
     .action(async (options: { logStderr?: boolean; port?: string; host?: string }) => {
-      // Before the daemon's modules load: their loading is what would grow the young generation.
-      (await import('../../daemon/allocator.js')).keepYoungGenerationSmall();
+      // Before the daemon's modules load: their loading is what would grow the young generation,
+      // and what V8 would compile optimised code for (serve gives the tiers back once ready).
+      const allocator = await import('../../daemon/allocator.js');
+      allocator.keepYoungGenerationSmall();
+      allocator.holdOptimisingTiers();
       await (await import('./commands/serve.js')).serve(options, deps);
     });
 

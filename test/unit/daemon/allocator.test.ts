@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   ALLOCATOR_VARIABLES,
   daemonEnvironment,
+  holdOptimisingTiers,
   keepYoungGenerationSmall,
+  releaseOptimisingTiers,
 } from '../../../src/daemon/allocator.js';
 import { keptInDaemon } from '../../../src/daemon/seal-environment.js';
 
@@ -50,5 +52,31 @@ describe('keepYoungGenerationSmall', () => {
 
   it('otherwise stops the young generation from growing', () => {
     expect(keepYoungGenerationSmall([])).toBe(process.env['NODE_OPTIONS']?.includes('semi-space') !== true);
+  });
+});
+
+describe('holdOptimisingTiers', () => {
+  it("leaves the tiers alone when the process was given a flag about them (its own or NODE_OPTIONS')", () => {
+    for (const flag of ['--no-opt', '--max-opt=2', '--jitless', '--sparkplug', '--turbofan']) {
+      expect(holdOptimisingTiers([flag])).toBe(false);
+    }
+  });
+
+  it('holds them once until released, then may hold them again', () => {
+    const expected = !/--(no-)?(opt|turbofan|sparkplug)|--max-opt|--jitless/.test(
+      process.env['NODE_OPTIONS'] ?? '',
+    );
+    try {
+      expect(holdOptimisingTiers([])).toBe(expected);
+      expect(holdOptimisingTiers([])).toBe(false);
+    } finally {
+      releaseOptimisingTiers();
+    }
+    releaseOptimisingTiers();
+    try {
+      expect(holdOptimisingTiers([], 'riscv64')).toBe(expected);
+    } finally {
+      releaseOptimisingTiers();
+    }
   });
 });

@@ -211,6 +211,32 @@ describe('RUN-1 turn runner: tool turns', () => {
     expect(transcriptProblems(sink.messages)).toEqual([]);
   });
 
+  it('prepares each offered tool once as the turn starts, before the model is asked, whether it is called or not', async () => {
+    const demo = await demoModel();
+    const sink = new MemorySink();
+    const terminal = recordingTerminal(sink);
+    const prepared: string[] = [];
+    const requestsAtPrepare: number[] = [];
+    const prepare = (name: string) => () => {
+      prepared.push(name);
+      requestsAtPrepare.push(demo.requests.length);
+    };
+    const idle: ToolDefinition = {
+      ...terminal.tool,
+      name: 'idle',
+      toolset: 'idle',
+      prepare: prepare('idle'),
+    };
+    const t = turn(demo.baseUrl, 'run: echo one', {
+      tools: [{ ...terminal.tool, prepare: prepare('terminal') }, idle],
+      transcript: sink,
+    });
+    expect((await t.done).outcome).toBe('completed');
+    expect(prepared).toEqual(['terminal', 'idle']);
+    expect(requestsAtPrepare).toEqual([0, 0]);
+    expect(terminal.seen).toHaveLength(1);
+  });
+
   it('gives tools a context whose prompts go to the PromptHost with the turn scope', async () => {
     const demo = await demoModel();
     const prompts = new ScriptedPrompts(undefined, { kind: 'answered', answer: 'green' });

@@ -8,12 +8,12 @@
  * instead catches up — every message above `indexed_through`, in one statement — shortly after
  * writes, and always before a search, so a search never misses a stored message.
  */
-import Database from 'better-sqlite3';
+import { Database, type SqliteDatabase } from '../driver.js';
 import { InvalidParamsError } from '../../../domain/errors.js';
 import type { SearchHit } from '../../../domain/ports/session-store.js';
 import { savepoint, statement } from '../statements.js';
 
-type Db = Database.Database;
+type Db = SqliteDatabase;
 const { SqliteError } = Database;
 
 interface IndexState {

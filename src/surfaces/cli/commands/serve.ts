@@ -1,3 +1,4 @@
+import { releaseOptimisingTiers } from '../../../daemon/allocator.js';
 import { withListenerFlags } from '../../../daemon/config-listener.js';
 import { configSecrets, maskConfig } from '../../../daemon/config-secrets.js';
 import { runDaemon } from '../../../daemon/daemon.js';
@@ -54,6 +55,8 @@ export async function serve(
     `Gatehouse is ready at ${handle.info.url ?? '(no listener)'} (pid ${process.pid}, home ${layout.root}).`,
   );
   say(`Model: ${handle.info.model}. Press Ctrl-C to stop.`);
+  // Started: what runs from now on (turns) is worth V8's optimising compilers again.
+  releaseOptimisingTiers();
   const code = await handle.done;
   flushRepeatedLines(logger);
   process.exit(code);
