@@ -281,7 +281,8 @@ describe('MCP servers: failures and per-session servers', () => {
   it(
     'a server that will not start, and one that answers garbage: a clear tool error, the turn completes',
     async () => {
-      const garbage = join(tempDir(), 'garbage.js');
+      // It ignores its stdin's end: only the gateway's stop ends it (marked by its own path).
+      const garbage = tracked(join(tempDir(), 'garbage.js'));
       writeFileSync(
         garbage,
         "process.stdout.write('this is not json-rpc\\n'); setInterval(() => {}, 1000);\n",
@@ -320,6 +321,10 @@ describe('MCP servers: failures and per-session servers', () => {
       const result = toolResultOf(first);
       expect(result.is_error).toBe(true);
       expect(result.content).toMatch(/^MCP server "missing" is not available: its command was not found/);
+      // A graceful stop ends the garbage server too (its failed start's close was still under way).
+      fx.forget(d);
+      expect(await d.stop()).toBe(0);
+      expect(pidsWith(garbage)).toEqual([]);
     },
     E2E_TIMEOUT_MS,
   );

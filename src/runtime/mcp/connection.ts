@@ -11,7 +11,13 @@
  *   stopped   closed with the gateway: every use is refused
  * Every way it can fail ends in a sentence (`lastError`) that a tool result quotes; nothing waits
  * longer than the server's `timeout_s`.
+ *
+ * Every stdio process it spawned is held until it has exited, and `stop()` ends with none left: the
+ * SDK's own close (stdin closed, SIGTERM after 2 s, SIGKILL after 2 s more) runs on unref'd timers
+ * and may still be under way when the gateway stops (a failed start's close, an idle close), and
+ * the process would outlive the gateway if nothing waited for it.
  */
+import { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -55,6 +61,8 @@ const BACKOFF_FIRST_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
 /** How much of a server's stderr is kept to explain why it died. */
 const STDERR_TAIL = 2048;
+/** A stopped server's time to exit after its stdin closes, then after SIGTERM (as the SDK's close). */
+const EXIT_GRACE_MS = 2000;
 
 export class McpUnavailableError extends Error {}
 /** The server wrote something that is not MCP; the message says so in full. */
@@ -75,6 +83,8 @@ export class McpConnection {
   private restartAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private stderr = '';
+  /** The stdio processes spawned and not yet exited (while one is held, its pid is not reused). */
+  private readonly processes = new Set<ChildProcess>();
   /** Set when the connection is closed on purpose (a stop, garbage): the reason calls are told. */
   private closing: string | null = null;
   private readyAt = 0;
@@ -160,11 +170,12 @@ export class McpConnection {
     return `MCP server "${this.options.name}" is not available: ${this.lastError ?? 'it is not running'}`;
   }
 
-  /** Stops it for good (the gateway stops). */
+  /** Stops it for good (the gateway stops): resolves once no process it spawned is left. */
   async stop(): Promise<void> {
     this.state = 'stopped';
     clearTimeout(this.timer);
     await this.close('was stopped with the gateway');
+    await Promise.all([...this.processes].map(endProcess));
   }
 
   private async start(): Promise<void> {
@@ -246,10 +257,30 @@ export class McpConnection {
       cwd: launch.cwd,
       stderr: 'pipe',
     });
+    // The SDK spawns in start() (called by connect) and forgets the process as soon as its close
+    // begins; the process is held here from its spawn until it exits.
+    const start = transport.start.bind(transport);
+    transport.start = () => {
+      if (this.state === 'stopped')
+        return Promise.reject(new Error(`MCP server "${this.options.name}" was stopped with the gateway`));
+      const started = start();
+      this.hold((transport as unknown as { _process?: unknown })._process);
+      return started;
+    };
     (transport.stderr as Readable | null)?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
     return transport;
+  }
+
+  private hold(child: unknown): void {
+    if (!(child instanceof ChildProcess) || exited(child)) return;
+    this.processes.add(child);
+    const forget = () => this.processes.delete(child);
+    child.once('exit', forget);
+    child.once('error', () => {
+      if (exited(child)) forget(); // never spawned (ENOENT): no exit follows
+    });
   }
 
   /** The transport closed: on purpose, or the server died. */
@@ -289,6 +320,35 @@ export class McpConnection {
     const line = this.stderr.trim().split('\n').at(-1)?.trim();
     return line ? `${what} (its last words: ${line.slice(0, 300)})` : what;
   }
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.pid === undefined || child.exitCode !== null || child.signalCode !== null;
+}
+
+/**
+ * Ends a process as the SDK's close does (stdin closed, SIGTERM, SIGKILL), on timers that keep the
+ * gateway alive until it has exited. `kill` signals only a process Node has not yet reaped, so a
+ * reused pid is never signalled.
+ */
+async function endProcess(child: ChildProcess): Promise<void> {
+  const exit = new Promise<void>((resolve) => {
+    if (exited(child)) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const within = async (ms: number): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exit, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  };
+  child.stdin?.end();
+  await within(EXIT_GRACE_MS);
+  if (exited(child)) return;
+  child.kill('SIGTERM');
+  await within(EXIT_GRACE_MS);
+  if (exited(child)) return;
+  child.kill('SIGKILL');
+  await within(EXIT_GRACE_MS);
 }
 
 /** JSON that did not parse, or a message that is not JSON-RPC. */

@@ -53,6 +53,8 @@ interface Entry {
 
 export class McpPool {
   private readonly connections = new Map<string, Entry>();
+  /** Idle connections whose stop is under way: the gateway's stop waits for them too. */
+  private readonly stopping = new Set<Promise<void>>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -143,7 +145,7 @@ export class McpPool {
     clearInterval(this.sweeper);
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(all.map((e) => e.connection.stop()));
+    await Promise.all([...all.map((e) => e.connection.stop()), ...this.stopping]);
   }
 
   private launch(config: McpServerConfig, cwd: string, isolatedFor: string | null): McpLaunch {
@@ -165,7 +167,8 @@ export class McpPool {
       const last = Math.max(entry.lastUsed, entry.connection.lastActive);
       if (now - last < idleMs || entry.connection.busy > 0) continue;
       this.connections.delete(key);
-      void entry.connection.stop();
+      const stopped = entry.connection.stop().finally(() => this.stopping.delete(stopped));
+      this.stopping.add(stopped);
     }
   }
 }
