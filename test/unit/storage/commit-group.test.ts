@@ -25,10 +25,13 @@ const insert = (db: SqliteDatabase, text: string) => () =>
 const texts = (db: SqliteDatabase) =>
   (db.prepare('SELECT text FROM notes ORDER BY id').all() as { text: string }[]).map((r) => r.text);
 
+/** A clock that does not move: batches are bounded by maxBatch only, however slow the machine. */
+const stillClock = { clockUs: () => 0 };
+
 describe('CommitGroup (LOC-8 group commit)', () => {
   it('commits operations queued in the same tick in one transaction, in order, before any resolves', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const committedWhenResolved: boolean[] = [];
     const all = ['a', 'b', 'c'].map((t) =>
       group.run(insert(db, t)).then((id) => {
@@ -45,7 +48,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('rolls back and rejects only the operation that failed; the rest of its batch commits', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const results = await Promise.allSettled([
       group.run(insert(db, 'kept')),
       group.run(() => {
@@ -77,7 +80,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('gathers operations queued during a commit into the next batch', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const later: Promise<number>[] = [];
     const first = group.run(() => {
       // Queued while the first batch runs: must wait for a batch of its own.
@@ -92,10 +95,46 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('splits a long queue into batches of at most maxBatch', async () => {
     const db = open();
-    const group = new CommitGroup(db, { maxBatch: 4 });
+    const group = new CommitGroup(db, { maxBatch: 4, ...stillClock });
     await Promise.all(Array.from({ length: 10 }, (_, i) => group.run(insert(db, `n${i}`))));
     expect(texts(db)).toHaveLength(10);
     expect(group.stats).toMatchObject({ batches: 3, operations: 10, largest: 4 });
+  });
+
+  it('commits a transaction once its operations have run sliceUs, and the rest after the event loop’s turn', async () => {
+    const db = open();
+    const clock = { nowUs: 0 };
+    const group = new CommitGroup(db, { sliceUs: 100, clockUs: () => clock.nowUs });
+    const seen: string[] = [];
+    const op = (text: string) => () => {
+      seen.push(text);
+      clock.nowUs += 60; // two operations pass the slice
+      return insert(db, text)();
+    };
+    const all = ['a', 'b', 'c', 'd', 'e'].map((t) => group.run(op(t)));
+    setImmediate(() => seen.push('loop'));
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
+    expect(texts(db)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(seen).toEqual(['a', 'b', 'loop', 'c', 'd', 'e']);
+    expect(group.stats).toMatchObject({ batches: 3, operations: 5, largest: 2 });
+  });
+
+  it('retries a sliced batch with savepoints over the operations it reached, and commits the rest after', async () => {
+    const db = open();
+    const clock = { nowUs: 0 };
+    const group = new CommitGroup(db, { sliceUs: 100, clockUs: () => clock.nowUs });
+    const tick = (fn: () => unknown) => () => {
+      clock.nowUs += 60;
+      return fn();
+    };
+    const results = await Promise.allSettled([
+      group.run(tick(insert(db, 'kept'))),
+      group.run(tick(insert(db, 'kept'))), // UNIQUE violation, rejected alone
+      group.run(tick(insert(db, 'later'))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(texts(db)).toEqual(['kept', 'later']);
+    expect(group.stats).toMatchObject({ batches: 2, operations: 3 });
   });
 });
 
