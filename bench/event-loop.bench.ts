@@ -224,16 +224,19 @@ async function ordinaryTurns(
   return times.sort((a, b) => a - b);
 }
 
-/** The big session's work, in sequence; returns each step's time in ms. */
+/** The big session's work, in sequence; returns each step's time in ms, and when each ran (epoch ms). */
 async function bigWork(
   daemon: BenchDaemon,
   client: GatewayClient,
   id: string,
-): Promise<Record<string, number>> {
+): Promise<{ took: Record<string, number>; spans: { name: string; from: number; to: number }[] }> {
   const took: Record<string, number> = {};
+  const spans: { name: string; from: number; to: number }[] = [];
   const timed = async (name: string, fn: () => Promise<unknown>) => {
     const start = performance.now();
+    const from = Date.now();
     await fn();
+    spans.push({ name, from, to: Date.now() });
     took[`${name}_ms`] = Math.round(performance.now() - start);
   };
   await timed('resume', () => client.call('session.resume', { session_id: id }));
@@ -242,7 +245,7 @@ async function bigWork(
   await timed('compress', () => client.call('session.compress', { session_id: id }));
   await timed('undo', () => client.call('session.undo', { session_id: id, request_id: 'bench-undo' }));
   await timed('backup', () => backup(daemon.home));
-  return took;
+  return { took, spans };
 }
 
 function backup(home: string): Promise<void> {
@@ -299,7 +302,7 @@ const bench: Bench = {
       const t1 = Date.now();
       const work = bigWork(daemon, big, id);
       const busy = await ordinaryTurns(o, 'busy', work, 1_000);
-      const steps = await work;
+      const { took: steps, spans } = await work;
       const busyLoop = await loopMaxMs(daemon);
       const t2 = Date.now();
       const quiet2 = await ordinaryTurns(o, 'quiet2', Promise.resolve(), quietMs);
@@ -316,6 +319,16 @@ const bench: Bench = {
           t0,
           t3,
           'quiet',
+        ),
+        // Per step of the big session's work: its delays' time asleep in the kernel, and their CPU.
+        ...Object.fromEntries(
+          spans.flatMap(({ name, from, to }) => {
+            const p = delayParts(delays, from, to, name);
+            return [
+              [`${name}_sum_other_ms`, p[`${name}_sum_other_ms`]],
+              [`${name}_max_cpu_ms`, p[`${name}_max_cpu_ms`]],
+            ];
+          }),
         ),
       };
 

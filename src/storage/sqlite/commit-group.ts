@@ -106,7 +106,8 @@ export class CommitGroup {
   private queue: Queued[] = [];
   private scheduled = false;
   private readonly maxBatch: number;
-  private readonly sliceUs: number;
+  /** Microseconds of operations after which a transaction commits with those run so far. */
+  sliceUs: number;
   private readonly walFlush: WalFlush | null;
   private unflushed: Committed[] = [];
   private flushing: Promise<void> | null = null;
@@ -257,10 +258,11 @@ export class CommitGroup {
       waiting.forEach((c) => this.deliver(c));
       return;
     }
-    this.flushHistory = recordFlush(this.flushHistory, 'pool');
+    const startUs = this.clockUs();
     this.flushing = this.walFlush.flush().then(
       () => {
         this.flushing = null;
+        this.flushHistory = recordFlush(this.flushHistory, 'pool', this.clockUs() - startUs);
         waiting.forEach((c) => this.deliver(c));
         if (this.queue.length > 0) this.commitQueued();
         else this.makeDurable();

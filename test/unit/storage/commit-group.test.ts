@@ -25,7 +25,10 @@ const insert = (db: SqliteDatabase, text: string) => () =>
 const texts = (db: SqliteDatabase) =>
   (db.prepare('SELECT text FROM notes ORDER BY id').all() as { text: string }[]).map((r) => r.text);
 
-/** A clock that does not move: batches are bounded by maxBatch only, however slow the machine. */
+/**
+ * A clock that does not move: batches are bounded by maxBatch only, however slow the machine (a
+ * transaction commits early once its operations have run a slice of time; see the sliceUs tests).
+ */
 const stillClock = { clockUs: () => 0 };
 
 describe('CommitGroup (LOC-8 group commit)', () => {
@@ -64,7 +67,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('rejects the whole batch with storage_unavailable when the database is full, writing nothing', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     await group.run(insert(db, 'before'));
     db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
     const results = await Promise.allSettled([
@@ -183,7 +186,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('commits without an inline fsync and acknowledges only after the log flush', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     let syncInsideCommit = -1;
     let resolved = 0;
     const done = Promise.all([
@@ -208,7 +211,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('needs no flush for a batch that wrote nothing, unless a flush of what it read is in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     expect(await group.run(() => texts(db))).toEqual([]);
     expect(group.stats.flushes).toBe(0);
     // Two writers go to the pool; a reader queued while that flush runs sees their rows, so it waits.
@@ -228,7 +231,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('gathers operations queued during a flush into one batch, committed and flushed after it', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const order: string[] = [];
     const first = group.run(insert(db, 'first')).then(() => order.push('first'));
     await turn();
@@ -254,7 +257,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('after a failed flush rejects its callers and every later operation, and writes nothing more', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const first = [group.run(insert(db, 'first')), group.run(insert(db, 'first too'))];
     await turn();
     const queued = group.run(insert(db, 'queued during the flush'));
@@ -285,7 +288,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
       synced.push(fs.fstatSync(fd).ino);
       realSync(fd);
     });
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     await Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await group.run(insert(db, 'c'));
     const wal = fs.statSync(`${db.name}-wal`).ino;
@@ -299,7 +302,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const memory = new Database(':memory:');
     try {
       memory.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
-      const group = new CommitGroup(memory);
+      const group = new CommitGroup(memory, stillClock);
       expect(await group.run(insert(memory, 'a'))).toBe(1);
       expect(group.stats).toMatchObject({ batches: 1, flushes: 0 });
     } finally {
@@ -310,7 +313,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('close waits for the flush in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const ops = Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await turn();
     let closed = false;
