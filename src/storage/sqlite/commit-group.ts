@@ -22,7 +22,7 @@
  *
  * A transaction runs on the event loop (better-sqlite3 is synchronous), so a batch is also bounded in
  * time (issue 32 aim 3): once its operations have run `sliceUs`, it commits with what it has, and the
- * rest of the queue waits for the loop's next turn (or the flush in flight), so that other sessions'
+ * rest of the queue waits for the loop's next turn (a flush in flight or not), so that other sessions'
  * requests, replies and timers are served in between. Fifty sessions' turns gathered behind one flush
  * had made transactions of 30–50 operations, each holding the loop 100–200 ms of CPU under load.
  * Splitting changes no guarantee: every operation still commits whole, in queue order, and is
@@ -165,8 +165,9 @@ export class CommitGroup {
 
   /**
    * Commits the queue in transactions of at most maxBatch operations and one slice of time, then
-   * makes them durable. What the slice left waits for the flush now in flight (which commits the
-   * queue when it ends) or, with none, for the event loop's next turn.
+   * makes them durable. What the slice left is committed at the event loop's next turn, even while a
+   * flush is in flight (its batches wait for the next flush): waiting for the flush as well would
+   * cap the group at one slice of operations per flush, a fraction of what a busy gateway needs.
    */
   private commitQueued(): void {
     this.scheduled = false;
@@ -176,7 +177,7 @@ export class CommitGroup {
       if (this.clockUs() >= deadlineUs) break;
     }
     this.makeDurable();
-    if (this.queue.length > 0 && !this.flushing && !this.scheduled) {
+    if (this.queue.length > 0 && !this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.commitQueued());
     }

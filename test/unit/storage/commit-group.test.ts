@@ -228,6 +228,34 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     expect(group.stats.flushes).toBe(1); // the reader needed no flush of its own
   });
 
+  it('commits what a slice left at the loop’s next turn while the flush runs; it waits for the next flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, {
+      flush: hand.flush,
+      flushPlace: 'pool',
+      sliceUs: 100,
+      clockUs: hand.clockUs,
+    });
+    const op = (text: string) => () => {
+      hand.state.nowUs += 60; // two operations pass the slice
+      return insert(db, text)();
+    };
+    const resolved: string[] = [];
+    const all = ['a', 'b', 'c'].map((t) => group.run(op(t)).then(() => resolved.push(t)));
+    await turn();
+    await turn();
+    expect(texts(db)).toEqual(['a', 'b', 'c']); // c committed during the first flush
+    expect(resolved).toEqual([]);
+    hand.finish();
+    await turn();
+    expect(resolved).toEqual(['a', 'b']); // c was not covered by that flush
+    hand.finish();
+    await Promise.all(all);
+    expect(resolved).toEqual(['a', 'b', 'c']);
+    expect(group.stats).toMatchObject({ batches: 2, flushes: 2 });
+  });
+
   it('gathers operations queued during a flush into one batch, committed and flushed after it', async () => {
     const db = open();
     const hand = handFlush();
