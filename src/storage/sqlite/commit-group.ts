@@ -20,6 +20,14 @@
  * operation (storage_unavailable) until the daemon is restarted and SQLite recovers the log, rather
  * than acknowledge what may be lost.
  *
+ * A transaction runs on the event loop (better-sqlite3 is synchronous), so a batch is also bounded in
+ * time (issue 32 aim 3): once its operations have run `sliceUs`, it commits with what it has, and the
+ * rest of the queue waits for the loop's next turn (a flush in flight or not), so that other sessions'
+ * requests, replies and timers are served in between. Fifty sessions' turns gathered behind one flush
+ * had made transactions of 30–50 operations, each holding the loop 100–200 ms of CPU under load.
+ * Splitting changes no guarantee: every operation still commits whole, in queue order, and is
+ * acknowledged only after a flush that covers it.
+ *
  * Operations almost never fail, so a batch first runs them plainly. If one throws, that attempt is
  * rolled back whole and the batch runs again with each operation in its own savepoint: the one that
  * throws rolls back alone and rejects alone, while the others commit. (Operations are pure database
@@ -53,9 +61,14 @@ interface Committed {
   startedUs: number;
 }
 
+/** The longest one transaction of the group runs operations before it commits, in microseconds. */
+export const SLICE_US = 10_000;
+
 export interface CommitGroupOptions {
   /** Most operations in one transaction. */
   maxBatch?: number;
+  /** Microseconds of operations after which a transaction commits with those run so far (SLICE_US). */
+  sliceUs?: number;
   /**
    * How commits are made durable. Default: the connection's `-wal` file flushed on the thread pool;
    * null (and for in-memory or non-WAL databases) leaves it to synchronous=FULL inside COMMIT.
@@ -93,6 +106,8 @@ export class CommitGroup {
   private queue: Queued[] = [];
   private scheduled = false;
   private readonly maxBatch: number;
+  /** Microseconds of operations after which a transaction commits with those run so far. */
+  sliceUs: number;
   private readonly walFlush: WalFlush | null;
   private unflushed: Committed[] = [];
   private flushing: Promise<void> | null = null;
@@ -111,6 +126,7 @@ export class CommitGroup {
     options: CommitGroupOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 512;
+    this.sliceUs = options.sliceUs ?? SLICE_US;
     const wal = !db.memory && db.pragma('journal_mode', { simple: true }) === 'wal';
     this.walFlush = options.flush === undefined ? (wal ? walFileFlush(db.name) : null) : options.flush;
     this.alwaysPool = options.flushPlace === 'pool';
@@ -147,13 +163,32 @@ export class CommitGroup {
     else setImmediate(() => this.commitQueued());
   }
 
+  /**
+   * Commits the queue in transactions of at most maxBatch operations and one slice of time, then
+   * makes them durable. What the slice left is committed at the event loop's next turn, even while a
+   * flush is in flight (its batches wait for the next flush): waiting for the flush as well would
+   * cap the group at one slice of operations per flush, a fraction of what a busy gateway needs.
+   */
   private commitQueued(): void {
     this.scheduled = false;
-    while (this.queue.length > 0) this.commit(this.queue.splice(0, this.maxBatch));
+    const deadlineUs = this.clockUs() + this.sliceUs;
+    while (this.queue.length > 0) {
+      this.commit(deadlineUs);
+      if (this.clockUs() >= deadlineUs) break;
+    }
     this.makeDurable();
+    if (this.queue.length > 0 && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.commitQueued());
+    }
   }
 
-  private commit(batch: Queued[]): void {
+  /**
+   * One transaction from the head of the queue: operations run until maxBatch or `deadlineUs`, at
+   * least one; those not reached go back to the head of the queue, in order.
+   */
+  private commit(deadlineUs: number): void {
+    const batch = this.queue.splice(0, this.maxBatch);
     if (this.failure) {
       for (const queued of batch) queued.reject(this.failure);
       return;
@@ -162,13 +197,22 @@ export class CommitGroup {
     const startedUs = this.clockUs();
     const changesBefore = this.walFlush ? this.totalChanges() : 0;
     try {
-      outcomes = this.withoutInlineSync(
-        () => this.runPlainly(batch) ?? tx(this.db, () => batch.map((queued) => this.attempt(queued.op))),
-      );
+      outcomes = this.withoutInlineSync(() => {
+        const plain = this.runPlainly(batch, deadlineUs);
+        if (plain.outcomes) return plain.outcomes;
+        // Again with a savepoint each: at least the operations the plain attempt reached.
+        return tx(this.db, () => {
+          const done: Outcome[] = [];
+          do done.push(this.attempt(batch[done.length]!.op));
+          while (done.length < batch.length && (done.length < plain.ran || this.clockUs() < deadlineUs));
+          return done;
+        });
+      });
     } catch (failure) {
       for (const queued of batch) queued.reject(failure);
       return;
     }
+    if (outcomes.length < batch.length) this.queue.unshift(...batch.splice(outcomes.length));
     this.stats.batches++;
     this.stats.operations += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
@@ -215,10 +259,11 @@ export class CommitGroup {
       waiting.forEach((c) => this.deliver(c));
       return;
     }
-    this.flushHistory = recordFlush(this.flushHistory, 'pool');
+    const startUs = this.clockUs();
     this.flushing = this.walFlush.flush().then(
       () => {
         this.flushing = null;
+        this.flushHistory = recordFlush(this.flushHistory, 'pool', this.clockUs() - startUs);
         waiting.forEach((c) => this.deliver(c));
         if (this.queue.length > 0) this.commitQueued();
         else this.makeDurable();
@@ -260,20 +305,28 @@ export class CommitGroup {
     this.failureListeners.push(listener);
   }
 
-  /** The whole batch without savepoints; null (and nothing written) when any operation threw. */
-  private runPlainly(batch: Queued[]): Outcome[] | null {
+  /**
+   * The batch's operations without savepoints, from the first until `deadlineUs` (at least one): their
+   * outcomes, or none (and nothing written) when one threw, with how many ran up to that one.
+   */
+  private runPlainly(batch: Queued[], deadlineUs: number): { outcomes: Outcome[] | null; ran: number } {
+    let ran = 0;
     try {
-      return tx(this.db, () =>
-        batch.map((queued): Outcome => {
+      const outcomes = tx(this.db, () => {
+        const done: Outcome[] = [];
+        do {
+          ran++;
           try {
-            return { ok: true, value: queued.op() };
+            done.push({ ok: true, value: batch[done.length]!.op() });
           } catch {
             throw OPERATION_FAILED;
           }
-        }),
-      );
+        } while (done.length < batch.length && this.clockUs() < deadlineUs);
+        return done;
+      });
+      return { outcomes, ran };
     } catch (error) {
-      if (error === OPERATION_FAILED) return null;
+      if (error === OPERATION_FAILED) return { outcomes: null, ran };
       throw error;
     }
   }

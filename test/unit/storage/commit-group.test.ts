@@ -25,10 +25,16 @@ const insert = (db: SqliteDatabase, text: string) => () =>
 const texts = (db: SqliteDatabase) =>
   (db.prepare('SELECT text FROM notes ORDER BY id').all() as { text: string }[]).map((r) => r.text);
 
+/**
+ * A clock that does not move: batches are bounded by maxBatch only, however slow the machine (a
+ * transaction commits early once its operations have run a slice of time; see the sliceUs tests).
+ */
+const stillClock = { clockUs: () => 0 };
+
 describe('CommitGroup (LOC-8 group commit)', () => {
   it('commits operations queued in the same tick in one transaction, in order, before any resolves', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const committedWhenResolved: boolean[] = [];
     const all = ['a', 'b', 'c'].map((t) =>
       group.run(insert(db, t)).then((id) => {
@@ -45,7 +51,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('rolls back and rejects only the operation that failed; the rest of its batch commits', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const results = await Promise.allSettled([
       group.run(insert(db, 'kept')),
       group.run(() => {
@@ -61,7 +67,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('rejects the whole batch with storage_unavailable when the database is full, writing nothing', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     await group.run(insert(db, 'before'));
     db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
     const results = await Promise.allSettled([
@@ -77,7 +83,7 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('gathers operations queued during a commit into the next batch', async () => {
     const db = open();
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     const later: Promise<number>[] = [];
     const first = group.run(() => {
       // Queued while the first batch runs: must wait for a batch of its own.
@@ -92,10 +98,46 @@ describe('CommitGroup (LOC-8 group commit)', () => {
 
   it('splits a long queue into batches of at most maxBatch', async () => {
     const db = open();
-    const group = new CommitGroup(db, { maxBatch: 4 });
+    const group = new CommitGroup(db, { maxBatch: 4, ...stillClock });
     await Promise.all(Array.from({ length: 10 }, (_, i) => group.run(insert(db, `n${i}`))));
     expect(texts(db)).toHaveLength(10);
     expect(group.stats).toMatchObject({ batches: 3, operations: 10, largest: 4 });
+  });
+
+  it('commits a transaction once its operations have run sliceUs, and the rest after the event loop’s turn', async () => {
+    const db = open();
+    const clock = { nowUs: 0 };
+    const group = new CommitGroup(db, { sliceUs: 100, clockUs: () => clock.nowUs });
+    const seen: string[] = [];
+    const op = (text: string) => () => {
+      seen.push(text);
+      clock.nowUs += 60; // two operations pass the slice
+      return insert(db, text)();
+    };
+    const all = ['a', 'b', 'c', 'd', 'e'].map((t) => group.run(op(t)));
+    setImmediate(() => seen.push('loop'));
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
+    expect(texts(db)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(seen).toEqual(['a', 'b', 'loop', 'c', 'd', 'e']);
+    expect(group.stats).toMatchObject({ batches: 3, operations: 5, largest: 2 });
+  });
+
+  it('retries a sliced batch with savepoints over the operations it reached, and commits the rest after', async () => {
+    const db = open();
+    const clock = { nowUs: 0 };
+    const group = new CommitGroup(db, { sliceUs: 100, clockUs: () => clock.nowUs });
+    const tick = (fn: () => unknown) => () => {
+      clock.nowUs += 60;
+      return fn();
+    };
+    const results = await Promise.allSettled([
+      group.run(tick(insert(db, 'kept'))),
+      group.run(tick(insert(db, 'kept'))), // UNIQUE violation, rejected alone
+      group.run(tick(insert(db, 'later'))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(texts(db)).toEqual(['kept', 'later']);
+    expect(group.stats).toMatchObject({ batches: 2, operations: 3 });
   });
 });
 
@@ -144,7 +186,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('commits without an inline fsync and acknowledges only after the log flush', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     let syncInsideCommit = -1;
     let resolved = 0;
     const done = Promise.all([
@@ -169,7 +211,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('needs no flush for a batch that wrote nothing, unless a flush of what it read is in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     expect(await group.run(() => texts(db))).toEqual([]);
     expect(group.stats.flushes).toBe(0);
     // Two writers go to the pool; a reader queued while that flush runs sees their rows, so it waits.
@@ -186,10 +228,38 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     expect(group.stats.flushes).toBe(1); // the reader needed no flush of its own
   });
 
+  it('commits what a slice left at the loop’s next turn while the flush runs; it waits for the next flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, {
+      flush: hand.flush,
+      flushPlace: 'pool',
+      sliceUs: 100,
+      clockUs: hand.clockUs,
+    });
+    const op = (text: string) => () => {
+      hand.state.nowUs += 60; // two operations pass the slice
+      return insert(db, text)();
+    };
+    const resolved: string[] = [];
+    const all = ['a', 'b', 'c'].map((t) => group.run(op(t)).then(() => resolved.push(t)));
+    await turn();
+    await turn();
+    expect(texts(db)).toEqual(['a', 'b', 'c']); // c committed during the first flush
+    expect(resolved).toEqual([]);
+    hand.finish();
+    await turn();
+    expect(resolved).toEqual(['a', 'b']); // c was not covered by that flush
+    hand.finish();
+    await Promise.all(all);
+    expect(resolved).toEqual(['a', 'b', 'c']);
+    expect(group.stats).toMatchObject({ batches: 2, flushes: 2 });
+  });
+
   it('gathers operations queued during a flush into one batch, committed and flushed after it', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const order: string[] = [];
     const first = group.run(insert(db, 'first')).then(() => order.push('first'));
     await turn();
@@ -215,7 +285,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('after a failed flush rejects its callers and every later operation, and writes nothing more', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const first = [group.run(insert(db, 'first')), group.run(insert(db, 'first too'))];
     await turn();
     const queued = group.run(insert(db, 'queued during the flush'));
@@ -246,7 +316,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
       synced.push(fs.fstatSync(fd).ino);
       realSync(fd);
     });
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, stillClock);
     await Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await group.run(insert(db, 'c'));
     const wal = fs.statSync(`${db.name}-wal`).ino;
@@ -260,7 +330,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     const memory = new Database(':memory:');
     try {
       memory.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
-      const group = new CommitGroup(memory);
+      const group = new CommitGroup(memory, stillClock);
       expect(await group.run(insert(memory, 'a'))).toBe(1);
       expect(group.stats).toMatchObject({ batches: 1, flushes: 0 });
     } finally {
@@ -271,7 +341,7 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
   it('close waits for the flush in flight', async () => {
     const db = open();
     const hand = handFlush();
-    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', clockUs: hand.clockUs });
     const ops = Promise.all([group.run(insert(db, 'a')), group.run(insert(db, 'b'))]);
     await turn();
     let closed = false;

@@ -4,6 +4,7 @@ import {
   chooseFlushPlace,
   FIRST_FLUSH,
   PROBE_EVERY,
+  PROBE_POOL_US,
   recordFlush,
   STRIKES,
   type FlushHistory,
@@ -43,5 +44,14 @@ describe('where a log flush runs', () => {
     const afterPool = run(slow, PROBE_EVERY, 0).history; // pool flushes report no cost
     expect(chooseFlushPlace(afterPool)).toBe('inline');
     expect(recordFlush(afterPool, 'inline', 1)).toEqual(FIRST_FLUSH);
+  });
+
+  it('does not probe inline while the pool’s flushes take longer than PROBE_POOL_US', () => {
+    const slow = run(FIRST_FLUSH, STRIKES, 10 * CHEAP_FLUSH_US).history;
+    // An inline probe would hold the event loop about as long as these pool flushes took.
+    const { places, history } = run(slow, 3 * PROBE_EVERY, PROBE_POOL_US + 1);
+    expect(places.filter((p) => p === 'inline')).toHaveLength(0);
+    // Once a pool flush is quick again, the overdue probe runs at the next flush.
+    expect(chooseFlushPlace(recordFlush(history, 'pool', PROBE_POOL_US))).toBe('inline');
   });
 });
