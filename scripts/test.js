@@ -36,6 +36,11 @@ function lowerPriority(child) {
   }
 }
 
+/** Sends `signal` to every child still running: a stopped gate leaves nothing behind. */
+function signalAll(children, signal) {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+}
+
 /**
  * Runs `tests` (one process, output to this process's) while `checks` run at most two at a time at
  * the lowest priority. Resolves with the tests' exit code and the names of the checks that failed.
@@ -45,24 +50,39 @@ export async function runTestsAndChecks(
   checks,
   { cwd = root, write = (text) => process.stdout.write(text), parallel = 2 } = {},
 ) {
+  const children = new Set();
+  // A signal to the gate (not to its process group, as a terminal's Ctrl-C is) reaches the tests
+  // and every check, and the gate ends when they have.
+  let stopping = null;
+  const forward = (signal) => {
+    stopping = signal;
+    signalAll(children, signal);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
   const testRun = new Promise((resolve) => {
     const child = spawn(process.execPath, tests.args, { cwd, stdio: 'inherit' });
-    const forward = (signal) => child.kill(signal);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
+    children.add(child);
     child.on('error', (error) => {
       write(`test: could not start the tests: ${error.message}\n`);
       resolve(1);
     });
-    child.on('close', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-      resolve(code ?? (signal ? 1 : 0));
-    });
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
-  const failedChecks = runSteps(checks, { parallel, cwd, write, onStart: lowerPriority });
-  const [testCode, failed] = await Promise.all([testRun, failedChecks]);
-  return { testCode, failed };
+  const onStart = (child) => {
+    children.add(child);
+    lowerPriority(child);
+    // A check the queue starts after the signal ends at once.
+    if (stopping) child.kill(stopping);
+  };
+  const failedChecks = runSteps(checks, { parallel, cwd, write, onStart });
+  try {
+    const [testCode, failed] = await Promise.all([testRun, failedChecks]);
+    return { testCode, failed };
+  } finally {
+    process.off('SIGINT', forward);
+    process.off('SIGTERM', forward);
+  }
 }
 
 async function main() {

@@ -6,6 +6,7 @@
  * and a failed step says which and shows its output. The test files run two per core
  * (GATEHOUSE_TEST_WORKERS overrides), the slowest first (test/sequencer.ts).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -137,6 +138,37 @@ describe('scripts/test.js', () => {
     expect(await run).toEqual({ testCode: 0, failed: ['bad'] });
     expect(printed).toMatch(/^check: bad FAILED \(exit 3, \d+\.\d s\):\nboom: what went wrong$/m);
     expect(printed).toMatch(/^check: lint passed/m);
+  });
+
+  it('passes a SIGTERM on to the tests and every check, and starts no queued check after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-gate-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'step.mjs'), STEP_SCRIPT);
+    // Each step writes its pid, then waits for a go file that never comes.
+    writeFileSync(
+      join(dir, 'gate.mjs'),
+      [
+        `import { writeFileSync } from 'node:fs';`,
+        `const gate = await import(${JSON.stringify(join(REPO, 'scripts', 'test.js'))});`,
+        `const step = (name) => ({ name, args: ['step.mjs', name] });`,
+        `const result = await gate.runTestsAndChecks(step('tests'), [step('a'), step('b'), step('queued')], { cwd: process.cwd(), write: () => {} });`,
+        `writeFileSync('result.json', JSON.stringify(result));`,
+      ].join('\n'),
+    );
+    const gateProcess = spawn(process.execPath, ['gate.mjs'], { cwd: dir, stdio: 'ignore' });
+    const started = () => readdirSync(dir).filter((f) => f.startsWith('started-'));
+    await until(() => started().length === 3);
+    gateProcess.kill('SIGTERM');
+    await until(() => readdirSync(dir).includes('result.json'));
+    expect(started().sort()).toEqual(['started-a', 'started-b', 'started-tests']);
+    const result = JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')) as {
+      testCode: number;
+      failed: string[];
+    };
+    expect(result.testCode).toBe(1);
+    // The queued check was started after the signal and ended at once: every check failed, none ran on.
+    expect(result.failed.sort()).toEqual(['a', 'b', 'queued']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('ended-'))).toEqual([]);
   });
 
   it("passes on the tests' exit code", async () => {
