@@ -323,7 +323,7 @@ export class ViewerConnection implements RoundMember {
     if (this.outbox) return this.hold(frame.length, () => void this.transport?.write(frame));
     this.pending.push(frame);
     this.pendingBytes += frame.length;
-    this.joinRound();
+    this.joinRound(false);
     return true;
   }
 
@@ -345,10 +345,13 @@ export class ViewerConnection implements RoundMember {
     this.joinRound();
   }
 
-  private joinRound(): void {
-    if (this.inRound) return;
-    this.inRound = true;
-    writeRound.join(this);
+  /** Joins the write round; a frame through `ws` (a reply above all) hurries it (write-round.ts). */
+  private joinRound(urgent = true): void {
+    if (!this.inRound) {
+      this.inRound = true;
+      writeRound.join(this);
+    }
+    if (urgent) writeRound.hurry();
   }
 
   private dropSlowConsumer(): void {

@@ -14,6 +14,8 @@
  * meanwhile leave in one write per viewer instead of one each: the writes then take at most about
  * half the loop, and the events of one turn leave in fewer bursts. A round that wrote quickly
  * (a few viewers) holds nothing back: its frames leave in the same turn of the loop as before.
+ * Only event frames wait: a reply (or any frame sent through `ws`) hurries the round it joins to
+ * the end of the loop's turn, so no caller waits on the fan-out's hold for its answer.
  *
  * Every viewer of a session usually has the same run of event frames in a round, so the round
  * joins a run into one buffer once and every connection writes that same buffer.
@@ -30,12 +32,16 @@ export function holdAfter(lastFlushMs: number): number {
   return Math.min(lastFlushMs, HOLD_CAP_MS);
 }
 
-/** Runs `flush` after `delayMs` (0: at the end of this turn of the loop). */
-export type RoundScheduler = (flush: () => void, delayMs: number) => void;
+/** Runs `flush` after `delayMs` (0: at the end of this turn of the loop); returns its cancel. */
+export type RoundScheduler = (flush: () => void, delayMs: number) => () => void;
 
 const loopScheduler: RoundScheduler = (flush, delayMs) => {
-  if (delayMs <= 0) setImmediate(flush);
-  else setTimeout(flush, delayMs);
+  if (delayMs <= 0) {
+    const immediate = setImmediate(flush);
+    return () => clearImmediate(immediate);
+  }
+  const timer = setTimeout(flush, delayMs);
+  return () => clearTimeout(timer);
 };
 
 /** A connection with something to write at the end of the round. */
@@ -59,6 +65,9 @@ export class WriteRound {
   private lastJoined: Buffer | null = null;
   /** How long the last flush took, in ms: the next round's hold (holdAfter). */
   private lastFlushMs = 0;
+  /** The scheduled round's hold (0: it ends with the loop's turn) and how to cancel it. */
+  private heldMs = 0;
+  private cancel: (() => void) | null = null;
 
   constructor(
     private readonly schedule: RoundScheduler = loopScheduler,
@@ -70,7 +79,16 @@ export class WriteRound {
     this.members.push(member);
     if (this.scheduled) return;
     this.scheduled = true;
-    this.schedule(() => this.flush(), holdAfter(this.lastFlushMs));
+    this.heldMs = holdAfter(this.lastFlushMs);
+    this.cancel = this.schedule(() => this.flush(), this.heldMs);
+  }
+
+  /** A frame that must not wait (a reply) is in the round: it ends with this turn of the loop. */
+  hurry(): void {
+    if (!this.scheduled || this.heldMs === 0) return;
+    this.cancel?.();
+    this.heldMs = 0;
+    this.cancel = this.schedule(() => this.flush(), 0);
   }
 
   /** One buffer for a run of frames; the run the previous member wrote is not joined again. */
@@ -88,6 +106,7 @@ export class WriteRound {
     // A member that sends again while being flushed joins the next round.
     this.members = [];
     this.scheduled = false;
+    this.cancel = null;
     let failed: { error: unknown } | null = null;
     for (const member of members) {
       // One connection's failure must not leave the others' frames unwritten.

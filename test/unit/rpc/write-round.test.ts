@@ -13,6 +13,7 @@ import {
   HOLD_FROM_MS,
   holdAfter,
   sameRun,
+  writeRound,
   WriteRound,
   type RoundMember,
 } from '../../../src/surfaces/rpc/write-round.js';
@@ -77,7 +78,10 @@ function serverWrites(serverPort: number): Buffer[][] {
 describe('the write round itself', () => {
   it('flushes each member once however often it joined, and joins a run of frames once', () => {
     const scheduled: Array<() => void> = [];
-    const round = new WriteRound((flush) => scheduled.push(flush));
+    const round = new WriteRound((flush) => {
+      scheduled.push(flush);
+      return () => undefined;
+    });
     const a = Buffer.from('a');
     const b = Buffer.from('b');
     const written: Buffer[] = [];
@@ -109,7 +113,10 @@ describe('the write round itself', () => {
 
   it('flushes every member when one of them fails, and reports the failure', () => {
     const scheduled: Array<() => void> = [];
-    const round = new WriteRound((flush) => scheduled.push(flush));
+    const round = new WriteRound((flush) => {
+      scheduled.push(flush);
+      return () => undefined;
+    });
     const flushed: string[] = [];
     round.join({
       flushRound: () => {
@@ -139,7 +146,10 @@ describe('a long round holds the next one back', () => {
     const scheduled: Array<{ flush: () => void; delay: number }> = [];
     let clock = 0;
     const round = new WriteRound(
-      (flush, delay) => scheduled.push({ flush, delay }),
+      (flush, delay) => {
+        scheduled.push({ flush, delay });
+        return () => undefined;
+      },
       () => clock,
     );
     // A round whose writes take 3 ms (the clock moves while the member writes).
@@ -158,6 +168,51 @@ describe('a long round holds the next one back', () => {
     scheduled[2]!.flush();
     round.join(quick);
     expect(scheduled[3]!.delay).toBe(HOLD_CAP_MS);
+  });
+});
+
+describe('a reply is not held', () => {
+  it('hurries a held round to the end of the loop turn, once, and leaves an unheld one alone', () => {
+    const scheduled: Array<{ flush: () => void; delay: number; cancelled: boolean }> = [];
+    let clock = 0;
+    const round = new WriteRound(
+      (flush, delay) => {
+        const entry = { flush, delay, cancelled: false };
+        scheduled.push(entry);
+        return () => (entry.cancelled = true);
+      },
+      () => clock,
+    );
+    const flushed: string[] = [];
+    round.join({ flushRound: () => (clock += 5) });
+    round.hurry(); // not held: nothing to hurry
+    expect(scheduled).toHaveLength(1);
+    scheduled[0]!.flush();
+    // The next round is held 5 ms; a reply joins it and it ends with the loop's turn instead.
+    round.join({ flushRound: () => flushed.push('events') });
+    expect(scheduled[1]!.delay).toBe(5);
+    round.hurry();
+    round.hurry();
+    expect(scheduled[1]!.cancelled).toBe(true);
+    expect(scheduled).toHaveLength(3);
+    expect(scheduled[2]!.delay).toBe(0);
+    scheduled[2]!.flush();
+    expect(flushed).toEqual(['events']);
+  });
+
+  it('a connection hurries its round for a reply, never for event frames alone', async () => {
+    const { clients, connections } = await viewers(1);
+    const hurry = vi.spyOn(writeRound, 'hurry');
+    try {
+      expect(connections[0]!.deliver(event(1))).toBe(true);
+      await clients[0]!.untilNotifications(1);
+      expect(hurry).not.toHaveBeenCalled();
+      await clients[0]!.call('ping', {});
+      expect(hurry).toHaveBeenCalled();
+    } finally {
+      hurry.mockRestore();
+      clients[0]!.close();
+    }
   });
 });
 
