@@ -165,6 +165,11 @@ type PumpState =
       generation: number;
       abort: AbortController;
       done: Promise<void>;
+      /**
+       * The turn's settlement is committed (a viewer may already see it settled); what is left is
+       * the runner's own ending. A control waits for `done` instead of finding the slot busy.
+       */
+      settled?: boolean;
     };
 
 export type InterruptResult = 'interrupted' | 'stale_generation' | 'not_running';
@@ -279,8 +284,14 @@ export class TurnScheduler {
     // A claim on its way is waited for: it starts a turn (busy) or finds the queue empty (free).
     // After every turn the pump claims once more; with a store that answers over the network that
     // claim is still out when a viewer, told the turn settled, sends its control, which must run.
+    // Likewise a turn whose settlement is committed: a viewer told it settled (or a snapshot with no
+    // pending admission) sends its control while the runner ends, and the control must run.
     for (;;) {
       const state = this.pumps.get(logicalId);
+      if (state?.kind === 'running' && state.settled) {
+        await state.done;
+        continue;
+      }
       if (state?.kind !== 'pumping' || state.claiming === null) break;
       await state.claiming.catch(() => undefined);
     }
@@ -525,6 +536,9 @@ export class TurnScheduler {
       try {
         const accepted = await this.settleWhenStored(logicalId, { ...fence, ...result });
         span.set({ 'gatehouse.settle.accepted': accepted });
+        const state = this.pumps.get(logicalId);
+        if (accepted && state?.kind === 'running' && state.admission_id === admission.admission_id)
+          state.settled = true;
         return { result, accepted };
       } finally {
         span.end();

@@ -164,6 +164,36 @@ describe('TurnScheduler.control: the turn slot of reset, undo and retry (LIN-2)'
     expect((await store.getAdmission('a2'))?.state).toBe('completed');
   });
 
+  it('waits for a turn whose settlement is committed while its runner ends, then runs', async () => {
+    const { store, epoch } = await openStore(['A']);
+    let release!: () => void;
+    const ending = new Promise<void>((resolve) => (release = resolve));
+    let settledOnce!: () => void;
+    const settledNow = new Promise<void>((resolve) => (settledOnce = resolve));
+    const { scheduler: s, until } = scheduler(store, epoch, async (job) => {
+      // The runner settles, then still has its own ending to do (publishing, releasing its agent).
+      expect(await job.settle({ outcome: 'completed', detail: null })).toBe(true);
+      settledOnce();
+      await ending;
+      return complete();
+    });
+    await store.admit(admission('A', 'a1'));
+    s.kick('A');
+    await settledNow;
+    // What a viewer sees: the admission settled. Its control must not be refused as busy.
+    expect((await store.getAdmission('a1'))?.state).toBe('completed');
+    let ran = false;
+    const control = s.control('A', () => {
+      ran = true;
+      return Promise.resolve('reset');
+    });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(ran).toBe(false); // it waits for the runner to end
+    release();
+    expect(await control).toEqual({ kind: 'done', value: 'reset' });
+    await until('queue:idle', 1);
+  });
+
   it('waits for a claim on its way: runs when it finds the queue empty, busy when it starts a turn', async () => {
     const { store, epoch } = await openStore(['A']);
     // Claims wait for the test, as a claim over the network (PostgreSQL) is still out when a viewer
