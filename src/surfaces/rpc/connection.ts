@@ -189,9 +189,7 @@ export class ViewerConnection implements RoundMember {
   flushRound(joined: (frames: readonly Buffer[]) => Buffer): void {
     this.inRound = false;
     this.writePending(joined);
-    if (!this.corked) return;
-    this.corked = false;
-    this.transport?.uncork();
+    this.uncorkNow();
   }
 
   private receive(data: RawData, isBinary: boolean): void {
@@ -312,7 +310,16 @@ export class ViewerConnection implements RoundMember {
     // The callback runs once the frame is written out (or the socket failed): it is no longer queued.
     this.replyBytes += bytes;
     this.socket.send(frame, () => (this.replyBytes -= bytes));
+    // A reply leaves now, with what was corked before it, not at the end of the round: the work its
+    // call set going (a turn claimed and started, say) must not run ahead of the answer.
+    this.uncorkNow();
     return true;
+  }
+
+  private uncorkNow(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.transport?.uncork();
   }
 
   /** Takes a session event's ready-made frame for the end of the round, counted in the backlog. */

@@ -200,6 +200,26 @@ describe('a reply is not held', () => {
     expect(flushed).toEqual(['events']);
   });
 
+  it('writes a reply at once, with the frames before it, without waiting for the round to end', async () => {
+    const { clients, connections } = await viewers(1);
+    // The round never ends in this test: whatever waits for it never leaves.
+    const join = vi.spyOn(writeRound, 'join').mockImplementation(() => undefined);
+    const hurry = vi.spyOn(writeRound, 'hurry').mockImplementation(() => undefined);
+    try {
+      connections[0]!.notify('test.before', { n: 1 });
+      const answer = await clients[0]!.call('ping', {});
+      expect(answer).toMatchObject({ result: expect.anything() as unknown });
+      // The notification corked before the reply left with it, in order.
+      expect(clients[0]!.notifications.map((m) => (m as { method?: string }).method)).toEqual([
+        'test.before',
+      ]);
+    } finally {
+      join.mockRestore();
+      hurry.mockRestore();
+      clients[0]!.close();
+    }
+  });
+
   it('a connection hurries its round for a reply, never for event frames alone', async () => {
     const { clients, connections } = await viewers(1);
     const hurry = vi.spyOn(writeRound, 'hurry');
