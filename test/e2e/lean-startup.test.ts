@@ -78,6 +78,22 @@ function none(kinds: readonly Kind[]): Record<string, string[]> {
 }
 
 /** The packages under node_modules the modules come from, sorted. */
+/** A new session's first turn, to its end: what a turn needs is loaded by then. */
+async function firstTurn(client: Awaited<ReturnType<RunningDaemon['connect']>>): Promise<void> {
+  const { session_id } = await client.call<{ session_id: string }>('session.create', {
+    cwd: mkdtempSync(join(tmpdir(), 'gh-loads-cwd-')),
+  });
+  await client.call('session.resume', { session_id });
+  const done = client.next(
+    (n) =>
+      n.method === 'session.event' &&
+      (n.params as { event: { type: string } }).event.type === 'turn.complete',
+    60_000,
+  );
+  await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
+  await done;
+}
+
 function packages(modules: string[]): string[] {
   const names = modules.flatMap((m) => {
     const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m);
@@ -158,18 +174,7 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     expect(packages(status.modules())).toEqual(['commander']);
 
     // The first turn that offers the terminal loads bash's grammar (the allow-list reads commands with it).
-    const { session_id } = await client.call<{ session_id: string }>('session.create', {
-      cwd: mkdtempSync(join(tmpdir(), 'gh-loads-cwd-')),
-    });
-    await client.call('session.resume', { session_id });
-    const done = client.next(
-      (n) =>
-        n.method === 'session.event' &&
-        (n.params as { event: { type: string } }).event.type === 'turn.complete',
-      60_000,
-    );
-    await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
-    await done;
+    await firstTurn(client);
     expect(loadedOf(loads.modules(), ['bashGrammar']).bashGrammar!.length).toBeGreaterThan(0);
   });
 
@@ -193,18 +198,7 @@ describe('a daemon loads the store and platforms its configuration names', () =>
     daemons.push(daemon);
     expect(loadedOf(loads.modules(), ['mcp'])).toEqual(none(['mcp']));
     const client = await daemon.connect();
-    const { session_id } = await client.call<{ session_id: string }>('session.create', {
-      cwd: mkdtempSync(join(tmpdir(), 'gh-loads-cwd-')),
-    });
-    await client.call('session.resume', { session_id });
-    const done = client.next(
-      (n) =>
-        n.method === 'session.event' &&
-        (n.params as { event: { type: string } }).event.type === 'turn.complete',
-      60_000,
-    );
-    await client.call('prompt.submit', { session_id, submission_id: 's1', text: 'hello' });
-    await done;
+    await firstTurn(client);
     expect(loadedOf(loads.modules(), ['mcp']).mcp!.length).toBeGreaterThan(0);
   });
 
