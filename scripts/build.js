@@ -17,7 +17,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
-import { bundle } from './bundle.js';
+import { bundle, writeCodeCache } from './bundle.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const STAMP = join(root, 'dist', '.build-stamp');
@@ -56,7 +56,8 @@ async function main() {
   const args = [tsc, '-p', join(root, 'tsconfig.build.json'), ...(noCheck ? ['--noCheck'] : [])];
   const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
   if (run.status !== 0) return run.status ?? 1;
-  // Over tsc's output, before anything runs it: dist/surfaces/cli/main.js becomes the bundle.
+  // Over tsc's output, before anything runs it: dist/surfaces/cli/main.js becomes the bin, which
+  // runs the CLI's bundle (bundle.js).
   if ((await bundle(root)) !== 0) return 1;
   // The dashboard page: plain TypeScript bundled by vite into dist/dashboard (docs/dashboard.md).
   const web = join(root, 'src', 'surfaces', 'dashboard', 'web');
@@ -74,6 +75,8 @@ async function main() {
     { stdio: 'inherit' },
   );
   if (vite.status !== 0) return vite.status ?? 1;
+  // Last, from the finished build: a daemon started once writes the CLI's code cache (bundle.js).
+  await writeCodeCache(root);
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   return 0;
 }

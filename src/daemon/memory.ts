@@ -171,10 +171,14 @@ export function memoryReader(setting: MemoryHighSetting, roots: MemoryRoots = {}
 /**
  * Node's full garbage collection, which it exposes only under --expose-gc: the flag is set at run
  * time and the function is taken from a fresh context, where V8 installs it once the flag is on.
+ * The flag is turned off again at once (the function stays): V8's flags are part of what its code
+ * cache is checked against, and the build writes the bin's cache from a daemon (scripts/bundle.js).
  */
 export function exposedGc(): () => void {
   v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
+  const gc = vm.runInNewContext('gc') as () => void;
+  v8.setFlagsFromString('--no-expose-gc');
+  return gc;
 }
 
 /** The share of time forced collections may take (garbageCollector): a quarter, under pressure only. */

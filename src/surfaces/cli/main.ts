@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `gatehouse` command. Every failure ends here as one line on stderr and a non-zero exit
  * (SPEC UX-3); the stack goes nowhere near the terminal unless GATEHOUSE_DEBUG is set. The daemon's
@@ -38,12 +37,12 @@ process.stderr.on('error', () => {
   if (process.argv[2] !== 'serve') process.exit(process.exitCode ?? 0);
 });
 
-try {
-  await buildProgram({
-    services: async (loaded, env) =>
-      (await import('../../daemon/services/index.js')).defaultServices(loaded, { env }),
-    runDemoModel: async (options) => (await import('./commands/demo-model.js')).serveDemoModel(options),
-  }).parseAsync(process.argv);
-} catch (error) {
-  await report(error);
-}
+// Not a top-level await: the bin runs this module as one CommonJS bundle from V8's code cache
+// (scripts/bundle.js, src/surfaces/cli/bin.ts), and CommonJS has none.
+buildProgram({
+  services: async (loaded, env) =>
+    (await import('../../daemon/services/index.js')).defaultServices(loaded, { env }),
+  runDemoModel: async (options) => (await import('./commands/demo-model.js')).serveDemoModel(options),
+})
+  .parseAsync(process.argv)
+  .catch(report);
