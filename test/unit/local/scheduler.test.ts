@@ -64,11 +64,18 @@ describe('TurnScheduler (LOC-8) on the real SQLite store', () => {
     let running = 0;
     let most = 0;
     const order: string[] = [];
+    // Each turn holds until one of each session runs at once (a fixed sleep let a loaded machine
+    // finish A's turn before B's was claimed), or 10 s, after which `most` says they never did.
+    let bothRunning = (): void => undefined;
+    const overlap = new Promise<void>((resolve) => (bothRunning = resolve));
     const { scheduler: s, until } = scheduler(store, epoch, async (job) => {
       running++;
       most = Math.max(most, running);
+      if (running === 2) bothRunning();
       order.push(job.admission.admission_id);
-      await new Promise((r) => setTimeout(r, 5));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([overlap, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+      clearTimeout(timer);
       running--;
       return complete();
     });
