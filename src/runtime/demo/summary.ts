@@ -50,7 +50,8 @@ function between(text: string, open: string, close: string): string | null {
 }
 
 function short(text: string, max = 100): string {
-  const flat = text.replace(/\s*⏎\s*/g, ' ').trim();
+  // ⏎ as an escape: the CLI's bundle is ASCII only (scripts/bundle.js).
+  const flat = text.replace(/\s*\u23CE\s*/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 

@@ -20,7 +20,7 @@
  * read-only).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import Module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +56,9 @@ function readCache(): Buffer | undefined {
 function run(): void {
   const cacheOut = process.env[CODE_CACHE_OUT_VARIABLE];
   delete process.env[CODE_CACHE_OUT_VARIABLE];
-  const script = new vm.Script(Module.wrap(readFileSync(BUNDLE, 'utf8')), {
+  // The bundle is the CommonJS wrapper function, in ASCII (scripts/bundle.js): read one byte a
+  // character, it is one string V8 keeps once.
+  const script = new vm.Script(readFileSync(BUNDLE, 'latin1'), {
     filename: BUNDLE,
     cachedData: readCache(),
   });
