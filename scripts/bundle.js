@@ -14,7 +14,8 @@
  *   runs when first imported (each command, the PostgreSQL store, platform adapters, metrics,
  *   tracing, sign-in…), so a SQLite daemon with no platform still runs none of them.
  * - The isolated worker's process, dist/runtime/isolation/worker-main.js (spawned by
- *   worker-host.ts), stays an ES module bundle with its shared code in dist/chunks/.
+ *   worker-host.ts), stays an ES module bundle, written over tsc's file (an `import()` in it would
+ *   go to dist/chunks/).
  * - Bundled packages: the pure-JavaScript ones every daemon loads (BUNDLED). Every other package
  *   stays external and is loaded from node_modules as before: native and WebAssembly ones, which
  *   cannot be bundled, and those only a configuration loads (SDKs, pg, the tokenizer…), which a
