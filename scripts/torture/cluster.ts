@@ -260,6 +260,29 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     }
   };
   const alive = (): DaemonProcess[] => running.filter((d): d is DaemonProcess => d !== null && d.alive);
+  /**
+   * Runs `work` on the first live instance. An instance that exits under it (a member that stops
+   * itself on an overloaded machine removes its control socket first, so a connection finds
+   * nothing) is started again and `work` runs on the next: only that instance's own exit, within
+   * five seconds of the failure, excuses it. `work` must be safe to repeat (the drain and the
+   * settling re-send only calls the ledger still holds pending, under their request ids).
+   */
+  const onLiveInstance = async <T>(what: string, work: (d: DaemonProcess) => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      const d = alive()[0];
+      if (d === undefined) throw new Error(`no instance stayed up for the ${what}`);
+      try {
+        return await work(d);
+      } catch (error) {
+        const gone = await Promise.race([d.exited.then(() => true), sleep(5000).then(() => false)]);
+        if (!gone || attempt >= 5) throw error;
+        log(
+          `instance ${running.indexOf(d)} went away during the ${what} (${String(error)}): again on another`,
+        );
+        for (let k = 0; k < n; k++) if (!running[k]?.alive) await start(k, null);
+      }
+    }
+  };
   const anyAlive = (): DaemonProcess => rng.pick(alive());
 
   try {
@@ -340,18 +363,19 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     const approving = alive().map((d) =>
       session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
     );
-    const transcripts = await drain(alive()[0]!, clients, ledger, [...toResolve.values()], resolved, log, {
-      rounds: 60,
-      pauseMs: 1000,
-    });
+    const transcripts = await onLiveInstance('final drain', (d) =>
+      drain(d, clients, ledger, [...toResolve.values()], resolved, log, { rounds: 60, pauseMs: 1000 }),
+    );
     stopApprover.abort();
     await Promise.all(approving);
-    const settler = await alive()[0]!.connect();
-    try {
-      await jobs.settle(settler, () => store.jobRuns(), resolved, log);
-    } finally {
-      await settler.close();
-    }
+    await onLiveInstance("jobs' settling", async (d) => {
+      const settler = await d.connect();
+      try {
+        await jobs.settle(settler, () => store.jobRuns(), resolved, log);
+      } finally {
+        await settler.close();
+      }
+    });
     for (const [id, messages] of jobs.transcripts) transcripts.set(id, messages);
     ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
     for (const d of alive()) {
