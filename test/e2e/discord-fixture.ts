@@ -11,7 +11,7 @@ import {
   type StandInUser,
 } from '../fixtures/discord-standin.js';
 import type { Backend } from './gateway-harness.js';
-import { usePlatformDaemon, type PlatformDaemon } from './platform-fixture.js';
+import { usePlatformDaemon, withDaemonLog, type PlatformDaemon } from './platform-fixture.js';
 
 export const DISCORD_TOKEN_ENV = 'GH_E2E_DISCORD_TOKEN';
 export const GUILD = '900';
@@ -46,11 +46,17 @@ export function useDiscordDaemon(
     async ask(channelId: string, user: StandInUser, text: string) {
       const before = base.standIn.posted(channelId).length;
       base.standIn.say(channelId, user, text);
-      const call = await base.standIn.waitForCall(isPost(channelId), before + 1);
+      const call = await withDaemonLog(
+        () => base.daemon,
+        base.standIn.waitForCall(isPost(channelId), before + 1),
+      );
       return String(call.body.content);
     },
     waitForPost(channelId: string, pattern: RegExp, n = 1) {
-      return base.standIn.waitForCall((c) => isPost(channelId)(c) && pattern.test(String(c.body.content)), n);
+      return withDaemonLog(
+        () => base.daemon,
+        base.standIn.waitForCall((c) => isPost(channelId)(c) && pattern.test(String(c.body.content)), n),
+      );
     },
   });
 }

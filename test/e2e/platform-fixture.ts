@@ -173,10 +173,31 @@ async function platformRunning(daemon: RunningDaemon): Promise<void> {
     };
     return (info.adapters ?? []).length > 0 && info.adapters!.every((a) => a.state === 'running');
   };
+  const deadline = Date.now() + 60_000;
   while (!running()) {
     if (daemon.child.exitCode !== null) throw new Error('the daemon exited before its platform ran');
+    if (Date.now() > deadline)
+      throw new Error(
+        `the platform did not run within 60 s: ${fs.readFileSync(daemon.layout.gatewayJson, 'utf8')}\n${daemonLogTail(daemon)}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The daemon log's last lines at warn or above, and its last few lines, for a failed wait's message. */
+export function daemonLogTail(daemon: RunningDaemon | null, lines = 12): string {
+  if (daemon === null || !fs.existsSync(daemon.layout.logFile)) return 'no daemon log';
+  const all = fs.readFileSync(daemon.layout.logFile, 'utf8').split('\n').filter(Boolean);
+  const warned = all.filter((line) => /"level":(4|5|6)\d/.test(line)).slice(-lines);
+  return `the daemon log's warnings:\n${warned.join('\n')}\nits last lines:\n${all.slice(-lines).join('\n')}`;
+}
+
+/** `wait`, its failure carrying the daemon log's tail. */
+export function withDaemonLog<T>(daemon: () => RunningDaemon | null, wait: Promise<T>): Promise<T> {
+  return wait.catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`${message}\n${daemonLogTail(daemon())}`, { cause: error });
+  });
 }
 
 function userTexts(r: DemoModelServer['requests'][number]): string[] {

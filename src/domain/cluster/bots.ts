@@ -14,6 +14,7 @@
  *   standby ──every lease_s/4, or told another released── round: all taken ─▶ holding
  *      ▲                                                   any held elsewhere: give back what this
  *      │                                                   round took, stay standby
+ *   holding: the gateway starts beside the checks (every lease_s/4), which renew the leases meanwhile
  *   holding ──a lease missing at a check, or the member failed──▶ lost (gateway halted, daemon exits)
  *   holding ──drain──▶ released (every bot lease given back at once, the others told)
  */
@@ -143,6 +144,8 @@ export class BotLeases {
   private watchdog: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private round: Promise<void> | null = null;
+  /** The gateway's start after the bots were taken (events.acquired), while it runs. */
+  private acquiring: Promise<void> | null = null;
   /** Why the bots were lost (state `lost`), for the daemon's message. */
   lostWhy: string | null = null;
 
@@ -186,6 +189,7 @@ export class BotLeases {
     }, 250);
     this.watchdog.unref();
     await this.tick();
+    await this.acquiring;
   }
 
   /** The member failed (its database connection is lost or it could not renew): the bots stop now. */
@@ -225,13 +229,14 @@ export class BotLeases {
     }
     this.tokens = decision.tokens;
     this.stateValue = 'holding';
-    try {
-      await this.events.acquired();
-    } catch (error) {
-      this.lose(
-        `the chat platforms could not start: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+    // The gateway's start (connecting, recovery, the owed sends) runs outside the round: a start
+    // longer than the lease must not hold up the checks that renew it.
+    this.acquiring = this.events.acquired().catch((error: unknown) => {
+      if (this.stateValue === 'holding')
+        this.lose(
+          `the chat platforms could not start: ${error instanceof Error ? error.message : String(error)}`,
+        );
+    });
   }
 
   /** While holding: every lease still this instance's under its token (a take renews it). */
@@ -263,6 +268,7 @@ export class BotLeases {
     if (!had) return;
     // A round under way may still take a lease: it ends first, then everything is given back.
     await this.round?.catch(() => undefined);
+    await this.acquiring;
     await this.giveBack(this.names);
     await this.cluster.announce().catch(() => undefined);
   }

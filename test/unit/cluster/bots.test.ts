@@ -245,6 +245,55 @@ describe('BotLeases', () => {
     a.bots.stop();
   });
 
+  it('the checks renew the leases while the gateway is still starting', async () => {
+    const table = new Table();
+    let started!: () => void;
+    const takes: string[] = [];
+    const cluster = table.cluster('a', { ok: true });
+    const bots = new BotLeases(
+      names,
+      { ...cluster, take: (name) => (takes.push(name), cluster.take(name)) },
+      {
+        acquired: () => new Promise<void>((resolve) => (started = resolve)),
+        lost: () => undefined,
+        warn: () => undefined,
+      },
+      { scanMs: 60_000 },
+    );
+    let resolved = false;
+    const starting = bots.start().then(() => (resolved = true));
+    await settle();
+    expect(bots.state).toBe('holding');
+    expect(resolved).toBe(false); // start() waits for the gateway
+    const before = takes.length;
+    await table.cluster('b', { ok: true }).announce(); // a check round while the start runs
+    await settle();
+    expect(takes.length).toBe(before + names.length);
+    started();
+    await starting;
+    expect(resolved).toBe(true);
+    bots.stop();
+  });
+
+  it('a gateway that cannot start loses the bots', async () => {
+    const table = new Table();
+    const log: string[] = [];
+    const bots = new BotLeases(
+      names,
+      table.cluster('a', { ok: true }),
+      {
+        acquired: () => Promise.reject(new Error('no route')),
+        lost: (why) => log.push(why),
+        warn: () => undefined,
+      },
+      { scanMs: 60_000 },
+    );
+    await bots.start();
+    expect(bots.state).toBe('lost');
+    expect(log).toEqual(['the chat platforms could not start: no route']);
+    bots.stop();
+  });
+
   it('the member failing stops the bots at once', async () => {
     const table = new Table();
     const a = instance(table, 'a', names);
