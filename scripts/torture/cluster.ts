@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { FAULT_ENV, FAULT_POINTS, JOB_FAULT_POINTS, type FaultPoint } from '../../src/daemon/faults.js';
+import { RENEWALS_STALLED } from '../../src/domain/cluster/member.js';
 import { startDemoModel, type RecordedRequest } from '../../src/runtime/demo/server.js';
 import { ADMISSION_HEADER } from '../../src/runtime/runner.js';
 import { approveMarked, refreshUnknowns } from './approver.js';
@@ -380,7 +381,17 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     ownerChanges += await sampleLeases(schema.url, leases, ledger.violations);
     for (const d of alive()) {
       const stop = await d.stop();
-      if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
+      if (stop.code === 0) continue;
+      // SCL-1's answer to renewals stalled for lease_s/2 (an overloaded machine) is to stop: its
+      // sessions go to the others at the lease's end, and the checks below still hold. Any other
+      // unclean stop breaks REC-6.
+      const reason = d.failureReason();
+      if (reason?.includes(RENEWALS_STALLED) === true)
+        log(`instance ${running.indexOf(d)} stopped itself before its graceful stop ended: ${reason}`);
+      else
+        ledger.violations.push(
+          `graceful stop exited ${stop.code ?? stop.signal}${reason === null ? '' : ` (${reason})`}`,
+        );
     }
     const admissions: AdmissionFact[] = await store.admissions();
     const ran = ranLines();

@@ -117,6 +117,29 @@ export class DaemonProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /**
+   * Why this process stopped itself, from its log's "gateway stopping after a failure" line
+   * (lines of earlier processes in the same home are passed over by their pid), or null.
+   */
+  failureReason(): string | null {
+    let text: string;
+    try {
+      text = readFileSync(this.layout.logFile, 'utf8');
+    } catch {
+      return null;
+    }
+    for (const line of text.split('\n').reverse()) {
+      if (!line.includes('gateway stopping after a failure')) continue;
+      try {
+        const entry = JSON.parse(line) as { pid?: unknown; reason?: unknown };
+        if (entry.pid === this.child.pid) return String(entry.reason);
+      } catch {
+        // A line cut short by the writer: not this one.
+      }
+    }
+    return null;
+  }
+
   async connect(): Promise<GatewayClient> {
     const { ticket } = await requestTicket(this.layout.controlSocket, 'interactive');
     return GatewayClient.connect(this.url, ticket);

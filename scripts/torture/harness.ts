@@ -258,7 +258,12 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     stopApprover.abort();
     await approving;
     const stop = await daemon.stop();
-    if (stop.code !== 0) ledger.violations.push(`graceful stop exited ${stop.code ?? stop.signal}`);
+    if (stop.code !== 0) {
+      const reason = daemon.failureReason();
+      ledger.violations.push(
+        `graceful stop exited ${stop.code ?? stop.signal}${reason === null ? '' : ` (${reason})`}`,
+      );
+    }
     const evidence = {
       admissions: await store.admissions(),
       sessionsPerRequest: await store.sessionsPerRequest(),

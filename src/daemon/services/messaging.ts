@@ -207,6 +207,22 @@ export function messagingService(options: MessagingServiceOptions = {}): Messagi
             `storage_unavailable: chat ${e.session_key} waits for the store (${e.error}) and retries`,
           );
       });
+      // What the chats' recovery decided at this start, as the local sessions' recovery is logged.
+      gateway.events.on('recovery:done', (e) =>
+        ctx.logger.info(
+          {
+            clean_shutdown: e.cleanShutdown,
+            resumed: e.resumed,
+            settled: e.settled,
+            stale: e.stale,
+            suspended: e.suspended,
+            auto_continued: e.auto_continued,
+            delivered: e.delivered,
+            requeued: e.requeued,
+          },
+          'chat recovery done',
+        ),
+      );
       gateway.events.on('storage:back', (e) =>
         ctx.logger.info(e, `the store is writable again: chat ${e.session_key} goes on`),
       );

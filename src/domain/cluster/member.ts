@@ -19,6 +19,9 @@
  * other, and the next turn fails with `launch_credentials_unavailable` wherever it runs.
  */
 import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
+
+/** How a member that stopped itself because its renewals stalled names why (its log, its exit). */
+export const RENEWALS_STALLED = 'the leases could not be renewed';
 import type { BotLeaseView, ClusterStore, InstanceView } from '../ports/cluster-store.js';
 
 export const WAKE_CHANNEL = 'gatehouse_session_wake';
@@ -317,7 +320,7 @@ export class ClusterMember {
     if (this.options.storeFailed()) {
       this.fail('the database connection was lost');
     } else if (renewalHealth(this.lastRenewal, this.now(), this.timing) === 'stop') {
-      this.fail(`the leases could not be renewed for more than lease_s/2 (${this.timing.stopAfterMs} ms)`);
+      this.fail(`${RENEWALS_STALLED} for more than lease_s/2 (${this.timing.stopAfterMs} ms)`);
     }
   }
 
