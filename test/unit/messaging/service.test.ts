@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/daemon/config.js';
 import type { DaemonContext } from '../../../src/daemon/daemon.js';
 import { ensureHomeDirs, homeLayout } from '../../../src/daemon/home.js';
+import { createLogger } from '../../../src/daemon/logger.js';
 import { SqliteSessionStore } from '../../../src/storage/sqlite/session-store.js';
 import { builtinPlatforms, type PlatformConfig } from '../../../src/surfaces/platforms/registry.js';
 import { messagingService } from '../../../src/daemon/services/messaging.js';
@@ -31,6 +32,7 @@ function context(yaml: string): DaemonContext {
     layout,
     config,
     configFile: layout.configFile,
+    logger: createLogger({ file: layout.logFile }),
     advertise: (fields: { adapters?: unknown[] }) => {
       if (fields.adapters !== undefined) advertised.push(fields.adapters);
     },
@@ -72,6 +74,10 @@ describe('platforms.telegram config and the messaging daemon service (REC-6)', (
     const marker = store.db.prepare(`SELECT value FROM messaging_state WHERE name = 'clean_shutdown'`).get();
     await store.close();
     expect(marker).toBeDefined();
+    // What the chats' recovery decided at the start is in the log (a fresh home: nothing to resume).
+    await expect
+      .poll(() => fs.readFileSync(ctx.layout.logFile, 'utf8'))
+      .toMatch(/"clean_shutdown":false,"resumed":\[\],.*"msg":"chat recovery done"/);
   });
 
   it('does nothing without platforms.telegram, and names the missing token variable', async () => {
