@@ -388,6 +388,8 @@ export class MessagingGateway {
     // Halted while it restored (SCL-1: the bots' leases went): it never runs.
     if (this.halted) return;
     this.state = 'running';
+    for (const adapter of this.adapters.values())
+      if (adapter.status().state === 'running') this.resumePutBack(adapter.platform);
     this.events.emit('recovery:done', { ...report, delivered, auto_continued: autoContinued, requeued });
     this.deliverer.retries('on');
     this.intake.admitParked();
@@ -552,10 +554,18 @@ export class MessagingGateway {
   private adapterStatusChanged(status: AdapterStatus): void {
     this.events.emit('adapter:status', status);
     if (status.state !== 'running' || this.state !== 'running') return;
-    // QUE-3: what was put back while this platform could not take it runs now that it can.
+    this.resumePutBack(status.platform);
+  }
+
+  /**
+   * QUE-3: what was put back while `platform` could not take it runs now that it can. Called when
+   * the adapter reports running, and for every running adapter once a start's restore ended: an
+   * adapter that came up while the gateway restored (its report then ignored) finds a resumed turn
+   * put back by the auto-continue, which would otherwise wait for the chat's next message.
+   */
+  private resumePutBack(platform: string): void {
     for (const lane of this.lanes.values()) {
-      if (lane.state.mode !== 'idle' || lane.state.slot?.payload.source.platform !== status.platform)
-        continue;
+      if (lane.state.mode !== 'idle' || lane.state.slot?.payload.source.platform !== platform) continue;
       const step = queue.resume(lane.state);
       lane.state = step.state;
       if (step.start !== null) this.launch(lane, step.start);

@@ -2,6 +2,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { redactChatId, redactUserId } from '../../../src/domain/session/context.js';
 import { ALICE, createHarness, dmWith, type Harness } from '../../fixtures/messaging-harness.js';
 import { MemoryAdapter } from '../../fixtures/memory-adapter.js';
+import { RESUME_NOTE } from '../../../src/domain/messaging/turn.js';
+import { putTurnMarker } from '../../../src/storage/sqlite/ops/turn-markers.js';
+import type { InboundSink, StatusListener } from '../../../src/domain/messaging/adapter.js';
+
+/** An adapter whose start returns while it still connects (as the Discord and Slack ones do). */
+class ConnectingAdapter extends MemoryAdapter {
+  override start(sink: InboundSink, onStatus?: StatusListener): Promise<void> {
+    void super.start(sink, onStatus);
+    this.state = 'starting';
+    return Promise.resolve();
+  }
+}
 
 let h: Harness;
 afterEach(async () => {
@@ -83,6 +95,34 @@ describe('QUE-3 a promoted event no adapter can take', () => {
     plugin.receive({ chat_id: 'c1', chat_type: 'dm', user_id: 'u1' }, 'second');
     await both;
     expect(plugin.sent.map((s) => s.text.replace(/^.*you said: /, ''))).toEqual(['first', 'second']);
+  });
+
+  it('REC-7 a turn the restart resumes while its adapter still connects runs once the adapter is up, with no further message', async () => {
+    h = await createHarness();
+    h.build();
+    const first = new MemoryAdapter('mastodon');
+    h.gateway.addAdapter(first);
+    await h.start();
+    const answered = h.gateway.events.next('delivery:sent');
+    first.receive({ chat_id: 'c3', chat_type: 'dm', user_id: 'u3' }, 'hello');
+    await answered;
+    const key = 'agent:main:mastodon:dm:c3';
+    const sessionId = (await h.store.listSessions()).entries.find((e) => e.session_key === key)!.session_id;
+    await h.stop();
+    // What a SIGKILL mid-turn leaves: the turn's marker, no clean-shutdown marker.
+    h.build();
+    h.store.db.prepare('DELETE FROM messaging_state').run();
+    putTurnMarker(h.store.db, key, sessionId, new Date());
+    // The adapter connects in the background and comes up while the gateway still restores: just
+    // after the auto-continue found it not running and put the resumed turn back (QUE-3).
+    const connecting = new ConnectingAdapter('mastodon');
+    h.gateway.addAdapter(connecting);
+    h.gateway.events.on('queue:requeued', () => connecting.setState('running'));
+    const resumed = h.gateway.events.next('delivery:sent');
+    await h.start();
+    await resumed;
+    expect(connecting.sent.map((s) => s.text).at(-1)).toMatch(/you said: /);
+    expect(h.model.requests.filter((r) => JSON.stringify(r.body).includes(RESUME_NOTE))).not.toHaveLength(0);
   });
 
   it('runs as soon as the adapter reports it is running again, with no further message', async () => {
