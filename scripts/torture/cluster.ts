@@ -262,6 +262,11 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   };
   const alive = (): DaemonProcess[] => running.filter((d): d is DaemonProcess => d !== null && d.alive);
   /**
+   * Alive and not on its way out: a member that stopped itself (its renewals stalled on a loaded
+   * machine) closes its connections at once and drains for up to drain_timeout_s before it exits.
+   */
+  const serving = (): DaemonProcess[] => alive().filter((d) => d.failureReason() === null);
+  /**
    * Runs `work` on the first live instance. An instance that exits under it (a member that stops
    * itself on an overloaded machine removes its control socket first, so a connection finds
    * nothing) is started again and `work` runs on the next: only that instance's own exit, within
@@ -270,13 +275,22 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
    */
   const onLiveInstance = async <T>(what: string, work: (d: DaemonProcess) => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
-      const d = alive()[0];
+      let d = serving()[0];
+      if (d === undefined) {
+        // Every instance is down or on its way out: those leaving finish their drain (bounded by
+        // drain_timeout_s), then all start again.
+        await Promise.all(alive().map((x) => x.exited));
+        for (let k = 0; k < n; k++) if (!running[k]?.alive) await start(k, null);
+        d = serving()[0];
+      }
       if (d === undefined) throw new Error(`no instance stayed up for the ${what}`);
       try {
         return await work(d);
       } catch (error) {
-        const gone = await Promise.race([d.exited.then(() => true), sleep(5000).then(() => false)]);
-        if (!gone || attempt >= 5) throw error;
+        const leaving =
+          d.failureReason() !== null ||
+          (await Promise.race([d.exited.then(() => true), sleep(5000).then(() => false)]));
+        if (!leaving || attempt >= 5) throw error;
         log(
           `instance ${running.indexOf(d)} went away during the ${what} (${String(error)}): again on another`,
         );

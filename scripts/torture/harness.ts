@@ -381,10 +381,17 @@ export async function drain(
    */
   patience: { rounds: number; pauseMs: number } = { rounds: 4, pauseMs: 0 },
 ): Promise<Map<string, SnapshotMessage[]>> {
-  const g = await daemon.connect();
+  let g = await daemon.connect();
   try {
     for (let round = 0; clients.some((c) => c.pending.length > 0); round++) {
       if (round >= patience.rounds) throw new Error('pending calls are never acknowledged');
+      if (g.closed) {
+        // The daemon closed the connection: one stopping itself is left for the caller to pass
+        // over (a cluster's other instances); otherwise the next round runs on a new connection.
+        const reason = daemon.failureReason();
+        if (reason !== null) throw new Error(`the instance is stopping: ${reason}`);
+        g = await daemon.connect();
+      }
       if (round > 0) {
         const pending = clients.flatMap((c) =>
           c.pending.map((op) => `${c.name} ${op.kind} ${op.request_id}`),
