@@ -19,10 +19,10 @@
  * other, and the next turn fails with `launch_credentials_unavailable` wherever it runs.
  */
 import { leaseTiming, renewalHealth, type LeaseHolder, type LeaseTiming } from './lease.js';
+import type { BotLeaseView, ClusterStore, InstanceView } from '../ports/cluster-store.js';
 
 /** How a member that stopped itself because its renewals stalled names why (its log, its exit). */
 export const RENEWALS_STALLED = 'the leases could not be renewed';
-import type { BotLeaseView, ClusterStore, InstanceView } from '../ports/cluster-store.js';
 
 export const WAKE_CHANNEL = 'gatehouse_session_wake';
 export const RESCAN_CHANNEL = 'gatehouse_cluster_rescan';
