@@ -233,6 +233,8 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   let ownerChanges = 0;
   let epoch = 0;
   const running: (DaemonProcess | null)[] = new Array<DaemonProcess | null>(n).fill(null);
+  /** Every instance process this run started, for what their logs say afterwards. */
+  const everStarted: DaemonProcess[] = [];
 
   /** Starts instance `i` (armed at `fault`, if given); a daemon killed by its fault during recovery counts. */
   const start = async (i: number, fault: string | null): Promise<void> => {
@@ -247,6 +249,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
         ledger.violations.push(`epoch ${daemon.epoch} after ${epoch}: not increasing across the cluster`);
       epoch = Math.max(epoch, daemon.epoch);
       running[i] = daemon;
+      everStarted.push(daemon);
     } catch (error) {
       if (!(error instanceof EarlyExit)) throw error;
       running[i] = null;
@@ -378,9 +381,31 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     const approving = alive().map((d) =>
       session(d, (g) => approveMarked(g, ledger, approvals, stopApprover.signal)),
     );
-    const transcripts = await onLiveInstance('final drain', (d) =>
-      drain(d, clients, ledger, [...toResolve.values()], resolved, log, { rounds: 60, pauseMs: 1000 }),
-    );
+    // An instance that stops itself during the drain (its renewals stalled) leaves its turns to a
+    // takeover, whose recovery may make one unknown (a running tool, max_resumes) as a start does:
+    // the reason is read from the store, and the checks judge it as any other.
+    const unknownSinceStart = async (admissionId: string): Promise<boolean> => {
+      if (!everStarted.some((d) => d.failureReason()?.includes(RENEWALS_STALLED) === true)) return false;
+      const row = await store.status(admissionId);
+      if (row?.state !== 'unknown') return false;
+      unknownReasons.set(admissionId, row.detail ?? '');
+      return true;
+    };
+    const transcripts = await onLiveInstance('final drain', async (d) => {
+      for (const u of await runningAdmissions(store, ledger))
+        if (!resolved.has(u.admission_id)) toResolve.set(u.admission_id, u);
+      await refreshUnknowns(store, toResolve, unknownReasons);
+      return drain(
+        d,
+        clients,
+        ledger,
+        [...toResolve.values()],
+        resolved,
+        log,
+        { rounds: 60, pauseMs: 1000 },
+        unknownSinceStart,
+      );
+    });
     stopApprover.abort();
     await Promise.all(approving);
     await onLiveInstance("jobs' settling", async (d) => {

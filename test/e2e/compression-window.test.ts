@@ -43,7 +43,7 @@ function config(demo: DemoModelServer): string {
     '  model: gatehouse-demo',
     `  context_window: ${WINDOW}`,
     // Long enough for a turn's first byte on a loaded machine; a hung summary still fails by it.
-    '  timeout_s: 5',
+    '  timeout_s: 10',
     '  max_retries: 0',
     'compression:',
     '  threshold: 0.75',

@@ -50,12 +50,14 @@ afterEach(() => {
  * writes `ended-<name>`: the test decides when each step ends, so no step's length matters.
  */
 const STEP_SCRIPT = `
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 const name = process.argv[2];
+// Written whole, then renamed: the test reads a file as soon as it sees its name.
+const put = (file, text) => { writeFileSync('.tmp-' + file, text); renameSync('.tmp-' + file, file); };
 const ended = readdirSync('.').filter((f) => f.startsWith('ended-')).sort();
-writeFileSync('started-' + name, JSON.stringify(ended));
-writeFileSync('nice-' + name, String(os.getPriority()));
+put('started-' + name, JSON.stringify(ended));
+put('nice-' + name, String(os.getPriority()));
 const timer = setInterval(() => {
   if (!existsSync('go-' + name)) return;
   clearInterval(timer);
@@ -148,11 +150,12 @@ describe('scripts/test.js', () => {
     writeFileSync(
       join(dir, 'gate.mjs'),
       [
-        `import { writeFileSync } from 'node:fs';`,
+        `import { renameSync, writeFileSync } from 'node:fs';`,
         `const gate = await import(${JSON.stringify(join(REPO, 'scripts', 'test.js'))});`,
         `const step = (name) => ({ name, args: ['step.mjs', name] });`,
         `const result = await gate.runTestsAndChecks(step('tests'), [step('a'), step('b'), step('queued')], { cwd: process.cwd(), write: () => {} });`,
-        `writeFileSync('result.json', JSON.stringify(result));`,
+        `writeFileSync('.tmp-result.json', JSON.stringify(result));`,
+        `renameSync('.tmp-result.json', 'result.json');`,
       ].join('\n'),
     );
     const gateProcess = spawn(process.execPath, ['gate.mjs'], { cwd: dir, stdio: 'ignore' });
