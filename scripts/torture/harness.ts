@@ -421,7 +421,8 @@ export async function drain(
           messages: SnapshotMessage[];
           pending_admissions: { admission_id: string; state: string; execution_generation: number }[];
         }>('session.resume', { session_id: id });
-        // An admission can turn unknown only at a start; after this start none is running leftover.
+        // With one daemon an admission turns unknown only at a start, and after this start none is
+        // left running; in a cluster also at a takeover during the drain (unknownSinceStart).
         const unknown = snap.pending_admissions.filter((a) => a.state === 'unknown');
         for (const a of unknown) {
           if (!(await unknownSinceStart(a.admission_id)))
