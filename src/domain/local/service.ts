@@ -5,124 +5,49 @@
  * checkpoints, snapshots — and routes each call to the part that owns it. It knows nothing of
  * sockets or SQL.
  */
-import type { ApprovalResponse, ClarifyResponse, PromptBroker } from '../../runtime/approvals/broker.js';
-import type { CheckpointStore } from '../../runtime/checkpoints/store.js';
+import type { ApprovalResponse, ClarifyResponse } from '../../runtime/approvals/broker.js';
 import type { CompressionReason, CompressOutcome } from '../../runtime/context/budget.js';
-import type { SharedEventStore, StreamSignals } from '../ports/event-stream.js';
-import type { AdmissionRow, LocalSessionStore } from '../ports/local-store.js';
-import type { AccessStore, AuditDraft } from '../ports/access-store.js';
-import { checkMemberModel, type MemberLimits } from '../auth/member-limits.js';
-import type { SessionStore } from '../ports/session-store.js';
-import { isMember, isOperator, type Capability, type Principal } from '../auth/principal.js';
-import type { ControlRelay, RelayedKind } from '../cluster/relay.js';
+import type { McpServersConfig } from '../../runtime/mcp/config.js';
+import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
+import type { ChatModel } from '../../runtime/model/client.js';
+import { conversationOwner } from '../auth/chat-members.js';
+import type { Capability, Principal } from '../auth/principal.js';
+import type { RelayedKind } from '../cluster/relay.js';
 import { Semaphore } from '../concurrency/semaphore.js';
 import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
+import type { AuditDraft } from '../ports/access-store.js';
+import type { AdmissionRow } from '../ports/local-store.js';
+import { RECOVERY_DEFAULTS } from '../session/step-resume.js';
 import { AccessCache } from './access-cache.js';
-import { isOwner, ownerOf } from './access.js';
-import type { AccessRow } from './access.js';
+import { ownerOf, type AccessRow } from './access.js';
 import type { ClusterEvents } from './cluster-events.js';
 import { SessionCompressor } from './compress-control.js';
-import type { LocalCompressionDeps } from './compression.js';
 import { SessionControls } from './controls.js';
 import { createLocalSession } from './creation.js';
 import type { LocalEvents } from './events.js';
 import { EventFanOut } from './fan-out.js';
-import { SessionManagement, type ForkParams } from './manage.js';
+import { SessionFence } from './fence.js';
 import type { PublicEvent, Viewer } from './hub.js';
-import { refusePaused, SessionInputs } from './inputs.js';
+import { SessionInputs } from './inputs.js';
 import type { CreateSessionParams } from './launch-params.js';
-import type { LaunchDefaults, LaunchLookups } from './launch-policy.js';
 import type { ListingFacts } from './listing.js';
-import { SessionReads, type RequestShape } from './reads.js';
-import { SessionSpend } from './spend.js';
-import { conversationOwner, type ChatMembers } from '../auth/chat-members.js';
+import { SessionManagement, type ForkParams } from './manage.js';
+import type { LocalSessionsOptions, TurnRunnerHost } from './options.js';
 import { PlatformPrompts } from './platform-prompts.js';
-import { localSessionKey, type CreationReceipt } from './receipt.js';
-import { McpValueStore, supplyMcpValues, type McpValueLimits } from './mcp-values.js';
-import type { McpServersConfig } from '../../runtime/mcp/config.js';
-import type { SessionMcpServers } from '../../runtime/mcp/pool.js';
-import { resolveOwn } from '../../runtime/mcp/values.js';
+import { SessionReads } from './reads.js';
+import type { CreationReceipt } from './receipt.js';
 import { ReceiptGate } from './receipt-gate.js';
 import { recoverAll, recoverTaken, type RecoveryContext } from './recovery.js';
 import { RelayedControls } from './relayed-controls.js';
 import { SessionCheckpoints } from './rollback.js';
-import { TurnScheduler, type SessionOwnership, type TurnJob, type TurnJobResult } from './scheduler.js';
-import type { BudgetGuard } from '../budget/guard.js';
-import { SessionSnapshots } from './snapshots.js';
+import { TurnScheduler } from './scheduler.js';
+import { SessionSecrets } from './secrets.js';
 import { SessionSharing } from './sharing.js';
-import { RECOVERY_DEFAULTS, type RecoverySettings } from '../session/step-resume.js';
-import type { TurnTracer } from '../../runtime/tracing.js';
-import type { ChatModel } from '../../runtime/model/client.js';
+import { SessionSnapshots } from './snapshots.js';
+import { SessionSpend } from './spend.js';
 
-export interface LocalSessionsOptions {
-  /** The budget guard (docs/cost.md, "Budgets"), for session.budget and its controls. */
-  budget?: BudgetGuard;
-  profile: string;
-  epoch: number;
-  store: LocalSessionStore;
-  sessions: SessionStore;
-  prompts: PromptBroker;
-  launchDefaults: LaunchDefaults;
-  launchLookups: LaunchLookups;
-  /** Builds the turn runner once the service's callbacks exist (see turn-job.ts). */
-  turnRunner: (service: LocalSessions) => (job: TurnJob) => Promise<TurnJobResult>;
-  /** False while the daemon drains: new input is refused with runtime_draining. */
-  accepting: () => boolean;
-  maxConcurrentTurns: number;
-  /** The daemon's turn limit shared with chat-platform turns; absent: one of maxConcurrentTurns. */
-  turnPermits?: Semaphore;
-  onError: (error: unknown, context: string) => void;
-  /** Named test-only fault points; inert in production. */
-  fault?: (point: string) => void;
-  replayCapacity?: number;
-  /** Byte cap of each session's replay buffer (`events.replay_max_bytes`). */
-  replayMaxBytes?: number;
-  coalesceMs?: number;
-  /**
-   * The sessions whose agent is live in memory (the agent cache, keyed by logical id for local
-   * sessions). Absent: an agent counts as live once it started in this epoch.
-   */
-  agents?: { has(logicalId: string): boolean; keys(): Iterable<string> };
-  /** The summary model and context settings of compression (LIN-1); without it nothing compresses. */
-  compression?: Pick<LocalCompressionDeps, 'model' | 'settings'>;
-  /**
-   * What a session's next request holds besides its transcript, for session.context: the tool
-   * definitions of its toolsets and the platforms its system prompt names. Absent: no tools, only
-   * `local`.
-   */
-  requestShape?: RequestShape;
-  /** Where checkpoints are kept (LOC-5); without it checkpoint.list and checkpoint.restore refuse. */
-  checkpoints?: CheckpointStore;
-  /** REC-7 step resume (`recovery.*`); defaults: RECOVERY_DEFAULTS. */
-  recovery?: RecoverySettings;
-  /** `limits.turn_timeout_s` in ms; absent: no limit. */
-  turnTimeoutMs?: number;
-  /**
-   * Cluster mode (`cluster.enabled`, docs/cluster.md): events go through the shared stream, so
-   * viewers on every instance see them under one numbering. Absent: events stay in this process.
-   */
-  cluster?: { store: SharedEventStore; signals: StreamSignals };
-  /** In a cluster (SCL-1): which sessions this instance may run; absent: all of them. */
-  ownership?: SessionOwnership;
-  /** Turn traces (runtime/tracing.ts); absent: none. */
-  tracer?: TurnTracer;
-  /** Session shares (issue 30); absent: nothing is shared with members, and sharing is refused. */
-  shares?: AccessStore;
-  /** What members may ask for at creation (issue 30); absent: members are refused nothing more. */
-  memberLimits?: MemberLimits;
-  /** `platforms.<name>.members` (issue 30): whose chat conversations a member may list and read. */
-  chatMembers?: ChatMembers;
-  /**
-   * In a cluster (issue 14): carries prompt answers and interrupts to the instance running the
-   * session's turn. Absent: they reach the turns of this process only.
-   */
-  relay?: ControlRelay;
-  /** Bytes of own MCP server values held per session and in all (`limits.mcp_values_*`). */
-  mcpValueLimits?: McpValueLimits;
-}
-
-export class LocalSessions {
+export class LocalSessions implements TurnRunnerHost {
   readonly events = new TypedEmitter<LocalEvents>();
   readonly scheduler: TurnScheduler;
   /** Hubs and, in cluster mode, the shared stream (fan-out.ts). */
@@ -133,10 +58,10 @@ export class LocalSessions {
   private readonly receipts: ReceiptGate;
   /** Who may use a session, checked on every call (access-cache.ts). */
   private readonly accessCache: AccessCache;
-  /** LOC-5: api keys live only here, in the owner's daemon memory. */
-  private readonly apiKeys = new Map<string, string>();
-  /** The own MCP servers' env and header values: only here, never stored (mcp-values.ts). */
-  private readonly mcpValues: McpValueStore;
+  /** LOC-5: api keys and the own MCP servers' values, only here, never stored (secrets.ts). */
+  private readonly secrets: SessionSecrets;
+  /** Who may reach a session, and the member rules that go with it (fence.ts). */
+  private readonly fence: SessionFence;
   private readonly liveAgents = new Set<string>();
   /** session info, state and the resume snapshot (snapshots.ts). */
   private readonly snapshots: SessionSnapshots;
@@ -165,7 +90,6 @@ export class LocalSessions {
   readonly reads: SessionReads;
 
   constructor(private readonly options: LocalSessionsOptions) {
-    this.mcpValues = new McpValueStore(options.mcpValueLimits);
     this.fanOut = new EventFanOut({
       epoch: options.epoch,
       replayCapacity: options.replayCapacity ?? 2048,
@@ -204,6 +128,21 @@ export class LocalSessions {
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);
+    this.secrets = new SessionSecrets({
+      ...(options.mcpValueLimits ? { limits: options.mcpValueLimits } : {}),
+      access,
+      receipt: (logicalId) => this.receiptForTurn(logicalId),
+      assertAccepting: () => this.assertAccepting(),
+      ...(options.ownership ? { ownership: options.ownership } : {}),
+    });
+    this.fence = new SessionFence({
+      store: options.store,
+      sessions: options.sessions,
+      accessCache: this.accessCache,
+      receipts: this.receipts,
+      ...(options.chatMembers ? { chatMembers: options.chatMembers } : {}),
+      ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
+    });
     const publish = (logicalId: string, event: PublicEvent) => this.fanOut.publish(logicalId, event);
     const assertAccepting = () => this.assertAccepting();
     this.spend = new SessionSpend({
@@ -236,7 +175,7 @@ export class LocalSessions {
         undo: (principal, params) => this.transcript.undo(principal, params),
         retry: (principal, params) => this.transcript.retry(principal, params),
         model: async (principal, params) => {
-          this.limitModel(principal, params);
+          this.fence.limitModel(principal, params);
           return this.transcript.model(principal, params);
         },
         compress: (principal, params) =>
@@ -264,7 +203,7 @@ export class LocalSessions {
       now: () => new Date(),
       fault: (point) => options.fault?.(point),
       providers: options.launchDefaults.providers,
-      forgetApiKey: (logicalId) => this.apiKeys.delete(logicalId),
+      forgetApiKey: (logicalId) => this.secrets.apiKeys.delete(logicalId),
     });
     this.compressor = new SessionCompressor({
       store: options.store,
@@ -274,7 +213,7 @@ export class LocalSessions {
       scheduler: this.scheduler,
       receipts: this.receipts,
       events: this.events,
-      apiKey: (logicalId) => this.apiKeys.get(logicalId),
+      apiKey: (logicalId) => this.secrets.apiKey(logicalId),
       access,
       publish,
       assertAccepting,
@@ -331,17 +270,16 @@ export class LocalSessions {
       access,
       receipt: (logicalId) => this.receipts.get(logicalId),
       admitReceipt: (receipt) => this.receipts.admit(receipt),
-      apiKey: (logicalId) => this.apiKeys.get(logicalId),
-      setApiKey: (logicalId, key) => this.apiKeys.set(logicalId, key),
-      copyMcpValues: (from, to, servers) => this.mcpValues.copy(from, to, servers),
-      forgetMcpValues: (logicalId) => this.mcpValues.forget(logicalId),
+      apiKey: (logicalId) => this.secrets.apiKey(logicalId),
+      setApiKey: (logicalId, key) => this.secrets.apiKeys.set(logicalId, key),
+      copyMcpValues: (from, to, servers) => this.secrets.mcpValues.copy(from, to, servers),
+      forgetMcpValues: (logicalId) => this.secrets.mcpValues.forget(logicalId),
       publish,
       changed: (logicalId) => this.accessCache.forget(logicalId),
       forget: (logicalId) => {
         this.accessCache.forget(logicalId);
         this.receipts.forget(logicalId);
-        this.apiKeys.delete(logicalId);
-        this.mcpValues.forget(logicalId);
+        this.secrets.forget(logicalId);
         this.liveAgents.delete(logicalId);
       },
       assertAccepting,
@@ -370,44 +308,24 @@ export class LocalSessions {
   }
 
   apiKeyOf(logicalId: string): string | undefined {
-    return this.apiKeys.get(logicalId);
+    return this.secrets.apiKey(logicalId);
   }
 
-  /** The session's own MCP servers with the values held here put back, and those still waiting. */
   mcpServersOf(logicalId: string, servers: SessionMcpServers): SessionMcpServers {
-    const { own, unsupplied } = resolveOwn(servers.own, this.mcpValues.get(logicalId));
-    return { ...servers, own, unsupplied };
+    return this.secrets.mcpServersOf(logicalId, servers);
   }
 
-  /**
-   * session.mcp.supply: the creator (or an operator) gives the values of the session's own MCP
-   * servers again, after a restart lost them; a server not the session's own refuses the call.
-   */
-  async supplyMcp(
+  /** session.mcp.supply (secrets.ts). */
+  supplyMcp(
     principal: Principal,
     params: { session_id: string; mcp_servers: McpServersConfig },
   ): Promise<Record<string, unknown>> {
-    this.assertAccepting();
-    const session = await this.access(principal, params.session_id);
-    if (!isOwner(principal, session) && !isOperator(principal))
-      throw new GatewayError(
-        'permission_denied',
-        `only the creator of session ${session.logical_id} (or an operator) may give its MCP servers' values`,
-        { session_id: session.logical_id },
-      );
-    refusePaused(session);
-    const receipt = await this.receiptForTurn(session.logical_id);
-    if (!receipt) throw new Error(`session ${session.logical_id} has no validated receipt`);
-    const own = receipt.policy.mcp_servers?.own ?? {};
-    const answer = supplyMcpValues(this.mcpValues, session.logical_id, own, params.mcp_servers);
-    // In a cluster the values live only here: the session's turns must run here (as for an api_key).
-    await this.options.ownership?.acquire(session.logical_id);
-    return answer;
+    return this.secrets.supply(principal, params);
   }
 
   /** The sessions whose api_key (LOC-5) this instance holds in memory. */
   keyedSessions(): Iterable<string> {
-    return this.apiKeys.keys();
+    return this.secrets.keyedSessions();
   }
 
   publish(logicalId: string, event: PublicEvent): void {
@@ -476,8 +394,8 @@ export class LocalSessions {
       {
         store: this.options.store,
         receipts: this.receipts,
-        apiKeys: this.apiKeys,
-        mcpValues: this.mcpValues,
+        apiKeys: this.secrets.apiKeys,
+        mcpValues: this.secrets.mcpValues,
         events: this.events,
         launchDefaults: this.options.launchDefaults,
         launchLookups: this.options.launchLookups,
@@ -489,13 +407,13 @@ export class LocalSessions {
       values === undefined
         ? undefined
         : 'inheritFrom' in values
-          ? (this.mcpValues.get(values.inheritFrom) ?? {})
+          ? (this.secrets.mcpValues.get(values.inheritFrom) ?? {})
           : {},
     );
     // In a cluster the key lives only here, so its turns must run here: take the session's lease now,
     // before the answer, so work admitted on any other instance wakes this one (docs/cluster.md).
     // So do the own MCP servers' values (mcp-values.ts).
-    if (params.api_key !== undefined || this.mcpValues.get(session.logical_id) !== undefined)
+    if (params.api_key !== undefined || this.secrets.mcpValues.get(session.logical_id) !== undefined)
       await this.options.ownership?.acquire(session.logical_id);
     return this.snapshots.of(session, []);
   }
@@ -638,7 +556,7 @@ export class LocalSessions {
 
   /** approval.respond: a local session's prompt, or (for operators) a chat-platform turn's. */
   async respondApproval(principal: Principal, params: ApprovalResponse): Promise<Record<string, unknown>> {
-    if (await this.isPlatformAnswer(principal, params.session_id))
+    if (await this.fence.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondApproval(principal, params);
     return this.controls.respondApproval(principal, params);
   }
@@ -657,14 +575,9 @@ export class LocalSessions {
     return this.controls.run(kind, principal, params);
   }
 
-  /** Not a local session, asked by a principal not bound to named sessions (those are fenced). */
-  private async isPlatformAnswer(principal: Principal, sessionId: string): Promise<boolean> {
-    return principal.sessions === undefined && (await this.options.store.getLocalSession(sessionId)) === null;
-  }
-
   /** clarify.respond, likewise. */
   async respondClarify(principal: Principal, params: ClarifyResponse): Promise<Record<string, unknown>> {
-    if (await this.isPlatformAnswer(principal, params.session_id))
+    if (await this.fence.isPlatformAnswer(principal, params.session_id))
       return this.platformPrompts.respondClarify(principal, params);
     return this.controls.respondClarify(principal, params);
   }
@@ -674,38 +587,9 @@ export class LocalSessions {
     return this.fanOut.eventsSince(logicalId, epoch, afterSeq);
   }
 
-  /** A member's session.model stays within auth.members (a provider left out is the session's). */
-  private limitModel(
-    principal: Principal,
-    params: { session_id: string; provider?: string | undefined; model: string },
-  ): void {
-    const limits = this.options.memberLimits;
-    if (!limits || !isMember(principal)) return;
-    const provider = params.provider ?? this.receipts.get(params.session_id)?.policy.provider ?? null;
-    checkMemberModel(limits, provider, params.model);
-  }
-
-  /**
-   * The per-session fence every method naming a session passes before its handler (issue 30):
-   * `not_found` when the caller may not reach it, `share_level` when a member's share is too low.
-   */
-  async authorize(principal: Principal, logicalId: string, capability: Capability): Promise<void> {
-    // A member may read their own chat conversation (issue 30); nothing else of it, and no other.
-    if (capability === 'session:read' && isMember(principal) && (await this.ownsChat(principal, logicalId)))
-      return;
-    return this.accessCache.authorize(principal, logicalId, capability);
-  }
-
-  /** Whether `id` is a chat-platform conversation of the member's own (auth/chat-members.ts). */
-  private async ownsChat(principal: Principal, id: string): Promise<boolean> {
-    const members = this.options.chatMembers;
-    if (members === undefined || (await this.options.store.getLocalSession(id)) !== null) return false;
-    const entry = await this.options.sessions.lookupBySessionId(id);
-    return (
-      entry !== null &&
-      !entry.session_key.startsWith(localSessionKey('')) &&
-      conversationOwner(entry, members) === principal.subject
-    );
+  /** The per-session fence every method naming a session passes before its handler (fence.ts). */
+  authorize(principal: Principal, logicalId: string, capability: Capability): Promise<void> {
+    return this.fence.authorize(principal, logicalId, capability);
   }
 
   // ---- plumbing ------------------------------------------------------------------------------------
