@@ -16,8 +16,9 @@ export interface ClusterOptions {
   /** How many instances (default 3), named a, b, c, … (`cluster.instance_name`). */
   size?: number;
   /**
-   * `cluster.lease_s` (default 5: small, so failover tests are quick, yet a renewal starved for a
-   * second and a half on a loaded machine does not hand a session to another instance mid-test).
+   * `cluster.lease_s` (default 10: failover tests wait out one lease, and an instance stops itself
+   * when its renewals stall for half of one; two gate runs side by side on two cores, load 20-27,
+   * stalled renewals for more than 3 s, so a shorter lease stopped instances mid-test).
    */
   leaseS?: number;
   /** More config for every instance (the model, limits …), or per instance by its name. */
@@ -158,7 +159,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const size = options.size ?? 3;
   const cluster = new TestCluster(await createTestSchema({ migrated: true }), {
     size,
-    leaseS: options.leaseS ?? 5,
+    leaseS: options.leaseS ?? 10,
     config: options.config ?? '',
     env: options.env ?? {},
   });

@@ -27,7 +27,7 @@ function loggedErrors(logFile: string): string {
 beforeAll(requireBuild);
 
 const TIMEOUT = 240_000;
-/** Long enough for a dead owner's lease (3 s) to expire and be taken over on a loaded machine. */
+/** Long enough for a dead owner's lease (10 s, the cluster harness's default) to expire and be taken over on a loaded machine. */
 const SETTLE_MS = 60_000;
 const KEY = 'sk-gatehouse-cluster-SECRET-4b1e7d';
 

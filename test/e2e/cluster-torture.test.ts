@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { runClusterTorture } from '../../scripts/torture/cluster.js';
 import { requireBuild } from './cli.js';
 
@@ -33,6 +33,11 @@ describe('SCL-1 cluster torture (bounded)', () => {
       process.stderr.write(
         `cluster torture seed ${seed} (replay: npm run torture -- --cluster 3 --iterations ${ITERATIONS} --seed ${seed} --lease-s 3 --jobs ${JOBS})\n`,
       );
+      // What the harness did (iterations, kills, self-stops, the drain's rounds): printed if the case fails.
+      const lines: string[] = [];
+      onTestFailed(() => {
+        process.stderr.write(`cluster torture log (last ${lines.length} lines):\n${lines.join('\n')}\n`);
+      });
       const summary = await runClusterTorture({
         iterations: ITERATIONS,
         seed,
@@ -40,6 +45,10 @@ describe('SCL-1 cluster torture (bounded)', () => {
         leaseS: 3,
         jobs: JOBS,
         signal: abort.signal,
+        log: (line) => {
+          lines.push(`${new Date().toISOString()} ${line}`);
+          if (lines.length > 200) lines.shift();
+        },
         // A loaded machine can pass six iterations without a takeover: go on (bounded) until one.
         extend: { maxIterations: ITERATIONS + 8, enough: (p) => p.ownerChanges > 0 },
       });

@@ -289,10 +289,10 @@ describe('a cluster of three instances on one database', () => {
         (r) => r.cluster.instances.length === 2,
       );
       expect(report.store).toContain('postgres');
-      expect(report.cluster.lease_s).toBe(5);
+      expect(report.cluster.lease_s).toBe(10);
       expect(report.cluster.instances.map((i) => i.name)).toEqual(['a', 'b']);
       const text = await runCli(cluster.nodes[1]!.home, ['status']);
-      expect(text.stdout).toMatch(/cluster: 2 instances, lease 5 s/);
+      expect(text.stdout).toMatch(/cluster: 2 instances, lease 10 s/);
       expect(text.stdout).toMatch(/b \(this\) epoch \d+/);
 
       const home = tempHome();

@@ -164,7 +164,13 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
       'gatehouse_model_calls_unpriced_total{provider="default",model="other"}',
     );
     expect(unpriced[0]?.value[1]).toBe('4');
-    expect((await query(base, 'gatehouse_delivery_undelivered{platform="telegram"}'))[0]?.value[1]).toBe('0');
+    // The chat's reply reached the stand-in before the ledger marked it delivered: a scrape between
+    // the two still counts it, so wait for one after (a loaded machine widens that window).
+    const undelivered = await until(
+      () => query(base, 'gatehouse_delivery_undelivered{platform="telegram"}'),
+      (v) => v[0]?.value[1] === '0',
+    );
+    expect(undelivered[0]?.value[1]).toBe('0');
     expect((await query(base, 'nodejs_eventloop_lag_seconds')).length).toBe(1);
     const dollars = await query(base, 'gatehouse_model_cost_usd_total{provider="default"}');
     expect(Number(dollars[0]?.value[1])).toBeGreaterThan(0);
