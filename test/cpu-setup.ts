@@ -9,7 +9,7 @@
  * after a file are that file's. A process the file started and did not wait for (an orphan
  * reparented to init) is not counted; PostgreSQL's server processes are not either.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 
 declare module '@vitest/runner' {
@@ -49,9 +49,3 @@ afterAll(({}, suite) => {
   const endedAt = processTreeCpuSeconds();
   if (startedAt !== undefined && endedAt !== undefined) suite.meta.cpuSeconds = endedAt - startedAt;
 });
-{
-  const own = () => { const f = readFileSync('/proc/self/stat', 'utf8'); const x = f.slice(f.lastIndexOf(')') + 2).split(' '); return (Number(x[11]) + Number(x[12])) / 100; };
-  let o0 = 0; let t0 = 0;
-  beforeAll(() => { o0 = own(); t0 = processTreeCpuSeconds()!; });
-  afterAll(({}, suite) => { const o = own() - o0; const t = processTreeCpuSeconds()! - t0; appendFileSync('/tmp/w/split.log', `${suite.file?.name ?? suite.name} self ${o.toFixed(2)} children ${(t - o).toFixed(2)}\n`); });
-}
