@@ -64,6 +64,8 @@ export class DaemonProcess {
   readonly exited: Promise<Exit>;
   url = '';
   epoch = 0;
+  /** Why it stopped itself, once its log said so (failureReason). */
+  private stoppedFor: string | null = null;
 
   private constructor(
     readonly home: string,
@@ -119,9 +121,15 @@ export class DaemonProcess {
 
   /**
    * Why this process stopped itself, from its log's "gateway stopping after a failure" line
-   * (lines of earlier processes in the same home are passed over by their pid), or null.
+   * (lines of earlier processes in the same home are passed over by their pid), or null. Once
+   * found it is kept: the harness asks often (every serving check), and the line never changes.
    */
   failureReason(): string | null {
+    this.stoppedFor ??= this.readFailureReason();
+    return this.stoppedFor;
+  }
+
+  private readFailureReason(): string | null {
     let text: string;
     try {
       text = readFileSync(this.layout.logFile, 'utf8');

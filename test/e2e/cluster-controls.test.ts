@@ -44,11 +44,7 @@ let cluster: TestCluster;
 beforeAll(async () => {
   requireBuild();
   // A small verbatim tail, so a few turns are enough for a compression to summarise.
-  // A lease of 10 s: on a loaded machine an instance whose renewals lag past lease_s / 2 exits.
-  cluster = await startCluster({
-    config: modelConfig(await rig.model(), 'compression: {tail_tokens: 40}'),
-    leaseS: 10,
-  });
+  cluster = await startCluster({ config: modelConfig(await rig.model(), 'compression: {tail_tokens: 40}') });
 }, TIMEOUT);
 afterAll(async () => {
   await cluster?.cleanup();

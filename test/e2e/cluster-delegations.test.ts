@@ -51,9 +51,7 @@ describe('background delegations in a cluster', () => {
     { timeout: TIMEOUT },
     async () => {
       const demo = await rig.model();
-      // A lease of 10 s, as cluster-controls': at a doubled load an instance whose renewals lagged
-      // past half of the default 5 s stopped itself, closing the case's connection (1001).
-      cluster = await startCluster({ size: 2, config: modelConfig(demo), leaseS: 10 });
+      cluster = await startCluster({ size: 2, config: modelConfig(demo) });
       const a = await cluster.daemon(0).connect();
       const b = await cluster.daemon(1).connect();
       const cwd = tempDir();

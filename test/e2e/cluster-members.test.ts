@@ -23,7 +23,7 @@ let cluster: TestCluster;
 
 beforeAll(async () => {
   requireBuild();
-  cluster = await startCluster({ size: 2, config: modelConfig(await rig.model()), leaseS: 10 });
+  cluster = await startCluster({ size: 2, config: modelConfig(await rig.model()) });
 }, TIMEOUT);
 afterAll(async () => {
   await cluster?.cleanup();
