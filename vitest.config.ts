@@ -40,6 +40,9 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           isolate: false,
+          // With the root's cpu-setup (arrays of an extending project are joined): a failed case
+          // prints what became of its file's daemons, and why one stopped itself.
+          setupFiles: ['./test/e2e/failure-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

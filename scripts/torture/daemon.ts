@@ -59,6 +59,29 @@ function killIfRunning(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/**
+ * Why the daemon with `pid` stopped itself, from the "gateway stopping after a failure" line of the
+ * home's log (lines of earlier processes in the same home are passed over by their pid), or null.
+ */
+export function failureReasonInLog(logFile: string, pid: number | undefined): string | null {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of text.split('\n').reverse()) {
+    if (!line.includes('gateway stopping after a failure')) continue;
+    try {
+      const entry = JSON.parse(line) as { pid?: unknown; reason?: unknown };
+      if (entry.pid === pid) return String(entry.reason);
+    } catch {
+      // A line cut short by the writer: not this one.
+    }
+  }
+  return null;
+}
+
 export class DaemonProcess {
   readonly layout: HomeLayout;
   readonly exited: Promise<Exit>;
@@ -130,22 +153,7 @@ export class DaemonProcess {
   }
 
   private readFailureReason(): string | null {
-    let text: string;
-    try {
-      text = readFileSync(this.layout.logFile, 'utf8');
-    } catch {
-      return null;
-    }
-    for (const line of text.split('\n').reverse()) {
-      if (!line.includes('gateway stopping after a failure')) continue;
-      try {
-        const entry = JSON.parse(line) as { pid?: unknown; reason?: unknown };
-        if (entry.pid === this.child.pid) return String(entry.reason);
-      } catch {
-        // A line cut short by the writer: not this one.
-      }
-    }
-    return null;
+    return failureReasonInLog(this.layout.logFile, this.child.pid);
   }
 
   async connect(): Promise<GatewayClient> {

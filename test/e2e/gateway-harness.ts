@@ -113,6 +113,22 @@ export function testPortArgs(layout: HomeLayout): string[] {
   return config?.listener?.port === undefined ? ['--port', '0'] : [];
 }
 
+/** A daemon this test file started, as test/e2e/failure-setup.ts reports it when a case fails. */
+export interface StartedDaemon {
+  home: string;
+  layout: HomeLayout;
+  child: ChildProcess;
+  /** True once the test stopped or killed it while it ran (an exit otherwise is the daemon's own). */
+  endedByTest: boolean;
+}
+
+function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Every daemon startDaemon started in the running file (emptied after each file). */
+export const startedDaemons: StartedDaemon[] = [];
+
 export async function startDaemon(
   options: {
     home?: string;
@@ -129,6 +145,8 @@ export async function startDaemon(
   const layout = homeLayout(home);
   const child = spawnCli(home, ['serve', ...testPortArgs(layout), ...(options.args ?? [])], env);
   child.stdin!.end();
+  const started: StartedDaemon = { home, layout, child, endedByTest: false };
+  startedDaemons.push(started);
   await waitForOutput(child, 'Gatehouse is ready at');
   const info = JSON.parse(readFileSync(layout.gatewayJson, 'utf8')) as { url: string; epoch: number };
   const clients: GatewayClient[] = [];
@@ -145,12 +163,14 @@ export async function startDaemon(
       return client;
     },
     async stop() {
+      started.endedByTest ||= isRunning(child);
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       if (child.exitCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       return exited(child);
     },
     async kill() {
+      started.endedByTest ||= isRunning(child);
       child.kill('SIGKILL');
       await exited(child);
     },
