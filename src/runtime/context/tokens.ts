@@ -117,6 +117,10 @@ export async function primeTextCounts(texts: Iterable<string>): Promise<void> {
     if (flying.size >= IN_FLIGHT) await Promise.race(flying);
   };
   for (const text of texts) {
+    // Checked for every text, counted or not: a second pass over a transcript whose texts are all
+    // primed already skips every one, and held the loop 50-70 ms for 100,000 messages when only
+    // the texts it counted could end a slice.
+    if (slices.due()) await slices.pause();
     if (text === '' || primed.has(text) || seen.has(text)) continue;
     seen.add(text);
     const index = batch.texts.push(text) - 1;
@@ -129,7 +133,6 @@ export async function primeTextCounts(texts: Iterable<string>): Promise<void> {
       await send(batch);
       batch = fresh();
     }
-    if (slices.due()) await slices.pause();
   }
   await send(batch);
   await Promise.all(flying);

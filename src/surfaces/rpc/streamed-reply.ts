@@ -32,15 +32,20 @@ export type StreamOutcome = 'sent' | 'closed';
  * Writes `pieces` as one fragmented text message. 'closed': the connection closed (or began to)
  * before the last fragment, and the rest was not serialized.
  */
-export async function writeStreamed(pieces: Iterator<string>, sink: FragmentSink): Promise<StreamOutcome> {
-  let sliceStart = performance.now();
+export async function writeStreamed(
+  pieces: Iterator<string>,
+  sink: FragmentSink,
+  now: () => number = () => performance.now(),
+): Promise<StreamOutcome> {
+  let sliceStart = now();
+  const due = () => now() - sliceStart >= SLICE_MS;
   let next = pieces.next();
   let first = true;
   for (;;) {
     const parts: string[] = [];
     let chars = 0;
     // At least one piece per fragment, however slow the slice: no empty fragment is written.
-    while (!next.done && (parts.length === 0 || (chars < FRAGMENT_CHARS && !due(sliceStart)))) {
+    while (!next.done && (parts.length === 0 || (chars < FRAGMENT_CHARS && !due()))) {
       parts.push(next.value);
       chars += next.value.length;
       next = pieces.next();
@@ -50,12 +55,12 @@ export async function writeStreamed(pieces: Iterator<string>, sink: FragmentSink
     const room = sink.write(textFragment(Buffer.from(parts.join(''), 'utf8'), first, last));
     first = false;
     if (last) return 'sent';
+    // The slice's clock restarts only once the loop has had its turn: a reader taking the bytes as
+    // fast as they come (room after every fragment) must not keep one slice going for the whole
+    // reply, fragment after fragment (a 55 MB history held the loop 0.3-0.5 s that way).
     if (!room) await sink.drained();
-    else if (due(sliceStart)) await new Promise((resolve) => setImmediate(resolve));
-    sliceStart = performance.now();
+    else if (due()) await new Promise((resolve) => setImmediate(resolve));
+    else continue;
+    sliceStart = now();
   }
-}
-
-function due(sliceStart: number): boolean {
-  return performance.now() - sliceStart >= SLICE_MS;
 }

@@ -4,6 +4,7 @@
  * the main thread.
  */
 import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,6 +56,33 @@ describe('counting on the worker thread', () => {
     } finally {
       release();
     }
+  });
+
+  it('gives the event loop turns on a pass whose texts were all counted before', async () => {
+    // Each text takes 2 ms to produce (a walk over a long transcript), and none needs counting.
+    function* slowTexts(count: number): Generator<string> {
+      for (let i = 0; i < count; i++) {
+        const until = performance.now() + 2;
+        while (performance.now() < until);
+        yield '';
+      }
+    }
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      turns += 1;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const release = keepPrimedCounts();
+    try {
+      await primeTextCounts(slowTexts(40));
+    } finally {
+      done = true;
+      release();
+    }
+    // 80 ms of walking in slices of SLICE_MS (10): a turn of the loop after each, not one at the end.
+    expect(turns).toBeGreaterThanOrEqual(5);
   });
 
   it('keeps nothing outside a scope', async () => {

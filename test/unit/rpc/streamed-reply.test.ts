@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jsonPieces } from '../../../src/surfaces/rpc/json-slices.js';
 import {
   FRAGMENT_CHARS,
+  SLICE_MS,
   writeStreamed,
   type FragmentSink,
 } from '../../../src/surfaces/rpc/streamed-reply.js';
@@ -73,6 +74,37 @@ describe('a long reply streamed as one fragmented message (issue 32 aim 3)', () 
     expect(Math.max(...parsed.map((f) => f.payload.length))).toBeLessThanOrEqual(
       FRAGMENT_CHARS * 3 + 64 * 1024 * 3,
     );
+  });
+
+  it('gives the event loop a turn once a slice has run, even when every fragment finds room', async () => {
+    // A clock that advances with the bytes written (1 ms per 100,000): each fragment takes about
+    // 2.6 ms of it, under one slice, and the sink always has room, as a fast local reader does.
+    let written = 0;
+    const clock = () => written / 100_000;
+    const sink: FragmentSink = {
+      open: () => true,
+      write: (frame) => {
+        written += frame.length;
+        return true;
+      },
+      drained: () => Promise.resolve(),
+    };
+    // The clock at each turn of the loop while the reply is written.
+    const turns: number[] = [];
+    let done = false;
+    const tick = () => {
+      turns.push(clock());
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(await writeStreamed(jsonPieces(history(20_000)), sink, clock)).toBe('sent');
+    done = true;
+    const end = clock();
+    expect(end).toBeGreaterThan(10 * SLICE_MS);
+    // No stretch without a turn longer than a slice and the fragment that ends it (at most three
+    // bytes a character); before, the whole reply was one stretch.
+    const gaps = [...turns, end].map((at, i, all) => at - (i === 0 ? 0 : all[i - 1]!));
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(SLICE_MS + (FRAGMENT_CHARS * 3) / 100_000);
   });
 
   it('a short value is one final text frame', async () => {
