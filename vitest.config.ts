@@ -5,7 +5,7 @@ import { LongestFirstSequencer, testWorkers } from './test/sequencer.js';
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Two files per core (GATEHOUSE_TEST_WORKERS overrides), longest first: test/sequencer.ts.
+    // Two and a half files per core (GATEHOUSE_TEST_WORKERS overrides), longest first: test/sequencer.ts.
     maxWorkers: testWorkers(process.env, availableParallelism()),
     sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default', './test/summary-reporter.ts'],

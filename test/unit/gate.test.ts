@@ -213,9 +213,10 @@ describe('the gate commands', () => {
 });
 
 describe('the test run plan (test/sequencer.ts)', () => {
-  it('runs two files per core, or GATEHOUSE_TEST_WORKERS of them, and refuses a bad count', () => {
-    expect(testWorkers({}, 2)).toBe(4);
-    expect(testWorkers({ GATEHOUSE_TEST_WORKERS: '' }, 8)).toBe(16);
+  it('runs two and a half files per core, or GATEHOUSE_TEST_WORKERS of them, and refuses a bad count', () => {
+    expect(testWorkers({}, 2)).toBe(5);
+    expect(testWorkers({}, 1)).toBe(3);
+    expect(testWorkers({ GATEHOUSE_TEST_WORKERS: '' }, 8)).toBe(20);
     expect(testWorkers({ GATEHOUSE_TEST_WORKERS: '1' }, 2)).toBe(1);
     for (const bad of ['0', '-2', '1.5', 'many'])
       expect(() => testWorkers({ GATEHOUSE_TEST_WORKERS: bad }, 2)).toThrow(
