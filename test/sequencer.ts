@@ -14,9 +14,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Test files at once. Most of a file's time is spent waiting on child daemons, sockets, PostgreSQL
  * and bash, not on the CPU of its own process, so two and a half per core (rounded up: five on two
  * cores) keep a 2-core machine busy where vitest's default (cores - 1: one on 2 cores) left it
- * idle. Four on two cores still left CPU unused: five took `vitest run` from 632 to 592 s alone and
- * the whole `.ci/run` from 753 to 714 s (docs/testing.md). GATEHOUSE_TEST_WORKERS overrides it (1 on
- * a machine busy with other work).
+ * idle. Four on two cores still left CPU unused: alone, `vitest run` took 632 s with four and
+ * 552–643 s with five, `.ci/run` 753 s against 669–775 s (docs/testing.md: a small gain, inside the
+ * spread between runs). GATEHOUSE_TEST_WORKERS overrides it (1 on a machine busy with other work).
  */
 export function testWorkers(env: NodeJS.ProcessEnv, cores: number): number {
   const set = env['GATEHOUSE_TEST_WORKERS'];

@@ -148,12 +148,8 @@ export class DaemonProcess {
    * found it is kept: the harness asks often (every serving check), and the line never changes.
    */
   failureReason(): string | null {
-    this.stoppedFor ??= this.readFailureReason();
+    this.stoppedFor ??= failureReasonInLog(this.layout.logFile, this.child.pid);
     return this.stoppedFor;
-  }
-
-  private readFailureReason(): string | null {
-    return failureReasonInLog(this.layout.logFile, this.child.pid);
   }
 
   async connect(): Promise<GatewayClient> {

@@ -8,23 +8,21 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach } from 'vitest';
 import { failureReasonInLog } from '../../scripts/torture/daemon.js';
-import { startedDaemons, type StartedDaemon } from './gateway-harness.js';
+import { isRunning, startedDaemons, type StartedDaemon } from './gateway-harness.js';
 
 /** pino's level for `warn`: lines at or above it are printed. */
 const WARN = 40;
 /** How many of a daemon's last warning and error lines are printed. */
 const LOG_LINES = 12;
 
-/** A daemon's state, reason and last warnings, as a few readable lines. */
-export function daemonReport(d: StartedDaemon): string {
+/** A daemon's state, the reason it gave for stopping itself (if any) and its last warnings. */
+function daemonReport(d: StartedDaemon, reason: string | null): string {
   const pid = d.child.pid;
-  const running = d.child.exitCode === null && d.child.signalCode === null;
-  const state = running
+  const state = isRunning(d.child)
     ? 'still running'
     : d.endedByTest
       ? 'stopped by the test'
       : `exited on its own (${d.child.signalCode ?? `code ${d.child.exitCode}`})`;
-  const reason = failureReasonInLog(d.layout.logFile, pid);
   const lines = [`daemon pid ${pid} in ${d.home}: ${state}${reason ? `; stopped itself: ${reason}` : ''}`];
   for (const line of warnings(d.layout.logFile, pid)) lines.push(`  ${line}`);
   return lines.join('\n');
@@ -54,15 +52,15 @@ function warnings(logFile: string, pid: number | undefined): string[] {
 // stopped itself before the file's clean-up killed it still counts as exited on its own.
 afterEach(({ task }) => {
   if (task.result?.state !== 'fail') return;
-  const told = startedDaemons.filter(
-    (d) => !d.endedByTest || failureReasonInLog(d.layout.logFile, d.child.pid),
-  );
+  const told = startedDaemons
+    .map((d) => ({ d, reason: failureReasonInLog(d.layout.logFile, d.child.pid) }))
+    .filter(({ d, reason }) => !d.endedByTest || reason);
   const quiet = startedDaemons.length - told.length;
   if (told.length === 0) return;
   console.error(
     [
       `[${task.name}] the daemons of this file${quiet ? ` (and ${quiet} stopped by the test)` : ''}:`,
-      ...told.map(daemonReport),
+      ...told.map(({ d, reason }) => daemonReport(d, reason)),
     ].join('\n'),
   );
 });

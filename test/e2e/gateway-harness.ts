@@ -122,7 +122,8 @@ export interface StartedDaemon {
   endedByTest: boolean;
 }
 
-function isRunning(child: ChildProcess): boolean {
+/** Whether a child has neither exited nor been ended by a signal. */
+export function isRunning(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
