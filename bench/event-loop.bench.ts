@@ -10,9 +10,10 @@
  *
  * 50 ordinary sessions (over 8 viewer connections) each submit their next prompt when
  * `turn.complete` for the previous one arrives. Three phases, one after the other on one daemon:
- * quiet, busy (the big session's work, in sequence, from another connection: `session.resume` with
- * the whole history, `session.history`, `session.search`, `session.compress`, `session.undo`, then
- * `gatehouse backup` as its own process), quiet again. Figures: the ordinary turns' p99 while busy
+ * quiet, busy (the big session's work, in sequence, from a client process of its own,
+ * event-loop-reader.ts, so parsing its 55 MB replies does not stall the ordinary sessions' clients:
+ * `session.resume` with the whole history, `session.history`, `session.search`, `session.compress`,
+ * `session.undo`, then `gatehouse backup` as its own process), quiet again. Figures: the ordinary turns' p99 while busy
  * against their p99 in the two quiet phases, and the daemon's longest event-loop delay while busy
  * (`nodejs_eventloop_lag_max_seconds` of its `/metrics`, prom-client's monitorEventLoopDelay, which
  * restarts at every scrape) against its longest in the quiet phases. bench/loop-sampler.mjs, loaded
@@ -22,6 +23,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +42,8 @@ import {
   type BenchDaemon,
 } from './gateway-daemon.js';
 import { figure, percentile, type Bench, type BenchFigure } from './lib.js';
+import type { ReaderResult } from './event-loop-reader.js';
+import { requestTicket } from '../src/surfaces/control/client.js';
 
 const NAME = 'event-loop';
 const ORDINARY = 50;
@@ -125,6 +129,7 @@ async function moveHome(daemon: BenchDaemon, to: string): Promise<void> {
 
 /** Loaded into the daemon: splits each long event-loop delay into CPU, run queue and other waits. */
 const SAMPLER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'loop-sampler.mjs');
+const READER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'event-loop-reader.ts');
 
 /** One long delay the sampler saw: when, how late, and what it was made of (ms). */
 interface Delay {
@@ -224,28 +229,46 @@ async function ordinaryTurns(
   return times.sort((a, b) => a - b);
 }
 
-/** The big session's work, in sequence; returns each step's time in ms, and when each ran (epoch ms). */
-async function bigWork(
-  daemon: BenchDaemon,
-  client: GatewayClient,
-  id: string,
-): Promise<{ took: Record<string, number>; spans: { name: string; from: number; to: number }[] }> {
-  const took: Record<string, number> = {};
-  const spans: { name: string; from: number; to: number }[] = [];
-  const timed = async (name: string, fn: () => Promise<unknown>) => {
-    const start = performance.now();
-    const from = Date.now();
-    await fn();
-    spans.push({ name, from, to: Date.now() });
-    took[`${name}_ms`] = Math.round(performance.now() - start);
+/** The big session's client, started and connected before the phases (event-loop-reader.ts). */
+interface Reader {
+  /** Runs the big session's calls, then `gatehouse backup`; each step's time in ms, and when it ran. */
+  work(): Promise<ReaderResult>;
+  stop(): void;
+}
+
+async function startReader(daemon: BenchDaemon, id: string): Promise<Reader> {
+  const { ticket } = await requestTicket(homeLayout(daemon.home).controlSocket, 'interactive');
+  const child = spawn(process.execPath, ['--import', 'tsx', READER, daemon.url, id], {
+    env: { ...process.env, GATEHOUSE_BENCH_TICKET: ticket },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let errors = '';
+  child.stderr.on('data', (c: Buffer) => (errors += c.toString()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`the big session's reader exited with ${code}: ${errors}`)),
+    ),
+  );
+  exited.catch(() => undefined);
+  const line = async () => {
+    const next = await Promise.race([lines.next(), exited]);
+    return next.done ? '' : next.value;
   };
-  await timed('resume', () => client.call('session.resume', { session_id: id }));
-  await timed('history', () => client.call('session.history', { session_id: id }));
-  await timed('search', () => client.call('session.search', { query: 'module built', limit: 500 }));
-  await timed('compress', () => client.call('session.compress', { session_id: id }));
-  await timed('undo', () => client.call('session.undo', { session_id: id, request_id: 'bench-undo' }));
-  await timed('backup', () => backup(daemon.home));
-  return { took, spans };
+  if ((await line()) !== 'ready') throw new Error(`the big session's reader did not start: ${errors}`);
+  return {
+    async work() {
+      child.stdin.write('go\n');
+      const result = JSON.parse(await line()) as ReaderResult;
+      const from = Date.now();
+      const start = performance.now();
+      await backup(daemon.home);
+      result.spans.push({ name: 'backup', from, to: Date.now() });
+      result.took['backup_ms'] = Math.round(performance.now() - start);
+      return result;
+    },
+    stop: () => child.kill(),
+  };
 }
 
 function backup(home: string): Promise<void> {
@@ -291,7 +314,7 @@ const bench: Bench = {
       for (const [i, s] of ids.entries())
         await clients[i % VIEWERS]!.call('session.resume', { session_id: s });
       const o: Ordinary = { clients, routers, ids };
-      const big = await daemon.connect();
+      const reader = await startReader(daemon, id);
       await ordinaryTurns(o, 'warm', Promise.resolve(), 1_000);
 
       const load1 = loadavg()[0]!;
@@ -300,9 +323,10 @@ const bench: Bench = {
       const quiet1 = await ordinaryTurns(o, 'quiet1', Promise.resolve(), quietMs);
       const quietLoop1 = await loopMaxMs(daemon);
       const t1 = Date.now();
-      const work = bigWork(daemon, big, id);
+      const work = reader.work();
       const busy = await ordinaryTurns(o, 'busy', work, 1_000);
       const { took: steps, spans } = await work;
+      reader.stop();
       const busyLoop = await loopMaxMs(daemon);
       const t2 = Date.now();
       const quiet2 = await ordinaryTurns(o, 'quiet2', Promise.resolve(), quietMs);

@@ -14,8 +14,9 @@
  *   runs when first imported (each command, the PostgreSQL store, platform adapters, metrics,
  *   tracing, sign-in…), so a SQLite daemon with no platform still runs none of them.
  * - The isolated worker's process, dist/runtime/isolation/worker-main.js (spawned by
- *   worker-host.ts), stays an ES module bundle, written over tsc's file (an `import()` in it would
- *   go to dist/chunks/).
+ *   worker-host.ts), and the transcript JSON thread, dist/storage/sqlite/transcript-json-worker.js
+ *   (started by transcript-json.ts), stay ES module bundles, each written over tsc's file (an
+ *   `import()` in them would go to dist/chunks/).
  * - Bundled packages: the pure-JavaScript ones every daemon loads (BUNDLED). Every other package
  *   stays external and is loaded from node_modules as before: native and WebAssembly ones, which
  *   cannot be bundled, and those only a configuration loads (SDKs, pg, the tokenizer…), which a
@@ -46,7 +47,7 @@ import vm from 'node:vm';
 export const BUNDLED = ['commander', 'yaml', 'zod', 'ws', 'croner', 'pino'];
 
 /** The ES module bundles, over tsc's files of the same name. */
-export const ENTRY_POINTS = ['runtime/isolation/worker-main.js'];
+export const ENTRY_POINTS = ['runtime/isolation/worker-main.js', 'storage/sqlite/transcript-json-worker.js'];
 
 /** The CLI: tsc's main.js is bundled into CLI_BUNDLE, and bin.js becomes the bin (main.js). */
 export const CLI_MAIN = 'surfaces/cli/main.js';

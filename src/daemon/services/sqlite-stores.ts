@@ -10,12 +10,14 @@ import { SqliteLocalStore } from '../../storage/sqlite/local-store.js';
 import { SqlitePlatformCursors } from '../../storage/sqlite/platform-cursors.js';
 import { SqliteSessionStore } from '../../storage/sqlite/session-store.js';
 import type { GatewayStores, OpenGatewayStoresOptions } from './stores.js';
+import { packageFile } from '../../runtime/package-files.js';
 
 export function openSqliteStores(options: OpenGatewayStoresOptions): GatewayStores {
   const { config, logger } = options;
   const sessions = SqliteSessionStore.open(options.stateDb, {
     backgroundCheckpoints: true,
     cacheMiB: config.store.sqlite_cache_mb,
+    transcriptWorker: packageFile('dist', 'storage', 'sqlite', 'transcript-json-worker.js'),
   });
   const local = new SqliteLocalStore(sessions.db, () => new Date(), options.faults);
   local.group.onFailure((failure) =>

@@ -7,8 +7,10 @@
 import { isSummaryMessage } from '../../runtime/context/compress.js';
 import type { TranscriptMessage } from '../vocabulary.js';
 import type { SessionStore } from '../ports/session-store.js';
+import { JsonText } from '../json-text.js';
 import type { CreationReceipt, LineageStep } from './receipt.js';
 import { systemPromptFor } from './turn-job.js';
+import { wholeTranscript, type ReplyOptions } from './whole-transcript.js';
 
 /** Whether `copy` is `original` copied into a child (a tool output may have been cut to a stub). */
 function same(original: TranscriptMessage, copy: TranscriptMessage): boolean {
@@ -92,18 +94,30 @@ export function fullHistory(
  * compression or reset happened; `model`, the system prompt and the current transcript, as the model sees them.
  */
 export async function sessionHistory(
-  sessions: Pick<SessionStore, 'loadTranscript'>,
+  sessions: Pick<SessionStore, 'loadTranscript' | 'loadTranscriptJson'>,
   receipt: CreationReceipt,
   view: 'full' | 'model',
+  options: ReplyOptions = {},
 ): Promise<Record<string, unknown>> {
   const logicalId = receipt.logical_id;
   const load = (id: string) => sessions.loadTranscript(id);
   if (view === 'model') {
-    const messages = await load(receipt.current_session_id);
+    const system = { role: 'system', content: systemPromptFor(receipt) };
+    const messages = await wholeTranscript(sessions, receipt.current_session_id, 'stored', options);
     return {
       session_id: logicalId,
       view,
-      messages: [{ role: 'system', content: systemPromptFor(receipt) }, ...messages],
+      messages: messages instanceof JsonText ? messages.prepend([system]) : [system, ...messages],
+    };
+  }
+  if (options.serialized && receipt.lineage.length === 0) {
+    // One transcript: the full history is that transcript, with no boundary (fullHistory).
+    return {
+      session_id: logicalId,
+      view,
+      messages: await wholeTranscript(sessions, logicalId, 'stored', options),
+      boundaries: [],
+      model_changes: receipt.model_changes ?? [],
     };
   }
   const ids = [logicalId, ...receipt.lineage.map((step) => step.to)];

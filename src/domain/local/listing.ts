@@ -13,7 +13,7 @@ import { isOperator, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { isOwner, mayAccess } from './access.js';
 import { localSessionKey } from './receipt.js';
-import { publicMessage } from './views.js';
+import { publicMessage } from '../ports/session-store.js';
 
 const LOCAL_KEY_PREFIX = localSessionKey('');
 

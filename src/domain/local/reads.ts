@@ -13,6 +13,7 @@ import type { AccessRow } from './access.js';
 import { contextMeter, type SessionContextView } from './context-meter.js';
 import { turnTimeline } from './flight-recorder.js';
 import { sessionHistory } from './history.js';
+import type { ReplyOptions } from './whole-transcript.js';
 import { listAll, listLocal, listStored, sessionMessages, type ListingFacts } from './listing.js';
 import type { CreationReceipt } from './receipt.js';
 import { searchVisible } from './search.js';
@@ -82,9 +83,10 @@ export class SessionReads {
     principal: Principal,
     logicalId: string,
     view: 'full' | 'model',
+    options: ReplyOptions = {},
   ): Promise<Record<string, unknown>> {
     await this.deps.access(principal, logicalId);
-    return sessionHistory(this.deps.sessions, this.validReceipt(logicalId), view);
+    return sessionHistory(this.deps.sessions, this.validReceipt(logicalId), view, options);
   }
 
   /** session.context (context-meter.ts): how full the next request is, and when compression is due. */

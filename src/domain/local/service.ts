@@ -45,6 +45,7 @@ import { TurnScheduler } from './scheduler.js';
 import { SessionSecrets } from './secrets.js';
 import { SessionSharing } from './sharing.js';
 import { SessionSnapshots } from './snapshots.js';
+import type { ReplyOptions } from './whole-transcript.js';
 import { SessionSpend } from './spend.js';
 
 export class LocalSessions implements TurnRunnerHost {
@@ -429,13 +430,14 @@ export class LocalSessions implements TurnRunnerHost {
     viewer: Viewer,
     logicalId: string,
     messageLimit?: number,
+    options: ReplyOptions = {},
   ): Promise<Record<string, unknown>> {
     const session = await this.access(principal, logicalId);
     const cluster = this.fanOut.cluster;
     const hub = cluster ? await cluster.follow(logicalId) : this.fanOut.hub(logicalId);
     hub.attach(viewer);
     // Consistent with the live event stream the viewer now follows (snapshots.ts).
-    return this.snapshots.snapshot(session, messageLimit);
+    return this.snapshots.snapshot(session, messageLimit, options);
   }
 
   /**

@@ -6,11 +6,13 @@
 import type { AdmissionRow, LocalSessionRow, LocalSessionStore } from '../ports/local-store.js';
 import type { SessionStore, StoredMessage } from '../ports/session-store.js';
 import { GatewayError } from '../errors.js';
+import type { JsonText } from '../json-text.js';
 import type { AccessRow } from './access.js';
 import type { EventFanOut } from './fan-out.js';
 import type { ReceiptGate } from './receipt-gate.js';
 import type { TurnScheduler } from './scheduler.js';
 import { sessionInfo, sessionSnapshot, sessionState, type SessionState } from './views.js';
+import { wholeTranscript, type ReplyOptions } from './whole-transcript.js';
 
 /** How often a snapshot re-reads a transcript that changed while it was read. */
 const SNAPSHOT_READS = 5;
@@ -39,7 +41,11 @@ export class SessionSnapshots {
    * announced during the read could be counted in `last_seq` yet missing from `messages`, and
    * then lost to the viewer. So the read is repeated until no event was published during it.
    */
-  async snapshot(session: AccessRow, messageLimit?: number): Promise<Record<string, unknown>> {
+  async snapshot(
+    session: AccessRow,
+    messageLimit?: number,
+    options: ReplyOptions = {},
+  ): Promise<Record<string, unknown>> {
     const { receipts, fanOut, sessions } = this.ctx;
     const receipt = receipts.get(session.logical_id);
     if (!receipt) return await this.of(session, []);
@@ -58,9 +64,9 @@ export class SessionSnapshots {
       // viewer that waits), never settled without its final answer.
       const state = await this.read(session.logical_id);
       const physicalId = receipts.get(session.logical_id)?.current_session_id ?? receipt.current_session_id;
-      const page =
+      const page: { messages: StoredMessage[] | JsonText; hasMore: boolean } =
         messageLimit === undefined
-          ? { messages: await sessions.loadTranscript(physicalId), hasMore: false }
+          ? { messages: await wholeTranscript(sessions, physicalId, 'public', options), hasMore: false }
           : await sessions.loadTranscriptPage(physicalId, { limit: messageLimit });
       if (hub.lastSeq !== before && attempt < SNAPSHOT_READS) continue;
       // Still moving after the last read: a message shown twice is better than one lost.
@@ -72,7 +78,7 @@ export class SessionSnapshots {
   /** The snapshot with these messages (all of them for a new session: none). */
   async of(
     session: AccessRow,
-    messages: StoredMessage[],
+    messages: StoredMessage[] | JsonText,
     lastSeq?: number,
     state?: SessionRead,
   ): Promise<Record<string, unknown>> {

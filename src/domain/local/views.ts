@@ -4,22 +4,11 @@
  * Nothing here may carry a receipt's owner binding, an admission's private binding or an api_key.
  */
 import type { AdmissionRow, LocalSessionRow } from '../ports/local-store.js';
-import type { StoredMessage } from '../ports/session-store.js';
+import { publicMessage, type StoredMessage } from '../ports/session-store.js';
+import { JsonText } from '../json-text.js';
 import { GatewayError } from '../errors.js';
 import type { AccessRow } from './access.js';
 import type { LaunchPolicy } from './launch-policy.js';
-
-export function publicMessage(m: StoredMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: m.id, role: m.role, content: m.content, timestamp: m.timestamp };
-  if (m.tool_calls) out.tool_calls = m.tool_calls;
-  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
-  if (m.reasoning) out.reasoning = m.reasoning;
-  if (m.admission_id) out.admission_id = m.admission_id;
-  if (m.tool_outcome) out.tool_outcome = m.tool_outcome;
-  if (m.interrupted) out.interrupted = true;
-  if (m.steer_id) out.steer_id = m.steer_id;
-  return out;
-}
 
 export function sessionInfo(
   session: AccessRow,
@@ -70,7 +59,8 @@ export function sessionState(
 /** The resume snapshot (LOC-2, LOC-7). */
 export function sessionSnapshot(facts: {
   session: LocalSessionRow;
-  messages: readonly StoredMessage[];
+  /** Already serialized (JsonText) when the reply is written by the RPC surface. */
+  messages: readonly StoredMessage[] | JsonText;
   unsettled: readonly AdmissionRow[];
   running: { admission_id: string; generation: number } | null;
   prompts: unknown[];
@@ -82,7 +72,7 @@ export function sessionSnapshot(facts: {
   return {
     session_id: session.logical_id,
     stored_session_id: session.logical_id,
-    messages: messages.map(publicMessage),
+    messages: messages instanceof JsonText ? messages : messages.map(publicMessage),
     message_count: messages.length,
     state: sessionState(session, facts.running, unsettled),
     paused_reason: session.paused_reason,

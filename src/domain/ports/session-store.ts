@@ -19,6 +19,7 @@ import type {
 } from '../vocabulary.js';
 import type { TurnCosts } from './costs.js';
 import type { BudgetLedger } from './budgets.js';
+import type { JsonText } from '../json-text.js';
 
 /** What getOrCreateSession did, so callers can tell the user (e.g. "your session was reset"). */
 export type SessionAccessKind = 'created' | 'replaced' | 'resumed' | 'touched';
@@ -51,6 +52,22 @@ export interface StoredMessage extends TranscriptMessage {
   id: number;
   session_id: string;
   timestamp: string;
+}
+
+/** The two shapes of a serialized transcript (SessionStore.loadTranscriptJson). */
+export type TranscriptJsonForm = 'public' | 'stored';
+
+/** What a client is shown of a stored message (no session id, only the fields it has). */
+export function publicMessage(m: StoredMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: m.id, role: m.role, content: m.content, timestamp: m.timestamp };
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
+  if (m.reasoning) out.reasoning = m.reasoning;
+  if (m.admission_id) out.admission_id = m.admission_id;
+  if (m.tool_outcome) out.tool_outcome = m.tool_outcome;
+  if (m.interrupted) out.interrupted = true;
+  if (m.steer_id) out.steer_id = m.steer_id;
+  return out;
 }
 
 /**
@@ -272,6 +289,15 @@ export interface SessionStore extends TurnCosts, BudgetLedger {
 
   /** The visible transcript in order; soft-deleted (rewound, rewritten) messages are excluded. */
   loadTranscript(sessionId: string): Promise<StoredMessage[]>;
+
+  /**
+   * The visible transcript as loadTranscript reads it, already serialized as a JSON array, read and
+   * serialized off the event loop (domain/json-text.ts): `public`, each message as publicMessage
+   * shows it to a client; `stored`, as loadTranscript returns it. Empty for an unknown session.
+   * Optional: a store without it (PostgreSQL, whose reads already wait on the network, not the
+   * loop) is read with loadTranscript.
+   */
+  loadTranscriptJson?(sessionId: string, form: TranscriptJsonForm): Promise<JsonText>;
 
   /**
    * The visible messages after `afterId` (0: all of them) with the transcript's edit counter, so a

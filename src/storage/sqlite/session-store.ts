@@ -10,9 +10,11 @@ import type {
   ListSessionsOptions,
   SearchOptions,
   SessionStore,
+  TranscriptJsonForm,
   TranscriptPageOptions,
   UsageUpdate,
 } from '../../domain/ports/session-store.js';
+import type { JsonText } from '../../domain/json-text.js';
 import { acquireCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CommitGroup } from './commit-group.js';
 import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.js';
@@ -24,12 +26,22 @@ import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
 import * as budgets from './ops/budgets.js';
 import { answer as settle, tx } from './actions-common.js';
+import { TranscriptJsonReader } from './transcript-json.js';
 import type { BudgetReservation, SessionBudgetRecord } from '../../domain/ports/budgets.js';
 import type { BudgetDecision, BudgetSpends } from '../../domain/budget/decide.js';
 
+export interface SessionStoreOpenOptions extends OpenOptions {
+  /**
+   * The transcript JSON thread's entry (dist/storage/sqlite/transcript-json-worker.js): with it,
+   * loadTranscriptJson reads whole transcripts off the event loop. Without it the store has no
+   * loadTranscriptJson, and callers read with loadTranscript.
+   */
+  transcriptWorker?: string;
+}
+
 export class SqliteSessionStore implements SessionStore {
   /** Opens (or creates) the database at `file`; throws StorageUnavailableError when it cannot. */
-  static open(file: string, options?: OpenOptions): SqliteSessionStore {
+  static open(file: string, options?: SessionStoreOpenOptions): SqliteSessionStore {
     const db = openDatabase(file, options);
     const changes = () => (db.open ? (statement(db, 'SELECT total_changes()').pluck().get() as number) : 0);
     return new SqliteSessionStore(
@@ -41,8 +53,14 @@ export class SqliteSessionStore implements SessionStore {
             options.backgroundCheckpoints === true ? {} : options.backgroundCheckpoints,
           )
         : null,
+      options?.transcriptWorker
+        ? new TranscriptJsonReader(db.name, options.transcriptWorker, options.busyTimeoutMs)
+        : null,
     );
   }
+
+  /** Whole transcripts read and serialized on a thread of their own (transcript-json.ts), when opened with one. */
+  readonly loadTranscriptJson?: (sessionId: string, form: TranscriptJsonForm) => Promise<JsonText>;
 
   /**
    * The connection, for code that composes storage operations in its own transaction, and the
@@ -51,7 +69,10 @@ export class SqliteSessionStore implements SessionStore {
   constructor(
     readonly db: SqliteDatabase,
     readonly checkpointer: Checkpointer | null = null,
-  ) {}
+    private readonly transcriptJson: TranscriptJsonReader | null = null,
+  ) {
+    if (transcriptJson) this.loadTranscriptJson = (sessionId, form) => transcriptJson.read(sessionId, form);
+  }
 
   /**
    * Through the connection's group commit: the first message of many chats at once creates their
@@ -231,6 +252,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async close() {
+    await this.transcriptJson?.close();
     // The group's last log flush finishes before the connection (and its -wal file) goes away.
     await CommitGroup.closeOf(this.db);
     transcripts.cancelIndexCatchUp(this.db);

@@ -9,10 +9,18 @@
  * escaped in pieces cut between UTF-16 code units that are not a surrogate pair, where escaping one
  * piece at a time gives the same text as escaping the whole.
  *
+ * A JsonText (domain/json-text.ts: an array serialized off the event loop) is written as its bytes:
+ * its pieces are UTF-8 already, so the pieces here are strings or such bytes.
+ *
  * Same rules as `JSON.stringify` without a replacer: `toJSON(key)` is called once with the key
  * the value is under; in an object a property whose value is undefined, a function or a symbol is
  * left out, in an array it is `null`; a cycle or a BigInt throws a TypeError.
  */
+
+import { JsonText } from '../../domain/json-text.js';
+
+/** A piece of JSON text: characters, or the UTF-8 bytes of an array serialized already. */
+export type JsonPiece = string | Uint8Array;
 
 /** An array or object with more entries than this is walked entry by entry. */
 const MANY_ENTRIES = 256;
@@ -43,6 +51,8 @@ function isOmitted(value: unknown): boolean {
 export function worthSlicing(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.length > STRING_PIECE;
   if (value === null || typeof value !== 'object' || depth > PROBE_DEPTH) return false;
+  // Serialized already: written as it is, never parsed back by its toJSON.
+  if (value instanceof JsonText) return true;
   if (hasToJSON(value) || isBoxedPrimitive(value)) return false;
   if (Array.isArray(value)) {
     if (value.length > MANY_ENTRIES) return true;
@@ -55,6 +65,7 @@ export function worthSlicing(value: unknown, depth = 0): boolean {
 
 /** What JSON.stringify serializes in place of `value` under `key`: the result of its toJSON. */
 function prepared(value: unknown, key: string): unknown {
+  if (value instanceof JsonText) return value;
   if ((value !== null && typeof value === 'object') || typeof value === 'bigint') {
     const toJSON = (value as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') return (toJSON as (key: string) => unknown).call(value, key);
@@ -63,15 +74,20 @@ function prepared(value: unknown, key: string): unknown {
 }
 
 /** `JSON.stringify(value)` in pieces; throws where it would (a cycle, a BigInt). */
-export function* jsonPieces(value: unknown): Generator<string, void, undefined> {
+export function* jsonPieces(value: unknown): Generator<JsonPiece, void, undefined> {
   const root = prepared(value, '');
   if (isOmitted(root)) throw new TypeError('the value has no JSON text (undefined, a function or a symbol)');
   yield* valuePieces(root, new Set<object>());
 }
 
 /** The pieces of a value whose toJSON, if any, has already been applied. */
-function* valuePieces(value: unknown, path: Set<object>): Generator<string, void, undefined> {
+function* valuePieces(value: unknown, path: Set<object>): Generator<JsonPiece, void, undefined> {
   if (typeof value === 'string' && value.length > STRING_PIECE) return yield* stringPieces(value);
+  if (value instanceof JsonText) {
+    yield '[';
+    yield* value.body;
+    return yield ']';
+  }
   if (value === null || typeof value !== 'object' || isBoxedPrimitive(value)) {
     return yield JSON.stringify(value);
   }
@@ -84,7 +100,7 @@ function* valuePieces(value: unknown, path: Set<object>): Generator<string, void
   path.delete(value);
 }
 
-function* arrayPieces(array: readonly unknown[], path: Set<object>): Generator<string, void, undefined> {
+function* arrayPieces(array: readonly unknown[], path: Set<object>): Generator<JsonPiece, void, undefined> {
   yield '[';
   for (let i = 0; i < array.length; i++) {
     if (i > 0) yield ',';
@@ -98,7 +114,7 @@ function* arrayPieces(array: readonly unknown[], path: Set<object>): Generator<s
 function* objectPieces(
   object: Record<string, unknown>,
   path: Set<object>,
-): Generator<string, void, undefined> {
+): Generator<JsonPiece, void, undefined> {
   yield '{';
   let first = true;
   for (const key of Object.keys(object)) {

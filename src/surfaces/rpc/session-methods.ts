@@ -148,7 +148,9 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.resume', {
       params: s['session.resume'],
       capability: 'session:read',
-      handler: (p, c) => sessions.resume(c.principal, c.connection, p.session_id, p.message_limit),
+      // Written as JSON only: a whole transcript comes serialized, read off the event loop.
+      handler: (p, c) =>
+        sessions.resume(c.principal, c.connection, p.session_id, p.message_limit, { serialized: true }),
     })
     .register('session.detach', {
       params: s['session.detach'],
@@ -248,7 +250,7 @@ export function registerSessionMethods(dispatcher: Dispatcher<RpcContext>, sessi
     .register('session.history', {
       params: s['session.history'],
       capability: 'session:read',
-      handler: (p, c) => sessions.reads.history(c.principal, p.session_id, p.view),
+      handler: (p, c) => sessions.reads.history(c.principal, p.session_id, p.view, { serialized: true }),
     })
     .register('session.search', {
       params: s['session.search'],

@@ -9,6 +9,7 @@
  * not the whole reply, and the client receives one message, byte for byte `JSON.stringify`'s.
  */
 import { performance } from 'node:perf_hooks';
+import type { JsonPiece } from './json-slices.js';
 import { textFragment } from './text-frame.js';
 
 /** Characters of JSON gathered into one fragment (its bytes are at most three times that). */
@@ -33,7 +34,7 @@ export type StreamOutcome = 'sent' | 'closed';
  * before the last fragment, and the rest was not serialized.
  */
 export async function writeStreamed(
-  pieces: Iterator<string>,
+  pieces: Iterator<JsonPiece>,
   sink: FragmentSink,
   now: () => number = () => performance.now(),
 ): Promise<StreamOutcome> {
@@ -42,17 +43,20 @@ export async function writeStreamed(
   let next = pieces.next();
   let first = true;
   for (;;) {
-    const parts: string[] = [];
+    const parts: JsonPiece[] = [];
     let chars = 0;
+    let bytes = false;
     // At least one piece per fragment, however slow the slice: no empty fragment is written.
     while (!next.done && (parts.length === 0 || (chars < FRAGMENT_CHARS && !due()))) {
-      parts.push(next.value);
-      chars += next.value.length;
+      const piece = next.value;
+      parts.push(piece);
+      chars += piece.length;
+      bytes ||= typeof piece !== 'string';
       next = pieces.next();
     }
     const last = next.done === true;
     if (!sink.open()) return 'closed';
-    const room = sink.write(textFragment(Buffer.from(parts.join(''), 'utf8'), first, last));
+    const room = sink.write(textFragment(fragmentPayload(parts, bytes), first, last));
     first = false;
     if (last) return 'sent';
     // The slice's clock restarts only once the loop has had its turn: a reader taking the bytes as
@@ -63,4 +67,17 @@ export async function writeStreamed(
     else continue;
     sliceStart = now();
   }
+}
+
+/**
+ * A fragment's bytes. Pieces are whole (a string is whole characters, a JsonText piece whole
+ * entries), so each fragment is whole UTF-8, as text fragments from here always were.
+ */
+function fragmentPayload(parts: readonly JsonPiece[], bytes: boolean): Buffer {
+  if (!bytes) return Buffer.from(parts.join(''), 'utf8');
+  if (parts.length === 1) {
+    const only = parts[0] as Uint8Array;
+    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+  }
+  return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
 }

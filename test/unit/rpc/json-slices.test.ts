@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { JsonText } from '../../../src/domain/json-text.js';
 import { jsonPieces, STRING_PIECE, worthSlicing } from '../../../src/surfaces/rpc/json-slices.js';
 
 const joined = (value: unknown): string => [...jsonPieces(value)].join('');
@@ -86,6 +87,29 @@ describe('jsonPieces: JSON.stringify in pieces (issue 32 aim 3)', () => {
     const pieces = [...jsonPieces(history)];
     expect(pieces.length).toBeGreaterThan(2_000);
     expect(pieces.join('')).toBe(JSON.stringify(history));
+  });
+
+  it('writes a JsonText as its bytes, never parsing it back, inside the very text of JSON.stringify', () => {
+    const messages = [
+      { id: 1, content: 'Grüße ✓ 😀' },
+      { id: 2, content: null },
+      { id: 3, content: '"\\' },
+    ];
+    const held = new JsonText(3, [
+      Buffer.from(JSON.stringify(messages[0])),
+      Buffer.from(`,${JSON.stringify(messages[1])},${JSON.stringify(messages[2])}`),
+    ]);
+    held.toJSON = () => {
+      throw new Error('parsed back');
+    };
+    const reply = { jsonrpc: '2.0', id: 4, result: { session_id: 's', messages: held, message_count: 3 } };
+    // Even a short one is worth it: it is written as it is, not walked or parsed.
+    expect(worthSlicing(reply)).toBe(true);
+    const pieces = [...jsonPieces(reply)];
+    expect(pieces.filter((p) => typeof p !== 'string')).toEqual(held.body);
+    const bytes = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
+    const expected = { ...reply, result: { ...reply.result, messages } };
+    expect(bytes.toString('utf8')).toBe(JSON.stringify(expected));
   });
 
   it('leaves small values to one JSON.stringify call', () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { JsonText } from '../../../src/domain/json-text.js';
 import { jsonPieces } from '../../../src/surfaces/rpc/json-slices.js';
 import {
   FRAGMENT_CHARS,
@@ -105,6 +106,29 @@ describe('a long reply streamed as one fragmented message (issue 32 aim 3)', () 
     // bytes a character); before, the whole reply was one stretch.
     const gaps = [...turns, end].map((at, i, all) => at - (i === 0 ? 0 : all[i - 1]!));
     expect(Math.max(...gaps)).toBeLessThanOrEqual(SLICE_MS + (FRAGMENT_CHARS * 3) / 100_000);
+  });
+
+  it('writes a serialized transcript (JsonText) among the other pieces, each fragment whole UTF-8', async () => {
+    const messages = history(3_000).result.messages;
+    const body: Uint8Array[] = [];
+    for (let i = 0; i < messages.length; i += 100)
+      body.push(
+        new TextEncoder().encode(
+          `${i > 0 ? ',' : ''}${messages
+            .slice(i, i + 100)
+            .map((m) => JSON.stringify(m))
+            .join(',')}`,
+        ),
+      );
+    const reply = { jsonrpc: '2.0', id: 5, result: { messages: new JsonText(messages.length, body), n: 1 } };
+    const { sink, frames } = recordingSink();
+    expect(await writeStreamed(jsonPieces(reply), sink)).toBe('sent');
+    const parsed = frames.map(parseFrame);
+    expect(parsed.length).toBeGreaterThan(3);
+    for (const f of parsed)
+      expect(Buffer.from(f.payload.toString('utf8'), 'utf8').equals(f.payload)).toBe(true);
+    const expected = JSON.stringify({ ...reply, result: { messages, n: 1 } });
+    expect(Buffer.concat(parsed.map((f) => f.payload)).toString('utf8')).toBe(expected);
   });
 
   it('a short value is one final text frame', async () => {

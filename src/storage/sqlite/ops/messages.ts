@@ -25,12 +25,12 @@ export function insertMessages(
   });
 }
 
+/** The visible transcript, oldest first: loadVisibleMessages, and the transcript JSON thread's read. */
+export const VISIBLE_MESSAGES_SQL = `SELECT id, session_id, role, content, extra_json, created_at FROM messages
+      WHERE session_id = ? AND removed_at IS NULL ORDER BY id`;
+
 export function loadVisibleMessages(db: Db, sessionId: string): StoredMessage[] {
-  const rows = statement(
-    db,
-    `SELECT id, session_id, role, content, extra_json, created_at FROM messages
-      WHERE session_id = ? AND removed_at IS NULL ORDER BY id`,
-  ).all(sessionId) as MessageRow[];
+  const rows = statement(db, VISIBLE_MESSAGES_SQL).all(sessionId) as MessageRow[];
   return rows.map(messageFromRow);
 }
 
