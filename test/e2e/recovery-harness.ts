@@ -157,9 +157,16 @@ export async function died(d: RunningDaemon): Promise<void> {
   await exited(d.child);
 }
 
-/** Waits until the session has nothing queued or running (unknown admissions may remain). */
+/**
+ * Waits until the session has nothing queued or running (unknown admissions may remain). Both: a
+ * settlement is visible in the store as soon as it commits, while its turn still holds the
+ * session's slot until the flush that makes it durable has returned to it (`running` in the
+ * snapshot), and a control sent in between is refused as busy.
+ */
 export function quiet(client: GatewayClient, sessionId: string): Promise<Snapshot> {
-  return resumeUntil<Snapshot>(client, sessionId, (snap) =>
-    snap.pending_admissions.every((a) => a.state === 'unknown'),
+  return resumeUntil<Snapshot>(
+    client,
+    sessionId,
+    (snap) => snap.running === null && snap.pending_admissions.every((a) => a.state === 'unknown'),
   );
 }
