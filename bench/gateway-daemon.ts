@@ -267,7 +267,11 @@ export function cpuMs(pid: number): number {
  * The demo model as a process of its own (`gatehouse demo-model`), like a real provider: the
  * daemon's model calls and the bench's direct calls both cross a process boundary to reach it.
  */
-export async function startChildDemoModel(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function startChildDemoModel(): Promise<{
+  baseUrl: string;
+  pid: number;
+  close(): Promise<void>;
+}> {
   requireBuild();
   const child = spawn(process.execPath, [CLI, 'demo-model', '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -284,6 +288,7 @@ export async function startChildDemoModel(): Promise<{ baseUrl: string; close():
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return {
     baseUrl,
+    pid: child.pid!,
     async close() {
       child.kill('SIGTERM');
       await exited;

@@ -25,6 +25,7 @@ import type { GatewayClient } from '../src/surfaces/client/rpc-client.js';
 import {
   CompletionRouter,
   configFor,
+  cpuMs,
   createSessions,
   startBenchDaemon,
   startChildDemoModel,
@@ -59,22 +60,73 @@ async function loops(
   warmMs: number,
   ms: number,
   fn: (slot: number, n: number) => Promise<unknown>,
-): Promise<number> {
+): Promise<{ perSecond: number; completed: number }> {
   const from = performance.now() + warmMs;
   const until = from + ms;
   let counted = 0;
   let n = 0;
+  let completed = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async (_, slot) => {
       while (performance.now() < until) {
         await fn(slot, n++);
+        completed++;
         // Completions inside the window count whenever they started: a turn may take longer than it.
         const end = performance.now();
         if (end >= from && end <= until) counted++;
       }
     }),
   );
-  return counted / (ms / 1000);
+  return { perSecond: counted / (ms / 1000), completed };
+}
+
+const prefixed = (prefix: string, values: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(values).map(([key, value]) => [`${prefix}${key}`, value]));
+
+/** CPU ms so far of this process, the daemon and the demo model. */
+function cpuNow(
+  daemonPid: number,
+  modelPid: number,
+): { bench: number; daemon: number; model: number; at: number } {
+  const own = process.cpuUsage();
+  return {
+    bench: (own.user + own.system) / 1000,
+    daemon: cpuMs(daemonPid),
+    model: cpuMs(modelPid),
+    at: performance.now(),
+  };
+}
+
+/**
+ * Each process's CPU per completion over a run of `loops` (warm-up included, all completions
+ * counted), and the cores they kept busy together: where the two cores are the limit, the ratio of
+ * two runs' throughputs cannot pass the inverse ratio of their CPU per completion.
+ */
+async function withCpu(
+  daemonPid: number,
+  modelPid: number,
+  run: () => Promise<{ perSecond: number; completed: number }>,
+): Promise<{
+  perSecond: number;
+  cpu: { bench: number; daemon: number; model: number; total: number };
+  cores: number;
+}> {
+  const before = cpuNow(daemonPid, modelPid);
+  const { perSecond, completed } = await run();
+  const after = cpuNow(daemonPid, modelPid);
+  const per = (key: 'bench' | 'daemon' | 'model') => (after[key] - before[key]) / completed;
+  const total = per('bench') + per('daemon') + per('model');
+  const round3 = (v: number) => Math.round(v * 1000) / 1000;
+  return {
+    perSecond,
+    cpu: {
+      bench: round3(per('bench')),
+      daemon: round3(per('daemon')),
+      model: round3(per('model')),
+      total: round3(total),
+    },
+    cores: Math.round(((total * completed) / (after.at - before.at)) * 100) / 100,
+  };
 }
 
 /**
@@ -224,39 +276,54 @@ const bench: Bench = {
           await connections[c]!.call('session.resume', { session_id: id });
           slots[i % count]!.sessions.push({ client: connections[c]!, router: routers[c]!, sessionId: id });
         }
-        const turns = await loops(count, warmMs, measureMs, (slot) => {
-          const state = slots[slot]!;
-          const index = Math.min(Math.floor(state.turns++ / CONVERSATION_TURNS), state.sessions.length - 1);
-          return daemonTurn(state.sessions[index]!, turnNo++);
-        });
+        const turns = await withCpu(daemon.pid, demo.pid, () =>
+          loops(count, warmMs, measureMs, (slot) => {
+            const state = slots[slot]!;
+            const index = Math.min(Math.floor(state.turns++ / CONVERSATION_TURNS), state.sessions.length - 1);
+            return daemonTurn(state.sessions[index]!, turnNo++);
+          }),
+        );
         const conversations = Array.from({ length: count }, () => ({
           history: [...sent.messages],
           turns: 0,
         }));
-        const calls = await loops(count, warmMs, measureMs, async (slot) => {
-          const conversation = conversations[slot]!;
-          if (conversation.turns++ % CONVERSATION_TURNS === 0) conversation.history = [...sent.messages];
-          const answer = await model.complete({
-            messages: conversation.history,
-            tools: sent.tools,
-            onDelta: () => undefined,
-          });
-          conversation.history.push(
-            { role: 'assistant', content: answer.text },
-            { role: 'user', content: INPUT },
-          );
-        });
+        const calls = await withCpu(daemon.pid, demo.pid, () =>
+          loops(count, warmMs, measureMs, async (slot) => {
+            const conversation = conversations[slot]!;
+            if (conversation.turns++ % CONVERSATION_TURNS === 0) conversation.history = [...sent.messages];
+            const answer = await model.complete({
+              messages: conversation.history,
+              tools: sent.tools,
+              onDelta: () => undefined,
+            });
+            conversation.history.push(
+              { role: 'assistant', content: answer.text },
+              { role: 'user', content: INPUT },
+            );
+          }),
+        );
         await Promise.all(connections.map((c) => c.close()));
         figures.push(
           figure({
             bench: 'gateway',
             name: `turns/s, ${count} sessions at once`,
-            value: turns,
+            value: turns.perSecond,
             unit: '/s',
-            baseline: { name: `direct model calls/s, ${count} at once`, value: calls },
+            baseline: { name: `direct model calls/s, ${count} at once`, value: calls.perSecond },
             // Issue 32 aim 4: at least 0.6x of the direct conversations with 8, 0.9x with 100.
             aim: { op: '>=', ratio: count >= 100 ? 0.9 : 0.6 },
-            extra: { sessions: count, measured_ms: measureMs },
+            // CPU ms per turn and per direct call, by process, and the cores each run kept busy:
+            // `cpu_bound` is the direct side's CPU per call over the gateway side's CPU per turn,
+            // the highest this ratio can reach while the two cores are the limit.
+            extra: {
+              sessions: count,
+              measured_ms: measureMs,
+              ...prefixed('turn_cpu_ms_', turns.cpu),
+              ...prefixed('direct_cpu_ms_', calls.cpu),
+              turn_cores: turns.cores,
+              direct_cores: calls.cores,
+              cpu_bound: Math.round((calls.cpu.total / turns.cpu.total) * 1000) / 1000,
+            },
           }),
         );
       }

@@ -37,6 +37,8 @@ export interface Snapshot {
     state: string;
     execution_generation: number | null;
   }[];
+  /** The turn holding the session's slot, if one does. */
+  running: { admission_id: string; generation: number } | null;
 }
 
 /** The contents of a snapshot's messages, in order. */
