@@ -9,13 +9,15 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonText } from '../../src/domain/json-text.js';
-import { publicMessage } from '../../src/domain/ports/session-store.js';
+import { publicMessage, type StoredMessage } from '../../src/domain/ports/session-store.js';
 import type { TranscriptMessage } from '../../src/domain/vocabulary.js';
 import { packageFile } from '../../src/runtime/package-files.js';
 import { messageFromRow, type MessageRow } from '../../src/storage/rows/messages.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
 import { PIECE_CHARS } from '../../src/storage/sqlite/transcript-json.js';
+import { TRANSCRIPT_SLICE } from '../../src/storage/sqlite/transcript-actions.js';
 import { source } from '../shared/fixtures.js';
+import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
 import { createAttached, runCommand, runTurn, tempDir, useFixture } from './seed-fixture.js';
 
 const WORKER = packageFile('dist', 'storage', 'sqlite', 'transcript-json-worker.js');
@@ -49,6 +51,10 @@ afterEach(async () => {
   for (const store of open.splice(0)) await store.close();
 });
 
+/** Whether the store's transcript thread is running now. */
+const running = (store: SqliteSessionStore): boolean =>
+  (store as unknown as { transcriptJson: { running: boolean } }).transcriptJson.running;
+
 function storeWithThread(file = join(tempDir(), 'state.db')): SqliteSessionStore {
   const store = SqliteSessionStore.open(file, { transcriptWorker: WORKER });
   open.push(store);
@@ -65,10 +71,11 @@ describe('the transcript JSON thread (in process, the built worker)', () => {
     const objects = await store.loadTranscript(entry.session_id);
     expect(objects.length).toBeGreaterThan(2_900);
 
-    expect((store as unknown as { transcriptJson: { running: boolean } }).transcriptJson.running).toBe(false);
-    const stored = await store.loadTranscriptJson!(entry.session_id, 'stored');
-    const shown = await store.loadTranscriptJson!(entry.session_id, 'public');
+    expect(running(store)).toBe(false);
+    const stored = (await store.loadWholeTranscript!(entry.session_id, 'stored')) as JsonText;
+    const shown = (await store.loadWholeTranscript!(entry.session_id, 'public')) as JsonText;
     expect(stored).toBeInstanceOf(JsonText);
+    expect(shown).toBeInstanceOf(JsonText);
     expect(stored.length).toBe(objects.length);
     expect(shown.length).toBe(objects.length);
     expect(JSON.stringify({ m: stored })).toBe(JSON.stringify({ m: objects }));
@@ -79,22 +86,36 @@ describe('the transcript JSON thread (in process, the built worker)', () => {
       expect(Buffer.from(Buffer.from(piece).toString('utf8'), 'utf8').equals(piece)).toBe(true);
       expect(piece.byteLength).toBeLessThan(4 * (PIECE_CHARS + 64 * 1024));
     }
-    expect((store as unknown as { transcriptJson: { running: boolean } }).transcriptJson.running).toBe(true);
+    expect(running(store)).toBe(true);
+  });
 
+  it('reads a transcript of one slice on the loop, as loadTranscript, and starts no thread for it', async () => {
+    const store = storeWithThread();
+    const { entry } = await store.getOrCreateSession('k', source());
+    await store.appendToTranscript(entry.session_id, awkward(TRANSCRIPT_SLICE - 1));
+    expect(await store.loadWholeTranscript!(entry.session_id, 'public')).toEqual(
+      await store.loadTranscript(entry.session_id),
+    );
     // An unknown session reads as an empty transcript, as loadTranscript reads it.
-    expect(await store.loadTranscript('nope')).toEqual([]);
-    expect(JSON.stringify(await store.loadTranscriptJson!('nope', 'public'))).toBe('[]');
+    expect(await store.loadWholeTranscript!('nope', 'public')).toEqual([]);
+    expect(running(store)).toBe(false);
+    await store.appendToTranscript(entry.session_id, awkward(1));
+    expect(await store.loadWholeTranscript!(entry.session_id, 'public')).toBeInstanceOf(JsonText);
+    expect(running(store)).toBe(true);
   });
 
   it('reads beside the writer, and stops with the store: a read after close is refused', async () => {
     const store = storeWithThread();
     const { entry } = await store.getOrCreateSession('k', source());
-    const reads: Promise<JsonText>[] = [];
+    await store.appendToTranscript(entry.session_id, awkward(TRANSCRIPT_SLICE));
+    const reads: Promise<StoredMessage[] | JsonText>[] = [];
     for (let i = 0; i < 20; i++) {
       await store.appendToTranscript(entry.session_id, awkward(50));
-      reads.push(store.loadTranscriptJson!(entry.session_id, 'stored'));
+      reads.push(store.loadWholeTranscript!(entry.session_id, 'stored'));
     }
-    const lengths = (await Promise.all(reads)).map((text) => text.length);
+    const texts = await Promise.all(reads);
+    expect(texts.every((text) => text instanceof JsonText)).toBe(true);
+    const lengths = texts.map((text) => text.length - TRANSCRIPT_SLICE);
     // Each read is one whole state of the transcript: some number of whole appends, never fewer
     // than the appends before it was asked for, in order.
     lengths.forEach((length, i) => {
@@ -105,70 +126,84 @@ describe('the transcript JSON thread (in process, the built worker)', () => {
 
     await store.close();
     open.splice(open.indexOf(store), 1);
-    expect((store as unknown as { transcriptJson: { running: boolean } }).transcriptJson.running).toBe(false);
-    await expect(store.loadTranscriptJson!(entry.session_id, 'stored')).rejects.toThrow(
-      'the store is closed',
-    );
+    expect(running(store)).toBe(false);
+    await expect(store.loadWholeTranscript!(entry.session_id, 'stored')).rejects.toThrow();
   });
 
   it('fails the request when its thread cannot run, and starts a new thread for the next one', async () => {
     const file = join(tempDir(), 'state.db');
     const broken = SqliteSessionStore.open(file, { transcriptWorker: join(tempDir(), 'missing-worker.js') });
     open.push(broken);
-    await expect(broken.loadTranscriptJson!('s', 'stored')).rejects.toThrow(/missing-worker/);
-    await expect(broken.loadTranscriptJson!('s', 'stored')).rejects.toThrow(/missing-worker/);
+    const { entry } = await broken.getOrCreateSession('k', source());
+    await broken.appendToTranscript(entry.session_id, awkward(TRANSCRIPT_SLICE));
+    await expect(broken.loadWholeTranscript!(entry.session_id, 'stored')).rejects.toThrow(/missing-worker/);
+    await expect(broken.loadWholeTranscript!(entry.session_id, 'stored')).rejects.toThrow(/missing-worker/);
   });
 
   it('is not there without a worker entry: callers read with loadTranscript', () => {
     const plain = SqliteSessionStore.open(join(tempDir(), 'state.db'));
     open.push(plain);
-    expect(plain.loadTranscriptJson).toBeUndefined();
+    expect(plain.loadWholeTranscript).toBeUndefined();
   });
 });
 
 const fx = useFixture();
 
+/** session.resume and both views of session.history, and what the store's rows say they must be. */
+async function readBoth(
+  daemonHome: { layout: { stateDb(profile: string): string } },
+  client: GatewayClient,
+  session_id: string,
+) {
+  const snapshot = await client.call<{ messages: unknown[]; message_count: number }>('session.resume', {
+    session_id,
+  });
+  const full = await client.call<{ messages: unknown[]; boundaries: unknown[] }>('session.history', {
+    session_id,
+  });
+  const model = await client.call<{ messages: unknown[] }>('session.history', { session_id, view: 'model' });
+  // What loadTranscript would have read on the event loop: the rows, decoded as the store does.
+  const db = new Database(daemonHome.layout.stateDb('default'), { readonly: true });
+  const rows = db
+    .prepare(
+      `SELECT m.id, m.session_id, m.role, m.content, m.extra_json, m.created_at FROM messages m
+       JOIN routes r ON r.session_id = m.session_id
+       WHERE r.session_key LIKE ? AND m.removed_at IS NULL ORDER BY m.id`,
+    )
+    .all(`%${session_id}`) as MessageRow[];
+  db.close();
+  return { snapshot, full, model, objects: rows.map(messageFromRow) };
+}
+
 describe('session.resume and session.history through the daemon', () => {
-  it('send the transcript as the stored rows say, byte for byte, with tool calls and awkward text', async () => {
-    const daemon = await fx.daemon();
-    const client = await daemon.connect();
+  it('send the transcript as the stored rows say, byte for byte, short (read on the loop) or long (on the thread)', async () => {
+    const first = await fx.daemon();
+    const client = await first.connect();
     const session_id = await createAttached(client, { cwd: tempDir() });
     await runTurn(client, session_id, 's1', 'Grüße 👋🏽 "quoted" \\ back');
     await runCommand(fx, client, session_id, 's2', 'printf "line\\tone ✓ 😀\\n"');
 
-    const snapshot = await client.call<{ messages: unknown[]; message_count: number }>('session.resume', {
-      session_id,
-    });
-    const full = await client.call<{ messages: unknown[]; boundaries: unknown[] }>('session.history', {
-      session_id,
-    });
-    const model = await client.call<{ messages: unknown[] }>('session.history', {
-      session_id,
-      view: 'model',
-    });
+    const short = await readBoth(first, client, session_id);
+    expect(short.objects.some((m) => m.tool_calls !== undefined)).toBe(true);
+    expect(short.objects.some((m) => m.role === 'tool' && m.content?.includes('😀'))).toBe(true);
+    await first.stop();
+    fx.forget(first);
 
-    // What loadTranscript would have read on the event loop: the rows, decoded as the store does.
-    const db = new Database(daemon.layout.stateDb('default'), { readonly: true });
-    const rows = db
-      .prepare(
-        `SELECT m.id, m.session_id, m.role, m.content, m.extra_json, m.created_at FROM messages m
-         JOIN routes r ON r.session_id = m.session_id
-         WHERE r.session_key LIKE ? AND m.removed_at IS NULL ORDER BY m.id`,
-      )
-      .all(`%${session_id}`) as MessageRow[];
-    db.close();
-    const objects = rows.map(messageFromRow);
-    expect(objects.some((m) => m.tool_calls !== undefined)).toBe(true);
-    expect(objects.some((m) => m.role === 'tool' && m.content?.includes('😀'))).toBe(true);
+    // Written into the stopped daemon's store, as a long-lived session would have left them.
+    const store = SqliteSessionStore.open(first.layout.stateDb('default'));
+    await store.appendToTranscript(short.objects[0]!.session_id, awkward(TRANSCRIPT_SLICE + 200));
+    await store.close();
+    const second = await fx.daemon({ home: first.home });
+    const long = await readBoth(second, await second.connect(), session_id);
+    expect(long.objects.length).toBeGreaterThan(TRANSCRIPT_SLICE);
 
-    expect(snapshot.message_count).toBe(objects.length);
-    expect(JSON.stringify(snapshot.messages)).toBe(JSON.stringify(objects.map(publicMessage)));
-    expect(JSON.stringify(full.messages)).toBe(JSON.stringify(objects));
-    expect(full.boundaries).toEqual([]);
-    expect(model.messages[0]).toMatchObject({ role: 'system' });
-    expect(JSON.stringify(model.messages.slice(1))).toBe(JSON.stringify(objects));
-    // The same messages as the paged read, which builds them as objects on the event loop.
-    const page = await client.call<{ messages: unknown[] }>('session.messages', { session_id, limit: 100 });
-    expect(JSON.stringify(page.messages)).toBe(JSON.stringify(snapshot.messages));
+    for (const { snapshot, full, model, objects } of [short, long]) {
+      expect(snapshot.message_count).toBe(objects.length);
+      expect(JSON.stringify(snapshot.messages)).toBe(JSON.stringify(objects.map(publicMessage)));
+      expect(JSON.stringify(full.messages)).toBe(JSON.stringify(objects));
+      expect(full.boundaries).toEqual([]);
+      expect(model.messages[0]).toMatchObject({ role: 'system' });
+      expect(JSON.stringify(model.messages.slice(1))).toBe(JSON.stringify(objects));
+    }
   });
 });

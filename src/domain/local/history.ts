@@ -94,7 +94,7 @@ export function fullHistory(
  * compression or reset happened; `model`, the system prompt and the current transcript, as the model sees them.
  */
 export async function sessionHistory(
-  sessions: Pick<SessionStore, 'loadTranscript' | 'loadTranscriptJson'>,
+  sessions: Pick<SessionStore, 'loadTranscript' | 'loadWholeTranscript'>,
   receipt: CreationReceipt,
   view: 'full' | 'model',
   options: ReplyOptions = {},

@@ -1,6 +1,7 @@
 /**
- * A whole transcript for a reply (session.resume, session.history): serialized off the event loop
- * when the reply is only written as JSON and the store can (domain/json-text.ts), else as objects.
+ * A whole transcript for a reply (session.resume, session.history): a long one serialized off the
+ * event loop when the reply is only written as JSON and the store can (domain/json-text.ts), else
+ * as objects.
  */
 import type { SessionStore, StoredMessage, TranscriptJsonForm } from '../ports/session-store.js';
 import type { JsonText } from '../json-text.js';
@@ -15,18 +16,19 @@ export interface ReplyOptions {
 }
 
 /**
- * The transcript of `sessionId`, serialized when `options` allow it. Should the store's thread fail,
- * the objects are read instead: the reply is the same, only its cost moves back to the loop.
+ * The transcript of `sessionId`, a long one serialized when `options` allow it. Should the store's
+ * thread fail, the objects are read instead: the reply is the same, only its cost moves back to
+ * the loop.
  */
 export async function wholeTranscript(
-  sessions: Pick<SessionStore, 'loadTranscript' | 'loadTranscriptJson'>,
+  sessions: Pick<SessionStore, 'loadTranscript' | 'loadWholeTranscript'>,
   sessionId: string,
   form: TranscriptJsonForm,
   options: ReplyOptions,
 ): Promise<StoredMessage[] | JsonText> {
-  if (options.serialized && sessions.loadTranscriptJson) {
+  if (options.serialized && sessions.loadWholeTranscript) {
     try {
-      return await sessions.loadTranscriptJson(sessionId, form);
+      return await sessions.loadWholeTranscript(sessionId, form);
     } catch {
       // Read on the loop below.
     }

@@ -54,7 +54,7 @@ export interface StoredMessage extends TranscriptMessage {
   timestamp: string;
 }
 
-/** The two shapes of a serialized transcript (SessionStore.loadTranscriptJson). */
+/** The two shapes of a serialized transcript (SessionStore.loadWholeTranscript). */
 export type TranscriptJsonForm = 'public' | 'stored';
 
 /** What a client is shown of a stored message (no session id, only the fields it has). */
@@ -291,13 +291,14 @@ export interface SessionStore extends TurnCosts, BudgetLedger {
   loadTranscript(sessionId: string): Promise<StoredMessage[]>;
 
   /**
-   * The visible transcript as loadTranscript reads it, already serialized as a JSON array, read and
-   * serialized off the event loop (domain/json-text.ts): `public`, each message as publicMessage
-   * shows it to a client; `stored`, as loadTranscript returns it. Empty for an unknown session.
-   * Optional: a store without it (PostgreSQL, whose reads already wait on the network, not the
-   * loop) is read with loadTranscript.
+   * The visible transcript as loadTranscript reads it, for a reply that is only written as JSON: a
+   * short one as its messages, a long one already serialized as a JSON array, read and serialized
+   * off the event loop (domain/json-text.ts) — `public`, each message as publicMessage shows it to
+   * a client; `stored`, as loadTranscript returns it. Empty for an unknown session. Optional: a
+   * store without it (PostgreSQL, whose reads already wait on the network, not the loop) is read
+   * with loadTranscript.
    */
-  loadTranscriptJson?(sessionId: string, form: TranscriptJsonForm): Promise<JsonText>;
+  loadWholeTranscript?(sessionId: string, form: TranscriptJsonForm): Promise<StoredMessage[] | JsonText>;
 
   /**
    * The visible messages after `afterId` (0: all of them) with the transcript's edit counter, so a

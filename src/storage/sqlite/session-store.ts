@@ -10,6 +10,7 @@ import type {
   ListSessionsOptions,
   SearchOptions,
   SessionStore,
+  StoredMessage,
   TranscriptJsonForm,
   TranscriptPageOptions,
   UsageUpdate,
@@ -21,6 +22,7 @@ import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.
 import * as entries from './entry-actions.js';
 import { statement } from './statements.js';
 import * as transcripts from './transcript-actions.js';
+import { TRANSCRIPT_SLICE } from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
@@ -33,8 +35,8 @@ import type { BudgetDecision, BudgetSpends } from '../../domain/budget/decide.js
 export interface SessionStoreOpenOptions extends OpenOptions {
   /**
    * The transcript JSON thread's entry (dist/storage/sqlite/transcript-json-worker.js): with it,
-   * loadTranscriptJson reads whole transcripts off the event loop. Without it the store has no
-   * loadTranscriptJson, and callers read with loadTranscript.
+   * loadWholeTranscript reads whole transcripts off the event loop. Without it the store has no
+   * loadWholeTranscript, and callers read with loadTranscript.
    */
   transcriptWorker?: string;
 }
@@ -59,8 +61,15 @@ export class SqliteSessionStore implements SessionStore {
     );
   }
 
-  /** Whole transcripts read and serialized on a thread of their own (transcript-json.ts), when opened with one. */
-  readonly loadTranscriptJson?: (sessionId: string, form: TranscriptJsonForm) => Promise<JsonText>;
+  /**
+   * When opened with a thread for them (transcript-json.ts): a transcript that fits in one slice
+   * (TRANSCRIPT_SLICE messages) is read here in one statement, as loadTranscript would; a longer
+   * one is read and serialized on the thread, which is started only for one.
+   */
+  readonly loadWholeTranscript?: (
+    sessionId: string,
+    form: TranscriptJsonForm,
+  ) => Promise<StoredMessage[] | JsonText>;
 
   /**
    * The connection, for code that composes storage operations in its own transaction, and the
@@ -71,7 +80,11 @@ export class SqliteSessionStore implements SessionStore {
     readonly checkpointer: Checkpointer | null = null,
     private readonly transcriptJson: TranscriptJsonReader | null = null,
   ) {
-    if (transcriptJson) this.loadTranscriptJson = (sessionId, form) => transcriptJson.read(sessionId, form);
+    if (transcriptJson)
+      this.loadWholeTranscript = async (sessionId, form) => {
+        const first = await settle(() => transcripts.loadTranscriptStart(this.db, sessionId));
+        return first.length < TRANSCRIPT_SLICE ? first : transcriptJson.read(sessionId, form);
+      };
   }
 
   /**

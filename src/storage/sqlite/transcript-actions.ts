@@ -151,6 +151,11 @@ export async function loadTranscriptInSlices(
   return messages.loadVisibleMessages(db, sessionId);
 }
 
+/** The first TRANSCRIPT_SLICE visible messages, in one statement (all of a transcript shorter than that). */
+export function loadTranscriptStart(db: SqliteDatabase, sessionId: string): StoredMessage[] {
+  return messages.loadVisibleSlice(db, sessionId, 0, TRANSCRIPT_SLICE);
+}
+
 /**
  * What changed in a transcript since a copy of it ended at message `afterId` (0: an empty copy).
  * Synchronous on one connection, so the three reads see one state.

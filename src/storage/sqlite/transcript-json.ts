@@ -66,7 +66,7 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/** The thread of one database file; `read` is SessionStore.loadTranscriptJson. */
+/** The thread of one database file; `read` is SessionStore.loadWholeTranscript. */
 export class TranscriptJsonReader {
   private worker: Worker | null = null;
   private nextId = 1;

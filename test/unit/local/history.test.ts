@@ -80,7 +80,7 @@ describe('sessionHistory written as JSON (issue 32 aim 3)', () => {
         reads.objects++;
         return Promise.resolve(transcripts[id] ?? []);
       },
-      loadTranscriptJson: (id: string, form: TranscriptJsonForm) => {
+      loadWholeTranscript: (id: string, form: TranscriptJsonForm) => {
         reads.serialized++;
         expect(form).toBe('stored');
         const messages = transcripts[id] ?? [];
@@ -106,7 +106,7 @@ describe('sessionHistory written as JSON (issue 32 aim 3)', () => {
 
   it("reads the objects when the store's thread fails: the same reply, only slower", async () => {
     const failing = { ...store({ L: stored('L', 3) }) };
-    failing.loadTranscriptJson = () => Promise.reject(new Error('the transcript reading thread stopped'));
+    failing.loadWholeTranscript = () => Promise.reject(new Error('the transcript reading thread stopped'));
     const receipt = testReceipt('L');
     const written = await sessionHistory(failing, receipt, 'model', { serialized: true });
     const plain = await sessionHistory(store({ L: stored('L', 3) }), receipt, 'model');
