@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { runTorture } from '../../scripts/torture/harness.js';
 import { requireBuild } from './cli.js';
 
@@ -28,6 +28,25 @@ function servingChildren(): number[] {
   return found;
 }
 
+/** Lines of the run's log kept for a failure's report: the newest ones, if there are more. */
+const LOG_LINES = 400;
+
+/**
+ * The harness's log of the current case, each line with the time since the case began, printed
+ * only if the case fails (a timeout too): where a run that outlived its test was waiting.
+ */
+function logOnFailure(seed: number): (line: string) => void {
+  const began = Date.now();
+  const lines: string[] = [];
+  onTestFailed(() => {
+    process.stderr.write(`torture seed ${seed} failed; the run's log:\n${lines.join('\n')}\n`);
+  });
+  return (line) => {
+    lines.push(`+${Date.now() - began} ms ${line}`);
+    if (lines.length > LOG_LINES) lines.shift();
+  };
+}
+
 let abort = new AbortController();
 afterEach(() => {
   abort.abort();
@@ -47,7 +66,12 @@ describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
       process.stderr.write(
         `torture seed ${seed} (replay: npm run torture -- --iterations 6 --seed ${seed})\n`,
       );
-      const summary = await runTorture({ iterations: 6, seed, signal: abort.signal });
+      const summary = await runTorture({
+        iterations: 6,
+        seed,
+        signal: abort.signal,
+        log: logOnFailure(seed),
+      });
       expect(summary.violations, `replay with --seed ${seed}`).toEqual([]);
       expect(summary.lost).toBe(0);
       expect(summary.duplicated).toBe(0);
@@ -96,6 +120,7 @@ describe('REC-1/REC-2/REC-3 kill -9 torture (bounded)', () => {
       faults,
       faultBudgetMs: 12_000,
       signal: abort.signal,
+      log: logOnFailure(seed),
       // No tampering here (the other smokes tamper): a tampered session leaves the lineage count,
       // and the one compressed session could be the one tampered with.
       tamper: false,
