@@ -307,6 +307,7 @@ const bench: Bench = {
       { GATEHOUSE_BENCH_LOOP_SAMPLES: samples },
       home,
     );
+    let reader: Reader | null = null;
     try {
       const clients = await Promise.all(Array.from({ length: VIEWERS }, () => daemon.connect()));
       const routers = clients.map((c) => new CompletionRouter(c));
@@ -314,7 +315,7 @@ const bench: Bench = {
       for (const [i, s] of ids.entries())
         await clients[i % VIEWERS]!.call('session.resume', { session_id: s });
       const o: Ordinary = { clients, routers, ids };
-      const reader = await startReader(daemon, id);
+      reader = await startReader(daemon, id);
       await ordinaryTurns(o, 'warm', Promise.resolve(), 1_000);
 
       const load1 = loadavg()[0]!;
@@ -326,7 +327,6 @@ const bench: Bench = {
       const work = reader.work();
       const busy = await ordinaryTurns(o, 'busy', work, 1_000);
       const { took: steps, spans } = await work;
-      reader.stop();
       const busyLoop = await loopMaxMs(daemon);
       const t2 = Date.now();
       const quiet2 = await ordinaryTurns(o, 'quiet2', Promise.resolve(), quietMs);
@@ -393,6 +393,7 @@ const bench: Bench = {
       ];
       return figures;
     } finally {
+      reader?.stop();
       await daemon.close();
       rmSync(path.dirname(home), { recursive: true, force: true });
       await model.close();
