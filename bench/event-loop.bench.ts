@@ -245,10 +245,11 @@ async function startReader(daemon: BenchDaemon, id: string): Promise<Reader> {
   let errors = '';
   child.stderr.on('data', (c: Buffer) => (errors += c.toString()));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  // A clean exit follows its last line, which the stream still delivers; any other ends the wait.
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) =>
-      reject(new Error(`the big session's reader exited with ${code}: ${errors}`)),
-    ),
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the big session's reader exited with ${code}: ${errors}`));
+    }),
   );
   exited.catch(() => undefined);
   const line = async () => {

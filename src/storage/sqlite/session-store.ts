@@ -22,7 +22,6 @@ import { openDatabase, type OpenOptions, type SqliteDatabase } from './database.
 import * as entries from './entry-actions.js';
 import { statement } from './statements.js';
 import * as transcripts from './transcript-actions.js';
-import { TRANSCRIPT_SLICE } from './transcript-actions.js';
 import * as compressions from './compression-actions.js';
 import type { CostQuery } from '../../domain/ports/costs.js';
 import { costSummary } from './ops/turn-costs.js';
@@ -64,7 +63,8 @@ export class SqliteSessionStore implements SessionStore {
   /**
    * When opened with a thread for them (transcript-json.ts): a transcript that fits in one slice
    * (TRANSCRIPT_SLICE messages) is read here in one statement, as loadTranscript would; a longer
-   * one is read and serialized on the thread, which is started only for one.
+   * one is read and serialized on the thread, which is started only for one. (The first slice
+   * read for a longer one is dropped: the thread reads the whole in one statement of its own.)
    */
   readonly loadWholeTranscript?: (
     sessionId: string,
@@ -83,7 +83,7 @@ export class SqliteSessionStore implements SessionStore {
     if (transcriptJson)
       this.loadWholeTranscript = async (sessionId, form) => {
         const first = await settle(() => transcripts.loadTranscriptStart(this.db, sessionId));
-        return first.length < TRANSCRIPT_SLICE ? first : transcriptJson.read(sessionId, form);
+        return first.length < transcripts.TRANSCRIPT_SLICE ? first : transcriptJson.read(sessionId, form);
       };
   }
 
