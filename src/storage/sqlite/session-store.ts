@@ -61,7 +61,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /**
-   * When opened with a thread for them (transcript-json.ts): a transcript that fits in one slice
+   * When opened with a thread for them (transcript-json.ts): a transcript shorter than one slice
    * (TRANSCRIPT_SLICE messages) is read here in one statement, as loadTranscript would; a longer
    * one is read and serialized on the thread, which is started only for one. (The first slice
    * read for a longer one is dropped: the thread reads the whole in one statement of its own.)
