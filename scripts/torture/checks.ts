@@ -177,7 +177,8 @@ export function checkInvariants(e: Evidence): { tally: Tally; violations: string
         else tally.failed++;
         if (started < 1 || started > maxStarts)
           violations.push(
-            `admission ${row.admission_id} ${row.state} after ${started} turn starts (${row.resumes} resumes)`,
+            // With how it settled (the stored detail), so a run that fails says why the turn ended.
+            `admission ${row.admission_id} ${row.state} after ${started} turn starts (${row.resumes} resumes)${row.detail ? `: ${row.detail}` : ''}`,
           );
         if (row.state === 'completed' && ack.tool && executed !== 1)
           violations.push(`admission ${row.admission_id} completed with its tool run ${executed} times`);
