@@ -17,8 +17,6 @@ export class JsonText {
     readonly body: readonly Uint8Array[],
   ) {}
 
-  static readonly empty = new JsonText(0, []);
-
   /** The same array with `entries` before its own ones. */
   prepend(entries: readonly unknown[]): JsonText {
     if (entries.length === 0) return this;

@@ -24,7 +24,7 @@ describe('JsonText', () => {
     expect(held.body).toHaveLength(3);
     expect(held.toJSON()).toEqual(entries);
     expect(JSON.stringify({ messages: held })).toBe(JSON.stringify({ messages: entries }));
-    expect(JSON.stringify(JsonText.empty)).toBe('[]');
+    expect(JSON.stringify(new JsonText(0, []))).toBe('[]');
   });
 
   it('prepends entries before its own, and to an empty array without a stray comma', () => {
@@ -34,7 +34,7 @@ describe('JsonText', () => {
         .prepend([system])
         .toJSON(),
     ).toEqual([system, { role: 'user', content: 'hi' }]);
-    const alone = JsonText.empty.prepend([system]);
+    const alone = new JsonText(0, []).prepend([system]);
     expect(alone.length).toBe(1);
     expect(JSON.stringify(alone)).toBe(JSON.stringify([system]));
     const held = text([1, 2]);
