@@ -1,6 +1,6 @@
 /**
  * A CPU profile of the daemon over sequential turns only (issue 32, aim 2), for reading where a
- * turn's time goes: `node --import tsx bench/turn-profile.ts [turns] [out.cpuprofile]`. Each turn
+ * turn's time goes: `node --import tsx bench/turn-profile.ts [turns] [out.cpuprofile | -]`. Each turn
  * is the first of a fresh session, as in the overhead figure of gateway-turns; the profile is
  * started after the sessions exist, through the daemon's inspector. Not itself a bench. With `-` as
  * the output no profiler runs, so the daemon's CPU time a turn (from /proc, printed either way) is
@@ -45,10 +45,14 @@ try {
     await router.completion(receipt.admission_id);
   };
   for (let i = 0; i < 20; i++) await turn(i);
-  const devtools = out === '-' ? undefined : await inspector(daemon);
+  // `-` as the file: no profile, so the CPU figure is the daemon's own, without the sampler's.
+  const devtools = out === '-' ? null : await inspector(daemon);
   await devtools?.send('Profiler.enable');
   await devtools?.send('Profiler.setSamplingInterval', { interval: 100 });
   await devtools?.send('Profiler.start');
+  type Storage = { committed_operations: number; log_flushes: number };
+  const storage = async () => (await viewer.call<{ storage: Storage }>('runtime.describe', {})).storage;
+  const before = await storage();
   const cpuBefore = cpuMs(daemon.pid);
   const ms: number[] = [];
   for (let i = 20; i < turns + 20; i++) {
@@ -56,7 +60,8 @@ try {
     await turn(i);
     ms.push(performance.now() - t);
   }
-  const cpuPerTurn = (cpuMs(daemon.pid) - cpuBefore) / turns;
+  const cpu = cpuMs(daemon.pid) - cpuBefore;
+  const after = await storage();
   if (devtools) {
     const { profile } = (await devtools.send('Profiler.stop')) as { profile: unknown };
     devtools.close();
@@ -64,9 +69,11 @@ try {
   }
   ms.sort((a, b) => a - b);
   process.stdout.write(
-    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms, ` +
-      `daemon CPU ${cpuPerTurn.toFixed(2)} ms a turn` +
-      (devtools ? `; profile in ${out}\n` : '\n'),
+    `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; ` +
+      `daemon CPU ${(cpu / turns).toFixed(3)} ms a turn${devtools ? ' (profiler on)' : ''}; ` +
+      `${((after.log_flushes - before.log_flushes) / turns).toFixed(2)} log flushes and ` +
+      `${((after.committed_operations - before.committed_operations) / turns).toFixed(2)} group operations a turn; ` +
+      (devtools ? `profile in ${out}\n` : 'no profile\n'),
   );
   await viewer.close();
 } finally {

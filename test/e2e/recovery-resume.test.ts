@@ -74,12 +74,40 @@ async function crashedTurn(options: {
   });
   await client.call('session.resume', { session_id });
   if (options.hold) demo.hold();
+  const flushesBefore = await logFlushes(client);
   const ack = await client.call<Ack>('prompt.submit', {
     session_id,
     submission_id: 'one',
     text: options.text,
   });
-  return { demo, cwd, config, d, client, session_id, ack };
+  return { demo, cwd, config, d, client, session_id, ack, flushesBefore };
+}
+
+/**
+ * Restarts the crashed turn's home and waits until its queue is quiet: nothing left pending, one
+ * `turn.resumed` at `step`, the input stored once. The turn's stored messages.
+ */
+async function resumedOnce(
+  first: Awaited<ReturnType<typeof crashedTurn>>,
+  step: string,
+): Promise<Snap['messages']> {
+  const d = await rig.daemon({ home: first.d.home, config: first.config });
+  const client = await d.connect();
+  const done = (await quiet(client, first.session_id)) as unknown as Snap;
+  expect(done.pending_admissions).toEqual([]);
+  const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
+    (e) => e.type === 'turn.resumed',
+  );
+  expect(resumed).toMatchObject([{ admission_id: first.ack.admission_id, step, resumes: 1 }]);
+  const mine = done.messages.filter((m) => m.admission_id === first.ack.admission_id);
+  expect(mine.filter((m) => m.role === 'user')).toHaveLength(1);
+  return mine;
+}
+
+/** The group commit's log flushes so far (runtime.describe); on PostgreSQL, its batches. */
+async function logFlushes(client: GatewayClient): Promise<number> {
+  return (await client.call<{ storage: { log_flushes: number } }>('runtime.describe', {})).storage
+    .log_flushes;
 }
 
 describe.each(BACKENDS)('REC-7 on %s', (store) => {
@@ -105,16 +133,7 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
     it.each(cases)('$point: $text', async ({ point, text, step, starts, ran }) => {
       const first = await crashedTurn({ faults: point, text });
       await died(first.d);
-      const d = await rig.daemon({ home: first.d.home, config: first.config });
-      const client = await d.connect();
-      const done = (await quiet(client, first.session_id)) as unknown as Snap;
-      expect(done.pending_admissions).toEqual([]);
-      const resumed = (await bufferedEvents(client, first.session_id, d.epoch)).filter(
-        (e) => e.type === 'turn.resumed',
-      );
-      expect(resumed).toMatchObject([{ admission_id: first.ack.admission_id, step, resumes: 1 }]);
-      const mine = done.messages.filter((m) => m.admission_id === first.ack.admission_id);
-      expect(mine.filter((m) => m.role === 'user')).toHaveLength(1);
+      const mine = await resumedOnce(first, step);
       // Exactly one final answer; every tool call has exactly one result.
       expect(mine.filter((m) => m.role === 'assistant' && !m.tool_calls?.length)).toHaveLength(1);
       for (const m of mine)
@@ -125,6 +144,35 @@ describe.each(BACKENDS)('REC-7 on %s', (store) => {
       if (ran === 1) expect(lastToolResult(first.demo, first.ack.admission_id)).toMatch(/^exit code 0/);
     });
   });
+
+  it('a claim answered before its log flush (docs/decisions.md) survives a SIGKILL: the turn resumes, completes once', async () => {
+    const first = await crashedTurn({ text: 'claimed lazily, then killed', hold: true });
+    await first.demo.waitForRequests(1);
+    // The model was called on a claim no flush has covered: the admission's is the only one (on
+    // SQLite the group counts its flushes; on PostgreSQL every batch, the claim's with
+    // synchronous_commit off, counts as one).
+    if (store === 'sqlite') expect(await logFlushes(first.client)).toBe(first.flushesBefore + 1);
+    await first.d.kill();
+    first.demo.release();
+    const mine = await resumedOnce(first, 'model');
+    expect(mine.filter((m) => m.role === 'assistant')).toHaveLength(1);
+    expect(turnStarts(first.demo, first.ack.admission_id)).toBe(2);
+  });
+
+  it.skipIf(store !== 'sqlite')(
+    'with recovery.max_resumes: 1 (a started turn never resumes) the claim is flushed before the model is called',
+    async () => {
+      const first = await crashedTurn({
+        text: 'claimed durably',
+        hold: true,
+        extra: ['recovery: {max_resumes: 1}'],
+      });
+      await first.demo.waitForRequests(1);
+      // The admission's flush and the claim's.
+      expect(await logFlushes(first.client)).toBe(first.flushesBefore + 2);
+      first.demo.release();
+    },
+  );
 
   describe('REC-7 a tool that was running at the kill', () => {
     const running = 'run: echo ran >> ran.log; sleep 3';

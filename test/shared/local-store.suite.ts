@@ -131,6 +131,36 @@ export function runLocalStoreSuite(name: string, open: OpenLocalBackend): void {
       expect(await store.claimNext('nobody', epoch)).toEqual({ kind: 'idle' });
     });
 
+    it('a lazy claim (answered before its flush) writes exactly what a durable one does; the turn settles on it', async () => {
+      const { store, epoch } = await start(['L1']);
+      await store.admit(admission('a1'));
+      // Queued in the same tick as an admission of another turn: they share a commit.
+      const [claim] = await Promise.all([
+        store.claimNext('L1', epoch, { lazy: true }),
+        store.admit(admission('a2')),
+      ]);
+      expect(claim).toMatchObject({
+        kind: 'claimed',
+        generation: 1,
+        input: { role: 'user', content: 'text of a1', admission_id: 'a1' },
+      });
+      expect(await store.getAdmission('a1')).toMatchObject({ state: 'running', epoch, generation: 1 });
+      expect(await store.claimNext('L1', epoch, { lazy: true })).toEqual({
+        kind: 'busy',
+        admission_id: 'a1',
+      });
+      expect(await store.settle(answer('a1', epoch, 1, 'the answer', 10))).toBe(true);
+      expect(await store.claimNext('L1', epoch, { lazy: true })).toMatchObject({
+        kind: 'claimed',
+        generation: 2,
+      });
+      expect(await transcript()).toEqual([
+        ['user', 'text of a1', 'a1'],
+        ['assistant', 'the answer', 'a1'],
+        ['user', 'text of a2', 'a2'],
+      ]);
+    });
+
     it('a settlement stores the final messages and adds the usage with it', async () => {
       const { store, epoch } = await start(['L1']);
       await store.admit(admission('a1'));

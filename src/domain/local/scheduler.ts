@@ -78,6 +78,11 @@ export interface SchedulerOptions {
   ownership?: SessionOwnership;
   /** Turn traces (runtime/tracing.ts); absent: none. */
   tracer?: TurnTracer;
+  /**
+   * Claims may be answered before their commit is flushed (claimMayBeLazy in step-resume.ts: only
+   * while a turn killed right after its claim would be resumed anyway). Absent: every claim durable.
+   */
+  lazyClaims?: boolean;
 }
 
 /**
@@ -434,7 +439,9 @@ export class TurnScheduler {
     const resumed = state.resumed;
     delete state.resumed;
     const claimStarted = Date.now();
-    const claiming = resumed ? Promise.resolve(resumed) : this.store.claimNext(logicalId, this.epoch);
+    const claiming = resumed
+      ? Promise.resolve(resumed)
+      : this.store.claimNext(logicalId, this.epoch, { lazy: this.options.lazyClaims === true });
     state.claiming = claiming;
     let claim: Awaited<typeof claiming>;
     try {

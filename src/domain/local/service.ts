@@ -18,7 +18,7 @@ import { GatewayError } from '../errors.js';
 import { TypedEmitter } from '../events/typed-emitter.js';
 import type { AuditDraft } from '../ports/access-store.js';
 import type { AdmissionRow } from '../ports/local-store.js';
-import { RECOVERY_DEFAULTS } from '../session/step-resume.js';
+import { claimMayBeLazy, RECOVERY_DEFAULTS } from '../session/step-resume.js';
 import { AccessCache } from './access-cache.js';
 import { ownerOf, type AccessRow } from './access.js';
 import type { ClusterEvents } from './cluster-events.js';
@@ -126,6 +126,7 @@ export class LocalSessions implements TurnRunnerHost {
         ...(options.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: options.turnTimeoutMs }),
         ...(options.ownership ? { ownership: options.ownership } : {}),
         ...(options.tracer ? { tracer: options.tracer } : {}),
+        lazyClaims: claimMayBeLazy(options.recovery ?? RECOVERY_DEFAULTS),
       },
     );
     const access = (principal: Principal, logicalId: string) => this.access(principal, logicalId);

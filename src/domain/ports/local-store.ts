@@ -6,7 +6,8 @@
  *
  * The three methods of the turn path — admit, claimNext and settle — are group-committed: calls made
  * together (from any number of sessions) share one transaction and one log flush, and
- * each promise resolves only after that commit.
+ * each promise resolves only after that commit. A lazy claimNext alone may resolve once committed,
+ * its durability left to the turn's next durable commit (docs/decisions.md, "The claim's commit").
  */
 import type { AdmissionState } from '../local/admission.js';
 import type { LineageFacts } from '../local/lineage.js';
@@ -364,9 +365,11 @@ export interface LocalSessionStore {
   /**
    * Claims the next admission of a session for `epoch`, bumping its generation, and in the same
    * transaction appends its text as the user message of the session's transcript: a started turn's
-   * input is always stored (group-committed).
+   * input is always stored (group-committed). With `lazy`, it may resolve before its commit is
+   * flushed: nothing acknowledged or executed depends on it before the turn's next durable commit,
+   * which covers it (docs/decisions.md, "The claim's commit"; the scheduler says when).
    */
-  claimNext(logicalId: string, epoch: number): Promise<ClaimResult>;
+  claimNext(logicalId: string, epoch: number, options?: { lazy?: boolean }): Promise<ClaimResult>;
   /**
    * Settles a running admission, with the turn's final messages and usage in the same transaction;
    * false (and nothing written) when the epoch or generation is stale (REC-3). Group-committed.

@@ -94,6 +94,17 @@ export function decideRecovery(
   return { kind: 'resume' };
 }
 
+/**
+ * Whether a fresh turn's claim may be answered before its commit is flushed (docs/decisions.md, "The
+ * claim's commit"). A power loss before the turn's next durable commit then loses the claim, and the
+ * admission runs again as if never claimed: its model called again, as a resume would call it. So
+ * only while the settings would resume a turn killed right after its claim (its first crash, fresh);
+ * with `max_resumes: 1` or no freshness every started turn must stay started, so every claim is durable.
+ */
+export function claimMayBeLazy(settings: RecoverySettings): boolean {
+  return settings.maxResumes > 1 && settings.freshnessS > 0;
+}
+
 /** Where a resumed turn goes on. `closed`: the running tool call recovery closes with an honest result. */
 export type TurnBoundary =
   { kind: 'model' } | { kind: 'tools'; calls: ToolCall[]; closed: ToolCall | null } | { kind: 'lost' };

@@ -10,12 +10,20 @@
  * rejects alone, the others commit. (Operations are pure database work, so running them again is
  * safe.) A failed COMMIT or a lost connection rejects every operation of the batch, and the
  * connection refuses all later ones (database.ts).
+ *
+ * A batch made only of operations asked for by name as lazy (runLazily: a turn's claim, which nothing
+ * acknowledged or executed depends on until a later durable commit) commits with
+ * `SET LOCAL synchronous_commit = off`: its COMMIT answers without waiting for the WAL flush, and
+ * the next synchronous commit (on any connection: it flushes the WAL up to its own record, after
+ * this one's) makes it durable. docs/decisions.md ("The claim's commit") has the argument.
  */
 import { performance } from 'node:perf_hooks';
 import type { PgDatabase, Sql } from './database.js';
 
 interface Queued {
   op: (sql: Sql) => Promise<unknown>;
+  /** runLazily: may be answered before its commit's WAL record is flushed. */
+  lazy: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -41,7 +49,7 @@ export class PgCommitGroup {
   private queue: Queued[] = [];
   private busy = false;
   /** Batches committed, operations in them, and the largest batch, for metrics and benchmarks. */
-  readonly stats = { batches: 0, operations: 0, largest: 0 };
+  readonly stats = { batches: 0, operations: 0, largest: 0, lazyBatches: 0 };
   /** Told each batch's seconds from its transaction's start to its COMMIT's answer. */
   onCommitted: ((seconds: number) => void) | null = null;
 
@@ -52,9 +60,22 @@ export class PgCommitGroup {
 
   /** Runs `op` in the next group transaction; resolves with its result once that commit is durable. */
   run<T>(op: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.enqueue(op, false);
+  }
+
+  /**
+   * Runs `op` in the next group transaction; resolves once committed, durable by the next
+   * synchronous commit (see the file's comment). In a batch with ordinary operations it commits
+   * synchronously with them.
+   */
+  runLazily<T>(op: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.enqueue(op, true);
+  }
+
+  private enqueue<T>(op: (sql: Sql) => Promise<T>, lazy: boolean): Promise<T> {
     if (this.db.failed) return Promise.reject(this.db.failed);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: (value) => resolve(value as T), reject });
+      this.queue.push({ op, lazy, resolve: (value) => resolve(value as T), reject });
       if (!this.busy) {
         this.busy = true;
         queueMicrotask(() => void this.drain());
@@ -67,15 +88,17 @@ export class PgCommitGroup {
       const batch = this.queue.splice(0, this.maxBatch);
       let outcomes: Outcome[];
       const started = performance.now();
+      const lazy = batch.every((queued) => queued.lazy);
       try {
         outcomes = await this.db.exclusive(
-          async (sql) => (await this.runPlainly(sql, batch)) ?? this.runApart(batch),
+          async (sql) => (await this.runPlainly(sql, batch, lazy)) ?? this.runApart(batch, lazy),
         );
       } catch (error) {
         for (const queued of batch) queued.reject(error);
         continue;
       }
       this.stats.batches++;
+      if (lazy) this.stats.lazyBatches++;
       this.stats.operations += batch.length;
       this.stats.largest = Math.max(this.stats.largest, batch.length);
       this.onCommitted?.((performance.now() - started) / 1000);
@@ -89,9 +112,10 @@ export class PgCommitGroup {
   }
 
   /** The whole batch in one transaction without savepoints; null (nothing written) when an operation threw. */
-  private async runPlainly(sql: Sql, batch: Queued[]): Promise<Outcome[] | null> {
+  private async runPlainly(sql: Sql, batch: Queued[], lazy: boolean): Promise<Outcome[] | null> {
     try {
       return await this.db.inTransaction(async () => {
+        if (lazy) await commitLazily(sql);
         const outcomes: Outcome[] = [];
         for (const queued of batch) {
           try {
@@ -110,8 +134,9 @@ export class PgCommitGroup {
   }
 
   /** Each operation in its own savepoint of one transaction: a failing one rejects alone. */
-  private runApart(batch: Queued[]): Promise<Outcome[]> {
-    return this.db.inTransaction(async () => {
+  private runApart(batch: Queued[], lazy: boolean): Promise<Outcome[]> {
+    return this.db.inTransaction(async (sql) => {
+      if (lazy) await commitLazily(sql);
       const outcomes: Outcome[] = [];
       for (const queued of batch) {
         try {
@@ -124,4 +149,9 @@ export class PgCommitGroup {
       return outcomes;
     });
   }
+}
+
+/** This transaction's COMMIT does not wait for its WAL record to reach the disk. */
+async function commitLazily(sql: Sql): Promise<void> {
+  await sql.run('SET LOCAL synchronous_commit = off');
 }

@@ -291,8 +291,8 @@ export class PostgresLocalStore implements LocalSessionStore {
     return this.read((sql) => admissions.sessionsWithQueued(sql));
   }
 
-  claimNext(logicalId: string, epoch: number): Promise<ClaimResult> {
-    return this.group.run(async (sql): Promise<ClaimResult> => {
+  claimNext(logicalId: string, epoch: number, options: { lazy?: boolean } = {}): Promise<ClaimResult> {
+    const claim = async (sql: Sql): Promise<ClaimResult> => {
       if (!(await this.leaseHeld(sql, logicalId))) return { kind: 'not_owner' };
       const session = await creations.readLocalSession(sql, logicalId);
       if (!session) return { kind: 'idle' };
@@ -321,7 +321,8 @@ export class PostgresLocalStore implements LocalSessionStore {
           return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
         }
       }
-    });
+    };
+    return options.lazy ? this.group.runLazily(claim) : this.group.run(claim);
   }
 
   settle(settlement: Settlement): Promise<boolean> {

@@ -34,6 +34,14 @@
  * work, so running them again is safe.) If SQLite aborts the whole transaction (disk full, I/O
  * error), every operation of the batch is rejected — none of them was written. Every outcome, a
  * rejection too, is delivered only after the flush, so no caller acts on a row that may not survive.
+ *
+ * One exception, asked for by name (runLazily): an operation whose commit nothing acknowledged or
+ * executed depends on until some later durable commit (a turn's claim: only the model request
+ * follows it before the next flush). A round made of such operations alone is answered once
+ * committed, its log frames left for the next flush, which covers them as it covers every frame
+ * written before it (the log is flushed whole, and recovery keeps only an unbroken prefix of it).
+ * Until that flush, every other round is flushed even if it wrote nothing, so no ordinary caller is
+ * answered on the strength of a lazy commit. docs/decisions.md ("The claim's commit") has the argument.
  */
 import { performance } from 'node:perf_hooks';
 import { StorageUnavailableError } from '../../domain/errors.js';
@@ -45,6 +53,8 @@ import { walFileFlush, type WalFlush } from './wal-flush.js';
 
 interface Queued {
   op: () => unknown;
+  /** runLazily: may be answered before the log holding it is flushed. */
+  lazy: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -57,6 +67,8 @@ interface Committed {
   outcomes: Outcome[];
   /** False when the batch changed no row: it waits only for the flush of what it may have read. */
   wrote: boolean;
+  /** Every operation of the batch was run lazily (runLazily). */
+  lazy: boolean;
   /** When its transaction began (the group's microsecond clock). */
   startedUs: number;
 }
@@ -113,11 +125,13 @@ export class CommitGroup {
   private flushing: Promise<void> | null = null;
   private failure: StorageUnavailableError | null = null;
   private flushHistory: FlushHistory = FIRST_FLUSH;
+  /** Lazy commits answered whose frames no flush has covered yet. */
+  private lazyUnflushed = false;
   private readonly failureListeners: ((failure: StorageUnavailableError) => void)[] = [];
   private readonly alwaysPool: boolean;
   private readonly clockUs: () => number;
   /** Batches committed, operations in them, and log flushes, for metrics and benchmarks. */
-  readonly stats = { batches: 0, operations: 0, largest: 0, flushes: 0, inlineFlushes: 0 };
+  readonly stats = { batches: 0, operations: 0, largest: 0, flushes: 0, inlineFlushes: 0, lazyRounds: 0 };
   /** Told each batch's seconds from its transaction's start to its callers' answer (durable). */
   onCommitted: ((seconds: number) => void) | null = null;
 
@@ -135,9 +149,22 @@ export class CommitGroup {
 
   /** Runs `op` in the next group transaction; resolves with its result once that commit is durable. */
   run<T>(op: () => T): Promise<T> {
+    return this.enqueue(op, false);
+  }
+
+  /**
+   * Runs `op` in the next group transaction; resolves once committed, durable by the next flush (see
+   * the file's comment: only for a commit nothing acknowledged or executed depends on until a later
+   * durable commit). In a round with ordinary operations it waits for their flush.
+   */
+  runLazily<T>(op: () => T): Promise<T> {
+    return this.enqueue(op, true);
+  }
+
+  private enqueue<T>(op: () => T, lazy: boolean): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve, reject });
+      this.queue.push({ op, lazy, resolve: resolve, reject });
       this.schedule();
     });
   }
@@ -216,7 +243,7 @@ export class CommitGroup {
     this.stats.batches++;
     this.stats.operations += batch.length;
     this.stats.largest = Math.max(this.stats.largest, batch.length);
-    const committed = { batch, outcomes, wrote: true, startedUs };
+    const committed = { batch, outcomes, wrote: true, lazy: batch.every((q) => q.lazy), startedUs };
     if (this.walFlush) this.unflushed.push({ ...committed, wrote: this.totalChanges() !== changesBefore });
     else this.deliver(committed);
   }
@@ -240,10 +267,17 @@ export class CommitGroup {
     if (this.flushing || this.unflushed.length === 0 || !this.walFlush) return;
     const waiting = this.unflushed;
     this.unflushed = [];
-    if (!waiting.some((c) => c.wrote)) {
+    if (!needsFlush(waiting, this.lazyUnflushed)) {
+      if (waiting.some((c) => c.wrote)) {
+        this.lazyUnflushed = true;
+        this.stats.lazyRounds++;
+      }
       waiting.forEach((c) => this.deliver(c));
       return;
     }
+    // This flush covers every frame written before it starts, so every lazy commit answered so far
+    // (a batch committed while it runs waits in `unflushed` for the next round).
+    this.lazyUnflushed = false;
     this.stats.flushes++;
     const place = this.alwaysPool ? 'pool' : chooseFlushPlace(this.flushHistory);
     if (place === 'inline') {
@@ -340,6 +374,19 @@ export class CommitGroup {
       return { ok: false, error: asStorageUnavailable(this.db, error) };
     }
   }
+}
+
+/**
+ * Whether a round must be flushed before its callers are answered: when it holds an ordinary
+ * operation and anything unflushed exists that it may have written or read (its own writes, a lazy
+ * batch of the same round, or a lazy commit answered earlier). A round of lazy batches alone never
+ * waits. Pure.
+ */
+export function needsFlush(
+  round: readonly Pick<Committed, 'wrote' | 'lazy'>[],
+  lazyUnflushed: boolean,
+): boolean {
+  return round.some((c) => !c.lazy) && (lazyUnflushed || round.some((c) => c.wrote));
 }
 
 function deliver({ batch, outcomes }: Committed): void {

@@ -267,8 +267,8 @@ export class SqliteLocalStore implements LocalSessionStore {
     return answer(() => admissions.sessionsWithQueued(this.db));
   }
 
-  claimNext(logicalId: string, epoch: number): Promise<ClaimResult> {
-    return this.group.run((): ClaimResult => {
+  claimNext(logicalId: string, epoch: number, options: { lazy?: boolean } = {}): Promise<ClaimResult> {
+    const claim = (): ClaimResult => {
       const session = creations.readLocalSession(this.db, logicalId);
       if (!session) return { kind: 'idle' };
       if (session.paused_reason !== null) return { kind: 'paused', reason: session.paused_reason };
@@ -299,7 +299,8 @@ export class SqliteLocalStore implements LocalSessionStore {
           return { kind: 'claimed', session: { ...session, generation }, admission, generation, input };
         }
       }
-    });
+    };
+    return options.lazy ? this.group.runLazily(claim) : this.group.run(claim);
   }
 
   settle(settlement: Settlement): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  claimMayBeLazy,
   decideRecovery,
   RECOVERY_DEFAULTS,
   splitAtInput,
@@ -41,6 +42,22 @@ describe('decideRecovery (REC-7)', () => {
   it('a turn older than the freshness window is stale', () => {
     const old = { ...fresh, started_at: '2026-12-01T10:59:59Z' };
     expect(decideRecovery(old, RECOVERY_DEFAULTS, now)).toMatchObject({ kind: 'unknown', reason: 'stale' });
+  });
+});
+
+describe('claimMayBeLazy: a claim left to the next flush only where a crash after it would resume', () => {
+  it('by default, where a turn killed right after its claim is resumed', () => {
+    expect(decideRecovery(fresh, RECOVERY_DEFAULTS, now)).toEqual({ kind: 'resume' });
+    expect(claimMayBeLazy(RECOVERY_DEFAULTS)).toBe(true);
+  });
+  it('never with max_resumes 1 or no freshness, where every started turn stays started (unknown)', () => {
+    for (const settings of [
+      { ...RECOVERY_DEFAULTS, maxResumes: 1 },
+      { ...RECOVERY_DEFAULTS, freshnessS: 0 },
+    ]) {
+      expect(decideRecovery(fresh, settings, now)).toMatchObject({ kind: 'unknown' });
+      expect(claimMayBeLazy(settings)).toBe(false);
+    }
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageUnavailableError } from '../../../src/domain/errors.js';
-import { CommitGroup } from '../../../src/storage/sqlite/commit-group.js';
+import { CommitGroup, needsFlush } from '../../../src/storage/sqlite/commit-group.js';
 import { openDatabase, SYNCHRONOUS_FULL, type SqliteDatabase } from '../../../src/storage/sqlite/database.js';
 import type { WalFlush } from '../../../src/storage/sqlite/wal-flush.js';
 
@@ -351,6 +351,109 @@ describe('CommitGroup: the log flush runs off the event loop', () => {
     hand.finish();
     await Promise.all([ops, closing]);
     expect(closed).toBe(true);
+  });
+});
+
+describe('CommitGroup: lazy operations (a turn’s claim)', () => {
+  it('answers a round of lazy operations once committed, and the next flush covers their frames', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    const claims = await Promise.all([
+      group.runLazily(insert(db, 'claim-1')),
+      group.runLazily(insert(db, 'claim-2')),
+    ]);
+    expect(claims).toEqual([1, 2]);
+    expect(hand.pending).toHaveLength(0); // answered without a flush
+    expect(group.stats).toMatchObject({ flushes: 0, lazyRounds: 1 });
+    // The next ordinary write waits for a flush, and that flush is what makes the claims durable too.
+    let settled = false;
+    const settle = group.run(insert(db, 'settle')).then(() => (settled = true));
+    await turn();
+    expect(hand.pending).toHaveLength(1);
+    expect(settled).toBe(false);
+    hand.finish();
+    await settle;
+    expect(texts(db)).toEqual(['claim-1', 'claim-2', 'settle']);
+  });
+
+  it('an ordinary operation that wrote nothing is still flushed while a lazy commit is unflushed', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    await group.runLazily(insert(db, 'claim'));
+    let seen: string[] | null = null;
+    const reader = group.run(() => texts(db)).then((rows) => (seen = rows));
+    await turn();
+    await turn();
+    expect(seen).toBeNull(); // it read the claim: it is answered only once the claim is on disk
+    hand.finish();
+    await reader;
+    expect(seen).toEqual(['claim']);
+    // Flushed: a later reader needs no flush of its own again.
+    expect(await group.run(() => texts(db))).toEqual(['claim']);
+    expect(group.stats.flushes).toBe(1);
+  });
+
+  it('a lazy operation sharing a round with an ordinary write waits for that round’s flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool' });
+    let answered = 0;
+    const both = Promise.all([
+      group.run(insert(db, 'admission')).then(() => answered++),
+      group.runLazily(insert(db, 'claim')).then(() => answered++),
+    ]);
+    await turn();
+    await turn();
+    expect(answered).toBe(0);
+    hand.finish();
+    await both;
+    expect(answered).toBe(2);
+  });
+
+  it('an ordinary read batched after a lazy write in the same round waits for the flush', async () => {
+    const db = open();
+    const hand = handFlush();
+    // One operation a transaction: the claim and the read are two batches of one round.
+    const group = new CommitGroup(db, { flush: hand.flush, flushPlace: 'pool', maxBatch: 1 });
+    let seen: string[] | null = null;
+    const claim = group.runLazily(insert(db, 'claim'));
+    const reader = group.run(() => texts(db)).then((rows) => (seen = rows));
+    await turn();
+    await turn();
+    expect(seen).toBeNull(); // it read the claim of its own round, not yet on disk
+    expect(hand.pending).toHaveLength(1);
+    hand.finish();
+    await Promise.all([claim, reader]);
+    expect(seen).toEqual(['claim']);
+  });
+
+  it('needsFlush: only a round with an ordinary operation waits, and only when something is unflushed', () => {
+    const lazyWrite = { wrote: true, lazy: true };
+    const read = { wrote: false, lazy: false };
+    const write = { wrote: true, lazy: false };
+    expect(needsFlush([lazyWrite], false)).toBe(false);
+    expect(needsFlush([lazyWrite], true)).toBe(false);
+    expect(needsFlush([read], false)).toBe(false);
+    expect(needsFlush([read], true)).toBe(true);
+    expect(needsFlush([lazyWrite, read], false)).toBe(true);
+    expect(needsFlush([write], false)).toBe(true);
+  });
+
+  it('a lazy commit is in the log before any flush: another connection reads it', async () => {
+    const db = open();
+    const group = new CommitGroup(db, { flush: handFlush().flush, flushPlace: 'pool' });
+    await group.runLazily(insert(db, 'claim'));
+    // A second connection (as a restarted daemon) reads the log the first one wrote.
+    const other = new Database(db.name, { readonly: true });
+    try {
+      expect(
+        (other.prepare('SELECT text FROM notes').all() as { text: string }[]).map((r) => r.text),
+      ).toEqual(['claim']);
+    } finally {
+      other.close();
+    }
   });
 });
 

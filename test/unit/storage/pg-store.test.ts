@@ -10,7 +10,7 @@ import {
   StorageUnavailableError,
 } from '../../../src/domain/errors.js';
 import { PgCommitGroup } from '../../../src/storage/postgres/commit-group.js';
-import { PgDatabase } from '../../../src/storage/postgres/database.js';
+import { PgDatabase, type Sql } from '../../../src/storage/postgres/database.js';
 import { latestVersion, type PgMigration } from '../../../src/storage/postgres/migration.js';
 import { MIGRATIONS } from '../../../src/storage/postgres/migrations/index.js';
 import { PostgresSessionStore } from '../../../src/storage/postgres/session-store.js';
@@ -145,6 +145,30 @@ describe('PostgreSQL durability and group commit', () => {
       StorageUnavailableError,
     );
     await expect(store.listSessions()).rejects.toBeInstanceOf(StorageUnavailableError);
+  });
+});
+
+describe('PostgreSQL lazy operations of the group commit (a turn’s claim)', () => {
+  const setting = (sql: Sql) => sql.row<{ synchronous_commit: string }>('SHOW synchronous_commit');
+
+  it('a batch of lazy operations alone commits without waiting for the WAL flush; nothing else does', async () => {
+    const s = await schema();
+    const db = await PgDatabase.open(s.url);
+    open.push(db);
+    const group = new PgCommitGroup(db);
+    expect(await Promise.all([group.runLazily(setting), group.runLazily(setting)])).toEqual([
+      { synchronous_commit: 'off' },
+      { synchronous_commit: 'off' },
+    ]);
+    expect(group.stats.lazyBatches).toBe(1);
+    // Sharing a batch with an ordinary operation, a lazy one commits synchronously with it.
+    expect(await Promise.all([group.run(setting), group.runLazily(setting)])).toEqual([
+      { synchronous_commit: 'on' },
+      { synchronous_commit: 'on' },
+    ]);
+    // SET LOCAL ends with its transaction: the connection is back at on for everything after.
+    expect(await group.run(setting)).toEqual({ synchronous_commit: 'on' });
+    expect(await db.exclusive(setting)).toEqual({ synchronous_commit: 'on' });
   });
 });
 
