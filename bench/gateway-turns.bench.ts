@@ -10,14 +10,17 @@
  *
  * Topology: daemon = `gatehouse serve` child process (max_concurrent_turns = 100); demo model =
  * `gatehouse demo-model` child process, like a real provider; clients and direct calls = the bench
- * process. A daemon turn makes three durable commits on its critical path
- * that the direct call does not (the admission before its receipt, the claim with the input before
- * the model is called, the final answer with the settlement before turn.complete). The overhead is
- * therefore measured twice: with the daemon's home on the bench machine's disk, and on tmpfs
+ * process. A daemon turn makes durable commits on its critical path that the direct call does not
+ * (the admission before its receipt, the final answer with the settlement before turn.complete;
+ * the claim with the input commits before the model is called, its flush left to the next one). The
+ * figures give the flushes a turn (from runtime.describe), what one flush costs on the home's file
+ * system in the same run (`flush_p50_ms`) and the floor those put under the ratio (`floor_ratio`:
+ * the direct call plus the flushes, everything else free). The overhead is measured twice: with the daemon's home on the bench machine's disk, and on tmpfs
  * (/dev/shm) where a flush costs nothing — the second shows the gateway's own cost.
  */
 import { performance } from 'node:perf_hooks';
-import { existsSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { startDemoModel } from '../src/runtime/demo/server.js';
 import { ModelClient } from '../src/runtime/model/client.js';
 import type { WireMessage, WireTool } from '../src/runtime/model/wire.js';
@@ -129,6 +132,53 @@ async function withCpu(
   };
 }
 
+interface Overhead {
+  turn50: number;
+  turn99: number;
+  direct50: number;
+  direct99: number;
+  /** p50 of an fdatasync of a 4 KiB append on the daemon's home's file system, in ms. */
+  flush50: number;
+  /** The daemon's log flushes a turn over the samples (runtime.describe). */
+  flushesPerTurn: number;
+  samples: number;
+}
+
+/**
+ * What a log flush costs on the file system of `dir`: a 4 KiB append and its fdatasync, as the
+ * daemon's group commit does for a turn's write-ahead log frames. Timed from the bench process.
+ */
+function flushProbe(dir: string): { flush(): number; close(): void } {
+  const file = join(dir, 'bench-flush-probe');
+  const fd = openSync(file, 'a', 0o600);
+  const page = Buffer.alloc(4096, 0x2a);
+  return {
+    flush() {
+      writeSync(fd, page);
+      const t = performance.now();
+      fdatasyncSync(fd);
+      return performance.now() - t;
+    },
+    close() {
+      closeSync(fd);
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+/**
+ * The overhead figures' extras: the flush cost measured in the same run, and the floor it puts
+ * under the ratio: the direct call plus the turn's flushes, were everything else the daemon does free.
+ */
+function flushExtras(o: Overhead): Record<string, number> {
+  return {
+    samples: o.samples,
+    flush_p50_ms: Math.round(o.flush50 * 1000) / 1000,
+    flushes_a_turn: Math.round(o.flushesPerTurn * 100) / 100,
+    floor_ratio: Math.round(((o.direct50 + o.flushesPerTurn * o.flush50) / o.direct50) * 100) / 100,
+  };
+}
+
 /**
  * One viewer; every sample is the first turn of a fresh session, so the model sees the same request
  * as the direct call (a session's history would otherwise grow). Daemon turns and direct calls
@@ -139,7 +189,7 @@ async function measureOverhead(
   direct: () => Promise<void>,
   cwd: string,
   quick: boolean,
-): Promise<{ turn50: number; turn99: number; direct50: number; direct99: number; samples: number }> {
+): Promise<Overhead> {
   const viewer = await daemon.connect();
   const router = new CompletionRouter(viewer);
   const n = quick ? 30 : 400;
@@ -150,29 +200,45 @@ async function measureOverhead(
   const nextFresh = (): Attached => ({ client: viewer, router, sessionId: fresh[sample++]! });
   const turnMs: number[] = [];
   const directMs: number[] = [];
-  for (let i = 0; i < warmup; i++) {
-    await daemonTurn(nextFresh(), sample);
-    await direct();
-  }
-  for (let i = 0; i < n; i++) {
-    const order = i % 2 === 0 ? ['turn', 'direct'] : ['direct', 'turn'];
-    for (const which of order) {
-      const t = performance.now();
-      if (which === 'turn') await daemonTurn(nextFresh(), sample);
-      else await direct();
-      (which === 'turn' ? turnMs : directMs).push(performance.now() - t);
+  const flushMs: number[] = [];
+  const probe = flushProbe(daemon.home);
+  type Storage = { log_flushes: number };
+  const flushes = async () =>
+    (await viewer.call<{ storage: Storage }>('runtime.describe', {})).storage.log_flushes;
+  try {
+    for (let i = 0; i < warmup; i++) {
+      await daemonTurn(nextFresh(), sample);
+      await direct();
     }
+    const flushesBefore = await flushes();
+    for (let i = 0; i < n; i++) {
+      const order = i % 2 === 0 ? ['turn', 'direct'] : ['direct', 'turn'];
+      for (const which of order) {
+        const t = performance.now();
+        if (which === 'turn') await daemonTurn(nextFresh(), sample);
+        else await direct();
+        (which === 'turn' ? turnMs : directMs).push(performance.now() - t);
+      }
+      // Between the pairs, never inside one: a flush of the home's file system, as the daemon's.
+      flushMs.push(probe.flush());
+    }
+    const flushesPerTurn = ((await flushes()) - flushesBefore) / n;
+    await viewer.close();
+    turnMs.sort((a, b) => a - b);
+    directMs.sort((a, b) => a - b);
+    flushMs.sort((a, b) => a - b);
+    return {
+      turn50: percentile(turnMs, 50),
+      turn99: percentile(turnMs, 99),
+      direct50: percentile(directMs, 50),
+      direct99: percentile(directMs, 99),
+      flush50: percentile(flushMs, 50),
+      flushesPerTurn,
+      samples: n,
+    };
+  } finally {
+    probe.close();
   }
-  await viewer.close();
-  turnMs.sort((a, b) => a - b);
-  directMs.sort((a, b) => a - b);
-  return {
-    turn50: percentile(turnMs, 50),
-    turn99: percentile(turnMs, 99),
-    direct50: percentile(directMs, 50),
-    direct99: percentile(directMs, 99),
-    samples: n,
-  };
 }
 
 const bench: Bench = {
@@ -217,7 +283,7 @@ const bench: Bench = {
           baseline: { name: 'direct model call p50', value: overhead.direct50 },
           higherIsBetter: false,
           aim: { op: '<=', ratio: 2 },
-          extra: { samples: overhead.samples },
+          extra: flushExtras(overhead),
         }),
         figure({
           bench: 'gateway',
@@ -245,7 +311,7 @@ const bench: Bench = {
               baseline: { name: 'direct model call p50', value: m.direct50 },
               higherIsBetter: false,
               aim: { op: '<=', ratio: 2 },
-              extra: { samples: m.samples },
+              extra: flushExtras(m),
             }),
           );
         } finally {
