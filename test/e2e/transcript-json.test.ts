@@ -14,7 +14,7 @@ import type { TranscriptMessage } from '../../src/domain/vocabulary.js';
 import { packageFile } from '../../src/runtime/package-files.js';
 import { messageFromRow, type MessageRow } from '../../src/storage/rows/messages.js';
 import { SqliteSessionStore } from '../../src/storage/sqlite/session-store.js';
-import { PIECE_CHARS } from '../../src/storage/sqlite/transcript-json.js';
+import { PIECE_CHARS, TranscriptJsonReader } from '../../src/storage/sqlite/transcript-json.js';
 import { TRANSCRIPT_SLICE } from '../../src/storage/sqlite/transcript-actions.js';
 import { source } from '../shared/fixtures.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
@@ -138,6 +138,31 @@ describe('the transcript JSON thread (in process, the built worker)', () => {
     await broken.appendToTranscript(entry.session_id, awkward(TRANSCRIPT_SLICE));
     await expect(broken.loadWholeTranscript!(entry.session_id, 'stored')).rejects.toThrow(/missing-worker/);
     await expect(broken.loadWholeTranscript!(entry.session_id, 'stored')).rejects.toThrow(/missing-worker/);
+  });
+
+  it('bounds the bytes it has handed out: a read waits while earlier replies are held, and goes on once they are released', async () => {
+    const file = join(tempDir(), 'state.db');
+    const store = storeWithThread(file);
+    const { entry } = await store.getOrCreateSession('k', source());
+    await store.appendToTranscript(entry.session_id, awkward(30));
+    const reader = new TranscriptJsonReader(file, WORKER, { maxHeldBytes: 1 });
+    try {
+      const first = await reader.read(entry.session_id, 'stored');
+      const bytes = first.body.reduce((sum, piece) => sum + piece.byteLength, 0);
+      expect(reader.load).toEqual({ heldBytes: bytes, waiting: 0 });
+      let second: JsonText | null = null;
+      const reading = reader.read(entry.session_id, 'stored').then((text) => (second = text));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(second).toBeNull();
+      expect(reader.load).toEqual({ heldBytes: bytes, waiting: 1 });
+      first.release();
+      await reading;
+      expect(second!.toJSON()).toEqual(first.toJSON());
+      second!.release();
+      expect(reader.load).toEqual({ heldBytes: 0, waiting: 0 });
+    } finally {
+      await reader.close();
+    }
   });
 
   it('is not there without a worker entry: callers read with loadTranscript', () => {

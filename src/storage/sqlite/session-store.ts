@@ -55,7 +55,9 @@ export class SqliteSessionStore implements SessionStore {
           )
         : null,
       options?.transcriptWorker
-        ? new TranscriptJsonReader(db.name, options.transcriptWorker, options.busyTimeoutMs)
+        ? new TranscriptJsonReader(db.name, options.transcriptWorker, {
+            busyTimeoutMs: options.busyTimeoutMs,
+          })
         : null,
     );
   }

@@ -28,7 +28,7 @@ import type { Dispatcher } from '../../protocol/dispatcher.js';
 import { invalidRequest } from '../../protocol/errors.js';
 import type { SharedEvent } from '../../domain/local/hub.js';
 import { failure, notification, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
-import { jsonPieces, worthSlicing } from './json-slices.js';
+import { jsonPieces, releaseJsonTexts, worthSlicing } from './json-slices.js';
 import { writeStreamed, type FragmentSink } from './streamed-reply.js';
 import { textFrame } from './text-frame.js';
 import { writeRound, type RoundMember } from './write-round.js';
@@ -216,8 +216,15 @@ export class ViewerConnection implements RoundMember {
   }
 
   private reply(response: JsonRpcResponse | JsonRpcResponse[]): void | Promise<void> {
-    if (this.transport && worthSlicing(response)) return this.streamReply(response, this.transport);
-    this.send(JSON.stringify(response), 'reply');
+    if (!worthSlicing(response)) return void this.send(JSON.stringify(response), 'reply');
+    // A whole transcript serialized off the loop is handed back once written, or dropped unwritten.
+    const release = () => releaseJsonTexts(response);
+    if (this.transport) return this.streamReply(response, this.transport).finally(release);
+    try {
+      this.send(JSON.stringify(response), 'reply');
+    } finally {
+      release();
+    }
   }
 
   /** Sends a long reply as it is serialized; resolves once it is written (or the connection closed). */

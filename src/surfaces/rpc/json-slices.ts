@@ -63,6 +63,20 @@ export function worthSlicing(value: unknown, depth = 0): boolean {
   return keys.some((key) => worthSlicing((value as Record<string, unknown>)[key], depth + 1));
 }
 
+/**
+ * Releases every JsonText in a reply (JsonText.release) once it is written or will never be: their
+ * maker bounds the bytes it has handed out. Looks where worthSlicing looks, which is where a reply
+ * holds one.
+ */
+export function releaseJsonTexts(value: unknown, depth = 0): void {
+  if (value instanceof JsonText) return value.release();
+  if (value === null || typeof value !== 'object' || depth > PROBE_DEPTH) return;
+  if (hasToJSON(value) || isBoxedPrimitive(value)) return;
+  const entries = Array.isArray(value) ? value : Object.values(value);
+  if (entries.length > MANY_ENTRIES) return;
+  for (const entry of entries) releaseJsonTexts(entry, depth + 1);
+}
+
 /** What JSON.stringify serializes in place of `value` under `key`: the result of its toJSON. */
 function prepared(value: unknown, key: string): unknown {
   if (value instanceof JsonText) return value;

@@ -40,4 +40,14 @@ describe('JsonText', () => {
     const held = text([1, 2]);
     expect(held.prepend([])).toBe(held);
   });
+  it('tells its maker once that it is released, also through an array prepended to it', () => {
+    let released = 0;
+    const held = new JsonText(1, [Buffer.from('1')], () => released++);
+    const longer = held.prepend([0]);
+    longer.release();
+    held.release();
+    longer.release();
+    expect(released).toBe(1);
+    expect(longer.toJSON()).toEqual([0, 1]);
+  });
 });

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { JsonText } from '../../../src/domain/json-text.js';
 import { jsonPieces } from '../../../src/surfaces/rpc/json-slices.js';
 import {
@@ -7,7 +8,15 @@ import {
   writeStreamed,
   type FragmentSink,
 } from '../../../src/surfaces/rpc/streamed-reply.js';
-import { connect, OWNER, startHarness, ticketProtocols, type Harness } from './harness.js';
+import {
+  connect,
+  OWNER,
+  recordingLogger,
+  startHarness,
+  testDispatcher,
+  ticketProtocols,
+  type Harness,
+} from './harness.js';
 
 /** Reads back the frames a sink was given: [fin, opcode, payload] each (RFC 6455 §5.2, unmasked). */
 function parseFrame(frame: Buffer): { fin: boolean; opcode: number; payload: Buffer } {
@@ -176,5 +185,45 @@ describe('a streamed reply over a real WebSocket', () => {
     expect((await client.call('ping', {})).result).toEqual({ pong: true });
     expect(harness.server.connections.size).toBe(1);
     client.close();
+  });
+});
+
+describe('a serialized transcript in a reply is handed back to its maker (JsonText.release)', () => {
+  /** A harness whose `test.text` answers a JsonText after `delayMs`, counting its releases. */
+  async function withText(delayMs: number) {
+    let released = 0;
+    const logger = recordingLogger();
+    const dispatcher = testDispatcher(logger);
+    dispatcher.register('test.text', {
+      params: z.strictObject({}),
+      capability: null,
+      handler: async () => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return { messages: new JsonText(2, [Buffer.from('{"n":1},{"n":2}')], () => released++) };
+      },
+    });
+    harness = await startHarness({ dispatcher, logger });
+    const client = await connect(
+      harness.wsUrl,
+      ticketProtocols(harness.tickets.mint('interactive', OWNER).ticket),
+    );
+    return { client, released: () => released };
+  }
+
+  it('once written', async () => {
+    const { client, released } = await withText(0);
+    expect(((await client.call('test.text', {})) as { result: unknown }).result).toEqual({
+      messages: [{ n: 1 }, { n: 2 }],
+    });
+    await vi.waitFor(() => expect(released()).toBe(1));
+    client.close();
+  });
+
+  it('when the connection closed before it could be written', async () => {
+    const { client, released } = await withText(100);
+    void client.call('test.text', {}).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    client.close();
+    await vi.waitFor(() => expect(released()).toBe(1));
   });
 });
