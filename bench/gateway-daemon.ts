@@ -7,7 +7,15 @@
  * and its baseline sit on the same side of a process boundary.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -255,12 +263,35 @@ export class CompletionRouter {
 }
 
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux, /proc/<pid>/stat). */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * CPU ms of a process's main thread (its thread id is its pid) and of all its other threads
+ * together (V8's platform threads for GC and compilation, libuv's pool, worker threads).
+ */
+export function threadCpuMs(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let ms: number;
+    try {
+      ms = ticksMs(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (Number(tid) === pid) main += ms;
+    else others += ms;
+  }
+  return { main, others };
+}
+
+/** utime + stime of a /proc stat line, in ms. */
+function ticksMs(stat: string): number {
   // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+export function cpuMs(pid: number): number {
+  return ticksMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /**

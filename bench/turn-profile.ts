@@ -12,6 +12,7 @@ import {
   CompletionRouter,
   configFor,
   cpuMs,
+  threadCpuMs,
   createSessions,
   startBenchDaemon,
   startChildDemoModel,
@@ -54,6 +55,7 @@ try {
   const storage = async () => (await viewer.call<{ storage: Storage }>('runtime.describe', {})).storage;
   const before = await storage();
   const cpuBefore = cpuMs(daemon.pid);
+  const threadsBefore = threadCpuMs(daemon.pid);
   const ms: number[] = [];
   for (let i = 20; i < turns + 20; i++) {
     const t = performance.now();
@@ -61,6 +63,7 @@ try {
     ms.push(performance.now() - t);
   }
   const cpu = cpuMs(daemon.pid) - cpuBefore;
+  const threadsAfter = threadCpuMs(daemon.pid);
   const after = await storage();
   if (devtools) {
     const { profile } = (await devtools.send('Profiler.stop')) as { profile: unknown };
@@ -70,7 +73,9 @@ try {
   ms.sort((a, b) => a - b);
   process.stdout.write(
     `turns ${turns}: p50 ${percentile(ms, 50).toFixed(2)} ms, p99 ${percentile(ms, 99).toFixed(2)} ms; ` +
-      `daemon CPU ${(cpu / turns).toFixed(3)} ms a turn${devtools ? ' (profiler on)' : ''}; ` +
+      `daemon CPU ${(cpu / turns).toFixed(3)} ms a turn${devtools ? ' (profiler on)' : ''} ` +
+      `(main thread ${((threadsAfter.main - threadsBefore.main) / turns).toFixed(3)}, ` +
+      `other threads ${((threadsAfter.others - threadsBefore.others) / turns).toFixed(3)}); ` +
       `${((after.log_flushes - before.log_flushes) / turns).toFixed(2)} log flushes and ` +
       `${((after.committed_operations - before.committed_operations) / turns).toFixed(2)} group operations a turn; ` +
       (devtools ? `profile in ${out}\n` : 'no profile\n'),

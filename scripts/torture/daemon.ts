@@ -33,6 +33,9 @@ export class EarlyExit extends Error {
  * out) must not leave one running beside later tests: `killAll` ends them, and every daemon still
  * running when this process exits is killed too.
  */
+/** How long a daemon may take to print its ready line before the harness gives up on it. */
+const START_TIMEOUT_MS = 90_000;
+
 export class DaemonSet {
   readonly children = new Set<ChildProcess>();
 
@@ -116,6 +119,7 @@ export class DaemonProcess {
       child.stderr.pipe(log, { end: false });
     }
     let errors = '';
+    let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((ready, fail) => {
       let seen = '';
       child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
@@ -124,7 +128,18 @@ export class DaemonProcess {
         if (seen.includes('Gatehouse is ready at')) ready();
       });
       void daemon.exited.then((e) => fail(new EarlyExit(e, errors.slice(-2000))));
-    });
+      // A start that never ends would otherwise hold the run until its test's own timeout, with
+      // nothing to say where it stood: fail it, with what the daemon wrote.
+      timer = setTimeout(() => {
+        killIfRunning(child);
+        fail(
+          new Error(
+            `the daemon (pid ${child.pid}) printed no ready line within ${START_TIMEOUT_MS / 1000} s; ` +
+              `its stdout: ${JSON.stringify(seen.slice(-1000))}; its stderr: ${JSON.stringify(errors.slice(-2000))}`,
+          ),
+        );
+      }, START_TIMEOUT_MS);
+    }).finally(() => clearTimeout(timer));
     let info: { url: string; epoch: number };
     try {
       info = JSON.parse(readFileSync(daemon.layout.gatewayJson, 'utf8')) as typeof info;
