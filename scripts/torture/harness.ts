@@ -416,6 +416,9 @@ export async function drain(
     const deadline = Date.now() + 120_000;
     const transcripts = new Map<string, SnapshotMessage[]>();
     for (const id of live) {
+      // A session slow to settle says, every few seconds, what it still holds (a run that fails
+      // or times out here prints this log).
+      let nextNote = Date.now() + 5_000;
       for (;;) {
         const snap = await g.call<{
           messages: SnapshotMessage[];
@@ -453,6 +456,11 @@ export async function drain(
           break;
         }
         if (Date.now() > deadline) throw new Error(`session ${id} never drained`);
+        if (Date.now() >= nextNote) {
+          nextNote = Date.now() + 5_000;
+          const held = snap.pending_admissions.map((a) => `${a.admission_id} ${a.state}`);
+          log(`drain: session ${id} still holds ${held.join(', ')}`);
+        }
         await sleep(50);
       }
     }
