@@ -9,7 +9,7 @@
  * honest figure of what the code blocks. Samples are wall-clock spaced, so a descheduled stretch
  * shows as one long gap between two samples: gaps over `--gap` ms are reported apart.
  *
- *   node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20] [--frames REGEX]
+ *   node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20] [--gap 10] [--frames REGEX]
  *
  * `--frames` lists, for each task, the time of the frames whose name matches REGEX as well (say
  * `cl100k|prepare|jsonPieces` to see whether a task is the tokenizer, a compression or a reply).
@@ -28,12 +28,14 @@ const option = (name, fallback) => {
 const target = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 if (!target) {
   process.stderr.write(
-    'usage: node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20] [--frames REGEX]\n',
+    'usage: node scripts/long-tasks.mjs DIR_OR_FILE [--top 15] [--min 20] [--gap 10] [--frames REGEX]\n',
   );
   process.exit(2);
 }
 const top = option('top', 15);
 const minMs = option('min', 20);
+/** A sample spaced more than this (ms) from the last stands for the process descheduled, not CPU. */
+const gapMs = option('gap', 10);
 const framesAt = args.indexOf('--frames');
 const frames = framesAt < 0 ? null : new RegExp(args[framesAt + 1]);
 const files = statSync(target).isDirectory()
@@ -86,14 +88,16 @@ for (const file of files) {
       task = { start: time, end: time, cpu: 0, self: new Map(), inclusive: new Map(), gaps: 0, entry };
     if (task.entry === undefined || BOOKKEEPING.has(nodes.get(task.entry)?.callFrame.functionName))
       task.entry = entry;
-    // The sample stands for the time since the previous one; a long one is the process descheduled.
-    if (delta > 10_000) task.gaps += delta;
-    else task.cpu += delta;
+    // The sample stands for the time since the previous one; a long one is the process descheduled,
+    // counted apart and not as any frame's CPU.
+    const cpu = delta > gapMs * 1000 ? 0 : delta;
+    task.gaps += delta - cpu;
+    task.cpu += cpu;
     task.end = time;
     if (BOOKKEEPING.has(name)) continue;
-    task.self.set(label(id), (task.self.get(label(id)) ?? 0) + delta);
+    task.self.set(label(id), (task.self.get(label(id)) ?? 0) + cpu);
     for (const frame of new Set(stack(id).map(label)))
-      task.inclusive.set(frame, (task.inclusive.get(frame) ?? 0) + delta);
+      task.inclusive.set(frame, (task.inclusive.get(frame) ?? 0) + cpu);
   }
   close();
   tasks.sort((a, b) => b.cpu - a.cpu);
