@@ -396,8 +396,12 @@ export class TurnScheduler {
         this.pumps.delete(logicalId);
         return;
       }
+      // A holder of the slot goes first, except before a turn recovery resumed: that one runs first
+      // (as step() lets it), for the holder may be what took the lease and so resumed it, and it
+      // waits for that turn to end (exclusive()); waiting for each other, neither would ever run.
       const held = this.held.get(logicalId);
-      if (held) {
+      const waiting = this.pumps.get(logicalId);
+      if (held && !(waiting?.kind === 'pumping' && waiting.resumed !== undefined)) {
         await held;
         continue;
       }

@@ -341,6 +341,57 @@ describe('TurnScheduler in a cluster (SCL-1): a control where the lease is free'
   });
 });
 
+describe("TurnScheduler.exclusive in a cluster (SCL-1): taking the lease resumes a dead owner's turn", () => {
+  it('runs that resumed turn first, then the work: neither waits for the other for ever', async () => {
+    const { store, epoch: deadEpoch } = await openStore(['A']);
+    // A turn the dead owner claimed under its epoch and never settled.
+    await store.admit(admission('A', 'a1'));
+    expect(await store.claimNext('A', deadEpoch)).toMatchObject({ kind: 'claimed' });
+    const epoch = await store.openEpoch('test');
+    const order: string[] = [];
+    let owned = false;
+    const s: TurnScheduler = new TurnScheduler(
+      store,
+      epoch,
+      new Semaphore(8),
+      (job) => {
+        order.push(`turn ${job.admission.admission_id}${job.resumed ? ' (resumed)' : ''}`);
+        return complete();
+      },
+      { emit: () => undefined },
+      () => undefined,
+      {
+        ownership: {
+          owns: () => owned,
+          elsewhere: () => undefined,
+          // As a cluster member does: taking the lease recovers the session (recoverTaken), which
+          // hands the dead owner's running turn to this scheduler.
+          acquire: async () => {
+            owned = true;
+            const claimed = await store.resumeOrphan('a1', epoch);
+            s.resume(claimed!);
+            return true;
+          },
+          sideEffectsAllowed: () => true,
+        },
+      },
+    );
+    // Before: the resumed pump waited for the slot the compress held, and the compress for the
+    // resumed turn to run.
+    const compressing = s.exclusive('A', () => {
+      order.push('work');
+      return Promise.resolve('compressed');
+    });
+    const outcome = await Promise.race([
+      compressing,
+      new Promise<string>((resolve) => setTimeout(() => resolve('deadlocked'), 3_000)),
+    ]);
+    expect(outcome).toBe('compressed');
+    expect(order).toEqual(['turn a1 (resumed)', 'work']);
+    expect((await store.getAdmission('a1'))?.state).toBe('completed');
+  });
+});
+
 describe('TurnScheduler.exclusive (session.compress, checkpoint.restore)', () => {
   it('holds the slot while it waits for the running turn: the pump never goes idle (so the lease stays) before the work', async () => {
     const { store, epoch } = await openStore(['A']);
