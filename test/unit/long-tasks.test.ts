@@ -4,16 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { profileFrame as frame } from '../shared/cpu-profile.js';
 
 const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'long-tasks.mjs');
-
-const frame = (functionName: string, url = '', lineNumber = -1) => ({
-  functionName,
-  url,
-  lineNumber,
-  columnNumber: 0,
-  scriptId: '0',
-});
 
 /**
  * Two entry points under the root (a timer, a socket read), each with one function of the app.
