@@ -91,6 +91,11 @@ export class ClusterMember {
   private readonly held = new Map<string, number>();
   /** Takes in flight, by session: one at a time. */
   private readonly taking = new Map<string, Promise<void>>();
+  /**
+   * Sessions taken over whose recovery has not finished: held (its writes are fenced by the lease)
+   * but not yet this instance's to run.
+   */
+  private readonly recovering = new Set<string>();
   private readonly timing: LeaseTiming;
   private readonly now: () => number;
   private lastRenewal: number;
@@ -142,9 +147,13 @@ export class ClusterMember {
     return this.scanOnce();
   }
 
-  /** Whether this instance may run the session now. */
+  /**
+   * Whether this instance may run the session now: its lease is held here and, when it was taken
+   * over, the dead owner's turn has been recovered (resumed or made unknown, REC-7). Until then no
+   * claim and no control may start beside that recovery.
+   */
   owns(logicalId: string): boolean {
-    return this.stateValue === 'active' && this.held.has(logicalId);
+    return this.stateValue === 'active' && this.held.has(logicalId) && !this.recovering.has(logicalId);
   }
 
   /**
@@ -211,9 +220,10 @@ export class ClusterMember {
    */
   async acquire(logicalId: string): Promise<boolean> {
     if (this.stateValue !== 'active') return false;
-    if (this.held.has(logicalId)) return true;
+    if (this.owns(logicalId)) return true;
+    // A take in flight (from a wake-up, a scan or admitted work) is waited for with its recovery.
     await this.takeOrWake(logicalId, false);
-    return this.held.has(logicalId);
+    return this.owns(logicalId);
   }
 
   /**
@@ -239,12 +249,14 @@ export class ClusterMember {
 
   private takeOrWake(logicalId: string, wakeOwner: boolean): Promise<void> {
     if (this.stateValue !== 'active') return Promise.resolve();
+    // First: while a take recovers the session, a kick would find it not owned and come back here.
+    // The take kicks the session itself once its recovery is done.
+    const pending = this.taking.get(logicalId);
+    if (pending) return pending;
     if (this.held.has(logicalId)) {
       this.options.sessions.kick(logicalId);
       return Promise.resolve();
     }
-    const pending = this.taking.get(logicalId);
-    if (pending) return pending;
     const work = this.take(logicalId, wakeOwner)
       .catch((error: unknown) =>
         this.options.log.warn({ err: error, session_id: logicalId }, 'could not take a session lease'),
@@ -267,7 +279,18 @@ export class ClusterMember {
       sessions.kick(logicalId);
       return;
     }
-    const recovered = await sessions.recoverSession(logicalId);
+    // Taken over: a control or a claim let in before the recovery has run would act beside the dead
+    // owner's turn, which the recovery is about to resume (a compression could move its input out of
+    // the transcript it resumes on). owns() is false until then, and acquire() waits for it.
+    this.recovering.add(logicalId);
+    let recovered: { unknown: string[]; resumed: string[] };
+    try {
+      recovered = await sessions.recoverSession(logicalId);
+    } finally {
+      this.recovering.delete(logicalId);
+    }
+    // Work admitted meanwhile found the take in flight: its queue runs now.
+    if (this.owns(logicalId)) sessions.kick(logicalId);
     if (result.previous !== null || recovered.unknown.length > 0 || recovered.resumed.length > 0) {
       log.info(
         {

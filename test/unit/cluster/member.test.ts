@@ -35,9 +35,14 @@ class Recorder implements MemberSessions {
     return new Promise((resolve) => this.waiters.push({ match: call, resolve }));
   }
 
-  recoverSession(logicalId: string) {
+  /** While set, a recovery waits for it (a recovery reading a dead owner's turn from the store). */
+  recoveryGate: Promise<void> | null = null;
+
+  async recoverSession(logicalId: string) {
     this.record(`recover ${logicalId}`);
-    return Promise.resolve({ unknown: [], resumed: [] });
+    if (this.recoveryGate) await this.recoveryGate;
+    this.record(`recovered ${logicalId}`);
+    return { unknown: [], resumed: [] };
   }
   kick(logicalId: string): void {
     this.record(`kick ${logicalId}`);
@@ -108,6 +113,12 @@ async function session(n: Node, id: string, queued: string[] = []): Promise<void
   for (const q of queued) await n.local.admit(testAdmission(id, q));
 }
 
+/** Waits until a take of the session has run its recovery and kicked the session's queue. */
+async function taken(n: Node, id: string): Promise<void> {
+  await n.sessions.next(`recovered ${id}`);
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 async function schema(): Promise<TestSchema> {
   const s = await createTestSchema({ migrated: true });
   cleanups.push(() => s.drop());
@@ -121,13 +132,45 @@ describe('ClusterMember', () => {
     const c = await node(s, 'c');
     await session(a, 's1', ['q1']);
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     expect(a.member.owns('s1')).toBe(true);
+    expect(a.sessions.calls).toEqual(['recover s1', 'recovered s1', 'kick s1']);
+    a.sessions.calls.splice(0);
     // C admitted work for s1: it cannot take the lease, so it wakes A, which kicks the session.
     c.member.elsewhere('s1');
     await a.sessions.next('kick s1');
     expect(c.member.owns('s1')).toBe(false);
     expect(c.sessions.calls).toEqual([]);
+  });
+
+  it('a session taken over is not run here until its recovery is done: a control waits for it, a kick is not lost', async () => {
+    const s = await schema();
+    const a = await node(s, 'a');
+    await session(a, 's1', ['q1']);
+    let recover!: () => void;
+    a.sessions.recoveryGate = new Promise((resolve) => (recover = resolve));
+    // A wake-up (or a scan) takes the lease; the recovery reads the dead owner's turn meanwhile.
+    a.member.elsewhere('s1');
+    await a.sessions.next('recover s1');
+    // The lease is held (the recovery's writes are fenced by it), but the session is not A's to run:
+    // a claim or a compression let in now would act beside the turn the recovery is about to resume.
+    expect(a.member.token('s1')).not.toBeNull();
+    expect(a.member.owns('s1')).toBe(false);
+    // A control arriving now waits for the recovery instead of running beside it.
+    let acquired: boolean | null = null;
+    const control = a.member.acquire('s1').then((ok) => (acquired = ok));
+    // Work admitted now kicks the session: it finds the take in flight (not a loop of kicks).
+    a.member.elsewhere('s1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(acquired).toBeNull();
+    expect(a.sessions.calls).toEqual(['recover s1']);
+    recover();
+    await control;
+    expect(acquired).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Once recovered, the queue is kicked: the work admitted during the recovery runs.
+    expect(a.sessions.calls).toEqual(['recover s1', 'recovered s1', 'kick s1']);
+    expect(a.member.owns('s1')).toBe(true);
   });
 
   it('a control acquires a free session, and is refused one another instance holds', async () => {
@@ -137,7 +180,7 @@ describe('ClusterMember', () => {
     await session(a, 's1');
     expect(await a.member.acquire('s1')).toBe(true);
     expect(await c.member.acquire('s1')).toBe(false);
-    expect(a.sessions.calls).toEqual(['recover s1']);
+    expect(a.sessions.calls).toEqual(['recover s1', 'recovered s1', 'kick s1']);
   });
 
   it('an idle session gives its lease back, and the next instance takes it', async () => {
@@ -146,10 +189,10 @@ describe('ClusterMember', () => {
     const c = await node(s, 'c');
     await session(a, 's1');
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     await a.member.idle('s1');
     c.member.elsewhere('s1');
-    await c.sessions.next('recover s1');
+    await taken(c, 's1');
     expect(a.member.owns('s1')).toBe(false);
     expect(c.member.token('s1')).toBe(2);
   });
@@ -183,14 +226,14 @@ describe('ClusterMember', () => {
     await c.member.idle('s1');
     expect(c.member.owns('s1')).toBe(false);
     await c.cluster.notify(RESCAN_CHANNEL, 'test');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     expect(a.member.owns('s1')).toBe(true);
     // A drains: its key goes with it, so the lease is released like any other and C may take it.
     a.member.beginDrain();
     expect(await a.member.handOver([])).toEqual(['s1']);
     c.sessions.calls.splice(0);
     c.member.elsewhere('s1');
-    await c.sessions.next('recover s1');
+    await taken(c, 's1');
     expect(c.member.owns('s1')).toBe(true);
   });
 
@@ -202,12 +245,12 @@ describe('ClusterMember', () => {
     await session(a, 's2', ['q2']);
     a.member.elsewhere('s1');
     a.member.elsewhere('s2');
-    await a.sessions.next('recover s1');
-    await a.sessions.next('recover s2');
+    await taken(a, 's1');
+    await taken(a, 's2');
     a.member.beginDrain();
     expect((await a.member.handOver(['s2'])).sort()).toEqual(['s1']);
     // s1 is taken over by B now (a lease of 300 s never expired); s2 stays A's (its turn still runs).
-    await b.sessions.next('recover s1');
+    await taken(b, 's1');
     expect(b.member.owns('s1')).toBe(true);
     expect(b.member.owns('s2')).toBe(false);
   });
@@ -218,7 +261,7 @@ describe('ClusterMember', () => {
     await session(a, 's1', ['q1']);
     await session(a, 's2', ['q2']);
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     // A runs s1's turn; s2 has queued work and no owner (its instance died before taking it).
     expect(
       await a.local.claimNext('s1', (await a.local.getAdmission('q1'))!.epoch ?? a.member.holder.epoch),
@@ -226,7 +269,7 @@ describe('ClusterMember', () => {
       kind: 'claimed',
     });
     const b = await node(s, 'b');
-    expect(b.sessions.calls.filter((call) => call.startsWith('recover'))).toEqual(['recover s2']);
+    expect(b.sessions.calls.filter((call) => call.startsWith('recover '))).toEqual(['recover s2']);
     expect(b.sessions.calls.some((call) => call.endsWith(' s1'))).toBe(false);
     expect(b.member.owns('s1')).toBe(false);
     expect(await a.local.getAdmission('q1')).toMatchObject({
@@ -240,7 +283,7 @@ describe('ClusterMember', () => {
     const a = await node(s, 'a');
     await session(a, 's1', ['q1']);
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     a.failed.now = true;
     expect(await a.fatal).toBe('the database connection was lost');
     expect(a.sessions.calls).toContain('interrupt s1');
@@ -254,7 +297,7 @@ describe('ClusterMember', () => {
     const a = await node(s, 'a', () => clock.ms);
     await session(a, 's1', ['q1']);
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     expect(a.member.sideEffectsAllowed('s1')).toBe(true);
     expect(a.member.sideEffectsAllowed('s2')).toBe(false); // not held here
     // No renewal for more than lease_s / 2 (150 s), the watchdog's tick not come yet.
@@ -274,7 +317,7 @@ describe('ClusterMember', () => {
     const a = await node(s, 'a');
     await session(a, 's1', ['q1']);
     a.member.elsewhere('s1');
-    await a.sessions.next('recover s1');
+    await taken(a, 's1');
     a.member.beginDrain();
     expect(a.member.sideEffectsAllowed('s1')).toBe(true);
     expect(await a.member.handOver(['s1'])).toEqual([]);
