@@ -83,6 +83,11 @@ export class TortureClient {
     readonly name: string,
     private readonly ledger: Ledger,
     private readonly cwdFor: (requestId: string) => string,
+    /**
+     * The run's log: a call still unanswered after `noteMs` is noted there, and again every
+     * `noteMs`, so a run that outlives its bound shows the call it waited on.
+     */
+    private readonly watch: { log: (line: string) => void; noteMs: number } | null = null,
   ) {}
 
   /** Plans this iteration's new calls (after the retries) and queues them as pending. */
@@ -140,7 +145,7 @@ export class TortureClient {
     for (const op of [...this.pending]) {
       if (op.kind !== 'create' && !this.ledger.sessions.has(op.request_id)) continue;
       try {
-        await this.perform(client, op);
+        await this.watched(op, this.perform(client, op));
         this.pending.splice(this.pending.indexOf(op), 1);
       } catch (error) {
         this.stoppedAt = `${op.kind} ${op.request_id}: ${error instanceof RpcCallError ? error.reason : String(error)}`;
@@ -163,6 +168,22 @@ export class TortureClient {
         }
         return;
       }
+    }
+  }
+
+  /** `call`, noted in the run's log for as long as it stays unanswered past `watch.noteMs`. */
+  private async watched(op: Op, call: Promise<void>): Promise<void> {
+    if (!this.watch) return call;
+    const { log, noteMs } = this.watch;
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const waited = ((Date.now() - started) / 1000).toFixed(1);
+      log(`${this.name} ${op.kind} ${op.request_id}: no answer after ${waited} s`);
+    }, noteMs);
+    try {
+      await call;
+    } finally {
+      clearInterval(timer);
     }
   }
 
@@ -231,6 +252,8 @@ export function workloadClients(
   work: string,
   ledger: Ledger,
   count: number,
+  /** The run's log, where a call unanswered for 5 s is noted (see TortureClient). */
+  log?: (line: string) => void,
 ): { clients: TortureClient[]; ranLines: () => string[] } {
   const cwds: string[] = [];
   const cwdFor = (requestId: string): string => {
@@ -240,7 +263,10 @@ export function workloadClients(
     return dir;
   };
   return {
-    clients: Array.from({ length: count }, (_, i) => new TortureClient(`c${i}`, ledger, cwdFor)),
+    clients: Array.from(
+      { length: count },
+      (_, i) => new TortureClient(`c${i}`, ledger, cwdFor, log ? { log, noteMs: 5_000 } : null),
+    ),
     ranLines: () =>
       cwds.flatMap((dir) => {
         const file = join(dir, 'ran.log');

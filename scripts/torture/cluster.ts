@@ -228,7 +228,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const daemonLog = openLog(join(root, 'daemons.log'));
   const store = await postgresEvidence(schema.url);
   const ledger = new Ledger();
-  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3);
+  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3, log);
   const kills: Record<string, number> = {};
   let selfStops = 0;
   const resolved = new Set<string>();

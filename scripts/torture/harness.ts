@@ -156,7 +156,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const stateDb = homeLayout(home).stateDb('default');
   const store = sqliteEvidence(stateDb);
   const ledger = new Ledger();
-  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3);
+  const { clients, ranLines } = workloadClients(work, ledger, options.clients ?? 3, log);
   const kills: Record<string, number> = {};
   const resolved = new Set<string>();
   const queuedWhenTampered = new Set<string>();
