@@ -25,7 +25,11 @@ const said = (text: string) => `${DEMO_LABEL}: you said: ${text}`;
 const repliesTo = (chatId: number) =>
   telegram.standIn.sent((c) => c.payload.chat_id === chatId).map((c) => String(c.payload.text));
 
-/** A lease of 6 s or more: renewals may stall for half of it before an instance stops itself, and 3 s covers a loaded machine. */
+/**
+ * A lease of 10 s or more, as every cluster case has: renewals may stall for half of it before an
+ * instance stops itself, and beside a second gate run on the slowest 2-core machine seen (load 26)
+ * a renewal stalled past the 3 s a 6 s lease allows (docs/testing.md, eighth session).
+ */
 function start(size: number, leaseS: number): Promise<TestCluster> {
   return telegram.start({
     size,
@@ -64,7 +68,7 @@ const pollersSince = (from: number) => new Set(telegram.standIn.polls.slice(from
 
 describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   it('only the lease holder polls, every message is answered once, and status names the holder', async () => {
-    const cluster = await start(3, 6);
+    const cluster = await start(3, 10);
     const first = await holder(cluster);
     const name = cluster.nodes[first]!.name;
     const polls = telegram.standIn.polls.length;
@@ -92,9 +96,14 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
     expect(status).toContain(
       'telegram: stopped (standing by: another instance of the cluster receives for this bot)',
     );
-    const json = JSON.parse((await runCli(cluster.nodes[first]!.home, ['status', '--json'])).stdout) as {
-      cluster: { bots: { name: string; owner_name: string | null }[] };
-    };
+    // Each instance rewrites its view at its own scans (every lease_s / 4): wait for the holder's.
+    type StatusJson = { cluster: { bots: { name: string; owner_name: string | null }[] } };
+    const json = await cluster.until(
+      "the holder's status --json shows the bot lease",
+      async () =>
+        JSON.parse((await runCli(cluster.nodes[first]!.home, ['status', '--json'])).stdout) as StatusJson,
+      (view) => view.cluster.bots.length > 0,
+    );
     expect(json.cluster.bots).toEqual([expect.objectContaining({ name: BOT, owner_name: name })]);
     // The token is nowhere in the lease table.
     const rows = await cluster.sql<{ name: string }>(`SELECT name FROM cluster_leases WHERE kind = 'bot'`);
@@ -102,7 +111,7 @@ describe('a Telegram bot in a cluster', { timeout: 180_000 }, () => {
   });
 
   it('SIGKILL of the polling instance mid-turn: another takes the bot over and the chat is answered once', async () => {
-    const cluster = await start(3, 6);
+    const cluster = await start(3, 10);
     const first = await holder(cluster);
     const chat = 910;
     expect(await ask(chat, 'before the kill')).toBe(said('before the kill'));
