@@ -8,10 +8,11 @@
  */
 import { once } from 'node:events';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_LABEL } from '../../src/runtime/demo/script.js';
 import { startTelegramStandIn } from '../fixtures/telegram-standin.js';
+import { unhandedPort } from '../shared/ports.js';
 import { useBotCluster } from './cluster-harness.js';
 
 const TOKEN_ENV = 'GH_E2E_TELEGRAM_TOKEN';
@@ -27,14 +28,6 @@ let proxyPort = 0;
 const ports = new Map<string, number>();
 /** What the proxy met at each instance: the port and `refused` or the HTTP status. */
 const tries: { port: number; outcome: string }[] = [];
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** Forwards a post to each instance in turn; the first that accepts the connection answers. */
 async function forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -66,7 +59,8 @@ beforeAll(async () => {
   proxy.listen(0, '127.0.0.1');
   await once(proxy, 'listening');
   proxyPort = (proxy.address() as net.AddressInfo).port;
-  for (const name of ['a', 'b']) ports.set(name, await freePort());
+  // Outside the ephemeral range: the standby's port must stay unbound until it takes the bot over.
+  for (const name of ['a', 'b']) ports.set(name, await unhandedPort());
 });
 
 afterAll(async () => {
