@@ -6,13 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Ledger, TortureClient } from '../../../scripts/torture/client.js';
-import { Rng } from '../../../scripts/torture/rng.js';
 import type { GatewayClient } from '../../../src/surfaces/client/rpc-client.js';
 
+// The clock is vitest's (Date.now, setTimeout, setInterval): the notes depend on no machine's load.
 const dirs: string[] = [];
 afterEach(() => {
+  vi.useRealTimers();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -38,8 +39,8 @@ function client(log: string[] | null): TortureClient {
   dirs.push(work);
   const watch = log ? { log: (line: string) => log.push(line), noteMs: 40 } : null;
   const c = new TortureClient('c0', new Ledger(), (id) => join(work, id), watch);
-  // One creation and no submits: the only call is the slow session.create.
-  c.plan(new Rng(1), true, 0, (id) => ({ text: id, tool: false }));
+  // One pending call: the slow session.create.
+  c.pending.push({ kind: 'create', request_id: 'c0-s1', cwd: join(work, 'c0-s1') });
   return c;
 }
 
@@ -47,18 +48,27 @@ describe('torture client: calls left unanswered are noted in the run log', () =>
   it('notes a slow call every interval while it waits, and nothing once it is answered', async () => {
     const log: string[] = [];
     const c = client(log);
-    await c.run(slowDaemon(150));
+    vi.useFakeTimers();
+    const running = c.run(slowDaemon(150));
+    await vi.advanceTimersByTimeAsync(150);
+    await running;
     expect(c.pending).toEqual([]);
-    const notes = log.length;
-    expect(notes).toBeGreaterThanOrEqual(2);
-    expect(log[0]).toMatch(/^c0 create c0-s1: no answer after 0\.\d s$/);
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(log).toHaveLength(notes);
+    expect(log).toEqual([
+      'c0 create c0-s1: no answer after 0.0 s',
+      'c0 create c0-s1: no answer after 0.1 s',
+      'c0 create c0-s1: no answer after 0.1 s',
+    ]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(log).toHaveLength(3);
   });
 
   it('a call answered within the interval is not noted', async () => {
     const log: string[] = [];
-    await client(log).run(slowDaemon(5));
+    vi.useFakeTimers();
+    const running = client(log).run(slowDaemon(5));
+    await vi.advanceTimersByTimeAsync(5);
+    await running;
+    await vi.advanceTimersByTimeAsync(200);
     expect(log).toEqual([]);
   });
 });
