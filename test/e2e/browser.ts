@@ -4,7 +4,6 @@
  * without it skips these tests with a loud message instead of failing on a missing binary.
  */
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
@@ -120,17 +119,4 @@ export async function sessionInPage(
 export async function sendMessage(page: Page, text: string): Promise<void> {
   await page.getByLabel('Message').fill(text);
   await page.getByLabel('Message').press('Enter');
-}
-
-/** A port that was free a moment ago, so a restarted daemon can listen where the page looks. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import {
-  freePort,
   HAVE_CHROMIUM,
   loggedIn,
   openSession,
@@ -111,7 +111,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard session view in Chromium', () => 
   });
 
   it('reattaches after SIGKILL and restart: a message typed while down is sent once, nothing shows twice', async () => {
-    const port = await freePort();
+    const port = await unhandedPort();
     const extraConfig = `${await dashboardConfig()}listener:\n  port: ${port}\n`;
     const { d, context, page } = await sessionInPage(fx, chromium.browser, { title: 'restart' }, extraConfig);
     await send(page, 'before the crash');

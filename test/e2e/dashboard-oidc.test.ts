@@ -6,9 +6,10 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import type { AuditRow } from '../../src/protocol/results.js';
 import type { GatewayClient } from '../../src/surfaces/client/rpc-client.js';
-import { freePort, HAVE_CHROMIUM, logIn, useChromium } from './browser.js';
+import { HAVE_CHROMIUM, logIn, useChromium } from './browser.js';
 import { requireBuild } from './cli.js';
 import { startDaemon, useSharedDaemon, type RunningDaemon } from './gateway-harness.js';
 import {
@@ -36,7 +37,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in through OpenID Connect', () =
   let idp: IdentityProvider;
   let port: number;
   beforeAll(async () => {
-    port = await freePort();
+    port = await unhandedPort();
     idp = await startIdentityProvider(ACCOUNTS, `http://127.0.0.1:${port}/auth/oidc/callback`);
   });
   afterAll(() => idp?.close());

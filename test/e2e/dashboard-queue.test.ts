@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import {
-  freePort,
   HAVE_CHROMIUM,
   loggedIn,
   openSession,
@@ -37,7 +37,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard queue, prompts and reconnects in 
     'queued messages are listed with Cancel; after a SIGKILL the interrupted turn shows as unknown with Resolve, and the queue goes on',
     { timeout: 150_000 },
     async () => {
-      const port = await freePort();
+      const port = await unhandedPort();
       const extraConfig = `${await dashboardConfig()}listener:\n  port: ${port}\n`;
       const { d, native, sessionId, context, page } = await sessionInPage(
         fx,

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import { startDemoModel, type DemoModelServer } from '../../src/runtime/demo/server.js';
 import { requireBuild, runCli, tempHome } from './cli.js';
 import { nextEvent, startDaemon, writeConfig, type RunningDaemon } from './gateway-harness.js';
@@ -49,15 +50,8 @@ async function refusingProvider(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
 
-/** A port nothing listens on: a server opened and closed. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/** A port nothing listens on, and that no listen(0) beside this file can be given meanwhile. */
+const closedPort = unhandedPort;
 
 function modelConfig(baseUrl: string): string {
   return ['model:', `  base_url: ${baseUrl}`, '  model: m1', `  api_key_env: ${KEY_VAR}`, ''].join('\n');

@@ -8,16 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORT } from '../../src/daemon/config-listener.js';
 import { exited, isOneLineError, requireBuild, runCli, spawnCli, tempHome, waitForOutput } from './cli.js';
 import { writeConfig } from './gateway-harness.js';
+import { unhandedPort } from '../shared/ports.js';
 
 requireBuild();
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** Holds `port` on 127.0.0.1, or returns null when someone else already does (it is taken either way). */
 async function hold(port: number): Promise<Server | null> {
@@ -42,8 +35,8 @@ async function holdSoon(port: number): Promise<Server> {
 describe('listener flags', { timeout: 120_000 }, () => {
   it('serve --port/--host override listener.port/host in the config', async () => {
     const home = tempHome();
-    writeConfig(home, `listener:\n  port: ${await freePort()}\n`);
-    const port = await freePort();
+    writeConfig(home, `listener:\n  port: ${await unhandedPort()}\n`);
+    const port = await unhandedPort();
     const serve = spawnCli(home, ['serve', '--port', String(port), '--host', '127.0.0.1']);
     const out = await waitForOutput(serve, 'Gatehouse is ready at');
     expect(out).toContain(`Gatehouse is ready at http://127.0.0.1:${port} `);
@@ -54,7 +47,7 @@ describe('listener flags', { timeout: 120_000 }, () => {
 
   it('start --port passes the port to the daemon it spawns', async () => {
     const home = tempHome();
-    const port = await freePort();
+    const port = await unhandedPort();
     const start = await runCli(home, ['start', '--port', String(port)]);
     expect(start.code).toBe(0);
     expect(start.stdout).toContain(`Gatehouse is running at http://127.0.0.1:${port} `);
@@ -112,7 +105,7 @@ describe('listener flags', { timeout: 120_000 }, () => {
   });
 
   it('a port the owner chose is insisted on: taken is an error naming --port', async () => {
-    const blocker = (await hold(await freePort()))!;
+    const blocker = (await hold(await unhandedPort()))!;
     try {
       const { port } = blocker.address() as AddressInfo;
       const serve = await runCli(tempHome(), ['serve', '--port', String(port)]);

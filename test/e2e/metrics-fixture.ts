@@ -2,7 +2,6 @@
  * Reading the Prometheus text the daemon serves at /metrics, and the names docs/observability.md
  * lists: what the metrics tests assert on.
  */
-import { createServer } from 'node:net';
 
 export interface Sample {
   name: string;
@@ -63,16 +62,4 @@ export function total(samples: Sample[], name: string, labels: Record<string, st
   return samples
     .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
-}
-
-/** A free loopback port: bound at 0 and closed (for programs that cannot listen on port 0 themselves). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -9,9 +9,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import { exited, requireBuild } from './cli.js';
 import { nextEvent } from './gateway-harness.js';
-import { freePort, GATEHOUSE_SERIES } from './metrics-fixture.js';
+import { GATEHOUSE_SERIES } from './metrics-fixture.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
 const PROMETHEUS = process.env['GATEHOUSE_PROMETHEUS'] ?? '/usr/bin/prometheus';
@@ -92,7 +93,7 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
       .replace("'127.0.0.1:7423'", `'${new URL(d.url).host}'`)
       .replace('/etc/prometheus/gatehouse-metrics.key', keyFile);
     writeFileSync(join(dir, 'prometheus.yml'), config);
-    const port = await freePort();
+    const port = await unhandedPort();
     const prometheus: ChildProcess = spawn(
       PROMETHEUS,
       [

@@ -6,11 +6,10 @@
  * with a reply; an update posted while the daemon is SIGKILLed is answered once after the restart.
  */
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { unhandedPort } from '../shared/ports.js';
 import { runCli } from './cli.js';
 import { useTelegramDaemon } from './telegram-fixture.js';
 
@@ -19,10 +18,7 @@ const SECRET = 'e2e-webhook-secret-0123456789';
 let port = 0;
 
 beforeAll(async () => {
-  const probe = net.createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  port = (probe.address() as net.AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
+  port = await unhandedPort();
 });
 
 const tg = useTelegramDaemon({

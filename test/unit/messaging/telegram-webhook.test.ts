@@ -11,6 +11,7 @@ import type { MessageEvent } from '../../../src/domain/messaging/adapter.js';
 import { TelegramAdapter } from '../../../src/surfaces/platforms/telegram/adapter.js';
 import { ALICE, dmWith } from '../../fixtures/messaging-harness.js';
 import { startTelegramStandIn, type TelegramStandIn } from '../../fixtures/telegram-standin.js';
+import { unhandedPort } from '../../shared/ports.js';
 
 let standIn: TelegramStandIn | undefined;
 let adapter: TelegramAdapter | undefined;
@@ -21,14 +22,6 @@ afterEach(async () => {
 });
 
 const SECRET = 'webhook-secret_0123456789';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function webhookAdapter(s: TelegramStandIn, port: number): TelegramAdapter {
   return new TelegramAdapter({
@@ -46,7 +39,7 @@ async function startTaking(): Promise<{
   handedIn: MessageEvent[];
 }> {
   const s = (standIn = await startTelegramStandIn());
-  const port = await freePort();
+  const port = await unhandedPort();
   const a = (adapter = webhookAdapter(s, port));
   const handedIn: MessageEvent[] = [];
   await a.start((event) => {
@@ -62,7 +55,7 @@ const within = (promise: Promise<unknown>, ms: number) =>
 describe('Telegram webhook mode', () => {
   it('sets the webhook with its secret, answers an update once taken, and reports webhook mode', async () => {
     standIn = await startTelegramStandIn();
-    const port = await freePort();
+    const port = await unhandedPort();
     adapter = webhookAdapter(standIn, port);
     const handedIn: MessageEvent[] = [];
     let take: () => void = () => undefined;
@@ -117,7 +110,7 @@ describe('Telegram webhook mode', () => {
 
   it('answers 500 when the take fails, so Telegram posts the update again', async () => {
     standIn = await startTelegramStandIn();
-    const port = await freePort();
+    const port = await unhandedPort();
     adapter = webhookAdapter(standIn, port);
     let attempts = 0;
     await adapter.start(() => {
@@ -132,7 +125,7 @@ describe('Telegram webhook mode', () => {
 
   it('keeps the webhook across a stop: what Telegram held meanwhile arrives after the next start', async () => {
     standIn = await startTelegramStandIn();
-    const port = await freePort();
+    const port = await unhandedPort();
     adapter = webhookAdapter(standIn, port);
     await adapter.start(() => Promise.resolve());
     await adapter.stop();
@@ -153,7 +146,7 @@ describe('Telegram webhook mode', () => {
 
   it('a polling adapter deletes the webhook first (getUpdates is refused with 409 while one is set)', async () => {
     standIn = await startTelegramStandIn();
-    const port = await freePort();
+    const port = await unhandedPort();
     adapter = webhookAdapter(standIn, port);
     await adapter.start(() => Promise.resolve());
     await adapter.stop();
