@@ -5,7 +5,11 @@
  * - `gatehouse status` on a home with no daemon (it reads the config to name the model and store),
  *   and beside a running daemon (it reads gateway.json; neither asks the daemon anything);
  * - `gatehouse serve` on an empty home (SQLite, no chat platform), spawn to its ready line;
- * - that daemon's RSS once idle (half a second after ready).
+ * - that daemon's RSS once idle (half a second after ready);
+ * - the CPU a daemon spends on its first command line: a turn of the demo model that runs `echo` in
+ *   the terminal (loading the bash grammar the allow-list reads it with), counted from the turn's
+ *   submission to 3 s after it completed, so the background compiles it set off are in it; against
+ *   the CPU the same daemon spent from spawn to ready.
  *
  * The times are medians against spawning `node -e ''` to its exit, interleaved with them in the same
  * run; the RSS against an idle bare `node`. Each figure also says how many files, modules and
@@ -23,6 +27,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   bareNodeRssKiB,
   CLI,
+  CompletionRouter,
+  cpuMs,
   nodeSpawnMs,
   requireBuild,
   rssKiB,
@@ -50,6 +56,41 @@ function cliMs(home: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeAr
         : reject(new Error(`gatehouse ${args.join(' ')} exited with ${code}`)),
     ),
   );
+}
+
+/** How long after the first command's turn its CPU is still counted (background compiles included). */
+const FIRST_COMMAND_TAIL_MS = 3000;
+
+/**
+ * The daemon's CPU (ms) for its first turn that runs a command line, through FIRST_COMMAND_TAIL_MS
+ * after it completed, and the CPU it used from spawn to ready.
+ */
+async function firstCommandCpu(): Promise<{ command: number; start: number }> {
+  const daemon = await startBenchDaemon();
+  try {
+    const start = cpuMs(daemon.pid);
+    const client = await daemon.connect();
+    const router = new CompletionRouter(client);
+    const cwd = mkdtempSync(path.join(tmpdir(), 'gh-bench-cwd-'));
+    try {
+      const { session_id } = await client.call<{ session_id: string }>('session.create', { cwd, yolo: true });
+      await client.call('session.resume', { session_id });
+      const before = cpuMs(daemon.pid);
+      const receipt = await client.call<{ admission_id: string }>('prompt.submit', {
+        session_id,
+        submission_id: 'first-command',
+        text: 'run: echo first',
+      });
+      await router.completion(receipt.admission_id);
+      await sleep(FIRST_COMMAND_TAIL_MS);
+      return { command: cpuMs(daemon.pid) - before, start };
+    } finally {
+      await client.close();
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  } finally {
+    await daemon.close();
+  }
 }
 
 /** The build the measured CLI runs from (dist/surfaces/cli/main.js → dist). */
@@ -106,6 +147,14 @@ const bench: Bench = {
         await daemon.close();
       }
 
+      const commandCpu: number[] = [];
+      const startCpu: number[] = [];
+      for (let i = 0; i < (quick ? 2 : 5); i++) {
+        const { command, start } = await firstCommandCpu();
+        commandCpu.push(command);
+        startCpu.push(start);
+      }
+
       running = await startBenchDaemon();
       const runningStatusMs: number[] = [];
       const runningNodeMs: number[] = [];
@@ -130,6 +179,8 @@ const bench: Bench = {
         samples.sort((a, b) => a - b);
       }
       idleKiB.sort((a, b) => a - b);
+      commandCpu.sort((a, b) => a - b);
+      startCpu.sort((a, b) => a - b);
       bareKiB.sort((a, b) => a - b);
       const node = { name: "node -e '' spawn→exit (median)", value: percentile(nodeMs, 50) };
       const time = (
@@ -163,6 +214,15 @@ const bench: Bench = {
           baseline: { name: 'idle bare node RSS (median)', value: percentile(bareKiB, 50) / 1024 },
           higherIsBetter: false,
           extra: { starts, ...daemonLoads },
+        }),
+        figure({
+          bench: 'startup',
+          name: 'daemon CPU, first command turn + 3 s (median)',
+          value: percentile(commandCpu, 50),
+          unit: 'ms',
+          baseline: { name: 'daemon CPU, spawn → ready (median)', value: percentile(startCpu, 50) },
+          higherIsBetter: false,
+          extra: { daemons: commandCpu.length },
         }),
       ];
     } finally {

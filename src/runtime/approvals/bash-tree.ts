@@ -10,6 +10,8 @@
  * treats "not simple" as "ask a human".
  */
 import { createRequire } from 'node:module';
+import process from 'node:process';
+import { setFlagsFromString } from 'node:v8';
 import type { Node as SyntaxNode, Parser as ParserType } from 'web-tree-sitter';
 
 export interface TreeRedirect {
@@ -33,9 +35,37 @@ export type TreeLine = { simple: true; commands: TreeCommand[] } | { simple: fal
 
 let parser: Promise<ParserType> | null = null;
 
-/** Loads the runtime and the bash grammar once per process; later calls share the promise. */
+/** V8's flags that choose how WebAssembly is compiled: a process given one keeps its own choice. */
+const WASM_TIER_FLAGS = [
+  '--liftoff',
+  '--no-liftoff',
+  '--liftoff-only',
+  '--wasm-tier-up',
+  '--no-wasm-tier-up',
+];
+
+function compileWebAssemblyOnce(): void {
+  const own = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some((arg) =>
+    WASM_TIER_FLAGS.some((flag) => arg === flag || arg.startsWith(`${flag}=`)),
+  );
+  if (!own) setFlagsFromString('--liftoff-only');
+}
+
+/**
+ * Loads the runtime and the bash grammar once per process; later calls share the promise.
+ *
+ * The grammar is 1.3 MB of WebAssembly, and V8 compiles it twice by default: at once with its
+ * baseline compiler (Liftoff), then again in the background with its optimizing one (TurboFan). That
+ * second compile cost about a second of CPU in every process that loaded the grammar (each daemon
+ * whose turns offer the terminal, each safe-mode worker), for a parser that reads one command line
+ * at a time: measured at 65-100 µs a line with Liftoff's code, no slower than with TurboFan's. So
+ * WebAssembly is compiled by Liftoff only, unless the process was given a flag of its own for it
+ * (docs/decisions.md, "The bash grammar is compiled once"). The flag is read by V8 when it compiles,
+ * like the start-up's held tiers (daemon/allocator.ts).
+ */
 function bashParser(): Promise<ParserType> {
   parser ??= (async () => {
+    compileWebAssemblyOnce();
     const { Parser, Language } = await import('web-tree-sitter');
     await Parser.init();
     const require = createRequire(import.meta.url);
