@@ -34,6 +34,10 @@ afterEach(async () => {
   await dropTestSchemas();
 });
 
+const MODEL_TIMEOUT_S = 20;
+/** A turn whose summary call hangs waits out the model's timeout before it goes on. */
+const TURN_WAIT_MS = MODEL_TIMEOUT_S * 1000 + 40_000;
+
 const padding = 'lorem ipsum dolor sit amet '.repeat(30);
 
 function config(demo: DemoModelServer): string {
@@ -42,8 +46,9 @@ function config(demo: DemoModelServer): string {
     `  base_url: ${demo.baseUrl}`,
     '  model: gatehouse-demo',
     `  context_window: ${WINDOW}`,
-    // Long enough for a turn's first byte on a loaded machine; a hung summary still fails by it.
-    '  timeout_s: 10',
+    // Long enough for a turn's first byte on a loaded machine (beside a second gate run at load 26,
+    // one turn's call outlived 10 s); a hung summary still fails by it, within TURN_WAIT_MS.
+    `  timeout_s: ${MODEL_TIMEOUT_S}`,
     '  max_retries: 0',
     'compression:',
     '  threshold: 0.75',
@@ -96,7 +101,7 @@ async function talkThroughFailure(
   void failure.then((e) => (failed = e));
   let after = 0;
   for (let n = 1; after < 8 && n < 60; n++) {
-    const done = await runTurn(client, session, `${tag}-${n}`, `message ${n}: ${padding}`);
+    const done = await runTurn(client, session, `${tag}-${n}`, `message ${n}: ${padding}`, TURN_WAIT_MS);
     expect(done.event).toMatchObject({ outcome: 'completed' });
     if (failed !== null) after++;
   }

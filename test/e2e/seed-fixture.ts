@@ -134,8 +134,10 @@ export async function runTurn(
   session_id: string,
   submission_id: string,
   text: string,
+  /** How long the turn may take (a case whose model calls may wait out a timeout says so). */
+  timeoutMs = 20_000,
 ): Promise<SessionEvent> {
-  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === session_id);
+  const done = nextEvent(client, 'turn.complete', (e) => e.session_id === session_id, timeoutMs);
   await client.call('prompt.submit', { session_id, submission_id, text });
   return done;
 }
