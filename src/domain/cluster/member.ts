@@ -102,6 +102,15 @@ export class ClusterMember {
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void)[] = [];
   private heartbeatRunning = false;
+  /**
+   * What a stall's report says (issue 33: renewals stalled past lease_s / 2 beside a second gate
+   * run, and which of the two it was could not be told): when the renewal in flight began, and the
+   * longest gap between two of the watchdog's ticks since the last renewal. A renewal in flight for
+   * seconds waited on the store; a long gap between ticks means the event loop itself ran late.
+   */
+  private heartbeatStartedAt: number | null = null;
+  private lastWatch: number | null = null;
+  private longestWatchGap = 0;
   private scanning: Promise<void> | null = null;
   private failures = 0;
   private readonly failedListeners: ((why: string) => void)[] = [];
@@ -316,9 +325,11 @@ export class ClusterMember {
     if (this.heartbeatRunning || (this.stateValue !== 'active' && this.stateValue !== 'draining')) return;
     this.heartbeatRunning = true;
     const started = this.now();
+    this.heartbeatStartedAt = started;
     try {
       const leases = await this.options.store.heartbeat(this.timing.lease_s);
       this.lastRenewal = started;
+      this.longestWatchGap = 0;
       this.failures = 0;
       const still = new Set(leases.filter((l) => l.kind === 'session').map((l) => l.name));
       for (const id of [...this.held.keys()]) {
@@ -334,16 +345,25 @@ export class ClusterMember {
       if (this.failures++ === 0) this.options.log.warn({ err: error }, 'lease renewal failed');
     } finally {
       this.heartbeatRunning = false;
+      this.heartbeatStartedAt = null;
     }
   }
 
   /** The watchdog: runs on this instance's clock alone, so a hung connection cannot stall it. */
   private watch(): void {
     if (this.stateValue !== 'active' && this.stateValue !== 'draining') return;
+    const now = this.now();
+    if (this.lastWatch !== null) this.longestWatchGap = Math.max(this.longestWatchGap, now - this.lastWatch);
+    this.lastWatch = now;
     if (this.options.storeFailed()) {
       this.fail('the database connection was lost');
-    } else if (renewalHealth(this.lastRenewal, this.now(), this.timing) === 'stop') {
-      this.fail(`${RENEWALS_STALLED} for more than lease_s/2 (${this.timing.stopAfterMs} ms)`);
+    } else if (renewalHealth(this.lastRenewal, now, this.timing) === 'stop') {
+      this.fail(`${RENEWALS_STALLED} for more than lease_s/2 (${this.timing.stopAfterMs} ms)`, {
+        since_renewal_ms: Math.round(now - this.lastRenewal),
+        renewal_in_flight_ms:
+          this.heartbeatStartedAt === null ? null : Math.round(now - this.heartbeatStartedAt),
+        longest_watch_gap_ms: Math.round(this.longestWatchGap),
+      });
     }
   }
 
@@ -351,11 +371,11 @@ export class ClusterMember {
    * The instance can no longer be sure of its leases: every running turn stops now (before another
    * instance may take its sessions), nothing new starts, and the daemon is told to exit.
    */
-  private fail(why: string): void {
+  private fail(why: string, details: Record<string, unknown> = {}): void {
     this.stateValue = 'failed';
     const stopped = [...this.held.keys()].filter((id) => this.options.sessions.interruptForLease(id));
     this.options.log.error(
-      { turns_stopped: stopped.length, sessions: this.held.size },
+      { turns_stopped: stopped.length, sessions: this.held.size, ...details },
       `cluster: ${why}; running turns are stopped and this instance exits so that a supervisor restarts it with a new epoch (the other instances take its sessions over once their leases expire)`,
     );
     for (const listener of this.failedListeners) listener(why);

@@ -4,7 +4,12 @@
  * no scan or heartbeat fires during a test), so whatever happens comes from a wake-up or a call.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClusterMember, RESCAN_CHANNEL, type MemberSessions } from '../../../src/domain/cluster/member.js';
+import {
+  ClusterMember,
+  RESCAN_CHANNEL,
+  type ClusterMemberOptions,
+  type MemberSessions,
+} from '../../../src/domain/cluster/member.js';
 import { SessionSource } from '../../../src/domain/session/source.js';
 import { PostgresClusterStore } from '../../../src/storage/postgres/cluster-store.js';
 import { PostgresLocalStore } from '../../../src/storage/postgres/local-store.js';
@@ -75,7 +80,12 @@ interface Node {
   fatal: Promise<string>;
 }
 
-async function node(s: TestSchema, id: string, now?: () => number): Promise<Node> {
+async function node(
+  s: TestSchema,
+  id: string,
+  now?: () => number,
+  log: ClusterMemberOptions['log'] = quietLog,
+): Promise<Node> {
   const store = await PostgresSessionStore.open(s.url);
   const local = new PostgresLocalStore(store.db);
   const holder = { instance_id: id, epoch: await local.openEpoch(id) };
@@ -90,7 +100,7 @@ async function node(s: TestSchema, id: string, now?: () => number): Promise<Node
     leaseS: 300,
     name: id,
     sessions,
-    log: quietLog,
+    log,
     storeFailed: () => failed.now,
     fatal,
     ...(now ? { now } : {}),
@@ -310,6 +320,27 @@ describe('ClusterMember', () => {
     // Nothing more is stored under its leases (the refused tool's result included).
     expect(a.member.token('s1')).toBeNull();
     expect(await a.fatal).toMatch(/could not be renewed for more than lease_s\/2/);
+  });
+
+  it('a stall says whether a renewal was waiting on the store and how late the watchdog ran', async () => {
+    const s = await schema();
+    const clock = { ms: 1_000_000 };
+    const errors: Record<string, unknown>[] = [];
+    const log = { ...quietLog, error: (fields: Record<string, unknown>) => void errors.push(fields) };
+    const a = await node(s, 'a', () => clock.ms, log);
+    expect(a.member.sideEffectsAllowed('s1')).toBe(false); // a first tick of the watchdog
+    clock.ms += 151_000;
+    a.member.sideEffectsAllowed('s1');
+    expect(await a.fatal).toMatch(/could not be renewed for more than lease_s\/2/);
+    // No renewal was in flight (the heartbeat's interval is 50 s here): the watchdog's own ticks
+    // were 151 s apart, which is what a loop that ran late looks like.
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        since_renewal_ms: 151_000,
+        renewal_in_flight_ms: null,
+        longest_watch_gap_ms: 151_000,
+      }),
+    );
   });
 
   it('a draining instance lets the turns it still holds start their tools (the drain lets them finish)', async () => {
