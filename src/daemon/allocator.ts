@@ -24,6 +24,7 @@
  * setting on its own.
  */
 import v8 from 'node:v8';
+import { processChoseFlag } from '../runtime/v8-flags.js';
 
 export const MMAP_THRESHOLD_VARIABLE = 'MALLOC_MMAP_THRESHOLD_';
 export const MMAP_THRESHOLD_BYTES = 256 * 1024;
@@ -68,10 +69,7 @@ export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export const YOUNG_GENERATION_GROWTH_FLAG = '--semi-space-growth-factor';
 
 export function keepYoungGenerationSmall(execArgv: readonly string[] = process.execArgv): boolean {
-  const own = [...execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some(
-    (arg) => arg.startsWith(YOUNG_GENERATION_GROWTH_FLAG) || arg.startsWith('--max-semi-space-size'),
-  );
-  if (own) return false;
+  if (processChoseFlag([YOUNG_GENERATION_GROWTH_FLAG, '--max-semi-space-size'], execArgv)) return false;
   v8.setFlagsFromString(`${YOUNG_GENERATION_GROWTH_FLAG}=1`);
   return true;
 }
@@ -111,10 +109,7 @@ export function holdOptimisingTiers(
   execArgv: readonly string[] = process.execArgv,
   arch: string = process.arch,
 ): boolean {
-  const own = [...execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some((arg) =>
-    OPTIMISING_TIER_FLAGS.some((flag) => arg === flag || arg.startsWith(`${flag}=`)),
-  );
-  if (own || heldTiers.length > 0) return false;
+  if (processChoseFlag(OPTIMISING_TIER_FLAGS, execArgv) || heldTiers.length > 0) return false;
   heldTiers = SPARKPLUG_ARCHES.includes(arch) ? ['opt', 'sparkplug'] : ['opt'];
   for (const tier of heldTiers) v8.setFlagsFromString(`--no-${tier}`);
   return true;

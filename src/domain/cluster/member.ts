@@ -101,12 +101,11 @@ export class ClusterMember {
   private lastRenewal: number;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void)[] = [];
-  private heartbeatRunning = false;
   /**
-   * What a stall's report says (issue 33: renewals stalled past lease_s / 2 beside a second gate
-   * run, and which of the two it was could not be told): when the renewal in flight began, and the
-   * longest gap between two of the watchdog's ticks since the last renewal. A renewal in flight for
-   * seconds waited on the store; a long gap between ticks means the event loop itself ran late.
+   * When the renewal in flight began (null when none is: it also keeps renewals from overlapping),
+   * and the longest gap between two of the watchdog's ticks since the last renewal. A stall's report
+   * gives both (issue 33: which stall it was could not be told): a renewal in flight for seconds
+   * waited on the store; a long gap between ticks means the event loop itself ran late.
    */
   private heartbeatStartedAt: number | null = null;
   private lastWatch: number | null = null;
@@ -322,8 +321,8 @@ export class ClusterMember {
   }
 
   private async heartbeat(): Promise<void> {
-    if (this.heartbeatRunning || (this.stateValue !== 'active' && this.stateValue !== 'draining')) return;
-    this.heartbeatRunning = true;
+    if (this.heartbeatStartedAt !== null || (this.stateValue !== 'active' && this.stateValue !== 'draining'))
+      return;
     const started = this.now();
     this.heartbeatStartedAt = started;
     try {
@@ -344,7 +343,6 @@ export class ClusterMember {
     } catch (error) {
       if (this.failures++ === 0) this.options.log.warn({ err: error }, 'lease renewal failed');
     } finally {
-      this.heartbeatRunning = false;
       this.heartbeatStartedAt = null;
     }
   }

@@ -10,9 +10,9 @@
  * treats "not simple" as "ask a human".
  */
 import { createRequire } from 'node:module';
-import process from 'node:process';
 import { setFlagsFromString } from 'node:v8';
 import type { Node as SyntaxNode, Parser as ParserType } from 'web-tree-sitter';
+import { processChoseFlag } from '../v8-flags.js';
 
 export interface TreeRedirect {
   /** `>`, `>>`, `<`, `&>`, `>&` … */
@@ -44,11 +44,8 @@ const WASM_TIER_FLAGS = [
   '--no-wasm-tier-up',
 ];
 
-function compileWebAssemblyOnce(): void {
-  const own = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].some((arg) =>
-    WASM_TIER_FLAGS.some((flag) => arg === flag || arg.startsWith(`${flag}=`)),
-  );
-  if (!own) setFlagsFromString('--liftoff-only');
+function webAssemblyBaselineOnly(): void {
+  if (!processChoseFlag(WASM_TIER_FLAGS)) setFlagsFromString('--liftoff-only');
 }
 
 /**
@@ -65,7 +62,7 @@ function compileWebAssemblyOnce(): void {
  */
 function bashParser(): Promise<ParserType> {
   parser ??= (async () => {
-    compileWebAssemblyOnce();
+    webAssemblyBaselineOnly();
     const { Parser, Language } = await import('web-tree-sitter');
     await Parser.init();
     const require = createRequire(import.meta.url);
